@@ -1,0 +1,25 @@
+//! kvlab's core vocabulary, shared by every other crate.
+//!
+//! The three types that matter:
+//!
+//! - [`Request`]: one operation a workload asks for (kind, key, fields, scan length), held
+//!   in reusable owned buffers so that generating a request never allocates once warm.
+//! - [`Store`] opens [`Session`]s; a session executes a [`Batch`] of requests (the batch
+//!   length is the pipeline depth) and fills each slot with an [`Outcome`] or a
+//!   [`StoreError`]. A miss is an outcome ([`Outcome::Miss`]), never an error.
+//! - [`Record`]: a YCSB-style record — named fields with byte values — stored flat in one
+//!   buffer, with the single-value encoding that key-value engines store.
+//!
+//! This crate knows nothing of threads, histograms, async runtimes or engines: it depends
+//! on `std` and `thiserror` only.
+
+#![warn(missing_docs)]
+
+mod record;
+mod store;
+
+pub use record::{FieldSpan, Record, RecordDecodeError};
+pub use store::{
+    Batch, Capabilities, OpKind, Outcome, Request, Session, Slot, StatValue, Status, Store,
+    StoreError, StoreErrorKind, StoreStats,
+};

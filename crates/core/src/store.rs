@@ -1,0 +1,475 @@
+//! Operations, outcomes and the [`Store`]/[`Session`] traits.
+
+use std::fmt;
+use std::future::Future;
+use std::time::Instant;
+
+use crate::Record;
+
+/// The kind of an operation, named as YCSB reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    /// Read one record (all fields, or those named in [`Request::record`]).
+    Read,
+    /// Overwrite some or all fields of an existing record.
+    Update,
+    /// Insert a new record.
+    Insert,
+    /// Read up to [`Request::scan_len`] records in key order starting at the key.
+    Scan,
+    /// A read followed by an update of the same key. Stores never see this kind: the
+    /// runner executes it as a [`OpKind::Read`] and then an [`OpKind::Update`] and
+    /// measures the pair as well as each half, as YCSB does.
+    ReadModifyWrite,
+    /// Remove a record.
+    Delete,
+}
+
+impl OpKind {
+    /// Every kind, in report order.
+    pub const ALL: [OpKind; 6] = [
+        OpKind::Read,
+        OpKind::Update,
+        OpKind::Insert,
+        OpKind::Scan,
+        OpKind::ReadModifyWrite,
+        OpKind::Delete,
+    ];
+
+    /// The name YCSB prints in its reports: `READ`, `UPDATE`, `INSERT`, `SCAN`,
+    /// `READ-MODIFY-WRITE`, `DELETE`.
+    pub fn ycsb_name(self) -> &'static str {
+        match self {
+            OpKind::Read => "READ",
+            OpKind::Update => "UPDATE",
+            OpKind::Insert => "INSERT",
+            OpKind::Scan => "SCAN",
+            OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
+            OpKind::Delete => "DELETE",
+        }
+    }
+
+    /// A dense index in `0..6`, for per-kind arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// True for kinds that write data.
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            OpKind::Update | OpKind::Insert | OpKind::Delete | OpKind::ReadModifyWrite
+        )
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.ycsb_name())
+    }
+}
+
+/// One operation a workload asks a store to perform, in reusable owned buffers.
+///
+/// - `Insert`/`Update`: `record` holds the fields to write.
+/// - `Read`: when `read_all` is true every field is read; otherwise `record` names the
+///   fields to read (their values are empty).
+/// - `Scan`: `scan_len` records from `key` on; `read_all`/`record` as for `Read`.
+/// - `Delete`: only `key` matters.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// What to do.
+    pub kind: OpKind,
+    /// The key, raw bytes (YCSB keys are ASCII, but stores must accept any bytes).
+    pub key: Vec<u8>,
+    /// Fields to write, or the names of fields to read (see the type's docs).
+    pub record: Record,
+    /// Read every field (YCSB `readallfields=true`).
+    pub read_all: bool,
+    /// Number of records a scan asks for.
+    pub scan_len: u32,
+}
+
+impl Default for Request {
+    fn default() -> Request {
+        Request {
+            kind: OpKind::Read,
+            key: Vec::new(),
+            record: Record::new(),
+            read_all: true,
+            scan_len: 0,
+        }
+    }
+}
+
+impl Request {
+    /// Resets to an all-fields read of an empty key, keeping buffer capacity.
+    pub fn clear(&mut self) {
+        self.kind = OpKind::Read;
+        self.key.clear();
+        self.record.clear();
+        self.read_all = true;
+        self.scan_len = 0;
+    }
+}
+
+/// What an operation did. Misses are outcomes, not errors: a cache that does not hold
+/// a key, or a read of a deleted record, is a normal result that workloads count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The key was found; `bytes` is the size of the value bytes returned.
+    Hit {
+        /// Bytes of value data returned.
+        bytes: u64,
+    },
+    /// The key was not found.
+    Miss,
+    /// The write was applied; `bytes` is the size of key and value bytes written.
+    Written {
+        /// Bytes written (key + value).
+        bytes: u64,
+    },
+    /// A scan returned `records` records totalling `bytes` bytes of value data.
+    Scanned {
+        /// Records returned.
+        records: u64,
+        /// Bytes of value data returned.
+        bytes: u64,
+    },
+    /// The key was removed (or was already absent).
+    Deleted,
+}
+
+impl Outcome {
+    /// The YCSB return status of this outcome.
+    pub fn status(self) -> Status {
+        match self {
+            Outcome::Miss => Status::NotFound,
+            _ => Status::Ok,
+        }
+    }
+
+    /// Bytes returned to the client by this outcome.
+    pub fn bytes_read(self) -> u64 {
+        match self {
+            Outcome::Hit { bytes } | Outcome::Scanned { bytes, .. } => bytes,
+            _ => 0,
+        }
+    }
+
+    /// Bytes sent to the store by this outcome.
+    pub fn bytes_written(self) -> u64 {
+        match self {
+            Outcome::Written { bytes } => bytes,
+            _ => 0,
+        }
+    }
+}
+
+/// The return status of an operation, as YCSB reports it (`Return=OK`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    /// Succeeded.
+    Ok,
+    /// The key was not found.
+    NotFound,
+    /// Failed with a [`StoreError`].
+    Error,
+}
+
+impl Status {
+    /// Every status, in report order.
+    pub const ALL: [Status; 3] = [Status::Ok, Status::NotFound, Status::Error];
+
+    /// The name YCSB prints: `OK`, `NOT_FOUND`, `ERROR`.
+    pub fn ycsb_name(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::NotFound => "NOT_FOUND",
+            Status::Error => "ERROR",
+        }
+    }
+
+    /// A dense index in `0..3`.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The broad kind of a store failure, for per-kind error counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StoreErrorKind {
+    /// The store refused an operation it does not support (e.g. scan on a hash table).
+    Unsupported,
+    /// Local I/O or engine failure.
+    Io,
+    /// A connection could not be made or was lost.
+    Connection,
+    /// No reply in time.
+    Timeout,
+    /// A reply that breaks the protocol, or a server error reply.
+    Protocol,
+    /// Stored data that cannot be decoded.
+    Corrupt,
+    /// A configuration the store rejects.
+    Config,
+}
+
+impl StoreErrorKind {
+    /// A short lowercase name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreErrorKind::Unsupported => "unsupported",
+            StoreErrorKind::Io => "io",
+            StoreErrorKind::Connection => "connection",
+            StoreErrorKind::Timeout => "timeout",
+            StoreErrorKind::Protocol => "protocol",
+            StoreErrorKind::Corrupt => "corrupt",
+            StoreErrorKind::Config => "config",
+        }
+    }
+}
+
+/// A failed operation or store setup.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", kind.name())]
+pub struct StoreError {
+    /// What broadly went wrong.
+    pub kind: StoreErrorKind,
+    /// Details for a human.
+    pub message: String,
+}
+
+impl StoreError {
+    /// A new error of `kind`.
+    pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
+        StoreError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// One request in a [`Batch`], with room for its reply and result.
+#[derive(Debug)]
+pub struct Slot {
+    /// What to do.
+    pub request: Request,
+    /// Fields read by a `Read` (filled by the session; cleared first).
+    pub reply: Record,
+    /// The result, set by [`Slot::complete`].
+    pub result: Result<Outcome, StoreError>,
+    /// When the result arrived, set by [`Slot::complete`].
+    pub completed_at: Option<Instant>,
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot {
+            request: Request::default(),
+            reply: Record::new(),
+            result: Ok(Outcome::Miss),
+            completed_at: None,
+        }
+    }
+}
+
+impl Slot {
+    /// Records the result and stamps the completion time. Sessions call this as soon
+    /// as each reply is known, so pipelined requests are timed individually.
+    #[inline]
+    pub fn complete(&mut self, result: Result<Outcome, StoreError>) {
+        self.result = result;
+        self.completed_at = Some(Instant::now());
+    }
+}
+
+/// A batch of requests sent together. Its length is the pipeline depth: network
+/// sessions write every request before reading replies; embedded sessions execute them
+/// one after another.
+#[derive(Debug, Default)]
+pub struct Batch {
+    slots: Vec<Slot>,
+    len: usize,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Batch {
+        Batch::default()
+    }
+
+    /// Empties the batch, keeping every slot's buffers for reuse.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Adds a slot (reusing an old one's buffers) and returns it, its request cleared
+    /// and its result reset.
+    pub fn push(&mut self) -> &mut Slot {
+        if self.len == self.slots.len() {
+            self.slots.push(Slot::default());
+        }
+        let slot = &mut self.slots[self.len];
+        self.len += 1;
+        slot.request.clear();
+        slot.reply.clear();
+        slot.completed_at = None;
+        slot
+    }
+
+    /// Number of requests in the batch.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the batch holds no request.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The slots in use.
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots[..self.len]
+    }
+
+    /// The slots in use, mutably.
+    pub fn slots_mut(&mut self) -> &mut [Slot] {
+        &mut self.slots[..self.len]
+    }
+}
+
+/// What a store can do, checked before a run starts so that a workload a store cannot
+/// serve is refused up front instead of failing on every operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Ordered scans are supported.
+    pub scan: bool,
+    /// Data survives the process (so `load` then `run` in separate processes works).
+    pub persistent: bool,
+}
+
+/// A named statistic value reported by a store.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StatValue {
+    /// An integer counter or gauge.
+    Int(i64),
+    /// A real-valued statistic.
+    Float(f64),
+    /// Anything else (versions, option strings).
+    Text(String),
+}
+
+impl From<i64> for StatValue {
+    fn from(v: i64) -> StatValue {
+        StatValue::Int(v)
+    }
+}
+impl From<u64> for StatValue {
+    fn from(v: u64) -> StatValue {
+        StatValue::Int(v.min(i64::MAX as u64) as i64)
+    }
+}
+impl From<f64> for StatValue {
+    fn from(v: f64) -> StatValue {
+        StatValue::Float(v)
+    }
+}
+impl From<bool> for StatValue {
+    fn from(v: bool) -> StatValue {
+        StatValue::Text(v.to_string())
+    }
+}
+impl From<&str> for StatValue {
+    fn from(v: &str) -> StatValue {
+        StatValue::Text(v.to_string())
+    }
+}
+impl From<String> for StatValue {
+    fn from(v: String) -> StatValue {
+        StatValue::Text(v)
+    }
+}
+
+/// Named statistics, in the order the store reports them.
+pub type StoreStats = Vec<(String, StatValue)>;
+
+/// A connection-like handle through which one worker drives a store.
+///
+/// The caller guarantees that a session is used by one task at a time; sessions of the
+/// same store may run concurrently on different threads.
+pub trait Session: Send {
+    /// Executes every request of `batch` in order and calls [`Slot::complete`] on each
+    /// slot as its result becomes known. Failures are reported per slot; this method
+    /// itself never fails.
+    ///
+    /// Embedded stores complete synchronously and return a future that is ready on
+    /// first poll; network stores write the whole batch, then read the replies.
+    fn execute(&mut self, batch: &mut Batch) -> impl Future<Output = ()> + Send;
+}
+
+/// Something kvlab drives: an engine, a cache or a server.
+///
+/// A workload never knows which store it runs on: it only produces [`Request`]s.
+pub trait Store: Send + Sync + 'static {
+    /// The session type this store hands to workers.
+    type Session: Session + 'static;
+
+    /// The store's name as given to `--db` (e.g. `rocksdb`).
+    fn name(&self) -> &'static str;
+
+    /// What the store can do.
+    fn capabilities(&self) -> Capabilities;
+
+    /// Opens a session for one worker.
+    fn session(&self) -> Result<Self::Session, StoreError>;
+
+    /// The effective configuration (options after defaults), for the result document.
+    fn options(&self) -> StoreStats {
+        Vec::new()
+    }
+
+    /// Statistics since the store was opened (engine counters, server INFO…).
+    fn stats(&self) -> StoreStats {
+        Vec::new()
+    }
+
+    /// Makes written data durable and quiescent, e.g. at the end of a load.
+    fn flush(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_reuses_slots() {
+        let mut b = Batch::new();
+        b.push().request.key.extend_from_slice(b"k1");
+        b.push().request.key.extend_from_slice(b"k2");
+        assert_eq!(b.len(), 2);
+        b.clear();
+        assert!(b.is_empty());
+        let s = b.push();
+        assert!(s.request.key.is_empty());
+        assert!(s.request.key.capacity() >= 2);
+        assert_eq!(b.slots().len(), 1);
+    }
+
+    #[test]
+    fn outcome_statuses() {
+        assert_eq!(Outcome::Miss.status(), Status::NotFound);
+        assert_eq!(Outcome::Hit { bytes: 3 }.status(), Status::Ok);
+        assert_eq!(
+            Outcome::Scanned {
+                records: 2,
+                bytes: 9
+            }
+            .bytes_read(),
+            9
+        );
+        assert_eq!(OpKind::ReadModifyWrite.ycsb_name(), "READ-MODIFY-WRITE");
+    }
+}
