@@ -23,3 +23,19 @@ pub use store::{
     Batch, Capabilities, OpKind, Outcome, Request, Session, Slot, StatValue, Status, Store,
     StoreError, StoreErrorKind, StoreStats,
 };
+
+/// Drives a future to completion on the current thread by polling it in a loop.
+///
+/// Meant for sessions of embedded stores, whose futures are ready on first poll; a
+/// future that returns `Pending` is polled again at once (busy-waiting), so network
+/// sessions should be driven by an async runtime instead.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::hint::spin_loop();
+    }
+}

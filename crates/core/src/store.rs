@@ -124,9 +124,11 @@ pub enum Outcome {
     },
     /// The key was not found.
     Miss,
-    /// The write was applied; `bytes` is the size of key and value bytes written.
+    /// The write was applied; `bytes` is what the client asked to write: the key plus
+    /// the record's field names and values (not the store's own encoding), so the figure
+    /// compares across stores.
     Written {
-        /// Bytes written (key + value).
+        /// Bytes written (key + field names + values).
         bytes: u64,
     },
     /// A scan returned `records` records totalling `bytes` bytes of value data.

@@ -1,1 +1,22 @@
-//! placeholder
+//! kvlab's stores: one module per target, each behind a cargo feature where it pulls in
+//! a native library.
+//!
+//! Every store implements [`kvlab_core::Store`]; its options arrive as `name=value`
+//! pairs ([`StoreOptions`], e.g. `rocksdb.block_cache_size=64MiB` from a property file or
+//! `-p`), are validated when the store opens — an unknown or malformed option is an
+//! error naming the option and the valid choices — and are echoed back by
+//! [`kvlab_core::Store::options`] with every default filled in, for the result document.
+//!
+//! - [`null::NullStore`]: accepts everything and stores nothing, to measure kvlab's
+//!   own overhead.
+//! - [`rocksdb::RocksDbStore`] (feature `rocksdb`): an embedded RocksDB database.
+
+#![warn(missing_docs)]
+
+pub mod conformance;
+pub mod null;
+mod options;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+
+pub use options::{parse_size, StoreOptions};

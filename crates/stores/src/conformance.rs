@@ -1,0 +1,193 @@
+//! The conformance suite every data-holding store must pass: get/put/update/delete/scan
+//! semantics, misses as outcomes, large values, binary keys, partial reads.
+//!
+//! Each check panics with a message naming the store and the violated expectation, so
+//! it is meant to be called from tests: `conformance::check_all(&store)`.
+
+use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Session, Store};
+
+fn one<S: Session>(session: &mut S, batch: &mut Batch) -> (Outcome, Record) {
+    block_on(session.execute(batch));
+    let slot = &batch.slots()[0];
+    assert!(
+        slot.completed_at.is_some(),
+        "the session did not complete the slot"
+    );
+    let outcome = match &slot.result {
+        Ok(o) => *o,
+        Err(e) => panic!(
+            "{:?} of {:?} failed: {e}",
+            slot.request.kind, slot.request.key
+        ),
+    };
+    (outcome, slot.reply.clone())
+}
+
+fn request<'b>(batch: &'b mut Batch, kind: OpKind, key: &[u8]) -> &'b mut kvlab_core::Request {
+    batch.clear();
+    let slot = batch.push();
+    slot.request.kind = kind;
+    slot.request.key.extend_from_slice(key);
+    &mut slot.request
+}
+
+/// Runs every check against `store`, whose data must start empty for the keys used
+/// (all start with `kvlab-conformance-`).
+pub fn check_all<S: Store>(store: &S) {
+    let name = store.name();
+    let mut s = store
+        .session()
+        .unwrap_or_else(|e| panic!("{name}: opening a session: {e}"));
+    let mut b = Batch::new();
+
+    // A read of a key never written is a miss, not an error.
+    request(&mut b, OpKind::Read, b"kvlab-conformance-absent");
+    assert_eq!(
+        one(&mut s, &mut b).0,
+        Outcome::Miss,
+        "{name}: read of an absent key"
+    );
+
+    // Insert then read back every field.
+    let r = request(&mut b, OpKind::Insert, b"kvlab-conformance-a");
+    r.record.push(b"field0", b"value-zero");
+    r.record.push(b"field1", b"value-one");
+    assert!(
+        matches!(one(&mut s, &mut b).0, Outcome::Written { .. }),
+        "{name}: insert"
+    );
+    request(&mut b, OpKind::Read, b"kvlab-conformance-a");
+    let (o, reply) = one(&mut s, &mut b);
+    assert_eq!(o, Outcome::Hit { bytes: 19 }, "{name}: read after insert");
+    assert_eq!(
+        reply.get(b"field0"),
+        Some(&b"value-zero"[..]),
+        "{name}: field0"
+    );
+    assert_eq!(
+        reply.get(b"field1"),
+        Some(&b"value-one"[..]),
+        "{name}: field1"
+    );
+
+    // A partial read returns just the named field.
+    let r = request(&mut b, OpKind::Read, b"kvlab-conformance-a");
+    r.read_all = false;
+    r.record.push(b"field1", b"");
+    let (_, reply) = one(&mut s, &mut b);
+    assert_eq!(reply.len(), 1, "{name}: partial read returned {reply:?}");
+    assert_eq!(reply.get(b"field1"), Some(&b"value-one"[..]));
+
+    // An update replaces the named field and keeps the others.
+    let r = request(&mut b, OpKind::Update, b"kvlab-conformance-a");
+    r.record.push(b"field1", b"changed");
+    assert!(
+        matches!(one(&mut s, &mut b).0, Outcome::Written { .. }),
+        "{name}: update"
+    );
+    request(&mut b, OpKind::Read, b"kvlab-conformance-a");
+    let (_, reply) = one(&mut s, &mut b);
+    assert_eq!(
+        reply.get(b"field0"),
+        Some(&b"value-zero"[..]),
+        "{name}: update kept field0"
+    );
+    assert_eq!(
+        reply.get(b"field1"),
+        Some(&b"changed"[..]),
+        "{name}: update changed field1"
+    );
+
+    // Large values and binary keys survive intact.
+    let big: Vec<u8> = (0..1_048_576u32).map(|i| (i * 7 % 251) as u8).collect();
+    let key = b"kvlab-conformance-\x00\xff\x01binary";
+    let r = request(&mut b, OpKind::Insert, key);
+    r.record.push(b"field0", &big);
+    one(&mut s, &mut b);
+    request(&mut b, OpKind::Read, key);
+    let (o, reply) = one(&mut s, &mut b);
+    assert_eq!(
+        o,
+        Outcome::Hit {
+            bytes: big.len() as u64
+        },
+        "{name}: 1 MiB value"
+    );
+    assert!(
+        reply.get(b"field0") == Some(&big[..]),
+        "{name}: 1 MiB value corrupted"
+    );
+
+    // Delete makes the key a miss.
+    request(&mut b, OpKind::Delete, key);
+    assert_eq!(one(&mut s, &mut b).0, Outcome::Deleted, "{name}: delete");
+    request(&mut b, OpKind::Read, key);
+    assert_eq!(
+        one(&mut s, &mut b).0,
+        Outcome::Miss,
+        "{name}: read after delete"
+    );
+
+    // Scans return keys in order from the start key, at most scan_len of them.
+    if store.capabilities().scan {
+        for i in 0..5u8 {
+            let r = request(
+                &mut b,
+                OpKind::Insert,
+                format!("kvlab-conformance-s{i}").as_bytes(),
+            );
+            r.record.push(b"f", &[i; 10]);
+            one(&mut s, &mut b);
+        }
+        let r = request(&mut b, OpKind::Scan, b"kvlab-conformance-s1");
+        r.scan_len = 3;
+        assert_eq!(
+            one(&mut s, &mut b).0,
+            Outcome::Scanned {
+                records: 3,
+                bytes: 30
+            },
+            "{name}: scan of 3 from s1"
+        );
+        let r = request(&mut b, OpKind::Scan, b"kvlab-conformance-s3");
+        r.scan_len = 100;
+        assert_eq!(
+            one(&mut s, &mut b).0,
+            Outcome::Scanned {
+                records: 2,
+                bytes: 20
+            },
+            "{name}: scan past the last key"
+        );
+    }
+
+    // A batch executes in order and completes every slot.
+    b.clear();
+    for (i, kind) in [OpKind::Insert, OpKind::Read, OpKind::Delete, OpKind::Read]
+        .into_iter()
+        .enumerate()
+    {
+        let slot = b.push();
+        slot.request.kind = kind;
+        slot.request
+            .key
+            .extend_from_slice(b"kvlab-conformance-batch");
+        if i == 0 {
+            slot.request.record.push(b"field0", b"x");
+        }
+    }
+    block_on(s.execute(&mut b));
+    let got: Vec<_> = b.slots().iter().map(|s| s.result.clone().ok()).collect();
+    assert_eq!(
+        got,
+        vec![
+            Some(Outcome::Written {
+                bytes: "kvlab-conformance-batch".len() as u64 + 17
+            }),
+            Some(Outcome::Hit { bytes: 1 }),
+            Some(Outcome::Deleted),
+            Some(Outcome::Miss)
+        ],
+        "{name}: batch of insert/read/delete/read"
+    );
+}

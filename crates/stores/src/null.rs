@@ -1,0 +1,60 @@
+//! The `null` store: accepts everything, stores nothing.
+
+use kvlab_core::{
+    Batch, Capabilities, OpKind, Outcome, Session, Store, StoreError, StoreErrorKind,
+};
+
+/// A store that completes every request at once without storing anything: reads hit
+/// with zero bytes, writes succeed, scans return nothing. Running a workload against it
+/// measures kvlab's own cost per operation (generation, timing, recording).
+#[derive(Debug, Default)]
+pub struct NullStore;
+
+/// A [`NullStore`] session.
+#[derive(Debug, Default)]
+pub struct NullSession;
+
+impl Store for NullStore {
+    type Session = NullSession;
+
+    fn name(&self) -> &'static str {
+        "null"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            scan: true,
+            persistent: false,
+        }
+    }
+
+    fn session(&self) -> Result<NullSession, StoreError> {
+        Ok(NullSession)
+    }
+}
+
+impl Session for NullSession {
+    #[inline]
+    fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
+        for slot in batch.slots_mut() {
+            let outcome = match slot.request.kind {
+                OpKind::Read => Ok(Outcome::Hit { bytes: 0 }),
+                OpKind::Scan => Ok(Outcome::Scanned {
+                    records: 0,
+                    bytes: 0,
+                }),
+                OpKind::Insert | OpKind::Update => {
+                    let bytes = (slot.request.key.len() + slot.request.record.size_bytes()) as u64;
+                    Ok(Outcome::Written { bytes })
+                }
+                OpKind::Delete => Ok(Outcome::Deleted),
+                OpKind::ReadModifyWrite => Err(StoreError::new(
+                    StoreErrorKind::Unsupported,
+                    "read-modify-write is executed by the runner as a read and an update",
+                )),
+            };
+            slot.complete(outcome);
+        }
+        std::future::ready(())
+    }
+}
