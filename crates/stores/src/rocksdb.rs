@@ -436,7 +436,7 @@ impl RocksDbSession {
                     .put_opt(&req.key, &self.encoded, &self.write)
                     .map_err(|e| io_err("put", e))?;
                 Ok(Outcome::Written {
-                    bytes: (req.key.len() + self.encoded.len()) as u64,
+                    bytes: (req.key.len() + req.record.size_bytes()) as u64,
                 })
             }
             OpKind::Update => {
@@ -455,7 +455,7 @@ impl RocksDbSession {
                     .put_opt(&req.key, &self.encoded, &self.write)
                     .map_err(|e| io_err("put", e))?;
                 Ok(Outcome::Written {
-                    bytes: (req.key.len() + self.encoded.len()) as u64,
+                    bytes: (req.key.len() + req.record.size_bytes()) as u64,
                 })
             }
             OpKind::Delete => {
