@@ -182,7 +182,7 @@ pub fn check_all<S: Store>(store: &S) {
         got,
         vec![
             Some(Outcome::Written {
-                bytes: "kvlab-conformance-batch".len() as u64 + 17
+                bytes: "kvlab-conformance-batch".len() as u64 + 7
             }),
             Some(Outcome::Hit { bytes: 1 }),
             Some(Outcome::Deleted),
