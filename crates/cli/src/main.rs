@@ -1,1 +1,557 @@
-fn main() {}
+//! The `kvlab` binary: parses the command line, opens the chosen store, runs a phase
+//! and writes its results.
+
+mod progress;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use kvlab_core::{StatValue, Store, StoreStats};
+use kvlab_measure::{IntervalLog, TimelineRow};
+use kvlab_report::{HostInfo, ResultDocument, StoreSection};
+use kvlab_runner::{RunOutcome, RunPlan, Warmup};
+use kvlab_stores::null::NullStore;
+use kvlab_stores::StoreOptions;
+use kvlab_workload::{CoreWorkload, Properties};
+
+/// kvlab: a workload lab for key-value stores and caches.
+#[derive(Parser, Debug)]
+#[command(name = "kvlab", version, about, long_about = None, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Insert the workload's records into the store (YCSB's load phase).
+    Load(PhaseArgs),
+    /// Run the workload's operation mix against the store (YCSB's transaction phase).
+    Run(PhaseArgs),
+    /// Read every loaded record back and report missing or corrupted ones.
+    Verify(PhaseArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+struct PhaseArgs {
+    /// A YCSB workload property file; several are read in order, later ones win.
+    #[arg(short = 'P', value_name = "FILE")]
+    property_files: Vec<PathBuf>,
+    /// A property override, `name=value` (after every -P file).
+    #[arg(short = 'p', value_name = "NAME=VALUE")]
+    properties: Vec<String>,
+    /// The store: rocksdb, null.
+    #[arg(long, value_name = "STORE")]
+    db: String,
+    /// Data directory of an embedded store (same as -p rocksdb.dir=DIR).
+    #[arg(long, value_name = "DIR")]
+    path: Option<PathBuf>,
+    /// Worker threads (YCSB `threadcount`), each with its own session.
+    #[arg(long, short = 't', value_name = "N")]
+    threads: Option<usize>,
+    /// Open loop at this many operations per second in total (YCSB `-target`);
+    /// latency is then also measured from each operation's intended start.
+    #[arg(long, alias = "target", value_name = "OPS")]
+    target_rate: Option<f64>,
+    /// Run for this long instead of `operationcount` operations (e.g. 30, 30s, 2m).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// Warm up before measuring: a time (10s) or an operation count (50000ops).
+    #[arg(long, value_name = "TIME|Nops")]
+    warmup: Option<String>,
+    /// Seed of every random choice; printed and stored in the result. Random if unset.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Directory for result.json, timeline.csv and latency.hlog.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Replace results already in --out.
+    #[arg(long)]
+    overwrite: bool,
+    /// Reporting interval (timeline rows, interval log, progress), e.g. 1s.
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = parse_duration)]
+    interval: Duration,
+    /// Stop once more than this many operations have failed.
+    #[arg(long, value_name = "N")]
+    max_errors: Option<u64>,
+    /// Progress display on stderr: auto (when stderr is a terminal), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    progress: progress::When,
+}
+
+/// A usage error: bad flags, properties or configuration (exit code 2).
+#[derive(Debug)]
+struct UsageError(String);
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Duration::from_secs_f64(v * mult)),
+        _ => Err(format!("`{s}` is not a duration (e.g. 30, 30s, 500ms, 2m)")),
+    }
+}
+
+fn parse_warmup(s: &str) -> Result<Warmup> {
+    let t = s.trim();
+    if let Some(n) = t.strip_suffix("ops") {
+        let n: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| usage(format!("--warmup `{s}`: expected e.g. 10s or 50000ops")))?;
+        return Ok(Warmup::Ops(n));
+    }
+    let d = parse_duration(t).map_err(|e| usage(format!("--warmup: {e}; or e.g. 50000ops")))?;
+    Ok(if d.is_zero() { Warmup::None } else { Warmup::Time(d) })
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KVLAB_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("kvlab: error: {e:#}");
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() { 2 } else { 1 })
+        }
+    }
+}
+
+/// What a phase needs besides the store.
+struct Phase {
+    phase: &'static str,
+    args: PhaseArgs,
+    props: Properties,
+    workload: Arc<CoreWorkload>,
+    plan: RunPlan,
+    stop: Arc<AtomicBool>,
+}
+
+/// Property names consumed here rather than by the workload.
+const CLI_PROPERTIES: &[&str] = &[
+    "threadcount",
+    "target",
+    "db",
+    "exporter",
+    "exportfile",
+    "measurementtype",
+    "measurement.interval",
+    "status.interval",
+    "hdrhistogram.percentiles",
+    "hdrhistogram.fileoutput",
+    "histogram.buckets",
+    "maxexecutiontime",
+];
+
+/// Option prefixes that stores declare: passed to the store, which validates them.
+const STORE_PREFIXES: &[&str] = &["rocksdb.", "null."];
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let (phase, args) = match cli.command {
+        Command::Load(a) => ("load", a),
+        Command::Run(a) => ("run", a),
+        Command::Verify(a) => ("verify", a),
+    };
+    let mut props = Properties::new();
+    for f in &args.property_files {
+        props.load_file(f).map_err(|e| usage(e.to_string()))?;
+    }
+    for p in &args.properties {
+        props.set_override(p).map_err(|e| usage(e.to_string()))?;
+    }
+    let workload = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+        .map_err(|e| usage(e.to_string()))?;
+    let threads = match (args.threads, props.get("threadcount")) {
+        (Some(t), _) => t,
+        (None, Some(t)) => t
+            .trim()
+            .parse()
+            .map_err(|_| usage(format!("property threadcount: `{t}` is not a number")))?,
+        (None, None) => 1,
+    };
+    if threads == 0 {
+        return Err(usage("--threads must be at least 1"));
+    }
+    let target_rate = match (args.target_rate, props.get("target")) {
+        (Some(t), _) => Some(t),
+        (None, Some(t)) => {
+            let v: f64 = t
+                .trim()
+                .parse()
+                .map_err(|_| usage(format!("property target: `{t}` is not a number")))?;
+            (v > 0.0).then_some(v)
+        }
+        (None, None) => None,
+    };
+    if let Some(r) = target_rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(usage(format!("--target-rate must be > 0, got {r}")));
+        }
+    }
+    let duration = match (args.duration, props.get("maxexecutiontime")) {
+        (Some(d), _) => Some(d),
+        (None, Some(t)) => Some(Duration::from_secs(t.trim().parse().map_err(|_| {
+            usage(format!("property maxexecutiontime: `{t}` is not a number of seconds"))
+        })?)),
+        (None, None) => None,
+    };
+    let warmup = match &args.warmup {
+        Some(w) => parse_warmup(w)?,
+        None => Warmup::None,
+    };
+    if args.interval.is_zero() {
+        return Err(usage("--interval must be greater than zero"));
+    }
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let plan = RunPlan {
+        threads,
+        operations: if args.duration.is_some() { None } else { Some(workload.operation_count()) },
+        duration,
+        warmup,
+        target_rate,
+        interval: args.interval,
+        seed,
+        max_errors: args.max_errors,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        // First Ctrl-C: stop and write what was measured; second: leave at once.
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    }
+    let ctx = Phase { phase, args, props, workload: Arc::new(workload), plan, stop };
+    let store_pairs: Vec<(String, String)> =
+        ctx.props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+
+    // The one place that knows every store.
+    match ctx.args.db.as_str() {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => {
+            use kvlab_stores::rocksdb::{RocksDbConfig, RocksDbStore};
+            let options = StoreOptions::new("rocksdb.", store_pairs);
+            let config = RocksDbConfig::from_options(ctx.args.path.as_deref(), options)
+                .map_err(|e| usage(e.message))?;
+            let path = config.path.clone();
+            let store = RocksDbStore::open(config)
+                .with_context(|| format!("opening rocksdb at {}", path.display()))?;
+            execute(&ctx, &store)
+        }
+        "null" => {
+            StoreOptions::new("null.", store_pairs).finish(&[]).map_err(|e| usage(e.message))?;
+            execute(&ctx, &NullStore)
+        }
+        other => Err(usage(format!(
+            "unknown store `{other}`; available: {}",
+            available_stores().join(", ")
+        ))),
+    }
+}
+
+fn available_stores() -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if cfg!(feature = "rocksdb") {
+        v.push("rocksdb");
+    }
+    v.push("null");
+    v
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value> {
+    stats
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                StatValue::Int(i) => serde_json::Value::from(i),
+                StatValue::Float(f) => serde_json::Value::from(f),
+                StatValue::Text(s) => serde_json::Value::from(s),
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+    eprintln!(
+        "kvlab {} {} on {} ({} thread{}, seed {})",
+        env!("CARGO_PKG_VERSION"),
+        ctx.phase,
+        store.name(),
+        ctx.plan.threads,
+        if ctx.plan.threads == 1 { "" } else { "s" },
+        ctx.plan.seed
+    );
+    if ctx.phase == "verify" {
+        return verify(ctx, store);
+    }
+    if let Some(dir) = &ctx.args.out {
+        kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+            .with_context(|| format!("preparing the output directory {}", dir.display()))?;
+    }
+    let started = SystemTime::now();
+    let mut hlog = match &ctx.args.out {
+        Some(dir) => {
+            let path = dir.join("latency.hlog");
+            let file = std::fs::File::create(&path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            Some(IntervalLog::new(std::io::BufWriter::new(file), started)?)
+        }
+        None => None,
+    };
+    let mut timeline: Vec<TimelineRow> = Vec::new();
+    let mut display = progress::Progress::new(ctx.args.progress, ctx.phase);
+    let mut hlog_error = None;
+    let mut observer = |iv: &kvlab_runner::Interval<'_>| {
+        display.update(iv);
+        if iv.warmup {
+            return;
+        }
+        timeline.push(TimelineRow::from_interval(iv.time_s, iv.interval_s, iv.recorder));
+        if let Some(log) = hlog.as_mut() {
+            let start = Duration::from_secs_f64((iv.time_s - iv.interval_s).max(0.0));
+            if let Err(e) =
+                log.write_interval(start, Duration::from_secs_f64(iv.interval_s), iv.recorder)
+            {
+                hlog_error.get_or_insert(e);
+            }
+        }
+    };
+    let outcome = if ctx.phase == "load" {
+        let o = kvlab_runner::load(store, &ctx.workload, &ctx.plan, &ctx.stop, &mut observer)?;
+        drop(observer);
+        display.finish();
+        eprintln!("kvlab: flushing {} after load", store.name());
+        store.flush().context("flushing the store after load")?;
+        o
+    } else {
+        let o = kvlab_runner::run(store, &ctx.workload, &ctx.plan, &ctx.stop, &mut observer)?;
+        drop(observer);
+        display.finish();
+        o
+    };
+    // Dropping the log flushes its buffered writer.
+    drop(hlog.take());
+    if let Some(e) = hlog_error {
+        eprintln!("kvlab: warning: writing the interval log: {e}");
+    }
+    let summary = outcome.total.summary(outcome.elapsed);
+    let mut notes = Vec::new();
+    if outcome.interrupted {
+        notes.push("interrupted: results cover the operations completed before the stop".into());
+    }
+    if outcome.error_budget_exceeded {
+        notes.push(format!(
+            "stopped: more than {} operations failed (--max-errors)",
+            ctx.plan.max_errors.unwrap_or(0)
+        ));
+    }
+    if outcome.fell_behind {
+        notes.push(format!(
+            "fell behind: the client lagged its schedule by up to {:.1} ms; the offered load \
+             was below --target-rate, see the Intended-* latencies",
+            outcome.max_schedule_lag_ms
+        ));
+    }
+    if ctx.workload.data_integrity() {
+        notes.push(format!(
+            "dataintegrity: {} reads checked, {} did not match",
+            outcome.integrity_checked, outcome.integrity_failed
+        ));
+    }
+
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    kvlab_measure::write_ycsb_text(&summary, &mut out)?;
+    if ctx.workload.data_integrity() {
+        writeln!(out, "[VERIFY], Operations, {}", outcome.integrity_checked)?;
+        writeln!(out, "[VERIFY], Return=OK, {}", outcome.integrity_checked - outcome.integrity_failed)?;
+        if outcome.integrity_failed > 0 {
+            writeln!(out, "[VERIFY], Return=UNEXPECTED_STATE, {}", outcome.integrity_failed)?;
+        }
+    }
+    out.flush()?;
+    for n in &notes {
+        eprintln!("kvlab: {n}");
+    }
+
+    if let Some(dir) = &ctx.args.out {
+        let doc = ResultDocument {
+            kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: std::env::args().map(|a| kvlab_report::redact_url(&a)).collect(),
+            phase: ctx.phase.to_string(),
+            started_at: kvlab_report::rfc3339(started),
+            finished_at: kvlab_report::rfc3339(SystemTime::now()),
+            seed: ctx.plan.seed,
+            interrupted: outcome.interrupted,
+            fell_behind: outcome.fell_behind,
+            workload: ctx.workload.effective().into_iter().collect(),
+            runner: runner_section(ctx, &outcome),
+            store: StoreSection {
+                name: store.name().to_string(),
+                options: stats_map(store.options()),
+                stats: stats_map(store.stats()),
+            },
+            host: HostInfo::detect(),
+            results: summary,
+            notes,
+        };
+        let mut csv = Vec::new();
+        kvlab_measure::write_timeline_csv(&timeline, &kvlab_core::OpKind::ALL, &mut csv)?;
+        kvlab_report::write_atomic(&dir.join("timeline.csv"), &csv, true)?;
+        kvlab_report::write_atomic(
+            &dir.join("result.json"),
+            doc.to_json_pretty().as_bytes(),
+            ctx.args.overwrite,
+        )?;
+        eprintln!("kvlab: results in {}", dir.display());
+    }
+    Ok(if outcome.interrupted {
+        ExitCode::from(130)
+    } else if outcome.error_budget_exceeded || outcome.integrity_failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_json::Value> {
+    use serde_json::json;
+    let p = &ctx.plan;
+    let mut m = BTreeMap::new();
+    m.insert("threads".into(), json!(p.threads));
+    m.insert("operations".into(), json!(p.operations));
+    m.insert("duration_s".into(), json!(p.duration.map(|d| d.as_secs_f64())));
+    m.insert(
+        "warmup".into(),
+        match p.warmup {
+            Warmup::None => json!(null),
+            Warmup::Ops(n) => json!({ "operations": n }),
+            Warmup::Time(d) => json!({ "seconds": d.as_secs_f64() }),
+        },
+    );
+    m.insert("target_rate_ops_per_sec".into(), json!(p.target_rate));
+    m.insert("loop".into(), json!(if p.target_rate.is_some() { "open" } else { "closed" }));
+    m.insert("interval_s".into(), json!(p.interval.as_secs_f64()));
+    m.insert("max_errors".into(), json!(p.max_errors));
+    m.insert("max_schedule_lag_ms".into(), json!(outcome.max_schedule_lag_ms));
+    m.insert("error_budget_exceeded".into(), json!(outcome.error_budget_exceeded));
+    m.insert("integrity_checked".into(), json!(outcome.integrity_checked));
+    m.insert("integrity_failed".into(), json!(outcome.integrity_failed));
+    m.insert(
+        "property_files".into(),
+        json!(ctx.args.property_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()),
+    );
+    m.insert("overrides".into(), json!(ctx.args.properties));
+    m
+}
+
+fn verify<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+    let show = progress::enabled(ctx.args.progress);
+    let report = kvlab_runner::verify(
+        store,
+        &ctx.workload,
+        ctx.plan.threads,
+        &ctx.stop,
+        &|done, total| {
+            if show {
+                eprint!("\r\x1b[2Kverify {done}/{total}");
+            }
+        },
+    )?;
+    if show {
+        eprintln!();
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "[VERIFY], Records, {}", report.checked)?;
+    writeln!(out, "[VERIFY], Missing, {}", report.missing)?;
+    writeln!(out, "[VERIFY], Corrupted, {}", report.corrupted)?;
+    writeln!(out, "[VERIFY], Errors, {}", report.errors)?;
+    writeln!(
+        out,
+        "[VERIFY], Values, {}",
+        if ctx.workload.data_integrity() {
+            "checked (dataintegrity=true)"
+        } else {
+            "not checked (field names only; set -p dataintegrity=true when loading and verifying)"
+        }
+    )?;
+    for k in &report.first_missing {
+        writeln!(out, "[VERIFY], MissingKey, {k}")?;
+    }
+    for k in &report.first_corrupted {
+        writeln!(out, "[VERIFY], CorruptedKey, {k}")?;
+    }
+    for k in &report.first_errors {
+        writeln!(out, "[VERIFY], Error, {k}")?;
+    }
+    out.flush()?;
+    if ctx.stop.load(Ordering::Relaxed) {
+        eprintln!("kvlab: verify interrupted after {} records", report.checked);
+        return Ok(ExitCode::from(130));
+    }
+    if report.ok() {
+        eprintln!("kvlab: verify: all {} records intact", report.checked);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "kvlab: verify: {} missing, {} corrupted, {} errors of {} records",
+            report.missing, report.corrupted, report.errors, report.checked
+        );
+        Ok(ExitCode::from(1))
+    }
+}

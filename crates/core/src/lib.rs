@@ -18,7 +18,7 @@
 mod record;
 mod store;
 
-pub use record::{FieldSpan, Record, RecordDecodeError};
+pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use store::{
     Batch, Capabilities, OpKind, Outcome, Request, Session, Slot, StatValue, Status, Store,
     StoreError, StoreErrorKind, StoreStats,

@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+/// A predicate on field names, selecting the fields a partial read keeps.
+pub type FieldFilter<'a> = &'a dyn Fn(&[u8]) -> bool;
+
 /// Where one field's name and value lie inside a [`Record`]'s buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FieldSpan {
@@ -158,7 +161,7 @@ impl Record {
     pub fn decode_from(
         &mut self,
         encoded: &[u8],
-        only: Option<&dyn Fn(&[u8]) -> bool>,
+        only: Option<FieldFilter<'_>>,
     ) -> Result<(), RecordDecodeError> {
         self.clear();
         let mut at = 0usize;

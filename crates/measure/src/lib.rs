@@ -1,1 +1,38 @@
-//! placeholder
+//! kvlab's measurement: per-worker recording, exact merging, and export.
+//!
+//! The main types and how they connect:
+//!
+//! - [`Recorder`]: one per worker thread. HDR histograms in nanoseconds per [`OpKind`]
+//!   (service time, and time from the intended start for open-loop runs), counts per
+//!   [`Status`], error counts per [`StoreErrorKind`], byte counters. Recording takes no lock
+//!   and never allocates; recorders merge exactly with [`Recorder::merge`].
+//! - [`RunSummary`]: what a merged recorder says about a run ([`Recorder::summary`]) —
+//!   throughput and a [`LatencySummary`] in microseconds per kind. It is serialized into the
+//!   result document and printed in YCSB's text format by [`write_ycsb_text`].
+//! - Over time: [`TimelineRow`]s (one per interval, written by [`write_timeline_csv`]) and
+//!   an [`IntervalLog`] of per-interval histograms that HdrHistogram's tools read.
+//!
+//! [`OpKind`]: kvlab_core::OpKind
+//! [`Status`]: kvlab_core::Status
+//! [`StoreErrorKind`]: kvlab_core::StoreErrorKind
+
+mod interval;
+mod recorder;
+mod summary;
+mod timeline;
+
+pub use interval::IntervalLog;
+pub use recorder::{Recorder, HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS};
+pub use summary::{write_ycsb_text, LatencySummary, OpSummary, RunSummary};
+pub use timeline::{write_timeline_csv, TimelineRow};
+
+/// A failure to write measurements.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// Writing the output failed.
+    #[error("writing measurements: {0}")]
+    Io(#[from] std::io::Error),
+    /// A histogram could not be serialized for an interval log.
+    #[error("serializing a histogram: {0}")]
+    Serialize(#[from] hdrhistogram::serialization::V2DeflateSerializeError),
+}

@@ -1,1 +1,290 @@
-//! placeholder
+//! kvlab's result document and safe result-file writing.
+//!
+//! The main types and how they connect:
+//!
+//! - [`ResultDocument`]: everything one phase of a run produced — the command, seed,
+//!   effective workload and runner settings, the [`StoreSection`] (options and engine
+//!   statistics), the [`HostInfo`], and the measured [`kvlab_measure::RunSummary`]. It is
+//!   written as `result.json` ([`ResultDocument::to_json_pretty`]) and read back by the
+//!   report and comparison commands ([`ResultDocument::load`]).
+//! - [`write_atomic`] and [`prepare_out_dir`]: results are written to a temporary file in
+//!   the same directory, synced and renamed into place, and never silently replace an
+//!   earlier result ([`ReportError::Exists`] unless the caller asked to overwrite).
+//!
+//! Helpers: [`rfc3339`] for timestamps, [`redact_url`] to strip passwords from connection
+//! URLs before they are stored in [`ResultDocument::command`].
+
+mod host;
+mod time;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use host::HostInfo;
+pub use time::rfc3339;
+pub use write::{prepare_out_dir, write_atomic, RESULT_FILE};
+
+/// A failure to write or read a result.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The file already exists and the caller did not ask to overwrite it.
+    #[error("{} already exists (pass --overwrite to replace it)", .0.display())]
+    Exists(PathBuf),
+    /// A file-system operation on `path` failed.
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        /// What was being done (`writing`, `reading`, …).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A result document that is not valid JSON of the expected shape.
+    #[error("parsing result document{}: {source}", match path {
+        Some(p) => format!(" {}", p.display()),
+        None => String::new(),
+    })]
+    Json {
+        /// The file it was read from, if any.
+        path: Option<PathBuf>,
+        /// The underlying error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Everything one phase (`load`, `run` or `verify`) of a kvlab run produced, as stored in
+/// `result.json`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ResultDocument {
+    /// The kvlab version that produced the document.
+    pub kvlab_version: String,
+    /// The command line, with credentials redacted by the caller (see [`redact_url`]).
+    pub command: Vec<String>,
+    /// `load`, `run` or `verify`.
+    pub phase: String,
+    /// When the phase started, RFC 3339 UTC (see [`rfc3339`]).
+    pub started_at: String,
+    /// When the phase finished, RFC 3339 UTC.
+    pub finished_at: String,
+    /// The run seed every worker's seed derives from.
+    pub seed: u64,
+    /// True when the run was stopped early (signal or error) and the results are partial.
+    pub interrupted: bool,
+    /// Open loop: true when the client could not keep its schedule, so the offered load
+    /// was lower than the target.
+    pub fell_behind: bool,
+    /// The effective workload properties, after defaults and overrides.
+    pub workload: BTreeMap<String, String>,
+    /// Runner settings: threads, target rate, warm-up, duration, ….
+    pub runner: BTreeMap<String, serde_json::Value>,
+    /// The store under test.
+    pub store: StoreSection,
+    /// The machine the client ran on.
+    pub host: HostInfo,
+    /// The measurements.
+    pub results: kvlab_measure::RunSummary,
+    /// Free-form remarks (warnings, unknown workload properties, …).
+    pub notes: Vec<String>,
+}
+
+/// The store under test: its name, the options it was opened with, and the statistics it
+/// reported after the phase.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StoreSection {
+    /// The target's name (`rocksdb`, `redis`, `memcached`, `null`, …).
+    pub name: String,
+    /// The options the store was opened with, credentials redacted.
+    pub options: BTreeMap<String, serde_json::Value>,
+    /// The store's own statistics after the phase.
+    pub stats: BTreeMap<String, serde_json::Value>,
+}
+
+impl ResultDocument {
+    /// The document as indented JSON, with a trailing newline.
+    pub fn to_json_pretty(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self)
+            .expect("a ResultDocument has string keys and finite-or-null numbers only");
+        s.push('\n');
+        s
+    }
+
+    /// Parses a document from JSON.
+    pub fn from_json(s: &str) -> Result<ResultDocument, ReportError> {
+        serde_json::from_str(s).map_err(|source| ReportError::Json { path: None, source })
+    }
+
+    /// Reads and parses a `result.json` file.
+    pub fn load(path: &Path) -> Result<ResultDocument, ReportError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ReportError::Io {
+            action: "reading",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ReportError::Json {
+            path: Some(path.to_path_buf()),
+            source,
+        })
+    }
+}
+
+/// Replaces the password of every URL in `s` with `***`:
+/// `redis://user:secret@host:6379/0` → `redis://user:***@host:6379/0`, and
+/// `redis://:secret@host` → `redis://:***@host`. A user name alone (`scheme://user@host`),
+/// an empty password and strings without credentials are left unchanged. Passwords passed
+/// as separate arguments (`-a secret`) are the caller's to redact.
+pub fn redact_url(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(scheme_end) = rest.find("://") {
+        let authority_start = scheme_end + 3;
+        out.push_str(&rest[..authority_start]);
+        rest = &rest[authority_start..];
+        // The authority ends at the path, query or fragment — or at whitespace, should the
+        // URL sit inside a longer string.
+        let authority_len = rest
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(rest.len());
+        let authority = &rest[..authority_len];
+        match authority.rfind('@') {
+            Some(at) => {
+                let userinfo = &authority[..at];
+                match userinfo.split_once(':') {
+                    Some((user, password)) if !password.is_empty() => {
+                        out.push_str(user);
+                        out.push_str(":***");
+                        out.push_str(&authority[at..]);
+                    }
+                    _ => out.push_str(authority),
+                }
+            }
+            None => out.push_str(authority),
+        }
+        rest = &rest[authority_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use kvlab_core::{OpKind, Status, StoreErrorKind};
+    use kvlab_measure::Recorder;
+    use serde_json::json;
+
+    use super::*;
+
+    fn document() -> ResultDocument {
+        let mut r = Recorder::new();
+        for i in 0..1000u64 {
+            r.record(OpKind::Read, Status::Ok, 1_000 + i * 37);
+            r.record_intended(OpKind::Read, 2_000 + i * 41);
+        }
+        r.record(OpKind::Update, Status::Error, 123_456);
+        r.record_error(StoreErrorKind::Timeout);
+        r.add_bytes(1_000_000, 1_000);
+        ResultDocument {
+            kvlab_version: "0.1.0".into(),
+            command: vec![
+                "kvlab".into(),
+                "run".into(),
+                redact_url("redis://u:pw@h:6379"),
+            ],
+            phase: "run".into(),
+            started_at: rfc3339(UNIX_EPOCH + Duration::from_secs(1_700_000_000)),
+            finished_at: rfc3339(UNIX_EPOCH + Duration::from_millis(1_700_000_010_500)),
+            seed: u64::MAX,
+            interrupted: false,
+            fell_behind: true,
+            workload: [("recordcount".to_string(), "1000".to_string())].into(),
+            runner: [
+                ("threads".to_string(), json!(8)),
+                ("target_ops_per_sec".to_string(), json!(1e5)),
+                ("warmup".to_string(), json!("5s")),
+            ]
+            .into(),
+            store: StoreSection {
+                name: "redis".into(),
+                options: [("url".to_string(), json!("redis://u:***@h:6379"))].into(),
+                stats: [
+                    ("used_memory".to_string(), json!(123456789)),
+                    ("hit_ratio".to_string(), json!(0.875)),
+                ]
+                .into(),
+            },
+            host: HostInfo::detect(),
+            results: r.summary(Duration::from_millis(10_500)),
+            notes: vec!["unknown property: foo".into()],
+        }
+    }
+
+    #[test]
+    fn json_round_trip_of_a_full_document() {
+        let doc = document();
+        let text = doc.to_json_pretty();
+        assert!(text.ends_with("}\n"));
+        assert_eq!(ResultDocument::from_json(&text).unwrap(), doc);
+        assert_eq!(doc.command[2], "redis://u:***@h:6379");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RESULT_FILE);
+        write_atomic(&path, text.as_bytes(), false).unwrap();
+        assert_eq!(ResultDocument::load(&path).unwrap(), doc);
+    }
+
+    #[test]
+    fn malformed_documents_are_errors_naming_the_file() {
+        assert!(matches!(
+            ResultDocument::from_json("{\"phase\": 1}"),
+            Err(ReportError::Json { path: None, .. })
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.json");
+        std::fs::write(&path, "not json").unwrap();
+        let err = ResultDocument::load(&path).unwrap_err();
+        assert!(err.to_string().contains("bad.json"), "{err}");
+        let err = ResultDocument::load(&dir.path().join("missing.json")).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ReportError::Io {
+                    action: "reading",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn redaction() {
+        for (input, want) in [
+            (
+                "redis://user:secret@host:6379/0",
+                "redis://user:***@host:6379/0",
+            ),
+            ("redis://:secret@host", "redis://:***@host"),
+            (
+                "rediss://default:p%40ss@h:1?db=2",
+                "rediss://default:***@h:1?db=2",
+            ),
+            ("memcache://user@host:11211", "memcache://user@host:11211"),
+            ("redis://user:@host", "redis://user:@host"),
+            ("redis://host:6379/0", "redis://host:6379/0"),
+            ("127.0.0.1:6379", "127.0.0.1:6379"),
+            ("--url=redis://a:b@h --x", "--url=redis://a:***@h --x"),
+            ("a://u:p@h, b://v:q@i/x@y", "a://u:***@h, b://v:***@i/x@y"),
+            ("", ""),
+            ("://", "://"),
+        ] {
+            assert_eq!(redact_url(input), want, "{input}");
+        }
+    }
+}

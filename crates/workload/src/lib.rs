@@ -1,1 +1,177 @@
-//! placeholder
+//! YCSB-compatible workloads for kvlab.
+//!
+//! The main types and how they connect:
+//!
+//! - [`Properties`] holds `key=value` settings from YCSB property files
+//!   (`workloads/ycsb/workloada` …) and `-p` overrides, each with its [`Origin`].
+//! - [`CoreWorkload::from_properties`] validates every property (unknown names, bad
+//!   numbers and enumeration values are errors that point at `file:line`) into a
+//!   workload shared by all workers behind an `Arc`.
+//! - Each worker then asks it for a [`LoadWorker`] (its slice of the inserts of the load
+//!   phase) or a [`RunWorker`] (the transaction phase), and calls `next` to fill a reused
+//!   [`kvlab_core::Request`] without allocating.
+//!
+//! The [`generator`] module holds the key, length and counter generators (uniform,
+//! Zipfian, scrambled Zipfian, skewed-latest, hotspot, exponential, sequential,
+//! histogram, …), each a small value that takes the random source as an argument.
+//!
+//! # Compatibility with YCSB
+//!
+//! Key names, key-choice distributions, the operation mix and all property names and
+//! defaults follow YCSB's `CoreWorkload` (`core/src/main/java/site/ycsb/workloads/
+//! CoreWorkload.java`), so a result is comparable with one from YCSB: key `n` is
+//! `"user" + fnvhash64(n)` as in YCSB, and a scrambled Zipfian favours the same keys.
+//! Deliberate differences:
+//!
+//! - **Random source.** Xoshiro256++ seeded explicitly from the run seed
+//!   ([`worker_seed`]), never from the clock; Java's `Random` is not reproduced, so op
+//!   streams are not bit-identical to YCSB's — only key names and distributions are.
+//!   The same seed always gives the same stream.
+//! - **64-bit counts.** Record, operation and key counts are `u64` where YCSB truncates
+//!   some to a Java `int` (`nextKeynum`'s `intValue()`, the hotspot set size).
+//! - **Random values** are slices, at a random offset, of a 4 MiB pool of random
+//!   printable bytes generated once (with YCSB `RandomByteIterator`'s character
+//!   classes), instead of fresh random bytes per field: no per-operation work, and
+//!   values still do not compress across records.
+//! - **Load split.** Each load worker inserts a contiguous slice of
+//!   `[insertstart, insertstart + insertcount)`, with YCSB `Client`'s per-thread counts
+//!   (`count / workers`, one more for the first `count % workers` workers); YCSB's
+//!   threads instead take keys from one shared counter, so which thread inserts which
+//!   key is not deterministic there.
+//! - **Strict parsing.** Booleans must be `true`/`false` (YCSB reads anything else as
+//!   false), `insertorder` must be `hashed`/`ordered`, hotspot fractions must be in
+//!   `[0, 1]`, unknown properties are errors.
+//! - **Extensions**, all documented on [`CoreWorkload`]: `zipfianconstant` (θ of the
+//!   `zipfian` and `latest` key choosers, default 0.99) and `deleteproportion`
+//!   (default 0, produces `OpKind::Delete`).
+
+mod props;
+mod workload;
+
+pub mod generator;
+
+use std::path::PathBuf;
+
+pub use props::{Origin, Properties};
+pub use workload::{CoreWorkload, LoadWorker, RunWorker};
+
+/// Everything that can go wrong reading or validating a workload.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// A file could not be read.
+    #[error("reading {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A malformed line in a property or histogram file.
+    #[error("{}:{line}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `-p` argument without `=`.
+    #[error("`-p {arg}`: expected `key=value`")]
+    Override {
+        /// The argument as given.
+        arg: String,
+    },
+    /// A property no layer knows.
+    #[error("unknown property `{key}` ({origin}){}", did_you_mean(.suggestion))]
+    UnknownProperty {
+        /// The property name.
+        key: String,
+        /// Where it was set.
+        origin: Origin,
+        /// The closest known name, if one is close.
+        suggestion: Option<String>,
+    },
+    /// A value that does not parse or is out of range.
+    #[error("invalid value `{value}` for `{key}` ({origin}): expected {expected}")]
+    InvalidValue {
+        /// The property name.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// Where it was set.
+        origin: Origin,
+        /// What would have been accepted.
+        expected: String,
+    },
+    /// Properties that are each valid but contradict each other.
+    #[error("{0}")]
+    Inconsistent(String),
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    match suggestion {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None => String::new(),
+    }
+}
+
+/// The seed of worker `worker`'s random source, derived from the run seed.
+///
+/// SplitMix64 (Steele et al., "Fast splittable pseudorandom number generators",
+/// OOPSLA 2014): the state `run_seed + (worker + 1) · 0x9E3779B97F4A7C15` goes through
+/// SplitMix64's output mix, so neighbouring workers (and neighbouring run seeds) get
+/// unrelated seeds.
+pub fn worker_seed(run_seed: u64, worker: usize) -> u64 {
+    let mut z = run_seed.wrapping_add(
+        (worker as u64)
+            .wrapping_add(1)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// YCSB's `Utils.fnvhash64`: 64-bit FNV-1a over the 8 little-endian bytes of `val`,
+/// then Java's `Math.abs` of the result as a signed long (so `i64::MIN` stays
+/// 2⁶³ — the only result with the top bit set).
+#[inline]
+pub fn fnvhash64(val: u64) -> u64 {
+    const OFFSET_BASIS: u64 = 0xCBF2_9CE4_8422_2325;
+    const PRIME: u64 = 1_099_511_628_211;
+    let mut hash = OFFSET_BASIS;
+    for byte in val.to_le_bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(PRIME);
+    }
+    (hash as i64).wrapping_abs() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnvhash64_matches_ycsb() {
+        // Values of site.ycsb.Utils.fnvhash64 (Java), pinned.
+        assert_eq!(fnvhash64(0), 6284781860667377211);
+        assert_eq!(fnvhash64(1), 8517097267634966620);
+        assert_eq!(fnvhash64(2), 1820151046732198393);
+        assert_eq!(fnvhash64(1000), 5952875239596136740);
+        assert_eq!(fnvhash64(123456789), 2350796791908741607);
+        assert_eq!(fnvhash64(i64::MAX as u64), 8289549613075766851);
+    }
+
+    #[test]
+    fn worker_seeds_differ() {
+        let seeds: Vec<u64> = (0..64).map(|w| worker_seed(7, w)).collect();
+        let mut sorted = seeds.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 64);
+        assert_ne!(worker_seed(7, 0), worker_seed(8, 0));
+        assert_eq!(worker_seed(7, 3), worker_seed(7, 3));
+    }
+}

@@ -1,0 +1,1048 @@
+//! [`CoreWorkload`]: YCSB's core workload, validated once and shared by every worker.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kvlab_core::{OpKind, Record, Request};
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::generator::{
+    next_below, next_f64, AcknowledgedCounter, Constant, Exponential, Histogram, Hotspot,
+    ScrambledZipfian, Sequential, SkewedLatest, Uniform, Zipfian,
+};
+use crate::{fnvhash64, worker_seed, Origin, Properties, WorkloadError};
+
+/// Every property CoreWorkload reads, with YCSB's default (`insertcount`'s default,
+/// `recordcount − insertstart`, is computed).
+const CORE_PROPERTIES: &[(&str, &str)] = &[
+    ("core_workload_insertion_retry_interval", "3"),
+    ("core_workload_insertion_retry_limit", "0"),
+    ("dataintegrity", "false"),
+    ("deleteproportion", "0"),
+    ("exponential.frac", "0.8571428571"),
+    ("exponential.percentile", "95"),
+    ("fieldcount", "10"),
+    ("fieldlength", "100"),
+    ("fieldlengthdistribution", "constant"),
+    ("fieldlengthhistogram", "hist.txt"),
+    ("fieldnameprefix", "field"),
+    ("hotspotdatafraction", "0.2"),
+    ("hotspotopnfraction", "0.8"),
+    ("insertcount", ""),
+    ("insertorder", "hashed"),
+    ("insertproportion", "0"),
+    ("insertstart", "0"),
+    ("maxscanlength", "1000"),
+    ("minfieldlength", "1"),
+    ("minscanlength", "1"),
+    ("operationcount", "0"),
+    ("readallfields", "true"),
+    ("readallfieldsbyname", "false"),
+    ("readmodifywriteproportion", "0"),
+    ("readproportion", "0.95"),
+    ("recordcount", "0"),
+    ("requestdistribution", "uniform"),
+    ("scanlengthdistribution", "uniform"),
+    ("scanproportion", "0"),
+    ("table", "usertable"),
+    ("updateproportion", "0.05"),
+    ("workload", "site.ycsb.workloads.CoreWorkload"),
+    ("writeallfields", "false"),
+    ("zeropadding", "1"),
+    ("zipfianconstant", "0.99"),
+];
+
+const WORKLOAD_CLASSES: &[&str] = &[
+    "site.ycsb.workloads.CoreWorkload",
+    "com.yahoo.ycsb.workloads.CoreWorkload",
+];
+const REQUEST_DISTRIBUTIONS: &[&str] = &[
+    "uniform",
+    "zipfian",
+    "latest",
+    "hotspot",
+    "exponential",
+    "sequential",
+];
+const FIELD_LENGTH_DISTRIBUTIONS: &[&str] = &["constant", "uniform", "zipfian", "histogram"];
+const SCAN_LENGTH_DISTRIBUTIONS: &[&str] = &["uniform", "zipfian"];
+const INSERT_ORDERS: &[&str] = &["hashed", "ordered"];
+
+/// Operation kinds in YCSB's `createOperationGenerator` order, then kvlab's delete.
+const OP_KINDS: [OpKind; 6] = [
+    OpKind::Read,
+    OpKind::Update,
+    OpKind::Insert,
+    OpKind::Scan,
+    OpKind::ReadModifyWrite,
+    OpKind::Delete,
+];
+const PROPORTION_KEYS: [&str; 6] = [
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "deleteproportion",
+];
+
+/// Size of the random value pool, before room for one maximal field.
+const VALUE_POOL_BYTES: usize = 4 << 20;
+/// Seed of the value pool: fixed, so values never depend on the clock.
+const VALUE_POOL_SEED: u64 = 0x6b76_6c61_625f_7630;
+/// Mixed into the run seed for load workers, so a worker's load and run streams differ.
+const LOAD_SEED_SALT: u64 = 0x4c4f_4144_0000_0001;
+
+/// A length chooser: field lengths and scan lengths.
+#[derive(Clone, Debug)]
+enum Length {
+    Constant(Constant),
+    Uniform(Uniform),
+    Zipfian(Zipfian),
+    Histogram(Arc<Histogram>),
+}
+
+impl Length {
+    #[inline]
+    fn next<R: RngCore>(&self, rng: &mut R) -> u64 {
+        match self {
+            Length::Constant(c) => c.next(),
+            Length::Uniform(u) => u.next(rng),
+            Length::Zipfian(z) => z.next(rng),
+            Length::Histogram(h) => h.next(rng),
+        }
+    }
+}
+
+/// A worker's key chooser for the transaction phase.
+#[derive(Clone, Debug)]
+enum KeyChooser {
+    Uniform(Uniform),
+    Zipfian(ScrambledZipfian),
+    Latest(SkewedLatest),
+    Hotspot(Hotspot),
+    Exponential(Exponential),
+    Sequential(Arc<Sequential>),
+}
+
+/// State shared by the workload, its load workers and its run workers.
+#[derive(Debug)]
+struct Shared {
+    ordered: bool,
+    zero_padding: usize,
+    field_names: Vec<Vec<u8>>,
+    field_length: Length,
+    data_integrity: bool,
+    pool: Vec<u8>,
+    insert_sequence: Arc<AcknowledgedCounter>,
+}
+
+impl Shared {
+    /// YCSB `buildKeyName`.
+    fn key_name(&self, keynum: u64, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(b"user");
+        let n = if self.ordered {
+            keynum
+        } else {
+            fnvhash64(keynum)
+        };
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = n;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        let len = digits.len() - at;
+        out.extend(std::iter::repeat_n(
+            b'0',
+            self.zero_padding.saturating_sub(len),
+        ));
+        out.extend_from_slice(&digits[at..]);
+    }
+
+    /// Appends field `index` with a value for `key`: YCSB's deterministic value with
+    /// `dataintegrity`, otherwise a slice of the random pool.
+    #[inline]
+    fn push_field<R: RngCore>(&self, rng: &mut R, key: &[u8], index: usize, record: &mut Record) {
+        let name = &self.field_names[index];
+        let len = self.field_length.next(rng) as usize;
+        if self.data_integrity {
+            record.push_with(name, len, |out| {
+                deterministic_value(key, name, len, |i, b| out[i] = b);
+            });
+        } else {
+            let offset = next_below(rng, (self.pool.len() - len + 1) as u64) as usize;
+            record.push(name, &self.pool[offset..offset + len]);
+        }
+    }
+}
+
+/// YCSB `buildDeterministicValue(key, fieldkey)`: `key:field`, then `:` and the Java
+/// `String.hashCode()` of everything so far, repeated until `size` bytes, truncated to
+/// `size`. Calls `emit(i, byte)` for each of the `size` bytes. The hash is computed over
+/// bytes, which equals Java's UTF-16 hash for ASCII keys and field names.
+fn deterministic_value(key: &[u8], field: &[u8], size: usize, mut emit: impl FnMut(usize, u8)) {
+    let mut hash: i32 = 0;
+    let mut at = 0usize;
+    let mut push = |b: u8, hash: &mut i32| {
+        if at < size {
+            emit(at, b);
+        }
+        *hash = hash.wrapping_mul(31).wrapping_add(i32::from(b));
+        at += 1;
+    };
+    for &b in key.iter().chain(b":").chain(field) {
+        push(b, &mut hash);
+    }
+    let mut digits = [0u8; 12];
+    let mut written = key.len() + 1 + field.len();
+    while written < size {
+        push(b':', &mut hash);
+        let snapshot = hash;
+        let mut n = i64::from(snapshot).unsigned_abs();
+        let mut d = digits.len();
+        loop {
+            d -= 1;
+            digits[d] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if snapshot < 0 {
+            d -= 1;
+            digits[d] = b'-';
+        }
+        for &b in &digits[d..] {
+            push(b, &mut hash);
+        }
+        written += 1 + digits.len() - d;
+    }
+}
+
+/// YCSB's core workload: key space, record shape, operation mix and key choice, read
+/// from YCSB properties and validated once.
+///
+/// Properties (YCSB defaults): `recordcount` (0, which YCSB — and kvlab — turn into
+/// 2³¹−1 for key choice), `operationcount` (0), `fieldcount` (10), `fieldlength` (100),
+/// `minfieldlength` (1), `fieldlengthdistribution` (constant | uniform | zipfian |
+/// histogram, with `fieldlengthhistogram`, default `hist.txt`, resolved relative to the
+/// property file that names it), `fieldnameprefix` (field), `readproportion` (0.95),
+/// `updateproportion` (0.05), `insertproportion`, `scanproportion`,
+/// `readmodifywriteproportion` (0), `requestdistribution` (uniform | zipfian | latest |
+/// hotspot | exponential | sequential), `hotspotdatafraction` (0.2),
+/// `hotspotopnfraction` (0.8), `exponential.percentile` (95), `exponential.frac`
+/// (0.8571428571), `minscanlength` (1), `maxscanlength` (1000), `scanlengthdistribution`
+/// (uniform | zipfian), `insertstart` (0), `insertcount` (recordcount − insertstart),
+/// `insertorder` (hashed | ordered), `zeropadding` (1), `readallfields` (true),
+/// `readallfieldsbyname` (false; kvlab's read-all requests read every field either way),
+/// `writeallfields` (false), `dataintegrity` (false; requires constant field lengths),
+/// `table` (usertable), `core_workload_insertion_retry_limit` (0),
+/// `core_workload_insertion_retry_interval` (3 s), `workload` (must name CoreWorkload).
+///
+/// kvlab extensions: `zipfianconstant` (0.99): θ of the `zipfian` and `latest` key
+/// choosers (YCSB hard-codes 0.99; scan and field lengths keep 0.99 as in YCSB);
+/// `deleteproportion` (0): a share of [`OpKind::Delete`] operations on keys chosen like
+/// reads.
+#[derive(Debug)]
+pub struct CoreWorkload {
+    shared: Arc<Shared>,
+    record_count: u64,
+    operation_count: u64,
+    insert_start: u64,
+    insert_count: u64,
+    table: String,
+    read_all_fields: bool,
+    write_all_fields: bool,
+    /// Cumulative operation thresholds in `OP_KINDS` order (0-weight kinds are never
+    /// reached because their threshold equals the previous one).
+    op_thresholds: [f64; 6],
+    key_chooser: KeyChooser,
+    field_chooser: Uniform,
+    scan_length: Length,
+    max_field_length: u64,
+    insertion_retry_limit: u64,
+    insertion_retry_interval_s: u64,
+    effective: Vec<(String, String)>,
+}
+
+/// Reads typed properties, with errors that name the key and its origin.
+struct Reader<'a> {
+    props: &'a Properties,
+}
+
+impl Reader<'_> {
+    fn raw<'d>(&'d self, key: &str, default: &'d str) -> (&'d str, Origin) {
+        match self.props.get(key) {
+            Some(v) => (
+                v,
+                self.props.origin(key).cloned().unwrap_or(Origin::Default),
+            ),
+            None => (default, Origin::Default),
+        }
+    }
+
+    fn invalid(&self, key: &str, value: &str, origin: Origin, expected: &str) -> WorkloadError {
+        WorkloadError::InvalidValue {
+            key: key.to_string(),
+            value: value.to_string(),
+            origin,
+            expected: expected.to_string(),
+        }
+    }
+
+    fn u64(&self, key: &str, default: u64) -> Result<u64, WorkloadError> {
+        match self.props.get(key) {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| {
+                let (v, origin) = self.raw(key, "");
+                self.invalid(key, v, origin, "a non-negative integer")
+            }),
+        }
+    }
+
+    fn f64(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
+        match self.props.get(key) {
+            None => Ok(default),
+            Some(v) => match v.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+                _ => {
+                    let (v, origin) = self.raw(key, "");
+                    Err(self.invalid(key, v, origin, "a non-negative number"))
+                }
+            },
+        }
+    }
+
+    fn bool(&self, key: &str, default: bool) -> Result<bool, WorkloadError> {
+        match self.props.get(key) {
+            None => Ok(default),
+            Some(v) if v.trim().eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.trim().eq_ignore_ascii_case("false") => Ok(false),
+            Some(_) => {
+                let (v, origin) = self.raw(key, "");
+                Err(self.invalid(key, v, origin, "one of true, false"))
+            }
+        }
+    }
+
+    fn choice(
+        &self,
+        key: &str,
+        default: &str,
+        choices: &[&'static str],
+    ) -> Result<&'static str, WorkloadError> {
+        let (v, origin) = self.raw(key, default);
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == v.trim())
+            .ok_or_else(|| self.invalid(key, v, origin, &format!("one of {}", choices.join(", "))))
+    }
+
+    fn origin(&self, key: &str) -> Origin {
+        self.props.origin(key).cloned().unwrap_or(Origin::Default)
+    }
+}
+
+/// Levenshtein distance, for "did you mean" suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+fn suggestion<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
+    let limit = (key.chars().count() / 3).max(2);
+    known
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k.to_string())
+}
+
+/// The histogram file named by `fieldlengthhistogram`, relative to the property file
+/// that set it (or to the working directory for `-p` and the default).
+fn histogram_path(value: &str, origin: &Origin) -> PathBuf {
+    let path = Path::new(value);
+    match origin {
+        Origin::File { path: file, .. } if path.is_relative() => {
+            file.parent().unwrap_or(Path::new("")).join(path)
+        }
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Builds the value pool from YCSB `RandomByteIterator`'s character classes: each
+/// 6-byte group uses one 32-bit random word, bytes are `' ' + bits` with 5, 6 or 7
+/// (masked to 95) bits.
+fn value_pool(len: usize) -> Vec<u8> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(VALUE_POOL_SEED);
+    let mut pool = vec![0u8; len];
+    for chunk in pool.chunks_mut(6) {
+        let bits = rng.next_u32() as i32;
+        let group = [
+            (bits & 31) as u8,
+            ((bits >> 5) & 63) as u8,
+            ((bits >> 10) & 95) as u8,
+            ((bits >> 15) & 31) as u8,
+            ((bits >> 20) & 63) as u8,
+            ((bits >> 25) & 95) as u8,
+        ];
+        for (b, g) in chunk.iter_mut().zip(group) {
+            *b = b' ' + g;
+        }
+    }
+    pool
+}
+
+impl CoreWorkload {
+    /// Validates every property. `other_known`: names consumed by other layers (e.g.
+    /// `threadcount`, `target`, `db`, `exporter`, `measurementtype`, `status.interval`) —
+    /// accepted and ignored here. `passthrough_prefixes`: e.g. `["rocksdb."]` — any key
+    /// with such a prefix is accepted (the store validates it).
+    ///
+    /// The first unknown property (in key order) is an error with the closest known
+    /// name as a suggestion; bad numbers and enumeration values name the key, its
+    /// origin and the accepted values.
+    pub fn from_properties(
+        props: &Properties,
+        other_known: &[&str],
+        passthrough_prefixes: &[&str],
+    ) -> Result<CoreWorkload, WorkloadError> {
+        for (key, _) in props.iter() {
+            let known = CORE_PROPERTIES.iter().any(|(k, _)| *k == key)
+                || other_known.contains(&key)
+                || passthrough_prefixes.iter().any(|p| key.starts_with(p));
+            if !known {
+                let names = CORE_PROPERTIES
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .chain(other_known.iter().copied());
+                return Err(WorkloadError::UnknownProperty {
+                    key: key.to_string(),
+                    origin: props.origin(key).cloned().unwrap_or(Origin::Default),
+                    suggestion: suggestion(key, names),
+                });
+            }
+        }
+        let r = Reader { props };
+
+        r.choice("workload", WORKLOAD_CLASSES[0], WORKLOAD_CLASSES)?;
+        let table = r.raw("table", "usertable").0.to_string();
+        let field_count = r.u64("fieldcount", 10)?;
+        if field_count == 0 || field_count > u64::from(u32::MAX) {
+            let (v, o) = r.raw("fieldcount", "");
+            return Err(r.invalid("fieldcount", v, o, "an integer from 1 to 4294967295"));
+        }
+        let field_name_prefix = r.raw("fieldnameprefix", "field").0.to_string();
+        let field_length = r.u64("fieldlength", 100)?;
+        let min_field_length = r.u64("minfieldlength", 1)?;
+        let field_length_distribution = r.choice(
+            "fieldlengthdistribution",
+            "constant",
+            FIELD_LENGTH_DISTRIBUTIONS,
+        )?;
+        let (histogram_file, histogram_origin) = r.raw("fieldlengthhistogram", "hist.txt");
+        let histogram_file = histogram_file.to_string();
+        if field_length_distribution != "constant" && min_field_length > field_length {
+            return Err(WorkloadError::Inconsistent(format!(
+                "minfieldlength={min_field_length} ({}) is larger than fieldlength={field_length} ({})",
+                r.origin("minfieldlength"),
+                r.origin("fieldlength"),
+            )));
+        }
+        let field_length_chooser = match field_length_distribution {
+            "constant" => Length::Constant(Constant::new(field_length)),
+            "uniform" => Length::Uniform(Uniform::new(min_field_length, field_length)),
+            "zipfian" => Length::Zipfian(Zipfian::new(
+                min_field_length,
+                field_length,
+                Zipfian::DEFAULT_THETA,
+            )),
+            _ => {
+                let path = histogram_path(&histogram_file, &histogram_origin);
+                let text = std::fs::read_to_string(&path).map_err(|source| WorkloadError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                let h =
+                    Histogram::parse(&text).map_err(|(line, message)| WorkloadError::Syntax {
+                        path,
+                        line,
+                        message,
+                    })?;
+                Length::Histogram(Arc::new(h))
+            }
+        };
+        let max_field_length = match &field_length_chooser {
+            Length::Constant(_) | Length::Uniform(_) | Length::Zipfian(_) => field_length,
+            Length::Histogram(h) => h.max_value(),
+        };
+        if max_field_length > u64::from(u32::MAX) {
+            let (v, o) = r.raw("fieldlength", "");
+            return Err(r.invalid("fieldlength", v, o, "at most 4294967295 bytes"));
+        }
+
+        let mut record_count = r.u64("recordcount", 0)?;
+        if record_count == 0 {
+            // YCSB: `if (recordcount == 0) recordcount = Integer.MAX_VALUE;`
+            record_count = i32::MAX as u64;
+        }
+        let operation_count = r.u64("operationcount", 0)?;
+        let insert_start = r.u64("insertstart", 0)?;
+        let insert_count = r.u64("insertcount", record_count.saturating_sub(insert_start))?;
+        if insert_start
+            .checked_add(insert_count)
+            .is_none_or(|end| end > record_count)
+        {
+            return Err(WorkloadError::Inconsistent(format!(
+                "insertstart={insert_start} ({}) + insertcount={insert_count} ({}) exceeds \
+                 recordcount={record_count} ({})",
+                r.origin("insertstart"),
+                r.origin("insertcount"),
+                r.origin("recordcount"),
+            )));
+        }
+        if insert_count == 0 {
+            let (v, o) = r.raw("insertcount", "0");
+            return Err(r.invalid("insertcount", v, o, "at least 1 record"));
+        }
+        let zero_padding = r.u64("zeropadding", 1)?;
+        if zero_padding > 1024 {
+            let (v, o) = r.raw("zeropadding", "");
+            return Err(r.invalid("zeropadding", v, o, "at most 1024"));
+        }
+        let read_all_fields = r.bool("readallfields", true)?;
+        let read_all_fields_by_name = r.bool("readallfieldsbyname", false)?;
+        let write_all_fields = r.bool("writeallfields", false)?;
+        let data_integrity = r.bool("dataintegrity", false)?;
+        if data_integrity && field_length_distribution != "constant" {
+            return Err(WorkloadError::Inconsistent(format!(
+                "dataintegrity=true ({}) requires fieldlengthdistribution=constant, not `{}` ({})",
+                r.origin("dataintegrity"),
+                field_length_distribution,
+                r.origin("fieldlengthdistribution"),
+            )));
+        }
+        let ordered = r.choice("insertorder", "hashed", INSERT_ORDERS)? == "ordered";
+
+        let mut proportions = [0.0f64; 6];
+        for (p, (key, default)) in proportions
+            .iter_mut()
+            .zip(PROPORTION_KEYS.iter().zip([0.95, 0.05, 0.0, 0.0, 0.0, 0.0]))
+        {
+            *p = r.f64(key, default)?;
+        }
+        let total: f64 = proportions.iter().sum();
+        if total <= 0.0 {
+            let mut listed = String::new();
+            for key in PROPORTION_KEYS {
+                let (v, o) = r.raw(key, "0");
+                let _ = write!(listed, " {key}={v} ({o})");
+            }
+            return Err(WorkloadError::Inconsistent(format!(
+                "operation proportions sum to 0:{listed}"
+            )));
+        }
+        let mut op_thresholds = [0.0; 6];
+        let mut cumulative = 0.0;
+        for (t, p) in op_thresholds.iter_mut().zip(proportions) {
+            cumulative += p / total;
+            *t = cumulative;
+        }
+
+        let theta = r.f64("zipfianconstant", Zipfian::DEFAULT_THETA)?;
+        if !(theta > 0.0 && theta < 1.0) {
+            let (v, o) = r.raw("zipfianconstant", "");
+            return Err(r.invalid("zipfianconstant", v, o, "a number strictly between 0 and 1"));
+        }
+        let hot_data = r.f64("hotspotdatafraction", 0.2)?;
+        let hot_opn = r.f64("hotspotopnfraction", 0.8)?;
+        for (key, value) in [
+            ("hotspotdatafraction", hot_data),
+            ("hotspotopnfraction", hot_opn),
+        ] {
+            if value > 1.0 {
+                let (v, o) = r.raw(key, "");
+                return Err(r.invalid(key, v, o, "a fraction from 0 to 1"));
+            }
+        }
+        let exp_percentile = r.f64("exponential.percentile", 95.0)?;
+        if !(exp_percentile > 0.0 && exp_percentile < 100.0) {
+            let (v, o) = r.raw("exponential.percentile", "");
+            return Err(r.invalid(
+                "exponential.percentile",
+                v,
+                o,
+                "a percentile strictly between 0 and 100",
+            ));
+        }
+        let exp_frac = r.f64("exponential.frac", 0.8571428571)?;
+        if exp_frac <= 0.0 {
+            let (v, o) = r.raw("exponential.frac", "");
+            return Err(r.invalid("exponential.frac", v, o, "a positive fraction"));
+        }
+
+        let insert_sequence = Arc::new(AcknowledgedCounter::new(record_count));
+        let request_distribution =
+            r.choice("requestdistribution", "uniform", REQUEST_DISTRIBUTIONS)?;
+        let last_key = insert_start + insert_count - 1;
+        let key_chooser = match request_distribution {
+            "uniform" => KeyChooser::Uniform(Uniform::new(insert_start, last_key)),
+            "exponential" => KeyChooser::Exponential(Exponential::new(
+                exp_percentile,
+                record_count as f64 * exp_frac,
+            )),
+            "sequential" => {
+                KeyChooser::Sequential(Arc::new(Sequential::new(insert_start, last_key)))
+            }
+            "zipfian" => {
+                let insert_proportion = proportions[2];
+                // YCSB: `(int) (opcount * insertproportion * 2.0)`, 2 being a fudge factor
+                // so that keys inserted during the run fall inside the Zipfian's range.
+                let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
+                KeyChooser::Zipfian(ScrambledZipfian::new(
+                    insert_start,
+                    insert_start + insert_count + expected_new_keys,
+                    theta,
+                ))
+            }
+            "latest" => KeyChooser::Latest(SkewedLatest::new(insert_sequence.clone(), theta)),
+            _ => KeyChooser::Hotspot(Hotspot::new(insert_start, last_key, hot_data, hot_opn)),
+        };
+
+        let min_scan = r.u64("minscanlength", 1)?;
+        let max_scan = r.u64("maxscanlength", 1000)?;
+        if min_scan > max_scan || max_scan > u64::from(u32::MAX) {
+            return Err(WorkloadError::Inconsistent(format!(
+                "minscanlength={min_scan} ({}) must be at most maxscanlength={max_scan} ({}), \
+                 itself at most 4294967295",
+                r.origin("minscanlength"),
+                r.origin("maxscanlength"),
+            )));
+        }
+        let scan_distribution = r.choice(
+            "scanlengthdistribution",
+            "uniform",
+            SCAN_LENGTH_DISTRIBUTIONS,
+        )?;
+        let scan_length = match scan_distribution {
+            "uniform" => Length::Uniform(Uniform::new(min_scan, max_scan)),
+            _ => Length::Zipfian(Zipfian::new(min_scan, max_scan, Zipfian::DEFAULT_THETA)),
+        };
+        let insertion_retry_limit = r.u64("core_workload_insertion_retry_limit", 0)?;
+        let insertion_retry_interval_s = r.u64("core_workload_insertion_retry_interval", 3)?;
+
+        let field_names = (0..field_count)
+            .map(|i| format!("{field_name_prefix}{i}").into_bytes())
+            .collect();
+        let pool = if data_integrity {
+            Vec::new()
+        } else {
+            value_pool(VALUE_POOL_BYTES + max_field_length as usize)
+        };
+
+        let workload_class = r.raw("workload", WORKLOAD_CLASSES[0]).0.trim().to_string();
+        let b = |v: bool| v.to_string();
+        let mut effective: Vec<(String, String)> = vec![
+            (
+                "core_workload_insertion_retry_interval".into(),
+                insertion_retry_interval_s.to_string(),
+            ),
+            (
+                "core_workload_insertion_retry_limit".into(),
+                insertion_retry_limit.to_string(),
+            ),
+            ("dataintegrity".into(), b(data_integrity)),
+            ("exponential.frac".into(), exp_frac.to_string()),
+            ("exponential.percentile".into(), exp_percentile.to_string()),
+            ("fieldcount".into(), field_count.to_string()),
+            ("fieldlength".into(), field_length.to_string()),
+            (
+                "fieldlengthdistribution".into(),
+                field_length_distribution.into(),
+            ),
+            ("fieldlengthhistogram".into(), histogram_file),
+            ("fieldnameprefix".into(), field_name_prefix),
+            ("hotspotdatafraction".into(), hot_data.to_string()),
+            ("hotspotopnfraction".into(), hot_opn.to_string()),
+            ("insertcount".into(), insert_count.to_string()),
+            (
+                "insertorder".into(),
+                (if ordered { "ordered" } else { "hashed" }).into(),
+            ),
+            ("insertstart".into(), insert_start.to_string()),
+            ("maxscanlength".into(), max_scan.to_string()),
+            ("minfieldlength".into(), min_field_length.to_string()),
+            ("minscanlength".into(), min_scan.to_string()),
+            ("operationcount".into(), operation_count.to_string()),
+            ("readallfields".into(), b(read_all_fields)),
+            ("readallfieldsbyname".into(), b(read_all_fields_by_name)),
+            ("recordcount".into(), record_count.to_string()),
+            ("requestdistribution".into(), request_distribution.into()),
+            ("scanlengthdistribution".into(), scan_distribution.into()),
+            ("table".into(), table.clone()),
+            ("workload".into(), workload_class),
+            ("writeallfields".into(), b(write_all_fields)),
+            ("zeropadding".into(), zero_padding.to_string()),
+            ("zipfianconstant".into(), theta.to_string()),
+        ];
+        for (key, p) in PROPORTION_KEYS.iter().zip(proportions) {
+            effective.push((key.to_string(), p.to_string()));
+        }
+        effective.sort();
+        debug_assert_eq!(effective.len(), CORE_PROPERTIES.len());
+
+        Ok(CoreWorkload {
+            shared: Arc::new(Shared {
+                ordered,
+                zero_padding: zero_padding as usize,
+                field_names,
+                field_length: field_length_chooser,
+                data_integrity,
+                pool,
+                insert_sequence,
+            }),
+            record_count,
+            operation_count,
+            insert_start,
+            insert_count,
+            table,
+            read_all_fields,
+            write_all_fields,
+            op_thresholds,
+            key_chooser,
+            field_chooser: Uniform::new(0, field_count - 1),
+            scan_length,
+            max_field_length,
+            insertion_retry_limit,
+            insertion_retry_interval_s,
+            effective,
+        })
+    }
+
+    /// `recordcount` (2³¹−1 when given as 0, as YCSB).
+    pub fn record_count(&self) -> u64 {
+        self.record_count
+    }
+
+    /// `operationcount`.
+    pub fn operation_count(&self) -> u64 {
+        self.operation_count
+    }
+
+    /// `insertstart`: the first key number of the load phase.
+    pub fn insert_start(&self) -> u64 {
+        self.insert_start
+    }
+
+    /// `insertcount`: the number of records the load phase inserts (default
+    /// `recordcount − insertstart`).
+    pub fn insert_count(&self) -> u64 {
+        self.insert_count
+    }
+
+    /// `table`.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// `dataintegrity`: values are deterministic and reads can be checked with
+    /// [`CoreWorkload::check_read`].
+    pub fn data_integrity(&self) -> bool {
+        self.shared.data_integrity
+    }
+
+    /// True when the mix contains scans (`scanproportion > 0`): the store must support
+    /// ordered scans.
+    pub fn needs_scan(&self) -> bool {
+        self.op_thresholds[3] > self.op_thresholds[2]
+    }
+
+    /// The largest field value length this workload produces, in bytes.
+    pub fn max_field_length_bytes(&self) -> u64 {
+        self.max_field_length
+    }
+
+    /// `core_workload_insertion_retry_limit`: how often the runner retries a failed
+    /// load-phase insert.
+    pub fn insertion_retry_limit(&self) -> u64 {
+        self.insertion_retry_limit
+    }
+
+    /// `core_workload_insertion_retry_interval`: mean seconds between insert retries
+    /// (YCSB sleeps a uniform 0.8–1.2 × this).
+    pub fn insertion_retry_interval_s(&self) -> u64 {
+        self.insertion_retry_interval_s
+    }
+
+    /// Every CoreWorkload property with its effective value, defaults included, sorted
+    /// by name (for the result document).
+    pub fn effective(&self) -> Vec<(String, String)> {
+        self.effective.clone()
+    }
+
+    /// Writes YCSB's `buildKeyName(keynum)` into `out` (cleared first): `user` +
+    /// the decimal of `fnvhash64(keynum)` (or of `keynum` with `insertorder=ordered`),
+    /// left-padded with zeros to `zeropadding` digits.
+    pub fn key_name(&self, keynum: u64, out: &mut Vec<u8>) {
+        self.shared.key_name(keynum, out);
+    }
+
+    /// Worker `worker` of `workers` for the load phase, seeded from the run seed `seed`.
+    ///
+    /// The `insertcount` keys from `insertstart` are split into contiguous slices in
+    /// worker order; worker `w` inserts `insertcount / workers` keys, plus one if
+    /// `w < insertcount % workers` — YCSB `Client`'s per-thread operation counts.
+    pub fn load_worker(&self, seed: u64, worker: usize, workers: usize) -> LoadWorker {
+        let workers = workers.max(1) as u64;
+        let w = worker as u64;
+        let base = self.insert_count / workers;
+        let extra = self.insert_count % workers;
+        let start = self.insert_start + w * base + w.min(extra);
+        let count = base + u64::from(w < extra);
+        LoadWorker {
+            shared: self.shared.clone(),
+            rng: Xoshiro256PlusPlus::seed_from_u64(worker_seed(seed ^ LOAD_SEED_SALT, worker)),
+            next_key: start,
+            end_key: start + count,
+        }
+    }
+
+    /// Worker `worker` of the transaction phase, seeded with
+    /// [`worker_seed`]`(seed, worker)` from the run seed `seed`.
+    ///
+    /// Every worker shares the transaction-insert counter (and, for
+    /// `requestdistribution=sequential`, the sequence) with the others, as YCSB's
+    /// threads share one workload object.
+    pub fn run_worker(self: &Arc<Self>, seed: u64, worker: usize) -> RunWorker {
+        RunWorker {
+            workload: self.clone(),
+            rng: Xoshiro256PlusPlus::seed_from_u64(worker_seed(seed, worker)),
+            key_chooser: self.key_chooser.clone(),
+        }
+    }
+
+    /// The record the load phase writes for `keynum`, into `out` (cleared first).
+    ///
+    /// With `dataintegrity` every value is YCSB's deterministic value, exactly what was
+    /// written. Without it, values were random: the field names are right, and so are
+    /// the lengths for a constant length distribution, but values (and other lengths)
+    /// are only a stand-in drawn from a generator seeded by `keynum`.
+    pub fn expected_record(&self, keynum: u64, out: &mut Record) {
+        out.clear();
+        let mut key = Vec::with_capacity(32);
+        self.shared.key_name(keynum, &mut key);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(keynum);
+        for index in 0..self.shared.field_names.len() {
+            self.shared.push_field(&mut rng, &key, index, out);
+        }
+    }
+
+    /// With `dataintegrity`, checks a read as YCSB's `verifyRow`: true when `reply` has
+    /// at least one field and every field equals `buildDeterministicValue(key, name)`.
+    /// Without `dataintegrity` there is nothing to check and this returns true.
+    pub fn check_read(&self, key: &[u8], reply: &Record) -> bool {
+        if !self.shared.data_integrity {
+            return true;
+        }
+        if reply.is_empty() {
+            return false;
+        }
+        let size = self.max_field_length as usize;
+        reply.iter().all(|(name, value)| {
+            if value.len() != size {
+                return false;
+            }
+            let mut same = true;
+            deterministic_value(key, name, size, |i, b| same &= value[i] == b);
+            same
+        })
+    }
+}
+
+/// One worker's share of the load phase: inserts of consecutive key numbers.
+#[derive(Debug)]
+pub struct LoadWorker {
+    shared: Arc<Shared>,
+    rng: Xoshiro256PlusPlus,
+    next_key: u64,
+    end_key: u64,
+}
+
+impl LoadWorker {
+    /// Clears `req` and fills it with the next insert (key and every field); returns
+    /// false, leaving `req` cleared, when this worker's share is done.
+    pub fn next(&mut self, req: &mut Request) -> bool {
+        req.clear();
+        if self.next_key >= self.end_key {
+            return false;
+        }
+        let keynum = self.next_key;
+        self.next_key += 1;
+        req.kind = OpKind::Insert;
+        self.shared.key_name(keynum, &mut req.key);
+        for index in 0..self.shared.field_names.len() {
+            self.shared
+                .push_field(&mut self.rng, &req.key, index, &mut req.record);
+        }
+        true
+    }
+
+    /// Inserts left in this worker's share.
+    pub fn remaining(&self) -> u64 {
+        self.end_key - self.next_key
+    }
+}
+
+/// One worker's transaction-phase operation stream.
+#[derive(Debug)]
+pub struct RunWorker {
+    workload: Arc<CoreWorkload>,
+    rng: Xoshiro256PlusPlus,
+    key_chooser: KeyChooser,
+}
+
+impl RunWorker {
+    /// Clears `req` and fills it with the next operation, chosen by the proportions:
+    ///
+    /// - `Read`: `read_all` per `readallfields`; when false, `record` names one random
+    ///   field (empty value).
+    /// - `Update`: `record` holds one random field (all with `writeallfields`).
+    /// - `Insert`: the next key of the shared insert sequence with every field; returns
+    ///   `Some(keynum)`, which the caller must pass to [`RunWorker::acknowledge`] once the
+    ///   insert has completed (successfully or not, as YCSB), so that readers may choose it.
+    /// - `Scan`: `scan_len` from the scan length distribution; `read_all`/`record` as
+    ///   for reads.
+    /// - `ReadModifyWrite`: `record` holds the update's fields; `read_all` per
+    ///   `readallfields`. When false, the read reads the fields the update writes (YCSB
+    ///   draws a separate random field for the read; a `Request` has one field list).
+    /// - `Delete` (kvlab extension): only the key.
+    ///
+    /// Keys are chosen as YCSB's `nextKeynum`: never above the highest acknowledged
+    /// insert. Returns `None` for every kind but `Insert`.
+    pub fn next(&mut self, req: &mut Request) -> Option<u64> {
+        req.clear();
+        let RunWorker {
+            workload,
+            rng,
+            key_chooser,
+        } = self;
+        let wl = &**workload;
+        let u = next_f64(rng);
+        let kind_index = wl
+            .op_thresholds
+            .iter()
+            .position(|&t| u < t)
+            .unwrap_or_else(|| {
+                // Rounding can leave the last threshold a hair below 1: take the last kind
+                // with a nonzero share.
+                (0..6)
+                    .rev()
+                    .find(|&i| i == 0 || wl.op_thresholds[i] > wl.op_thresholds[i - 1])
+                    .unwrap_or(0)
+            });
+        let kind = OP_KINDS[kind_index];
+        req.kind = kind;
+        if kind == OpKind::Insert {
+            let keynum = wl.shared.insert_sequence.next();
+            wl.shared.key_name(keynum, &mut req.key);
+            for index in 0..wl.shared.field_names.len() {
+                wl.shared.push_field(rng, &req.key, index, &mut req.record);
+            }
+            return Some(keynum);
+        }
+        let keynum = next_keynum(key_chooser, rng, &wl.shared.insert_sequence);
+        wl.shared.key_name(keynum, &mut req.key);
+        match kind {
+            OpKind::Read | OpKind::Scan => {
+                if kind == OpKind::Scan {
+                    req.scan_len = wl.scan_length.next(rng) as u32;
+                }
+                req.read_all = wl.read_all_fields;
+                if !wl.read_all_fields {
+                    let index = wl.field_chooser.next(rng) as usize;
+                    req.record.push(&wl.shared.field_names[index], b"");
+                }
+            }
+            OpKind::Update | OpKind::ReadModifyWrite => {
+                if kind == OpKind::ReadModifyWrite {
+                    req.read_all = wl.read_all_fields;
+                }
+                if wl.write_all_fields {
+                    for index in 0..wl.shared.field_names.len() {
+                        wl.shared.push_field(rng, &req.key, index, &mut req.record);
+                    }
+                } else {
+                    let index = wl.field_chooser.next(rng) as usize;
+                    wl.shared.push_field(rng, &req.key, index, &mut req.record);
+                }
+            }
+            OpKind::Delete | OpKind::Insert => {}
+        }
+        None
+    }
+
+    /// Acknowledges a transaction-phase insert returned by [`RunWorker::next`], making
+    /// its key available to readers.
+    pub fn acknowledge(&self, keynum: u64) {
+        self.workload.shared.insert_sequence.acknowledge(keynum);
+    }
+
+    /// The workload this worker draws from.
+    pub fn workload(&self) -> &Arc<CoreWorkload> {
+        &self.workload
+    }
+}
+
+/// YCSB `nextKeynum`: for `exponential`, `last − ⌊draw⌋` retried while negative; for the
+/// others, a draw retried while above the last acknowledged insert.
+#[inline]
+fn next_keynum(
+    key_chooser: &mut KeyChooser,
+    rng: &mut Xoshiro256PlusPlus,
+    sequence: &AcknowledgedCounter,
+) -> u64 {
+    match key_chooser {
+        KeyChooser::Exponential(e) => loop {
+            let last = sequence.acknowledged_below() as i64 - 1;
+            let keynum = last - e.next(rng) as i64;
+            if keynum >= 0 {
+                return keynum as u64;
+            }
+        },
+        chooser => loop {
+            let keynum = match chooser {
+                KeyChooser::Uniform(g) => g.next(rng),
+                KeyChooser::Zipfian(g) => g.next(rng),
+                KeyChooser::Latest(g) => g.next(rng),
+                KeyChooser::Hotspot(g) => g.next(rng),
+                KeyChooser::Sequential(g) => g.next(),
+                KeyChooser::Exponential(_) => unreachable!("handled above"),
+            };
+            if keynum < sequence.acknowledged_below() {
+                return keynum;
+            }
+        },
+    }
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what kvlab needs to build and test on a fresh Debian machine:
+# clang/libclang (bindgen), the system RocksDB library kvlab links (and db_bench from
+# rocksdb-tools for benchmarks), redis-server and memcached for the server tests.
+# Idempotent: does nothing that is already done.
+set -euo pipefail
+need=()
+for pkg in clang libclang-dev librocksdb-dev rocksdb-tools; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing ${need[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install Rust (rustup) first" >&2
+  exit 1
+fi
