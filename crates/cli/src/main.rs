@@ -129,7 +129,11 @@ fn parse_warmup(s: &str) -> Result<Warmup> {
         return Ok(Warmup::Ops(n));
     }
     let d = parse_duration(t).map_err(|e| usage(format!("--warmup: {e}; or e.g. 50000ops")))?;
-    Ok(if d.is_zero() { Warmup::None } else { Warmup::Time(d) })
+    Ok(if d.is_zero() {
+        Warmup::None
+    } else {
+        Warmup::Time(d)
+    })
 }
 
 fn main() -> ExitCode {
@@ -156,7 +160,11 @@ fn main() -> ExitCode {
                 }
             }
             eprintln!("kvlab: error: {e:#}");
-            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() { 2 } else { 1 })
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
+                2
+            } else {
+                1
+            })
         }
     }
 }
@@ -235,7 +243,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     let duration = match (args.duration, props.get("maxexecutiontime")) {
         (Some(d), _) => Some(d),
         (None, Some(t)) => Some(Duration::from_secs(t.trim().parse().map_err(|_| {
-            usage(format!("property maxexecutiontime: `{t}` is not a number of seconds"))
+            usage(format!(
+                "property maxexecutiontime: `{t}` is not a number of seconds"
+            ))
         })?)),
         (None, None) => None,
     };
@@ -249,7 +259,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     let seed = args.seed.unwrap_or_else(random_seed);
     let plan = RunPlan {
         threads,
-        operations: if args.duration.is_some() { None } else { Some(workload.operation_count()) },
+        operations: if args.duration.is_some() {
+            None
+        } else {
+            Some(workload.operation_count())
+        },
         duration,
         warmup,
         target_rate,
@@ -267,9 +281,19 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
         });
     }
-    let ctx = Phase { phase, args, props, workload: Arc::new(workload), plan, stop };
-    let store_pairs: Vec<(String, String)> =
-        ctx.props.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let ctx = Phase {
+        phase,
+        args,
+        props,
+        workload: Arc::new(workload),
+        plan,
+        stop,
+    };
+    let store_pairs: Vec<(String, String)> = ctx
+        .props
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
 
     // The one place that knows every store.
     match ctx.args.db.as_str() {
@@ -285,7 +309,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             execute(&ctx, &store)
         }
         "null" => {
-            StoreOptions::new("null.", store_pairs).finish(&[]).map_err(|e| usage(e.message))?;
+            StoreOptions::new("null.", store_pairs)
+                .finish(&[])
+                .map_err(|e| usage(e.message))?;
             execute(&ctx, &NullStore)
         }
         other => Err(usage(format!(
@@ -307,7 +333,12 @@ fn available_stores() -> Vec<&'static str> {
 fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
     h.write_u32(std::process::id());
     h.finish()
 }
@@ -361,7 +392,11 @@ fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
         if iv.warmup {
             return;
         }
-        timeline.push(TimelineRow::from_interval(iv.time_s, iv.interval_s, iv.recorder));
+        timeline.push(TimelineRow::from_interval(
+            iv.time_s,
+            iv.interval_s,
+            iv.recorder,
+        ));
         if let Some(log) = hlog.as_mut() {
             let start = Duration::from_secs_f64((iv.time_s - iv.interval_s).max(0.0));
             if let Err(e) =
@@ -419,9 +454,17 @@ fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
     kvlab_measure::write_ycsb_text(&summary, &mut out)?;
     if ctx.workload.data_integrity() {
         writeln!(out, "[VERIFY], Operations, {}", outcome.integrity_checked)?;
-        writeln!(out, "[VERIFY], Return=OK, {}", outcome.integrity_checked - outcome.integrity_failed)?;
+        writeln!(
+            out,
+            "[VERIFY], Return=OK, {}",
+            outcome.integrity_checked - outcome.integrity_failed
+        )?;
         if outcome.integrity_failed > 0 {
-            writeln!(out, "[VERIFY], Return=UNEXPECTED_STATE, {}", outcome.integrity_failed)?;
+            writeln!(
+                out,
+                "[VERIFY], Return=UNEXPECTED_STATE, {}",
+                outcome.integrity_failed
+            )?;
         }
     }
     out.flush()?;
@@ -432,7 +475,9 @@ fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
     if let Some(dir) = &ctx.args.out {
         let doc = ResultDocument {
             kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
-            command: std::env::args().map(|a| kvlab_report::redact_url(&a)).collect(),
+            command: std::env::args()
+                .map(|a| kvlab_report::redact_url(&a))
+                .collect(),
             phase: ctx.phase.to_string(),
             started_at: kvlab_report::rfc3339(started),
             finished_at: kvlab_report::rfc3339(SystemTime::now()),
@@ -475,7 +520,10 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
     let mut m = BTreeMap::new();
     m.insert("threads".into(), json!(p.threads));
     m.insert("operations".into(), json!(p.operations));
-    m.insert("duration_s".into(), json!(p.duration.map(|d| d.as_secs_f64())));
+    m.insert(
+        "duration_s".into(),
+        json!(p.duration.map(|d| d.as_secs_f64())),
+    );
     m.insert(
         "warmup".into(),
         match p.warmup {
@@ -485,16 +533,34 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
         },
     );
     m.insert("target_rate_ops_per_sec".into(), json!(p.target_rate));
-    m.insert("loop".into(), json!(if p.target_rate.is_some() { "open" } else { "closed" }));
+    m.insert(
+        "loop".into(),
+        json!(if p.target_rate.is_some() {
+            "open"
+        } else {
+            "closed"
+        }),
+    );
     m.insert("interval_s".into(), json!(p.interval.as_secs_f64()));
     m.insert("max_errors".into(), json!(p.max_errors));
-    m.insert("max_schedule_lag_ms".into(), json!(outcome.max_schedule_lag_ms));
-    m.insert("error_budget_exceeded".into(), json!(outcome.error_budget_exceeded));
+    m.insert(
+        "max_schedule_lag_ms".into(),
+        json!(outcome.max_schedule_lag_ms),
+    );
+    m.insert(
+        "error_budget_exceeded".into(),
+        json!(outcome.error_budget_exceeded),
+    );
     m.insert("integrity_checked".into(), json!(outcome.integrity_checked));
     m.insert("integrity_failed".into(), json!(outcome.integrity_failed));
     m.insert(
         "property_files".into(),
-        json!(ctx.args.property_files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()),
+        json!(ctx
+            .args
+            .property_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()),
     );
     m.insert("overrides".into(), json!(ctx.args.properties));
     m

@@ -67,7 +67,12 @@ fn human_duration(d: Duration) -> String {
 impl Progress {
     /// A progress display for `phase`.
     pub fn new(when: When, phase: &'static str) -> Progress {
-        Progress { show: enabled(when), tty: std::io::stderr().is_terminal(), phase, drawn: false }
+        Progress {
+            show: enabled(when),
+            tty: std::io::stderr().is_terminal(),
+            phase,
+            drawn: false,
+        }
     }
 
     /// Shows one interval.
@@ -76,10 +81,19 @@ impl Progress {
             return;
         }
         let ops = iv.recorder.operations();
-        let rate = if iv.interval_s > 0.0 { ops as f64 / iv.interval_s } else { 0.0 };
+        let rate = if iv.interval_s > 0.0 {
+            ops as f64 / iv.interval_s
+        } else {
+            0.0
+        };
         let p99 = iv.recorder.overall().value_at_quantile(0.99) as f64 / 1e3;
         let mut line = if iv.warmup {
-            format!("{} warm-up {:>6.1}s  {:>8} ops/s", self.phase, iv.time_s, human_rate(rate))
+            format!(
+                "{} warm-up {:>6.1}s  {:>8} ops/s",
+                self.phase,
+                iv.time_s,
+                human_rate(rate)
+            )
         } else {
             format!(
                 "{} {:>6.1}s  {:>8} ops/s  p99 {:>9}  {} ops",
@@ -95,7 +109,9 @@ impl Progress {
                 (Some(total), _) if total > 0 && iv.done > 0 => {
                     line.push_str(&format!(" ({:.0}%)", 100.0 * iv.done as f64 / total as f64));
                     let per_op = iv.time_s / iv.done as f64;
-                    Some(Duration::from_secs_f64(per_op * total.saturating_sub(iv.done) as f64))
+                    Some(Duration::from_secs_f64(
+                        per_op * total.saturating_sub(iv.done) as f64,
+                    ))
                 }
                 (None, Some(d)) => Some(d.saturating_sub(Duration::from_secs_f64(iv.time_s))),
                 _ => None,

@@ -190,10 +190,16 @@ pub fn run<S: Store>(
                 // opcount % threads one more.
                 total / threads as u64 + u64::from((i as u64) < total % threads as u64)
             };
-            (Source::Run(workload.run_worker(worker_seed(plan.seed, i), i)), quota)
+            (
+                Source::Run(workload.run_worker(worker_seed(plan.seed, i), i)),
+                quota,
+            )
         })
         .collect();
-    let plan = RunPlan { operations: (total != u64::MAX).then_some(total), ..plan.clone() };
+    let plan = RunPlan {
+        operations: (total != u64::MAX).then_some(total),
+        ..plan.clone()
+    };
     drive(store, workload, &plan, sources, stop, observer)
 }
 
@@ -253,15 +259,18 @@ fn drive<S: Store>(
     }
     if let Some(rate) = plan.target_rate {
         if !(rate.is_finite() && rate > 0.0) {
-            return Err(RunError::Plan(format!("target rate must be > 0, got {rate}")));
+            return Err(RunError::Plan(format!(
+                "target rate must be > 0, got {rate}"
+            )));
         }
     }
     // Open every session first: a store that cannot serve fails before anything runs.
     let mut sessions = Vec::with_capacity(plan.threads);
     for _ in 0..plan.threads {
-        sessions.push(
-            store.session().map_err(|source| RunError::Session { store: store.name(), source })?,
-        );
+        sessions.push(store.session().map_err(|source| RunError::Session {
+            store: store.name(),
+            source,
+        })?);
     }
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
@@ -302,7 +311,17 @@ fn drive<S: Store>(
             );
         }
         drop(tx);
-        collect(plan, &shared, &barrier, &rx, caller_stop, observer, handles, &start_holder, &warmup_deadline_holder)
+        collect(
+            plan,
+            &shared,
+            &barrier,
+            &rx,
+            caller_stop,
+            observer,
+            handles,
+            &start_holder,
+            &warmup_deadline_holder,
+        )
     })
 }
 
@@ -320,7 +339,9 @@ fn gather(
     let deadline = Instant::now() + Duration::from_millis(100);
     let (mut seen, mut finished, mut ops) = (0usize, 0usize, 0u64);
     while seen < active {
-        let Some(left) = deadline.checked_duration_since(Instant::now()) else { break };
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            break;
+        };
         match rx.recv_timeout(left) {
             Ok(h) => {
                 if h.epoch == epoch || h.epoch == u64::MAX {
@@ -535,11 +556,19 @@ impl<S: Session> Worker<S> {
                 if e != my_epoch {
                     my_epoch = e;
                     let r = std::mem::replace(&mut recorder, Recorder::new());
-                    let _ = self.tx.send(Handover { epoch: e, warmup: true, recorder: r });
+                    let _ = self.tx.send(Handover {
+                        epoch: e,
+                        warmup: true,
+                        recorder: r,
+                    });
                 }
             }
             let r = std::mem::replace(&mut recorder, Recorder::new());
-            let _ = self.tx.send(Handover { epoch: my_epoch, warmup: true, recorder: r });
+            let _ = self.tx.send(Handover {
+                epoch: my_epoch,
+                warmup: true,
+                recorder: r,
+            });
             self.shared.done.fetch_add(1, Ordering::AcqRel);
         }
         self.barrier.wait();
@@ -569,10 +598,18 @@ impl<S: Session> Worker<S> {
             if e != my_epoch {
                 my_epoch = e;
                 let r = std::mem::replace(&mut recorder, Recorder::new());
-                let _ = self.tx.send(Handover { epoch: e, warmup: false, recorder: r });
+                let _ = self.tx.send(Handover {
+                    epoch: e,
+                    warmup: false,
+                    recorder: r,
+                });
             }
         }
-        let _ = self.tx.send(Handover { epoch: u64::MAX, warmup: false, recorder });
+        let _ = self.tx.send(Handover {
+            epoch: u64::MAX,
+            warmup: false,
+            recorder,
+        });
         WorkerResult {
             integrity_checked: ctx.integrity_checked,
             integrity_failed: ctx.integrity_failed,
@@ -660,7 +697,10 @@ impl<S: Session> Worker<S> {
         };
         recorder.record(OpKind::ReadModifyWrite, status, nanos(end - started));
         if let Some(due) = intended {
-            recorder.record_intended(OpKind::ReadModifyWrite, nanos(end.saturating_duration_since(due)));
+            recorder.record_intended(
+                OpKind::ReadModifyWrite,
+                nanos(end.saturating_duration_since(due)),
+            );
         }
     }
 
@@ -776,9 +816,10 @@ pub fn verify<S: Store>(
     let checked = AtomicU64::new(0);
     let mut sessions = Vec::new();
     for _ in 0..threads {
-        sessions.push(
-            store.session().map_err(|source| RunError::Session { store: store.name(), source })?,
-        );
+        sessions.push(store.session().map_err(|source| RunError::Session {
+            store: store.name(),
+            source,
+        })?);
     }
     let reports: Vec<VerifyReport> = std::thread::scope(|scope| {
         let handles: Vec<_> = sessions
@@ -818,9 +859,7 @@ pub fn verify<S: Store>(
                                         && workload.check_read(&slot.request.key, &slot.reply)
                                 } else {
                                     slot.reply.len() == expected.len()
-                                        && expected
-                                            .iter()
-                                            .all(|(n, _)| slot.reply.get(n).is_some())
+                                        && expected.iter().all(|(n, _)| slot.reply.get(n).is_some())
                                 };
                                 if !good {
                                     report.corrupted += 1;
@@ -845,7 +884,10 @@ pub fn verify<S: Store>(
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a verify worker panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a verify worker panicked"))
+            .collect()
     });
     let mut total = VerifyReport::default();
     for r in reports {

@@ -1,0 +1,446 @@
+//! End-to-end tests of the `kvlab` binary against a real RocksDB in a temp dir.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn kvlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(args)
+        .output()
+        .expect("running kvlab")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The value of a YCSB report line `[SECTION], name, value`.
+fn report_value(stdout: &str, section: &str, name: &str) -> Option<String> {
+    let prefix = format!("[{section}], {name}, ");
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+}
+
+#[test]
+fn load_run_verify_on_rocksdb_with_data_integrity() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let out = dir.path().join("out");
+    let db = db.to_str().unwrap();
+    let common = [
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=3000",
+        "-p",
+        "operationcount=6000",
+        "-p",
+        "dataintegrity=true",
+        "--db",
+        "rocksdb",
+        "--path",
+        db,
+        "--seed",
+        "42",
+    ];
+    let o = kvlab(&[&["load"], &common[..], &["--threads", "2"]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "load failed: {stderr}");
+    assert_eq!(
+        report_value(&stdout, "INSERT", "Operations").as_deref(),
+        Some("3000")
+    );
+    assert_eq!(
+        report_value(&stdout, "INSERT", "Return=OK").as_deref(),
+        Some("3000")
+    );
+
+    let o = kvlab(
+        &[
+            &["run"],
+            &common[..],
+            &["--threads", "2", "--out", out.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "run failed: {stderr}");
+    let reads: u64 = report_value(&stdout, "READ", "Operations")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let updates: u64 = report_value(&stdout, "UPDATE", "Operations")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(reads + updates, 6000);
+    // Every read hits, and every value read matches what was written.
+    assert_eq!(
+        report_value(&stdout, "READ", "Return=OK"),
+        Some(reads.to_string())
+    );
+    assert_eq!(
+        report_value(&stdout, "VERIFY", "Operations"),
+        Some(reads.to_string())
+    );
+    assert_eq!(
+        report_value(&stdout, "VERIFY", "Return=OK"),
+        Some(reads.to_string())
+    );
+    assert!(
+        stdout.contains("[READ], 99thPercentileLatency(us), "),
+        "{stdout}"
+    );
+
+    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    assert_eq!(doc.seed, 42);
+    assert_eq!(doc.phase, "run");
+    assert!(!doc.interrupted);
+    assert_eq!(doc.store.name, "rocksdb");
+    assert_eq!(doc.store.options["wal"], serde_json::json!("true"));
+    assert!(
+        doc.store.stats.contains_key("block_cache_hit"),
+        "{:?}",
+        doc.store.stats
+    );
+    assert_eq!(doc.workload["recordcount"], "3000");
+    assert_eq!(doc.results.operations, 6000);
+    assert!(doc.host.cpus >= 1);
+    let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    assert!(csv.starts_with("time_s,interval_s,operations,"), "{csv}");
+    let rows: u64 = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(rows, 6000, "timeline rows add up to the run");
+    let hlog = std::fs::read_to_string(out.join("latency.hlog")).unwrap();
+    assert!(hlog.contains("Tag=READ"), "{hlog}");
+
+    // The same --out again is refused rather than overwritten.
+    let o = kvlab(&[&["run"], &common[..], &["--out", out.to_str().unwrap()]].concat());
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("result.json"), "{}", text(&o).1);
+    assert_eq!(
+        kvlab_report::ResultDocument::load(&out.join("result.json"))
+            .unwrap()
+            .seed,
+        42
+    );
+
+    let o = kvlab(&[&["verify"], &common[..]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "verify failed: {stdout}{stderr}");
+    assert_eq!(
+        report_value(&stdout, "VERIFY", "Records").as_deref(),
+        Some("3000")
+    );
+    assert_eq!(
+        report_value(&stdout, "VERIFY", "Corrupted").as_deref(),
+        Some("0")
+    );
+}
+
+fn corrupt(db: &Path, keys_to_damage: &[&[u8]], key_to_delete: &[u8]) {
+    use kvlab_core::{block_on, Batch, OpKind, Session, Store};
+    use kvlab_stores::rocksdb::{RocksDbConfig, RocksDbStore};
+    let store = RocksDbStore::open(
+        RocksDbConfig::from_options(
+            Some(db),
+            kvlab_stores::StoreOptions::new("rocksdb.", vec![]),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    for k in keys_to_damage {
+        let slot = b.push();
+        slot.request.kind = OpKind::Update;
+        slot.request.key.extend_from_slice(k);
+        slot.request.record.push(b"field3", b"not what kvlab wrote");
+    }
+    let slot = b.push();
+    slot.request.kind = OpKind::Delete;
+    slot.request.key.extend_from_slice(key_to_delete);
+    block_on(s.execute(&mut b));
+    assert!(b.slots().iter().all(|s| s.result.is_ok()));
+}
+
+#[test]
+fn verify_detects_values_changed_and_records_removed_behind_its_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let common = [
+        "-P",
+        "workloads/ycsb/workloadc",
+        "-p",
+        "recordcount=500",
+        "-p",
+        "dataintegrity=true",
+        "--db",
+        "rocksdb",
+        "--path",
+        db.to_str().unwrap(),
+    ];
+    assert!(kvlab(&[&["load"], &common[..]].concat()).status.success());
+    // Key numbers 7 and 9, hashed as YCSB hashes them; key 0 is removed.
+    let names: Vec<String> = [7u64, 9]
+        .iter()
+        .map(|&n| format!("user{}", kvlab_workload::fnvhash64(n)))
+        .collect();
+    corrupt(
+        &db,
+        &[names[0].as_bytes(), names[1].as_bytes()],
+        b"user6284781860667377211",
+    );
+    let o = kvlab(&[&["verify"], &common[..]].concat());
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(
+        report_value(&stdout, "VERIFY", "Missing").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        report_value(&stdout, "VERIFY", "Corrupted").as_deref(),
+        Some("2")
+    );
+    assert!(
+        stdout.contains("[VERIFY], MissingKey, user6284781860667377211"),
+        "{stdout}"
+    );
+    for n in &names {
+        assert!(
+            stdout.contains(&format!("[VERIFY], CorruptedKey, {n}")),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn scans_run_on_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let common = [
+        "-P",
+        "workloads/ycsb/workloade",
+        "-p",
+        "recordcount=2000",
+        "-p",
+        "operationcount=2000",
+        "--db",
+        "rocksdb",
+        "--path",
+        db.to_str().unwrap(),
+    ];
+    assert!(kvlab(&[&["load"], &common[..]].concat()).status.success());
+    let o = kvlab(&[&["run"], &common[..]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let scans: u64 = report_value(&stdout, "SCAN", "Operations")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(scans > 1700, "workload E is 95% scans: {stdout}");
+    assert_eq!(
+        report_value(&stdout, "SCAN", "Return=OK"),
+        Some(scans.to_string())
+    );
+}
+
+#[test]
+fn latest_never_reads_a_key_not_yet_inserted() {
+    // Workload D reads the latest inserts while inserting: on a store holding exactly
+    // the loaded records, a read of an unacknowledged key would be a NOT_FOUND.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let common = [
+        "-P",
+        "workloads/ycsb/workloadd",
+        "-p",
+        "recordcount=1000",
+        "-p",
+        "operationcount=20000",
+        "--db",
+        "rocksdb",
+        "--path",
+        db.to_str().unwrap(),
+        "--threads",
+        "4",
+    ];
+    assert!(kvlab(&[&["load"], &common[..]].concat()).status.success());
+    let o = kvlab(&[&["run"], &common[..]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        report_value(&stdout, "INSERT", "Operations").is_some(),
+        "{stdout}"
+    );
+    assert_eq!(
+        report_value(&stdout, "READ", "Return=NOT_FOUND"),
+        None,
+        "{stdout}"
+    );
+}
+
+#[test]
+fn open_loop_reports_intended_latency_and_keeps_its_rate() {
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloadb",
+        "-p",
+        "operationcount=2000",
+        "--db",
+        "null",
+        "--target-rate",
+        "4000",
+        "--threads",
+        "2",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("[Intended-READ], Operations, "), "{stdout}");
+    let tput: f64 = report_value(&stdout, "OVERALL", "Throughput(ops/sec)")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (3000.0..4400.0).contains(&tput),
+        "open loop at 4000 ops/s ran at {tput}"
+    );
+}
+
+#[test]
+fn duration_and_warmup_bound_the_measured_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloadc",
+        "--db",
+        "null",
+        "--duration",
+        "1.5s",
+        "--warmup",
+        "500ms",
+        "--interval",
+        "250ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let runtime_s = doc.results.runtime_ms / 1e3;
+    assert!(
+        (1.4..2.0).contains(&runtime_s),
+        "measured part lasted {runtime_s}s"
+    );
+    let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let first_time: f64 = csv
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        first_time > 0.0 && first_time < 0.5,
+        "warm-up intervals are not in the timeline"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.properties");
+    std::fs::write(&bad, "recordcount=10\n# comment\nreadproportoin=0.5\n").unwrap();
+    let o = kvlab(&["run", "-P", bad.to_str().unwrap(), "--db", "null"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("readproportoin"), "{stderr}");
+    assert!(stderr.contains("bad.properties:3"), "{stderr}");
+
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "nosuchstore",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("available: rocksdb, null"),
+        "{}",
+        text(&o).1
+    );
+
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "rocksdb",
+        "--path",
+        "/tmp/x",
+        "-p",
+        "rocksdb.compression=fast",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("one of: none, snappy"),
+        "{}",
+        text(&o).1
+    );
+
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "null",
+        "--threads",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = kvlab(&["run", "-P", "/nonexistent/workload", "--db", "null"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("/nonexistent/workload"),
+        "{}",
+        text(&o).1
+    );
+
+    let o = kvlab(&["run", "--db", "null", "--bogus-flag"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn store_failures_exit_1() {
+    // A path RocksDB cannot create is a failure of the run, not of its usage.
+    let o = kvlab(&[
+        "load",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "rocksdb",
+        "--path",
+        "/proc/kvlab-cannot-create-this",
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("opening rocksdb at /proc/kvlab-cannot-create-this"),
+        "{stderr}"
+    );
+}
