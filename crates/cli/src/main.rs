@@ -408,14 +408,12 @@ fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
     };
     let outcome = if ctx.phase == "load" {
         let o = kvlab_runner::load(store, &ctx.workload, &ctx.plan, &ctx.stop, &mut observer)?;
-        drop(observer);
         display.finish();
         eprintln!("kvlab: flushing {} after load", store.name());
         store.flush().context("flushing the store after load")?;
         o
     } else {
         let o = kvlab_runner::run(store, &ctx.workload, &ctx.plan, &ctx.stop, &mut observer)?;
-        drop(observer);
         display.finish();
         o
     };

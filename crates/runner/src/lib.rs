@@ -24,7 +24,7 @@ use kvlab_core::{
     block_on, Batch, OpKind, Outcome, Record, Request, Session, Status, Store, StoreError,
 };
 use kvlab_measure::Recorder;
-use kvlab_workload::{worker_seed, CoreWorkload, LoadWorker, RunWorker};
+use kvlab_workload::{CoreWorkload, LoadWorker, RunWorker};
 
 /// A failure that stops a phase before it starts.
 #[derive(Debug, thiserror::Error)]
@@ -153,7 +153,7 @@ pub fn load<S: Store>(
     let threads = plan.threads;
     let sources: Vec<_> = (0..threads)
         .map(|i| {
-            let w = workload.load_worker(worker_seed(plan.seed, i), i, threads);
+            let w = workload.load_worker(plan.seed, i, threads);
             let quota = w.remaining();
             (Source::Load(w), quota)
         })
@@ -190,10 +190,7 @@ pub fn run<S: Store>(
                 // opcount % threads one more.
                 total / threads as u64 + u64::from((i as u64) < total % threads as u64)
             };
-            (
-                Source::Run(workload.run_worker(worker_seed(plan.seed, i), i)),
-                quota,
-            )
+            (Source::Run(workload.run_worker(plan.seed, i)), quota)
         })
         .collect();
     let plan = RunPlan {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# kvlab beside db_bench on the same RocksDB library, same machine, same run.
+#
+# Matched settings: 1 M keys, 100-byte values, 2 threads, no compression, bloom filter
+# 10 bits/key, a 1 GiB block cache so every read is served from memory, WAL on.
+# kvlab keys are YCSB keys (`user` + up to 19 digits, 23 bytes) and its value is the
+# record encoding of one 100-byte field (114 bytes); db_bench is given the same sizes.
+#
+# Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
+# ratios are printed. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS="${1:-3}"
+KEYS=1000000
+THREADS=2
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+cargo build --release --locked --quiet --bin kvlab
+KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+DB_BENCH="$(command -v db_bench || true)"
+[ -n "$DB_BENCH" ] || { echo "db_bench not found: apt-get install rocksdb-tools" >&2; exit 1; }
+WORK="$(mktemp -d /tmp/kvlab-bench.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+
+COMMON_DB_BENCH=(--num=$KEYS --threads=$THREADS --key_size=23 --value_size=114
+  --compression_type=none --bloom_bits=10 --cache_size=1073741824
+  --write_buffer_size=67108864 --max_background_jobs=2 --statistics=1 --histogram=0)
+KV_PROPS=(-p recordcount=$KEYS -p fieldcount=1 -p fieldlength=100 -p insertorder=hashed
+  -p requestdistribution=uniform -p readproportion=1 -p updateproportion=0
+  -p operationcount=$((KEYS * 2))
+  -p rocksdb.compression=none -p rocksdb.bloom_bits=10 -p rocksdb.block_cache_size=1GiB
+  -p rocksdb.write_buffer_size=64MiB -p rocksdb.max_background_jobs=2)
+
+kv_tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }
+dbb_tput() { awk -v b="$1" '$1 == b { for (i = 1; i <= NF; i++) if ($i ~ /^ops\/sec;?$/) v = $(i-1) } END { print v }'; }
+
+declare -a KV_FILL KV_READ DB_FILL DB_READ
+for r in $(seq 1 "$ROUNDS"); do
+  rm -rf "$WORK"/*
+  # A: kvlab load (random insert order) then uniform point reads, cache warmed first.
+  KV_FILL+=("$("$KVLAB" load "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
+    --threads $THREADS --seed $r --progress never 2>/dev/null | kv_tput)")
+  KV_READ+=("$("$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
+    --threads $THREADS --seed $r --warmup $((KEYS))ops --progress never 2>/dev/null | kv_tput)")
+  # B: db_bench fillrandom (1 M writes in all, random keys with repeats).
+  DB_FILL+=("$("$DB_BENCH" --benchmarks=fillrandom --writes=$((KEYS / THREADS)) \
+    "${COMMON_DB_BENCH[@]}" --db="$WORK/dbb" --seed=$r 2>/dev/null | dbb_tput fillrandom)")
+  # readrandom needs every key present, as in kvlab's database (fillrandom leaves ~37 %
+  # of the key space empty, and misses cost a bloom probe, not a block read): load with
+  # filluniquerandom (single-threaded in db_bench), then read twice; the first warms.
+  "$DB_BENCH" --benchmarks=filluniquerandom "${COMMON_DB_BENCH[@]}" --threads=1 \
+    --db="$WORK/dbu" --seed=$r >/dev/null 2>&1
+  DB_READ+=("$("$DB_BENCH" --benchmarks=readrandom,readrandom --use_existing_db=1 \
+    --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" --db="$WORK/dbu" --seed=$r 2>/dev/null \
+    | dbb_tput readrandom)")
+  echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} | db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]} (ops/s)"
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+KF=$(median "${KV_FILL[@]}"); KR=$(median "${KV_READ[@]}")
+DF=$(median "${DB_FILL[@]}"); DR=$(median "${DB_READ[@]}")
+echo
+echo "| phase | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench |"
+echo "|---|---|---|---|"
+awk -v a="$KF" -v b="$DF" 'BEGIN { printf "| random insert (load / fillrandom) | %.0f | %.0f | %.2f |\n", a, b, a / b }'
+awk -v a="$KR" -v b="$DR" 'BEGIN { printf "| uniform point read (run / readrandom) | %.0f | %.0f | %.2f |\n", a, b, a / b }'
