@@ -29,7 +29,7 @@
 //!   The same seed always gives the same stream.
 //! - **64-bit counts.** Record, operation and key counts are `u64` where YCSB truncates
 //!   some to a Java `int` (`nextKeynum`'s `intValue()`, the hotspot set size).
-//! - **Random values** are slices, at a random offset, of a 4 MiB pool of random
+//! - **Random values** are slices, at a random offset, of a 256 KiB pool of random
 //!   printable bytes generated once (with YCSB `RandomByteIterator`'s character
 //!   classes), instead of fresh random bytes per field: no per-operation work, and
 //!   values still do not compress across records.

@@ -89,7 +89,7 @@ const PROPORTION_KEYS: [&str; 6] = [
 ];
 
 /// Size of the random value pool, before room for one maximal field.
-const VALUE_POOL_BYTES: usize = 4 << 20;
+const VALUE_POOL_BYTES: usize = 256 << 10;
 /// Seed of the value pool: fixed, so values never depend on the clock.
 const VALUE_POOL_SEED: u64 = 0x6b76_6c61_625f_7630;
 /// Mixed into the run seed for load workers, so a worker's load and run streams differ.
@@ -150,16 +150,7 @@ impl Shared {
             fnvhash64(keynum)
         };
         let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut rest = n;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
+        let at = format_decimal(n, &mut digits);
         let len = digits.len() - at;
         out.extend(std::iter::repeat_n(
             b'0',
@@ -1044,5 +1035,48 @@ fn next_keynum(
                 return keynum;
             }
         },
+    }
+}
+
+/// Two-digit decimal pairs "00".."99", for [`format_decimal`].
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `n` in decimal at the end of `buf` and returns where the digits start. Two
+/// digits per division: key names are formatted on every operation.
+#[inline]
+fn format_decimal(mut n: u64, buf: &mut [u8; 20]) -> usize {
+    let mut at = buf.len();
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + n as u8;
+    }
+    at
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::format_decimal;
+
+    #[test]
+    fn decimal_formatting_matches_std() {
+        for n in [0u64, 7, 10, 99, 100, 101, 12345, 6284781860667377211, u64::MAX] {
+            let mut buf = [0u8; 20];
+            let at = format_decimal(n, &mut buf);
+            assert_eq!(std::str::from_utf8(&buf[at..]).unwrap(), n.to_string());
+        }
     }
 }
