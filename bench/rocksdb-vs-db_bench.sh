@@ -2,7 +2,8 @@
 # kvlab beside db_bench on the same RocksDB library, same machine, same run.
 #
 # Matched settings: 1 M keys, 100-byte values, 2 threads, no compression, bloom filter
-# 10 bits/key, a 1 GiB block cache so every read is served from memory, WAL on.
+# 10 bits/key, a 1 GiB block cache so every read is served from memory, WAL on,
+# pipelined writes on (db_bench's default; RocksDB's and kvlab's default is off).
 # kvlab keys are YCSB keys (`user` + up to 19 digits, 23 bytes) and its value is the
 # record encoding of one 100-byte field (114 bytes); db_bench is given the same sizes.
 #
@@ -23,12 +24,14 @@ trap 'rm -rf "$WORK"' EXIT
 
 COMMON_DB_BENCH=(--num=$KEYS --threads=$THREADS --key_size=23 --value_size=114
   --compression_type=none --bloom_bits=10 --cache_size=1073741824
-  --write_buffer_size=67108864 --max_background_jobs=2 --statistics=1 --histogram=0)
+  --write_buffer_size=67108864 --max_background_jobs=2 --enable_pipelined_write=true
+  --statistics=1 --histogram=0)
 KV_PROPS=(-p recordcount=$KEYS -p fieldcount=1 -p fieldlength=100 -p insertorder=hashed
   -p requestdistribution=uniform -p readproportion=1 -p updateproportion=0
   -p operationcount=$((KEYS * 2))
   -p rocksdb.compression=none -p rocksdb.bloom_bits=10 -p rocksdb.block_cache_size=1GiB
-  -p rocksdb.write_buffer_size=64MiB -p rocksdb.max_background_jobs=2)
+  -p rocksdb.write_buffer_size=64MiB -p rocksdb.max_background_jobs=2
+  -p rocksdb.pipelined_write=true)
 
 kv_tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }
 dbb_tput() { awk -v b="$1" '$1 == b { for (i = 1; i <= NF; i++) if ($i ~ /^ops\/sec;?$/) v = $(i-1) } END { print v }'; }

@@ -42,6 +42,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "target_file_size_base",
     "level0_file_num_compaction_trigger",
     "verify_checksums",
+    "pipelined_write",
     "destroy_on_open",
 ];
 
@@ -87,6 +88,8 @@ pub struct RocksDbConfig {
     pub level0_file_num_compaction_trigger: i64,
     /// Verify block checksums on reads (default true).
     pub verify_checksums: bool,
+    /// Pipelined WAL and memtable writes (default false, RocksDB's default).
+    pub pipelined_write: bool,
     /// Delete any existing database before opening (default false).
     pub destroy_on_open: bool,
 }
@@ -127,6 +130,7 @@ impl RocksDbConfig {
             target_file_size_base_bytes: o.size("target_file_size_base", 64 << 20)?,
             level0_file_num_compaction_trigger: o.int("level0_file_num_compaction_trigger", 4)?,
             verify_checksums: o.bool("verify_checksums", true)?,
+            pipelined_write: o.bool("pipelined_write", false)?,
             destroy_on_open: o.bool("destroy_on_open", false)?,
         };
         o.finish(OPTION_NAMES)?;
@@ -180,6 +184,7 @@ impl RocksDbConfig {
                 self.level0_file_num_compaction_trigger.into(),
             ),
             ("verify_checksums".into(), self.verify_checksums.into()),
+            ("pipelined_write".into(), self.pipelined_write.into()),
         ]
     }
 }
@@ -218,6 +223,7 @@ impl RocksDbStore {
             config.level0_file_num_compaction_trigger as i32,
         );
         opts.set_use_direct_reads(config.direct_reads);
+        opts.set_enable_pipelined_write(config.pipelined_write);
         opts.set_compression_type(match config.compression.as_str() {
             "none" => DBCompressionType::None,
             "snappy" => DBCompressionType::Snappy,
