@@ -1073,7 +1073,17 @@ mod format_tests {
 
     #[test]
     fn decimal_formatting_matches_std() {
-        for n in [0u64, 7, 10, 99, 100, 101, 12345, 6284781860667377211, u64::MAX] {
+        for n in [
+            0u64,
+            7,
+            10,
+            99,
+            100,
+            101,
+            12345,
+            6284781860667377211,
+            u64::MAX,
+        ] {
             let mut buf = [0u8; 20];
             let at = format_decimal(n, &mut buf);
             assert_eq!(std::str::from_utf8(&buf[at..]).unwrap(), n.to_string());
