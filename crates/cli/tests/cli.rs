@@ -444,3 +444,56 @@ fn store_failures_exit_1() {
         "{stderr}"
     );
 }
+
+#[test]
+fn ctrl_c_stops_and_still_writes_results_marked_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args([
+            "run",
+            "-P",
+            "workloads/ycsb/workloada",
+            "--db",
+            "null",
+            "--duration",
+            "60s",
+        ])
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let started = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "kvlab did not stop promptly on SIGINT"
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(
+        stdout.contains("[OVERALL], Throughput(ops/sec), "),
+        "{stdout}"
+    );
+    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    assert!(doc.interrupted);
+    assert!(doc.results.operations > 0);
+    assert!(
+        doc.results.runtime_ms < 10_000.0,
+        "{}",
+        doc.results.runtime_ms
+    );
+    assert!(
+        doc.notes.iter().any(|n| n.starts_with("interrupted")),
+        "{:?}",
+        doc.notes
+    );
+}
