@@ -359,70 +359,57 @@ fn duration_and_warmup_bound_the_measured_run() {
     );
 }
 
+/// Runs kvlab and checks it exits 2 with every one of `needles` on stderr.
+fn assert_usage_error(args: &[&str], needles: &[&str]) {
+    let o = kvlab(args);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: expected `{needle}` in {stderr}"
+        );
+    }
+}
+
 #[test]
 fn usage_errors_exit_2_and_name_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.properties");
     std::fs::write(&bad, "recordcount=10\n# comment\nreadproportoin=0.5\n").unwrap();
-    let o = kvlab(&["run", "-P", bad.to_str().unwrap(), "--db", "null"]);
-    let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("readproportoin"), "{stderr}");
-    assert!(stderr.contains("bad.properties:3"), "{stderr}");
-
-    let o = kvlab(&[
-        "run",
-        "-P",
-        "workloads/ycsb/workloada",
-        "--db",
-        "nosuchstore",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).1.contains("available: rocksdb, null"),
-        "{}",
-        text(&o).1
+    assert_usage_error(
+        &["run", "-P", bad.to_str().unwrap(), "--db", "null"],
+        &["readproportoin", "bad.properties:3"],
     );
-
-    let o = kvlab(&[
-        "run",
-        "-P",
-        "workloads/ycsb/workloada",
-        "--db",
-        "rocksdb",
-        "--path",
-        "/tmp/x",
-        "-p",
-        "rocksdb.compression=fast",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).1.contains("one of: none, snappy"),
-        "{}",
-        text(&o).1
+    let workload = ["run", "-P", "workloads/ycsb/workloada"];
+    assert_usage_error(
+        &[&workload[..], &["--db", "nosuchstore"]].concat(),
+        &["available: rocksdb, null"],
     );
-
-    let o = kvlab(&[
-        "run",
-        "-P",
-        "workloads/ycsb/workloada",
-        "--db",
-        "null",
-        "--threads",
-        "0",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-
-    let o = kvlab(&["run", "-P", "/nonexistent/workload", "--db", "null"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).1.contains("/nonexistent/workload"),
-        "{}",
-        text(&o).1
+    assert_usage_error(
+        &[
+            &workload[..],
+            &[
+                "--db",
+                "rocksdb",
+                "--path",
+                "/tmp/x",
+                "-p",
+                "rocksdb.compression=fast",
+            ],
+        ]
+        .concat(),
+        &["one of: none, snappy"],
     );
-
-    let o = kvlab(&["run", "--db", "null", "--bogus-flag"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_usage_error(
+        &[&workload[..], &["--db", "null", "--threads", "0"]].concat(),
+        &[],
+    );
+    assert_usage_error(
+        &["run", "-P", "/nonexistent/workload", "--db", "null"],
+        &["/nonexistent/workload"],
+    );
+    assert_usage_error(&["run", "--db", "null", "--bogus-flag"], &[]);
 }
 
 #[test]

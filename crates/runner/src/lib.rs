@@ -549,23 +549,9 @@ impl<S: Session> Worker<S> {
                     break;
                 }
                 n += 1;
-                let e = self.shared.epoch.load(Ordering::Acquire);
-                if e != my_epoch {
-                    my_epoch = e;
-                    let r = std::mem::replace(&mut recorder, Recorder::new());
-                    let _ = self.tx.send(Handover {
-                        epoch: e,
-                        warmup: true,
-                        recorder: r,
-                    });
-                }
+                self.hand_over_on_new_epoch(&mut recorder, &mut my_epoch, true);
             }
-            let r = std::mem::replace(&mut recorder, Recorder::new());
-            let _ = self.tx.send(Handover {
-                epoch: my_epoch,
-                warmup: true,
-                recorder: r,
-            });
+            self.hand_over(&mut recorder, my_epoch, true);
             self.shared.done.fetch_add(1, Ordering::AcqRel);
         }
         self.barrier.wait();
@@ -591,16 +577,7 @@ impl<S: Session> Worker<S> {
                 break;
             }
             done += 1;
-            let e = self.shared.epoch.load(Ordering::Acquire);
-            if e != my_epoch {
-                my_epoch = e;
-                let r = std::mem::replace(&mut recorder, Recorder::new());
-                let _ = self.tx.send(Handover {
-                    epoch: e,
-                    warmup: false,
-                    recorder: r,
-                });
-            }
+            self.hand_over_on_new_epoch(&mut recorder, &mut my_epoch, false);
         }
         let _ = self.tx.send(Handover {
             epoch: u64::MAX,
@@ -612,6 +589,28 @@ impl<S: Session> Worker<S> {
             integrity_failed: ctx.integrity_failed,
             max_lag,
         }
+    }
+
+    /// Hands the recorder over when the collector has started a new interval.
+    #[inline]
+    fn hand_over_on_new_epoch(&self, recorder: &mut Recorder, my_epoch: &mut u64, warmup: bool) {
+        let epoch = self.shared.epoch.load(Ordering::Acquire);
+        if epoch != *my_epoch {
+            *my_epoch = epoch;
+            self.hand_over(recorder, epoch, warmup);
+        }
+    }
+
+    /// Sends what `recorder` holds to the collector and starts a fresh one.
+    fn hand_over(&self, recorder: &mut Recorder, epoch: u64, warmup: bool) {
+        let recorder = std::mem::replace(recorder, Recorder::new());
+        // The collector only goes away after joining the workers; a failed send cannot
+        // lose data it still wants.
+        let _ = self.tx.send(Handover {
+            epoch,
+            warmup,
+            recorder,
+        });
     }
 
     /// Generates and executes one operation; false when the source is exhausted.

@@ -70,15 +70,9 @@ const FIELD_LENGTH_DISTRIBUTIONS: &[&str] = &["constant", "uniform", "zipfian", 
 const SCAN_LENGTH_DISTRIBUTIONS: &[&str] = &["uniform", "zipfian"];
 const INSERT_ORDERS: &[&str] = &["hashed", "ordered"];
 
-/// Operation kinds in YCSB's `createOperationGenerator` order, then kvlab's delete.
-const OP_KINDS: [OpKind; 6] = [
-    OpKind::Read,
-    OpKind::Update,
-    OpKind::Insert,
-    OpKind::Scan,
-    OpKind::ReadModifyWrite,
-    OpKind::Delete,
-];
+/// Operation kinds in YCSB's `createOperationGenerator` order, then kvlab's delete —
+/// which is `OpKind::ALL`'s order; `PROPORTION_KEYS` follows it.
+const OP_KINDS: [OpKind; 6] = OpKind::ALL;
 const PROPORTION_KEYS: [&str; 6] = [
     "readproportion",
     "updateproportion",
