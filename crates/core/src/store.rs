@@ -76,6 +76,12 @@ impl fmt::Display for OpKind {
 ///   fields to read (their values are empty).
 /// - `Scan`: `scan_len` records from `key` on; `read_all`/`record` as for `Read`.
 /// - `Delete`: only `key` matters.
+///
+/// **Blobs.** memtier-style and cache workloads have no fields: a key maps to one
+/// opaque value. They set [`Request::blob`] and put the value in `record` as a single
+/// field with an empty name. Stores that keep one value per key then store the value
+/// bytes verbatim (not the YCSB field encoding), and a blob read returns the value as a
+/// single unnamed field of the reply.
 #[derive(Clone, Debug)]
 pub struct Request {
     /// What to do.
@@ -88,6 +94,11 @@ pub struct Request {
     pub read_all: bool,
     /// Number of records a scan asks for.
     pub scan_len: u32,
+    /// The record is a single opaque value (see the type's docs).
+    pub blob: bool,
+    /// Time to live of a written value in seconds; 0 means no expiry. Stores without
+    /// expiry ignore it.
+    pub ttl_s: u32,
 }
 
 impl Default for Request {
@@ -98,6 +109,8 @@ impl Default for Request {
             record: Record::new(),
             read_all: true,
             scan_len: 0,
+            blob: false,
+            ttl_s: 0,
         }
     }
 }
@@ -110,6 +123,50 @@ impl Request {
         self.record.clear();
         self.read_all = true;
         self.scan_len = 0;
+        self.blob = false;
+        self.ttl_s = 0;
+    }
+
+    /// Appends the single value a key-value engine stores for this write: a blob's
+    /// bytes verbatim, otherwise the record in the YCSB field encoding
+    /// ([`Record::encode_into`]).
+    pub fn encode_value(&self, out: &mut Vec<u8>) {
+        if self.blob {
+            out.extend_from_slice(self.blob_value());
+        } else {
+            self.record.encode_into(out);
+        }
+    }
+
+    /// Decodes a stored value into `reply` the way this read or scan asks: a blob as one
+    /// unnamed field; otherwise every field, or only the fields `record` names.
+    pub fn decode_value(&self, value: &[u8], reply: &mut Record) -> Result<(), StoreError> {
+        if self.blob {
+            reply.clear();
+            reply.push(b"", value);
+            return Ok(());
+        }
+        let result = if self.read_all {
+            reply.decode_from(value, None)
+        } else {
+            let names = &self.record;
+            reply.decode_from(value, Some(&|n: &[u8]| names.iter().any(|(f, _)| f == n)))
+        };
+        result.map_err(|e| {
+            StoreError::new(
+                StoreErrorKind::Corrupt,
+                format!("record `{}`: {e}", String::from_utf8_lossy(&self.key)),
+            )
+        })
+    }
+
+    /// The value of a blob write: the first field's value (empty when there is none).
+    pub fn blob_value(&self) -> &[u8] {
+        if self.record.is_empty() {
+            b""
+        } else {
+            self.record.field(0).1
+        }
     }
 }
 
@@ -249,6 +306,15 @@ impl StoreError {
             kind,
             message: message.into(),
         }
+    }
+
+    /// The error a session returns when handed a [`OpKind::ReadModifyWrite`], which the
+    /// runner always splits into a read and an update.
+    pub fn read_modify_write_unsplit() -> StoreError {
+        StoreError::new(
+            StoreErrorKind::Unsupported,
+            "read-modify-write is executed by the runner as a read and an update",
+        )
     }
 }
 
@@ -458,6 +524,35 @@ mod tests {
         assert!(s.request.key.is_empty());
         assert!(s.request.key.capacity() >= 2);
         assert_eq!(b.slots().len(), 1);
+    }
+
+    #[test]
+    fn blobs_are_stored_verbatim_and_records_encoded() {
+        let mut req = Request::default();
+        req.key.extend_from_slice(b"k");
+        req.record.push(b"field0", b"v0");
+        req.record.push(b"field1", b"v1");
+        let mut stored = Vec::new();
+        req.encode_value(&mut stored);
+        let mut reply = Record::new();
+        req.decode_value(&stored, &mut reply).unwrap();
+        assert_eq!(reply.get(b"field1"), Some(&b"v1"[..]));
+        // A read naming one field gets only that field.
+        req.read_all = false;
+        req.record.clear();
+        req.record.push(b"field0", b"");
+        req.decode_value(&stored, &mut reply).unwrap();
+        assert_eq!((reply.len(), reply.get(b"field0")), (1, Some(&b"v0"[..])));
+        assert!(req.decode_value(b"\x00\x00", &mut reply).is_err());
+
+        req.clear();
+        req.blob = true;
+        req.record.push(b"", b"raw bytes");
+        stored.clear();
+        req.encode_value(&mut stored);
+        assert_eq!(stored, b"raw bytes");
+        req.decode_value(b"xyz", &mut reply).unwrap();
+        assert_eq!(reply.field(0), (&b""[..], &b"xyz"[..]));
     }
 
     #[test]

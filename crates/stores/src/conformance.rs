@@ -2,12 +2,30 @@
 //! semantics, misses as outcomes, large values, binary keys, partial reads.
 //!
 //! Each check panics with a message naming the store and the violated expectation, so
-//! it is meant to be called from tests: `conformance::check_all(&store)`.
+//! it is meant to be called from tests: `conformance::check_all(&store)` for embedded
+//! stores, or [`check_all_with`] and an executor (e.g. an async runtime's `block_on`)
+//! for network stores, whose sessions need a reactor.
 
 use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Session, Store};
 
-fn one<S: Session>(session: &mut S, batch: &mut Batch) -> (Outcome, Record) {
-    block_on(session.execute(batch));
+/// Executes a batch on a session to completion.
+pub trait Executor<S> {
+    /// Runs `session.execute(batch)` until it is done.
+    fn execute(&mut self, session: &mut S, batch: &mut Batch);
+}
+
+impl<S, F: FnMut(&mut S, &mut Batch)> Executor<S> for F {
+    fn execute(&mut self, session: &mut S, batch: &mut Batch) {
+        self(session, batch)
+    }
+}
+
+fn one<S: Session>(
+    exec: &mut impl Executor<S>,
+    session: &mut S,
+    batch: &mut Batch,
+) -> (Outcome, Record) {
+    exec.execute(session, batch);
     let slot = &batch.slots()[0];
     assert!(
         slot.completed_at.is_some(),
@@ -32,8 +50,14 @@ fn request<'b>(batch: &'b mut Batch, kind: OpKind, key: &[u8]) -> &'b mut kvlab_
 }
 
 /// Runs every check against `store`, whose data must start empty for the keys used
-/// (all start with `kvlab-conformance-`).
+/// (all start with `kvlab-conformance-`), driving sessions with [`block_on`].
 pub fn check_all<S: Store>(store: &S) {
+    check_all_with(store, |s: &mut S::Session, b: &mut Batch| block_on(s.execute(b)));
+}
+
+/// [`check_all`] with sessions driven by `exec`.
+pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) {
+    let exec = &mut exec;
     let name = store.name();
     let mut s = store
         .session()
@@ -43,7 +67,7 @@ pub fn check_all<S: Store>(store: &S) {
     // A read of a key never written is a miss, not an error.
     request(&mut b, OpKind::Read, b"kvlab-conformance-absent");
     assert_eq!(
-        one(&mut s, &mut b).0,
+        one(exec, &mut s, &mut b).0,
         Outcome::Miss,
         "{name}: read of an absent key"
     );
@@ -53,11 +77,11 @@ pub fn check_all<S: Store>(store: &S) {
     r.record.push(b"field0", b"value-zero");
     r.record.push(b"field1", b"value-one");
     assert!(
-        matches!(one(&mut s, &mut b).0, Outcome::Written { .. }),
+        matches!(one(exec, &mut s, &mut b).0, Outcome::Written { .. }),
         "{name}: insert"
     );
     request(&mut b, OpKind::Read, b"kvlab-conformance-a");
-    let (o, reply) = one(&mut s, &mut b);
+    let (o, reply) = one(exec, &mut s, &mut b);
     assert_eq!(o, Outcome::Hit { bytes: 19 }, "{name}: read after insert");
     assert_eq!(
         reply.get(b"field0"),
@@ -74,7 +98,7 @@ pub fn check_all<S: Store>(store: &S) {
     let r = request(&mut b, OpKind::Read, b"kvlab-conformance-a");
     r.read_all = false;
     r.record.push(b"field1", b"");
-    let (_, reply) = one(&mut s, &mut b);
+    let (_, reply) = one(exec, &mut s, &mut b);
     assert_eq!(reply.len(), 1, "{name}: partial read returned {reply:?}");
     assert_eq!(reply.get(b"field1"), Some(&b"value-one"[..]));
 
@@ -82,11 +106,11 @@ pub fn check_all<S: Store>(store: &S) {
     let r = request(&mut b, OpKind::Update, b"kvlab-conformance-a");
     r.record.push(b"field1", b"changed");
     assert!(
-        matches!(one(&mut s, &mut b).0, Outcome::Written { .. }),
+        matches!(one(exec, &mut s, &mut b).0, Outcome::Written { .. }),
         "{name}: update"
     );
     request(&mut b, OpKind::Read, b"kvlab-conformance-a");
-    let (_, reply) = one(&mut s, &mut b);
+    let (_, reply) = one(exec, &mut s, &mut b);
     assert_eq!(
         reply.get(b"field0"),
         Some(&b"value-zero"[..]),
@@ -103,9 +127,9 @@ pub fn check_all<S: Store>(store: &S) {
     let key = b"kvlab-conformance-\x00\xff\x01binary";
     let r = request(&mut b, OpKind::Insert, key);
     r.record.push(b"field0", &big);
-    one(&mut s, &mut b);
+    one(exec, &mut s, &mut b);
     request(&mut b, OpKind::Read, key);
-    let (o, reply) = one(&mut s, &mut b);
+    let (o, reply) = one(exec, &mut s, &mut b);
     assert_eq!(
         o,
         Outcome::Hit {
@@ -120,13 +144,43 @@ pub fn check_all<S: Store>(store: &S) {
 
     // Delete makes the key a miss.
     request(&mut b, OpKind::Delete, key);
-    assert_eq!(one(&mut s, &mut b).0, Outcome::Deleted, "{name}: delete");
+    assert_eq!(one(exec, &mut s, &mut b).0, Outcome::Deleted, "{name}: delete");
     request(&mut b, OpKind::Read, key);
     assert_eq!(
-        one(&mut s, &mut b).0,
+        one(exec, &mut s, &mut b).0,
         Outcome::Miss,
         "{name}: read after delete"
     );
+
+    // A blob is one opaque value: stored and returned verbatim, replaced by an update.
+    let blob_key = b"kvlab-conformance-blob";
+    let r = request(&mut b, OpKind::Insert, blob_key);
+    r.blob = true;
+    r.record.push(b"", b"\x00opaque\r\nbytes");
+    one(exec, &mut s, &mut b);
+    let r = request(&mut b, OpKind::Read, blob_key);
+    r.blob = true;
+    let (o, reply) = one(exec, &mut s, &mut b);
+    assert_eq!(o, Outcome::Hit { bytes: 14 }, "{name}: blob read");
+    assert_eq!(
+        reply.field(0),
+        (&b""[..], &b"\x00opaque\r\nbytes"[..]),
+        "{name}: blob value"
+    );
+    let r = request(&mut b, OpKind::Update, blob_key);
+    r.blob = true;
+    r.record.push(b"", b"new");
+    one(exec, &mut s, &mut b);
+    let r = request(&mut b, OpKind::Read, blob_key);
+    r.blob = true;
+    let (o, reply) = one(exec, &mut s, &mut b);
+    assert_eq!(
+        (o, reply.field(0).1),
+        (Outcome::Hit { bytes: 3 }, &b"new"[..]),
+        "{name}: blob after update"
+    );
+    request(&mut b, OpKind::Delete, blob_key);
+    one(exec, &mut s, &mut b);
 
     // Scans return keys in order from the start key, at most scan_len of them.
     if store.capabilities().scan {
@@ -137,12 +191,12 @@ pub fn check_all<S: Store>(store: &S) {
                 format!("kvlab-conformance-s{i}").as_bytes(),
             );
             r.record.push(b"f", &[i; 10]);
-            one(&mut s, &mut b);
+            one(exec, &mut s, &mut b);
         }
         let r = request(&mut b, OpKind::Scan, b"kvlab-conformance-s1");
         r.scan_len = 3;
         assert_eq!(
-            one(&mut s, &mut b).0,
+            one(exec, &mut s, &mut b).0,
             Outcome::Scanned {
                 records: 3,
                 bytes: 30
@@ -152,7 +206,7 @@ pub fn check_all<S: Store>(store: &S) {
         let r = request(&mut b, OpKind::Scan, b"kvlab-conformance-s3");
         r.scan_len = 100;
         assert_eq!(
-            one(&mut s, &mut b).0,
+            one(exec, &mut s, &mut b).0,
             Outcome::Scanned {
                 records: 2,
                 bytes: 20
@@ -176,7 +230,7 @@ pub fn check_all<S: Store>(store: &S) {
             slot.request.record.push(b"field0", b"x");
         }
     }
-    block_on(s.execute(&mut b));
+    exec.execute(&mut s, &mut b);
     let got: Vec<_> = b.slots().iter().map(|s| s.result.clone().ok()).collect();
     assert_eq!(
         got,

@@ -1,7 +1,7 @@
 //! The `null` store: accepts everything, stores nothing.
 
 use kvlab_core::{
-    Batch, Capabilities, OpKind, Outcome, Session, Store, StoreError, StoreErrorKind,
+    Batch, Capabilities, OpKind, Outcome, Session, Store, StoreError,
 };
 
 /// A store that completes every request at once without storing anything: reads hit
@@ -48,10 +48,7 @@ impl Session for NullSession {
                     Ok(Outcome::Written { bytes })
                 }
                 OpKind::Delete => Ok(Outcome::Deleted),
-                OpKind::ReadModifyWrite => Err(StoreError::new(
-                    StoreErrorKind::Unsupported,
-                    "read-modify-write is executed by the runner as a read and an update",
-                )),
+                OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
             };
             slot.complete(outcome);
         }

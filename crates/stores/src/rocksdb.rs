@@ -407,27 +407,12 @@ pub struct RocksDbSession {
     scratch: Record,
 }
 
-fn decode(into: &mut Record, value: &[u8], req: &Request) -> Result<(), StoreError> {
-    let result = if req.read_all {
-        into.decode_from(value, None)
-    } else {
-        let names = &req.record;
-        into.decode_from(value, Some(&|n: &[u8]| names.iter().any(|(f, _)| f == n)))
-    };
-    result.map_err(|e| {
-        StoreError::new(
-            StoreErrorKind::Corrupt,
-            format!("record `{}`: {e}", String::from_utf8_lossy(&req.key)),
-        )
-    })
-}
-
 impl RocksDbSession {
     fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
         match req.kind {
             OpKind::Read => match self.db.get_pinned_opt(&req.key, &self.read) {
                 Ok(Some(value)) => {
-                    decode(reply, &value, req)?;
+                    req.decode_value(&value, reply)?;
                     Ok(Outcome::Hit {
                         bytes: reply.value_bytes() as u64,
                     })
@@ -437,9 +422,23 @@ impl RocksDbSession {
             },
             OpKind::Insert => {
                 self.encoded.clear();
-                req.record.encode_into(&mut self.encoded);
+                req.encode_value(&mut self.encoded);
                 self.db
                     .put_opt(&req.key, &self.encoded, &self.write)
+                    .map_err(|e| io_err("put", e))?;
+                Ok(Outcome::Written {
+                    bytes: (req.key.len() + req.record.size_bytes()) as u64,
+                })
+            }
+            OpKind::Update if req.blob => {
+                // A blob update replaces the value, if there is one.
+                match self.db.get_pinned_opt(&req.key, &self.read) {
+                    Ok(Some(_)) => {}
+                    Ok(None) => return Ok(Outcome::Miss),
+                    Err(e) => return Err(io_err("get for update", e)),
+                }
+                self.db
+                    .put_opt(&req.key, req.blob_value(), &self.write)
                     .map_err(|e| io_err("put", e))?;
                 Ok(Outcome::Written {
                     bytes: (req.key.len() + req.record.size_bytes()) as u64,
@@ -479,7 +478,7 @@ impl RocksDbSession {
                 let (mut records, mut bytes) = (0u64, 0u64);
                 while it.valid() && records < req.scan_len as u64 {
                     if let Some(value) = it.value() {
-                        decode(&mut self.scratch, value, req)?;
+                        req.decode_value(value, &mut self.scratch)?;
                         bytes += self.scratch.value_bytes() as u64;
                     }
                     records += 1;
@@ -490,10 +489,7 @@ impl RocksDbSession {
                 status.map_err(|e| io_err("scan", e))?;
                 Ok(Outcome::Scanned { records, bytes })
             }
-            OpKind::ReadModifyWrite => Err(StoreError::new(
-                StoreErrorKind::Unsupported,
-                "read-modify-write is executed by the runner as a read and an update",
-            )),
+            OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
         }
     }
 }

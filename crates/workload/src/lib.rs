@@ -11,6 +11,9 @@
 //!   phase) or a [`RunWorker`] (the transaction phase), and calls `next` to fill a reused
 //!   [`kvlab_core::Request`] without allocating.
 //!
+//! - The runner sees workloads through [`Workload`], which makes one [`OpSource`] per
+//!   client; [`CoreSource`] is a `CoreWorkload` client.
+//!
 //! The [`generator`] module holds the key, length and counter generators (uniform,
 //! Zipfian, scrambled Zipfian, skewed-latest, hotspot, exponential, sequential,
 //! histogram, …), each a small value that takes the random source as an argument.
@@ -46,6 +49,7 @@
 //!   (default 0, produces `OpKind::Delete`).
 
 mod props;
+mod source;
 mod workload;
 
 pub mod generator;
@@ -53,6 +57,7 @@ pub mod generator;
 use std::path::PathBuf;
 
 pub use props::{Origin, Properties};
+pub use source::{CoreSource, OpSource, Ticket, Verdict, Workload};
 pub use workload::{CoreWorkload, LoadWorker, RunWorker};
 
 /// Everything that can go wrong reading or validating a workload.
