@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand};
 use kvlab_core::{StatValue, Store, StoreStats};
 use kvlab_measure::{IntervalLog, TimelineRow};
 use kvlab_report::{HostInfo, ResultDocument, StoreSection};
-use kvlab_runner::{RunOutcome, RunPlan, Warmup};
+use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
 use kvlab_workload::{CoreWorkload, Properties};
@@ -259,6 +259,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     let seed = args.seed.unwrap_or_else(random_seed);
     let plan = RunPlan {
         threads,
+        clients: 1,
+        pipeline: 1,
         operations: if args.duration.is_some() {
             None
         } else {
@@ -266,7 +268,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         },
         duration,
         warmup,
-        target_rate,
+        target_rate: target_rate.map(TargetRate::Constant),
         interval: args.interval,
         seed,
         max_errors: args.max_errors,
@@ -530,7 +532,10 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
             Warmup::Time(d) => json!({ "seconds": d.as_secs_f64() }),
         },
     );
-    m.insert("target_rate_ops_per_sec".into(), json!(p.target_rate));
+    m.insert(
+        "target_rate_ops_per_sec".into(),
+        json!(p.target_rate.map(|r| r.mean())),
+    );
     m.insert(
         "loop".into(),
         json!(if p.target_rate.is_some() {

@@ -386,6 +386,12 @@ impl Batch {
         slot
     }
 
+    /// Drops the requests from `len` on (keeping their buffers), e.g. to take back a
+    /// slot that [`Batch::push`] added but no request was generated for.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     /// Number of requests in the batch.
     pub fn len(&self) -> usize {
         self.len
@@ -415,6 +421,10 @@ pub struct Capabilities {
     pub scan: bool,
     /// Data survives the process (so `load` then `run` in separate processes works).
     pub persistent: bool,
+    /// Sessions do real asynchronous I/O: their futures must be polled inside a tokio
+    /// runtime (network stores). When false, every future a session returns is ready on
+    /// first poll and [`crate::block_on`] drives it.
+    pub needs_runtime: bool,
 }
 
 /// A named statistic value reported by a store.

@@ -4,10 +4,16 @@
 //!   target rate, reporting interval, seed, error budget.
 //! - [`load`] inserts the workload's records; [`run`] executes its transaction mix;
 //!   [`verify`] reads every loaded record back.
-//! - Each worker owns a [`Recorder`] and hands it over at every interval boundary (an
-//!   atomic epoch, checked after each operation — no lock on the hot path). The calling
-//!   thread merges the hand-overs into an [`Interval`], passes it to the caller's
-//!   observer (progress, timeline, interval log) and into the run's totals.
+//! - Work is done by *clients*: each has its own session (a connection, for network
+//!   stores), its own op source ([`OpSource`]) and keeps up to `pipeline` requests in
+//!   flight. `threads × clients` clients run on `threads` OS threads: an embedded store
+//!   gets one client per thread, polled directly; a network store's clients are tasks
+//!   of a tokio current-thread runtime on each thread (like memtier's threads × clients
+//!   × pipeline).
+//! - Each thread owns a [`Recorder`] shared by its clients and hands it over at every
+//!   interval boundary (an atomic epoch, checked after each batch — no lock on the hot
+//!   path). The calling thread merges the hand-overs into an [`Interval`], passes it to
+//!   the caller's observer (progress, timeline, interval log) and into the run's totals.
 //!
 //! Latency is measured here, from the moment the request is handed to the session (or,
 //! in open loop, from its intended start) to the moment the session completed it —
@@ -15,16 +21,19 @@
 
 #![warn(missing_docs)]
 
+mod client;
+
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use kvlab_core::{
-    block_on, Batch, OpKind, Outcome, Record, Request, Session, Status, Store, StoreError,
-};
+use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Session, Store, StoreError};
 use kvlab_measure::Recorder;
-use kvlab_workload::{CoreWorkload, LoadWorker, RunWorker};
+use kvlab_workload::{CoreSource, CoreWorkload, OpSource, Workload};
+
+use client::{BlockingPacer, Client, ClientTotals, Schedule, ThreadState, TokioPacer};
 
 /// A failure that stops a phase before it starts.
 #[derive(Debug, thiserror::Error)]
@@ -57,20 +66,88 @@ pub enum Warmup {
     Time(Duration),
 }
 
+/// An open-loop target rate over all clients, in operations per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TargetRate {
+    /// The same rate throughout.
+    Constant(f64),
+    /// `mean + amplitude × sin(2π t / period)`: a load that swings up and down, to see
+    /// how latency follows it.
+    Sine {
+        /// The average rate.
+        mean: f64,
+        /// The swing above and below the mean (less than the mean).
+        amplitude: f64,
+        /// One full swing.
+        period: Duration,
+    },
+}
+
+impl TargetRate {
+    /// The rate `t_s` seconds into the run.
+    pub fn at(&self, t_s: f64) -> f64 {
+        match *self {
+            TargetRate::Constant(r) => r,
+            TargetRate::Sine {
+                mean,
+                amplitude,
+                period,
+            } => mean + amplitude * (std::f64::consts::TAU * t_s / period.as_secs_f64()).sin(),
+        }
+    }
+
+    /// The average rate.
+    pub fn mean(&self) -> f64 {
+        match *self {
+            TargetRate::Constant(r) => r,
+            TargetRate::Sine { mean, .. } => mean,
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        match *self {
+            TargetRate::Constant(r) if !(r.is_finite() && r > 0.0) => {
+                Err(format!("target rate must be > 0, got {r}"))
+            }
+            TargetRate::Sine {
+                mean,
+                amplitude,
+                period,
+            } if !(mean.is_finite()
+                && amplitude.is_finite()
+                && mean > 0.0
+                && (0.0..mean).contains(&amplitude)
+                && !period.is_zero()) =>
+            {
+                Err(format!(
+                    "a sine target rate needs mean > 0, 0 <= amplitude < mean and a period > 0; \
+                     got mean {mean}, amplitude {amplitude}, period {period:?}"
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// How to run a phase.
 #[derive(Clone, Debug)]
 pub struct RunPlan {
-    /// Worker threads, each with its own session.
+    /// Worker threads.
     pub threads: usize,
+    /// Clients (sessions, i.e. connections) per thread; more than one only for stores
+    /// whose sessions need a runtime (network stores).
+    pub clients: usize,
+    /// Requests each client keeps in flight (the batch size).
+    pub pipeline: usize,
     /// Measured operations in total; `None` with a duration means "until the time is up".
     pub operations: Option<u64>,
     /// Stop after this long (measured part only).
     pub duration: Option<Duration>,
     /// Warm-up before measuring.
     pub warmup: Warmup,
-    /// Open loop: the target rate in operations per second over all workers. Latency
-    /// is then also measured from each operation's intended start.
-    pub target_rate: Option<f64>,
+    /// Open loop: the target rate over all clients. Latency is then also measured from
+    /// each batch's intended start.
+    pub target_rate: Option<TargetRate>,
     /// Length of a reporting interval.
     pub interval: Duration,
     /// The run seed; worker streams derive from it.
@@ -83,6 +160,8 @@ impl Default for RunPlan {
     fn default() -> RunPlan {
         RunPlan {
             threads: 1,
+            clients: 1,
+            pipeline: 1,
             operations: None,
             duration: None,
             warmup: Warmup::None,
@@ -135,8 +214,8 @@ pub struct RunOutcome {
 }
 
 /// Loads the workload's records (`[insertstart, insertstart+insertcount)`), split
-/// among the plan's threads as YCSB splits them. `plan.operations` and `duration` are
-/// ignored; warm-up is not applied.
+/// among the plan's clients as YCSB splits them among threads. `plan.operations` and
+/// `duration` are ignored; warm-up is not applied.
 pub fn load<S: Store>(
     store: &S,
     workload: &Arc<CoreWorkload>,
@@ -150,125 +229,123 @@ pub fn load<S: Store>(
         warmup: Warmup::None,
         ..plan.clone()
     };
-    let threads = plan.threads;
-    let sources: Vec<_> = (0..threads)
+    let clients = plan.threads * plan.clients;
+    let sources: Vec<_> = (0..clients)
         .map(|i| {
-            let w = workload.load_worker(plan.seed, i, threads);
+            let w = workload.load_worker(plan.seed, i, clients);
             let quota = w.remaining();
-            (Source::Load(w), quota)
+            (CoreSource::Load(w), quota)
         })
         .collect();
-    drive(store, workload, &plan, sources, stop, observer)
+    drive(store, &plan, sources, stop, observer)
 }
 
-/// Runs the workload's transaction phase.
-pub fn run<S: Store>(
+/// Runs a workload's operations: `plan.operations` in all (split among the clients as
+/// YCSB splits them among threads), or until `plan.duration` has passed, or — with
+/// neither — the workload's own operation count.
+pub fn run<S: Store, W: Workload>(
     store: &S,
-    workload: &Arc<CoreWorkload>,
+    workload: &W,
     plan: &RunPlan,
     stop: &AtomicBool,
     observer: &mut dyn FnMut(&Interval<'_>),
 ) -> Result<RunOutcome, RunError> {
     if workload.needs_scan() && !store.capabilities().scan {
         return Err(RunError::Unsupported(format!(
-            "the workload has scans (scanproportion > 0) but the {} store cannot scan",
+            "the workload has scans but the {} store cannot scan",
             store.name()
         )));
     }
-    let threads = plan.threads;
     let total = match (plan.operations, plan.duration) {
         (Some(n), _) => n,
         (None, Some(_)) => u64::MAX,
         (None, None) => workload.operation_count(),
     };
-    let sources: Vec<_> = (0..threads)
+    let clients = plan.threads * plan.clients;
+    let sources: Vec<_> = (0..clients)
         .map(|i| {
-            let quota = if total == u64::MAX {
-                u64::MAX
-            } else {
-                // YCSB's split: every thread gets opcount / threads, the first
-                // opcount % threads one more.
-                total / threads as u64 + u64::from((i as u64) < total % threads as u64)
-            };
-            (Source::Run(workload.run_worker(plan.seed, i)), quota)
+            (
+                workload.source(plan.seed, i, clients),
+                split(total, clients, i),
+            )
         })
         .collect();
     let plan = RunPlan {
         operations: (total != u64::MAX).then_some(total),
         ..plan.clone()
     };
-    drive(store, workload, &plan, sources, stop, observer)
-}
-
-enum Source {
-    Load(LoadWorker),
-    Run(RunWorker),
-}
-
-impl Source {
-    /// Fills the next request; `Some(Some(k))` for an insert to acknowledge.
-    fn next(&mut self, req: &mut Request) -> Option<Option<u64>> {
-        match self {
-            Source::Load(w) => w.next(req).then_some(None),
-            Source::Run(w) => Some(w.next(req)),
-        }
-    }
-
-    fn acknowledge(&self, keynum: u64) {
-        if let Source::Run(w) = self {
-            w.acknowledge(keynum);
-        }
-    }
+    drive(store, &plan, sources, stop, observer)
 }
 
 /// State shared by the workers and the collecting thread.
-struct Shared {
-    stop: AtomicBool,
-    epoch: AtomicU64,
-    errors: AtomicU64,
+pub(crate) struct Shared {
+    pub(crate) stop: AtomicBool,
+    pub(crate) epoch: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    /// Threads that have finished their warm-up.
     done: AtomicU64,
-    max_errors: u64,
-    budget_exceeded: AtomicBool,
+    pub(crate) max_errors: u64,
+    pub(crate) budget_exceeded: AtomicBool,
 }
 
-struct Handover {
-    epoch: u64,
-    warmup: bool,
-    recorder: Recorder,
+/// A thread's recorder, handed to the collector at an interval boundary.
+pub(crate) struct Handover {
+    pub(crate) epoch: u64,
+    pub(crate) warmup: bool,
+    pub(crate) recorder: Recorder,
 }
 
-struct WorkerResult {
-    integrity_checked: u64,
-    integrity_failed: u64,
-    max_lag: Duration,
+/// Splits `total` among `parts` as YCSB splits operations among threads: every part
+/// gets `total / parts`, the first `total % parts` one more. `u64::MAX` means unbounded.
+fn split(total: u64, parts: usize, index: usize) -> u64 {
+    if total == u64::MAX {
+        return u64::MAX;
+    }
+    let parts = parts as u64;
+    total / parts + u64::from((index as u64) < total % parts)
 }
 
-fn drive<S: Store>(
+fn check_plan(store_needs_runtime: bool, plan: &RunPlan) -> Result<(), RunError> {
+    if plan.threads == 0 || plan.clients == 0 || plan.pipeline == 0 {
+        return Err(RunError::Plan(
+            "threads, connections and pipeline must each be at least 1".into(),
+        ));
+    }
+    if plan.clients > 1 && !store_needs_runtime {
+        return Err(RunError::Plan(format!(
+            "{} connections per thread: only network stores have connections; use --threads",
+            plan.clients
+        )));
+    }
+    if let Some(rate) = plan.target_rate {
+        rate.validate().map_err(RunError::Plan)?;
+    }
+    Ok(())
+}
+
+/// Opens every session first, so that a store that cannot serve fails before anything
+/// runs.
+fn open_sessions<S: Store>(store: &S, n: usize) -> Result<Vec<S::Session>, RunError> {
+    (0..n)
+        .map(|_| {
+            store.session().map_err(|source| RunError::Session {
+                store: store.name(),
+                source,
+            })
+        })
+        .collect()
+}
+
+fn drive<S: Store, Src: OpSource + 'static>(
     store: &S,
-    workload: &Arc<CoreWorkload>,
     plan: &RunPlan,
-    sources: Vec<(Source, u64)>,
+    sources: Vec<(Src, u64)>,
     caller_stop: &AtomicBool,
     observer: &mut dyn FnMut(&Interval<'_>),
 ) -> Result<RunOutcome, RunError> {
-    if plan.threads == 0 {
-        return Err(RunError::Plan("threads must be at least 1".into()));
-    }
-    if let Some(rate) = plan.target_rate {
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(RunError::Plan(format!(
-                "target rate must be > 0, got {rate}"
-            )));
-        }
-    }
-    // Open every session first: a store that cannot serve fails before anything runs.
-    let mut sessions = Vec::with_capacity(plan.threads);
-    for _ in 0..plan.threads {
-        sessions.push(store.session().map_err(|source| RunError::Session {
-            store: store.name(),
-            source,
-        })?);
-    }
+    let needs_runtime = store.capabilities().needs_runtime;
+    check_plan(needs_runtime, plan)?;
+    let sessions = open_sessions(store, sources.len())?;
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
         epoch: AtomicU64::new(0),
@@ -280,25 +357,39 @@ fn drive<S: Store>(
     let threads = plan.threads;
     let barrier = Arc::new(Barrier::new(threads + 1));
     let (tx, rx) = mpsc::channel::<Handover>();
-    let warmup_deadline_holder: Arc<std::sync::OnceLock<Instant>> = Arc::default();
-    let start_holder: Arc<std::sync::OnceLock<Instant>> = Arc::default();
+    let timing = Arc::new(Timing::default());
+
+    // Client c runs on thread c / clients; YCSB's warm-up split is over all clients.
+    let total_clients = sources.len();
+    let warm_total = match plan.warmup {
+        Warmup::Ops(n) => n,
+        Warmup::Time(_) => u64::MAX,
+        Warmup::None => 0,
+    };
+    let mut per_thread: Vec<Vec<(Client<S::Session, Src>, u64, u64)>> =
+        (0..threads).map(|_| Vec::new()).collect();
+    for (c, ((source, quota), session)) in sources.into_iter().zip(sessions).enumerate() {
+        let warm = split(warm_total, total_clients, c);
+        per_thread[c / plan.clients].push((
+            Client::new(session, source, plan.pipeline),
+            quota,
+            warm,
+        ));
+    }
 
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
-        for (index, ((source, quota), session)) in sources.into_iter().zip(sessions).enumerate() {
+        for (index, clients) in per_thread.into_iter().enumerate() {
             let worker = Worker {
-                index,
-                threads,
-                source,
-                quota,
-                session,
-                workload: Arc::clone(workload),
+                first_client: index * plan.clients,
+                total_clients,
+                clients,
+                needs_runtime,
                 shared: Arc::clone(&shared),
                 barrier: Arc::clone(&barrier),
                 tx: tx.clone(),
                 plan: plan.clone(),
-                warmup_deadline: Arc::clone(&warmup_deadline_holder),
-                start: Arc::clone(&start_holder),
+                timing: Arc::clone(&timing),
             };
             handles.push(
                 std::thread::Builder::new()
@@ -316,15 +407,22 @@ fn drive<S: Store>(
             caller_stop,
             observer,
             handles,
-            &start_holder,
-            &warmup_deadline_holder,
+            &timing,
         )
     })
 }
 
-/// Ends an interval: bumps the epoch so every worker hands over its recorder, then
+/// When the warm-up ends and the measured part starts, set by the collector.
+#[derive(Default)]
+struct Timing {
+    warmup_end: std::sync::OnceLock<Instant>,
+    start: std::sync::OnceLock<Instant>,
+}
+
+/// Ends an interval: bumps the epoch so every thread hands over its recorder, then
 /// waits (briefly) for the hand-overs so that each interval holds its own operations.
-/// Returns the number of workers that reported they have finished.
+/// Returns the number of threads that reported they have finished, and the measured
+/// operations received.
 fn gather(
     shared: &Shared,
     rx: &mpsc::Receiver<Handover>,
@@ -358,7 +456,10 @@ fn gather(
     (finished, ops)
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the collector's view of one drive() call; a struct would only rename them"
+)]
 fn collect(
     plan: &RunPlan,
     shared: &Shared,
@@ -366,9 +467,8 @@ fn collect(
     rx: &mpsc::Receiver<Handover>,
     caller_stop: &AtomicBool,
     observer: &mut dyn FnMut(&Interval<'_>),
-    handles: Vec<std::thread::ScopedJoinHandle<'_, WorkerResult>>,
-    start_holder: &std::sync::OnceLock<Instant>,
-    warmup_holder: &std::sync::OnceLock<Instant>,
+    handles: Vec<std::thread::ScopedJoinHandle<'_, ClientTotals>>,
+    timing: &Timing,
 ) -> Result<RunOutcome, RunError> {
     let threads = handles.len();
     let mut total = Recorder::new();
@@ -383,7 +483,7 @@ fn collect(
         Warmup::Time(d) => warmup_start + d,
         _ => warmup_start,
     };
-    let _ = warmup_holder.set(warmup_end);
+    let _ = timing.warmup_end.set(warmup_end);
     let mut last_tick = warmup_start;
     if plan.warmup != Warmup::None {
         while shared.done.load(Ordering::Acquire) < threads as u64 {
@@ -408,14 +508,14 @@ fn collect(
                 last_tick = now;
             }
         }
-        // Each worker's last warm-up hand-over; measured data cannot arrive yet.
+        // Each thread's last warm-up hand-over; measured data cannot arrive yet.
         while let Ok(h) = rx.try_recv() {
             debug_assert!(h.warmup, "measured data before the barrier");
         }
     }
     barrier.wait();
     let start = Instant::now();
-    let _ = start_holder.set(start);
+    let _ = timing.start.set(start);
     last_tick = start;
     let mut finished = 0usize;
     let mut done_ops = 0u64;
@@ -426,12 +526,14 @@ fn collect(
         if plan.duration.is_some_and(|d| start.elapsed() >= d) {
             shared.stop.store(true, Ordering::Relaxed);
         }
-        // Between ticks only final hand-overs (a worker that ran out of work) arrive.
+        // Between ticks only final hand-overs (a thread that ran out of work) arrive.
         match rx.recv_timeout(poll.min(plan.interval.saturating_sub(last_tick.elapsed()))) {
             Ok(h) => {
                 finished += usize::from(h.epoch == u64::MAX);
-                done_ops += h.recorder.operations();
-                interval.merge(&h.recorder);
+                if !h.warmup {
+                    done_ops += h.recorder.operations();
+                    interval.merge(&h.recorder);
+                }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => finished = threads,
@@ -494,261 +596,130 @@ fn collect(
     Ok(outcome)
 }
 
-struct Worker<S: Session> {
-    index: usize,
-    threads: usize,
-    source: Source,
-    quota: u64,
-    session: S,
-    workload: Arc<CoreWorkload>,
+/// One worker thread and the clients it drives.
+struct Worker<S: Session, Src: OpSource> {
+    first_client: usize,
+    total_clients: usize,
+    /// Each client with its measured and warm-up operation budgets.
+    clients: Vec<(Client<S, Src>, u64, u64)>,
+    needs_runtime: bool,
     shared: Arc<Shared>,
     barrier: Arc<Barrier>,
     tx: mpsc::Sender<Handover>,
     plan: RunPlan,
-    warmup_deadline: Arc<std::sync::OnceLock<Instant>>,
-    start: Arc<std::sync::OnceLock<Instant>>,
+    timing: Arc<Timing>,
 }
 
-/// Per-op state a worker keeps between operations.
-struct OpContext {
-    batch: Batch,
-    rmw_read: Record,
-    integrity: bool,
-    integrity_checked: u64,
-    integrity_failed: u64,
-}
-
-impl<S: Session> Worker<S> {
-    fn work(mut self) -> WorkerResult {
-        let mut ctx = OpContext {
-            batch: Batch::new(),
-            rmw_read: Record::new(),
-            integrity: self.workload.data_integrity(),
-            integrity_checked: 0,
-            integrity_failed: 0,
-        };
-        let mut recorder = Recorder::new();
-        let mut my_epoch = self.shared.epoch.load(Ordering::Acquire);
+impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
+    fn work(self) -> ClientTotals {
+        let Worker {
+            first_client,
+            total_clients,
+            clients,
+            needs_runtime,
+            shared,
+            barrier,
+            tx,
+            plan,
+            timing,
+        } = self;
+        let ts = Rc::new(ThreadState::new(tx, Arc::clone(&shared)));
+        let runtime = needs_runtime.then(thread_runtime);
+        let (mut clients, budgets): (Vec<_>, Vec<_>) =
+            clients.into_iter().map(|(c, q, w)| (c, (q, w))).unzip();
 
         // Warm-up.
-        let warm_ops = match self.plan.warmup {
-            Warmup::Ops(n) => {
-                n / self.threads as u64 + u64::from((self.index as u64) < n % self.threads as u64)
-            }
-            Warmup::Time(_) => u64::MAX,
-            Warmup::None => 0,
-        };
-        if warm_ops > 0 {
-            let deadline = *self.warmup_deadline.wait();
-            let mut n = 0u64;
-            while n < warm_ops && !self.shared.stop.load(Ordering::Relaxed) {
-                if matches!(self.plan.warmup, Warmup::Time(_)) && Instant::now() >= deadline {
-                    break;
-                }
-                if !self.one_op(&mut ctx, &mut recorder, None) {
-                    break;
-                }
-                n += 1;
-                self.hand_over_on_new_epoch(&mut recorder, &mut my_epoch, true);
-            }
-            self.hand_over(&mut recorder, my_epoch, true);
-            self.shared.done.fetch_add(1, Ordering::AcqRel);
+        if plan.warmup != Warmup::None {
+            ts.begin(true);
+            let deadline = match plan.warmup {
+                Warmup::Time(_) => Some(*timing.warmup_end.wait()),
+                _ => None,
+            };
+            let phases = budgets.iter().map(|&(_, w)| (w, deadline, None)).collect();
+            clients = run_clients(runtime.as_ref(), &ts, clients, phases);
+            ts.hand_over(ts.epoch());
+            shared.done.fetch_add(1, Ordering::AcqRel);
         }
-        self.barrier.wait();
-        let start = *self.start.wait();
-        my_epoch = self.shared.epoch.load(Ordering::Acquire);
-
-        // Open loop: operation k of this worker is due at start + k / rate.
-        let per_worker_rate = self.plan.target_rate.map(|r| r / self.threads as f64);
-        let mut max_lag = Duration::ZERO;
-        let mut done = 0u64;
-        while done < self.quota && !self.shared.stop.load(Ordering::Relaxed) {
-            let intended = per_worker_rate.map(|rate| {
-                let due = start + Duration::from_secs_f64(done as f64 / rate);
-                let now = Instant::now();
-                if due > now {
-                    sleep_until(due);
-                } else {
-                    max_lag = max_lag.max(now - due);
-                }
-                due
-            });
-            if !self.one_op(&mut ctx, &mut recorder, intended) {
-                break;
-            }
-            done += 1;
-            self.hand_over_on_new_epoch(&mut recorder, &mut my_epoch, false);
+        barrier.wait();
+        let start = *timing.start.wait();
+        ts.begin(false);
+        let phases = budgets
+            .iter()
+            .enumerate()
+            .map(|(i, &(q, _))| {
+                let schedule = plan.target_rate.map(|rate| {
+                    Schedule::new(rate, start, first_client + i, total_clients, plan.pipeline)
+                });
+                (q, None, schedule)
+            })
+            .collect();
+        let clients = run_clients(runtime.as_ref(), &ts, clients, phases);
+        ts.hand_over(u64::MAX);
+        let mut totals = ClientTotals::default();
+        for c in &clients {
+            totals.integrity_checked += c.totals.integrity_checked;
+            totals.integrity_failed += c.totals.integrity_failed;
+            totals.max_lag = totals.max_lag.max(c.totals.max_lag);
         }
-        let _ = self.tx.send(Handover {
-            epoch: u64::MAX,
-            warmup: false,
-            recorder,
-        });
-        WorkerResult {
-            integrity_checked: ctx.integrity_checked,
-            integrity_failed: ctx.integrity_failed,
-            max_lag,
-        }
+        totals
     }
+}
 
-    /// Hands the recorder over when the collector has started a new interval.
-    #[inline]
-    fn hand_over_on_new_epoch(&self, recorder: &mut Recorder, my_epoch: &mut u64, warmup: bool) {
-        let epoch = self.shared.epoch.load(Ordering::Acquire);
-        if epoch != *my_epoch {
-            *my_epoch = epoch;
-            self.hand_over(recorder, epoch, warmup);
-        }
-    }
+type Phase = (u64, Option<Instant>, Option<Schedule>);
 
-    /// Sends what `recorder` holds to the collector and starts a fresh one.
-    fn hand_over(&self, recorder: &mut Recorder, epoch: u64, warmup: bool) {
-        let recorder = std::mem::replace(recorder, Recorder::new());
-        // The collector only goes away after joining the workers; a failed send cannot
-        // lose data it still wants.
-        let _ = self.tx.send(Handover {
-            epoch,
-            warmup,
-            recorder,
-        });
-    }
-
-    /// Generates and executes one operation; false when the source is exhausted.
-    fn one_op(
-        &mut self,
-        ctx: &mut OpContext,
-        recorder: &mut Recorder,
-        intended: Option<Instant>,
-    ) -> bool {
-        ctx.batch.clear();
-        let slot = ctx.batch.push();
-        let Some(insert_key) = self.source.next(&mut slot.request) else {
-            return false;
-        };
-        let kind = slot.request.kind;
-        if kind == OpKind::ReadModifyWrite {
-            self.read_modify_write(ctx, recorder, intended);
-            return true;
+/// Runs one phase on every client of a thread and returns the clients: directly for an
+/// embedded store's single client, as tasks of the thread's runtime otherwise.
+fn run_clients<S: Session + 'static, Src: OpSource + 'static>(
+    runtime: Option<&tokio::runtime::Runtime>,
+    ts: &Rc<ThreadState>,
+    mut clients: Vec<Client<S, Src>>,
+    phases: Vec<Phase>,
+) -> Vec<Client<S, Src>> {
+    let Some(rt) = runtime else {
+        for (client, (budget, deadline, schedule)) in clients.iter_mut().zip(phases) {
+            block_on(client.run_phase(ts, budget, deadline, schedule, &BlockingPacer));
         }
-        let started = Instant::now();
-        block_on(self.session.execute(&mut ctx.batch));
-        let slot = &ctx.batch.slots()[0];
-        self.account(recorder, kind, slot, started, intended);
-        if ctx.integrity && kind == OpKind::Read {
-            if let Ok(Outcome::Hit { .. }) = slot.result {
-                ctx.integrity_checked += 1;
-                if !self.workload.check_read(&slot.request.key, &slot.reply) {
-                    ctx.integrity_failed += 1;
-                }
-            }
-        }
-        if let Some(k) = insert_key {
-            // As YCSB: acknowledged whatever the outcome, so `latest` moves on.
-            self.source.acknowledge(k);
-        }
-        true
-    }
-
-    /// A read and then an update of the same key, measured separately and together.
-    fn read_modify_write(
-        &mut self,
-        ctx: &mut OpContext,
-        recorder: &mut Recorder,
-        intended: Option<Instant>,
-    ) {
-        let started = Instant::now();
-        {
-            let slot = &mut ctx.batch.slots_mut()[0];
-            // Keep the update's fields aside; the read names the same fields when not
-            // reading all of them.
-            std::mem::swap(&mut ctx.rmw_read, &mut slot.request.record);
-            slot.request.kind = OpKind::Read;
-            slot.request.record.clear();
-            if !slot.request.read_all {
-                for (name, _) in ctx.rmw_read.iter() {
-                    slot.request.record.push(name, b"");
-                }
-            }
-        }
-        block_on(self.session.execute(&mut ctx.batch));
-        let read_ok = {
-            let slot = &ctx.batch.slots()[0];
-            self.account(recorder, OpKind::Read, slot, started, None);
-            slot.result.is_ok()
-        };
-        let mid = Instant::now();
-        {
-            let slot = &mut ctx.batch.slots_mut()[0];
-            slot.request.kind = OpKind::Update;
-            std::mem::swap(&mut ctx.rmw_read, &mut slot.request.record);
-            slot.completed_at = None;
-        }
-        block_on(self.session.execute(&mut ctx.batch));
-        let slot = &ctx.batch.slots()[0];
-        self.account(recorder, OpKind::Update, slot, mid, None);
-        let end = slot.completed_at.unwrap_or_else(Instant::now);
-        let status = match (&slot.result, read_ok) {
-            (Ok(o), true) => o.status(),
-            _ => Status::Error,
-        };
-        recorder.record(OpKind::ReadModifyWrite, status, nanos(end - started));
-        if let Some(due) = intended {
-            recorder.record_intended(
-                OpKind::ReadModifyWrite,
-                nanos(end.saturating_duration_since(due)),
+        return clients;
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(rt, async {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .zip(phases)
+            .map(|(mut client, (budget, deadline, schedule))| {
+                let ts = Rc::clone(ts);
+                tokio::task::spawn_local(async move {
+                    client
+                        .run_phase(&ts, budget, deadline, schedule, &TokioPacer)
+                        .await;
+                    client
+                })
+            })
+            .collect();
+        let mut back = Vec::with_capacity(handles.len());
+        for h in handles {
+            back.push(
+                h.await
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
             );
         }
-    }
-
-    fn account(
-        &self,
-        recorder: &mut Recorder,
-        kind: OpKind,
-        slot: &kvlab_core::Slot,
-        started: Instant,
-        intended: Option<Instant>,
-    ) {
-        let end = slot.completed_at.unwrap_or_else(Instant::now);
-        let service = nanos(end.saturating_duration_since(started));
-        match &slot.result {
-            Ok(outcome) => {
-                recorder.record(kind, outcome.status(), service);
-                recorder.add_bytes(outcome.bytes_read(), outcome.bytes_written());
-            }
-            Err(e) => {
-                recorder.record(kind, Status::Error, service);
-                recorder.record_error(e.kind);
-                let errors = self.shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
-                if errors > self.shared.max_errors {
-                    self.shared.budget_exceeded.store(true, Ordering::Relaxed);
-                    self.shared.stop.store(true, Ordering::Relaxed);
-                }
-            }
-        }
-        if let Some(due) = intended {
-            recorder.record_intended(kind, nanos(end.saturating_duration_since(due)));
-        }
-    }
+        back
+    })
 }
 
-fn nanos(d: Duration) -> u64 {
-    d.as_nanos().min(u64::MAX as u128) as u64
+/// The runtime of a thread whose sessions do asynchronous I/O.
+fn thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("building a current-thread tokio runtime")
 }
 
-/// Sleeps until `due`: the OS sleep for all but the last 100 µs, then a spin, so the
-/// schedule keeps microsecond precision without burning a core between operations.
-fn sleep_until(due: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= due {
-            return;
-        }
-        let left = due - now;
-        if left > Duration::from_micros(200) {
-            std::thread::sleep(left - Duration::from_micros(100));
-        } else {
-            std::hint::spin_loop();
-        }
+/// Runs `f(batch)`'s future to completion on `runtime`, or directly for embedded stores.
+fn execute<S: Session>(runtime: Option<&tokio::runtime::Runtime>, s: &mut S, b: &mut Batch) {
+    match runtime {
+        Some(rt) => rt.block_on(s.execute(b)),
+        None => block_on(s.execute(b)),
     }
 }
 
@@ -798,7 +769,7 @@ const FIRST_FEW: usize = 10;
 
 /// Reads back every record of `[insertstart, insertstart+insertcount)` and checks it
 /// against what `load` wrote: present, the same field names, and — with
-/// `dataintegrity=true` — the same values.
+/// `dataintegrity=true` — the same values. One session per thread.
 pub fn verify<S: Store>(
     store: &S,
     workload: &Arc<CoreWorkload>,
@@ -810,13 +781,8 @@ pub fn verify<S: Store>(
     let start = workload.insert_start();
     let count = workload.insert_count();
     let checked = AtomicU64::new(0);
-    let mut sessions = Vec::new();
-    for _ in 0..threads {
-        sessions.push(store.session().map_err(|source| RunError::Session {
-            store: store.name(),
-            source,
-        })?);
-    }
+    let sessions = open_sessions(store, threads)?;
+    let needs_runtime = store.capabilities().needs_runtime;
     let reports: Vec<VerifyReport> = std::thread::scope(|scope| {
         let handles: Vec<_> = sessions
             .into_iter()
@@ -826,6 +792,7 @@ pub fn verify<S: Store>(
                 let hi = start + count * (i as u64 + 1) / threads as u64;
                 let checked = &checked;
                 scope.spawn(move || {
+                    let runtime = needs_runtime.then(thread_runtime);
                     let mut report = VerifyReport::default();
                     let mut batch = Batch::new();
                     let mut expected = Record::new();
@@ -837,7 +804,7 @@ pub fn verify<S: Store>(
                         let slot = batch.push();
                         slot.request.kind = OpKind::Read;
                         workload.key_name(keynum, &mut slot.request.key);
-                        block_on(session.execute(&mut batch));
+                        execute(runtime.as_ref(), &mut session, &mut batch);
                         let slot = &batch.slots()[0];
                         let key = || String::from_utf8_lossy(&slot.request.key).into_owned();
                         report.checked += 1;

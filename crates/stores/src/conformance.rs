@@ -52,7 +52,9 @@ fn request<'b>(batch: &'b mut Batch, kind: OpKind, key: &[u8]) -> &'b mut kvlab_
 /// Runs every check against `store`, whose data must start empty for the keys used
 /// (all start with `kvlab-conformance-`), driving sessions with [`block_on`].
 pub fn check_all<S: Store>(store: &S) {
-    check_all_with(store, |s: &mut S::Session, b: &mut Batch| block_on(s.execute(b)));
+    check_all_with(store, |s: &mut S::Session, b: &mut Batch| {
+        block_on(s.execute(b))
+    });
 }
 
 /// [`check_all`] with sessions driven by `exec`.
@@ -144,7 +146,11 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
 
     // Delete makes the key a miss.
     request(&mut b, OpKind::Delete, key);
-    assert_eq!(one(exec, &mut s, &mut b).0, Outcome::Deleted, "{name}: delete");
+    assert_eq!(
+        one(exec, &mut s, &mut b).0,
+        Outcome::Deleted,
+        "{name}: delete"
+    );
     request(&mut b, OpKind::Read, key);
     assert_eq!(
         one(exec, &mut s, &mut b).0,

@@ -1,8 +1,6 @@
 //! The `null` store: accepts everything, stores nothing.
 
-use kvlab_core::{
-    Batch, Capabilities, OpKind, Outcome, Session, Store, StoreError,
-};
+use kvlab_core::{Batch, Capabilities, OpKind, Outcome, Session, Store, StoreError};
 
 /// A store that completes every request at once without storing anything: reads hit
 /// with zero bytes, writes succeed, scans return nothing. Running a workload against it
@@ -25,6 +23,7 @@ impl Store for NullStore {
         Capabilities {
             scan: true,
             persistent: false,
+            needs_runtime: false,
         }
     }
 

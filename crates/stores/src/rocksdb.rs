@@ -351,6 +351,7 @@ impl Store for RocksDbStore {
         Capabilities {
             scan: true,
             persistent: true,
+            needs_runtime: false,
         }
     }
 

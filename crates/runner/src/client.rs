@@ -1,0 +1,389 @@
+//! One client: a session, an op source and a pipeline, driven by one loop for every kind
+//! of store. Embedded stores run one client per thread polled by [`kvlab_core::block_on`];
+//! network stores run many clients per thread as tasks of a tokio current-thread
+//! runtime. The loop is the same `async fn` in both cases.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use kvlab_core::{Batch, OpKind, Record, Session, Slot, Status};
+use kvlab_measure::Recorder;
+use kvlab_workload::{OpSource, Ticket, Verdict};
+
+use crate::{Handover, Shared, TargetRate};
+
+/// State shared by the clients of one thread: its recorder and the interval epoch it
+/// last handed over at.
+pub(crate) struct ThreadState {
+    pub(crate) recorder: RefCell<Recorder>,
+    epoch: Cell<u64>,
+    warmup: Cell<bool>,
+    tx: mpsc::Sender<Handover>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl ThreadState {
+    pub(crate) fn new(tx: mpsc::Sender<Handover>, shared: Arc<Shared>) -> ThreadState {
+        let epoch = shared.epoch.load(Ordering::Acquire);
+        ThreadState {
+            recorder: RefCell::new(Recorder::new()),
+            epoch: Cell::new(epoch),
+            warmup: Cell::new(false),
+            tx,
+            shared,
+        }
+    }
+
+    /// Starts a phase: measured data from here on is (or is not) warm-up.
+    pub(crate) fn begin(&self, warmup: bool) {
+        self.warmup.set(warmup);
+        self.epoch.set(self.shared.epoch.load(Ordering::Acquire));
+    }
+
+    /// Hands the recorder over when the collector has started a new interval.
+    #[inline]
+    fn hand_over_on_new_epoch(&self) {
+        let epoch = self.shared.epoch.load(Ordering::Acquire);
+        if epoch != self.epoch.get() {
+            self.epoch.set(epoch);
+            self.hand_over(epoch);
+        }
+    }
+
+    /// Sends what the recorder holds to the collector and starts a fresh one; `u64::MAX`
+    /// as the epoch says this thread has finished.
+    pub(crate) fn hand_over(&self, epoch: u64) {
+        let recorder = std::mem::replace(&mut *self.recorder.borrow_mut(), Recorder::new());
+        // The collector only goes away after joining the workers; a failed send cannot
+        // lose data it still wants.
+        let _ = self.tx.send(Handover {
+            epoch,
+            warmup: self.warmup.get(),
+            recorder,
+        });
+    }
+
+    /// The current interval's epoch.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.get()
+    }
+}
+
+/// How a client waits for its next open-loop departure.
+pub(crate) trait Pacer {
+    /// Returns at `due` (or at once when it has passed).
+    fn sleep_until(&self, due: Instant) -> impl std::future::Future<Output = ()>;
+}
+
+/// Blocks the thread: the OS sleep for all but the last 100 µs, then a spin, so the
+/// schedule keeps microsecond precision. For the one client of an embedded-store thread.
+pub(crate) struct BlockingPacer;
+
+impl Pacer for BlockingPacer {
+    async fn sleep_until(&self, due: Instant) {
+        loop {
+            let now = Instant::now();
+            if now >= due {
+                return;
+            }
+            let left = due - now;
+            if left > Duration::from_micros(200) {
+                std::thread::sleep(left - Duration::from_micros(100));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Yields to the runtime: a timer for all but the last millisecond (tokio's timer has
+/// millisecond resolution), then `yield_now` until due, so other clients of the thread
+/// keep running while this one waits.
+pub(crate) struct TokioPacer;
+
+impl Pacer for TokioPacer {
+    async fn sleep_until(&self, due: Instant) {
+        let now = Instant::now();
+        if due > now + Duration::from_millis(2) {
+            tokio::time::sleep_until((due - Duration::from_millis(1)).into()).await;
+        }
+        while Instant::now() < due {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// An open-loop schedule: when each of a client's batches is due.
+#[derive(Clone, Debug)]
+pub(crate) struct Schedule {
+    start: Instant,
+    rate: TargetRate,
+    /// The client's share of the rate, in batches per second per unit of total rate.
+    share: f64,
+    /// Seconds from start to the next departure.
+    next_s: f64,
+}
+
+impl Schedule {
+    /// A client's schedule: `clients` clients share `rate`, each sending batches of
+    /// `pipeline` requests. Clients start staggered across one period so they do not
+    /// all depart together.
+    pub(crate) fn new(
+        rate: TargetRate,
+        start: Instant,
+        client: usize,
+        clients: usize,
+        pipeline: usize,
+    ) -> Schedule {
+        let share = 1.0 / (clients as f64 * pipeline as f64);
+        let mut s = Schedule {
+            start,
+            rate,
+            share,
+            next_s: 0.0,
+        };
+        s.next_s = s.gap_s(0.0) * client as f64 / clients as f64;
+        s
+    }
+
+    /// Seconds between batches at time `t_s`.
+    fn gap_s(&self, t_s: f64) -> f64 {
+        1.0 / (self.rate.at(t_s) * self.share)
+    }
+
+    /// The next departure, advancing the schedule.
+    fn next_due(&mut self) -> Instant {
+        let due = self.start + Duration::from_secs_f64(self.next_s);
+        self.next_s += self.gap_s(self.next_s);
+        due
+    }
+}
+
+/// What one client has done, summed into the run's outcome.
+#[derive(Default, Debug, Clone, Copy)]
+pub(crate) struct ClientTotals {
+    pub(crate) integrity_checked: u64,
+    pub(crate) integrity_failed: u64,
+    pub(crate) max_lag: Duration,
+}
+
+/// One client: a session, the op source feeding it, and reusable batches.
+pub(crate) struct Client<S, Src> {
+    pub(crate) session: S,
+    pub(crate) source: Src,
+    pipeline: usize,
+    batch: Batch,
+    tickets: Vec<Ticket>,
+    /// Per slot of `batch`: true when it is the read half of a read-modify-write.
+    rmw: Vec<bool>,
+    /// The update halves of the batch's read-modify-writes.
+    rmw_batch: Batch,
+    /// Spare records to hold an update's fields while its read runs.
+    rmw_records: Vec<Record>,
+    pub(crate) totals: ClientTotals,
+    exhausted: bool,
+}
+
+impl<S: Session, Src: OpSource> Client<S, Src> {
+    pub(crate) fn new(session: S, source: Src, pipeline: usize) -> Client<S, Src> {
+        Client {
+            session,
+            source,
+            pipeline: pipeline.max(1),
+            batch: Batch::new(),
+            tickets: Vec::with_capacity(pipeline),
+            rmw: Vec::with_capacity(pipeline),
+            rmw_batch: Batch::new(),
+            rmw_records: Vec::new(),
+            totals: ClientTotals::default(),
+            exhausted: false,
+        }
+    }
+
+    /// Runs up to `budget` operations (stopping early at `deadline`, on the shared stop
+    /// flag, or when the source runs dry); returns how many ran.
+    pub(crate) async fn run_phase<P: Pacer>(
+        &mut self,
+        ts: &ThreadState,
+        mut budget: u64,
+        deadline: Option<Instant>,
+        mut schedule: Option<Schedule>,
+        pacer: &P,
+    ) -> u64 {
+        let mut done = 0u64;
+        while budget > 0 && !self.exhausted && !ts.shared.stop.load(Ordering::Relaxed) {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let n = self.fill(budget);
+            if n == 0 {
+                break;
+            }
+            let intended = match schedule.as_mut() {
+                Some(s) => {
+                    let due = s.next_due();
+                    let now = Instant::now();
+                    if due > now {
+                        pacer.sleep_until(due).await;
+                    } else {
+                        self.totals.max_lag = self.totals.max_lag.max(now - due);
+                    }
+                    Some(due)
+                }
+                None => None,
+            };
+            let started = Instant::now();
+            self.session.execute(&mut self.batch).await;
+            self.account_batch(ts, started, intended);
+            if self.rmw_batch.len() > 0 {
+                let mid = Instant::now();
+                self.session.execute(&mut self.rmw_batch).await;
+                self.account_rmw(ts, started, mid, intended);
+            }
+            self.complete_batch();
+            done += n as u64;
+            budget -= n as u64;
+            ts.hand_over_on_new_epoch();
+        }
+        done
+    }
+
+    /// Generates up to `pipeline` (and at most `budget`) requests into the batch;
+    /// read-modify-writes become their read half, the update kept aside.
+    fn fill(&mut self, budget: u64) -> usize {
+        self.batch.clear();
+        self.tickets.clear();
+        self.rmw.clear();
+        self.rmw_batch.clear();
+        let want = (self.pipeline as u64).min(budget) as usize;
+        while self.batch.len() < want {
+            let at = self.batch.len();
+            let slot = self.batch.push();
+            let Some(ticket) = self.source.next(&mut slot.request) else {
+                self.batch.truncate(at);
+                self.exhausted = true;
+                break;
+            };
+            self.tickets.push(ticket);
+            let is_rmw = slot.request.kind == OpKind::ReadModifyWrite;
+            self.rmw.push(is_rmw);
+            if is_rmw {
+                let mut fields = self.rmw_records.pop().unwrap_or_default();
+                // The read names the fields the update will write, unless it reads all.
+                std::mem::swap(&mut fields, &mut slot.request.record);
+                slot.request.kind = OpKind::Read;
+                slot.request.record.clear();
+                if !slot.request.read_all {
+                    for (name, _) in fields.iter() {
+                        slot.request.record.push(name, b"");
+                    }
+                }
+                let update = self.rmw_batch.push();
+                update.request.kind = OpKind::Update;
+                update.request.key.extend_from_slice(&slot.request.key);
+                update.request.blob = slot.request.blob;
+                update.request.ttl_s = slot.request.ttl_s;
+                std::mem::swap(&mut update.request.record, &mut fields);
+                self.rmw_records.push(fields);
+            }
+        }
+        self.batch.len()
+    }
+
+    /// Records every request of the batch; a read-modify-write's read is recorded as a
+    /// read (its whole is recorded by [`Client::account_rmw`]).
+    fn account_batch(&mut self, ts: &ThreadState, started: Instant, intended: Option<Instant>) {
+        let mut recorder = ts.recorder.borrow_mut();
+        for (slot, &rmw) in self.batch.slots().iter().zip(&self.rmw) {
+            let intended = if rmw { None } else { intended };
+            account(
+                &mut recorder,
+                &ts.shared,
+                slot.request.kind,
+                slot,
+                started,
+                intended,
+            );
+        }
+    }
+
+    /// Records the update halves and the wholes of the batch's read-modify-writes.
+    fn account_rmw(
+        &mut self,
+        ts: &ThreadState,
+        started: Instant,
+        mid: Instant,
+        intended: Option<Instant>,
+    ) {
+        let mut recorder = ts.recorder.borrow_mut();
+        let reads = self.batch.slots().iter().zip(&self.rmw).filter(|(_, &r)| r);
+        for ((read, _), update) in reads.zip(self.rmw_batch.slots()) {
+            account(&mut recorder, &ts.shared, OpKind::Update, update, mid, None);
+            let end = update.completed_at.unwrap_or_else(Instant::now);
+            let status = match (&read.result, &update.result) {
+                (Ok(_), Ok(o)) => o.status(),
+                _ => Status::Error,
+            };
+            recorder.record(OpKind::ReadModifyWrite, status, nanos(end - started));
+            if let Some(due) = intended {
+                recorder.record_intended(
+                    OpKind::ReadModifyWrite,
+                    nanos(end.saturating_duration_since(due)),
+                );
+            }
+        }
+    }
+
+    /// Tells the source how each request ended, in generation order.
+    fn complete_batch(&mut self) {
+        for (slot, &ticket) in self.batch.slots().iter().zip(&self.tickets) {
+            match self.source.completed(slot, ticket) {
+                Verdict::Unchecked => {}
+                Verdict::Good => self.totals.integrity_checked += 1,
+                Verdict::Bad => {
+                    self.totals.integrity_checked += 1;
+                    self.totals.integrity_failed += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Records one completed request: service time from `started`, and in open loop the
+/// latency from its intended start; errors count against the shared budget.
+#[inline]
+fn account(
+    recorder: &mut Recorder,
+    shared: &Shared,
+    kind: OpKind,
+    slot: &Slot,
+    started: Instant,
+    intended: Option<Instant>,
+) {
+    let end = slot.completed_at.unwrap_or_else(Instant::now);
+    let service = nanos(end.saturating_duration_since(started));
+    match &slot.result {
+        Ok(outcome) => {
+            recorder.record(kind, outcome.status(), service);
+            recorder.add_bytes(outcome.bytes_read(), outcome.bytes_written());
+        }
+        Err(e) => {
+            recorder.record(kind, Status::Error, service);
+            recorder.record_error(e.kind);
+            let errors = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+            if errors > shared.max_errors {
+                shared.budget_exceeded.store(true, Ordering::Relaxed);
+                shared.stop.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    if let Some(due) = intended {
+        recorder.record_intended(kind, nanos(end.saturating_duration_since(due)));
+    }
+}
+
+pub(crate) fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}
