@@ -237,7 +237,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             let started = Instant::now();
             self.session.execute(&mut self.batch).await;
             self.account_batch(ts, started, intended);
-            if self.rmw_batch.len() > 0 {
+            if !self.rmw_batch.is_empty() {
                 let mid = Instant::now();
                 self.session.execute(&mut self.rmw_batch).await;
                 self.account_rmw(ts, started, mid, intended);

@@ -366,7 +366,7 @@ fn drive<S: Store, Src: OpSource + 'static>(
         Warmup::Time(_) => u64::MAX,
         Warmup::None => 0,
     };
-    let mut per_thread: Vec<Vec<(Client<S::Session, Src>, u64, u64)>> =
+    let mut per_thread: Vec<Vec<Budgeted<S::Session, Src>>> =
         (0..threads).map(|_| Vec::new()).collect();
     for (c, ((source, quota), session)) in sources.into_iter().zip(sessions).enumerate() {
         let warm = split(warm_total, total_clients, c);
@@ -596,12 +596,14 @@ fn collect(
     Ok(outcome)
 }
 
+/// A client with its measured and warm-up operation budgets.
+type Budgeted<S, Src> = (Client<S, Src>, u64, u64);
+
 /// One worker thread and the clients it drives.
 struct Worker<S: Session, Src: OpSource> {
     first_client: usize,
     total_clients: usize,
-    /// Each client with its measured and warm-up operation budgets.
-    clients: Vec<(Client<S, Src>, u64, u64)>,
+    clients: Vec<Budgeted<S, Src>>,
     needs_runtime: bool,
     shared: Arc<Shared>,
     barrier: Arc<Barrier>,
