@@ -484,6 +484,14 @@ pub trait Session: Send {
     /// Embedded stores complete synchronously and return a future that is ready on
     /// first poll; network stores write the whole batch, then read the replies.
     fn execute(&mut self, batch: &mut Batch) -> impl Future<Output = ()> + Send;
+
+    /// Gets ready to serve before any request is timed, e.g. connects and
+    /// authenticates, so that set-up cost never shows up in a measured latency. The
+    /// runner awaits it once per session, on the thread that will drive the session.
+    /// Embedded stores have nothing to do.
+    fn prepare(&mut self) -> impl Future<Output = Result<(), StoreError>> + Send {
+        std::future::ready(Ok(()))
+    }
 }
 
 /// Something kvlab drives: an engine, a cache or a server.

@@ -286,6 +286,8 @@ pub(crate) struct Shared {
     done: AtomicU64,
     pub(crate) max_errors: u64,
     pub(crate) budget_exceeded: AtomicBool,
+    /// The first session that could not get ready; the run stops and fails with it.
+    setup_error: std::sync::Mutex<Option<StoreError>>,
 }
 
 /// A thread's recorder, handed to the collector at an interval boundary.
@@ -353,6 +355,7 @@ fn drive<S: Store, Src: OpSource + 'static>(
         done: AtomicU64::new(0),
         max_errors: plan.max_errors.unwrap_or(u64::MAX),
         budget_exceeded: AtomicBool::new(false),
+        setup_error: std::sync::Mutex::new(None),
     });
     let threads = plan.threads;
     let barrier = Arc::new(Barrier::new(threads + 1));
@@ -629,6 +632,7 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
         let runtime = needs_runtime.then(thread_runtime);
         let (mut clients, budgets): (Vec<_>, Vec<_>) =
             clients.into_iter().map(|(c, q, w)| (c, (q, w))).unzip();
+        clients = prepare_clients(runtime.as_ref(), &shared, clients);
 
         // Warm-up.
         if plan.warmup != Warmup::None {
@@ -668,6 +672,57 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
 }
 
 type Phase = (u64, Option<Instant>, Option<Schedule>);
+
+/// Gets every session of a thread ready (connected, authenticated) before anything is
+/// timed. A failure stops the run; the first one is what the run fails with.
+fn prepare_clients<S: Session + 'static, Src: OpSource + 'static>(
+    runtime: Option<&tokio::runtime::Runtime>,
+    shared: &Shared,
+    mut clients: Vec<Client<S, Src>>,
+) -> Vec<Client<S, Src>> {
+    let fail = |e: StoreError| {
+        shared.stop.store(true, Ordering::Relaxed);
+        if let Ok(mut first) = shared.setup_error.lock() {
+            first.get_or_insert(e);
+        }
+    };
+    match runtime {
+        None => {
+            for c in &mut clients {
+                if let Err(e) = block_on(c.session.prepare()) {
+                    fail(e);
+                }
+            }
+            clients
+        }
+        Some(rt) => {
+            let local = tokio::task::LocalSet::new();
+            let (clients, errors) = local.block_on(rt, async {
+                let handles: Vec<_> = clients
+                    .into_iter()
+                    .map(|mut c| {
+                        tokio::task::spawn_local(async move {
+                            let r = c.session.prepare().await;
+                            (c, r)
+                        })
+                    })
+                    .collect();
+                let mut back = Vec::with_capacity(handles.len());
+                let mut errors = Vec::new();
+                for h in handles {
+                    let (c, r) = h
+                        .await
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+                    back.push(c);
+                    errors.extend(r.err());
+                }
+                (back, errors)
+            });
+            errors.into_iter().for_each(fail);
+            clients
+        }
+    }
+}
 
 /// Runs one phase on every client of a thread and returns the clients: directly for an
 /// embedded store's single client, as tasks of the thread's runtime otherwise.
@@ -796,6 +851,15 @@ pub fn verify<S: Store>(
                 scope.spawn(move || {
                     let runtime = needs_runtime.then(thread_runtime);
                     let mut report = VerifyReport::default();
+                    let ready = match &runtime {
+                        Some(rt) => rt.block_on(session.prepare()),
+                        None => block_on(session.prepare()),
+                    };
+                    if let Err(e) = ready {
+                        report.errors = hi - lo;
+                        report.first_errors.push(format!("opening a session: {e}"));
+                        return report;
+                    }
                     let mut batch = Batch::new();
                     let mut expected = Record::new();
                     for keynum in lo..hi {
