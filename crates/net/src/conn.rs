@@ -1,0 +1,319 @@
+//! A connection: a TCP or TLS stream with a write buffer that a batch is encoded into
+//! and a read buffer that replies are parsed from, plus the reconnect back-off.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kvlab_core::{StoreError, StoreErrorKind};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Where to connect, and how.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    /// `host:port` as given, for messages.
+    pub(crate) name: String,
+    pub(crate) addr: SocketAddr,
+    pub(crate) tls: Option<Arc<Tls>>,
+    pub(crate) connect_timeout: Duration,
+    /// Per read or write of a batch; `None` waits forever.
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// TLS settings shared by every connection of a store.
+pub(crate) struct Tls {
+    pub(crate) connector: tokio_rustls::TlsConnector,
+    pub(crate) server_name: rustls::pki_types::ServerName<'static>,
+}
+
+enum Io {
+    Tcp(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+/// An open connection with its buffers.
+pub(crate) struct Conn {
+    io: Io,
+    /// Bytes to send; sessions encode requests here and call [`Conn::flush`].
+    pub(crate) wbuf: Vec<u8>,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    timeout: Option<Duration>,
+    name: String,
+}
+
+const READ_CHUNK: usize = 64 * 1024;
+
+impl Conn {
+    /// Connects (and for TLS, shakes hands) within the endpoint's connect timeout.
+    pub(crate) async fn connect(ep: &Endpoint) -> Result<Conn, StoreError> {
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            StoreError::new(
+                StoreErrorKind::Connection,
+                format!("{what} {}: {e}", ep.name),
+            )
+        };
+        let tcp = match tokio::time::timeout(ep.connect_timeout, TcpStream::connect(ep.addr)).await
+        {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(fail("connecting to", &e)),
+            Err(_) => {
+                return Err(fail(
+                    "connecting to",
+                    &format!("no answer within {:?}", ep.connect_timeout),
+                ))
+            }
+        };
+        tcp.set_nodelay(true)
+            .map_err(|e| fail("setting TCP_NODELAY on", &e))?;
+        let io = match &ep.tls {
+            None => Io::Tcp(tcp),
+            Some(tls) => {
+                let handshake = tls.connector.connect(tls.server_name.clone(), tcp);
+                match tokio::time::timeout(ep.connect_timeout, handshake).await {
+                    Ok(Ok(s)) => Io::Tls(Box::new(s)),
+                    Ok(Err(e)) => return Err(fail("TLS handshake with", &e)),
+                    Err(_) => return Err(fail("TLS handshake with", &"timed out")),
+                }
+            }
+        };
+        Ok(Conn {
+            io,
+            wbuf: Vec::with_capacity(16 * 1024),
+            rbuf: Vec::with_capacity(READ_CHUNK),
+            rpos: 0,
+            timeout: ep.timeout,
+            name: ep.name.clone(),
+        })
+    }
+
+    /// Sends everything in the write buffer and empties it.
+    pub(crate) async fn flush(&mut self) -> Result<(), StoreError> {
+        let write = async {
+            match &mut self.io {
+                Io::Tcp(s) => write_all(s, &self.wbuf).await,
+                Io::Tls(s) => write_all(s.as_mut(), &self.wbuf).await,
+            }
+        };
+        let result = with_timeout(self.timeout, write).await;
+        self.wbuf.clear();
+        result.map_err(|e| self.io_error("writing to", e))
+    }
+
+    /// The bytes received and not yet consumed.
+    #[inline]
+    pub(crate) fn buffered(&self) -> &[u8] {
+        &self.rbuf[self.rpos..]
+    }
+
+    /// Marks `n` buffered bytes as parsed.
+    #[inline]
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.rpos += n;
+        if self.rpos == self.rbuf.len() {
+            self.rbuf.clear();
+            self.rpos = 0;
+        }
+    }
+
+    /// Waits for more bytes. End of stream is a connection error.
+    pub(crate) async fn fill(&mut self) -> Result<(), StoreError> {
+        if self.rpos > 0 && self.rpos * 2 >= self.rbuf.len() {
+            self.rbuf.drain(..self.rpos);
+            self.rpos = 0;
+        }
+        self.rbuf.reserve(READ_CHUNK);
+        let read = async {
+            match &mut self.io {
+                Io::Tcp(s) => s.read_buf(&mut self.rbuf).await,
+                Io::Tls(s) => s.read_buf(&mut self.rbuf).await,
+            }
+        };
+        match with_timeout(self.timeout, read).await {
+            Ok(0) => Err(StoreError::new(
+                StoreErrorKind::Connection,
+                format!("{} closed the connection", self.name),
+            )),
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.io_error("reading from", e)),
+        }
+    }
+
+    fn io_error(&self, what: &str, e: std::io::Error) -> StoreError {
+        let kind = if e.kind() == std::io::ErrorKind::TimedOut {
+            StoreErrorKind::Timeout
+        } else {
+            StoreErrorKind::Connection
+        };
+        StoreError::new(kind, format!("{what} {}: {e}", self.name))
+    }
+}
+
+async fn write_all<W: AsyncWrite + Unpin>(w: &mut W, buf: &[u8]) -> std::io::Result<()> {
+    w.write_all(buf).await?;
+    w.flush().await
+}
+
+async fn with_timeout<T>(
+    timeout: Option<Duration>,
+    f: impl std::future::Future<Output = std::io::Result<T>>,
+) -> std::io::Result<T> {
+    match timeout {
+        None => f.await,
+        Some(t) => match tokio::time::timeout(t, f).await {
+            Ok(r) => r,
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no reply within {t:?}"),
+            )),
+        },
+    }
+}
+
+/// Exponential back-off between reconnection attempts: 10 ms doubling to 1 s, reset by
+/// a success.
+#[derive(Debug)]
+pub(crate) struct Backoff {
+    next_attempt: Option<Instant>,
+    delay: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff {
+            next_attempt: None,
+            delay: Backoff::FIRST,
+        }
+    }
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MAX: Duration = Duration::from_secs(1);
+
+    /// Waits until the next attempt is allowed.
+    pub(crate) async fn wait(&self) {
+        if let Some(at) = self.next_attempt {
+            tokio::time::sleep_until(at.into()).await;
+        }
+    }
+
+    /// An attempt failed: the next one waits longer.
+    pub(crate) fn failed(&mut self) {
+        self.next_attempt = Some(Instant::now() + self.delay);
+        self.delay = (self.delay * 2).min(Backoff::MAX);
+    }
+
+    /// An attempt succeeded.
+    pub(crate) fn succeeded(&mut self) {
+        self.next_attempt = None;
+        self.delay = Backoff::FIRST;
+    }
+}
+
+/// Builds the TLS settings: trust the CA file's certificates (or the given roots), or —
+/// for self-signed test servers — trust anything.
+pub(crate) fn tls_settings(
+    host: &str,
+    ca_file: Option<&std::path::Path>,
+    skip_verify: bool,
+    sni: Option<&str>,
+) -> Result<Arc<Tls>, StoreError> {
+    let config_err = |m: String| StoreError::new(StoreErrorKind::Config, m);
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| config_err(format!("TLS: {e}")))?;
+    let config = if skip_verify {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
+            .with_no_client_auth()
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        let Some(path) = ca_file else {
+            return Err(config_err(
+                "TLS needs a CA certificate to trust: give a CA file (redis.tls_ca_file=PATH) \
+                 or, for a self-signed test server, redis.tls_skip_verify=true"
+                    .into(),
+            ));
+        };
+        let pem = std::fs::read(path)
+            .map_err(|e| config_err(format!("reading CA file {}: {e}", path.display())))?;
+        let mut found = 0;
+        for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+            let cert =
+                cert.map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
+            roots
+                .add(cert)
+                .map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
+            found += 1;
+        }
+        if found == 0 {
+            return Err(config_err(format!(
+                "CA file {}: no PEM certificate found",
+                path.display()
+            )));
+        }
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    let name = sni.unwrap_or(host).to_string();
+    let server_name = rustls::pki_types::ServerName::try_from(name.clone())
+        .map_err(|e| config_err(format!("TLS server name `{name}`: {e}")))?;
+    Ok(Arc::new(Tls {
+        connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+        server_name,
+    }))
+}
+
+/// Accepts any server certificate (still checking handshake signatures), for
+/// self-signed test servers.
+#[derive(Debug)]
+struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+

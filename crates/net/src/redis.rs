@@ -1,0 +1,1247 @@
+//! The `redis` store: any server that speaks RESP (Redis, Valkey, Dragonfly, KeyDB,
+//! Kvrocks…), one node or a Redis Cluster, over plain TCP or TLS, RESP2 or RESP3.
+//!
+//! Two data models (`redis.model`):
+//!
+//! - `hash` (YCSB's redis binding): a record is a hash — insert and update are
+//!   `HSET key field value…`, a read is `HGETALL` (or `HMGET` of the named fields), a
+//!   delete is `DEL`; inserts also `ZADD` the key to a sorted-set index (`_indices`,
+//!   scored by the key's Java `String.hashCode`, as YCSB) and scans walk it with
+//!   `ZRANGEBYSCORE … LIMIT 0 n` and then read each key.
+//! - `string` (memtier's): a record is one value — `SET key value [EX ttl]`, `GET`,
+//!   `DEL`; a record of several fields is stored in kvlab's field encoding, and a partial
+//!   update reads, merges and writes it back. No scans.
+//!
+//! A session is one connection per node. It encodes the whole batch (the pipeline),
+//! writes it, then parses the replies as they arrive; each request is timed to its own
+//! reply. A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
+//! `ZRANGEBYSCORE` and reads) and, in a cluster, several nodes: the session works in
+//! rounds until every request of the batch is complete, following `MOVED` and `ASK`
+//! redirections.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use kvlab_core::{
+    Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Slot, StatValue, Store,
+    StoreError, StoreErrorKind, StoreStats,
+};
+use kvlab_proto::resp::{self, Frame};
+use kvlab_stores::StoreOptions;
+
+use crate::conn::{tls_settings, Backoff, Conn, Endpoint, Tls};
+use crate::url::ServerUrl;
+
+/// Every `redis.*` option.
+pub const OPTION_NAMES: &[&str] = &[
+    "model",
+    "protocol",
+    "timeout_ms",
+    "connect_timeout_ms",
+    "tls_ca_file",
+    "tls_skip_verify",
+    "tls_sni",
+    "cluster",
+    "index_key",
+];
+
+/// How records map onto Redis data types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// One string value per record (`SET`/`GET`).
+    String,
+    /// One hash per record, plus a sorted-set index for scans (YCSB's binding).
+    Hash,
+}
+
+impl Model {
+    /// `string` or `hash`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::String => "string",
+            Model::Hash => "hash",
+        }
+    }
+}
+
+/// Whether to treat the server as a Redis Cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterMode {
+    /// Ask the server (`INFO cluster`).
+    Auto,
+    /// Always: fail if the server is not in cluster mode.
+    Yes,
+    /// Never: one node, redirections are errors.
+    No,
+}
+
+/// A validated configuration of the `redis` store.
+#[derive(Clone, Debug)]
+pub struct RedisConfig {
+    /// The server (or a cluster seed node), with credentials and database.
+    pub url: ServerUrl,
+    /// The data model.
+    pub model: Model,
+    /// Speak RESP3 (`HELLO 3`) instead of RESP2.
+    pub resp3: bool,
+    /// Per-request timeout: a batch whose replies take longer fails its requests.
+    pub timeout: Option<Duration>,
+    /// Connection (and TLS handshake) timeout.
+    pub connect_timeout: Duration,
+    /// PEM file of CA certificates to trust for `rediss://`.
+    pub tls_ca_file: Option<PathBuf>,
+    /// Trust any server certificate (self-signed test servers).
+    pub tls_skip_verify: bool,
+    /// TLS server name, when not the URL's host.
+    pub tls_sni: Option<String>,
+    /// Cluster handling.
+    pub cluster: ClusterMode,
+    /// The sorted set indexing keys for scans (hash model).
+    pub index_key: String,
+}
+
+fn config_err(message: String) -> StoreError {
+    StoreError::new(StoreErrorKind::Config, message)
+}
+
+impl RedisConfig {
+    /// Validates `redis.*` options for the server at `url`; `default_model` applies when
+    /// `redis.model` is not given (YCSB workloads use hash, memtier-style ones string).
+    pub fn from_options(
+        url: &str,
+        default_model: Model,
+        mut opts: StoreOptions,
+    ) -> Result<RedisConfig, StoreError> {
+        let url = ServerUrl::parse(url, &["redis", "rediss"], 6379)?;
+        if url.hosts.len() != 1 {
+            return Err(config_err(format!(
+                "{url}: give one server (a cluster is discovered from any of its nodes)"
+            )));
+        }
+        let model = match opts
+            .choice("model", &["hash", "string"], default_model.name())?
+            .as_str()
+        {
+            "string" => Model::String,
+            _ => Model::Hash,
+        };
+        let resp3 = opts.choice("protocol", &["resp2", "resp3", "2", "3"], "resp2")?;
+        let timeout_ms = opts.int("timeout_ms", 0)?;
+        let connect_timeout_ms = opts.int("connect_timeout_ms", 5000)?;
+        if timeout_ms < 0 || connect_timeout_ms <= 0 {
+            return Err(config_err(
+                "redis.timeout_ms must be >= 0 (0: none) and redis.connect_timeout_ms > 0".into(),
+            ));
+        }
+        let tls_ca_file = Some(opts.string("tls_ca_file", ""))
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from);
+        let tls_skip_verify = opts.bool("tls_skip_verify", false)?;
+        let tls_sni = Some(opts.string("tls_sni", "")).filter(|s| !s.is_empty());
+        let cluster = match opts
+            .choice("cluster", &["auto", "yes", "no", "true", "false"], "auto")?
+            .as_str()
+        {
+            "yes" | "true" => ClusterMode::Yes,
+            "no" | "false" => ClusterMode::No,
+            _ => ClusterMode::Auto,
+        };
+        let index_key = opts.string("index_key", "_indices");
+        opts.finish(OPTION_NAMES)?;
+        Ok(RedisConfig {
+            url,
+            model,
+            resp3: resp3.ends_with('3'),
+            timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms as u64)),
+            connect_timeout: Duration::from_millis(connect_timeout_ms as u64),
+            tls_ca_file,
+            tls_skip_verify,
+            tls_sni,
+            cluster,
+            index_key,
+        })
+    }
+
+    /// The effective options, for the result document (password hidden).
+    pub fn to_stats(&self) -> StoreStats {
+        vec![
+            ("url".into(), StatValue::from(self.url.to_string())),
+            ("model".into(), self.model.name().into()),
+            (
+                "protocol".into(),
+                if self.resp3 { "resp3" } else { "resp2" }.into(),
+            ),
+            (
+                "timeout_ms".into(),
+                StatValue::from(self.timeout.map_or(0, |t| t.as_millis() as u64)),
+            ),
+            (
+                "connect_timeout_ms".into(),
+                StatValue::from(self.connect_timeout.as_millis() as u64),
+            ),
+            ("tls".into(), StatValue::from(self.url.scheme == "rediss")),
+            ("tls_skip_verify".into(), StatValue::from(self.tls_skip_verify)),
+            ("index_key".into(), self.index_key.as_str().into()),
+        ]
+    }
+}
+
+/// Java's `String.hashCode` over the key's bytes (as chars), YCSB's index score.
+fn java_hash(key: &[u8]) -> i32 {
+    key.iter()
+        .fold(0i32, |h, &b| h.wrapping_mul(31).wrapping_add(b as i32))
+}
+
+/// The cluster's slot map: which node serves each of the 16384 slots.
+struct SlotMap {
+    /// Node index per slot; `usize::MAX` where no node is known.
+    owner: Vec<usize>,
+}
+
+/// What every session of a store shares.
+struct Inner {
+    config: RedisConfig,
+    tls: Option<Arc<Tls>>,
+    /// Known nodes; only ever appended to, so an index stays valid.
+    nodes: RwLock<Vec<Endpoint>>,
+    /// `Some` in cluster mode.
+    slots: Option<RwLock<SlotMap>>,
+}
+
+impl Inner {
+    fn endpoint(&self, host: &str, port: u16) -> Result<Endpoint, StoreError> {
+        let name = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        use std::net::ToSocketAddrs;
+        let addr = (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| {
+                StoreError::new(
+                    StoreErrorKind::Connection,
+                    format!("cannot resolve {name}"),
+                )
+            })?;
+        Ok(Endpoint {
+            name,
+            addr,
+            tls: self.tls.clone(),
+            connect_timeout: self.config.connect_timeout,
+            timeout: self.config.timeout,
+        })
+    }
+
+    /// The index of the node at `host:port`, adding it if new.
+    fn node_index(&self, host: &str, port: u16) -> Result<usize, StoreError> {
+        let ep = self.endpoint(host, port)?;
+        let mut nodes = self.nodes.write().expect("node list lock poisoned");
+        if let Some(i) = nodes.iter().position(|n| n.addr == ep.addr) {
+            return Ok(i);
+        }
+        nodes.push(ep);
+        Ok(nodes.len() - 1)
+    }
+
+    /// The node that serves `key`.
+    fn route(&self, key: &[u8]) -> usize {
+        match &self.slots {
+            None => 0,
+            Some(map) => {
+                let owner = map.read().expect("slot map lock poisoned").owner
+                    [resp::key_slot(key) as usize];
+                if owner == usize::MAX {
+                    0
+                } else {
+                    owner
+                }
+            }
+        }
+    }
+
+    /// Loads the slot map from `CLUSTER SLOTS` on `conn`.
+    async fn load_slots(&self, conn: &mut Conn) -> Result<(), StoreError> {
+        resp::cluster_slots(&mut conn.wbuf);
+        conn.flush().await?;
+        let ranges = loop {
+            match resp::parse(conn.buffered()) {
+                Ok(Some((frame, n))) => {
+                    let r = if let Some(msg) = error_message(&frame) {
+                        Err(StoreError::new(
+                            StoreErrorKind::Protocol,
+                            format!("CLUSTER SLOTS: {msg}"),
+                        ))
+                    } else {
+                        resp::parse_cluster_slots(&frame).map_err(|e| {
+                            StoreError::new(StoreErrorKind::Protocol, format!("CLUSTER SLOTS: {e}"))
+                        })
+                    };
+                    conn.consume(n);
+                    break r?;
+                }
+                Ok(None) => conn.fill().await?,
+                Err(e) => return Err(protocol(e)),
+            }
+        };
+        let mut owner = vec![usize::MAX; 16384];
+        for r in &ranges {
+            let node = self.node_index(&r.master.0, r.master.1)?;
+            for s in r.start..=r.end.min(16383) {
+                owner[s as usize] = node;
+            }
+        }
+        if let Some(map) = &self.slots {
+            map.write().expect("slot map lock poisoned").owner = owner;
+        }
+        Ok(())
+    }
+
+    /// Connects to node `i` and runs the handshake: `HELLO 3` (with credentials) for
+    /// RESP3, else `AUTH`; then `SELECT` for a database other than 0.
+    async fn connect(&self, i: usize) -> Result<Conn, StoreError> {
+        let ep = self.nodes.read().expect("node list lock poisoned")[i].clone();
+        let mut conn = Conn::connect(&ep).await?;
+        let url = &self.config.url;
+        let pass = url.password.as_deref().map(str::as_bytes);
+        let user = url.user.as_deref().map(str::as_bytes);
+        let mut replies = 0;
+        if self.config.resp3 {
+            let auth = pass.map(|p| (user.unwrap_or(b"default"), p));
+            resp::hello(&mut conn.wbuf, 3, auth);
+            replies += 1;
+        } else if let Some(p) = pass {
+            resp::auth(&mut conn.wbuf, user, p);
+            replies += 1;
+        }
+        if let Some(db) = url.db.filter(|&d| d != 0) {
+            resp::select(&mut conn.wbuf, db);
+            replies += 1;
+        }
+        if replies == 0 {
+            return Ok(conn);
+        }
+        conn.flush().await?;
+        let mut first_error = None;
+        for _ in 0..replies {
+            loop {
+                match resp::parse(conn.buffered()) {
+                    Ok(Some((frame, n))) => {
+                        if let Some(msg) = error_message(&frame) {
+                            first_error.get_or_insert(msg);
+                        }
+                        conn.consume(n);
+                        break;
+                    }
+                    Ok(None) => conn.fill().await?,
+                    Err(e) => return Err(protocol(e)),
+                }
+            }
+        }
+        match first_error {
+            None => Ok(conn),
+            Some(msg) => Err(StoreError::new(
+                StoreErrorKind::Config,
+                format!("{}: the handshake (AUTH/HELLO/SELECT) failed: {msg}", ep.name),
+            )),
+        }
+    }
+}
+
+fn protocol(e: kvlab_proto::ProtoError) -> StoreError {
+    StoreError::new(StoreErrorKind::Protocol, e.to_string())
+}
+
+/// The text of an error reply, if `frame` is one.
+fn error_message(frame: &Frame<'_>) -> Option<String> {
+    match frame {
+        Frame::Error(m) | Frame::BulkError(m) => Some(String::from_utf8_lossy(m).into_owned()),
+        _ => None,
+    }
+}
+
+/// A store on a Redis-protocol server or cluster.
+pub struct RedisStore {
+    inner: Arc<Inner>,
+    /// Runs the store's own requests (probe, INFO) from the calling thread.
+    runtime: tokio::runtime::Runtime,
+    server: Vec<(String, String)>,
+}
+
+impl RedisStore {
+    /// Connects once to check the server answers and the credentials work, reads the
+    /// server's name and version, and discovers a cluster's nodes.
+    pub fn open(config: RedisConfig) -> Result<RedisStore, StoreError> {
+        let tls = if config.url.scheme == "rediss" {
+            Some(tls_settings(
+                &config.url.hosts[0].0,
+                config.tls_ca_file.as_deref(),
+                config.tls_skip_verify,
+                config.tls_sni.as_deref(),
+            )?)
+        } else {
+            None
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::new(StoreErrorKind::Io, format!("starting a runtime: {e}")))?;
+        let mut inner = Inner {
+            config,
+            tls,
+            nodes: RwLock::new(Vec::new()),
+            slots: None,
+        };
+        let (host, port) = inner.config.url.hosts[0].clone();
+        inner.node_index(&host, port)?;
+        let (server, cluster) = runtime.block_on(async {
+            let mut conn = inner.connect(0).await?;
+            let info = info(&mut conn, Some("server")).await?;
+            let cluster_info = info_map(&info_text(&mut conn, "cluster").await?);
+            Ok::<_, StoreError>((info_map(&info), cluster_info))
+        })?;
+        let enabled = cluster.iter().any(|(k, v)| k == "cluster_enabled" && v == "1");
+        match (inner.config.cluster, enabled) {
+            (ClusterMode::Yes, false) => {
+                return Err(config_err(format!(
+                    "{}: redis.cluster=yes but the server is not in cluster mode",
+                    inner.config.url
+                )))
+            }
+            (ClusterMode::Yes, true) | (ClusterMode::Auto, true) => {
+                inner.slots = Some(RwLock::new(SlotMap {
+                    owner: vec![usize::MAX; 16384],
+                }));
+                runtime.block_on(async {
+                    let mut conn = inner.connect(0).await?;
+                    inner.load_slots(&mut conn).await
+                })?;
+            }
+            _ => {}
+        }
+        let keep = [
+            "redis_version",
+            "valkey_version",
+            "dragonfly_version",
+            "server_name",
+            "redis_mode",
+            "os",
+            "arch_bits",
+            "io_threads_active",
+        ];
+        let server = server
+            .into_iter()
+            .filter(|(k, _)| keep.contains(&k.as_str()))
+            .collect();
+        Ok(RedisStore {
+            inner: Arc::new(inner),
+            runtime,
+            server,
+        })
+    }
+
+    /// The server's name and version as `INFO server` reports them.
+    pub fn server_info(&self) -> &[(String, String)] {
+        &self.server
+    }
+
+    /// True when talking to a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        self.inner.slots.is_some()
+    }
+
+    /// Number of nodes known (cluster masters, or 1).
+    pub fn nodes(&self) -> usize {
+        self.inner.nodes.read().expect("node list lock poisoned").len()
+    }
+}
+
+async fn info_text(conn: &mut Conn, section: &str) -> Result<String, StoreError> {
+    resp::info(&mut conn.wbuf, Some(section.as_bytes()));
+    conn.flush().await?;
+    loop {
+        match resp::parse(conn.buffered()) {
+            Ok(Some((frame, n))) => {
+                let text = match frame {
+                    Frame::Bulk(Some(b)) | Frame::VerbatimString { text: b, .. } => {
+                        Ok(String::from_utf8_lossy(b).into_owned())
+                    }
+                    Frame::SimpleString(b) => Ok(String::from_utf8_lossy(b).into_owned()),
+                    other => Err(StoreError::new(
+                        StoreErrorKind::Protocol,
+                        format!(
+                            "INFO {section}: {}",
+                            error_message(&other).unwrap_or_else(|| format!(
+                                "unexpected {} reply",
+                                other.type_name()
+                            ))
+                        ),
+                    )),
+                };
+                conn.consume(n);
+                return text;
+            }
+            Ok(None) => conn.fill().await?,
+            Err(e) => return Err(protocol(e)),
+        }
+    }
+}
+
+async fn info(conn: &mut Conn, section: Option<&str>) -> Result<String, StoreError> {
+    info_text(conn, section.unwrap_or("all")).await
+}
+
+/// `name:value` lines of an INFO reply.
+fn info_map(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// INFO fields copied into the result's store statistics.
+const INFO_STATS: &[&str] = &[
+    "redis_version",
+    "used_memory",
+    "used_memory_peak",
+    "maxmemory",
+    "maxmemory_policy",
+    "mem_fragmentation_ratio",
+    "connected_clients",
+    "total_commands_processed",
+    "total_connections_received",
+    "keyspace_hits",
+    "keyspace_misses",
+    "evicted_keys",
+    "expired_keys",
+    "used_cpu_sys",
+    "used_cpu_user",
+    "io_threads_active",
+];
+
+impl Store for RedisStore {
+    type Session = RedisSession;
+
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            scan: self.inner.config.model == Model::Hash,
+            persistent: true,
+            needs_runtime: true,
+        }
+    }
+
+    fn session(&self) -> Result<RedisSession, StoreError> {
+        Ok(RedisSession {
+            inner: Arc::clone(&self.inner),
+            links: Vec::new(),
+            work: Work::default(),
+        })
+    }
+
+    fn options(&self) -> StoreStats {
+        let mut o = self.inner.config.to_stats();
+        o.push(("cluster".into(), StatValue::from(self.is_cluster())));
+        o.push(("nodes".into(), StatValue::from(self.nodes() as u64)));
+        for (k, v) in &self.server {
+            o.push((format!("server.{k}"), v.as_str().into()));
+        }
+        o
+    }
+
+    fn stats(&self) -> StoreStats {
+        let nodes = self.nodes();
+        let mut totals: Vec<(String, StatValue)> = Vec::new();
+        for i in 0..nodes {
+            let got = self.runtime.block_on(async {
+                let mut conn = self.inner.connect(i).await?;
+                info(&mut conn, None).await
+            });
+            let Ok(text) = got else { continue };
+            for (k, v) in info_map(&text) {
+                if !INFO_STATS.contains(&k.as_str()) {
+                    continue;
+                }
+                let value = match (v.parse::<i64>(), v.parse::<f64>()) {
+                    (Ok(i), _) => StatValue::Int(i),
+                    (_, Ok(f)) => StatValue::Float(f),
+                    _ => StatValue::Text(v),
+                };
+                // Counters add up over a cluster's nodes; the rest are the first node's.
+                match totals.iter_mut().find(|(n, _)| *n == k) {
+                    Some((_, StatValue::Int(a))) => {
+                        if let StatValue::Int(b) = value {
+                            *a += b;
+                        }
+                    }
+                    Some(_) => {}
+                    None => totals.push((k, value)),
+                }
+            }
+        }
+        totals
+    }
+}
+
+/// A connection to one node, made on first use and remade after a failure.
+#[derive(Default)]
+struct Link {
+    conn: Option<Conn>,
+    backoff: Backoff,
+}
+
+/// What one command of a request is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// `GET` of a read.
+    Get,
+    /// `HGETALL` of a read.
+    HGetAll,
+    /// `HMGET` of a read of named fields.
+    HMGet,
+    /// `SET`/`HSET` of a write: the request completes as written.
+    Write,
+    /// `ZADD`/`ZREM`/`ASKING`: only checked for errors.
+    Aside,
+    /// `DEL` of a delete.
+    Del,
+    /// `ZRANGEBYSCORE` of a scan: the keys to read next.
+    ScanIndex,
+    /// `HGETALL`/`HMGET` of a scanned key: adds a record to the scan.
+    ScanRead,
+    /// `GET` before a partial update of a string record.
+    UpdateGet,
+}
+
+/// A command waiting for its reply on a node's connection.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    slot: usize,
+    part: Part,
+}
+
+/// Progress of one request of the batch.
+#[derive(Default)]
+struct SlotWork {
+    /// Commands still unanswered.
+    waiting: u32,
+    outcome: Option<Result<Outcome, StoreError>>,
+    /// Node to resend to after a redirection, and whether it was an `ASK`.
+    redirect: Option<(usize, bool)>,
+    /// Scan progress: keys found by the index (range into `Work::keys`), records and
+    /// bytes read so far.
+    scan_keys: std::ops::Range<usize>,
+    scanned: u64,
+    scanned_bytes: u64,
+    /// A string update's merged value, to be written in the next round.
+    merged: Option<Vec<u8>>,
+}
+
+/// Reusable per-batch state.
+#[derive(Default)]
+struct Work {
+    slots: Vec<SlotWork>,
+    /// Per node: the commands sent, in order.
+    queues: Vec<Vec<Pending>>,
+    /// Keys a scan's index returned.
+    keys: Vec<Vec<u8>>,
+    keys_used: usize,
+    current: Record,
+}
+
+/// A worker's connections to a `redis` store: one per node.
+pub struct RedisSession {
+    inner: Arc<Inner>,
+    links: Vec<Link>,
+    work: Work,
+}
+
+/// How many rounds a batch may take: a scan needs two, and each redirection one more.
+const MAX_ROUNDS: usize = 6;
+
+impl RedisSession {
+    fn link(&mut self, node: usize) -> &mut Link {
+        if self.links.len() <= node {
+            self.links.resize_with(node + 1, Link::default);
+        }
+        &mut self.links[node]
+    }
+
+    async fn ensure_connected(&mut self, node: usize) -> Result<(), StoreError> {
+        if self.link(node).conn.is_some() {
+            return Ok(());
+        }
+        self.link(node).backoff.wait().await;
+        match self.inner.connect(node).await {
+            Ok(c) => {
+                let link = self.link(node);
+                link.conn = Some(c);
+                link.backoff.succeeded();
+                Ok(())
+            }
+            Err(e) => {
+                self.link(node).backoff.failed();
+                Err(e)
+            }
+        }
+    }
+
+    /// Encodes the commands of request `i` for this round onto its node's queue.
+    fn encode(&mut self, batch: &Batch, i: usize, round: usize) {
+        let req = &batch.slots()[i].request;
+        let model = self.inner.config.model;
+        let w = &mut self.work.slots[i];
+        let (node, ask) = match w.redirect.take() {
+            Some(r) => r,
+            None => (self.inner.route(&req.key), false),
+        };
+        if self.work.queues.len() <= node {
+            self.work.queues.resize_with(node + 1, Vec::new);
+        }
+        if self.links.len() <= node {
+            self.links.resize_with(node + 1, Link::default);
+        }
+        let Some(conn) = self.links[node].conn.as_mut() else {
+            // Not connected: failed below when the connection is attempted.
+            self.work.queues[node].push(Pending {
+                slot: i,
+                part: Part::Aside,
+            });
+            w.waiting += 1;
+            return;
+        };
+        let out = &mut conn.wbuf;
+        let q = &mut self.work.queues[node];
+        let mut push = |part: Part, w: &mut SlotWork| {
+            q.push(Pending { slot: i, part });
+            w.waiting += 1;
+        };
+        if ask {
+            resp::asking(out);
+            push(Part::Aside, w);
+        }
+        // A second round continues what the first started.
+        if round > 0 && !w.scan_keys.is_empty() {
+            for k in &self.work.keys[w.scan_keys.clone()] {
+                read_command(out, req, k);
+                push(Part::ScanRead, w);
+            }
+            return;
+        }
+        if let Some(value) = w.merged.take() {
+            resp::set(out, &req.key, &value, (req.ttl_s > 0).then_some(req.ttl_s));
+            push(Part::Write, w);
+            return;
+        }
+        let index = self.inner.config.index_key.as_bytes();
+        match (req.kind, model) {
+            (OpKind::Read, Model::String) => {
+                resp::get(out, &req.key);
+                push(Part::Get, w);
+            }
+            (OpKind::Read, Model::Hash) => {
+                let part = read_command(out, req, &req.key);
+                push(part, w);
+            }
+            (OpKind::Insert | OpKind::Update, Model::String) => {
+                if req.kind == OpKind::Update && !req.blob {
+                    resp::get(out, &req.key);
+                    push(Part::UpdateGet, w);
+                } else {
+                    encode_set(out, req);
+                    push(Part::Write, w);
+                }
+            }
+            (OpKind::Insert | OpKind::Update, Model::Hash) => {
+                resp::hset(out, &req.key, req.record.iter());
+                push(Part::Write, w);
+                if req.kind == OpKind::Insert {
+                    // The index lives in its own slot: in a cluster, another node.
+                    self.pending_index(node, i, |out| {
+                        resp::zadd(out, index, java_hash(&req.key) as f64, &req.key)
+                    });
+                }
+            }
+            (OpKind::Delete, _) => {
+                resp::del(out, &req.key);
+                push(Part::Del, w);
+                if model == Model::Hash {
+                    self.pending_index(node, i, |out| {
+                        resp::Command::new(out, 3)
+                            .arg(b"ZREM")
+                            .arg(index)
+                            .arg(&req.key);
+                    });
+                }
+            }
+            (OpKind::Scan, _) => {
+                let index_node = self.inner.route(index);
+                if index_node == node {
+                    resp::zrangebyscore_limit(
+                        out,
+                        index,
+                        java_hash(&req.key) as f64,
+                        req.scan_len as u64,
+                    );
+                    push(Part::ScanIndex, w);
+                } else {
+                    self.pending_index(node, i, |out| {
+                        resp::zrangebyscore_limit(
+                            out,
+                            index,
+                            java_hash(&req.key) as f64,
+                            req.scan_len as u64,
+                        )
+                    });
+                    if let Some(p) = self.work.queues[index_node].last_mut() {
+                        p.part = Part::ScanIndex;
+                    }
+                }
+            }
+            (OpKind::ReadModifyWrite, _) => {
+                w.outcome = Some(Err(StoreError::read_modify_write_unsplit()));
+            }
+        }
+    }
+
+    /// Queues an index command (`ZADD`/`ZREM`/`ZRANGEBYSCORE`) for request `i` on the
+    /// index key's node.
+    fn pending_index(&mut self, _key_node: usize, i: usize, encode: impl FnOnce(&mut Vec<u8>)) {
+        let node = self.inner.route(self.inner.config.index_key.as_bytes());
+        if self.work.queues.len() <= node {
+            self.work.queues.resize_with(node + 1, Vec::new);
+        }
+        if self.links.len() <= node {
+            self.links.resize_with(node + 1, Link::default);
+        }
+        let w = &mut self.work.slots[i];
+        match self.links[node].conn.as_mut() {
+            Some(conn) => encode(&mut conn.wbuf),
+            None => {
+                // Fails when the connection is attempted; the request then fails.
+            }
+        }
+        self.work.queues[node].push(Pending {
+            slot: i,
+            part: Part::Aside,
+        });
+        w.waiting += 1;
+    }
+}
+
+/// `HGETALL key`, or `HMGET key names…` for a read of named fields.
+fn read_command(out: &mut Vec<u8>, req: &Request, key: &[u8]) -> Part {
+    if req.read_all || req.record.is_empty() {
+        resp::hgetall(out, key);
+        Part::HGetAll
+    } else {
+        let names: Vec<&[u8]> = req.record.iter().map(|(n, _)| n).collect();
+        resp::hmget(out, key, &names);
+        Part::HMGet
+    }
+}
+
+/// `SET key value [EX ttl]` of a string-model write.
+fn encode_set(out: &mut Vec<u8>, req: &Request) {
+    let ttl = (req.ttl_s > 0).then_some(req.ttl_s);
+    if req.blob {
+        resp::set(out, &req.key, req.blob_value(), ttl);
+    } else {
+        let mut value = Vec::with_capacity(req.record.encoded_len());
+        req.encode_value(&mut value);
+        resp::set(out, &req.key, &value, ttl);
+    }
+}
+
+impl Session for RedisSession {
+    fn prepare(&mut self) -> impl std::future::Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            let nodes = self.inner.nodes.read().expect("node list lock poisoned").len();
+            for node in 0..nodes {
+                self.ensure_connected(node).await?;
+            }
+            Ok(())
+        }
+    }
+
+    fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
+        async move {
+            let n = batch.len();
+            self.work.slots.clear();
+            self.work.slots.resize_with(n, SlotWork::default);
+            self.work.keys_used = 0;
+            for round in 0..MAX_ROUNDS {
+                // Requests with something left to send this round.
+                let todo: Vec<usize> = (0..n)
+                    .filter(|&i| {
+                        let w = &self.work.slots[i];
+                        w.outcome.is_none() && w.waiting == 0
+                    })
+                    .collect();
+                if todo.is_empty() {
+                    break;
+                }
+                // Connect to every node this round needs.
+                for &i in &todo {
+                    let node = match self.work.slots[i].redirect {
+                        Some((node, _)) => node,
+                        None => self.inner.route(&batch.slots()[i].request.key),
+                    };
+                    let needs_index = matches!(batch.slots()[i].request.kind,
+                        OpKind::Insert | OpKind::Delete | OpKind::Scan)
+                        && self.inner.config.model == Model::Hash;
+                    for node in [node]
+                        .into_iter()
+                        .chain(needs_index.then(|| self.inner.route(self.inner.config.index_key.as_bytes())))
+                    {
+                        if let Err(e) = self.ensure_connected(node).await {
+                            self.work.slots[i].outcome = Some(Err(e));
+                        }
+                    }
+                }
+                for q in &mut self.work.queues {
+                    q.clear();
+                }
+                for &i in &todo {
+                    if self.work.slots[i].outcome.is_none() {
+                        self.encode(batch, i, round);
+                    }
+                }
+                self.exchange(batch).await;
+                if round == MAX_ROUNDS - 1 {
+                    for w in &mut self.work.slots {
+                        if w.outcome.is_none() {
+                            w.outcome = Some(Err(StoreError::new(
+                                StoreErrorKind::Protocol,
+                                "too many redirections",
+                            )));
+                        }
+                    }
+                }
+            }
+            for (slot, w) in batch.slots_mut().iter_mut().zip(&mut self.work.slots) {
+                if slot.completed_at.is_none() {
+                    let r = w.outcome.take().unwrap_or(Err(StoreError::new(
+                        StoreErrorKind::Protocol,
+                        "request left incomplete",
+                    )));
+                    slot.complete(r);
+                }
+            }
+        }
+    }
+}
+
+impl RedisSession {
+    /// Writes every node's queued commands, then reads the replies node by node.
+    async fn exchange(&mut self, batch: &mut Batch) {
+        for node in 0..self.work.queues.len() {
+            if self.work.queues[node].is_empty() {
+                continue;
+            }
+            let Some(conn) = self.links[node].conn.as_mut() else {
+                continue;
+            };
+            if let Err(e) = conn.flush().await {
+                self.fail_node(batch, node, e);
+            }
+        }
+        for node in 0..self.work.queues.len() {
+            let mut k = 0;
+            while k < self.work.queues[node].len() {
+                let p = self.work.queues[node][k];
+                k += 1;
+                let Some(conn) = self.links[node].conn.as_mut() else {
+                    let w = &mut self.work.slots[p.slot];
+                    w.waiting = w.waiting.saturating_sub(1);
+                    w.outcome.get_or_insert_with(|| {
+                        Err(StoreError::new(StoreErrorKind::Connection, "not connected"))
+                    });
+                    continue;
+                };
+                let got = loop {
+                    match resp::parse(conn.buffered()) {
+                        Ok(Some((Frame::Push(_), n))) => conn.consume(n),
+                        Ok(Some((frame, n))) => {
+                            apply(&self.inner, &mut self.work, batch, p, &frame);
+                            conn.consume(n);
+                            break Ok(());
+                        }
+                        Ok(None) => {
+                            if let Err(e) = conn.fill().await {
+                                break Err(e);
+                            }
+                        }
+                        Err(e) => break Err(protocol(e)),
+                    }
+                };
+                if let Err(e) = got {
+                    // The connection is unusable: fail what waits on it and reconnect
+                    // next time.
+                    let w = &mut self.work.slots[p.slot];
+                    w.waiting = w.waiting.saturating_sub(1);
+                    w.outcome.get_or_insert_with(|| Err(e.clone()));
+                    for q in &self.work.queues[node][k..] {
+                        let w = &mut self.work.slots[q.slot];
+                        w.waiting = w.waiting.saturating_sub(1);
+                        w.outcome.get_or_insert_with(|| Err(e.clone()));
+                    }
+                    k = self.work.queues[node].len();
+                    self.links[node].conn = None;
+                    self.links[node].backoff.failed();
+                }
+                // Complete requests as soon as their last reply is in, so each is timed
+                // to its own reply.
+                let w = &mut self.work.slots[p.slot];
+                if w.waiting == 0 && w.redirect.is_none() && w.merged.is_none() {
+                    if let Some(r) = finish(w, &batch.slots()[p.slot].request) {
+                        batch.slots_mut()[p.slot].complete(r);
+                    }
+                }
+            }
+        }
+        // Redirections and follow-ups are sent in the next round.
+        for w in &mut self.work.slots {
+            if w.redirect.is_some() || w.merged.is_some() {
+                w.outcome = None;
+            }
+        }
+    }
+
+    fn fail_node(&mut self, batch: &mut Batch, node: usize, e: StoreError) {
+        for p in self.work.queues[node].drain(..) {
+            let w = &mut self.work.slots[p.slot];
+            w.waiting = w.waiting.saturating_sub(1);
+            if w.outcome.is_none() {
+                w.outcome = Some(Err(e.clone()));
+            }
+            if w.waiting == 0 && batch.slots()[p.slot].completed_at.is_none() {
+                let r = w.outcome.take().expect("set just above");
+                batch.slots_mut()[p.slot].complete(r);
+            }
+        }
+        self.links[node].conn = None;
+        self.links[node].backoff.failed();
+    }
+}
+
+/// The outcome of a request whose replies are all in, unless it needs another round
+/// (a scan whose keys must now be read).
+fn finish(w: &mut SlotWork, req: &Request) -> Option<Result<Outcome, StoreError>> {
+    if let Some(r) = w.outcome.take() {
+        if r.is_err() || req.kind != OpKind::Scan {
+            return Some(r);
+        }
+    }
+    if req.kind == OpKind::Scan {
+        if !w.scan_keys.is_empty() && w.scanned == 0 && w.scanned_bytes == 0 {
+            // The index answered; the keys are read next round.
+            return None;
+        }
+        return Some(Ok(Outcome::Scanned {
+            records: w.scanned,
+            bytes: w.scanned_bytes,
+        }));
+    }
+    None
+}
+
+/// Applies one reply to its request's progress.
+fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &Frame<'_>) {
+    let Work {
+        slots,
+        keys,
+        keys_used,
+        current,
+        ..
+    } = work;
+    let w = &mut slots[p.slot];
+    w.waiting = w.waiting.saturating_sub(1);
+    if let Some(msg) = error_message(frame) {
+        if let Some(r) = frame.redirect() {
+            if inner.slots.is_some() {
+                if let Some(port) = r.port() {
+                    if let Ok(node) = inner.node_index(r.host(), port) {
+                        let ask = r.kind == resp::RedirectKind::Ask;
+                        if !ask {
+                            if let Some(map) = &inner.slots {
+                                map.write().expect("slot map lock poisoned").owner
+                                    [r.slot as usize] = node;
+                            }
+                        }
+                        w.redirect = Some((node, ask));
+                        return;
+                    }
+                }
+            }
+        }
+        if p.part != Part::Aside || w.outcome.is_none() {
+            w.outcome = Some(Err(StoreError::new(
+                StoreErrorKind::Protocol,
+                format!("server replied: {msg}"),
+            )));
+        }
+        return;
+    }
+    let slot: &mut Slot = &mut batch.slots_mut()[p.slot];
+    let req = &slot.request;
+    let result = match p.part {
+        Part::Aside => return,
+        Part::Write => Ok(Outcome::Written {
+            bytes: (req.key.len() + req.record.size_bytes()) as u64,
+        }),
+        Part::Del => Ok(Outcome::Deleted),
+        Part::Get => match frame {
+            Frame::Bulk(Some(v)) => req
+                .decode_value(v, &mut slot.reply)
+                .map(|()| Outcome::Hit {
+                    bytes: slot.reply.value_bytes() as u64,
+                }),
+            Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
+            other => Err(unexpected("GET", other)),
+        },
+        Part::HGetAll | Part::HMGet | Part::ScanRead => {
+            let reply = if p.part == Part::ScanRead {
+                current.clear();
+                &mut *current
+            } else {
+                &mut slot.reply
+            };
+            match hash_reply(frame, req, reply, p.part == Part::HGetAll || req.read_all) {
+                Err(e) => Err(e),
+                Ok(()) if p.part == Part::ScanRead => {
+                    if !reply.is_empty() {
+                        w.scanned += 1;
+                        w.scanned_bytes += reply.value_bytes() as u64;
+                    }
+                    return;
+                }
+                Ok(()) if reply.is_empty() => Ok(Outcome::Miss),
+                Ok(()) => Ok(Outcome::Hit {
+                    bytes: reply.value_bytes() as u64,
+                }),
+            }
+        }
+        Part::ScanIndex => match frame.as_aggregate() {
+            Some(agg) => {
+                let start = *keys_used;
+                for k in agg.iter() {
+                    if let Some(b) = k.as_bytes() {
+                        if keys.len() <= *keys_used {
+                            keys.push(Vec::new());
+                        }
+                        keys[*keys_used].clear();
+                        keys[*keys_used].extend_from_slice(b);
+                        *keys_used += 1;
+                    }
+                }
+                w.scan_keys = start..*keys_used;
+                if w.scan_keys.is_empty() {
+                    Ok(Outcome::Scanned {
+                        records: 0,
+                        bytes: 0,
+                    })
+                } else {
+                    return;
+                }
+            }
+            None => Err(unexpected("ZRANGEBYSCORE", frame)),
+        },
+        Part::UpdateGet => match frame {
+            Frame::Bulk(Some(v)) => match req.decode_value(v, current) {
+                Ok(()) => {
+                    current.merge_from(&req.record);
+                    let mut value = Vec::with_capacity(current.encoded_len());
+                    current.encode_into(&mut value);
+                    w.merged = Some(value);
+                    return;
+                }
+                Err(e) => Err(e),
+            },
+            Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
+            other => Err(unexpected("GET", other)),
+        },
+    };
+    if w.outcome.as_ref().is_none_or(|o| o.is_ok()) {
+        w.outcome = Some(result);
+    }
+}
+
+fn unexpected(command: &str, frame: &Frame<'_>) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Protocol,
+        format!("{command}: unexpected {} reply", frame.type_name()),
+    )
+}
+
+/// Fills `reply` from an `HGETALL` reply (pairs) or an `HMGET` reply (values in the
+/// order of the request's names; absent fields are nil).
+fn hash_reply(
+    frame: &Frame<'_>,
+    req: &Request,
+    reply: &mut Record,
+    all: bool,
+) -> Result<(), StoreError> {
+    reply.clear();
+    let Some(agg) = frame.as_aggregate() else {
+        return Err(unexpected(if all { "HGETALL" } else { "HMGET" }, frame));
+    };
+    if all {
+        for (name, value) in agg.pairs() {
+            if let (Some(n), Some(v)) = (name.as_bytes(), value.as_bytes()) {
+                reply.push(n, v);
+            }
+        }
+    } else {
+        for ((name, _), value) in req.record.iter().zip(agg.iter()) {
+            if let Some(v) = value.as_bytes() {
+                reply.push(name, v);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_hash_matches_string_hash_code() {
+        // "user1".hashCode() in Java.
+        assert_eq!(java_hash(b"user1"), 111_578_567);
+        assert_eq!(java_hash(b""), 0);
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let o = |pairs: &[(&str, &str)]| {
+            StoreOptions::new(
+                "redis.",
+                pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+            )
+        };
+        let c = RedisConfig::from_options("redis://127.0.0.1:1", Model::Hash, o(&[])).unwrap();
+        assert_eq!((c.model, c.resp3, c.cluster), (Model::Hash, false, ClusterMode::Auto));
+        let c = RedisConfig::from_options(
+            "rediss://u:p@h:2/1",
+            Model::Hash,
+            o(&[("redis.model", "string"), ("redis.protocol", "resp3")]),
+        )
+        .unwrap();
+        assert_eq!((c.model, c.resp3, c.url.db), (Model::String, true, Some(1)));
+        let e = RedisConfig::from_options("redis://h:1", Model::Hash, o(&[("redis.modle", "x")]))
+            .unwrap_err();
+        assert!(e.message.contains("redis.modle"), "{e}");
+        let e = RedisConfig::from_options("redis://h:1", Model::Hash, o(&[("redis.model", "x")]))
+            .unwrap_err();
+        assert!(e.message.contains("hash, string"), "{e}");
+    }
+}
