@@ -110,7 +110,8 @@ impl Cluster {
     /// The cluster's slot ranges as `CLUSTER SLOTS` on the first node reports them:
     /// `(first slot, last slot, master address)`, sorted by first slot.
     pub fn slot_ranges(&self) -> Result<Vec<(u16, u16, SocketAddr)>, SpawnError> {
-        let reply = resp::command(self.nodes[0].addr(), &["CLUSTER", "SLOTS"])?;
+        let seed = self.nodes[0].addr();
+        let reply = resp::command(seed, &["CLUSTER", "SLOTS"])?;
         let bad = || SpawnError::Protocol(format!("unexpected CLUSTER SLOTS reply {reply:?}"));
         let mut ranges = Vec::new();
         for range in reply.as_array().ok_or_else(bad)? {
@@ -119,7 +120,11 @@ impl Cluster {
                 let first = u16::try_from(items.first()?.as_int()?).ok()?;
                 let last = u16::try_from(items.get(1)?.as_int()?).ok()?;
                 let master = items.get(2)?.as_array()?;
-                let ip = master.first()?.as_str()?.parse().ok()?;
+                // An empty IP means "the address you asked" (a node that met no other).
+                let ip = match master.first()?.as_str()? {
+                    "" => seed.ip(),
+                    ip => ip.parse().ok()?,
+                };
                 let port = u16::try_from(master.get(1)?.as_int()?).ok()?;
                 Some((first, last, SocketAddr::new(ip, port)))
             };

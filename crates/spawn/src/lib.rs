@@ -83,7 +83,7 @@ pub enum SpawnError {
         reason: String,
     },
     /// The server exited before it was ready.
-    #[error("{binary} exited with {status} during start-up; last log lines:\n{log_tail}")]
+    #[error("{binary} {} during start-up; last log lines:\n{log_tail}", describe_exit(.status))]
     ExitedDuringStartup {
         /// The binary's file name, e.g. `redis-server`.
         binary: String,
@@ -150,6 +150,27 @@ pub enum SpawnError {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+/// "exited with status 1" or "was killed by signal 9 (SIGKILL)".
+pub(crate) fn describe_exit(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => {
+            let name = match signal {
+                libc::SIGTERM => " (SIGTERM)",
+                libc::SIGKILL => " (SIGKILL)",
+                libc::SIGINT => " (SIGINT)",
+                libc::SIGSEGV => " (SIGSEGV)",
+                libc::SIGABRT => " (SIGABRT)",
+                libc::SIGBUS => " (SIGBUS)",
+                _ => "",
+            };
+            format!("was killed by signal {signal}{name}")
+        }
+        (None, None) => format!("ended with {status}"),
+    }
 }
 
 impl SpawnError {

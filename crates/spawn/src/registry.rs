@@ -54,8 +54,9 @@ pub fn spawned_pids() -> Vec<u32> {
 /// then SIGKILL to those still running after [`DEFAULT_STOP_GRACE`]. Returns how many
 /// servers were signalled.
 ///
-/// Meant for a Ctrl-C handler (it blocks for at most the grace period plus a second, and
-/// never panics). The [`Server`](crate::Server) values stay valid: stopping or dropping one
+/// Meant for a Ctrl-C handler running on an ordinary thread, as the `ctrlc` crate's does
+/// (it takes a mutex, so not from inside a raw signal handler). It blocks for at most the
+/// grace period plus a second, and never panics. The [`Server`](crate::Server) values stay valid: stopping or dropping one
 /// afterwards reaps the process and reports [`StopHow::AlreadyExited`].
 ///
 /// [`StopHow::AlreadyExited`]: crate::StopHow::AlreadyExited

@@ -53,6 +53,23 @@ pub struct StopReport {
     pub took: Duration,
 }
 
+impl StopReport {
+    /// One line for logs and result files, e.g.
+    /// `stopped by SIGTERM in 0.112 s: exited with status 0`.
+    pub fn describe(&self) -> String {
+        let how = match self.how {
+            StopHow::Terminated => "stopped by SIGTERM",
+            StopHow::Killed => "killed with SIGKILL",
+            StopHow::AlreadyExited => "had already stopped",
+        };
+        format!(
+            "{how} in {:.3} s: {}",
+            self.took.as_secs_f64(),
+            crate::describe_exit(&self.status)
+        )
+    }
+}
+
 /// A running `redis-server` or `memcached`, started by [`Server::start`].
 ///
 /// The server listens on 127.0.0.1 only, runs in its own process group (so the terminal's
@@ -79,9 +96,12 @@ pub struct Server {
     workdir: TempDir,
 }
 
+/// Name-value settings, in order.
+type Settings = Vec<(String, String)>;
+
 /// What one launch on one port came to.
 enum Launch {
-    Ready(Server),
+    Ready(Box<Server>),
     PortInUse(String),
 }
 
@@ -124,7 +144,7 @@ impl Server {
         let mut log_tail = String::new();
         for _ in 0..PORT_ATTEMPTS {
             match Server::launch(spec, &binary, &version, cluster)? {
-                Launch::Ready(server) => return Ok(server),
+                Launch::Ready(server) => return Ok(*server),
                 Launch::PortInUse(tail) => log_tail = tail,
             }
         }
@@ -203,7 +223,7 @@ impl Server {
             workdir,
         };
         match server.wait_ready(spec.start_timeout)? {
-            None => Ok(Launch::Ready(server)),
+            None => Ok(Launch::Ready(Box::new(server))),
             Some(status) => {
                 let log_tail = server.log_tail(ERROR_LOG_LINES);
                 if log_tail.contains("Address already in use") {
@@ -656,8 +676,8 @@ fn memcached_args(
     spec: &ServerSpec,
     dir: &Path,
     port: u16,
-) -> Result<(Vec<(String, String)>, Vec<String>), SpawnError> {
-    let mut settings: Vec<(String, String)> = vec![
+) -> Result<(Settings, Vec<String>), SpawnError> {
+    let mut settings: Settings = vec![
         ("l".into(), "127.0.0.1".into()),
         ("p".into(), port.to_string()),
         ("U".into(), "0".into()),
@@ -727,7 +747,7 @@ fn read_tail(path: &Path, lines: usize) -> String {
             all.remove(0); // probably cut in the middle
         }
         let keep = all.len().saturating_sub(lines);
-        Ok(all[keep..].join("\n"))
+        Ok(all[keep..].join("\n").trim_matches('\n').to_string())
     };
     read().unwrap_or_else(|e| format!("(could not read {}: {e})", path.display()))
 }
@@ -735,6 +755,14 @@ fn read_tail(path: &Path, lines: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn servers_move_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Server>();
+        send_sync::<crate::Cluster>();
+        send_sync::<SpawnError>();
+    }
 
     #[test]
     fn tail_of_a_file() {
