@@ -118,7 +118,7 @@ impl Record {
     }
 
     /// The fields in order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], &[u8])> + '_ {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&[u8], &[u8])> + ExactSizeIterator + '_ {
         (0..self.spans.len()).map(move |i| self.field(i))
     }
 

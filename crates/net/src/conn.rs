@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kvlab_core::{StoreError, StoreErrorKind};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Where to connect, and how.
@@ -243,8 +243,7 @@ pub(crate) fn tls_settings(
             .map_err(|e| config_err(format!("reading CA file {}: {e}", path.display())))?;
         let mut found = 0;
         for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
-            let cert =
-                cert.map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
+            let cert = cert.map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
             roots
                 .add(cert)
                 .map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
@@ -316,4 +315,3 @@ impl rustls::client::danger::ServerCertVerifier for NoVerification {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
-

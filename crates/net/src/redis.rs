@@ -5,9 +5,12 @@
 //!
 //! - `hash` (YCSB's redis binding): a record is a hash — insert and update are
 //!   `HSET key field value…`, a read is `HGETALL` (or `HMGET` of the named fields), a
-//!   delete is `DEL`; inserts also `ZADD` the key to a sorted-set index (`_indices`,
-//!   scored by the key's Java `String.hashCode`, as YCSB) and scans walk it with
-//!   `ZRANGEBYSCORE … LIMIT 0 n` and then read each key.
+//!   delete is `DEL`; inserts also `ZADD` the key to a sorted-set index (`_indices`)
+//!   and scans walk it and then read each key. Unlike YCSB's binding, which scores
+//!   index members by the key's Java `hashCode` (so a "scan" returns keys in hash
+//!   order), every member scores 0 and scans use `ZRANGEBYLEX index [key + LIMIT 0 n`:
+//!   a scan returns the keys that follow the start key in key order, as on every other
+//!   store.
 //! - `string` (memtier's): a record is one value — `SET key value [EX ttl]`, `GET`,
 //!   `DEL`; a record of several fields is stored in kvlab's field encoding, and a partial
 //!   update reads, merges and writes it back. No scans.
@@ -15,7 +18,7 @@
 //! A session is one connection per node. It encodes the whole batch (the pipeline),
 //! writes it, then parses the replies as they arrive; each request is timed to its own
 //! reply. A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
-//! `ZRANGEBYSCORE` and reads) and, in a cluster, several nodes: the session works in
+//! `ZRANGEBYLEX` and reads) and, in a cluster, several nodes: the session works in
 //! rounds until every request of the batch is complete, following `MOVED` and `ASK`
 //! redirections.
 
@@ -181,16 +184,33 @@ impl RedisConfig {
                 StatValue::from(self.connect_timeout.as_millis() as u64),
             ),
             ("tls".into(), StatValue::from(self.url.scheme == "rediss")),
-            ("tls_skip_verify".into(), StatValue::from(self.tls_skip_verify)),
+            (
+                "tls_skip_verify".into(),
+                StatValue::from(self.tls_skip_verify),
+            ),
             ("index_key".into(), self.index_key.as_str().into()),
         ]
     }
 }
 
-/// Java's `String.hashCode` over the key's bytes (as chars), YCSB's index score.
-fn java_hash(key: &[u8]) -> i32 {
-    key.iter()
-        .fold(0i32, |h, &b| h.wrapping_mul(31).wrapping_add(b as i32))
+/// `ZADD index 0 key`: every member scores 0, so the set is ordered by key bytes.
+fn index_add(out: &mut Vec<u8>, index: &[u8], key: &[u8]) {
+    resp::zadd(out, index, 0.0, key);
+}
+
+/// `ZRANGEBYLEX index [key + LIMIT 0 n`: the first `n` indexed keys from `key` on.
+fn index_range(out: &mut Vec<u8>, index: &[u8], key: &[u8], n: u32) {
+    let mut start = Vec::with_capacity(key.len() + 1);
+    start.push(b'[');
+    start.extend_from_slice(key);
+    resp::Command::new(out, 7)
+        .arg(b"ZRANGEBYLEX")
+        .arg(index)
+        .arg(&start)
+        .arg(b"+")
+        .arg(b"LIMIT")
+        .arg(b"0")
+        .arg_u64(n as u64);
 }
 
 /// The cluster's slot map: which node serves each of the 16384 slots.
@@ -222,10 +242,7 @@ impl Inner {
             .ok()
             .and_then(|mut a| a.next())
             .ok_or_else(|| {
-                StoreError::new(
-                    StoreErrorKind::Connection,
-                    format!("cannot resolve {name}"),
-                )
+                StoreError::new(StoreErrorKind::Connection, format!("cannot resolve {name}"))
             })?;
         Ok(Endpoint {
             name,
@@ -252,8 +269,8 @@ impl Inner {
         match &self.slots {
             None => 0,
             Some(map) => {
-                let owner = map.read().expect("slot map lock poisoned").owner
-                    [resp::key_slot(key) as usize];
+                let owner =
+                    map.read().expect("slot map lock poisoned").owner[resp::key_slot(key) as usize];
                 if owner == usize::MAX {
                     0
                 } else {
@@ -345,7 +362,10 @@ impl Inner {
             None => Ok(conn),
             Some(msg) => Err(StoreError::new(
                 StoreErrorKind::Config,
-                format!("{}: the handshake (AUTH/HELLO/SELECT) failed: {msg}", ep.name),
+                format!(
+                    "{}: the handshake (AUTH/HELLO/SELECT) failed: {msg}",
+                    ep.name
+                ),
             )),
         }
     }
@@ -403,7 +423,9 @@ impl RedisStore {
             let cluster_info = info_map(&info_text(&mut conn, "cluster").await?);
             Ok::<_, StoreError>((info_map(&info), cluster_info))
         })?;
-        let enabled = cluster.iter().any(|(k, v)| k == "cluster_enabled" && v == "1");
+        let enabled = cluster
+            .iter()
+            .any(|(k, v)| k == "cluster_enabled" && v == "1");
         match (inner.config.cluster, enabled) {
             (ClusterMode::Yes, false) => {
                 return Err(config_err(format!(
@@ -455,7 +477,11 @@ impl RedisStore {
 
     /// Number of nodes known (cluster masters, or 1).
     pub fn nodes(&self) -> usize {
-        self.inner.nodes.read().expect("node list lock poisoned").len()
+        self.inner
+            .nodes
+            .read()
+            .expect("node list lock poisoned")
+            .len()
     }
 }
 
@@ -612,7 +638,7 @@ enum Part {
     Aside,
     /// `DEL` of a delete.
     Del,
-    /// `ZRANGEBYSCORE` of a scan: the keys to read next.
+    /// `ZRANGEBYLEX` of a scan: the keys to read next.
     ScanIndex,
     /// `HGETALL`/`HMGET` of a scanned key: adds a record to the scan.
     ScanRead,
@@ -696,7 +722,8 @@ impl RedisSession {
     /// Encodes the commands of request `i` for this round onto its node's queue.
     fn encode(&mut self, batch: &Batch, i: usize, round: usize) {
         let req = &batch.slots()[i].request;
-        let model = self.inner.config.model;
+        let inner = Arc::clone(&self.inner);
+        let model = inner.config.model;
         let w = &mut self.work.slots[i];
         let (node, ask) = match w.redirect.take() {
             Some(r) => r,
@@ -740,7 +767,7 @@ impl RedisSession {
             push(Part::Write, w);
             return;
         }
-        let index = self.inner.config.index_key.as_bytes();
+        let index = inner.config.index_key.as_bytes();
         match (req.kind, model) {
             (OpKind::Read, Model::String) => {
                 resp::get(out, &req.key);
@@ -764,9 +791,7 @@ impl RedisSession {
                 push(Part::Write, w);
                 if req.kind == OpKind::Insert {
                     // The index lives in its own slot: in a cluster, another node.
-                    self.pending_index(node, i, |out| {
-                        resp::zadd(out, index, java_hash(&req.key) as f64, &req.key)
-                    });
+                    self.pending_index(node, i, |out| index_add(out, index, &req.key));
                 }
             }
             (OpKind::Delete, _) => {
@@ -784,21 +809,11 @@ impl RedisSession {
             (OpKind::Scan, _) => {
                 let index_node = self.inner.route(index);
                 if index_node == node {
-                    resp::zrangebyscore_limit(
-                        out,
-                        index,
-                        java_hash(&req.key) as f64,
-                        req.scan_len as u64,
-                    );
+                    index_range(out, index, &req.key, req.scan_len);
                     push(Part::ScanIndex, w);
                 } else {
                     self.pending_index(node, i, |out| {
-                        resp::zrangebyscore_limit(
-                            out,
-                            index,
-                            java_hash(&req.key) as f64,
-                            req.scan_len as u64,
-                        )
+                        index_range(out, index, &req.key, req.scan_len)
                     });
                     if let Some(p) = self.work.queues[index_node].last_mut() {
                         p.part = Part::ScanIndex;
@@ -811,7 +826,7 @@ impl RedisSession {
         }
     }
 
-    /// Queues an index command (`ZADD`/`ZREM`/`ZRANGEBYSCORE`) for request `i` on the
+    /// Queues an index command (`ZADD`/`ZREM`/`ZRANGEBYLEX`) for request `i` on the
     /// index key's node.
     fn pending_index(&mut self, _key_node: usize, i: usize, encode: impl FnOnce(&mut Vec<u8>)) {
         let node = self.inner.route(self.inner.config.index_key.as_bytes());
@@ -863,7 +878,12 @@ fn encode_set(out: &mut Vec<u8>, req: &Request) {
 impl Session for RedisSession {
     fn prepare(&mut self) -> impl std::future::Future<Output = Result<(), StoreError>> + Send {
         async move {
-            let nodes = self.inner.nodes.read().expect("node list lock poisoned").len();
+            let nodes = self
+                .inner
+                .nodes
+                .read()
+                .expect("node list lock poisoned")
+                .len();
             for node in 0..nodes {
                 self.ensure_connected(node).await?;
             }
@@ -882,7 +902,9 @@ impl Session for RedisSession {
                 let todo: Vec<usize> = (0..n)
                     .filter(|&i| {
                         let w = &self.work.slots[i];
-                        w.outcome.is_none() && w.waiting == 0
+                        w.outcome.is_none()
+                            && w.waiting == 0
+                            && batch.slots()[i].completed_at.is_none()
                     })
                     .collect();
                 if todo.is_empty() {
@@ -894,13 +916,14 @@ impl Session for RedisSession {
                         Some((node, _)) => node,
                         None => self.inner.route(&batch.slots()[i].request.key),
                     };
-                    let needs_index = matches!(batch.slots()[i].request.kind,
-                        OpKind::Insert | OpKind::Delete | OpKind::Scan)
-                        && self.inner.config.model == Model::Hash;
-                    for node in [node]
-                        .into_iter()
-                        .chain(needs_index.then(|| self.inner.route(self.inner.config.index_key.as_bytes())))
-                    {
+                    let needs_index = matches!(
+                        batch.slots()[i].request.kind,
+                        OpKind::Insert | OpKind::Delete | OpKind::Scan
+                    ) && self.inner.config.model == Model::Hash;
+                    for node in [node].into_iter().chain(
+                        needs_index
+                            .then(|| self.inner.route(self.inner.config.index_key.as_bytes())),
+                    ) {
                         if let Err(e) = self.ensure_connected(node).await {
                             self.work.slots[i].outcome = Some(Err(e));
                         }
@@ -1099,11 +1122,9 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
         }),
         Part::Del => Ok(Outcome::Deleted),
         Part::Get => match frame {
-            Frame::Bulk(Some(v)) => req
-                .decode_value(v, &mut slot.reply)
-                .map(|()| Outcome::Hit {
-                    bytes: slot.reply.value_bytes() as u64,
-                }),
+            Frame::Bulk(Some(v)) => req.decode_value(v, &mut slot.reply).map(|()| Outcome::Hit {
+                bytes: slot.reply.value_bytes() as u64,
+            }),
             Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
             other => Err(unexpected("GET", other)),
         },
@@ -1152,7 +1173,7 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
                     return;
                 }
             }
-            None => Err(unexpected("ZRANGEBYSCORE", frame)),
+            None => Err(unexpected("ZRANGEBYLEX", frame)),
         },
         Part::UpdateGet => match frame {
             Frame::Bulk(Some(v)) => match req.decode_value(v, current) {
@@ -1214,10 +1235,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn java_hash_matches_string_hash_code() {
-        // "user1".hashCode() in Java.
-        assert_eq!(java_hash(b"user1"), 111_578_567);
-        assert_eq!(java_hash(b""), 0);
+    fn the_index_range_starts_at_the_key_inclusive() {
+        let mut out = Vec::new();
+        index_range(&mut out, b"_indices", b"user5", 10);
+        assert_eq!(
+            out,
+            b"*7\r\n$11\r\nZRANGEBYLEX\r\n$8\r\n_indices\r\n$6\r\n[user5\r\n$1\r\n+\r\n\
+              $5\r\nLIMIT\r\n$1\r\n0\r\n$2\r\n10\r\n"
+        );
     }
 
     #[test]
@@ -1229,7 +1254,10 @@ mod tests {
             )
         };
         let c = RedisConfig::from_options("redis://127.0.0.1:1", Model::Hash, o(&[])).unwrap();
-        assert_eq!((c.model, c.resp3, c.cluster), (Model::Hash, false, ClusterMode::Auto));
+        assert_eq!(
+            (c.model, c.resp3, c.cluster),
+            (Model::Hash, false, ClusterMode::Auto)
+        );
         let c = RedisConfig::from_options(
             "rediss://u:p@h:2/1",
             Model::Hash,

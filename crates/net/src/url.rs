@@ -68,7 +68,12 @@ fn percent_decode(url: &str, s: &str) -> Result<String, StoreError> {
             let hex = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| bad(url, "a `%` in the credentials is not followed by two hex digits"))?;
+                .ok_or_else(|| {
+                    bad(
+                        url,
+                        "a `%` in the credentials is not followed by two hex digits",
+                    )
+                })?;
             out.push(hex);
             i += 3;
         } else {
@@ -104,7 +109,9 @@ impl ServerUrl {
             None => (None, None),
             Some(c) => match c.split_once(':') {
                 Some((u, p)) => (
-                    (!u.is_empty()).then(|| percent_decode(url, u)).transpose()?,
+                    (!u.is_empty())
+                        .then(|| percent_decode(url, u))
+                        .transpose()?,
                     Some(percent_decode(url, p)?),
                 ),
                 // `redis://secret@host`: a lone credential is the password, as redis-cli.
@@ -185,8 +192,8 @@ mod tests {
 
     #[test]
     fn parses_credentials_hosts_and_db_and_hides_the_password() {
-        let u = ServerUrl::parse("redis://alice:s%40cret@127.0.0.1:6380/2", &["redis"], 6379)
-            .unwrap();
+        let u =
+            ServerUrl::parse("redis://alice:s%40cret@127.0.0.1:6380/2", &["redis"], 6379).unwrap();
         assert_eq!(u.user.as_deref(), Some("alice"));
         assert_eq!(u.password.as_deref(), Some("s@cret"));
         assert_eq!(u.hosts, vec![("127.0.0.1".to_string(), 6380)]);
