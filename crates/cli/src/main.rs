@@ -47,19 +47,39 @@ struct PhaseArgs {
     /// A property override, `name=value` (after every -P file).
     #[arg(short = 'p', value_name = "NAME=VALUE")]
     properties: Vec<String>,
-    /// The store: rocksdb, null.
+    /// The store: rocksdb, redis, memcached, null.
     #[arg(long, value_name = "STORE")]
     db: String,
     /// Data directory of an embedded store (same as -p rocksdb.dir=DIR).
     #[arg(long, value_name = "DIR")]
     path: Option<PathBuf>,
-    /// Worker threads (YCSB `threadcount`), each with its own session.
+    /// Server of a network store: redis://[user:pass@]host:port[/db], rediss://… (TLS),
+    /// memcached://host:port[,host:port…].
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Start a local server for the run (redis-server or memcached from PATH) on a free
+    /// loopback port, with comma-separated settings, e.g. maxmemory=512mb or m=64,t=4;
+    /// it starts empty, so `run` loads the workload's records first.
+    #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "")]
+    spawn: Option<String>,
+    /// Worker threads (YCSB `threadcount`).
     #[arg(long, short = 't', value_name = "N")]
     threads: Option<usize>,
-    /// Open loop at this many operations per second in total (YCSB `-target`);
-    /// latency is then also measured from each operation's intended start.
-    #[arg(long, alias = "target", value_name = "OPS")]
-    target_rate: Option<f64>,
+    /// Connections per thread (network stores), each its own client.
+    #[arg(long, short = 'c', value_name = "N", default_value_t = 1)]
+    connections: usize,
+    /// Requests in flight per connection: each client sends this many, then reads the
+    /// replies.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pipeline: usize,
+    /// Per-request timeout of network stores (e.g. 500ms, 2s); none by default.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    timeout: Option<Duration>,
+    /// Open loop at this many operations per second in total (YCSB `-target`), or a
+    /// swinging load `sine:MEAN,AMPLITUDE,PERIOD` (e.g. sine:20000,10000,60s); latency
+    /// is then also measured from each request's intended start.
+    #[arg(long, alias = "target", value_name = "OPS", value_parser = parse_target_rate)]
+    target_rate: Option<TargetRate>,
     /// Run for this long instead of `operationcount` operations (e.g. 30, 30s, 2m).
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     duration: Option<Duration>,
@@ -117,6 +137,37 @@ fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(Duration::from_secs_f64(v * mult)),
         _ => Err(format!("`{s}` is not a duration (e.g. 30, 30s, 500ms, 2m)")),
     }
+}
+
+fn parse_target_rate(s: &str) -> std::result::Result<TargetRate, String> {
+    let t = s.trim();
+    let Some(sine) = t.strip_prefix("sine:") else {
+        return match t.parse::<f64>() {
+            Ok(r) if r.is_finite() && r > 0.0 => Ok(TargetRate::Constant(r)),
+            _ => Err(format!(
+                "`{s}` is not a rate: give operations per second (e.g. 5000) or \
+                 sine:MEAN,AMPLITUDE,PERIOD"
+            )),
+        };
+    };
+    let parts: Vec<&str> = sine.split(',').map(str::trim).collect();
+    let bad = || format!("`{s}`: expected sine:MEAN,AMPLITUDE,PERIOD, e.g. sine:20000,10000,60s");
+    let [mean, amplitude, period] = parts[..] else {
+        return Err(bad());
+    };
+    let mean: f64 = mean.parse().map_err(|_| bad())?;
+    let amplitude: f64 = amplitude.parse().map_err(|_| bad())?;
+    let period = parse_duration(period)?;
+    if !(mean > 0.0 && (0.0..mean).contains(&amplitude) && !period.is_zero()) {
+        return Err(format!(
+            "`{s}`: a sine rate needs MEAN > 0, 0 <= AMPLITUDE < MEAN and PERIOD > 0"
+        ));
+    }
+    Ok(TargetRate::Sine {
+        mean,
+        amplitude,
+        period,
+    })
 }
 
 fn parse_warmup(s: &str) -> Result<Warmup> {
@@ -177,6 +228,8 @@ struct Phase {
     workload: Arc<CoreWorkload>,
     plan: RunPlan,
     stop: Arc<AtomicBool>,
+    /// Facts about a server kvlab started (`spawned.*`), for the result.
+    server: StoreStats,
 }
 
 /// Property names consumed here rather than by the workload.
@@ -196,7 +249,7 @@ const CLI_PROPERTIES: &[&str] = &[
 ];
 
 /// Option prefixes that stores declare: passed to the store, which validates them.
-const STORE_PREFIXES: &[&str] = &["rocksdb.", "null."];
+const STORE_PREFIXES: &[&str] = &["rocksdb.", "redis.", "memcached.", "null."];
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     let (phase, args) = match cli.command {
@@ -231,14 +284,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 .trim()
                 .parse()
                 .map_err(|_| usage(format!("property target: `{t}` is not a number")))?;
-            (v > 0.0).then_some(v)
+            (v > 0.0).then_some(TargetRate::Constant(v))
         }
         (None, None) => None,
     };
-    if let Some(r) = target_rate {
-        if !(r.is_finite() && r > 0.0) {
-            return Err(usage(format!("--target-rate must be > 0, got {r}")));
-        }
+    if args.connections == 0 || args.pipeline == 0 {
+        return Err(usage("--connections and --pipeline must be at least 1"));
     }
     let duration = match (args.duration, props.get("maxexecutiontime")) {
         (Some(d), _) => Some(d),
@@ -259,8 +310,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     let seed = args.seed.unwrap_or_else(random_seed);
     let plan = RunPlan {
         threads,
-        clients: 1,
-        pipeline: 1,
+        clients: args.connections,
+        pipeline: args.pipeline,
         operations: if args.duration.is_some() {
             None
         } else {
@@ -268,7 +319,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         },
         duration,
         warmup,
-        target_rate: target_rate.map(TargetRate::Constant),
+        target_rate,
         interval: args.interval,
         seed,
         max_errors: args.max_errors,
@@ -279,6 +330,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         // First Ctrl-C: stop and write what was measured; second: leave at once.
         let _ = ctrlc::set_handler(move || {
             if stop.swap(true, Ordering::SeqCst) {
+                kvlab_spawn::stop_all_spawned();
                 std::process::exit(130);
             }
         });
@@ -290,6 +342,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         workload: Arc::new(workload),
         plan,
         stop,
+        server: Vec::new(),
     };
     let store_pairs: Vec<(String, String)> = ctx
         .props
@@ -310,6 +363,22 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 .with_context(|| format!("opening rocksdb at {}", path.display()))?;
             execute(&ctx, &store)
         }
+        "redis" => {
+            use kvlab_net::redis::{Model, RedisConfig, RedisStore};
+            let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
+            let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
+            let mut pairs = store_pairs;
+            if let Some(t) = ctx.args.timeout {
+                pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
+            }
+            let config =
+                RedisConfig::from_options(&url, Model::Hash, StoreOptions::new("redis.", pairs))
+                    .map_err(|e| usage(e.message))?;
+            let shown = config.url.to_string();
+            let store =
+                RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
+            execute_with_server(&ctx, &store, server)
+        }
         "null" => {
             StoreOptions::new("null.", store_pairs)
                 .finish(&[])
@@ -328,7 +397,7 @@ fn available_stores() -> Vec<&'static str> {
     if cfg!(feature = "rocksdb") {
         v.push("rocksdb");
     }
-    v.push("null");
+    v.extend(["redis", "null"]);
     v
 }
 
@@ -359,7 +428,139 @@ fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value> {
         .collect()
 }
 
+/// Starts the `--spawn` server of a network store, if asked.
+fn spawn_server(ctx: &Phase, kind: kvlab_spawn::ServerKind) -> Result<Option<kvlab_spawn::Server>> {
+    let Some(settings) = &ctx.args.spawn else {
+        return Ok(None);
+    };
+    if ctx.args.url.is_some() {
+        return Err(usage("give either --url or --spawn, not both"));
+    }
+    let spec = kvlab_spawn::ServerSpec::parse(kind, settings).map_err(|e| usage(e.to_string()))?;
+    let server = kvlab_spawn::Server::start(&spec)?;
+    eprintln!(
+        "kvlab: started {} {} at {} (pid {})",
+        kind,
+        server.version(),
+        server.url(),
+        server.pid()
+    );
+    Ok(Some(server))
+}
+
+/// The server URL: the spawned server's, `--url`, or the default.
+fn server_url(ctx: &Phase, server: Option<&kvlab_spawn::Server>, default: &str) -> Result<String> {
+    Ok(match (server, &ctx.args.url) {
+        (Some(s), _) => s.url(),
+        (None, Some(u)) => u.clone(),
+        (None, None) => default.to_string(),
+    })
+}
+
+/// Runs the phase on a store whose server kvlab may have started: a fresh server is
+/// empty, so `run` loads the workload's records first; the server is stopped at the
+/// end and its version, settings and resource use go into the result.
+fn execute_with_server<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    server: Option<kvlab_spawn::Server>,
+) -> Result<ExitCode> {
+    let Some(server) = server else {
+        return execute(ctx, store);
+    };
+    if ctx.phase == "run" && ctx.workload.insert_count() > 0 {
+        eprintln!(
+            "kvlab: loading {} records into the new server first",
+            ctx.workload.insert_count()
+        );
+        let quiet = Phase {
+            phase: "load",
+            args: PhaseArgs {
+                out: None,
+                progress: progress::When::Never,
+                ..ctx.args.clone()
+            },
+            props: ctx.props.clone(),
+            workload: Arc::clone(&ctx.workload),
+            plan: RunPlan {
+                target_rate: None,
+                ..ctx.plan.clone()
+            },
+            stop: Arc::clone(&ctx.stop),
+            server: Vec::new(),
+        };
+        let o = kvlab_runner::load(
+            store,
+            &quiet.workload,
+            &quiet.plan,
+            &quiet.stop,
+            &mut |_| {},
+        )?;
+        let failed = o.total.errors_total();
+        if failed > 0 || o.interrupted {
+            anyhow::bail!("loading the new server failed: {failed} inserts failed");
+        }
+    }
+    let before = server.sample().ok();
+    let mut info: Vec<(String, StatValue)> = vec![
+        (
+            "spawned.binary".into(),
+            server.binary().display().to_string().into(),
+        ),
+        ("spawned.version".into(), server.version().into()),
+        (
+            "spawned.command_line".into(),
+            server.command_line().join(" ").into(),
+        ),
+    ];
+    for (k, v) in server.config() {
+        info.push((format!("spawned.config.{k}"), v.as_str().into()));
+    }
+    let ctx = Phase {
+        phase: ctx.phase,
+        args: ctx.args.clone(),
+        props: ctx.props.clone(),
+        workload: Arc::clone(&ctx.workload),
+        plan: ctx.plan.clone(),
+        stop: Arc::clone(&ctx.stop),
+        server: info,
+    };
+    let code = execute_observed(&ctx, store, || {
+        let mut stats = Vec::new();
+        if let (Some(b), Ok(a)) = (&before, server.sample()) {
+            stats.push((
+                "spawned.cpu_user_s".to_string(),
+                StatValue::from(a.user_secs - b.user_secs),
+            ));
+            stats.push((
+                "spawned.cpu_system_s".to_string(),
+                StatValue::from(a.system_secs - b.system_secs),
+            ));
+            stats.push((
+                "spawned.rss_bytes".to_string(),
+                StatValue::from(a.rss_bytes),
+            ));
+        }
+        stats
+    });
+    match server.stop() {
+        Ok(r) => eprintln!("kvlab: server {}", r.describe()),
+        Err(e) => eprintln!("kvlab: warning: stopping the server: {e}"),
+    }
+    code
+}
+
 fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+    execute_observed(ctx, store, Vec::new)
+}
+
+/// Runs the phase; `extra_stats` adds statistics taken at the end (a spawned server's
+/// resource use).
+fn execute_observed<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    extra_stats: impl FnOnce() -> StoreStats,
+) -> Result<ExitCode> {
     eprintln!(
         "kvlab {} {} on {} ({} thread{}, seed {})",
         env!("CARGO_PKG_VERSION"),
@@ -488,8 +689,14 @@ fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
             runner: runner_section(ctx, &outcome),
             store: StoreSection {
                 name: store.name().to_string(),
-                options: stats_map(store.options()),
-                stats: stats_map(store.stats()),
+                options: stats_map(
+                    store
+                        .options()
+                        .into_iter()
+                        .chain(ctx.server.clone())
+                        .collect(),
+                ),
+                stats: stats_map(store.stats().into_iter().chain(extra_stats()).collect()),
             },
             host: HostInfo::detect(),
             results: summary,
@@ -519,6 +726,19 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
     let p = &ctx.plan;
     let mut m = BTreeMap::new();
     m.insert("threads".into(), json!(p.threads));
+    m.insert("connections_per_thread".into(), json!(p.clients));
+    m.insert("pipeline".into(), json!(p.pipeline));
+    if let Some(TargetRate::Sine {
+        mean,
+        amplitude,
+        period,
+    }) = p.target_rate
+    {
+        m.insert(
+            "target_rate_sine".into(),
+            json!({ "mean": mean, "amplitude": amplitude, "period_s": period.as_secs_f64() }),
+        );
+    }
     m.insert("operations".into(), json!(p.operations));
     m.insert(
         "duration_s".into(),
