@@ -379,6 +379,25 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
             execute_with_server(&ctx, &store, server)
         }
+        "memcached" => {
+            use kvlab_net::memcached::{MemcachedConfig, MemcachedStore};
+            let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Memcached)?;
+            let url = server_url(&ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
+            let mut pairs = store_pairs;
+            if let Some(t) = ctx.args.timeout {
+                pairs.push((
+                    "memcached.timeout_ms".into(),
+                    t.as_millis().max(1).to_string(),
+                ));
+            }
+            let config =
+                MemcachedConfig::from_options(&url, StoreOptions::new("memcached.", pairs))
+                    .map_err(|e| usage(e.message))?;
+            let shown = config.url.to_string();
+            let store = MemcachedStore::open(config)
+                .with_context(|| format!("opening memcached at {shown}"))?;
+            execute_with_server(&ctx, &store, server)
+        }
         "null" => {
             StoreOptions::new("null.", store_pairs)
                 .finish(&[])
@@ -397,7 +416,7 @@ fn available_stores() -> Vec<&'static str> {
     if cfg!(feature = "rocksdb") {
         v.push("rocksdb");
     }
-    v.extend(["redis", "null"]);
+    v.extend(["redis", "memcached", "null"]);
     v
 }
 

@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod conn;
+pub mod memcached;
 pub mod redis;
 pub mod url;
 

@@ -1,0 +1,790 @@
+//! The `memcached` store: one or several memcached servers (keys spread by ketama
+//! consistent hashing, as libmemcached), over the text protocol (`get`/`set`/`delete`)
+//! or the meta protocol (`mg`/`ms`/`md`).
+//!
+//! A record is one item: a blob's bytes verbatim, or the record in kvlab's field
+//! encoding (a partial update reads, merges and writes it back, in a second round). A
+//! get that finds nothing is a miss (`Return=NOT_FOUND`), not an error. No scans.
+//!
+//! Keys memcached cannot take — longer than 250 bytes, or with spaces or control
+//! characters — go over the meta protocol base64-encoded (its `b` flag); over the text
+//! protocol they are sent as `~` and their hex digits (documented, so a text-protocol key
+//! that really starts with `~` could collide with one).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kvlab_core::{
+    Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
+    StoreErrorKind, StoreStats,
+};
+use kvlab_proto::memcache::{self, Ketama, MetaFlag, MetaReply, Reply};
+use kvlab_stores::StoreOptions;
+
+use crate::conn::{Backoff, Conn, Endpoint};
+use crate::url::ServerUrl;
+
+/// Every `memcached.*` option.
+pub const OPTION_NAMES: &[&str] = &["protocol", "timeout_ms", "connect_timeout_ms"];
+
+/// The wire protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// `get`/`set`/`delete`.
+    Text,
+    /// `mg`/`ms`/`md`.
+    Meta,
+}
+
+/// A validated configuration of the `memcached` store.
+#[derive(Clone, Debug)]
+pub struct MemcachedConfig {
+    /// The servers.
+    pub url: ServerUrl,
+    /// Text or meta protocol.
+    pub protocol: Protocol,
+    /// Per-request timeout.
+    pub timeout: Option<Duration>,
+    /// Connection timeout.
+    pub connect_timeout: Duration,
+}
+
+impl MemcachedConfig {
+    /// Validates `memcached.*` options for the servers in `url`.
+    pub fn from_options(url: &str, mut opts: StoreOptions) -> Result<MemcachedConfig, StoreError> {
+        let url = ServerUrl::parse(url, &["memcached"], 11211)?;
+        let protocol = match opts.choice("protocol", &["text", "meta"], "text")?.as_str() {
+            "meta" => Protocol::Meta,
+            _ => Protocol::Text,
+        };
+        let timeout_ms = opts.int("timeout_ms", 0)?;
+        let connect_timeout_ms = opts.int("connect_timeout_ms", 5000)?;
+        if timeout_ms < 0 || connect_timeout_ms <= 0 {
+            return Err(StoreError::new(
+                StoreErrorKind::Config,
+                "memcached.timeout_ms must be >= 0 (0: none) and memcached.connect_timeout_ms > 0",
+            ));
+        }
+        opts.finish(OPTION_NAMES)?;
+        Ok(MemcachedConfig {
+            url,
+            protocol,
+            timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms as u64)),
+            connect_timeout: Duration::from_millis(connect_timeout_ms as u64),
+        })
+    }
+
+    /// The effective options, for the result document.
+    pub fn to_stats(&self) -> StoreStats {
+        vec![
+            ("url".into(), StatValue::from(self.url.to_string())),
+            (
+                "servers".into(),
+                StatValue::from(self.url.hosts.len() as u64),
+            ),
+            (
+                "protocol".into(),
+                match self.protocol {
+                    Protocol::Text => "text",
+                    Protocol::Meta => "meta",
+                }
+                .into(),
+            ),
+            (
+                "timeout_ms".into(),
+                StatValue::from(self.timeout.map_or(0, |t| t.as_millis() as u64)),
+            ),
+        ]
+    }
+}
+
+struct Inner {
+    config: MemcachedConfig,
+    endpoints: Vec<Endpoint>,
+    ketama: Ketama,
+}
+
+impl Inner {
+    fn route(&self, key: &[u8]) -> usize {
+        if self.endpoints.len() == 1 {
+            0
+        } else {
+            self.ketama.server_for(key).unwrap_or(0)
+        }
+    }
+}
+
+/// A store on one or several memcached servers.
+pub struct MemcachedStore {
+    inner: Arc<Inner>,
+    runtime: tokio::runtime::Runtime,
+    versions: Vec<String>,
+}
+
+impl MemcachedStore {
+    /// Checks every server answers `version`.
+    pub fn open(config: MemcachedConfig) -> Result<MemcachedStore, StoreError> {
+        let mut endpoints = Vec::new();
+        let mut names = Vec::new();
+        for i in 0..config.url.hosts.len() {
+            endpoints.push(Endpoint {
+                name: config.url.host_port(i),
+                addr: config.url.resolve(i)?,
+                tls: None,
+                connect_timeout: config.connect_timeout,
+                timeout: config.timeout,
+            });
+            // libmemcached's ketama names a server `host:port`, or `host` on 11211.
+            let (h, p) = &config.url.hosts[i];
+            names.push((
+                if *p == 11211 {
+                    h.clone()
+                } else {
+                    config.url.host_port(i)
+                },
+                1u32,
+            ));
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::new(StoreErrorKind::Io, format!("starting a runtime: {e}")))?;
+        let inner = Inner {
+            config,
+            endpoints,
+            ketama: Ketama::new(&names),
+        };
+        let mut versions = Vec::new();
+        for ep in &inner.endpoints {
+            let v = runtime.block_on(async {
+                let mut conn = Conn::connect(ep).await?;
+                memcache::version(&mut conn.wbuf);
+                conn.flush().await?;
+                loop {
+                    match memcache::parse(conn.buffered()) {
+                        Ok(Some((Reply::Version(v), _))) => {
+                            break Ok(String::from_utf8_lossy(v).into_owned())
+                        }
+                        Ok(Some((other, _))) => {
+                            break Err(StoreError::new(
+                                StoreErrorKind::Protocol,
+                                format!("{}: `version` answered {other:?}", ep.name),
+                            ))
+                        }
+                        Ok(None) => conn.fill().await?,
+                        Err(e) => break Err(protocol(e)),
+                    }
+                }
+            })?;
+            versions.push(v);
+        }
+        Ok(MemcachedStore {
+            inner: Arc::new(inner),
+            runtime,
+            versions,
+        })
+    }
+
+    /// Each server's version string.
+    pub fn versions(&self) -> &[String] {
+        &self.versions
+    }
+}
+
+fn protocol(e: kvlab_proto::ProtoError) -> StoreError {
+    StoreError::new(StoreErrorKind::Protocol, e.to_string())
+}
+
+/// `stats` fields copied into the result; counters are summed over servers.
+const STATS: &[&str] = &[
+    "curr_items",
+    "total_items",
+    "bytes",
+    "limit_maxbytes",
+    "curr_connections",
+    "get_hits",
+    "get_misses",
+    "get_expired",
+    "evictions",
+    "reclaimed",
+    "cmd_get",
+    "cmd_set",
+    "rusage_user",
+    "rusage_system",
+    "threads",
+    "extstore_bytes_written",
+    "extstore_bytes_read",
+    "extstore_objects_written",
+    "extstore_objects_read",
+    "extstore_bytes_used",
+    "extstore_page_evictions",
+    "get_extstore",
+    "get_flushed",
+    "miss_from_extstore",
+];
+
+impl Store for MemcachedStore {
+    type Session = MemcachedSession;
+
+    fn name(&self) -> &'static str {
+        "memcached"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            scan: false,
+            persistent: true,
+            needs_runtime: true,
+        }
+    }
+
+    fn session(&self) -> Result<MemcachedSession, StoreError> {
+        Ok(MemcachedSession {
+            inner: Arc::clone(&self.inner),
+            links: (0..self.inner.endpoints.len())
+                .map(|_| Link::default())
+                .collect(),
+            queues: vec![Vec::new(); self.inner.endpoints.len()],
+            state: Vec::new(),
+            key: Vec::new(),
+            current: Record::new(),
+        })
+    }
+
+    fn options(&self) -> StoreStats {
+        let mut o = self.inner.config.to_stats();
+        for (i, v) in self.versions.iter().enumerate() {
+            o.push((format!("server{i}.version"), v.as_str().into()));
+        }
+        o
+    }
+
+    fn stats(&self) -> StoreStats {
+        let mut totals: StoreStats = Vec::new();
+        for ep in &self.inner.endpoints {
+            let got: Result<Vec<(String, String)>, StoreError> = self.runtime.block_on(async {
+                let mut conn = Conn::connect(ep).await?;
+                let mut out = Vec::new();
+                for arg in [None, Some(&b"extstore"[..])] {
+                    memcache::stats(&mut conn.wbuf, arg);
+                    conn.flush().await?;
+                    loop {
+                        match memcache::parse(conn.buffered()) {
+                            Ok(Some((reply, n))) => {
+                                let done = !matches!(reply, Reply::Stat { .. });
+                                if let Reply::Stat { name, value } = reply {
+                                    out.push((
+                                        String::from_utf8_lossy(name).into_owned(),
+                                        String::from_utf8_lossy(value).into_owned(),
+                                    ));
+                                }
+                                conn.consume(n);
+                                if done {
+                                    break;
+                                }
+                            }
+                            Ok(None) => conn.fill().await?,
+                            Err(e) => return Err(protocol(e)),
+                        }
+                    }
+                }
+                Ok(out)
+            });
+            let Ok(pairs) = got else { continue };
+            for (k, v) in pairs {
+                if !STATS.contains(&k.as_str()) {
+                    continue;
+                }
+                let value = match (v.parse::<i64>(), v.parse::<f64>()) {
+                    (Ok(i), _) => StatValue::Int(i),
+                    (_, Ok(f)) => StatValue::Float(f),
+                    _ => StatValue::Text(v),
+                };
+                match totals.iter_mut().find(|(n, _)| *n == k) {
+                    Some((_, StatValue::Int(a))) => {
+                        if let StatValue::Int(b) = value {
+                            *a += b;
+                        }
+                    }
+                    Some((_, StatValue::Float(a))) => {
+                        if let StatValue::Float(b) = value {
+                            *a += b;
+                        }
+                    }
+                    Some(_) => {}
+                    None => totals.push((k, value)),
+                }
+            }
+        }
+        totals
+    }
+}
+
+#[derive(Default)]
+struct Link {
+    conn: Option<Conn>,
+    backoff: Backoff,
+}
+
+/// What a command in flight is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Get,
+    Set,
+    Delete,
+    /// The read of a partial update.
+    UpdateGet,
+}
+
+#[derive(Default)]
+struct SlotState {
+    outcome: Option<Result<Outcome, StoreError>>,
+    /// A partial update's merged value, written in the second round.
+    merged: Option<Vec<u8>>,
+}
+
+/// A worker's connections to a `memcached` store: one per server.
+pub struct MemcachedSession {
+    inner: Arc<Inner>,
+    links: Vec<Link>,
+    /// Per server: (request index, what for), in send order.
+    queues: Vec<Vec<(usize, Part)>>,
+    state: Vec<SlotState>,
+    key: Vec<u8>,
+    current: Record,
+}
+
+/// Longest key memcached accepts.
+const MAX_KEY: usize = 250;
+
+/// The key as sent, or `None` when it must be encoded: too long, or with bytes the text
+/// protocol cannot carry.
+fn plain_key(key: &[u8]) -> bool {
+    !key.is_empty() && key.len() <= MAX_KEY && memcache::is_valid_key(key)
+}
+
+/// `~` and the key's hex digits: a text-protocol stand-in for an unsendable key.
+fn hex_key(key: &[u8], out: &mut Vec<u8>) -> Result<(), StoreError> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    if 1 + 2 * key.len() > MAX_KEY {
+        return Err(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "key of {} bytes with characters memcached's text protocol cannot carry: \
+                 too long to encode (use -p memcached.protocol=meta)",
+                key.len()
+            ),
+        ));
+    }
+    out.clear();
+    out.push(b'~');
+    for b in key {
+        out.push(HEX[(b >> 4) as usize]);
+        out.push(HEX[(b & 15) as usize]);
+    }
+    Ok(())
+}
+
+/// Standard base64 (the meta protocol's `b` flag).
+fn base64_key(key: &[u8], out: &mut Vec<u8>) -> Result<(), StoreError> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    out.clear();
+    for chunk in key.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]);
+            } else {
+                out.push(b'=');
+            }
+        }
+    }
+    if out.len() > MAX_KEY {
+        return Err(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!("key of {} bytes is too long for memcached", key.len()),
+        ));
+    }
+    Ok(())
+}
+
+impl MemcachedSession {
+    async fn ensure_connected(&mut self, server: usize) -> Result<(), StoreError> {
+        if self.links[server].conn.is_some() {
+            return Ok(());
+        }
+        self.links[server].backoff.wait().await;
+        match Conn::connect(&self.inner.endpoints[server]).await {
+            Ok(c) => {
+                self.links[server].conn = Some(c);
+                self.links[server].backoff.succeeded();
+                Ok(())
+            }
+            Err(e) => {
+                self.links[server].backoff.failed();
+                Err(e)
+            }
+        }
+    }
+
+    /// Encodes request `i` (its second-round write, when `merged` is set).
+    fn encode(&mut self, req: &Request, i: usize, server: usize) -> Result<(), StoreError> {
+        let meta = self.inner.config.protocol == Protocol::Meta;
+        let encoded_key = !plain_key(&req.key);
+        let key: &[u8] = if !encoded_key {
+            &req.key
+        } else if meta {
+            base64_key(&req.key, &mut self.key)?;
+            &self.key
+        } else {
+            hex_key(&req.key, &mut self.key)?;
+            &self.key
+        };
+        let conn = self.links[server]
+            .conn
+            .as_mut()
+            .expect("connected before encoding");
+        let out = &mut conn.wbuf;
+        let ttl = req.ttl_s;
+        let b64 = MetaFlag::Flag(b'b');
+        let set = |value: &[u8], out: &mut Vec<u8>| {
+            if meta {
+                let mut flags = vec![MetaFlag::Num(b'T', ttl as u64)];
+                if encoded_key {
+                    flags.push(b64);
+                }
+                memcache::ms(out, key, value, &flags);
+            } else {
+                memcache::set(out, key, 0, ttl, value, false);
+            }
+        };
+        let part = if let Some(value) = self.state[i].merged.take() {
+            set(&value, out);
+            Part::Set
+        } else {
+            match req.kind {
+                OpKind::Read | OpKind::Update if req.kind == OpKind::Read || !req.blob => {
+                    // A read, or the read half of a partial update.
+                    if meta {
+                        let v = [MetaFlag::Flag(b'v'), b64];
+                        memcache::mg(out, key, if encoded_key { &v } else { &v[..1] });
+                    } else {
+                        memcache::get(out, key);
+                    }
+                    if req.kind == OpKind::Read {
+                        Part::Get
+                    } else {
+                        Part::UpdateGet
+                    }
+                }
+                OpKind::Read | OpKind::Insert | OpKind::Update => {
+                    if req.blob {
+                        set(req.blob_value(), out);
+                    } else {
+                        let mut value = Vec::with_capacity(req.record.encoded_len());
+                        req.encode_value(&mut value);
+                        set(&value, out);
+                    }
+                    Part::Set
+                }
+                OpKind::Delete => {
+                    if meta {
+                        let f = [b64];
+                        memcache::md(out, key, if encoded_key { &f } else { &[] });
+                    } else {
+                        memcache::delete(out, key, false);
+                    }
+                    Part::Delete
+                }
+                OpKind::Scan => {
+                    return Err(StoreError::new(
+                        StoreErrorKind::Unsupported,
+                        "memcached cannot scan",
+                    ))
+                }
+                OpKind::ReadModifyWrite => return Err(StoreError::read_modify_write_unsplit()),
+            }
+        };
+        self.queues[server].push((i, part));
+        Ok(())
+    }
+
+    async fn exchange(&mut self, batch: &mut Batch) {
+        for server in 0..self.queues.len() {
+            if self.queues[server].is_empty() {
+                continue;
+            }
+            let conn = self.links[server].conn.as_mut().expect("connected");
+            if let Err(e) = conn.flush().await {
+                self.fail_server(server, &e);
+                continue;
+            }
+            let meta = self.inner.config.protocol == Protocol::Meta;
+            let mut k = 0;
+            while k < self.queues[server].len() {
+                let (i, part) = self.queues[server][k];
+                let conn = self.links[server].conn.as_mut().expect("connected");
+                let slot = &mut batch.slots_mut()[i];
+                let result = if meta {
+                    read_meta(
+                        conn,
+                        part,
+                        &slot.request,
+                        &mut slot.reply,
+                        &mut self.current,
+                    )
+                    .await
+                } else {
+                    read_text(
+                        conn,
+                        part,
+                        &slot.request,
+                        &mut slot.reply,
+                        &mut self.current,
+                    )
+                    .await
+                };
+                match result {
+                    Ok(Step::Done(outcome)) => slot.complete(Ok(outcome)),
+                    Ok(Step::Failed(e)) => slot.complete(Err(e)),
+                    Ok(Step::Write(value)) => self.state[i].merged = Some(value),
+                    Err(e) => {
+                        // The connection is lost or out of step: fail the rest.
+                        self.queues[server].drain(..k);
+                        self.fail_server(server, &e);
+                        break;
+                    }
+                }
+                k += 1;
+            }
+            self.queues[server].clear();
+        }
+    }
+
+    fn fail_server(&mut self, server: usize, e: &StoreError) {
+        for (i, _) in self.queues[server].drain(..) {
+            self.state[i].outcome = Some(Err(e.clone()));
+            self.state[i].merged = None;
+        }
+        self.links[server].conn = None;
+        self.links[server].backoff.failed();
+    }
+}
+
+/// How a reply left its request.
+enum Step {
+    Done(Outcome),
+    /// The server refused this request; the connection is fine.
+    Failed(StoreError),
+    /// A partial update read its record: write this merged value next round.
+    Write(Vec<u8>),
+}
+
+fn server_error(msg: &[u8]) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Protocol,
+        format!("server replied: {}", String::from_utf8_lossy(msg)),
+    )
+}
+
+/// Decodes a found value for a read, or merges it for a partial update.
+fn found(part: Part, req: &Request, data: &[u8], reply: &mut Record, current: &mut Record) -> Step {
+    if part == Part::UpdateGet {
+        return match req.decode_value(data, current) {
+            Ok(()) => {
+                current.merge_from(&req.record);
+                let mut value = Vec::with_capacity(current.encoded_len());
+                current.encode_into(&mut value);
+                Step::Write(value)
+            }
+            Err(e) => Step::Failed(e),
+        };
+    }
+    match req.decode_value(data, reply) {
+        Ok(()) => Step::Done(Outcome::Hit {
+            bytes: reply.value_bytes() as u64,
+        }),
+        Err(e) => Step::Failed(e),
+    }
+}
+
+fn written(req: &Request) -> Outcome {
+    Outcome::Written {
+        bytes: (req.key.len() + req.record.size_bytes()) as u64,
+    }
+}
+
+/// Reads the reply to one text-protocol command (a get's `VALUE` and `END` included).
+async fn read_text(
+    conn: &mut Conn,
+    part: Part,
+    req: &Request,
+    reply: &mut Record,
+    current: &mut Record,
+) -> Result<Step, StoreError> {
+    let mut step = None;
+    loop {
+        let parsed = match memcache::parse(conn.buffered()) {
+            Ok(Some((r, n))) => {
+                let s = match (r, part) {
+                    (Reply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
+                        // The item comes before END; keep reading.
+                        step = Some(found(part, req, data, reply, current));
+                        None
+                    }
+                    (Reply::End, Part::Get | Part::UpdateGet) => {
+                        Some(step.take().unwrap_or(Step::Done(Outcome::Miss)))
+                    }
+                    (Reply::Stored, Part::Set) => Some(Step::Done(written(req))),
+                    (Reply::Deleted | Reply::NotFound, Part::Delete) => {
+                        Some(Step::Done(Outcome::Deleted))
+                    }
+                    (Reply::ServerError(m) | Reply::ClientError(m), _) => {
+                        Some(Step::Failed(server_error(m)))
+                    }
+                    (other, _) => {
+                        return Err(StoreError::new(
+                            StoreErrorKind::Protocol,
+                            format!("unexpected reply {other:?} to a {part:?}"),
+                        ))
+                    }
+                };
+                Some((s, n))
+            }
+            Ok(None) => None,
+            Err(e) => return Err(protocol(e)),
+        };
+        match parsed {
+            Some((s, n)) => {
+                conn.consume(n);
+                if let Some(s) = s {
+                    return Ok(s);
+                }
+            }
+            None => conn.fill().await?,
+        }
+    }
+}
+
+/// Reads the reply to one meta-protocol command.
+async fn read_meta(
+    conn: &mut Conn,
+    part: Part,
+    req: &Request,
+    reply: &mut Record,
+    current: &mut Record,
+) -> Result<Step, StoreError> {
+    loop {
+        let parsed = match memcache::parse_meta(conn.buffered()) {
+            Ok(Some((r, n))) => {
+                let s = match (r, part) {
+                    (MetaReply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
+                        found(part, req, data, reply, current)
+                    }
+                    (MetaReply::Miss(_), Part::Get | Part::UpdateGet) => Step::Done(Outcome::Miss),
+                    (MetaReply::Hit(_), Part::Set) => Step::Done(written(req)),
+                    (MetaReply::Hit(_) | MetaReply::NotFound(_), Part::Delete) => {
+                        Step::Done(Outcome::Deleted)
+                    }
+                    (MetaReply::ServerError(m) | MetaReply::ClientError(m), _) => {
+                        Step::Failed(server_error(m))
+                    }
+                    (other, _) => {
+                        return Err(StoreError::new(
+                            StoreErrorKind::Protocol,
+                            format!("unexpected reply {other:?} to a {part:?}"),
+                        ))
+                    }
+                };
+                Some((s, n))
+            }
+            Ok(None) => None,
+            Err(e) => return Err(protocol(e)),
+        };
+        match parsed {
+            Some((s, n)) => {
+                conn.consume(n);
+                return Ok(s);
+            }
+            None => conn.fill().await?,
+        }
+    }
+}
+
+impl Session for MemcachedSession {
+    fn prepare(&mut self) -> impl std::future::Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            for server in 0..self.links.len() {
+                self.ensure_connected(server).await?;
+            }
+            Ok(())
+        }
+    }
+
+    fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
+        async move {
+            let n = batch.len();
+            self.state.clear();
+            self.state.resize_with(n, SlotState::default);
+            // Two rounds: everything, then the writes of partial updates.
+            for round in 0..2 {
+                for q in &mut self.queues {
+                    q.clear();
+                }
+                for i in 0..n {
+                    let slot = &batch.slots()[i];
+                    if slot.completed_at.is_some() || self.state[i].outcome.is_some() {
+                        continue;
+                    }
+                    if round == 1 && self.state[i].merged.is_none() {
+                        continue;
+                    }
+                    let server = self.inner.route(&slot.request.key);
+                    let r = match self.ensure_connected(server).await {
+                        Ok(()) => self.encode(&batch.slots()[i].request, i, server),
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = r {
+                        self.state[i].outcome = Some(Err(e));
+                    }
+                }
+                self.exchange(batch).await;
+            }
+            for (slot, st) in batch.slots_mut().iter_mut().zip(&mut self.state) {
+                if slot.completed_at.is_none() {
+                    slot.complete(st.outcome.take().unwrap_or_else(|| {
+                        Err(StoreError::new(
+                            StoreErrorKind::Protocol,
+                            "request left incomplete",
+                        ))
+                    }));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsendable_keys_are_encoded() {
+        let mut out = Vec::new();
+        assert!(plain_key(b"user123"));
+        assert!(!plain_key(b"has space"));
+        assert!(!plain_key(b"ctl\x01"));
+        hex_key(b"a \x00", &mut out).unwrap();
+        assert_eq!(out, b"~612000");
+        base64_key(b"any carnal pleas", &mut out).unwrap();
+        assert_eq!(out, b"YW55IGNhcm5hbCBwbGVhcw==");
+        base64_key(b"ab", &mut out).unwrap();
+        assert_eq!(out, b"YWI=");
+        assert!(hex_key(&[0u8; 200], &mut out).is_err());
+    }
+}
