@@ -918,18 +918,31 @@ impl MemtierSource {
     }
 }
 
-/// Appends `n` in decimal.
+/// Two-digit decimal pairs "00".."99", for [`push_decimal`].
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `n` in decimal, two digits per division: a key is formatted per request.
 #[inline]
 fn push_decimal(mut n: u64, out: &mut Vec<u8>) {
     let mut buf = [0u8; 20];
     let mut at = buf.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        buf[at] = b'0' + n as u8;
     }
     out.extend_from_slice(&buf[at..]);
 }
@@ -940,7 +953,17 @@ mod tests {
 
     #[test]
     fn decimal_matches_std() {
-        for n in [0u64, 9, 10, 12345, u64::MAX] {
+        for n in [
+            0u64,
+            9,
+            10,
+            99,
+            100,
+            101,
+            12345,
+            6284781860667377211,
+            u64::MAX,
+        ] {
             let mut out = b"p".to_vec();
             push_decimal(n, &mut out);
             assert_eq!(out, format!("p{n}").into_bytes());
