@@ -532,13 +532,16 @@ impl MemtierArgs {
             (Some(Requests::PerClient(n)), _) => Some(n),
             (Some(Requests::AllKeys), _) => {
                 // config_init_defaults: key_maximum − key_minimum; for P:P divided per
-                // client, plus one.
+                // client, plus one; then, as for no --requests at all, 10 000 if that
+                // is 0.
                 let range = self.key_maximum.saturating_sub(self.key_minimum);
                 let parallel = self.key_pattern == (KeyPattern::Parallel, KeyPattern::Parallel);
                 Some(if parallel {
                     range / self.connections() as u64 + 1
-                } else {
+                } else if range > 0 {
                     range
+                } else {
+                    MemtierSpec::DEFAULT_REQUESTS
                 })
             }
             (None, Some(_)) => None,
@@ -922,6 +925,12 @@ mod tests {
         let a = args("-n allkeys -t 2 -c 4 --key-maximum=1000 --key-pattern=P:P");
         assert_eq!(a.requests_per_client(), Some(1000 / 8 + 1));
         assert_eq!(a.total_requests(), Some(8 * 126));
+        let a = args("-n allkeys --key-minimum=5 --key-maximum=5");
+        assert_eq!(
+            a.requests_per_client(),
+            Some(10_000),
+            "memtier's fallback for 0"
+        );
         assert!(parse("-n 10 --test-time=5").is_err(), "mutually exclusive");
         assert!(parse("-n 0").is_err());
         assert!(parse("-n lots").is_err());
