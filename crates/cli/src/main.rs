@@ -1,6 +1,14 @@
 //! The `kvlab` binary: parses the command line, opens the chosen store, runs a phase
 //! and writes its results.
 
+#[cfg_attr(
+    not(test),
+    expect(
+        dead_code,
+        reason = "`kvlab memtier` is not wired into the command line yet"
+    )
+)]
+mod memtier_args;
 mod progress;
 
 use std::collections::BTreeMap;

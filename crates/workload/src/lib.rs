@@ -53,6 +53,7 @@ mod source;
 mod workload;
 
 pub mod generator;
+pub mod memtier;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,1116 @@
+//! `kvlab memtier`: memtier_benchmark's own command-line flags, so that a memtier command
+//! line runs with `memtier_benchmark` replaced by `kvlab memtier`.
+//!
+//! [`MemtierArgs`] accepts memtier's flag names, short flags, value syntax and defaults
+//! (`memtier_benchmark.cpp`: `config_parse_args`, `config_init_defaults`). Flags kvlab
+//! honours become a [`MemtierSpec`] ([`MemtierArgs::spec`]), a server URL
+//! ([`MemtierArgs::url`]) and run-plan values (threads, clients, requests or test
+//! time, pipeline, rate). Flags kvlab does not implement still parse, and
+//! [`MemtierArgs::validate`] then refuses them with
+//! `not supported by kvlab memtier: --FLAG (reason)` — never silently ignored.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args, ValueEnum};
+use kvlab_workload::memtier::{
+    DataSize, ExpiryRange, KeyPattern, MemtierSpec, Ratio, SizePattern, SizeWeight,
+    MAX_DATA_SIZE_BYTES,
+};
+
+/// The run seed without `--randomize` or `--seed`: memtier's clients use a constant
+/// seed by default, so two runs send the same keys.
+pub const CONSTANT_SEED: u64 = 0;
+
+/// memtier's `-P/--protocol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MemtierProtocol {
+    /// Redis RESP, the server's default version.
+    #[value(name = "redis")]
+    Redis,
+    /// Redis RESP2, set with HELLO 2.
+    #[value(name = "resp2")]
+    Resp2,
+    /// Redis RESP3, set with HELLO 3.
+    #[value(name = "resp3")]
+    Resp3,
+    /// memcached's text protocol.
+    #[value(name = "memcache_text")]
+    MemcacheText,
+    /// memcached's binary protocol (not supported by kvlab).
+    #[value(name = "memcache_binary")]
+    MemcacheBinary,
+}
+
+impl MemtierProtocol {
+    /// True for the Redis protocols.
+    pub fn is_redis(self) -> bool {
+        matches!(
+            self,
+            MemtierProtocol::Redis | MemtierProtocol::Resp2 | MemtierProtocol::Resp3
+        )
+    }
+}
+
+/// memtier's `-n/--requests`: a count per client, or `allkeys`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requests {
+    /// Requests per client.
+    PerClient(u64),
+    /// Enough requests to cover the key range (memtier: `key-maximum − key-minimum`
+    /// per client, or for `P:P` each client's slice, `range/(clients × threads) + 1`).
+    AllKeys,
+}
+
+/// `--data-size-list`'s entries (a newtype so that clap takes the list as one value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeList(pub Vec<SizeWeight>);
+
+/// `--print-percentiles`' values, in percent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Percentiles(pub Vec<f64>);
+
+/// memtier_benchmark's command line (see the module docs). Defaults are memtier's.
+#[derive(Args, Debug, Clone)]
+#[command(disable_help_flag = true)]
+pub struct MemtierArgs {
+    // ---- Connection and general options ----
+    /// Server address (default: localhost).
+    #[arg(
+        short = 's',
+        long,
+        visible_alias = "host",
+        short_alias = 'h',
+        value_name = "ADDR"
+    )]
+    pub server: Option<String>,
+    /// Server port (default: 6379).
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "PORT",
+        value_parser = clap::value_parser!(u16).range(1..)
+    )]
+    pub port: Option<u16>,
+    /// UNIX domain socket name (not supported by kvlab).
+    #[arg(short = 'S', long, value_name = "SOCKET")]
+    pub unix_socket: Option<PathBuf>,
+    /// Force IPv4 address resolution (not supported by kvlab).
+    #[arg(short = '4', long)]
+    pub ipv4: bool,
+    /// Force IPv6 address resolution (not supported by kvlab).
+    #[arg(short = '6', long)]
+    pub ipv6: bool,
+    /// Protocol: redis, resp2, resp3, memcache_text (memcache_binary is not supported).
+    #[arg(short = 'P', long, value_name = "PROTOCOL", default_value = "redis")]
+    pub protocol: MemtierProtocol,
+    /// Credentials: a password, or USER:PASSWORD for Redis 6 ACL users.
+    #[arg(short = 'a', long, value_name = "CREDENTIALS")]
+    pub authenticate: Option<String>,
+    /// Server URI, redis://user:password@host:port/dbnum; takes precedence over
+    /// --server, --port, --authenticate and --select-db.
+    #[arg(short = 'u', long, value_name = "URI")]
+    pub uri: Option<String>,
+    /// Enable TLS (not supported by kvlab).
+    #[arg(long)]
+    pub tls: bool,
+    /// TLS client certificate (not supported by kvlab).
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// TLS private key (not supported by kvlab).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// TLS CA certificates (not supported by kvlab).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Skip TLS server certificate verification (not supported by kvlab).
+    #[arg(long)]
+    pub tls_skip_verify: bool,
+    /// TLS SNI header (not supported by kvlab).
+    #[arg(long, value_name = "STRING")]
+    pub sni: Option<String>,
+    /// TLS protocol versions (not supported by kvlab).
+    #[arg(long, value_name = "LIST")]
+    pub tls_protocols: Option<String>,
+    /// Number of full-test iterations (kvlab runs once per invocation: only 1).
+    #[arg(short = 'x', long, value_name = "NUMBER", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub run_count: u32,
+    /// Print debug output (repeat for more).
+    #[arg(short = 'D', long, action = ArgAction::Count)]
+    pub debug: u8,
+    /// Run in Redis Cluster mode (not supported by kvlab).
+    #[arg(long)]
+    pub cluster_mode: bool,
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    pub help: Option<bool>,
+
+    // ---- Results output options ----
+    /// Name of the output file (default: stdout).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub out_file: Option<PathBuf>,
+    /// Name of the JSON output file (kvlab writes its own result document there).
+    #[arg(long, value_name = "FILE")]
+    pub json_out_file: Option<PathBuf>,
+    /// Per-client stats files (not supported by kvlab).
+    #[arg(long, value_name = "FILE")]
+    pub client_stats: Option<String>,
+    /// Prefix of HDR histogram files (not supported: kvlab writes latency.hlog).
+    #[arg(long, value_name = "FILE")]
+    pub hdr_file_prefix: Option<String>,
+    /// Print the configuration before running.
+    #[arg(long)]
+    pub show_config: bool,
+    /// Don't print the detailed latency histogram (kvlab never prints one).
+    #[arg(long)]
+    pub hide_histogram: bool,
+    /// Percentiles to print (default: 50,99,99.9).
+    #[arg(long, value_name = "LIST", value_parser = parse_percentiles)]
+    pub print_percentiles: Option<Percentiles>,
+    /// Print the results of every iteration (kvlab runs one).
+    #[arg(long)]
+    pub print_all_runs: bool,
+
+    // ---- Test options ----
+    /// Requests per client, or `allkeys` for the whole key range (default: 10000).
+    #[arg(short = 'n', long, value_name = "NUMBER", value_parser = parse_requests,
+          conflicts_with = "test_time")]
+    pub requests: Option<Requests>,
+    /// Maximum requests per second from each connection (default: unlimited).
+    #[arg(long, value_name = "NUMBER", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limiting: Option<u32>,
+    /// Clients (connections) per thread.
+    #[arg(short = 'c', long, value_name = "NUMBER", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub clients: u32,
+    /// Threads.
+    #[arg(short = 't', long, value_name = "NUMBER", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: u32,
+    /// Seconds to run the test.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub test_time: Option<u32>,
+    /// Set:Get ratio: per cycle, SETS sets then GETS gets.
+    #[arg(long, value_name = "SETS:GETS", default_value = "1:10", value_parser = parse_ratio)]
+    pub ratio: Ratio,
+    /// Pipelined requests per connection.
+    #[arg(long, value_name = "NUMBER", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub pipeline: u32,
+    /// Reconnect after this many requests (not supported by kvlab).
+    #[arg(long, value_name = "NUM")]
+    pub reconnect_interval: Option<u32>,
+    /// Reconnect on connection errors (not supported by kvlab).
+    #[arg(long)]
+    pub reconnect_on_error: bool,
+    /// Connection timeout in seconds (not supported by kvlab).
+    #[arg(long, value_name = "SECS")]
+    pub connection_timeout: Option<u32>,
+    /// Multi-key GETs of up to NUM keys (not supported by kvlab).
+    #[arg(long, value_name = "NUM")]
+    pub multi_key_get: Option<u32>,
+    /// Redis database to select.
+    #[arg(long, value_name = "DB")]
+    pub select_db: Option<u32>,
+    /// A different random seed for each client.
+    #[arg(long)]
+    pub distinct_client_seed: bool,
+    /// A random run seed (printed), instead of the constant one.
+    #[arg(long, conflicts_with = "seed")]
+    pub randomize: bool,
+    /// kvlab extension: the run seed (default: 0, memtier's constant seed).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    // ---- Arbitrary commands (not supported by kvlab) ----
+    /// A command to send (not supported by kvlab).
+    #[arg(long, value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// Ratio of the last --command (not supported by kvlab).
+    #[arg(long, value_name = "NUMBER")]
+    pub command_ratio: Vec<String>,
+    /// Key pattern of the last --command (not supported by kvlab).
+    #[arg(long, value_name = "PATTERN")]
+    pub command_key_pattern: Vec<String>,
+
+    // ---- Object options ----
+    /// Value size in bytes (default: 32).
+    #[arg(short = 'd', long, value_name = "SIZE", value_parser = parse_data_size,
+          conflicts_with_all = ["data_size_range", "data_size_list"])]
+    pub data_size: Option<u32>,
+    /// Extra value bytes written with SETRANGE (not supported by kvlab).
+    #[arg(long, value_name = "OFFSET")]
+    pub data_offset: Option<u32>,
+    /// Random value bytes instead of x…x.
+    #[arg(short = 'R', long)]
+    pub random_data: bool,
+    /// Random value sizes in MIN-MAX.
+    #[arg(long, value_name = "RANGE", value_parser = parse_size_range,
+          conflicts_with = "data_size_list")]
+    pub data_size_range: Option<(u32, u32)>,
+    /// Value sizes from a weight list, SIZE1:WEIGHT1,…
+    #[arg(long, value_name = "LIST", value_parser = parse_size_list)]
+    pub data_size_list: Option<SizeList>,
+    /// With --data-size-range: R random sizes, S sizes spread over the key range.
+    #[arg(long, value_name = "R|S", default_value = "R", value_parser = parse_size_pattern)]
+    pub data_size_pattern: SizePattern,
+    /// Random TTLs in seconds from MIN-MAX.
+    #[arg(long, value_name = "RANGE", value_parser = parse_expiry_range)]
+    pub expiry_range: Option<ExpiryRange>,
+
+    // ---- Imported data options (not supported by kvlab) ----
+    /// Read objects from a file (not supported by kvlab).
+    #[arg(long, value_name = "FILE")]
+    pub data_import: Option<PathBuf>,
+    /// Verify data after the test (not supported by kvlab).
+    #[arg(long)]
+    pub data_verify: bool,
+    /// Only verify data (not supported by kvlab).
+    #[arg(long)]
+    pub verify_only: bool,
+    /// Generate keys for imported objects (not supported by kvlab).
+    #[arg(long)]
+    pub generate_keys: bool,
+    /// Ignore imported expiry (not supported by kvlab).
+    #[arg(long)]
+    pub no_expiry: bool,
+
+    // ---- Key options ----
+    /// Key prefix.
+    #[arg(long, value_name = "PREFIX", default_value = "memtier-")]
+    pub key_prefix: String,
+    /// Smallest key number.
+    #[arg(long, value_name = "NUMBER", default_value_t = 0)]
+    pub key_minimum: u64,
+    /// Largest key number.
+    #[arg(long, value_name = "NUMBER", default_value_t = 10_000_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub key_maximum: u64,
+    /// SET:GET key patterns: R random, S sequential, G Gaussian, P parallel, Z Zipf.
+    #[arg(long, value_name = "PATTERN", default_value = "R:R", value_parser = parse_key_pattern)]
+    pub key_pattern: (KeyPattern, KeyPattern),
+    /// Standard deviation of G (default: key range / 6).
+    #[arg(long, value_name = "NUMBER", value_parser = parse_key_stddev)]
+    pub key_stddev: Option<f64>,
+    /// Median of G (default: the middle of the key range).
+    #[arg(long, value_name = "NUMBER", value_parser = parse_key_median)]
+    pub key_median: Option<f64>,
+    /// Exponent of Z, in (0, 5) (default: 1).
+    #[arg(long, value_name = "NUMBER", value_parser = parse_zipf_exp)]
+    pub key_zipf_exp: Option<f64>,
+
+    // ---- WAIT options (not supported by kvlab) ----
+    /// Set:Wait ratio (not supported by kvlab).
+    #[arg(long, value_name = "RATIO")]
+    pub wait_ratio: Option<String>,
+    /// WAIT for a number of replicas in a range (not supported by kvlab).
+    #[arg(long, value_name = "RANGE")]
+    pub num_slaves: Option<String>,
+    /// WAIT timeout range in milliseconds (not supported by kvlab).
+    #[arg(long, value_name = "RANGE")]
+    pub wait_timeout: Option<String>,
+}
+
+/// `not supported by kvlab memtier: FLAG (reason)`.
+fn unsupported(flag: &str, reason: &str) -> String {
+    format!("not supported by kvlab memtier: {flag} ({reason})")
+}
+
+impl MemtierArgs {
+    /// Refuses every flag kvlab does not implement, and the combinations memtier itself
+    /// refuses, with a message naming the flag and why.
+    pub fn validate(&self) -> Result<(), String> {
+        const TLS: &str = "kvlab's network stores have no TLS transport";
+        const IMPORT: &str = "kvlab does not import memcached dumps";
+        let checks: [(bool, &str, &str); 26] = [
+            (
+                self.unix_socket.is_some(),
+                "-S/--unix-socket",
+                "kvlab connects over TCP only",
+            ),
+            (
+                self.ipv4 || self.ipv6,
+                "-4/--ipv4, -6/--ipv6",
+                "give an IPv4 or IPv6 address with -s instead",
+            ),
+            (
+                self.protocol == MemtierProtocol::MemcacheBinary,
+                "-P memcache_binary",
+                "kvlab speaks memcached's text protocol; use -P memcache_text",
+            ),
+            (self.tls, "--tls", TLS),
+            (self.cert.is_some(), "--cert", TLS),
+            (self.key.is_some(), "--key", TLS),
+            (self.cacert.is_some(), "--cacert", TLS),
+            (self.tls_skip_verify, "--tls-skip-verify", TLS),
+            (self.sni.is_some(), "--sni", TLS),
+            (self.tls_protocols.is_some(), "--tls-protocols", TLS),
+            (
+                self.uri
+                    .as_deref()
+                    .is_some_and(|u| u.starts_with("rediss://")),
+                "--uri rediss://",
+                TLS,
+            ),
+            (
+                self.run_count > 1,
+                "-x/--run-count",
+                "kvlab does one run per invocation; repeat the command",
+            ),
+            (
+                self.cluster_mode,
+                "--cluster-mode",
+                "kvlab has no Redis Cluster client",
+            ),
+            (
+                self.client_stats.is_some(),
+                "--client-stats",
+                "kvlab reports whole-run results and a per-interval timeline",
+            ),
+            (
+                self.hdr_file_prefix.is_some(),
+                "--hdr-file-prefix",
+                "kvlab writes its HDR interval log as latency.hlog in the result directory",
+            ),
+            (
+                self.reconnect_interval.is_some() || self.reconnect_on_error,
+                "--reconnect-interval/--reconnect-on-error",
+                "kvlab keeps one connection per client for the whole run",
+            ),
+            (
+                self.connection_timeout.is_some(),
+                "--connection-timeout",
+                "kvlab's stores use their own connect timeout",
+            ),
+            (
+                self.multi_key_get.is_some(),
+                "--multi-key-get",
+                "kvlab requests carry one key each",
+            ),
+            (
+                self.data_offset.is_some_and(|o| o > 0),
+                "--data-offset",
+                "SETRANGE/GETRANGE requests are not implemented",
+            ),
+            (
+                !self.command.is_empty()
+                    || !self.command_ratio.is_empty()
+                    || !self.command_key_pattern.is_empty(),
+                "--command/--command-ratio/--command-key-pattern",
+                "kvlab memtier sends memtier's SET and GET only",
+            ),
+            (
+                self.wait_ratio.is_some()
+                    || self.num_slaves.is_some()
+                    || self.wait_timeout.is_some(),
+                "--wait-ratio/--num-slaves/--wait-timeout",
+                "WAIT commands are not implemented",
+            ),
+            (self.data_import.is_some(), "--data-import", IMPORT),
+            (self.data_verify, "--data-verify", IMPORT),
+            (self.verify_only, "--verify-only", IMPORT),
+            (self.generate_keys, "--generate-keys", IMPORT),
+            (self.no_expiry, "--no-expiry", IMPORT),
+        ];
+        if let Some((_, flag, reason)) = checks.iter().find(|c| c.0) {
+            return Err(unsupported(flag, reason));
+        }
+        if let Some(uri) = &self.uri {
+            parse_uri(uri)?;
+        }
+        // memtier's own refusals (memtier_benchmark.cpp, main).
+        if self.authenticate.is_some() && self.protocol == MemtierProtocol::MemcacheText {
+            return Err(
+                "--authenticate can only be used with redis or memcache_binary".to_string(),
+            );
+        }
+        if self.select_db.is_some_and(|db| db > 0) && !self.protocol.is_redis() {
+            return Err("--select-db can only be used with the redis protocol".to_string());
+        }
+        Ok(())
+    }
+
+    /// The workload these flags describe: [`MemtierArgs::validate`], then memtier's
+    /// defaults and the workload's own validation.
+    pub fn spec(&self) -> Result<MemtierSpec, String> {
+        self.validate()?;
+        let data_size = if let Some(n) = self.data_size {
+            DataSize::Fixed(n)
+        } else if let Some(list) = &self.data_size_list {
+            DataSize::List(list.0.clone())
+        } else if let Some((min_bytes, max_bytes)) = self.data_size_range {
+            DataSize::Range {
+                min_bytes,
+                max_bytes,
+                pattern: self.data_size_pattern,
+            }
+        } else {
+            DataSize::default()
+        };
+        let (set_pattern, get_pattern) = self.key_pattern;
+        let spec = MemtierSpec {
+            ratio: self.ratio,
+            key_prefix: self.key_prefix.clone(),
+            key_minimum: self.key_minimum,
+            key_maximum: self.key_maximum,
+            set_pattern,
+            get_pattern,
+            key_stddev: self.key_stddev,
+            key_median: self.key_median,
+            key_zipf_exp: self.key_zipf_exp.unwrap_or(1.0),
+            data_size,
+            random_data: self.random_data,
+            expiry: self.expiry_range,
+            requests: self.requests_per_client(),
+            total_clients: self.connections() as u64,
+            distinct_client_seed: self.distinct_client_seed,
+        };
+        spec.validate().map_err(|e| e.to_string())?;
+        Ok(spec)
+    }
+
+    /// The server as a URL: `--uri` if given; otherwise `redis://[USER:PASSWORD@]HOST:PORT
+    /// [/DB]` for the Redis protocols (a password alone gives `:PASSWORD@`), or
+    /// `memcached://HOST:PORT`. Credentials are percent-encoded; the RESP version is
+    /// [`MemtierArgs::protocol`]'s.
+    pub fn url(&self) -> String {
+        if let Some(uri) = &self.uri {
+            return uri.clone();
+        }
+        let host = self.server.as_deref().unwrap_or("localhost");
+        let host = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        let port = self.port.unwrap_or(6379);
+        if !self.protocol.is_redis() {
+            return format!("memcached://{host}:{port}");
+        }
+        let credentials = match self.authenticate.as_deref() {
+            None => String::new(),
+            Some(auth) => match auth.split_once(':') {
+                Some((user, password)) => {
+                    format!("{}:{}@", percent_encode(user), percent_encode(password))
+                }
+                None => format!(":{}@", percent_encode(auth)),
+            },
+        };
+        let db = match self.select_db {
+            Some(db) if db > 0 => format!("/{db}"),
+            _ => String::new(),
+        };
+        format!("redis://{credentials}{host}:{port}{db}")
+    }
+
+    /// The wire protocol.
+    pub fn protocol(&self) -> MemtierProtocol {
+        self.protocol
+    }
+
+    /// Threads (`-t`).
+    pub fn threads(&self) -> usize {
+        self.threads as usize
+    }
+
+    /// Clients (connections) per thread (`-c`).
+    pub fn clients_per_thread(&self) -> usize {
+        self.clients as usize
+    }
+
+    /// All clients: threads × clients per thread.
+    pub fn connections(&self) -> usize {
+        self.threads() * self.clients_per_thread()
+    }
+
+    /// memtier's requests per client: `--requests`, `allkeys` resolved as memtier
+    /// resolves it, memtier's default of 10 000 when neither `--requests` nor
+    /// `--test-time` is given, and `None` with `--test-time`.
+    pub fn requests_per_client(&self) -> Option<u64> {
+        match (self.requests, self.test_time) {
+            (Some(Requests::PerClient(n)), _) => Some(n),
+            (Some(Requests::AllKeys), _) => {
+                // config_init_defaults: key_maximum − key_minimum; for P:P divided per
+                // client, plus one; then, as for no --requests at all, 10 000 if that
+                // is 0.
+                let range = self.key_maximum.saturating_sub(self.key_minimum);
+                let parallel = self.key_pattern == (KeyPattern::Parallel, KeyPattern::Parallel);
+                Some(if parallel {
+                    range / self.connections() as u64 + 1
+                } else if range > 0 {
+                    range
+                } else {
+                    MemtierSpec::DEFAULT_REQUESTS
+                })
+            }
+            (None, Some(_)) => None,
+            (None, None) => Some(MemtierSpec::DEFAULT_REQUESTS),
+        }
+    }
+
+    /// Requests in total for the runner: requests per client × threads × clients per
+    /// thread; `None` when the run is bounded by `--test-time`.
+    pub fn total_requests(&self) -> Option<u64> {
+        self.requests_per_client()
+            .map(|r| r.saturating_mul(self.connections() as u64))
+    }
+
+    /// `--test-time`.
+    pub fn duration(&self) -> Option<Duration> {
+        self.test_time.map(|s| Duration::from_secs(u64::from(s)))
+    }
+
+    /// Requests in flight per connection (`--pipeline`).
+    pub fn pipeline(&self) -> usize {
+        self.pipeline as usize
+    }
+
+    /// `--rate-limiting`: requests per second per connection.
+    pub fn rate_limit_per_connection(&self) -> Option<u32> {
+        self.rate_limiting
+    }
+
+    /// `--rate-limiting` as kvlab's open-loop target over all connections.
+    pub fn target_rate(&self) -> Option<f64> {
+        self.rate_limiting
+            .map(|r| f64::from(r) * self.connections() as f64)
+    }
+
+    /// The run seed: `--seed`, or memtier's constant seed ([`CONSTANT_SEED`]); `None`
+    /// with `--randomize`, when the caller picks a random seed and prints it.
+    pub fn seed(&self) -> Option<u64> {
+        if self.randomize {
+            None
+        } else {
+            Some(self.seed.unwrap_or(CONSTANT_SEED))
+        }
+    }
+
+    /// `--print-percentiles` (default 50, 99, 99.9).
+    pub fn percentiles(&self) -> Vec<f64> {
+        self.print_percentiles
+            .as_ref()
+            .map_or_else(|| vec![50.0, 99.0, 99.9], |p| p.0.clone())
+    }
+
+    /// Things worth a warning that memtier also warns about (e.g. `--uri` overriding
+    /// `--server`).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.uri.is_some() {
+            for (given, flag) in [
+                (self.server.is_some(), "--server"),
+                (self.port.is_some(), "--port"),
+                (self.authenticate.is_some(), "--authenticate"),
+                (self.select_db.is_some(), "--select-db"),
+            ] {
+                if given {
+                    w.push(format!(
+                        "both --uri and {flag} given: the URI takes precedence"
+                    ));
+                }
+            }
+        }
+        w
+    }
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters.
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Checks memtier's URI form `redis[s]://[[user]:password@]host[:port][/dbnum]`.
+fn parse_uri(uri: &str) -> Result<(), String> {
+    let bad = |what: &str| {
+        format!("--uri `{uri}`: {what}; expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]")
+    };
+    let rest = uri
+        .strip_prefix("redis://")
+        .or_else(|| uri.strip_prefix("rediss://"))
+        .ok_or_else(|| bad("the scheme must be redis:// or rediss://"))?;
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+    let (hostport, db) = rest.split_once('/').unwrap_or((rest, ""));
+    if !db.is_empty() && db.parse::<u32>().is_err() {
+        return Err(bad("the database must be a number"));
+    }
+    let port = if hostport.starts_with('[') {
+        hostport.rsplit_once("]:").map(|(_, p)| p)
+    } else {
+        hostport.rsplit_once(':').map(|(_, p)| p)
+    };
+    if let Some(p) = port {
+        if !matches!(p.parse::<u16>(), Ok(n) if n > 0) {
+            return Err(bad("the port must be in 1-65535"));
+        }
+    }
+    if hostport.is_empty() || hostport.starts_with(':') {
+        return Err(bad("no host"));
+    }
+    Ok(())
+}
+
+fn parse_u32(s: &str, what: &str) -> Result<u32, String> {
+    s.parse()
+        .map_err(|_| format!("`{s}` is not {what} (a whole number)"))
+}
+
+/// `SETS:GETS`, not both zero (memtier `config_ratio`).
+fn parse_ratio(s: &str) -> Result<Ratio, String> {
+    let err = || format!("`{s}`: ratio must be expressed as [0-n]:[0-n], e.g. 1:10");
+    let (a, b) = s.split_once(':').ok_or_else(err)?;
+    let (sets, gets) = (a.parse().map_err(|_| err())?, b.parse().map_err(|_| err())?);
+    if sets == 0 && gets == 0 {
+        return Err(format!(
+            "`{s}`: at least one of SETs and GETs must be non-zero"
+        ));
+    }
+    Ok(Ratio { sets, gets })
+}
+
+/// `X:Y` with X, Y one of R, S, G, P, Z; P on both sides or neither.
+fn parse_key_pattern(s: &str) -> Result<(KeyPattern, KeyPattern), String> {
+    let err = || format!("`{s}`: key-pattern must be in the format of [S/R/G/P/Z]:[S/R/G/P/Z]");
+    let c: Vec<char> = s.chars().collect();
+    if c.len() != 3 || c[1] != ':' {
+        return Err(err());
+    }
+    let set = KeyPattern::from_letter(c[0]).ok_or_else(err)?;
+    let get = KeyPattern::from_letter(c[2]).ok_or_else(err)?;
+    if (set == KeyPattern::Parallel) != (get == KeyPattern::Parallel) {
+        return Err(format!(
+            "`{s}`: parallel key-pattern must be configured for both SET and GET commands"
+        ));
+    }
+    Ok((set, get))
+}
+
+/// `MIN-MAX` of whole numbers; swapped when MIN > MAX, as memtier's `config_range`.
+fn parse_range(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once('-')?;
+    let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+    Some((a.min(b), a.max(b)))
+}
+
+fn parse_size_range(s: &str) -> Result<(u32, u32), String> {
+    match parse_range(s) {
+        Some((min, max)) if min >= 1 && max <= MAX_DATA_SIZE_BYTES => Ok((min, max)),
+        _ => Err(format!(
+            "`{s}`: data-size-range must be expressed as [1-n]-[1-n] (at most \
+             {MAX_DATA_SIZE_BYTES} bytes)"
+        )),
+    }
+}
+
+fn parse_expiry_range(s: &str) -> Result<ExpiryRange, String> {
+    match parse_range(s) {
+        Some((min_s, max_s)) if max_s > 0 => Ok(ExpiryRange { min_s, max_s }),
+        _ => Err(format!(
+            "`{s}`: expiry-range must be expressed as [0-n]-[1-n] (seconds)"
+        )),
+    }
+}
+
+fn parse_data_size(s: &str) -> Result<u32, String> {
+    let n = parse_u32(s, "a size in bytes")?;
+    if (1..=MAX_DATA_SIZE_BYTES).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "data-size must be between 1 and {MAX_DATA_SIZE_BYTES} bytes, got {n}"
+        ))
+    }
+}
+
+/// `SIZE:WEIGHT,…`, sizes in 1..=512 MiB, weights > 0.
+fn parse_size_list(s: &str) -> Result<SizeList, String> {
+    let err =
+        || format!("`{s}`: data-size-list must be expressed as [size1:weight1],...[sizeN:weightN]");
+    let mut list = Vec::new();
+    for item in s.split(',') {
+        let (size, weight) = item.split_once(':').ok_or_else(err)?;
+        let (size_bytes, weight): (u32, u32) = (
+            size.parse().map_err(|_| err())?,
+            weight.parse().map_err(|_| err())?,
+        );
+        if !(1..=MAX_DATA_SIZE_BYTES).contains(&size_bytes) || weight == 0 {
+            return Err(format!(
+                "`{item}` in `{s}`: sizes must be between 1 and {MAX_DATA_SIZE_BYTES} bytes \
+                 and weights greater than zero"
+            ));
+        }
+        list.push(SizeWeight { size_bytes, weight });
+    }
+    Ok(SizeList(list))
+}
+
+fn parse_size_pattern(s: &str) -> Result<SizePattern, String> {
+    match s {
+        "R" => Ok(SizePattern::Random),
+        "S" => Ok(SizePattern::Spread),
+        _ => Err(format!("`{s}`: data-size-pattern must be either R or S")),
+    }
+}
+
+fn parse_requests(s: &str) -> Result<Requests, String> {
+    if s == "allkeys" {
+        return Ok(Requests::AllKeys);
+    }
+    match s.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Requests::PerClient(n)),
+        _ => Err(format!(
+            "`{s}`: requests must be a number greater than zero, or allkeys"
+        )),
+    }
+}
+
+fn parse_f64(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn parse_key_stddev(s: &str) -> Result<f64, String> {
+    parse_f64(s)
+        .filter(|&v| v > 0.0)
+        .ok_or_else(|| format!("`{s}`: key-stddev must be a finite number greater than zero"))
+}
+
+fn parse_key_median(s: &str) -> Result<f64, String> {
+    parse_f64(s)
+        .filter(|&v| v > 0.0)
+        .ok_or_else(|| format!("`{s}`: key-median must be greater than zero"))
+}
+
+fn parse_zipf_exp(s: &str) -> Result<f64, String> {
+    parse_f64(s)
+        .filter(|&v| v > 0.0 && v < 5.0)
+        .ok_or_else(|| format!("`{s}`: key-zipf-exp must be within interval (0, 5)"))
+}
+
+fn parse_percentiles(s: &str) -> Result<Percentiles, String> {
+    let err = || format!("`{s}`: quantiles must be expressed as [0.0-100.0],[0.0-100.0](,...)");
+    let list = s
+        .split(',')
+        .map(|p| parse_f64(p).filter(|v| (0.0..=100.0).contains(v)))
+        .collect::<Option<Vec<f64>>>()
+        .ok_or_else(err)?;
+    Ok(Percentiles(list))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct T {
+        #[command(flatten)]
+        a: MemtierArgs,
+    }
+
+    fn parse(line: &str) -> Result<MemtierArgs, clap::Error> {
+        let argv = std::iter::once("memtier_benchmark").chain(line.split_whitespace());
+        T::try_parse_from(argv).map(|t| t.a)
+    }
+
+    fn args(line: &str) -> MemtierArgs {
+        parse(line).unwrap_or_else(|e| panic!("`{line}` does not parse: {e}"))
+    }
+
+    #[track_caller]
+    fn spec_error(line: &str) -> String {
+        args(line)
+            .spec()
+            .expect_err(&format!("`{line}` should be refused"))
+    }
+
+    #[test]
+    fn first_example_line() {
+        let a = args(
+            "-s 127.0.0.1 -p 6379 -t 2 -c 16 --ratio=1:10 --key-maximum=500000 \
+             --data-size=128 --test-time=10",
+        );
+        let spec = a.spec().unwrap();
+        assert_eq!(spec.ratio, Ratio { sets: 1, gets: 10 });
+        assert_eq!((spec.key_minimum, spec.key_maximum), (0, 500_000));
+        assert_eq!(spec.data_size, DataSize::Fixed(128));
+        assert_eq!(spec.key_prefix, "memtier-");
+        assert_eq!(
+            (spec.set_pattern, spec.get_pattern),
+            (KeyPattern::Random, KeyPattern::Random)
+        );
+        assert_eq!(spec.requests, None, "bounded by --test-time");
+        assert_eq!(spec.total_clients, 32);
+        assert!(!spec.distinct_client_seed && !spec.random_data);
+        assert_eq!(a.url(), "redis://127.0.0.1:6379");
+        assert_eq!(a.duration(), Some(Duration::from_secs(10)));
+        assert_eq!(
+            (a.threads(), a.clients_per_thread(), a.connections()),
+            (2, 16, 32)
+        );
+        assert_eq!(a.total_requests(), None);
+        assert_eq!(a.pipeline(), 1);
+        assert_eq!(a.seed(), Some(CONSTANT_SEED));
+        assert_eq!(a.protocol(), MemtierProtocol::Redis);
+    }
+
+    #[test]
+    fn second_example_line() {
+        let a = args(
+            "-s 127.0.0.1 -p 6379 -t 32 -c 4 --distinct-client-seed --ratio=1:10 \
+             --key-prefix=kv_ --key-minimum=1 --key-maximum=5000000 --random-data \
+             --data-size=128 --hide-histogram --test-time=300",
+        );
+        let spec = a.spec().unwrap();
+        assert!(spec.distinct_client_seed && spec.random_data);
+        assert_eq!(spec.key_prefix, "kv_");
+        assert_eq!((spec.key_minimum, spec.key_maximum), (1, 5_000_000));
+        assert_eq!(spec.data_size, DataSize::Fixed(128));
+        assert_eq!(spec.total_clients, 128);
+        assert!(a.hide_histogram);
+        assert_eq!(a.duration(), Some(Duration::from_secs(300)));
+        assert_eq!(a.connections(), 128);
+    }
+
+    #[test]
+    fn defaults_are_memtiers() {
+        let a = args("");
+        let spec = a.spec().unwrap();
+        assert_eq!(spec, MemtierSpec::default());
+        assert_eq!(a.url(), "redis://localhost:6379");
+        assert_eq!((a.threads(), a.clients_per_thread()), (4, 50));
+        assert_eq!(a.requests_per_client(), Some(10_000));
+        assert_eq!(a.total_requests(), Some(2_000_000));
+        assert_eq!(a.duration(), None);
+        assert_eq!(a.percentiles(), [50.0, 99.0, 99.9]);
+        assert_eq!(a.rate_limit_per_connection(), None);
+        assert_eq!(a.target_rate(), None);
+        assert!(a.warnings().is_empty());
+    }
+
+    #[test]
+    fn values_are_accepted_attached_or_separate() {
+        for line in [
+            "--ratio=1:4 --key-pattern=S:G -n=7",
+            "--ratio 1:4 --key-pattern S:G -n 7",
+            "--ratio 1:4 --key-pattern S:G -n7",
+        ] {
+            let a = args(line);
+            assert_eq!(a.ratio, Ratio { sets: 1, gets: 4 }, "{line}");
+            assert_eq!(
+                a.key_pattern,
+                (KeyPattern::Sequential, KeyPattern::Gaussian)
+            );
+            assert_eq!(a.requests_per_client(), Some(7));
+        }
+    }
+
+    #[test]
+    fn requests_are_per_client() {
+        let a = args("-t 3 -c 5 -n 1000");
+        assert_eq!(a.requests_per_client(), Some(1000));
+        assert_eq!(a.total_requests(), Some(15_000));
+        assert_eq!(a.spec().unwrap().requests, Some(1000));
+        // allkeys: memtier's key_maximum − key_minimum, or per client for P:P.
+        let a = args("-n allkeys --key-minimum=10 --key-maximum=1010");
+        assert_eq!(a.requests_per_client(), Some(1000));
+        let a = args("-n allkeys -t 2 -c 4 --key-maximum=1000 --key-pattern=P:P");
+        assert_eq!(a.requests_per_client(), Some(1000 / 8 + 1));
+        assert_eq!(a.total_requests(), Some(8 * 126));
+        let a = args("-n allkeys --key-minimum=5 --key-maximum=5");
+        assert_eq!(
+            a.requests_per_client(),
+            Some(10_000),
+            "memtier's fallback for 0"
+        );
+        assert!(parse("-n 10 --test-time=5").is_err(), "mutually exclusive");
+        assert!(parse("-n 0").is_err());
+        assert!(parse("-n lots").is_err());
+    }
+
+    #[test]
+    fn object_options() {
+        let s = args("--data-size-range=100-10 --data-size-pattern=S")
+            .spec()
+            .unwrap();
+        assert_eq!(
+            s.data_size,
+            DataSize::Range {
+                min_bytes: 10,
+                max_bytes: 100,
+                pattern: SizePattern::Spread
+            },
+            "memtier swaps a reversed range"
+        );
+        let s = args("--data-size-list=32:7,1024:3").spec().unwrap();
+        assert_eq!(
+            s.data_size,
+            DataSize::List(vec![
+                SizeWeight {
+                    size_bytes: 32,
+                    weight: 7
+                },
+                SizeWeight {
+                    size_bytes: 1024,
+                    weight: 3
+                }
+            ])
+        );
+        let s = args("-R -d 10 --expiry-range=30-5").spec().unwrap();
+        assert!(s.random_data);
+        assert_eq!(
+            s.expiry,
+            Some(ExpiryRange {
+                min_s: 5,
+                max_s: 30
+            })
+        );
+        assert!(parse("-d 10 --data-size-range=1-5").is_err());
+        assert!(parse("-d 10 --data-size-list=1:5").is_err());
+        assert!(parse("--data-size-range=1-5 --data-size-list=1:5").is_err());
+        assert!(parse("-d 0").is_err());
+        assert!(parse("--data-size-range=0-5").is_err());
+        assert!(parse("--data-size-list=8:0").is_err());
+        assert!(parse("--data-size-list=8").is_err());
+        assert!(parse("--data-size-pattern=X").is_err());
+        assert!(parse("--expiry-range=0-0").is_err());
+    }
+
+    #[test]
+    fn key_options() {
+        let s = args("--key-pattern=G:Z --key-stddev=10 --key-median=500 --key-zipf-exp=0.8")
+            .spec()
+            .unwrap();
+        assert_eq!(
+            (s.set_pattern, s.get_pattern),
+            (KeyPattern::Gaussian, KeyPattern::Zipfian)
+        );
+        assert_eq!(
+            (s.key_stddev, s.key_median, s.key_zipf_exp),
+            (Some(10.0), Some(500.0), 0.8)
+        );
+        assert!(parse("--key-pattern=P:R").is_err());
+        assert!(parse("--key-pattern=RR").is_err());
+        assert!(parse("--key-pattern=R:Q").is_err());
+        assert!(parse("--key-zipf-exp=5").is_err());
+        assert!(parse("--key-stddev=0").is_err());
+        assert!(parse("--ratio=0:0").is_err());
+        assert!(parse("--ratio=1-10").is_err());
+        assert!(spec_error("--key-stddev=10").contains("--key-stddev"));
+        assert!(spec_error("--key-pattern=G:G --key-median=20000000").contains("--key-median"));
+        assert!(spec_error("--key-minimum=10 --key-maximum=5").contains("--key-maximum"));
+    }
+
+    #[test]
+    fn connection_options() {
+        let a = args("-h ::1 -p 7000 -a secret --select-db 3 -P resp3");
+        assert_eq!(a.url(), "redis://:secret@[::1]:7000/3");
+        assert_eq!(a.protocol(), MemtierProtocol::Resp3);
+        let a = args("--host cache.local -a app:p@ss:word");
+        assert_eq!(a.url(), "redis://app:p%40ss%3Aword@cache.local:6379");
+        let a = args("--server 10.0.0.1 -p 11211 -P memcache_text");
+        assert_eq!(a.url(), "memcached://10.0.0.1:11211");
+        assert!(a.spec().is_ok());
+        let a = args("-u redis://u:p@h:1234/2 -s other");
+        assert_eq!(a.url(), "redis://u:p@h:1234/2");
+        assert_eq!(a.warnings().len(), 1);
+        assert!(a.spec().is_ok());
+        assert!(spec_error("-u http://h").contains("--uri"));
+        assert!(spec_error("-u redis://h:0").contains("port"));
+        assert!(spec_error("-P memcache_text -a pw").contains("--authenticate"));
+        assert!(spec_error("-P memcache_text --select-db=2").contains("--select-db"));
+        assert!(parse("-P memcache_ascii").is_err());
+        assert!(parse("-p 0").is_err());
+    }
+
+    #[test]
+    fn run_options() {
+        let a = args("-t 2 -c 10 --pipeline=16 --rate-limiting=100 --randomize -D -D");
+        assert_eq!(a.pipeline(), 16);
+        assert_eq!(a.rate_limit_per_connection(), Some(100));
+        assert_eq!(a.target_rate(), Some(2000.0));
+        assert_eq!(
+            a.seed(),
+            None,
+            "--randomize: the caller picks and prints a seed"
+        );
+        assert_eq!(a.debug, 2);
+        assert_eq!(args("--seed 42").seed(), Some(42));
+        assert!(parse("--seed 42 --randomize").is_err());
+        let a = args(
+            "--print-percentiles 90,99.99 --show-config --print-all-runs -o out.txt \
+             --json-out-file=r.json",
+        );
+        assert_eq!(a.percentiles(), [90.0, 99.99]);
+        assert!(a.show_config && a.print_all_runs);
+        assert_eq!(a.out_file, Some(PathBuf::from("out.txt")));
+        assert_eq!(a.json_out_file, Some(PathBuf::from("r.json")));
+        assert!(parse("--print-percentiles=101").is_err());
+        assert!(parse("-t 0").is_err());
+        assert!(parse("-c 0").is_err());
+        assert!(parse("--pipeline=0").is_err());
+        assert!(parse("--test-time=0").is_err());
+    }
+
+    #[test]
+    fn unsupported_flags_parse_then_are_refused_by_name() {
+        for (line, flag) in [
+            ("-S /tmp/redis.sock", "-S/--unix-socket"),
+            ("-4", "--ipv4"),
+            ("-P memcache_binary", "memcache_binary"),
+            ("--tls", "--tls"),
+            ("--cert c.pem", "--cert"),
+            ("--key k.pem", "--key"),
+            ("--cacert ca.pem", "--cacert"),
+            ("--tls-skip-verify", "--tls-skip-verify"),
+            ("--sni name", "--sni"),
+            ("--tls-protocols TLSv1.2", "--tls-protocols"),
+            ("-u rediss://h:1", "rediss"),
+            ("-x 3", "--run-count"),
+            ("--cluster-mode", "--cluster-mode"),
+            ("--client-stats=cs", "--client-stats"),
+            ("--hdr-file-prefix=h", "--hdr-file-prefix"),
+            ("--reconnect-interval=10", "--reconnect-interval"),
+            ("--reconnect-on-error", "--reconnect-on-error"),
+            ("--connection-timeout=3", "--connection-timeout"),
+            ("--multi-key-get=4", "--multi-key-get"),
+            ("--data-offset=10", "--data-offset"),
+            ("--command=ping", "--command"),
+            ("--command-ratio=2", "--command"),
+            ("--command-key-pattern=R", "--command"),
+            ("--wait-ratio=1:1", "--wait-ratio"),
+            ("--num-slaves=1-2", "--num-slaves"),
+            ("--wait-timeout=1-2", "--wait-timeout"),
+            ("--data-import=dump", "--data-import"),
+            ("--data-verify", "--data-verify"),
+            ("--verify-only", "--verify-only"),
+            ("--generate-keys", "--generate-keys"),
+            ("--no-expiry", "--no-expiry"),
+        ] {
+            let err = spec_error(line);
+            assert!(
+                err.starts_with("not supported by kvlab memtier: ") && err.contains(flag),
+                "`{line}`: {err}"
+            );
+            assert!(err.ends_with(')'), "`{line}` gives a reason: {err}");
+        }
+        // Harmless values of unsupported flags are accepted.
+        assert!(args("-x 1 --data-offset=0").spec().is_ok());
+    }
+
+    #[test]
+    fn help_is_long_only_because_h_is_host() {
+        let err = parse("--help").unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp);
+        assert!(err.to_string().contains("--key-zipf-exp"));
+        assert_eq!(args("-h example").server.as_deref(), Some("example"));
+    }
+}

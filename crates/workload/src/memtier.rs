@@ -1,0 +1,986 @@
+//! memtier_benchmark's SET/GET workload: [`MemtierSpec`] describes it, [`MemtierWorkload`]
+//! validates it once and hands each client a [`MemtierSource`].
+//!
+//! Everything follows memtier_benchmark's object generator and client
+//! (`obj_gen.cpp`, `client.cpp`, `config_types.cpp` and `memtier_benchmark.cpp` in
+//! `RedisLabs/memtier_benchmark`), so that `kvlab memtier` with a memtier command line
+//! sends the same kind of traffic:
+//!
+//! - **Ratio.** `--ratio=S:G` is a fixed cycle per client, not a random mix: `S` SETs,
+//!   then `G` GETs, again and again (`client::create_request`).
+//! - **Keys.** `prefix` + the decimal key number (`"%s%llu"`). Set and get keys each
+//!   follow their own [`KeyPattern`] over `[key_minimum, key_maximum]`. Every client
+//!   has its own object generator (memtier clones it per client), so sequential
+//!   counters are per client — and without `--distinct-client-seed` every client draws
+//!   the same random keys, as in memtier.
+//! - **Values.** Each SET carries `data_size` bytes ([`DataSize`]): memtier's `x…x`, or
+//!   random bytes with `--random-data`; a TTL from `--expiry-range`.
+//!
+//! SETs are [`OpKind::Insert`] requests (a blind write: memtier's SET creates or
+//! replaces the key, which is what kvlab stores do for an insert; an update of a
+//! missing blob is a miss and writes nothing). GETs are [`OpKind::Read`]s. Both are
+//! [`Request::blob`] requests: one opaque value per key.
+//!
+//! # Deliberate differences from memtier_benchmark
+//!
+//! - **Random source.** Xoshiro256++ seeded from the run seed: client `c`'s stream is
+//!   seeded with [`worker_seed`]`(seed, c)` with `--distinct-client-seed`, otherwise
+//!   every client uses `worker_seed(seed, 0)` (so, as in memtier, client 0 of a
+//!   distinct-seed run draws what every client of a shared-seed run draws). memtier's
+//!   `random_r` streams are not reproduced; distributions are.
+//! - **Random data** is a slice, at a random offset, of a 256 KiB pool of random bytes
+//!   built once from a fixed seed and shared by every client, instead of a per-client
+//!   buffer that memtier mutates by one byte per SET and refills when the mutation
+//!   wraps. Values still differ from SET to SET and do not compress.
+//! - **Zipf** is memtier's rejection-inversion sampler ([`Zipf`]), ported as is — not
+//!   kvlab's YCSB [`crate::generator::Zipfian`], whose θ must stay below 1 while
+//!   memtier's exponent defaults to 1 and may reach 5.
+//! - **Gaussian draws** equal to exactly `key_maximum + 1` (which memtier's bound check
+//!   lets through, a measure-zero event) become `key_maximum`.
+//! - **Sizes spread over the key range** (`--data-size-pattern=S`) with a one-key range
+//!   use the minimum size, where memtier divides by zero.
+//! - **Requests** are not counted by the source: a [`MemtierSource`] never runs dry and
+//!   the runner stops each client after its share (memtier's `--requests` is per
+//!   client: see [`MemtierWorkload::operation_count`]).
+
+use std::fmt::Write as _;
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+
+use kvlab_core::{OpKind, Request, Slot};
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::generator::{next_below, next_f64};
+use crate::{worker_seed, OpSource, Ticket, Verdict, Workload, WorkloadError};
+
+/// Size of the random value pool (before room for one maximal value).
+const VALUE_POOL_BYTES: usize = 256 << 10;
+/// Seed of the random value pool: fixed, so values never depend on the clock.
+const VALUE_POOL_SEED: u64 = 0x6d65_6d74_6965_7200;
+/// The byte memtier fills values with when data is not random.
+const PLAIN_DATA_BYTE: u8 = b'x';
+/// Largest value memtier accepts (`MEMTIER_DATA_SIZE_MAX`: Redis' default
+/// `proto-max-bulk-len`, 512 MiB).
+pub const MAX_DATA_SIZE_BYTES: u32 = 512 << 20;
+/// Exponents this close to 0 or 1 take memtier's uniform and harmonic branches.
+const ZIPF_EPS: f64 = 1e-4;
+
+/// How a key is chosen (memtier `--key-pattern=SET:GET`, one letter each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeyPattern {
+    /// `R`: uniform over the key range.
+    Random,
+    /// `S`: each client walks the whole range in order, wrapping at the maximum; sets
+    /// and gets have separate counters.
+    Sequential,
+    /// `G`: a normal distribution around `--key-median` with `--key-stddev`, resampled
+    /// until it falls in the range.
+    Gaussian,
+    /// `P`: like `S`, but the range is split into one contiguous slice per client.
+    /// Must be used for both sets and gets.
+    Parallel,
+    /// `Z`: Zipf with exponent `--key-zipf-exp`; the lowest key (at least 1) is the
+    /// most popular.
+    Zipfian,
+}
+
+impl KeyPattern {
+    /// The pattern memtier names by `letter` (`R`, `S`, `G`, `P`, `Z`).
+    pub fn from_letter(letter: char) -> Option<KeyPattern> {
+        Some(match letter {
+            'R' => KeyPattern::Random,
+            'S' => KeyPattern::Sequential,
+            'G' => KeyPattern::Gaussian,
+            'P' => KeyPattern::Parallel,
+            'Z' => KeyPattern::Zipfian,
+            _ => return None,
+        })
+    }
+
+    /// memtier's letter for the pattern.
+    pub fn letter(self) -> char {
+        match self {
+            KeyPattern::Random => 'R',
+            KeyPattern::Sequential => 'S',
+            KeyPattern::Gaussian => 'G',
+            KeyPattern::Parallel => 'P',
+            KeyPattern::Zipfian => 'Z',
+        }
+    }
+}
+
+/// memtier's `--ratio=SETS:GETS`: per cycle, `sets` SETs then `gets` GETs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ratio {
+    /// SETs per cycle.
+    pub sets: u32,
+    /// GETs per cycle.
+    pub gets: u32,
+}
+
+impl Default for Ratio {
+    /// memtier's default, `1:10`.
+    fn default() -> Ratio {
+        Ratio { sets: 1, gets: 10 }
+    }
+}
+
+/// How `--data-size-range` sizes are chosen (memtier `--data-size-pattern`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizePattern {
+    /// `R`: uniform in the range for each SET.
+    Random,
+    /// `S`: spread evenly over the key range: key `k` gets
+    /// `min + (max − min)·(k − key_min)/(key_max − key_min)` bytes, truncated.
+    Spread,
+}
+
+/// One `size:weight` entry of `--data-size-list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeWeight {
+    /// Value size in bytes.
+    pub size_bytes: u32,
+    /// Consecutive SETs that use this size per round.
+    pub weight: u32,
+}
+
+/// The size of each SET's value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataSize {
+    /// `--data-size=N` (memtier's default: 32 bytes).
+    Fixed(u32),
+    /// `--data-size-range=MIN-MAX` with `--data-size-pattern`.
+    Range {
+        /// Smallest size in bytes.
+        min_bytes: u32,
+        /// Largest size in bytes.
+        max_bytes: u32,
+        /// How a size is chosen.
+        pattern: SizePattern,
+    },
+    /// `--data-size-list=SIZE:WEIGHT,…`: a deterministic weighted round robin per
+    /// client, exactly memtier's `config_weight_list::get_next_size` — the first size
+    /// `weight` times in a row, then the next, and around again. It is not random.
+    List(Vec<SizeWeight>),
+}
+
+impl Default for DataSize {
+    /// memtier's default, 32 bytes.
+    fn default() -> DataSize {
+        DataSize::Fixed(32)
+    }
+}
+
+impl DataSize {
+    /// The largest size this can produce.
+    pub fn max_bytes(&self) -> u32 {
+        match self {
+            DataSize::Fixed(n) => *n,
+            DataSize::Range { max_bytes, .. } => *max_bytes,
+            DataSize::List(list) => list.iter().map(|e| e.size_bytes).max().unwrap_or(0),
+        }
+    }
+}
+
+/// `--expiry-range=MIN-MAX`: each SET gets a TTL drawn uniformly from `[min_s, max_s]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpiryRange {
+    /// Shortest TTL in seconds.
+    pub min_s: u32,
+    /// Longest TTL in seconds.
+    pub max_s: u32,
+}
+
+/// A memtier_benchmark SET/GET workload, field by field as memtier's flags set it.
+/// [`Default`] gives memtier's defaults; [`MemtierWorkload::new`] validates it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemtierSpec {
+    /// `--ratio` (default 1:10).
+    pub ratio: Ratio,
+    /// `--key-prefix` (default `memtier-`).
+    pub key_prefix: String,
+    /// `--key-minimum` (default 0).
+    pub key_minimum: u64,
+    /// `--key-maximum`, inclusive (default 10 000 000).
+    pub key_maximum: u64,
+    /// The SET side of `--key-pattern` (default `R`).
+    pub set_pattern: KeyPattern,
+    /// The GET side of `--key-pattern` (default `R`).
+    pub get_pattern: KeyPattern,
+    /// `--key-stddev` for `G` (default: key range / 6).
+    pub key_stddev: Option<f64>,
+    /// `--key-median` for `G` (default: the middle of the key range).
+    pub key_median: Option<f64>,
+    /// `--key-zipf-exp` for `Z`, in (0, 5) (default 1).
+    pub key_zipf_exp: f64,
+    /// `--data-size`, `--data-size-range` or `--data-size-list` (default 32 bytes).
+    pub data_size: DataSize,
+    /// `--random-data`: random value bytes instead of `x…x`.
+    pub random_data: bool,
+    /// `--expiry-range` (default: no expiry).
+    pub expiry: Option<ExpiryRange>,
+    /// `--requests`: requests per client; `None` when the run is bounded by time
+    /// (`--test-time`).
+    pub requests: Option<u64>,
+    /// memtier's client count, threads × clients per thread (default 4 × 50): the
+    /// number of sources the runner will ask for. Used for
+    /// [`MemtierWorkload::operation_count`] and to check that `P` leaves every client
+    /// at least one key.
+    pub total_clients: u64,
+    /// `--distinct-client-seed`: every client gets its own random stream.
+    pub distinct_client_seed: bool,
+}
+
+impl MemtierSpec {
+    /// memtier's `--requests` default when neither it nor `--test-time` is given.
+    pub const DEFAULT_REQUESTS: u64 = 10_000;
+}
+
+impl Default for MemtierSpec {
+    fn default() -> MemtierSpec {
+        MemtierSpec {
+            ratio: Ratio::default(),
+            key_prefix: "memtier-".to_string(),
+            key_minimum: 0,
+            key_maximum: 10_000_000,
+            set_pattern: KeyPattern::Random,
+            get_pattern: KeyPattern::Random,
+            key_stddev: None,
+            key_median: None,
+            key_zipf_exp: 1.0,
+            data_size: DataSize::default(),
+            random_data: false,
+            expiry: None,
+            requests: Some(MemtierSpec::DEFAULT_REQUESTS),
+            total_clients: 200,
+            distinct_client_seed: false,
+        }
+    }
+}
+
+fn invalid(message: String) -> WorkloadError {
+    WorkloadError::Inconsistent(message)
+}
+
+impl MemtierSpec {
+    /// Checks every field and their combinations, with memtier's rules (and its error
+    /// wording where it has one), naming the flag at fault.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        let (min, max) = (self.key_minimum, self.key_maximum);
+        if self.ratio.sets == 0 && self.ratio.gets == 0 {
+            return Err(invalid(
+                "--ratio=0:0: at least one of SETs and GETs must be non-zero".into(),
+            ));
+        }
+        if max < min {
+            return Err(invalid(format!(
+                "--key-maximum={max} is below --key-minimum={min}"
+            )));
+        }
+        let patterns = [self.set_pattern, self.get_pattern];
+        let parallel = patterns.contains(&KeyPattern::Parallel);
+        if parallel && self.set_pattern != self.get_pattern {
+            return Err(invalid(format!(
+                "--key-pattern={}:{}: parallel key-pattern must be configured for both SET \
+                 and GET commands",
+                self.set_pattern.letter(),
+                self.get_pattern.letter()
+            )));
+        }
+        if self.total_clients == 0 {
+            return Err(invalid("the workload needs at least one client".into()));
+        }
+        if parallel && (max - min).saturating_add(1) < self.total_clients {
+            return Err(invalid(format!(
+                "--key-pattern=P:P gives each of the {} clients a slice of the {} keys \
+                 [{min}, {max}]: at least one key per client is needed",
+                self.total_clients,
+                (max - min).saturating_add(1)
+            )));
+        }
+        let gaussian = patterns.contains(&KeyPattern::Gaussian);
+        if (self.key_stddev.is_some() || self.key_median.is_some()) && !gaussian {
+            return Err(invalid(
+                "--key-stddev and --key-median are only allowed together with --key-pattern \
+                 set to G"
+                    .into(),
+            ));
+        }
+        if let Some(stddev) = self.key_stddev {
+            if !(stddev.is_finite() && stddev > 0.0) {
+                return Err(invalid(format!(
+                    "--key-stddev={stddev}: must be a finite number greater than zero"
+                )));
+            }
+        }
+        if gaussian {
+            if max - min < 2 {
+                return Err(invalid(format!(
+                    "--key-pattern=G needs a key range of at least 3 keys (--key-maximum − \
+                     --key-minimum ≥ 2); got [{min}, {max}]"
+                )));
+            }
+            if let Some(median) = self.key_median {
+                if !(median > min as f64 && median < max as f64) {
+                    return Err(invalid(format!(
+                        "--key-median={median}: must be strictly between --key-minimum={min} \
+                         and --key-maximum={max}"
+                    )));
+                }
+            }
+        }
+        let exp = self.key_zipf_exp;
+        if !(exp > 0.0 && exp < 5.0) {
+            return Err(invalid(format!(
+                "--key-zipf-exp={exp}: must be within the interval (0, 5)"
+            )));
+        }
+        let size_ok = |n: u32| (1..=MAX_DATA_SIZE_BYTES).contains(&n);
+        match &self.data_size {
+            DataSize::Fixed(n) if !size_ok(*n) => {
+                return Err(invalid(format!(
+                    "--data-size={n}: must be between 1 and {MAX_DATA_SIZE_BYTES} bytes"
+                )))
+            }
+            DataSize::Range {
+                min_bytes,
+                max_bytes,
+                ..
+            } if !(size_ok(*min_bytes) && size_ok(*max_bytes) && min_bytes <= max_bytes) => {
+                return Err(invalid(format!(
+                    "--data-size-range={min_bytes}-{max_bytes}: expected MIN-MAX with \
+                     1 ≤ MIN ≤ MAX ≤ {MAX_DATA_SIZE_BYTES}"
+                )))
+            }
+            DataSize::List(list) => {
+                if list.is_empty() {
+                    return Err(invalid("--data-size-list: no sizes".into()));
+                }
+                for e in list {
+                    if !size_ok(e.size_bytes) || e.weight == 0 {
+                        return Err(invalid(format!(
+                            "--data-size-list entry {}:{}: sizes must be between 1 and {} \
+                             bytes and weights greater than zero",
+                            e.size_bytes, e.weight, MAX_DATA_SIZE_BYTES
+                        )));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(e) = self.expiry {
+            if e.max_s == 0 || e.min_s > e.max_s {
+                return Err(invalid(format!(
+                    "--expiry-range={}-{}: expected MIN-MAX with MIN ≤ MAX and MAX ≥ 1",
+                    e.min_s, e.max_s
+                )));
+            }
+        }
+        if self.requests == Some(0) {
+            return Err(invalid("--requests must be greater than zero".into()));
+        }
+        Ok(())
+    }
+
+    /// Every setting as the memtier flag that sets it, defaults included (for
+    /// `--show-config` and the result document).
+    pub fn effective(&self) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = Vec::new();
+        let mut put = |k: &str, val: String| v.push((k.to_string(), val));
+        put("ratio", format!("{}:{}", self.ratio.sets, self.ratio.gets));
+        put("key-prefix", self.key_prefix.clone());
+        put("key-minimum", self.key_minimum.to_string());
+        put("key-maximum", self.key_maximum.to_string());
+        put(
+            "key-pattern",
+            format!(
+                "{}:{}",
+                self.set_pattern.letter(),
+                self.get_pattern.letter()
+            ),
+        );
+        if [self.set_pattern, self.get_pattern].contains(&KeyPattern::Gaussian) {
+            let (stddev, median) = gaussian_parameters(self);
+            put("key-stddev", stddev.to_string());
+            put("key-median", median.to_string());
+        }
+        if [self.set_pattern, self.get_pattern].contains(&KeyPattern::Zipfian) {
+            put("key-zipf-exp", self.key_zipf_exp.to_string());
+        }
+        match &self.data_size {
+            DataSize::Fixed(n) => put("data-size", n.to_string()),
+            DataSize::Range {
+                min_bytes,
+                max_bytes,
+                pattern,
+            } => {
+                put("data-size-range", format!("{min_bytes}-{max_bytes}"));
+                let p = match pattern {
+                    SizePattern::Random => "R",
+                    SizePattern::Spread => "S",
+                };
+                put("data-size-pattern", p.to_string());
+            }
+            DataSize::List(list) => {
+                let mut s = String::new();
+                for (i, e) in list.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "," };
+                    let _ = write!(s, "{sep}{}:{}", e.size_bytes, e.weight);
+                }
+                put("data-size-list", s);
+            }
+        }
+        put("random-data", self.random_data.to_string());
+        put(
+            "expiry-range",
+            self.expiry
+                .map_or("0-0".to_string(), |e| format!("{}-{}", e.min_s, e.max_s)),
+        );
+        put(
+            "requests",
+            self.requests
+                .map_or("unbounded".to_string(), |r| r.to_string()),
+        );
+        put("clients-total", self.total_clients.to_string());
+        put(
+            "distinct-client-seed",
+            self.distinct_client_seed.to_string(),
+        );
+        v
+    }
+}
+
+/// `(stddev, median)` of the Gaussian key pattern, with memtier's defaults
+/// (`gaussian_distribution_range`): stddev `len/6`, median `len/2 + min + 0.5`, where
+/// `len = key_maximum − key_minimum`.
+fn gaussian_parameters(spec: &MemtierSpec) -> (f64, f64) {
+    let len = (spec.key_maximum - spec.key_minimum) as f64;
+    let stddev = spec.key_stddev.unwrap_or(len / 6.0);
+    let median = spec
+        .key_median
+        .unwrap_or(len / 2.0 + spec.key_minimum as f64 + 0.5);
+    (stddev, median)
+}
+
+/// memtier's Gaussian key chooser (`gaussian_noise::gaussian_distribution_range`):
+/// normal draws by Marsaglia's polar method, redrawn while outside
+/// `[min, max + 1]`, truncated to an integer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TruncatedNormal {
+    min: u64,
+    max: u64,
+    stddev: f64,
+    median: f64,
+}
+
+impl TruncatedNormal {
+    /// A chooser over `[min, max]`. The caller guarantees `min < median < max` and a
+    /// positive, finite `stddev`.
+    pub fn new(min: u64, max: u64, stddev: f64, median: f64) -> TruncatedNormal {
+        TruncatedNormal {
+            min,
+            max,
+            stddev,
+            median,
+        }
+    }
+
+    /// The next key. The polar method makes normals in pairs: the second of a pair is
+    /// kept in `spare` (one per client, as memtier keeps it in each generator).
+    #[inline]
+    pub fn next<R: RngCore>(&self, rng: &mut R, spare: &mut Option<f64>) -> u64 {
+        if self.min == self.max {
+            return self.min;
+        }
+        let (lo, hi) = (self.min as f64, self.max as f64 + 1.0);
+        loop {
+            let z = match spare.take() {
+                Some(z) => z,
+                None => {
+                    let (u, v, s) = loop {
+                        let u = next_f64(rng) * 2.0 - 1.0;
+                        let v = next_f64(rng) * 2.0 - 1.0;
+                        let s = u * u + v * v;
+                        if s < 1.0 && s != 0.0 {
+                            break (u, v, s);
+                        }
+                    };
+                    let m = (-2.0 * s.ln() / s).sqrt();
+                    *spare = Some(v * m);
+                    u * m
+                }
+            };
+            let val = self.stddev * z + self.median;
+            if (lo..=hi).contains(&val) {
+                return (val as u64).min(self.max);
+            }
+        }
+    }
+}
+
+/// memtier's Zipf key chooser (`object_generator::zipf_distribution`): exponent `s` in
+/// (0, 5) over `[max(min, 1), max]`, `P(k) ∝ k^−s`, sampled by rejection-inversion
+/// (Hörmann & Derflinger, "Rejection-inversion to generate variates from monotone
+/// discrete distributions", ACM TOMACS 6(3), 1996). The formulas, the special cases
+/// for `s ≈ 0` (uniform) and `s ≈ 1` (harmonic), and the clamping are memtier's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Zipf {
+    min: u64,
+    max: u64,
+    exponent: f64,
+    one_minus_exp: f64,
+    one_minus_exp_inv: f64,
+    h_min: f64,
+    h_max: f64,
+    squeeze: f64,
+}
+
+impl Zipf {
+    /// A chooser over `[max(min, 1), max]` (memtier: "will limit keys to positive").
+    pub fn new(min: u64, max: u64, exponent: f64) -> Zipf {
+        let exponent = if exponent < ZIPF_EPS {
+            0.0
+        } else if (exponent - 1.0).abs() < ZIPF_EPS {
+            1.0
+        } else {
+            exponent
+        };
+        let zmin = min.max(1);
+        let zmax = max.max(zmin);
+        let (a, b) = (zmin as f64, zmax as f64);
+        let mut z = Zipf {
+            min: zmin,
+            max: zmax,
+            exponent,
+            one_minus_exp: 0.0,
+            one_minus_exp_inv: 0.0,
+            h_min: 0.0,
+            h_max: 0.0,
+            squeeze: 0.0,
+        };
+        if exponent == 0.0 {
+            return z;
+        }
+        if exponent == 1.0 {
+            z.h_min = (a + 0.5).ln() - 1.0 / a;
+            z.h_max = (b + 0.5).ln();
+            let t = (a + 1.5).ln() - 1.0 / (a + 1.0);
+            z.squeeze = a + 1.0 - t.exp();
+        } else {
+            let q = 1.0 - exponent;
+            z.one_minus_exp = q;
+            z.one_minus_exp_inv = 1.0 / q;
+            z.h_min = (a + 0.5).powf(q) - q * a.powf(-exponent);
+            z.h_max = (b + 0.5).powf(q);
+            let t = (a + 1.5).powf(q) - q * (a + 1.0).powf(-exponent);
+            z.squeeze = a + 1.0 - t.powf(z.one_minus_exp_inv);
+        }
+        z
+    }
+
+    /// The smallest key it returns (the most popular).
+    pub fn min(&self) -> u64 {
+        self.min
+    }
+
+    /// The largest key it returns.
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// The next key.
+    #[inline]
+    pub fn next<R: RngCore>(&self, rng: &mut R) -> u64 {
+        let (a, b) = (self.min as f64, self.max as f64);
+        if self.exponent == 0.0 {
+            return self.min + next_below(rng, self.max - self.min + 1);
+        }
+        loop {
+            let p = next_f64(rng);
+            let u = p * (self.h_max - self.h_min) + self.h_min;
+            let mut x = if self.exponent == 1.0 {
+                u.exp()
+            } else {
+                u.powf(self.one_minus_exp_inv)
+            };
+            if x < a - 0.5 {
+                x = a + 0.5;
+            }
+            if x >= b + 0.5 {
+                x = b;
+            }
+            let k = (x + 0.5).floor();
+            if k - x <= self.squeeze {
+                return k as u64;
+            }
+            let accept = if self.exponent == 1.0 {
+                u > (k + 0.5).ln() - 1.0 / k
+            } else {
+                self.one_minus_exp_inv * (u - (k + 0.5).powf(self.one_minus_exp))
+                    > -k.powf(-self.exponent)
+            };
+            if accept {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// What every client shares: the validated spec and the prepared choosers.
+#[derive(Debug)]
+struct Shared {
+    spec: MemtierSpec,
+    prefix: Vec<u8>,
+    /// `x…x`, or random bytes with room for a random offset.
+    pool: Box<[u8]>,
+    gaussian: Option<TruncatedNormal>,
+    zipf: Option<Zipf>,
+}
+
+/// A validated memtier workload, shared by every client; [`Workload::source`] gives
+/// client `c` its [`MemtierSource`].
+#[derive(Clone, Debug)]
+pub struct MemtierWorkload {
+    shared: Arc<Shared>,
+}
+
+impl MemtierWorkload {
+    /// Validates `spec` ([`MemtierSpec::validate`]) and prepares the value pool and key
+    /// choosers.
+    pub fn new(spec: MemtierSpec) -> Result<MemtierWorkload, WorkloadError> {
+        spec.validate()?;
+        let max_size = spec.data_size.max_bytes() as usize;
+        let pool = if spec.random_data {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(VALUE_POOL_SEED);
+            let mut pool = vec![0u8; VALUE_POOL_BYTES + max_size];
+            rng.fill_bytes(&mut pool);
+            pool
+        } else {
+            vec![PLAIN_DATA_BYTE; max_size]
+        };
+        let patterns = [spec.set_pattern, spec.get_pattern];
+        let gaussian = patterns.contains(&KeyPattern::Gaussian).then(|| {
+            let (stddev, median) = gaussian_parameters(&spec);
+            TruncatedNormal::new(spec.key_minimum, spec.key_maximum, stddev, median)
+        });
+        let zipf = patterns
+            .contains(&KeyPattern::Zipfian)
+            .then(|| Zipf::new(spec.key_minimum, spec.key_maximum, spec.key_zipf_exp));
+        Ok(MemtierWorkload {
+            shared: Arc::new(Shared {
+                prefix: spec.key_prefix.as_bytes().to_vec(),
+                spec,
+                pool: pool.into_boxed_slice(),
+                gaussian,
+                zipf,
+            }),
+        })
+    }
+
+    /// The spec it was built from.
+    pub fn spec(&self) -> &MemtierSpec {
+        &self.shared.spec
+    }
+
+    /// memtier's `--requests`: requests per client, `None` when bounded by time. The
+    /// runner's total is this × threads × clients per thread.
+    pub fn requests_per_client(&self) -> Option<u64> {
+        self.shared.spec.requests
+    }
+
+    /// Writes key `n`'s name into `out` (cleared first): the prefix and `n` in decimal,
+    /// memtier's `"%s%llu"`.
+    pub fn key_name(&self, n: u64, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.shared.prefix);
+        push_decimal(n, out);
+    }
+
+    /// Client `client` of `clients` with its own random stream (see the module docs on
+    /// seeding). For `P:P` the key range is split as memtier splits it: each client gets
+    /// `(key_maximum − key_minimum)/clients + 1` keys from `key_minimum + i·that`, the
+    /// last one up to `key_maximum`.
+    pub fn client(&self, seed: u64, client: usize, clients: usize) -> MemtierSource {
+        let spec = &self.shared.spec;
+        let stream = if spec.distinct_client_seed { client } else { 0 };
+        let (mut lo, mut hi) = (spec.key_minimum, spec.key_maximum);
+        if spec.set_pattern == KeyPattern::Parallel {
+            // memtier client::setup_client; `client % clients` as memtier's
+            // `next_client_idx % total_num_of_clients`.
+            let n = clients.max(1) as u64;
+            let i = client as u64 % n;
+            let range = (hi - lo) / n + 1;
+            let start = lo.saturating_add(range.saturating_mul(i)).min(hi);
+            let end = if i == n - 1 {
+                hi
+            } else {
+                start.saturating_add(range - 1).min(hi)
+            };
+            (lo, hi) = (start, end);
+        }
+        MemtierSource {
+            shared: self.shared.clone(),
+            rng: Xoshiro256PlusPlus::seed_from_u64(worker_seed(seed, stream)),
+            key_min: lo,
+            key_max: hi,
+            next_set_key: lo,
+            next_get_key: lo,
+            sets_in_cycle: 0,
+            gets_in_cycle: 0,
+            gaussian_spare: None,
+            size_entry: 0,
+            size_used: 0,
+        }
+    }
+}
+
+impl Workload for MemtierWorkload {
+    type Source = MemtierSource;
+
+    fn source(&self, seed: u64, client: usize, clients: usize) -> MemtierSource {
+        self.client(seed, client, clients)
+    }
+
+    fn needs_scan(&self) -> bool {
+        false
+    }
+
+    /// `requests × total_clients` (memtier's `--requests` is per client); with
+    /// `--test-time` (no request count), memtier's default of 10 000 per client.
+    fn operation_count(&self) -> u64 {
+        let spec = &self.shared.spec;
+        spec.requests
+            .unwrap_or(MemtierSpec::DEFAULT_REQUESTS)
+            .saturating_mul(spec.total_clients)
+    }
+}
+
+/// One memtier client: its SET/GET cycle, key counters and random stream. It never
+/// runs dry; the runner decides how many requests it sends.
+#[derive(Debug)]
+pub struct MemtierSource {
+    shared: Arc<Shared>,
+    rng: Xoshiro256PlusPlus,
+    key_min: u64,
+    key_max: u64,
+    next_set_key: u64,
+    next_get_key: u64,
+    sets_in_cycle: u32,
+    gets_in_cycle: u32,
+    gaussian_spare: Option<f64>,
+    size_entry: usize,
+    size_used: u32,
+}
+
+impl MemtierSource {
+    /// This client's key range: the whole range, or its slice for `P:P`.
+    pub fn key_range(&self) -> RangeInclusive<u64> {
+        self.key_min..=self.key_max
+    }
+
+    /// The next key number for `pattern`; sequential patterns advance `counter` (sets
+    /// and gets have their own), wrapping past the maximum (`get_key_index`).
+    #[inline]
+    fn key_index(&mut self, pattern: KeyPattern, set: bool) -> u64 {
+        let shared = &*self.shared;
+        match pattern {
+            KeyPattern::Random => {
+                self.key_min + next_below(&mut self.rng, self.key_max - self.key_min + 1)
+            }
+            KeyPattern::Gaussian => shared
+                .gaussian
+                .as_ref()
+                .expect("a Gaussian chooser exists when a pattern is G")
+                .next(&mut self.rng, &mut self.gaussian_spare),
+            KeyPattern::Zipfian => shared
+                .zipf
+                .as_ref()
+                .expect("a Zipf chooser exists when a pattern is Z")
+                .next(&mut self.rng),
+            KeyPattern::Sequential | KeyPattern::Parallel => {
+                let counter = if set {
+                    &mut self.next_set_key
+                } else {
+                    &mut self.next_get_key
+                };
+                let k = *counter;
+                *counter = if k >= self.key_max {
+                    self.key_min
+                } else {
+                    k + 1
+                };
+                k
+            }
+        }
+    }
+
+    /// The size of the next SET's value for key `key` (`object_generator::get_value`).
+    #[inline]
+    fn value_size(&mut self, key: u64) -> usize {
+        match &self.shared.spec.data_size {
+            DataSize::Fixed(n) => *n as usize,
+            DataSize::Range {
+                min_bytes,
+                max_bytes,
+                pattern: SizePattern::Random,
+            } => {
+                let lo = u64::from((*min_bytes).max(1));
+                (lo + next_below(&mut self.rng, u64::from(*max_bytes) - lo + 1)) as usize
+            }
+            DataSize::Range {
+                min_bytes,
+                max_bytes,
+                pattern: SizePattern::Spread,
+            } => {
+                if self.key_max == self.key_min {
+                    return *min_bytes as usize;
+                }
+                let a = (key - self.key_min) as f64 / (self.key_max - self.key_min) as f64;
+                (f64::from(max_bytes - min_bytes) * a + f64::from(*min_bytes)) as usize
+            }
+            DataSize::List(list) => {
+                // config_weight_list::get_next_size: skip entries whose weight is used up.
+                while self.size_used >= list[self.size_entry].weight {
+                    self.size_entry = (self.size_entry + 1) % list.len();
+                    self.size_used = 0;
+                }
+                self.size_used += 1;
+                list[self.size_entry].size_bytes as usize
+            }
+        }
+    }
+}
+
+impl OpSource for MemtierSource {
+    /// The next request of the cycle: `ratio.sets` SETs, then `ratio.gets` GETs.
+    #[inline]
+    fn next(&mut self, req: &mut Request) -> Option<Ticket> {
+        let ratio = self.shared.spec.ratio;
+        loop {
+            if self.sets_in_cycle < ratio.sets {
+                self.sets_in_cycle += 1;
+                self.fill_set(req);
+                return Some(Ticket::NONE);
+            }
+            if self.gets_in_cycle < ratio.gets {
+                self.gets_in_cycle += 1;
+                self.fill_get(req);
+                return Some(Ticket::NONE);
+            }
+            // memtier: "overlap counters".
+            self.sets_in_cycle = 0;
+            self.gets_in_cycle = 0;
+        }
+    }
+
+    fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
+        Verdict::Unchecked
+    }
+}
+
+impl MemtierSource {
+    #[inline]
+    fn fill_set(&mut self, req: &mut Request) {
+        let key = self.key_index(self.shared.spec.set_pattern, true);
+        let size = self.value_size(key);
+        let offset = if self.shared.spec.random_data {
+            next_below(&mut self.rng, (self.shared.pool.len() - size + 1) as u64) as usize
+        } else {
+            0
+        };
+        let ttl_s = match self.shared.spec.expiry {
+            Some(e) => e.min_s + next_below(&mut self.rng, u64::from(e.max_s - e.min_s) + 1) as u32,
+            None => 0,
+        };
+        let shared = &*self.shared;
+        req.kind = OpKind::Insert;
+        req.blob = true;
+        req.ttl_s = ttl_s;
+        req.key.clear();
+        req.key.extend_from_slice(&shared.prefix);
+        push_decimal(key, &mut req.key);
+        req.record.clear();
+        req.record.push(b"", &shared.pool[offset..offset + size]);
+    }
+
+    #[inline]
+    fn fill_get(&mut self, req: &mut Request) {
+        let key = self.key_index(self.shared.spec.get_pattern, false);
+        req.kind = OpKind::Read;
+        req.blob = true;
+        req.read_all = true;
+        req.ttl_s = 0;
+        req.key.clear();
+        req.key.extend_from_slice(&self.shared.prefix);
+        push_decimal(key, &mut req.key);
+        req.record.clear();
+    }
+}
+
+/// Two-digit decimal pairs "00".."99", for [`push_decimal`].
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `n` in decimal, two digits per division: a key is formatted per request.
+#[inline]
+fn push_decimal(mut n: u64, out: &mut Vec<u8>) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + n as u8;
+    }
+    out.extend_from_slice(&buf[at..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_matches_std() {
+        for n in [
+            0u64,
+            9,
+            10,
+            99,
+            100,
+            101,
+            12345,
+            6284781860667377211,
+            u64::MAX,
+        ] {
+            let mut out = b"p".to_vec();
+            push_decimal(n, &mut out);
+            assert_eq!(out, format!("p{n}").into_bytes());
+        }
+    }
+
+    #[test]
+    fn pattern_letters_round_trip() {
+        for p in [
+            KeyPattern::Random,
+            KeyPattern::Sequential,
+            KeyPattern::Gaussian,
+            KeyPattern::Parallel,
+            KeyPattern::Zipfian,
+        ] {
+            assert_eq!(KeyPattern::from_letter(p.letter()), Some(p));
+        }
+        assert_eq!(KeyPattern::from_letter('X'), None);
+    }
+}
