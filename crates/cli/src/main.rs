@@ -1,14 +1,8 @@
 //! The `kvlab` binary: parses the command line, opens the chosen store, runs a phase
 //! and writes its results.
 
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "`kvlab memtier` is not wired into the command line yet"
-    )
-)]
 mod memtier_args;
+mod memtier_report;
 mod progress;
 
 use std::collections::BTreeMap;
@@ -27,6 +21,7 @@ use kvlab_report::{HostInfo, ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
+use kvlab_workload::memtier::MemtierWorkload;
 use kvlab_workload::{CoreWorkload, Properties};
 
 /// kvlab: a workload lab for key-value stores and caches.
@@ -45,6 +40,31 @@ enum Command {
     Run(PhaseArgs),
     /// Read every loaded record back and report missing or corrupted ones.
     Verify(PhaseArgs),
+    /// Run a memtier_benchmark command line: memtier's own flags (-s, -p, -t, -c,
+    /// --ratio, --key-pattern, --data-size, --test-time, …) and its summary output.
+    Memtier(Box<MemtierCommand>),
+}
+
+/// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
+#[derive(Args, Debug, Clone)]
+struct MemtierCommand {
+    #[command(flatten)]
+    memtier: memtier_args::MemtierArgs,
+    /// Directory for kvlab's result.json, timeline.csv and latency.hlog.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Replace results already in --out.
+    #[arg(long)]
+    overwrite: bool,
+    /// Start a local server instead of connecting to -s/-p (settings as for `run`).
+    #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "")]
+    spawn: Option<String>,
+    /// Stop once more than this many requests have failed.
+    #[arg(long, value_name = "N")]
+    max_errors: Option<u64>,
+    /// Progress display on stderr: auto, always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    progress: progress::When,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -233,11 +253,70 @@ struct Phase {
     phase: &'static str,
     args: PhaseArgs,
     props: Properties,
-    workload: Arc<CoreWorkload>,
+    work: Work,
     plan: RunPlan,
+    report: ReportStyle,
     stop: Arc<AtomicBool>,
     /// Facts about a server kvlab started (`spawned.*`), for the result.
     server: StoreStats,
+}
+
+/// The workload a phase runs.
+#[derive(Clone)]
+enum Work {
+    /// A YCSB CoreWorkload (load, run, verify).
+    Core(Arc<CoreWorkload>),
+    /// A memtier_benchmark-style workload (run only).
+    Memtier(Arc<MemtierWorkload>),
+}
+
+impl Work {
+    fn data_integrity(&self) -> bool {
+        matches!(self, Work::Core(w) if w.data_integrity())
+    }
+
+    /// Records a fresh server must hold before `run`.
+    fn insert_count(&self) -> u64 {
+        match self {
+            Work::Core(w) => w.insert_count(),
+            Work::Memtier(_) => 0,
+        }
+    }
+
+    fn effective(&self) -> Vec<(String, String)> {
+        match self {
+            Work::Core(w) => w.effective(),
+            Work::Memtier(w) => w.spec().effective(),
+        }
+    }
+
+    /// The YCSB workload, for the phases only it has.
+    fn core(&self, phase: &str) -> Result<&Arc<CoreWorkload>> {
+        match self {
+            Work::Core(w) => Ok(w),
+            Work::Memtier(_) => Err(usage(format!(
+                "a memtier-style workload has no {phase} phase"
+            ))),
+        }
+    }
+
+    /// The Redis data model a workload means: YCSB records are hashes, memtier values
+    /// are strings.
+    fn redis_model(&self) -> kvlab_net::redis::Model {
+        match self {
+            Work::Core(_) => kvlab_net::redis::Model::Hash,
+            Work::Memtier(_) => kvlab_net::redis::Model::String,
+        }
+    }
+}
+
+/// How results are printed.
+#[derive(Clone)]
+enum ReportStyle {
+    /// YCSB's text report.
+    Ycsb,
+    /// memtier_benchmark's summary (and optionally its JSON).
+    Memtier(memtier_report::Options),
 }
 
 /// Property names consumed here rather than by the workload.
@@ -264,6 +343,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Load(a) => ("load", a),
         Command::Run(a) => ("run", a),
         Command::Verify(a) => ("verify", a),
+        Command::Memtier(m) => return memtier(*m),
     };
     let mut props = Properties::new();
     for f in &args.property_files {
@@ -332,10 +412,26 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         seed,
         max_errors: args.max_errors,
     };
+    let stop = install_stop_handler();
+    let ctx = Phase {
+        phase,
+        args,
+        props,
+        work: Work::Core(Arc::new(workload)),
+        plan,
+        report: ReportStyle::Ycsb,
+        stop,
+        server: Vec::new(),
+    };
+    open_store(ctx)
+}
+
+/// Handles Ctrl-C: the first stops the run (results so far are written), the second
+/// stops any server kvlab started and leaves at once.
+fn install_stop_handler() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);
-        // First Ctrl-C: stop and write what was measured; second: leave at once.
         let _ = ctrlc::set_handler(move || {
             if stop.swap(true, Ordering::SeqCst) {
                 kvlab_spawn::stop_all_spawned();
@@ -343,15 +439,90 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
         });
     }
+    stop
+}
+
+/// `kvlab memtier`: a memtier_benchmark command line, run as a kvlab phase.
+fn memtier(m: MemtierCommand) -> Result<ExitCode> {
+    let a = &m.memtier;
+    a.validate().map_err(usage)?;
+    let spec = a.spec().map_err(usage)?;
+    for w in a.warnings() {
+        eprintln!("kvlab: warning: {w}");
+    }
+    let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
+    if a.show_config {
+        for (k, v) in workload.spec().effective() {
+            eprintln!("{k} = {v}");
+        }
+    }
+    let seed = a.seed().unwrap_or_else(random_seed);
+    if let (Some(per), Some(total)) = (a.rate_limit_per_connection(), a.target_rate()) {
+        eprintln!(
+            "kvlab: --rate-limiting {per}/s per connection: open loop at {total} requests/s \
+             in total"
+        );
+    }
+    let db = if a.protocol().is_redis() {
+        "redis"
+    } else {
+        "memcached"
+    };
+    let args = PhaseArgs {
+        property_files: Vec::new(),
+        properties: match a.protocol() {
+            memtier_args::MemtierProtocol::Resp3 => vec!["redis.protocol=resp3".into()],
+            _ => Vec::new(),
+        },
+        db: db.into(),
+        path: None,
+        url: m.spawn.is_none().then(|| a.url()),
+        spawn: m.spawn.clone(),
+        threads: Some(a.threads()),
+        connections: a.clients_per_thread(),
+        pipeline: a.pipeline(),
+        timeout: None,
+        target_rate: a.target_rate().map(TargetRate::Constant),
+        duration: a.duration(),
+        warmup: None,
+        seed: Some(seed),
+        out: m.out.clone(),
+        overwrite: m.overwrite,
+        interval: Duration::from_secs(1),
+        max_errors: m.max_errors,
+        progress: m.progress,
+    };
+    let mut props = Properties::new();
+    for p in &args.properties {
+        props.set_override(p).map_err(|e| usage(e.to_string()))?;
+    }
+    let plan = RunPlan {
+        threads: a.threads(),
+        clients: a.clients_per_thread(),
+        pipeline: a.pipeline(),
+        operations: a.total_requests(),
+        duration: a.duration(),
+        warmup: Warmup::None,
+        target_rate: args.target_rate,
+        interval: args.interval,
+        seed,
+        max_errors: m.max_errors,
+    };
     let ctx = Phase {
-        phase,
+        phase: "run",
         args,
         props,
-        workload: Arc::new(workload),
+        work: Work::Memtier(Arc::new(workload)),
         plan,
-        stop,
+        report: ReportStyle::Memtier(memtier_report::Options::from_args(a)),
+        stop: install_stop_handler(),
         server: Vec::new(),
     };
+    open_store(ctx)
+}
+
+/// Opens the phase's store and runs the phase on it.
+fn open_store(ctx: Phase) -> Result<ExitCode> {
     let store_pairs: Vec<(String, String)> = ctx
         .props
         .iter()
@@ -372,16 +543,19 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             execute(&ctx, &store)
         }
         "redis" => {
-            use kvlab_net::redis::{Model, RedisConfig, RedisStore};
+            use kvlab_net::redis::{RedisConfig, RedisStore};
             let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
             let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
             let mut pairs = store_pairs;
             if let Some(t) = ctx.args.timeout {
                 pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
             }
-            let config =
-                RedisConfig::from_options(&url, Model::Hash, StoreOptions::new("redis.", pairs))
-                    .map_err(|e| usage(e.message))?;
+            let config = RedisConfig::from_options(
+                &url,
+                ctx.work.redis_model(),
+                StoreOptions::new("redis.", pairs),
+            )
+            .map_err(|e| usage(e.message))?;
             let shown = config.url.to_string();
             let store =
                 RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
@@ -495,34 +669,17 @@ fn execute_with_server<S: Store>(
     let Some(server) = server else {
         return execute(ctx, store);
     };
-    if ctx.phase == "run" && ctx.workload.insert_count() > 0 {
+    if ctx.phase == "run" && ctx.work.insert_count() > 0 {
         eprintln!(
             "kvlab: loading {} records into the new server first",
-            ctx.workload.insert_count()
+            ctx.work.insert_count()
         );
-        let quiet = Phase {
-            phase: "load",
-            args: PhaseArgs {
-                out: None,
-                progress: progress::When::Never,
-                ..ctx.args.clone()
-            },
-            props: ctx.props.clone(),
-            workload: Arc::clone(&ctx.workload),
-            plan: RunPlan {
-                target_rate: None,
-                ..ctx.plan.clone()
-            },
-            stop: Arc::clone(&ctx.stop),
-            server: Vec::new(),
+        let plan = RunPlan {
+            target_rate: None,
+            ..ctx.plan.clone()
         };
-        let o = kvlab_runner::load(
-            store,
-            &quiet.workload,
-            &quiet.plan,
-            &quiet.stop,
-            &mut |_| {},
-        )?;
+        let workload = ctx.work.core("load")?;
+        let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut |_| {})?;
         let failed = o.total.errors_total();
         if failed > 0 || o.interrupted {
             anyhow::bail!("loading the new server failed: {failed} inserts failed");
@@ -547,8 +704,9 @@ fn execute_with_server<S: Store>(
         phase: ctx.phase,
         args: ctx.args.clone(),
         props: ctx.props.clone(),
-        workload: Arc::clone(&ctx.workload),
+        work: ctx.work.clone(),
         plan: ctx.plan.clone(),
+        report: ctx.report.clone(),
         stop: Arc::clone(&ctx.stop),
         server: info,
     };
@@ -617,10 +775,20 @@ fn execute_observed<S: Store>(
     let mut timeline: Vec<TimelineRow> = Vec::new();
     let mut display = progress::Progress::new(ctx.args.progress, ctx.phase);
     let mut hlog_error = None;
+    let mut seconds: Vec<memtier_report::Second> = Vec::new();
     let mut observer = |iv: &kvlab_runner::Interval<'_>| {
         display.update(iv);
         if iv.warmup {
             return;
+        }
+        if let ReportStyle::Memtier(o) = &ctx.report {
+            if o.json_out().is_some() {
+                seconds.push(memtier_report::Second::from_interval(
+                    o,
+                    iv.recorder,
+                    iv.interval_s,
+                ));
+            }
         }
         timeline.push(TimelineRow::from_interval(
             iv.time_s,
@@ -637,13 +805,19 @@ fn execute_observed<S: Store>(
         }
     };
     let outcome = if ctx.phase == "load" {
-        let o = kvlab_runner::load(store, &ctx.workload, &ctx.plan, &ctx.stop, &mut observer)?;
+        let workload = ctx.work.core("load")?;
+        let o = kvlab_runner::load(store, workload, &ctx.plan, &ctx.stop, &mut observer)?;
         display.finish();
         eprintln!("kvlab: flushing {} after load", store.name());
         store.flush().context("flushing the store after load")?;
         o
     } else {
-        let o = kvlab_runner::run(store, &ctx.workload, &ctx.plan, &ctx.stop, &mut observer)?;
+        let o = match &ctx.work {
+            Work::Core(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
+            Work::Memtier(w) => {
+                kvlab_runner::run(store, &**w, &ctx.plan, &ctx.stop, &mut observer)?
+            }
+        };
         display.finish();
         o
     };
@@ -670,7 +844,7 @@ fn execute_observed<S: Store>(
             outcome.max_schedule_lag_ms
         ));
     }
-    if ctx.workload.data_integrity() {
+    if ctx.work.data_integrity() {
         notes.push(format!(
             "dataintegrity: {} reads checked, {} did not match",
             outcome.integrity_checked, outcome.integrity_failed
@@ -678,9 +852,45 @@ fn execute_observed<S: Store>(
     }
 
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    kvlab_measure::write_ycsb_text(&summary, &mut out)?;
-    if ctx.workload.data_integrity() {
+    let mut out: Box<dyn Write> = match &ctx.report {
+        ReportStyle::Memtier(o) if o.out_file().is_some() => {
+            let path = o.out_file().expect("checked just above");
+            Box::new(std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("creating {}", path.display()))?,
+            ))
+        }
+        _ => Box::new(stdout.lock()),
+    };
+    match &ctx.report {
+        ReportStyle::Ycsb => kvlab_measure::write_ycsb_text(&summary, &mut out)?,
+        ReportStyle::Memtier(o) => {
+            memtier_report::print(o, &outcome.total, outcome.elapsed, &mut out)?;
+            if let Some(path) = o.json_out() {
+                let mut run = serde_json::Map::new();
+                run.insert("Threads".into(), ctx.plan.threads.into());
+                run.insert("Connections per thread".into(), ctx.plan.clients.into());
+                run.insert("Pipeline".into(), ctx.plan.pipeline.into());
+                run.insert("Seed".into(), ctx.plan.seed.into());
+                run.insert(
+                    "Runtime (msec)".into(),
+                    (outcome.elapsed.as_secs_f64() * 1e3).into(),
+                );
+                run.insert("Interrupted".into(), outcome.interrupted.into());
+                let doc = memtier_report::json_document(
+                    o,
+                    ctx.work.effective(),
+                    run,
+                    &outcome.total,
+                    outcome.elapsed,
+                    &seconds,
+                );
+                let text = serde_json::to_string_pretty(&doc)?;
+                kvlab_report::write_atomic(path, text.as_bytes(), true)?;
+            }
+        }
+    }
+    if ctx.work.data_integrity() {
         writeln!(out, "[VERIFY], Operations, {}", outcome.integrity_checked)?;
         writeln!(
             out,
@@ -712,7 +922,7 @@ fn execute_observed<S: Store>(
             seed: ctx.plan.seed,
             interrupted: outcome.interrupted,
             fell_behind: outcome.fell_behind,
-            workload: ctx.workload.effective().into_iter().collect(),
+            workload: ctx.work.effective().into_iter().collect(),
             runner: runner_section(ctx, &outcome),
             store: StoreSection {
                 name: store.name().to_string(),
@@ -820,7 +1030,7 @@ fn verify<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
     let show = progress::enabled(ctx.args.progress);
     let report = kvlab_runner::verify(
         store,
-        &ctx.workload,
+        ctx.work.core("verify")?,
         ctx.plan.threads,
         &ctx.stop,
         &|done, total| {
@@ -840,7 +1050,7 @@ fn verify<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
     writeln!(
         out,
         "[VERIFY], Values, {}",
-        if ctx.workload.data_integrity() {
+        if ctx.work.data_integrity() {
             "checked (dataintegrity=true)"
         } else {
             "not checked (field names only; set -p dataintegrity=true when loading and verifying)"

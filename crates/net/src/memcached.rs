@@ -717,53 +717,49 @@ async fn read_meta(
 }
 
 impl Session for MemcachedSession {
-    fn prepare(&mut self) -> impl std::future::Future<Output = Result<(), StoreError>> + Send {
-        async move {
-            for server in 0..self.links.len() {
-                self.ensure_connected(server).await?;
-            }
-            Ok(())
+    async fn prepare(&mut self) -> Result<(), StoreError> {
+        for server in 0..self.links.len() {
+            self.ensure_connected(server).await?;
         }
+        Ok(())
     }
 
-    fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
-        async move {
-            let n = batch.len();
-            self.state.clear();
-            self.state.resize_with(n, SlotState::default);
-            // Two rounds: everything, then the writes of partial updates.
-            for round in 0..2 {
-                for q in &mut self.queues {
-                    q.clear();
-                }
-                for i in 0..n {
-                    let slot = &batch.slots()[i];
-                    if slot.completed_at.is_some() || self.state[i].outcome.is_some() {
-                        continue;
-                    }
-                    if round == 1 && self.state[i].merged.is_none() {
-                        continue;
-                    }
-                    let server = self.inner.route(&slot.request.key);
-                    let r = match self.ensure_connected(server).await {
-                        Ok(()) => self.encode(&batch.slots()[i].request, i, server),
-                        Err(e) => Err(e),
-                    };
-                    if let Err(e) = r {
-                        self.state[i].outcome = Some(Err(e));
-                    }
-                }
-                self.exchange(batch).await;
+    async fn execute(&mut self, batch: &mut Batch) {
+        let n = batch.len();
+        self.state.clear();
+        self.state.resize_with(n, SlotState::default);
+        // Two rounds: everything, then the writes of partial updates.
+        for round in 0..2 {
+            for q in &mut self.queues {
+                q.clear();
             }
-            for (slot, st) in batch.slots_mut().iter_mut().zip(&mut self.state) {
-                if slot.completed_at.is_none() {
-                    slot.complete(st.outcome.take().unwrap_or_else(|| {
-                        Err(StoreError::new(
-                            StoreErrorKind::Protocol,
-                            "request left incomplete",
-                        ))
-                    }));
+            for i in 0..n {
+                let slot = &batch.slots()[i];
+                if slot.completed_at.is_some() || self.state[i].outcome.is_some() {
+                    continue;
                 }
+                if round == 1 && self.state[i].merged.is_none() {
+                    continue;
+                }
+                let server = self.inner.route(&slot.request.key);
+                let r = match self.ensure_connected(server).await {
+                    Ok(()) => self.encode(&batch.slots()[i].request, i, server),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = r {
+                    self.state[i].outcome = Some(Err(e));
+                }
+            }
+            self.exchange(batch).await;
+        }
+        for (slot, st) in batch.slots_mut().iter_mut().zip(&mut self.state) {
+            if slot.completed_at.is_none() {
+                slot.complete(st.outcome.take().unwrap_or_else(|| {
+                    Err(StoreError::new(
+                        StoreErrorKind::Protocol,
+                        "request left incomplete",
+                    ))
+                }));
             }
         }
     }

@@ -876,87 +876,80 @@ fn encode_set(out: &mut Vec<u8>, req: &Request) {
 }
 
 impl Session for RedisSession {
-    fn prepare(&mut self) -> impl std::future::Future<Output = Result<(), StoreError>> + Send {
-        async move {
-            let nodes = self
-                .inner
-                .nodes
-                .read()
-                .expect("node list lock poisoned")
-                .len();
-            for node in 0..nodes {
-                self.ensure_connected(node).await?;
-            }
-            Ok(())
+    async fn prepare(&mut self) -> Result<(), StoreError> {
+        let nodes = self
+            .inner
+            .nodes
+            .read()
+            .expect("node list lock poisoned")
+            .len();
+        for node in 0..nodes {
+            self.ensure_connected(node).await?;
         }
+        Ok(())
     }
 
-    fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
-        async move {
-            let n = batch.len();
-            self.work.slots.clear();
-            self.work.slots.resize_with(n, SlotWork::default);
-            self.work.keys_used = 0;
-            for round in 0..MAX_ROUNDS {
-                // Requests with something left to send this round.
-                let todo: Vec<usize> = (0..n)
-                    .filter(|&i| {
-                        let w = &self.work.slots[i];
-                        w.outcome.is_none()
-                            && w.waiting == 0
-                            && batch.slots()[i].completed_at.is_none()
-                    })
-                    .collect();
-                if todo.is_empty() {
-                    break;
-                }
-                // Connect to every node this round needs.
-                for &i in &todo {
-                    let node = match self.work.slots[i].redirect {
-                        Some((node, _)) => node,
-                        None => self.inner.route(&batch.slots()[i].request.key),
-                    };
-                    let needs_index = matches!(
-                        batch.slots()[i].request.kind,
-                        OpKind::Insert | OpKind::Delete | OpKind::Scan
-                    ) && self.inner.config.model == Model::Hash;
-                    for node in [node].into_iter().chain(
-                        needs_index
-                            .then(|| self.inner.route(self.inner.config.index_key.as_bytes())),
-                    ) {
-                        if let Err(e) = self.ensure_connected(node).await {
-                            self.work.slots[i].outcome = Some(Err(e));
-                        }
-                    }
-                }
-                for q in &mut self.work.queues {
-                    q.clear();
-                }
-                for &i in &todo {
-                    if self.work.slots[i].outcome.is_none() {
-                        self.encode(batch, i, round);
-                    }
-                }
-                self.exchange(batch).await;
-                if round == MAX_ROUNDS - 1 {
-                    for w in &mut self.work.slots {
-                        if w.outcome.is_none() {
-                            w.outcome = Some(Err(StoreError::new(
-                                StoreErrorKind::Protocol,
-                                "too many redirections",
-                            )));
-                        }
+    async fn execute(&mut self, batch: &mut Batch) {
+        let n = batch.len();
+        self.work.slots.clear();
+        self.work.slots.resize_with(n, SlotWork::default);
+        self.work.keys_used = 0;
+        for round in 0..MAX_ROUNDS {
+            // Requests with something left to send this round.
+            let todo: Vec<usize> = (0..n)
+                .filter(|&i| {
+                    let w = &self.work.slots[i];
+                    w.outcome.is_none() && w.waiting == 0 && batch.slots()[i].completed_at.is_none()
+                })
+                .collect();
+            if todo.is_empty() {
+                break;
+            }
+            // Connect to every node this round needs.
+            for &i in &todo {
+                let node = match self.work.slots[i].redirect {
+                    Some((node, _)) => node,
+                    None => self.inner.route(&batch.slots()[i].request.key),
+                };
+                let needs_index = matches!(
+                    batch.slots()[i].request.kind,
+                    OpKind::Insert | OpKind::Delete | OpKind::Scan
+                ) && self.inner.config.model == Model::Hash;
+                for node in [node].into_iter().chain(
+                    needs_index.then(|| self.inner.route(self.inner.config.index_key.as_bytes())),
+                ) {
+                    if let Err(e) = self.ensure_connected(node).await {
+                        self.work.slots[i].outcome = Some(Err(e));
                     }
                 }
             }
-            for (slot, w) in batch.slots_mut().iter_mut().zip(&mut self.work.slots) {
-                if slot.completed_at.is_none() {
-                    let r = w.outcome.take().unwrap_or(Err(StoreError::new(
-                        StoreErrorKind::Protocol,
-                        "request left incomplete",
-                    )));
-                    slot.complete(r);
+            for q in &mut self.work.queues {
+                q.clear();
+            }
+            for &i in &todo {
+                if self.work.slots[i].outcome.is_none() {
+                    self.encode(batch, i, round);
                 }
+            }
+            self.exchange(batch).await;
+            if round == MAX_ROUNDS - 1 {
+                for w in &mut self.work.slots {
+                    if w.outcome.is_none() {
+                        w.outcome = Some(Err(StoreError::new(
+                            StoreErrorKind::Protocol,
+                            "too many redirections",
+                        )));
+                    }
+                }
+            }
+        }
+        for (slot, w) in batch.slots_mut().iter_mut().zip(&mut self.work.slots) {
+            if slot.completed_at.is_none() {
+                let r = w.outcome.take().unwrap_or(Err(StoreError::new(
+                    StoreErrorKind::Protocol,
+                    "request left incomplete",
+                )));
+                slot.complete(r);
             }
         }
     }
