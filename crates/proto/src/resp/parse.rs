@@ -797,16 +797,20 @@ fn read_block<'a>(
         });
     }
     let end = q.saturating_add(len as usize);
-    if buf.len() < end.saturating_add(2) {
-        return Ok(None);
+    if buf.len() >= end.saturating_add(2) {
+        if buf[end] != b'\r' {
+            return Err(missing_crlf(what, buf[end], end));
+        }
+        if buf[end + 1] != b'\n' {
+            return Err(missing_crlf(what, buf[end + 1], end + 1));
+        }
+        return Ok(Some((&buf[q..end], end + 2)));
     }
-    if buf[end] != b'\r' {
-        return Err(missing_crlf(what, buf[end], end));
+    // Incomplete, unless the byte after the data is already there and wrong.
+    match buf.get(end) {
+        Some(&b) if b != b'\r' => Err(missing_crlf(what, b, end)),
+        _ => Ok(None),
     }
-    if buf[end + 1] != b'\n' {
-        return Err(missing_crlf(what, buf[end + 1], end + 1));
-    }
-    Ok(Some((&buf[q..end], end + 2)))
 }
 
 /// Reads the line after the type byte at `pos`: its content (no CR or LF inside) and the
