@@ -56,8 +56,8 @@ macro_rules! ready {
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod memcache;
 mod md5;
+pub mod memcache;
 mod num;
 pub mod resp;
 

@@ -101,7 +101,12 @@ mod tests {
             ),
         ];
         for (input, want) in cases {
-            assert_eq!(hex(md5(input)), want, "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                hex(md5(input)),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
     }
 

@@ -174,7 +174,16 @@ mod tests {
 
     #[test]
     fn doubles_round_trip() {
-        for x in [0.0, -0.0, 1.5, 1e300, -1e-300, f64::MAX, f64::MIN_POSITIVE, 5e-324] {
+        for x in [
+            0.0,
+            -0.0,
+            1.5,
+            1e300,
+            -1e-300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+        ] {
             let s = with_f64(x, |b| String::from_utf8(b.to_vec()).unwrap());
             assert_eq!(s.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{s}");
         }

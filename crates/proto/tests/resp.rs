@@ -8,7 +8,12 @@ fn one(buf: &[u8]) -> Frame<'_> {
     let (frame, n) = resp::parse(buf)
         .unwrap_or_else(|e| panic!("{e} in {:?}", String::from_utf8_lossy(buf)))
         .unwrap_or_else(|| panic!("incomplete: {:?}", String::from_utf8_lossy(buf)));
-    assert_eq!(n, buf.len(), "consumed of {:?}", String::from_utf8_lossy(buf));
+    assert_eq!(
+        n,
+        buf.len(),
+        "consumed of {:?}",
+        String::from_utf8_lossy(buf)
+    );
     assert_eq!(resp::skip(buf), Ok(Some(n)));
     frame
 }
@@ -41,10 +46,7 @@ fn strs(v: &[&str]) -> Vec<Vec<u8>> {
 #[test]
 fn resp2_spec_examples() {
     assert_eq!(one(b"+OK\r\n"), Frame::SimpleString(b"OK"));
-    assert_eq!(
-        one(b"-Error message\r\n"),
-        Frame::Error(b"Error message")
-    );
+    assert_eq!(one(b"-Error message\r\n"), Frame::Error(b"Error message"));
     assert_eq!(
         one(b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n")
             .error_message(),
@@ -54,10 +56,7 @@ fn resp2_spec_examples() {
     assert_eq!(one(b":1000\r\n"), Frame::Integer(1000));
     assert_eq!(one(b":-1000\r\n"), Frame::Integer(-1000));
     assert_eq!(one(b":+7\r\n"), Frame::Integer(7));
-    assert_eq!(
-        one(b":-9223372036854775808\r\n"),
-        Frame::Integer(i64::MIN)
-    );
+    assert_eq!(one(b":-9223372036854775808\r\n"), Frame::Integer(i64::MIN));
     assert_eq!(one(b"$5\r\nhello\r\n"), Frame::Bulk(Some(b"hello")));
     assert_eq!(one(b"$0\r\n\r\n"), Frame::Bulk(Some(b"")));
     assert_eq!(one(b"$-1\r\n"), Frame::Bulk(None));
@@ -76,7 +75,9 @@ fn resp2_spec_examples() {
     );
     let a = one(b"*3\r\n:1\r\n:2\r\n:3\r\n").as_aggregate().unwrap();
     assert_eq!(
-        a.iter().map(|f| f.as_integer().unwrap()).collect::<Vec<_>>(),
+        a.iter()
+            .map(|f| f.as_integer().unwrap())
+            .collect::<Vec<_>>(),
         [1, 2, 3]
     );
     let a = one(b"*5\r\n:1\r\n:2\r\n:3\r\n:4\r\n$5\r\nhello\r\n")
@@ -109,10 +110,7 @@ fn resp2_spec_examples() {
         ]
     );
     // Binary-safe bulk data.
-    assert_eq!(
-        one(b"$4\r\n\r\n\r\n\r\n"),
-        Frame::Bulk(Some(b"\r\n\r\n"))
-    );
+    assert_eq!(one(b"$4\r\n\r\n\r\n\r\n"), Frame::Bulk(Some(b"\r\n\r\n")));
 }
 
 #[test]
@@ -145,7 +143,9 @@ fn resp3_spec_examples() {
     );
 
     let map = one(b"%2\r\n+first\r\n:1\r\n+second\r\n:2\r\n");
-    let Frame::Map(m) = map else { panic!("{map:?}") };
+    let Frame::Map(m) = map else {
+        panic!("{map:?}")
+    };
     assert_eq!((m.len(), m.frame_count()), (2, 4));
     assert_eq!(
         m.pairs().collect::<Vec<_>>(),
@@ -156,7 +156,9 @@ fn resp3_spec_examples() {
     );
 
     let set = one(b"~5\r\n+orange\r\n+apple\r\n#t\r\n:100\r\n:999\r\n");
-    let Frame::Set(s) = set else { panic!("{set:?}") };
+    let Frame::Set(s) = set else {
+        panic!("{set:?}")
+    };
     assert_eq!(
         s.iter().collect::<Vec<_>>(),
         [
@@ -169,7 +171,9 @@ fn resp3_spec_examples() {
     );
 
     let push = one(b">4\r\n+pubsub\r\n+message\r\n+somechannel\r\n+this is the message\r\n");
-    let Frame::Push(p) = push else { panic!("{push:?}") };
+    let Frame::Push(p) = push else {
+        panic!("{push:?}")
+    };
     assert_eq!(p.len(), 4);
     assert_eq!(
         p.iter().nth(3),
@@ -332,7 +336,16 @@ fn encoders_append_to_a_pipeline() {
     let mut names = Vec::new();
     while pos < out.len() {
         let (f, n) = resp::parse(&out[pos..]).unwrap().unwrap();
-        names.push(f.as_aggregate().unwrap().iter().next().unwrap().as_bytes().unwrap().to_vec());
+        names.push(
+            f.as_aggregate()
+                .unwrap()
+                .iter()
+                .next()
+                .unwrap()
+                .as_bytes()
+                .unwrap()
+                .to_vec(),
+        );
         pos += n;
     }
     assert_eq!(names, strs(&["GET", "SET"]));
@@ -560,7 +573,9 @@ fn error_messages_say_what_was_expected_and_found() {
         err(b"#maybe\r\n").to_string(),
         "RESP: expected t or f after #, found \"maybe\" at offset 1"
     );
-    assert!(err(b":x\r\n").to_string().contains("expected a decimal digit or CR"));
+    assert!(err(b":x\r\n")
+        .to_string()
+        .contains("expected a decimal digit or CR"));
     let mut deep = b"*1\r\n".repeat(70);
     deep.extend_from_slice(b":1\r\n");
     assert_eq!(
@@ -641,7 +656,10 @@ fn wide_aggregates_iterate_exactly() {
         .iter()
         .enumerate()
         .all(|(i, f)| f == Frame::Integer(i as i64)));
-    assert_eq!(format!("{:?}", one(b"*2\r\n:1\r\n$1\r\nx\r\n")), "Array(Some([Integer(1), Bulk(Some([120]))]))");
+    assert_eq!(
+        format!("{:?}", one(b"*2\r\n:1\r\n$1\r\nx\r\n")),
+        "Array(Some([Integer(1), Bulk(Some([120]))]))"
+    );
 }
 
 // ---- Cluster ----
@@ -649,7 +667,8 @@ fn wide_aggregates_iterate_exactly() {
 #[test]
 fn key_slots_match_redis() {
     assert_eq!(resp::crc16(b"123456789"), 0x31C3);
-    assert_eq!(resp::key_slot(b"123456789"), 0x31C3 % 16384);
+    // 0x31C3 = 12739 is below 16384: the slot is the checksum itself.
+    assert_eq!(resp::key_slot(b"123456789"), 12739);
     assert_eq!(resp::key_slot(b"foo"), 12182);
     assert_eq!(resp::key_slot(b"bar"), 5061);
     assert_eq!(resp::key_slot(b""), 0);
@@ -662,7 +681,10 @@ fn key_slots_match_redis() {
         resp::key_slot(b"user1000")
     );
     assert_eq!(resp::hash_tag(b"foo{}{bar}"), b"foo{}{bar}");
-    assert_eq!(resp::key_slot(b"foo{}{bar}"), resp::crc16(b"foo{}{bar}") % 16384);
+    assert_eq!(
+        resp::key_slot(b"foo{}{bar}"),
+        resp::crc16(b"foo{}{bar}") % 16384
+    );
     assert_eq!(resp::hash_tag(b"foo{{bar}}zap"), b"{bar");
     assert_eq!(resp::key_slot(b"foo{{bar}}zap"), resp::key_slot(b"{bar"));
     assert_eq!(resp::hash_tag(b"foo{bar}{zap}"), b"bar");
@@ -679,7 +701,13 @@ fn redirects_are_read_from_error_replies() {
     let r = frame.redirect().unwrap();
     assert_eq!(
         (r.kind, r.slot, r.addr, r.host(), r.port()),
-        (RedirectKind::Moved, 3999, "127.0.0.1:6381", "127.0.0.1", Some(6381))
+        (
+            RedirectKind::Moved,
+            3999,
+            "127.0.0.1:6381",
+            "127.0.0.1",
+            Some(6381)
+        )
     );
     let r = resp::parse_redirect(b"ASK 16383 [::1]:7000").unwrap();
     assert_eq!(
@@ -702,7 +730,12 @@ fn redirects_are_read_from_error_replies() {
         b"moved 1 h:1",
         b"MOVED 1 \xff:1",
     ] {
-        assert_eq!(resp::parse_redirect(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        assert_eq!(
+            resp::parse_redirect(bad),
+            None,
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
     }
     assert_eq!(one(b"+MOVED 1 h:1\r\n").redirect(), None);
     assert!(one(b"!14\r\nASK 5 h.x:1234\r\n").redirect().is_some());
@@ -751,11 +784,20 @@ fn cluster_slots_reply_is_read() {
     assert_eq!(resp::parse_cluster_slots(&one(b"*0\r\n")).unwrap(), []);
 
     for (bad, expected) in [
-        (&b"-ERR This instance has cluster support disabled\r\n"[..], "an array of slot ranges"),
+        (
+            &b"-ERR This instance has cluster support disabled\r\n"[..],
+            "an array of slot ranges",
+        ),
         (b"*1\r\n:1\r\n", "a slot range"),
         (b"*1\r\n*2\r\n:0\r\n:1\r\n", "a slot range"),
-        (b"*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n+h\r\n:1\r\n", "a slot number"),
-        (b"*1\r\n*3\r\n:5\r\n:4\r\n*2\r\n+h\r\n:1\r\n", "end is not before"),
+        (
+            b"*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n+h\r\n:1\r\n",
+            "a slot number",
+        ),
+        (
+            b"*1\r\n*3\r\n:5\r\n:4\r\n*2\r\n+h\r\n:1\r\n",
+            "end is not before",
+        ),
         (b"*1\r\n*3\r\n:0\r\n:1\r\n*1\r\n+h\r\n", "a node"),
         (b"*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n+h\r\n:70000\r\n", "a port"),
         (b"*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n:1\r\n:1\r\n", "a host name"),
@@ -763,7 +805,8 @@ fn cluster_slots_reply_is_read() {
         let e = resp::parse_cluster_slots(&one(bad)).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::UnexpectedFrame);
         assert!(
-            e.to_string().starts_with("CLUSTER SLOTS: expected ") && e.to_string().contains(expected),
+            e.to_string().starts_with("CLUSTER SLOTS: expected ")
+                && e.to_string().contains(expected),
             "{e}"
         );
     }

@@ -323,13 +323,7 @@ pub fn parse_meta_with<'a>(
     let reply = match code {
         b"VA" => {
             let (size, rest) = token(rest);
-            let len = check_len(
-                num::parse_u64(size),
-                limits,
-                P,
-                "VA <size> <flags>*",
-                line,
-            )?;
+            let len = check_len(num::parse_u64(size), limits, P, "VA <size> <flags>*", line)?;
             let (data, end) = ready!(read_data(buf, next, len, P, "a VA data block"));
             return Ok(Some((
                 MetaReply::Value {

@@ -35,8 +35,8 @@ pub use meta::{
 };
 pub use request::{parse_request, parse_request_with, KeyList, Request, StoreCommand};
 pub use text::{
-    add, cas, decr, delete, flush_all, get, get_multi, gets, gets_multi, incr, parse,
-    parse_with, replace, set, stats, touch, version, Reply,
+    add, cas, decr, delete, flush_all, get, get_multi, gets, gets_multi, incr, parse, parse_with,
+    replace, set, stats, touch, version, Reply,
 };
 
 use crate::error::{ProtoError, Protocol, Snippet};

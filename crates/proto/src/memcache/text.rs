@@ -105,7 +105,16 @@ pub fn cas(
     cas_unique: u64,
     noreply: bool,
 ) {
-    store(out, b"cas", key, flags, exptime, value, Some(cas_unique), noreply);
+    store(
+        out,
+        b"cas",
+        key,
+        flags,
+        exptime,
+        value,
+        Some(cas_unique),
+        noreply,
+    );
 }
 
 fn noreply_end(out: &mut Vec<u8>, noreply: bool) {

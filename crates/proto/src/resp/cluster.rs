@@ -209,12 +209,18 @@ pub fn parse_cluster_slots(frame: &Frame<'_>) -> Result<Vec<SlotRange>, ProtoErr
             .ok_or_else(|| shape("a slot range: an array of start, end, master, …", &entry))?;
         let mut it = items.iter();
         let (Some(start), Some(end), Some(master)) = (it.next(), it.next(), it.next()) else {
-            return Err(shape("a slot range: an array of start, end, master, …", &entry));
+            return Err(shape(
+                "a slot range: an array of start, end, master, …",
+                &entry,
+            ));
         };
         let start = slot_of(&start)?;
         let end_slot = slot_of(&end)?;
         if end_slot < start {
-            return Err(shape("a slot range whose end is not before its start", &end));
+            return Err(shape(
+                "a slot range whose end is not before its start",
+                &end,
+            ));
         }
         let master = node_of(&master)?;
         let replicas = it.map(|r| node_of(&r)).collect::<Result<Vec<_>, _>>()?;

@@ -36,8 +36,8 @@ pub use cluster::{
     RedirectKind, SlotRange, SLOT_COUNT,
 };
 pub use encode::{
-    asking, auth, cluster_slots, del, encode_command, get, hello, hgetall, hmget, hset, info,
-    mget, ping, select, set, zadd, zrangebyscore_limit, Command,
+    asking, auth, cluster_slots, del, encode_command, get, hello, hgetall, hmget, hset, info, mget,
+    ping, select, set, zadd, zrangebyscore_limit, Command,
 };
 pub use parse::{
     parse, parse_with, skip, skip_with, Aggregate, Elements, Frame, Limits, Pairs, MAX_DEPTH,

@@ -639,8 +639,7 @@ fn head<'a>(buf: &'a [u8], pos: usize, limits: &Limits) -> Result<Option<Head<'a
         }
         b'=' => {
             let (len, q) = ready!(read_len(buf, p, "verbatim string length", false));
-            let (data, end) =
-                ready!(read_block(buf, p, q, len as u64, limits, "verbatim string"));
+            let (data, end) = ready!(read_block(buf, p, q, len as u64, limits, "verbatim string"));
             if data.len() < 4 || data[3] != b':' {
                 return Err(bad_value(
                     "a three-byte format and ':' starting a verbatim string",
