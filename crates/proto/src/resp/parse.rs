@@ -538,6 +538,16 @@ fn head<'a>(buf: &'a [u8], pos: usize, limits: &Limits) -> Result<Option<Head<'a
     let p = pos + 1;
     let head = match t {
         b'$' => {
+            if let Some((len, q)) = fast_len(buf, p) {
+                if let Some(&[b'\r', b'\n']) = buf.get(q + len..q + len + 2) {
+                    if len <= limits.max_bulk_len {
+                        return Ok(Some(Head::Frame(
+                            Frame::Bulk(Some(&buf[q..q + len])),
+                            q + len + 2,
+                        )));
+                    }
+                }
+            }
             let (len, q) = ready!(read_len(buf, p, "bulk string length", true));
             if len < 0 {
                 Head::Frame(Frame::Bulk(None), q)
@@ -665,6 +675,29 @@ fn head<'a>(buf: &'a [u8], pos: usize, limits: &Limits) -> Result<Option<Head<'a
         }
     };
     Ok(Some(head))
+}
+
+/// The common case of a length line: 1 to 9 digits and CRLF, all present. Returns the length
+/// and the offset after the CRLF; `None` sends the caller to the general path.
+#[inline(always)]
+fn fast_len(buf: &[u8], p: usize) -> Option<(usize, usize)> {
+    let mut v = 0usize;
+    let mut i = p;
+    loop {
+        let d = buf.get(i)?.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v * 10 + d as usize;
+        i += 1;
+        if i - p > 9 {
+            return None;
+        }
+    }
+    if i == p || buf.get(i + 1) != Some(&b'\n') || buf[i] != b'\r' {
+        return None;
+    }
+    Some((v, i + 2))
 }
 
 fn missing_crlf(after: &'static str, found: u8, offset: usize) -> ProtoError {
