@@ -106,7 +106,10 @@ pub enum Frame<'a> {
 /// A lazy view of an aggregate's elements: the header's count and the encoded elements.
 ///
 /// Copying it is free; [`Aggregate::iter`] parses the elements one by one without
-/// allocating. Any attributes among the elements are skipped by the iterator.
+/// allocating. Any attributes among the elements are skipped by the iterator. An element
+/// that is itself an aggregate is scanned again to find its end, so walking a whole tree
+/// costs its size times its depth (replies are shallow; the depth is bounded by
+/// [`MAX_DEPTH`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Aggregate<'a> {
     len: usize,
