@@ -1,6 +1,11 @@
 //! Codec throughput: RESP bulk reply parsing and skipping, memcached VALUE parsing, and
 //! command encoding. Figures are per reply or per command.
 
+#![expect(
+    missing_docs,
+    reason = "criterion_group! generates an undocumented function"
+)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use kvlab_proto::{memcache, resp};
 

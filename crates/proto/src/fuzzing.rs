@@ -37,8 +37,8 @@ fn check_prefixes(data: &[u8], len: usize, incomplete: impl Fn(&[u8]) -> bool) {
     }
 }
 
-/// The `resp_parse` fuzz target.
-pub fn resp_parse(data: &[u8]) {
+/// The `resp_parse` fuzz target. Returns whether `data` starts with a whole valid frame.
+pub fn resp_parse(data: &[u8]) -> bool {
     let parsed = resp::parse(data);
     let skipped = resp::skip(data);
     match (&parsed, &skipped) {
@@ -65,10 +65,13 @@ pub fn resp_parse(data: &[u8]) {
         };
         assert!(same, "re-encoded {frame:?} parsed as {again:?}");
     }
+    matches!(parsed, Ok(Some(_)))
 }
 
-/// The `memcache_parse` fuzz target: text replies, meta replies and requests.
-pub fn memcache_parse(data: &[u8]) {
+/// The `memcache_parse` fuzz target: text replies, meta replies and requests. Returns how
+/// many of the three parsers found a whole valid unit at the start of `data`.
+pub fn memcache_parse(data: &[u8]) -> usize {
+    let mut whole = 0;
     let mut out = Vec::new();
     if let Ok(Some((reply, n))) = memcache::parse(data) {
         assert!(n > 0 && n <= data.len());
@@ -76,6 +79,7 @@ pub fn memcache_parse(data: &[u8]) {
         out.clear();
         reply.write(&mut out);
         assert_eq!(memcache::parse(&out), Ok(Some((reply, out.len()))));
+        whole += 1;
     }
     if let Ok(Some((reply, n))) = memcache::parse_meta(data) {
         assert!(n > 0 && n <= data.len());
@@ -84,6 +88,10 @@ pub fn memcache_parse(data: &[u8]) {
             let _ = (flags.opaque(), flags.key(), flags.cas(), flags.ttl());
             for (_flag, _value) in flags {}
         }
+        out.clear();
+        reply.write(&mut out);
+        assert_eq!(memcache::parse_meta(&out), Ok(Some((reply, out.len()))));
+        whole += 1;
     }
     if let Ok(Some((req, n))) = memcache::parse_request(data) {
         assert!(n > 0 && n <= data.len());
@@ -91,5 +99,7 @@ pub fn memcache_parse(data: &[u8]) {
         if let memcache::Request::Get { keys, .. } = req {
             assert!(keys.iter().count() > 0);
         }
+        whole += 1;
     }
+    whole
 }

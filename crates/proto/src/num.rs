@@ -8,6 +8,13 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
+/// The two ASCII digits of `n` (below 100).
+#[inline(always)]
+pub(crate) fn two_digits(n: usize) -> [u8; 2] {
+    let i = (n % 100) * 2;
+    [DIGIT_PAIRS[i], DIGIT_PAIRS[i + 1]]
+}
+
 /// Formats `n` in decimal into the end of `buf`, returning the start index of the digits.
 #[inline]
 pub(crate) fn fmt_u64(buf: &mut [u8; 20], mut n: u64) -> usize {
@@ -36,6 +43,10 @@ pub(crate) fn fmt_u64(buf: &mut [u8; 20], mut n: u64) -> usize {
 pub(crate) fn put_u64(out: &mut Vec<u8>, n: u64) {
     if n < 10 {
         out.push(b'0' + n as u8);
+        return;
+    }
+    if n < 100 {
+        out.extend_from_slice(&two_digits(n as usize));
         return;
     }
     let mut buf = [0u8; 20];

@@ -137,10 +137,7 @@ mod tests {
     fn lookup_wraps_around() {
         let k = Ketama::unweighted(&["s1:11211", "s2:11211"]);
         let last = *k.points.last().unwrap();
-        assert_eq!(
-            k.server_for_hash(u32::MAX.max(last)),
-            Some(k.owners[0] as usize)
-        );
+        assert_eq!(k.server_for_hash(u32::MAX), Some(k.owners[0] as usize));
         if last < u32::MAX {
             assert_eq!(k.server_for_hash(last + 1), Some(k.owners[0] as usize));
         }

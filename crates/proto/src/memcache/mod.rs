@@ -165,15 +165,15 @@ fn read_data<'a>(
     after: &'static str,
 ) -> Result<Option<(&'a [u8], usize)>, ProtoError> {
     let end = start.saturating_add(len);
-    if buf.len() < end.saturating_add(2) {
-        return Ok(None);
-    }
-    for (i, want) in [(end, b'\r'), (end + 1, b'\n')] {
-        if buf[i] != want {
+    for (i, want) in [(end, b'\r'), (end.saturating_add(1), b'\n')] {
+        let Some(&found) = buf.get(i) else {
+            return Ok(None);
+        };
+        if found != want {
             return Err(ProtoError::MissingCrlf {
                 proto,
                 after,
-                found: buf[i],
+                found,
                 offset: i,
             });
         }

@@ -11,18 +11,22 @@ pub(crate) fn put_bulk(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// Appends `$<len>\r\n`, built on the stack and copied at once.
+/// Appends `$<len>\r\n`; lengths below 1000 as one fixed-size copy.
 #[inline]
 fn put_bulk_header(out: &mut Vec<u8>, len: usize) {
-    let mut hdr = [0u8; 24];
-    let mut digits = [0u8; 20];
-    let start = num::fmt_u64(&mut digits, len as u64);
-    let n = 20 - start;
-    hdr[0] = b'$';
-    hdr[1..1 + n].copy_from_slice(&digits[start..]);
-    hdr[1 + n] = b'\r';
-    hdr[2 + n] = b'\n';
-    out.extend_from_slice(&hdr[..3 + n]);
+    if len < 10 {
+        out.extend_from_slice(&[b'$', b'0' + len as u8, b'\r', b'\n']);
+    } else if len < 100 {
+        let [a, b] = num::two_digits(len);
+        out.extend_from_slice(&[b'$', a, b, b'\r', b'\n']);
+    } else if len < 1000 {
+        let [a, b] = num::two_digits(len % 100);
+        out.extend_from_slice(&[b'$', b'0' + (len / 100) as u8, a, b, b'\r', b'\n']);
+    } else {
+        out.push(b'$');
+        num::put_u64(out, len as u64);
+        out.extend_from_slice(b"\r\n");
+    }
 }
 
 /// Appends a bulk string holding `n` in decimal.

@@ -106,7 +106,10 @@ pub enum Frame<'a> {
 /// A lazy view of an aggregate's elements: the header's count and the encoded elements.
 ///
 /// Copying it is free; [`Aggregate::iter`] parses the elements one by one without
-/// allocating. Any attributes among the elements are skipped by the iterator.
+/// allocating. Any attributes among the elements are skipped by the iterator. An element
+/// that is itself an aggregate is scanned again to find its end, so walking a whole tree
+/// costs its size times its depth (replies are shallow; the depth is bounded by
+/// [`MAX_DEPTH`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Aggregate<'a> {
     len: usize,
@@ -538,6 +541,16 @@ fn head<'a>(buf: &'a [u8], pos: usize, limits: &Limits) -> Result<Option<Head<'a
     let p = pos + 1;
     let head = match t {
         b'$' => {
+            if let Some((len, q)) = fast_len(buf, p) {
+                if let Some(&[b'\r', b'\n']) = buf.get(q + len..q + len + 2) {
+                    if len <= limits.max_bulk_len {
+                        return Ok(Some(Head::Frame(
+                            Frame::Bulk(Some(&buf[q..q + len])),
+                            q + len + 2,
+                        )));
+                    }
+                }
+            }
             let (len, q) = ready!(read_len(buf, p, "bulk string length", true));
             if len < 0 {
                 Head::Frame(Frame::Bulk(None), q)
@@ -665,6 +678,29 @@ fn head<'a>(buf: &'a [u8], pos: usize, limits: &Limits) -> Result<Option<Head<'a
         }
     };
     Ok(Some(head))
+}
+
+/// The common case of a length line: 1 to 9 digits and CRLF, all present. Returns the length
+/// and the offset after the CRLF; `None` sends the caller to the general path.
+#[inline(always)]
+fn fast_len(buf: &[u8], p: usize) -> Option<(usize, usize)> {
+    let mut v = 0usize;
+    let mut i = p;
+    loop {
+        let d = buf.get(i)?.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v * 10 + d as usize;
+        i += 1;
+        if i - p > 9 {
+            return None;
+        }
+    }
+    if i == p || buf.get(i + 1) != Some(&b'\n') || buf[i] != b'\r' {
+        return None;
+    }
+    Some((v, i + 2))
 }
 
 fn missing_crlf(after: &'static str, found: u8, offset: usize) -> ProtoError {
@@ -796,16 +832,20 @@ fn read_block<'a>(
         });
     }
     let end = q.saturating_add(len as usize);
-    if buf.len() < end.saturating_add(2) {
-        return Ok(None);
+    if buf.len() >= end.saturating_add(2) {
+        if buf[end] != b'\r' {
+            return Err(missing_crlf(what, buf[end], end));
+        }
+        if buf[end + 1] != b'\n' {
+            return Err(missing_crlf(what, buf[end + 1], end + 1));
+        }
+        return Ok(Some((&buf[q..end], end + 2)));
     }
-    if buf[end] != b'\r' {
-        return Err(missing_crlf(what, buf[end], end));
+    // Incomplete, unless the byte after the data is already there and wrong.
+    match buf.get(end) {
+        Some(&b) if b != b'\r' => Err(missing_crlf(what, b, end)),
+        _ => Ok(None),
     }
-    if buf[end + 1] != b'\n' {
-        return Err(missing_crlf(what, buf[end + 1], end + 1));
-    }
-    Ok(Some((&buf[q..end], end + 2)))
 }
 
 /// Reads the line after the type byte at `pos`: its content (no CR or LF inside) and the

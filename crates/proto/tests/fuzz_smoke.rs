@@ -1,0 +1,208 @@
+//! A stable, deterministic stand-in for the cargo-fuzz targets: the same target bodies
+//! (`kvlab_proto::fuzzing`) run over a few hundred thousand inputs mutated from valid
+//! replies and requests, with a fixed seed.
+
+use kvlab_proto::fuzzing;
+
+/// xorshift64*: deterministic and dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const INTERESTING: &[&[u8]] = &[
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"*",
+    b"$",
+    b"%",
+    b"|",
+    b">",
+    b"~",
+    b"-1",
+    b"-2",
+    b"0",
+    b"9",
+    b"99999999999999999999",
+    b"536870913",
+    b"*1\r\n",
+    b"|1\r\n",
+    b"$-1\r\n",
+    b" ",
+    b"END\r\n",
+    b"VALUE ",
+    b"VA ",
+    b"noreply",
+    b"{",
+    b"}",
+    b"\0",
+    b"\xff",
+];
+
+fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut buf = seeds[rng.below(seeds.len())].clone();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(buf.len() + 1);
+        match rng.below(8) {
+            0 if !buf.is_empty() => {
+                let i = rng.below(buf.len());
+                buf[i] ^= 1 << rng.below(8);
+            }
+            1 if !buf.is_empty() => {
+                let i = rng.below(buf.len());
+                buf[i] = rng.next() as u8;
+            }
+            2 => buf.insert(at, rng.next() as u8),
+            3 if at < buf.len() => {
+                let end = (at + 1 + rng.below(8)).min(buf.len());
+                buf.drain(at..end);
+            }
+            4 => {
+                let tok = INTERESTING[rng.below(INTERESTING.len())];
+                buf.splice(at..at, tok.iter().copied());
+            }
+            5 => buf.truncate(at),
+            6 => {
+                let other = &seeds[rng.below(seeds.len())];
+                let from = rng.below(other.len() + 1);
+                buf.splice(at..at, other[from..].iter().copied());
+            }
+            _ if !buf.is_empty() => {
+                // Duplicate a slice (repeated headers nest aggregates).
+                let from = rng.below(buf.len());
+                let end = (from + 1 + rng.below(16)).min(buf.len());
+                let piece = buf[from..end].to_vec();
+                for _ in 0..1 + rng.below(8) {
+                    buf.splice(at..at, piece.iter().copied());
+                }
+            }
+            _ => {}
+        }
+    }
+    buf
+}
+
+fn resp_seeds() -> Vec<Vec<u8>> {
+    [
+        &b"+OK\r\n"[..],
+        b"-MOVED 3999 127.0.0.1:6381\r\n",
+        b"-ASK 1 [::1]:7000\r\n",
+        b":-42\r\n",
+        b"$5\r\nhello\r\n",
+        b"$-1\r\n",
+        b"*-1\r\n",
+        b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n",
+        b"*2\r\n*3\r\n:1\r\n:2\r\n:3\r\n*2\r\n+Hello\r\n-World\r\n",
+        b"_\r\n",
+        b"#t\r\n",
+        b",-1.5e10\r\n",
+        b",nan\r\n",
+        b"(-12345678901234567890\r\n",
+        b"!5\r\nERR x\r\n",
+        b"=8\r\ntxt:abcd\r\n",
+        b"%2\r\n+a\r\n:1\r\n+b\r\n*1\r\n_\r\n",
+        b"~2\r\n#f\r\n,1\r\n",
+        b">2\r\n+message\r\n$1\r\nx\r\n",
+        b"|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n",
+        b"*1\r\n|1\r\n+a\r\n+b\r\n*0\r\n",
+    ]
+    .iter()
+    .map(|s| s.to_vec())
+    .collect()
+}
+
+fn memcache_seeds() -> Vec<Vec<u8>> {
+    [
+        &b"VALUE foo 0 3\r\nbar\r\nEND\r\n"[..],
+        b"VALUE k 7 5 123\r\na\r\nb\r\r\n",
+        b"STORED\r\n",
+        b"NOT_FOUND\r\n",
+        b"STAT pid 1\r\n",
+        b"VERSION 1.6\r\n",
+        b"CLIENT_ERROR bad\r\n",
+        b"42\r\n",
+        b"VA 3 f0 Oab kfoo\r\nbar\r\n",
+        b"HD c5\r\n",
+        b"EN\r\n",
+        b"MN\r\n",
+        b"ME k a=1\r\n",
+        b"get a b c\r\n",
+        b"set k 1 2 3 noreply\r\nabc\r\n",
+        b"cas k 1 2 3 4\r\nabc\r\n",
+        b"touch k 10\r\n",
+        b"incr k 5\r\n",
+        b"flush_all 1 noreply\r\n",
+        b"mg k v f O1\r\n",
+        b"ms k 2 T0 MS\r\nab\r\n",
+        b"md k q\r\n",
+        b"mn\r\n",
+    ]
+    .iter()
+    .map(|s| s.to_vec())
+    .collect()
+}
+
+const ITERATIONS: usize = 200_000;
+
+#[test]
+fn resp_parse_survives_mutated_replies() {
+    let seeds = resp_seeds();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for seed in &seeds {
+        assert!(
+            fuzzing::resp_parse(seed),
+            "{:?}",
+            String::from_utf8_lossy(seed)
+        );
+    }
+    let mut whole = 0;
+    for _ in 0..ITERATIONS {
+        whole += fuzzing::resp_parse(&mutate(&mut rng, &seeds)) as usize;
+    }
+    // The mutations must keep a good share of inputs valid, or the deep checks never run.
+    assert!(whole > ITERATIONS / 10, "only {whole} valid inputs");
+}
+
+#[test]
+fn memcache_parse_survives_mutated_replies() {
+    let seeds = memcache_seeds();
+    let mut rng = Rng(0xd1b5_4a32_d192_ed03);
+    for seed in &seeds {
+        assert!(
+            fuzzing::memcache_parse(seed) > 0,
+            "{:?}",
+            String::from_utf8_lossy(seed)
+        );
+    }
+    let mut whole = 0;
+    for _ in 0..ITERATIONS {
+        whole += fuzzing::memcache_parse(&mutate(&mut rng, &seeds));
+    }
+    assert!(whole > ITERATIONS / 10, "only {whole} valid inputs");
+}
+
+#[test]
+fn pure_random_bytes_over_a_type_alphabet() {
+    // Bytes drawn from the protocols' own alphabet reach deeper than uniform noise.
+    let alphabet = b"+-:$*_#,(!=%~|>\r\n0123456789tfVAHDENMOk ";
+    let mut rng = Rng(42);
+    for _ in 0..50_000 {
+        let len = rng.below(48);
+        let buf: Vec<u8> = (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())])
+            .collect();
+        fuzzing::resp_parse(&buf);
+        fuzzing::memcache_parse(&buf);
+    }
+}
