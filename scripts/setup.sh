@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what kvlab needs to build and test on a fresh Debian machine:
 # clang/libclang (bindgen), the system RocksDB library kvlab links (and db_bench from
-# rocksdb-tools for benchmarks), redis-server and memcached for the server tests.
+# rocksdb-tools for benchmarks), redis-server, redis-tools, memcached and memaslap
+# (libmemcached-tools) for the server tests and benchmarks, openssl for the TLS test,
+# and the WiredTiger and LMDB libraries.
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 need=()
-for pkg in clang libclang-dev librocksdb-dev rocksdb-tools; do
+for pkg in clang libclang-dev librocksdb-dev rocksdb-tools redis-server redis-tools memcached \
+  libmemcached-tools openssl libwiredtiger-dev liblmdb-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
