@@ -6,30 +6,8 @@
 //! file ([`CacheSpec::from_properties`], `workloads/cache/…`) or from a CacheLib
 //! CacheBench JSON config ([`crate::CacheBenchConfig`]). [`CacheWorkload::new`]
 //! validates it and precomputes the samplers; each client then gets a [`CacheSource`]
-//! (through [`Workload`]) that fills requests without allocating.
-//!
-//! # The model
-//!
-//! - **Keys.** Key `i` (`0 ≤ i < keys`) has a size drawn from the key-size distribution
-//!   by a random source seeded with `i`, so a key always has the same size. Its bytes
-//!   are the `d = ⌈log₆₄ keys⌉` base64url digits of a bijective scramble of `i` — so
-//!   keys are distinct and popular keys are spread over the key space — followed by
-//!   base64url padding (chosen by `i`) up to the size. A key is never shorter than its
-//!   `d` digits. Keys are printable and contain no space, as memcached requires.
-//! - **Values.** Key `i` also has a fixed value size (and TTL, if any), drawn the same
-//!   way, as CacheBench assigns sizes per key. Value bytes are slices of a shared pool
-//!   of random printable bytes, at a random offset per write.
-//! - **Popularity** picks the key index of gets, sets and deletes: see [`Popularity`].
-//! - **Operations** (see [`OpMix`]): a get is an [`OpKind::Read`], a set an
-//!   [`OpKind::Insert`] (the unconditional write: a blob `Update` only replaces an
-//!   existing value), a delete an [`OpKind::Delete`]; every request is a blob
-//!   ([`Request::blob`]). Lone gets and lone sets use keys outside the population
-//!   (starting with `#`), unique to the request.
-//! - **Look-aside** ([`CacheSpec::lookaside`]): a get that ends in [`Outcome::Miss`] is
-//!   followed by a set of the same key with its value size and TTL, returned by the
-//!   source's next call to `next` — exactly one set per missed get, as CacheBench's
-//!   `CacheStressor` does. As there, lone gets miss and are filled too (their keys are
-//!   never requested again, so the fills are one-hit wonders that occupy cache space).
+//! (through [`Workload`]) that fills requests without allocating. The model is
+//! described on [`CacheWorkload`].
 
 mod dist;
 mod props;
@@ -43,9 +21,9 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 pub(crate) use dist::parse_bytes;
-pub(crate) use props::suggestion;
 use dist::{mix64, Alias, KeyRng, SizeSampler, TruncatedNormal, ZipfRejection};
 pub use dist::{SizeDist, SizePiece};
+pub(crate) use props::suggestion;
 
 use crate::generator::{next_below, next_f64, Zipfian};
 use crate::source::{OpSource, Ticket, Verdict, Workload};
@@ -103,7 +81,13 @@ pub struct OpMix {
 impl OpMix {
     /// Shares in `[get, set, delete, lone_get, lone_set]` order.
     pub fn shares(&self) -> [f64; 5] {
-        [self.get, self.set, self.delete, self.lone_get, self.lone_set]
+        [
+            self.get,
+            self.set,
+            self.delete,
+            self.lone_get,
+            self.lone_set,
+        ]
     }
 
     /// The mix scaled to sum to 1; `None` when a share is negative or not finite, or
@@ -178,9 +162,22 @@ impl CacheSpec {
         self.key_size.mean() + self.value_size.mean()
     }
 
+    /// Parses a byte count such as `cache.data_size`'s: a number with an optional
+    /// binary unit suffix, case-insensitive — `B`, `K`/`KB`/`KiB` (2¹⁰), `M`/`MB`/`MiB`
+    /// (2²⁰), `G`/`GB`/`GiB` (2³⁰), `T`/`TB`/`TiB` (2⁴⁰); every suffix is binary, as
+    /// memcached's `-m` reads it. A fraction is allowed with a suffix (`1.5GiB`) and
+    /// rounded down to bytes. `None` for anything else.
+    pub fn parse_bytes(text: &str) -> Option<u64> {
+        parse_bytes(text)
+    }
+
     /// The number of keys whose data fills `data_size_bytes`:
     /// `max(1, ⌊data_size / (mean key size + mean value size)⌋)`.
-    pub fn keys_for_data_size(data_size_bytes: u64, key_size: &SizeDist, value_size: &SizeDist) -> u64 {
+    pub fn keys_for_data_size(
+        data_size_bytes: u64,
+        key_size: &SizeDist,
+        value_size: &SizeDist,
+    ) -> u64 {
         let mean = key_size.mean() + value_size.mean();
         if mean <= 0.0 {
             return 1;
@@ -297,8 +294,32 @@ fn inverse_mod_2_64(a: u64) -> u64 {
     x
 }
 
-/// A validated cache workload shared by every client (behind an `Arc`); see the module
-/// docs for the model.
+/// A validated cache workload shared by every client (behind an `Arc`), built from a
+/// [`CacheSpec`] by [`CacheWorkload::new`] or from `cache.*` properties by
+/// [`CacheWorkload::from_properties`]; each client draws from a [`CacheSource`].
+///
+/// # The model
+///
+/// - **Keys.** Key `i` (`0 ≤ i < keys`) has a size drawn from the key-size distribution
+///   by a random source seeded with `i`, so a key always has the same size. Its bytes
+///   are the `d = ⌈log₆₄ keys⌉` base64url digits of a bijective scramble of `i` — so
+///   keys are distinct and popular keys are spread over the key space — followed by
+///   base64url padding (chosen by `i`) up to the size. A key is never shorter than its
+///   `d` digits. Keys are printable and contain no space, as memcached requires.
+/// - **Values.** Key `i` also has a fixed value size (and TTL, if any), drawn the same
+///   way, as CacheBench assigns sizes per key. Value bytes are slices of a shared pool
+///   of random printable bytes, at a random offset per write.
+/// - **Popularity** picks the key index of gets, sets and deletes: see [`Popularity`].
+/// - **Operations** (see [`OpMix`]): a get is an [`OpKind::Read`], a set an
+///   [`OpKind::Insert`] (the unconditional write: a blob `Update` only replaces an
+///   existing value), a delete an [`OpKind::Delete`]; every request is a blob
+///   ([`Request::blob`]). Lone gets and lone sets use keys outside the population
+///   (starting with `#`), unique to the request.
+/// - **Look-aside** ([`CacheSpec::lookaside`]): a get that ends in [`Outcome::Miss`] is
+///   followed by a set of the same key with its value size and TTL, returned by the
+///   source's next call to `next` — exactly one set per missed get, as CacheBench's
+///   `CacheStressor` does. As there, lone gets miss and are filled too (their keys are
+///   never requested again, so the fills are one-hit wonders that occupy cache space).
 pub struct CacheWorkload {
     spec: CacheSpec,
     /// Cumulative thresholds of the normalised mix, in [`CACHE_OPS`] order.
@@ -376,7 +397,11 @@ impl CacheWorkload {
         }
         if let Some(ttl) = &spec.ttl_s {
             if ttl.max() > u64::from(u32::MAX) {
-                return bad(format!("TTLs up to {} s: at most {} s", ttl.max(), u32::MAX));
+                return bad(format!(
+                    "TTLs up to {} s: at most {} s",
+                    ttl.max(),
+                    u32::MAX
+                ));
             }
         }
         let chooser = match &spec.popularity {
@@ -546,7 +571,10 @@ impl CacheWorkload {
                 out.push(("cache.zipf_theta".into(), theta.to_string()));
             }
             Popularity::Buckets { sizes, .. } => {
-                out.push(("cache.popularity_buckets".into(), format!("{} buckets", sizes.len())));
+                out.push((
+                    "cache.popularity_buckets".into(),
+                    format!("{} buckets", sizes.len()),
+                ));
             }
             Popularity::Uniform | Popularity::Normal => {}
         }
@@ -633,7 +661,9 @@ fn bucket_ranges(keys: u64, sizes: &[u64], weights: &[f64]) -> Result<Vec<(u64, 
         return Err("more than 4294967295 popularity buckets".into());
     }
     if let Some(b) = sizes.iter().position(|&s| s == 0) {
-        return Err(format!("popularity bucket {b} has 0 keys: expected at least 1"));
+        return Err(format!(
+            "popularity bucket {b} has 0 keys: expected at least 1"
+        ));
     }
     if let Some(b) = weights.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
         return Err(format!(
@@ -908,7 +938,17 @@ mod tests {
 
     #[test]
     fn scramble_is_a_bijection() {
-        for keys in [1u64, 2, 63, 64, 65, 4096, 100_000, 1 << 40, CacheWorkload::MAX_KEYS] {
+        for keys in [
+            1u64,
+            2,
+            63,
+            64,
+            65,
+            4096,
+            100_000,
+            1 << 40,
+            CacheWorkload::MAX_KEYS,
+        ] {
             let s = Scramble::new(keys);
             let capacity = 1u128 << (6 * s.digits);
             assert!(capacity >= u128::from(keys), "{keys}");

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::cache::suggestion;
-use crate::{CacheSpec, CacheWorkload, OpMix, Origin, Popularity, SizeDist, SizePiece};
 use crate::WorkloadError;
+use crate::{CacheSpec, CacheWorkload, OpMix, Origin, Popularity, SizeDist, SizePiece};
 
 /// A `cache_config` or `test_config` field that kvlab reads but does not model, and why
 /// that leaves the workload unchanged (or how kvlab approximates it).
@@ -37,6 +37,15 @@ impl fmt::Display for CacheBenchWarning {
 }
 
 /// A CacheBench config read as a kvlab cache workload.
+///
+/// The `test_config` fields that define CacheBench's stress workload become a
+/// [`CacheSpec`], with the semantics of CacheLib's `cachebench/util/Config.cpp` and
+/// `cachebench/workload/WorkloadDistribution.h`; the ones that size the run
+/// (`numThreads`, `opRatePerSec`, `cacheSizeMB`) are exposed for the command line.
+/// Nothing is ignored silently: a field kvlab does not model is a [`CacheBenchWarning`]
+/// when the workload stays the same without it, and an error when ignoring it would
+/// change what the workload does (chained items, trace replay, several pools, …). The
+/// field-by-field list is in `docs/cache-workloads.md`.
 #[derive(Clone, Debug)]
 pub struct CacheBenchConfig {
     path: PathBuf,
@@ -135,10 +144,7 @@ const IGNORED_FIELDS: &[(&str, &str)] = &[
         "checkConsistency",
         "kvlab does not check the values a cache returns; ignored",
     ),
-    (
-        "checkNvmCacheWarmUp",
-        "a CacheLib NVM cache check; ignored",
-    ),
+    ("checkNvmCacheWarmUp", "a CacheLib NVM cache check; ignored"),
     ("diskFilePath", REPLAY_ONLY),
     ("ignoreOpCount", REPLAY_ONLY),
     (
@@ -250,9 +256,10 @@ impl JsonFile {
     }
 
     fn name(&self) -> String {
-        self.path
-            .file_name()
-            .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned())
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     }
 }
 
@@ -286,7 +293,9 @@ fn strip_comments(text: &str) -> String {
                 i += 1;
             }
         } else if bytes[i..].starts_with(b"/*") {
-            let end = text[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+            let end = text[i + 2..]
+                .find("*/")
+                .map_or(bytes.len(), |e| i + 2 + e + 2);
             for &c in &bytes[i..end] {
                 out.push(if c == b'\n' { b'\n' } else { b' ' });
             }
@@ -321,7 +330,10 @@ impl<'a> Fields<'a> {
     }
 
     fn invalid(&self, field: &str, expected: &str) -> WorkloadError {
-        let mut value = self.map.get(field).map_or_else(String::new, Value::to_string);
+        let mut value = self
+            .map
+            .get(field)
+            .map_or_else(String::new, Value::to_string);
         if value.len() > 60 {
             let mut cut = 57;
             while !value.is_char_boundary(cut) {
@@ -411,10 +423,9 @@ impl<'a> Fields<'a> {
         match self.map.get(field) {
             None => Ok(()),
             Some(Value::Array(items)) if items.len() <= 1 => Ok(()),
-            Some(_) => Err(self.invalid(
-                field,
-                "at most one entry: kvlab models a single cache pool",
-            )),
+            Some(_) => {
+                Err(self.invalid(field, "at most one entry: kvlab models a single cache pool"))
+            }
         }
     }
 }
@@ -441,8 +452,16 @@ fn size_dist(
 ) -> Result<Option<SizeDist>, WorkloadError> {
     let (Some(range), Some(probs)) = (f.f64_list(range_field)?, f.f64_list(prob_field)?) else {
         if f.has(range_field) || f.has(prob_field) {
-            let missing = if f.has(range_field) { prob_field } else { range_field };
-            let present = if f.has(range_field) { range_field } else { prob_field };
+            let missing = if f.has(range_field) {
+                prob_field
+            } else {
+                range_field
+            };
+            let present = if f.has(range_field) {
+                range_field
+            } else {
+                prob_field
+            };
             return Err(f.invalid(present, &format!("to come with {missing}")));
         }
         return Ok(None);
@@ -512,7 +531,10 @@ pub(crate) fn read_popularity_file(path: &Path) -> Result<(Vec<u64>, Vec<f64>), 
         file: &file,
         overridden: &none,
     };
-    match (f.u64_list("popularityBuckets")?, f.f64_list("popularityWeights")?) {
+    match (
+        f.u64_list("popularityBuckets")?,
+        f.f64_list("popularityWeights")?,
+    ) {
         (Some(sizes), Some(weights)) => Ok((sizes, weights)),
         _ => Err(WorkloadError::Syntax {
             path: path.to_path_buf(),
@@ -527,7 +549,10 @@ impl CacheBenchConfig {
     /// [`CACHEBENCH_OVERRIDES`]) to its `test_config` before interpreting it.
     /// `valSizeDistFile` and `popDistFile` are read relative to `configPath`, or to the
     /// config's directory when there is none.
-    pub fn load(path: &Path, overrides: &[(String, String)]) -> Result<CacheBenchConfig, WorkloadError> {
+    pub fn load(
+        path: &Path,
+        overrides: &[(String, String)],
+    ) -> Result<CacheBenchConfig, WorkloadError> {
         let file = JsonFile::read(path)?;
         CacheBenchConfig::from_file(file, overrides)
     }
@@ -794,7 +819,11 @@ impl CacheBenchConfig {
         if pooled {
             for field in dist_map.keys() {
                 if !DISTRIBUTION_FIELDS.contains(&field.as_str()) || is_ignored(field) {
-                    warnings.push(field_warning("test_config.poolDistributions[0]", field, false));
+                    warnings.push(field_warning(
+                        "test_config.poolDistributions[0]",
+                        field,
+                        false,
+                    ));
                 }
             }
         }
@@ -962,9 +991,9 @@ fn apply_overrides(
             }
         } else if name.ends_with("Ratio") {
             match text.parse::<f64>() {
-                Ok(x) if x.is_finite() && x >= 0.0 => {
-                    serde_json::Number::from_f64(x).map(Value::Number).ok_or_else(|| invalid("a non-negative number"))?
-                }
+                Ok(x) if x.is_finite() && x >= 0.0 => serde_json::Number::from_f64(x)
+                    .map(Value::Number)
+                    .ok_or_else(|| invalid("a non-negative number"))?,
                 _ => return Err(invalid("a non-negative number")),
             }
         } else {

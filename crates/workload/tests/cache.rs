@@ -66,13 +66,17 @@ struct Step {
 /// Drives `source` through `cache` for `n` requests, `depth` at a time (generated
 /// together, then executed and completed in order, as a pipelining runner does).
 fn drive(source: &mut CacheSource, cache: &mut FakeCache, n: usize, depth: usize) -> Vec<Step> {
-    let mut slots: Vec<(Slot, Ticket)> = (0..depth).map(|_| (Slot::default(), Ticket::NONE)).collect();
+    let mut slots: Vec<(Slot, Ticket)> = (0..depth)
+        .map(|_| (Slot::default(), Ticket::NONE))
+        .collect();
     let mut steps = Vec::with_capacity(n);
     while steps.len() < n {
         let batch = depth.min(n - steps.len());
         for (slot, ticket) in slots.iter_mut().take(batch) {
             slot.request.clear();
-            *ticket = source.next(&mut slot.request).expect("cache sources never run dry");
+            *ticket = source
+                .next(&mut slot.request)
+                .expect("cache sources never run dry");
         }
         for (slot, ticket) in slots.iter_mut().take(batch) {
             cache.execute(slot);
@@ -236,7 +240,8 @@ fn per_key_sizes_fit_their_distributions() {
                 .iter()
                 .map(|p| {
                     let (a, b) = (p.lo as f64, p.hi as f64);
-                    p.weight * ((b - a + 1.0).powi(2) - 1.0) / 12.0 + p.weight * ((a + b) / 2.0).powi(2)
+                    p.weight * ((b - a + 1.0).powi(2) - 1.0) / 12.0
+                        + p.weight * ((a + b) / 2.0).powi(2)
                 })
                 .sum::<f64>()
                 / dist.pieces().iter().map(|p| p.weight).sum::<f64>();
@@ -249,8 +254,7 @@ fn per_key_sizes_fit_their_distributions() {
         );
     }
     // Negative control: the value sizes do not fit a shifted distribution.
-    let shifted =
-        SizeDist::parse("pieces:10-99:30,100-999:45,1000-9999:20,10000-65535:5").unwrap();
+    let shifted = SizeDist::parse("pieces:10-99:30,100-999:45,1000-9999:20,10000-65535:5").unwrap();
     let (uppers, probs) = size_bins(&shifted, 40);
     let counts = bin_counts(&uppers, (0..n).map(|i| wl.value_size_of(i) as u64));
     assert!(chi_square(&counts, &probs) > chi_square_critical(counts.len()));
@@ -335,7 +339,10 @@ fn bucket_sizes_scale_with_the_key_count() {
         ..spec(3)
     })
     .unwrap_err();
-    assert!(err.to_string().contains("at least one key per bucket"), "{err}");
+    assert!(
+        err.to_string().contains("at least one key per bucket"),
+        "{err}"
+    );
 }
 
 /// The PMF of YCSB's (Gray et al.) Zipfian sampler for ranks `0..ranks` (see
@@ -388,7 +395,11 @@ fn zipfian_popularity_fits_for_any_theta() {
         ..spec(n)
     });
     let indices = get_indices(&wl, 200_000);
-    rank_fit("zipfian θ=0.99", &indices, &gray_pmf(n, 0.99, zeta(n, 0.99), 40));
+    rank_fit(
+        "zipfian θ=0.99",
+        &indices,
+        &gray_pmf(n, 0.99, zeta(n, 0.99), 40),
+    );
 
     for theta in [1.0, 1.3] {
         let wl = build(CacheSpec {
@@ -501,7 +512,11 @@ fn lookaside_sets_exactly_once_per_missed_get() {
             let fill_due = missed.front().is_some_and(|&m| m < batch_start);
             if fill_due {
                 let m = &steps[missed.pop_front().unwrap()];
-                assert_eq!(s.kind, OpKind::Insert, "step {at}: the fill of a missed get");
+                assert_eq!(
+                    s.kind,
+                    OpKind::Insert,
+                    "step {at}: the fill of a missed get"
+                );
                 assert_eq!(s.key, m.key, "step {at}: fills the missed key");
                 fills += 1;
                 match wl.key_index(&s.key) {
@@ -536,7 +551,10 @@ fn lookaside_sets_exactly_once_per_missed_get() {
             .filter(|&&m| CacheWorkload::is_lone_key(&steps[m].key))
             .count() as u64;
         assert_eq!(lone_fills + lone_pending, lone_gets);
-        assert!(hits > 10_000 && misses > 5_000, "hits {hits}, misses {misses}");
+        assert!(
+            hits > 10_000 && misses > 5_000,
+            "hits {hits}, misses {misses}"
+        );
     }
 }
 
@@ -575,7 +593,9 @@ fn no_fill_without_lookaside_after_a_hit_or_after_an_error() {
     });
     let mut source = wl.source(SEED, 0, 1);
     let steps = drive(&mut source, &mut FakeCache::default(), 1000, 1);
-    assert!(steps.iter().all(|s| s.kind == OpKind::Read && s.hit == Some(false)));
+    assert!(steps
+        .iter()
+        .all(|s| s.kind == OpKind::Read && s.hit == Some(false)));
 }
 
 #[test]
@@ -677,7 +697,10 @@ fn presets_parse_and_hit_their_class_means() {
             .find(|(m, _, _)| name.ends_with(&format!("-{m}")))
             .unwrap_or_else(|| panic!("{name}: unknown mix"));
         let mean = spec.mean_kv_bytes();
-        assert!((mean / target - 1.0).abs() < 0.02, "{name}: mean {mean} vs {target}");
+        assert!(
+            (mean / target - 1.0).abs() < 0.02,
+            "{name}: mean {mean} vs {target}"
+        );
         assert_eq!(spec.mix, mix(*get, *set, 0.0, 0.0, 0.0), "{name}");
         assert!(spec.lookaside, "{name}");
         assert_eq!(spec.keys, ((256u64 << 20) as f64 / mean) as u64, "{name}");
@@ -691,12 +714,18 @@ fn presets_parse_and_hit_their_class_means() {
     let small = preset("kv-mixed-balanced", &[]).unwrap();
     let big = preset("kv-mixed-balanced", &["cache.data_size=2GiB"]).unwrap();
     assert!((big.keys as f64 / small.keys as f64 - 8.0).abs() < 1e-4);
-    assert_eq!(preset("kv-mixed-balanced", &["cache.keys=1000"]).unwrap().keys, 1000);
+    assert_eq!(
+        preset("kv-mixed-balanced", &["cache.keys=1000"])
+            .unwrap()
+            .keys,
+        1000
+    );
 }
 
 #[test]
 fn property_errors_name_the_key_and_line() {
-    let parse = |text: &str| CacheSpec::from_properties(&props(text), &["threadcount"], &["rocksdb."]);
+    let parse =
+        |text: &str| CacheSpec::from_properties(&props(text), &["threadcount"], &["rocksdb."]);
     let err = parse("workload=kvlab.cache\ncache.popularty=uniform\n").unwrap_err();
     assert!(
         matches!(&err, WorkloadError::UnknownProperty { suggestion: Some(s), .. } if s == "cache.popularity"),
@@ -704,7 +733,10 @@ fn property_errors_name_the_key_and_line() {
     );
     assert!(err.to_string().contains("workloads/x:2"), "{err}");
     let err = parse("cache.value_size=pieces:1-10\n").unwrap_err();
-    assert!(err.to_string().contains("cache.value_size") && err.to_string().contains("workloads/x:1"), "{err}");
+    assert!(
+        err.to_string().contains("cache.value_size") && err.to_string().contains("workloads/x:1"),
+        "{err}"
+    );
     let err = parse("cache.keys=10\ncache.data_size=1GiB\n").unwrap_err();
     assert!(err.to_string().contains("both set"), "{err}");
     let err = parse("cache.data_size=lots\n").unwrap_err();
@@ -712,7 +744,10 @@ fn property_errors_name_the_key_and_line() {
     let err = parse("workload=site.ycsb.workloads.CoreWorkload\n").unwrap_err();
     assert!(err.to_string().contains("kvlab.cache"), "{err}");
     let err = parse("cache.popularity=buckets\n").unwrap_err();
-    assert!(err.to_string().contains("cache.popularity_buckets"), "{err}");
+    assert!(
+        err.to_string().contains("cache.popularity_buckets"),
+        "{err}"
+    );
     let err = parse("cache.get=0\ncache.set=0\n").unwrap_err();
     assert!(err.to_string().contains("sum to 0"), "{err}");
     let err = parse("cache.lookaside=yes\n").unwrap_err();
@@ -743,7 +778,10 @@ fn cachebench_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        println!("note: {} is absent; skipping the real CacheBench configs", dir.display());
+        println!(
+            "note: {} is absent; skipping the real CacheBench configs",
+            dir.display()
+        );
         None
     }
 }
@@ -801,16 +839,20 @@ fn real_cachebench_configs_scale_down_and_fit() {
         assert_eq!(config.ops_per_thread(), 100_000);
         assert_eq!(config.threads(), test["numThreads"].as_u64().unwrap());
         assert_eq!(spec.operations, 100_000 * config.threads());
-        assert_eq!(config.cache_size_mb(), raw["cache_config"]["cacheSizeMB"].as_u64());
+        assert_eq!(
+            config.cache_size_mb(),
+            raw["cache_config"]["cacheSizeMB"].as_u64()
+        );
         assert!(spec.lookaside);
         let warned: Vec<&str> = config.warnings().iter().map(|w| w.field.as_str()).collect();
         assert!(warned.contains(&"pop.json:oneHits"), "{warned:?}");
-        assert!(warned.contains(&"cache_config.poolRebalanceIntervalSec"), "{warned:?}");
+        assert!(
+            warned.contains(&"cache_config.poolRebalanceIntervalSec"),
+            "{warned:?}"
+        );
         if test.get("opDelayNs").is_some() {
             assert!(warned.contains(&"test_config.opDelayNs"));
-            let expected = config.threads() as f64
-                * test["opDelayBatch"].as_f64().unwrap()
-                * 1e9
+            let expected = config.threads() as f64 * test["opDelayBatch"].as_f64().unwrap() * 1e9
                 / test["opDelayNs"].as_f64().unwrap();
             assert_eq!(config.target_rate_ops_per_s(), Some(expected));
         } else {
@@ -821,15 +863,28 @@ fn real_cachebench_configs_scale_down_and_fit() {
         let ratio = |f: &str| test.get(f).and_then(|v| v.as_f64()).unwrap_or(0.0);
         assert_eq!(
             spec.mix,
-            mix(ratio("getRatio"), ratio("setRatio"), ratio("delRatio"), ratio("loneGetRatio"), 0.0)
+            mix(
+                ratio("getRatio"),
+                ratio("setRatio"),
+                ratio("delRatio"),
+                ratio("loneGetRatio"),
+                0.0
+            )
         );
         let sizes: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(path.with_file_name("sizes.json")).unwrap(),
         )
         .unwrap();
         let values = sizes["valSizeRange"].as_array().unwrap();
-        assert_eq!(spec.value_size.pieces().len(), values.len(), "discrete sizes");
-        assert_eq!(spec.value_size.max(), values.last().unwrap().as_u64().unwrap());
+        assert_eq!(
+            spec.value_size.pieces().len(),
+            values.len(),
+            "discrete sizes"
+        );
+        assert_eq!(
+            spec.value_size.max(),
+            values.last().unwrap().as_u64().unwrap()
+        );
         // Key sizes: uniform over [r[i], r[i+1]) with probability p[i].
         let bounds: Vec<u64> = test["keySizeRange"]
             .as_array()
@@ -843,8 +898,12 @@ fn real_cachebench_configs_scale_down_and_fit() {
             .iter()
             .map(|v| v.as_f64().unwrap())
             .collect();
-        let pieces: Vec<(u64, u64, f64)> =
-            spec.key_size.pieces().iter().map(|p| (p.lo, p.hi, p.weight)).collect();
+        let pieces: Vec<(u64, u64, f64)> = spec
+            .key_size
+            .pieces()
+            .iter()
+            .map(|p| (p.lo, p.hi, p.weight))
+            .collect();
         let expected: Vec<(u64, u64, f64)> = bounds
             .windows(2)
             .zip(&probs)
@@ -853,7 +912,13 @@ fn real_cachebench_configs_scale_down_and_fit() {
         assert_eq!(pieces, expected);
 
         let wl = Arc::new(config.workload().unwrap());
-        let name = path.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
+        let name = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
 
         // Per-key value sizes fit the file's distribution.
         let (uppers, probs) = size_bins(&spec.value_size, 40);
@@ -873,7 +938,11 @@ fn real_cachebench_configs_scale_down_and_fit() {
             if slot.request.kind == OpKind::Insert {
                 cache.keys.clear();
             }
-            steps.push((slot.request.kind, slot.request.key.clone(), slot.request.blob_value().len()));
+            steps.push((
+                slot.request.kind,
+                slot.request.key.clone(),
+                slot.request.blob_value().len(),
+            ));
             source.completed(&slot, t);
         }
         let (mut gets, mut lone_gets, mut fills) = (0u64, 0u64, 0u64);
@@ -896,9 +965,17 @@ fn real_cachebench_configs_scale_down_and_fit() {
                 other => panic!("{name}: unexpected {other:?}"),
             }
         }
-        assert_eq!(fills, gets + lone_gets, "{name}: every get missed and was filled");
+        assert_eq!(
+            fills,
+            gets + lone_gets,
+            "{name}: every get missed and was filled"
+        );
         let m = spec.mix.normalised().unwrap();
-        assert_fits(&format!("{name}: get/lone get"), &[gets, lone_gets], &[m.get, m.lone_get]);
+        assert_fits(
+            &format!("{name}: get/lone get"),
+            &[gets, lone_gets],
+            &[m.get, m.lone_get],
+        );
         let probs: Vec<f64> = ranges.iter().map(|(_, p)| *p).collect();
         let (oc, op) = merge_bins(&bucket_counts, &probs, gets as f64);
         assert_fits(&format!("{name}: popularity buckets"), &oc, &op);
@@ -936,17 +1013,39 @@ fn cachebench_fields_map_to_the_spec() {
     let path = write(dir.path(), "config.json", SMALL_CONFIG);
     let config = CacheBenchConfig::load(&path, &[]).unwrap();
     let spec = config.spec();
-    assert_eq!((spec.keys, spec.operations, config.threads()), (5000, 4000, 4));
+    assert_eq!(
+        (spec.keys, spec.operations, config.threads()),
+        (5000, 4000, 4)
+    );
     // Piecewise: [100, 200) → 100..=199, and so on.
-    assert_eq!(spec.value_size, SizeDist::parse("pieces:100-199:0.6,200-999:0.3,1000-4999:0.1").unwrap());
-    assert_eq!(spec.key_size, SizeDist::parse("pieces:8-15:0.5,16-31:0.5").unwrap());
+    assert_eq!(
+        spec.value_size,
+        SizeDist::parse("pieces:100-199:0.6,200-999:0.3,1000-4999:0.1").unwrap()
+    );
+    assert_eq!(
+        spec.key_size,
+        SizeDist::parse("pieces:8-15:0.5,16-31:0.5").unwrap()
+    );
     assert_eq!(spec.mix, mix(0.7, 0.2, 0.1, 0.1, 0.0));
     assert!(!spec.lookaside);
     assert_eq!(config.target_rate_ops_per_s(), Some(5000.0));
-    assert_eq!((config.cache_size_mb(), config.nvm_cache_size_mb()), (Some(64), Some(512)));
+    assert_eq!(
+        (config.cache_size_mb(), config.nvm_cache_size_mb()),
+        (Some(64), Some(512))
+    );
     let warnings: Vec<String> = config.warnings().iter().map(|w| w.to_string()).collect();
-    assert!(warnings.iter().any(|w| w.starts_with("cache_config.htBucketPower")), "{warnings:?}");
-    assert!(warnings.iter().any(|w| w.starts_with("test_config.samplingIntervalMs")), "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("cache_config.htBucketPower")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("test_config.samplingIntervalMs")),
+        "{warnings:?}"
+    );
     assert!(
         warnings.iter().any(|w| w.starts_with("test_config.getRatoi") && w.contains("did you mean `getRatio`")),
         "{warnings:?}"
@@ -956,7 +1055,12 @@ fn cachebench_fields_map_to_the_spec() {
     // Overrides scale it and name unknown fields.
     let config = CacheBenchConfig::load(
         &path,
-        &overrides(&[("numThreads", "2"), ("numOps", "50"), ("enableLookaside", "true"), ("setRatio", "0")]),
+        &overrides(&[
+            ("numThreads", "2"),
+            ("numOps", "50"),
+            ("enableLookaside", "true"),
+            ("setRatio", "0"),
+        ]),
     )
     .unwrap();
     assert_eq!((config.spec().operations, config.threads()), (100, 2));
@@ -968,7 +1072,10 @@ fn cachebench_fields_map_to_the_spec() {
         "{err}"
     );
     let err = CacheBenchConfig::load(&path, &overrides(&[("numKeys", "lots")])).unwrap_err();
-    assert!(err.to_string().contains("numKeys") && err.to_string().contains("-p"), "{err}");
+    assert!(
+        err.to_string().contains("numKeys") && err.to_string().contains("-p"),
+        "{err}"
+    );
 
     // A single pool distribution, discrete TTLs, and the default (normal) popularity.
     let path = write(
@@ -981,12 +1088,22 @@ fn cachebench_fields_map_to_the_spec() {
               "ttlSecsRange": [60, 3600], "ttlSecsRangeProbability": [1, 1],
               "getRatio": 1}]}}"#,
     );
-    let config = CacheBenchConfig::load(&path, &overrides(&[("getRatio", "0.5"), ("setRatio", "0.5")])).unwrap();
+    let config = CacheBenchConfig::load(
+        &path,
+        &overrides(&[("getRatio", "0.5"), ("setRatio", "0.5")]),
+    )
+    .unwrap();
     let spec = config.spec();
     assert_eq!(spec.popularity, Popularity::Normal);
     assert_eq!(spec.key_size, SizeDist::fixed(16));
-    assert_eq!(spec.value_size, SizeDist::parse("discrete:10:1,20:3").unwrap());
-    assert_eq!(spec.ttl_s, Some(SizeDist::parse("discrete:60:1,3600:1").unwrap()));
+    assert_eq!(
+        spec.value_size,
+        SizeDist::parse("discrete:10:1,20:3").unwrap()
+    );
+    assert_eq!(
+        spec.ttl_s,
+        Some(SizeDist::parse("discrete:60:1,3600:1").unwrap())
+    );
     assert_eq!(spec.mix, mix(0.5, 0.5, 0.0, 0.0, 0.0));
 }
 
@@ -1000,7 +1117,11 @@ fn cachebench_errors_point_at_file_and_line() {
             assert!(err.contains(needle), "{name}: `{err}` lacks `{needle}`");
         }
     };
-    check("broken.json", "{\n  \"test_config\": {\n    \"numKeys\": 10,,\n  }\n}", &["broken.json:3", "column"]);
+    check(
+        "broken.json",
+        "{\n  \"test_config\": {\n    \"numKeys\": 10,,\n  }\n}",
+        &["broken.json:3", "column"],
+    );
     let base = |extra: &str| {
         format!(
             "{{\"test_config\": {{\n\"numKeys\": 10,\n\"keySizeRange\": [8, 9],\n\
@@ -1008,19 +1129,51 @@ fn cachebench_errors_point_at_file_and_line() {
              \"valSizeRangeProbability\": [1],\n\"getRatio\": 1{extra}}}}}"
         )
     };
-    check("chained.json", &base(",\n\"addChainedRatio\": 0.5"), &["addChainedRatio", "chained.json:8", "chained items"]);
-    check("replay.json", &base(",\n\"generator\": \"replay\""), &["generator", "replay.json:8", "replay"]);
-    check("pools.json", &base(",\n\"keyPoolDistribution\": [0.5, 0.5]"), &["keyPoolDistribution", "single cache pool"]);
-    check("setifmiss.json", &base(",\n\"onlySetIfMiss\": true"), &["onlySetIfMiss"]);
-    check("update.json", &base(",\n\"updateRatio\": 0.1"), &["updateRatio", "in-place"]);
+    check(
+        "chained.json",
+        &base(",\n\"addChainedRatio\": 0.5"),
+        &["addChainedRatio", "chained.json:8", "chained items"],
+    );
+    check(
+        "replay.json",
+        &base(",\n\"generator\": \"replay\""),
+        &["generator", "replay.json:8", "replay"],
+    );
+    check(
+        "pools.json",
+        &base(",\n\"keyPoolDistribution\": [0.5, 0.5]"),
+        &["keyPoolDistribution", "single cache pool"],
+    );
+    check(
+        "setifmiss.json",
+        &base(",\n\"onlySetIfMiss\": true"),
+        &["onlySetIfMiss"],
+    );
+    check(
+        "update.json",
+        &base(",\n\"updateRatio\": 0.1"),
+        &["updateRatio", "in-place"],
+    );
     check(
         "sizes.json",
         &base("").replace("\"valSizeRange\": [10]", "\"valSizeRange\": [10, 20, 30]"),
         &["valSizeRange", "sizes.json:5", "one more"],
     );
-    check("keys.json", &base("").replace("\"numKeys\": 10,", ""), &["numKeys", "positive"]);
-    check("nokeysize.json", &base("").replace("\"keySizeRange\": [8, 9],", ""), &["keySizeRange"]);
-    check("missing-pop.json", &base(",\n\"popDistFile\": \"nowhere.json\""), &["nowhere.json"]);
+    check(
+        "keys.json",
+        &base("").replace("\"numKeys\": 10,", ""),
+        &["numKeys", "positive"],
+    );
+    check(
+        "nokeysize.json",
+        &base("").replace("\"keySizeRange\": [8, 9],", ""),
+        &["keySizeRange"],
+    );
+    check(
+        "missing-pop.json",
+        &base(",\n\"popDistFile\": \"nowhere.json\""),
+        &["nowhere.json"],
+    );
     check("notest.json", "{\"cache_config\": {}}", &["test_config"]);
     // The base itself is fine.
     let path = write(dir.path(), "base.json", &base(""));

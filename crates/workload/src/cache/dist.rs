@@ -6,7 +6,7 @@ use std::fmt;
 
 use rand_core::{impls, RngCore};
 
-use crate::generator::{next_f64, next_below};
+use crate::generator::{next_below, next_f64};
 
 /// One piece of a [`SizeDist`]: every size in `lo..=hi` is equally likely, and the piece
 /// is chosen with probability `weight / Σ weights`.
@@ -34,7 +34,8 @@ pub struct SizePiece {
 /// - `pieces:A-B:W,C-D:W,…` (a piece may be a single size `A:W`)
 /// - `discrete:V:W,V:W,…`
 ///
-/// Sizes accept the binary unit suffixes of [`parse_bytes`] (`4KiB`, `1M`); weights are
+/// Sizes accept the binary unit suffixes of [`crate::CacheSpec::parse_bytes`] (`4KiB`, `1M`);
+/// weights are
 /// non-negative numbers with a positive sum.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SizeDist {
@@ -56,7 +57,11 @@ impl SizeDist {
     /// Uniform over `lo..=hi`; `None` when `lo > hi`.
     pub fn uniform(lo: u64, hi: u64) -> Option<SizeDist> {
         (lo <= hi).then(|| SizeDist {
-            pieces: vec![SizePiece { lo, hi, weight: 1.0 }],
+            pieces: vec![SizePiece {
+                lo,
+                hi,
+                weight: 1.0,
+            }],
         })
     }
 
@@ -74,10 +79,7 @@ impl SizeDist {
                 return Err(format!("ranges with low ≤ high (got {}-{})", p.lo, p.hi));
             }
             if !(p.weight.is_finite() && p.weight >= 0.0) {
-                return Err(format!(
-                    "non-negative finite weights (got {})",
-                    p.weight
-                ));
+                return Err(format!("non-negative finite weights (got {})", p.weight));
             }
         }
         if pieces.iter().map(|p| p.weight).sum::<f64>() <= 0.0 {

@@ -248,10 +248,8 @@ impl CacheSpec {
                         crate::cachebench::read_popularity_file(&path)?
                     }
                     (true, None) => {
-                        let sizes: Vec<u64> =
-                            r.list("cache.popularity_buckets", "key counts")?;
-                        let weights: Vec<f64> =
-                            r.list("cache.popularity_weights", "weights")?;
+                        let sizes: Vec<u64> = r.list("cache.popularity_buckets", "key counts")?;
+                        let weights: Vec<f64> = r.list("cache.popularity_weights", "weights")?;
                         if sizes.len() != weights.len() {
                             return Err(WorkloadError::Inconsistent(format!(
                                 "cache.popularity_buckets ({}) has {} entries but \
