@@ -192,6 +192,8 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 const LONE_MARK: u8 = b'#';
 /// Distinct padding offsets in the key filler.
 const FILL_OFFSETS: usize = 1024;
+/// Keys up to this size are copied from the filler in one constant-length copy.
+const SHORT_KEY: usize = 64;
 /// Room in the value pool besides one maximal value, so offsets vary.
 const VALUE_POOL_SLACK: usize = 256 << 10;
 /// Seeds of the shared byte pools: fixed, never the clock.
@@ -434,7 +436,7 @@ impl CacheWorkload {
             value_size: SizeSampler::new(&spec.value_size),
             ttl: spec.ttl_s.as_ref().map(SizeSampler::new),
             scramble: Scramble::new(spec.keys),
-            key_fill: key_fill(FILL_OFFSETS + max_key),
+            key_fill: key_fill(FILL_OFFSETS + max_key.max(SHORT_KEY)),
             pool: value_pool(VALUE_POOL_SLACK + max_value),
             spec,
         })
@@ -610,17 +612,23 @@ impl CacheWorkload {
     #[inline]
     fn push_key(&self, index: u64, out: &mut Vec<u8>) {
         let mut rng = KeyRng::new(index, KEY_SALT);
-        let size = self.key_size.sample(&mut rng) as usize;
         let digits = self.scramble.digits;
-        let x = self.scramble.forward(index);
-        let mut buf = [0u8; 10];
-        for (j, b) in buf[..digits].iter_mut().enumerate() {
-            *b = ALPHABET[((x >> (6 * (digits - 1 - j))) & 63) as usize];
+        let size = (self.key_size.sample(&mut rng) as usize).max(digits);
+        let at = (rng.next_u64() as usize) & (FILL_OFFSETS - 1);
+        let start = out.len();
+        if size <= SHORT_KEY {
+            // A copy of constant length compiles to a few vector moves, not a call.
+            let chunk: &[u8; SHORT_KEY] = self.key_fill[at..at + SHORT_KEY]
+                .try_into()
+                .expect("the key filler holds SHORT_KEY bytes past every offset");
+            out.extend_from_slice(chunk);
+            out.truncate(start + size);
+        } else {
+            out.extend_from_slice(&self.key_fill[at..at + size]);
         }
-        out.extend_from_slice(&buf[..digits]);
-        if size > digits {
-            let at = (rng.next_u64() as usize) & (FILL_OFFSETS - 1);
-            out.extend_from_slice(&self.key_fill[at..at + size - digits]);
+        let x = self.scramble.forward(index);
+        for (j, b) in out[start..start + digits].iter_mut().enumerate() {
+            *b = ALPHABET[((x >> (6 * (digits - 1 - j))) & 63) as usize];
         }
     }
 
