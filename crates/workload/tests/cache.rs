@@ -768,6 +768,37 @@ fn property_errors_name_the_key_and_line() {
         }
     );
     assert_eq!(spec.ttl_s, Some(SizeDist::fixed(60)));
+
+    // A CacheBench pop.json named by a property file, relative to that file.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "pop.json",
+        r#"{"popularityBuckets": [1, 3], "popularityWeights": [2, 1], "oneHits": 0.1}"#,
+    );
+    let file = write(
+        dir.path(),
+        "workload",
+        "cache.keys=4\ncache.popularity=buckets\ncache.popularity_file=pop.json\n",
+    );
+    let mut p = Properties::new();
+    p.load_file(&file).unwrap();
+    let spec = CacheSpec::from_properties(&p, &[], &[]).unwrap();
+    assert_eq!(
+        spec.popularity,
+        Popularity::Buckets {
+            sizes: vec![1, 3],
+            weights: vec![2.0, 1.0]
+        }
+    );
+    let mut p = Properties::new();
+    p.parse_str(
+        "cache.popularity=buckets\ncache.popularity_file=none.json\n",
+        &file,
+    )
+    .unwrap();
+    let err = CacheSpec::from_properties(&p, &[], &[]).unwrap_err();
+    assert!(err.to_string().contains("none.json"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------
