@@ -48,6 +48,8 @@
 //!   `zipfian` and `latest` key choosers, default 0.99) and `deleteproportion`
 //!   (default 0, produces `OpKind::Delete`).
 
+mod cache;
+mod cachebench;
 mod props;
 mod source;
 mod workload;
@@ -57,6 +59,8 @@ pub mod memtier;
 
 use std::path::PathBuf;
 
+pub use cache::{CacheSource, CacheSpec, CacheWorkload, OpMix, Popularity, SizeDist, SizePiece};
+pub use cachebench::{CacheBenchConfig, CacheBenchWarning, CACHEBENCH_OVERRIDES};
 pub use props::{Origin, Properties};
 pub use source::{CoreSource, OpSource, Ticket, Verdict, Workload};
 pub use workload::{CoreWorkload, LoadWorker, RunWorker};
