@@ -17,10 +17,10 @@
 #![warn(missing_docs)]
 
 pub mod conformance;
-pub mod null;
-mod options;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+pub mod null;
+mod options;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 #[cfg(feature = "wiredtiger")]

@@ -27,8 +27,8 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use heed::types::Bytes;
+use heed::WithoutTls;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn};
-use heed::{WithoutTls};
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Store, StoreError,
     StoreErrorKind, StoreStats,
@@ -79,7 +79,10 @@ pub struct LmdbConfig {
 
 impl LmdbConfig {
     /// Reads `lmdb.*` options; `path` (from `--path`) wins over `lmdb.dir`.
-    pub fn from_options(path: Option<&Path>, mut o: StoreOptions) -> Result<LmdbConfig, StoreError> {
+    pub fn from_options(
+        path: Option<&Path>,
+        mut o: StoreOptions,
+    ) -> Result<LmdbConfig, StoreError> {
         let dir = o.string("dir", "");
         let path = match (path, dir.is_empty()) {
             (Some(p), _) => p.to_path_buf(),
@@ -108,7 +111,10 @@ impl LmdbConfig {
             .ok_or_else(|| {
                 StoreError::new(
                     StoreErrorKind::Config,
-                    format!("option `lmdb.max_readers`: `{max_readers}` is not between 1 and {}", u32::MAX),
+                    format!(
+                        "option `lmdb.max_readers`: `{max_readers}` is not between 1 and {}",
+                        u32::MAX
+                    ),
                 )
             })?;
         let config = LmdbConfig {
@@ -213,9 +219,7 @@ impl LmdbStore {
             )
         })?;
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
-        options
-            .map_size(map_size)
-            .max_readers(config.max_readers);
+        options.map_size(map_size).max_readers(config.max_readers);
         // SAFETY: NO_SYNC and NO_META_SYNC trade durability after an OS crash for speed,
         // which is what `lmdb.sync` asks for; they cannot corrupt memory. The map is not
         // modified outside LMDB: kvlab is the only writer of the directory.
@@ -224,9 +228,13 @@ impl LmdbStore {
             options.open(&config.path)
         }
         .map_err(|e| lmdb_err(&format!("opening lmdb at {at}"), e, config.map_size_bytes))?;
-        let wtxn = env
-            .write_txn()
-            .map_err(|e| lmdb_err("starting the first write transaction", e, config.map_size_bytes))?;
+        let wtxn = env.write_txn().map_err(|e| {
+            lmdb_err(
+                "starting the first write transaction",
+                e,
+                config.map_size_bytes,
+            )
+        })?;
         let db = env
             .create_databases_and_commit(wtxn, |opener, wtxn| {
                 opener
@@ -323,9 +331,13 @@ impl Store for LmdbStore {
     /// Forces the data file to disk (`mdb_env_sync` with force), which matters when
     /// `lmdb.sync` is `nometa` or `none`.
     fn flush(&self) -> Result<(), StoreError> {
-        self.env
-            .force_sync()
-            .map_err(|e| lmdb_err("syncing the lmdb environment", e, self.config.map_size_bytes))
+        self.env.force_sync().map_err(|e| {
+            lmdb_err(
+                "syncing the lmdb environment",
+                e,
+                self.config.map_size_bytes,
+            )
+        })
     }
 }
 
@@ -375,7 +387,10 @@ impl Ops {
             return Ok(Outcome::Scanned { records, bytes });
         }
         let from: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(&req.key), Bound::Unbounded);
-        let range = self.db.range(txn, &from).map_err(|e| lmdb_err("scan", e, self.map_size_bytes))?;
+        let range = self
+            .db
+            .range(txn, &from)
+            .map_err(|e| lmdb_err("scan", e, self.map_size_bytes))?;
         for entry in range.take(req.scan_len as usize) {
             let (_, value) = entry.map_err(|e| lmdb_err("scan", e, self.map_size_bytes))?;
             req.decode_value(value, &mut self.scratch)?;

@@ -7,8 +7,8 @@ mod support;
 
 use std::path::Path;
 
-use kvlab_core::{Batch, OpKind, Outcome, StoreErrorKind};
 use kvlab_core::Store;
+use kvlab_core::{Batch, OpKind, Outcome, StoreErrorKind};
 use kvlab_stores::lmdb::{LmdbConfig, LmdbStore};
 use kvlab_stores::StoreOptions;
 
@@ -35,7 +35,11 @@ fn lmdb_conforms_without_sync_and_with_writemap() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(
         dir.path(),
-        &[("lmdb.sync", "none"), ("lmdb.writemap", "true"), ("lmdb.readahead", "false")],
+        &[
+            ("lmdb.sync", "none"),
+            ("lmdb.writemap", "true"),
+            ("lmdb.readahead", "false"),
+        ],
     )
     .unwrap();
     kvlab_stores::conformance::check_all(&store);
@@ -53,7 +57,13 @@ fn lmdb_destroy_on_open_starts_empty() {
     {
         let store = open(dir.path(), &[]).unwrap();
         let mut s = store.session().unwrap();
-        let r = support::op(&mut s, &mut Batch::new(), OpKind::Insert, b"k", &[(b"f", b"v")]);
+        let r = support::op(
+            &mut s,
+            &mut Batch::new(),
+            OpKind::Insert,
+            b"k",
+            &[(b"f", b"v")],
+        );
         assert!(matches!(r, Ok(Outcome::Written { .. })), "{r:?}");
     }
     let store = open(dir.path(), &[("lmdb.destroy_on_open", "true")]).unwrap();
@@ -68,7 +78,10 @@ fn lmdb_sessions_on_four_threads_see_every_record() {
     let store = open(dir.path(), &[]).unwrap();
     support::check_concurrent_sessions(&store);
     let stats = store.stats();
-    let entries = stats.iter().find(|(n, _)| n == "entries").map(|(_, v)| v.clone());
+    let entries = stats
+        .iter()
+        .find(|(n, _)| n == "entries")
+        .map(|(_, v)| v.clone());
     assert_eq!(entries, Some(kvlab_core::StatValue::Int(8000)), "{stats:?}");
 }
 
@@ -82,7 +95,13 @@ fn lmdb_map_full_is_an_error_naming_the_option() {
     let mut failure = None;
     for i in 0..64 {
         let key = format!("k{i:03}");
-        if let Err(e) = support::op(&mut s, &mut b, OpKind::Insert, key.as_bytes(), &[(b"f", &value)]) {
+        if let Err(e) = support::op(
+            &mut s,
+            &mut b,
+            OpKind::Insert,
+            key.as_bytes(),
+            &[(b"f", &value)],
+        ) {
             failure = Some((i, e));
             break;
         }
@@ -93,7 +112,12 @@ fn lmdb_map_full_is_an_error_naming_the_option() {
     assert!(e.message.contains("lmdb.map_size="), "{e}");
     // The records committed before the map filled up are still there.
     let r = support::op(&mut s, &mut b, OpKind::Read, b"k000", &[]);
-    assert_eq!(r, Ok(Outcome::Hit { bytes: value.len() as u64 }));
+    assert_eq!(
+        r,
+        Ok(Outcome::Hit {
+            bytes: value.len() as u64
+        })
+    );
 }
 
 #[test]
@@ -127,9 +151,16 @@ fn lmdb_option_errors_name_the_option() {
     assert!(err.message.contains("`lmdb.mapsize`"), "{err}");
     assert!(err.message.contains("lmdb.map_size"), "{err}");
     let err = open(dir.path(), &[("lmdb.map_size", "lots")]).unwrap_err();
-    assert!(err.message.contains("`lmdb.map_size`: `lots` is not a size"), "{err}");
+    assert!(
+        err.message
+            .contains("`lmdb.map_size`: `lots` is not a size"),
+        "{err}"
+    );
     let err = open(dir.path(), &[("lmdb.map_size", "12345")]).unwrap_err();
-    assert!(err.message.contains("multiple of the 4096-byte page size"), "{err}");
+    assert!(
+        err.message.contains("multiple of the 4096-byte page size"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -139,8 +170,14 @@ fn lmdb_stats_describe_the_environment() {
     let mut s = store.session().unwrap();
     let mut b = Batch::new();
     for i in 0..100u32 {
-        support::op(&mut s, &mut b, OpKind::Insert, &i.to_be_bytes(), &[(b"f", &[0u8; 3000])])
-            .unwrap();
+        support::op(
+            &mut s,
+            &mut b,
+            OpKind::Insert,
+            &i.to_be_bytes(),
+            &[(b"f", &[0u8; 3000])],
+        )
+        .unwrap();
     }
     store.flush().unwrap();
     let stats = store.stats();
@@ -156,7 +193,10 @@ fn lmdb_stats_describe_the_environment() {
     assert_eq!(int("page_size_bytes"), 4096, "{stats:?}");
     assert!(int("file_size_bytes") >= int("used_bytes") / 2, "{stats:?}");
     let opts = store.options();
-    assert!(opts.iter().any(|(n, v)| n == "sync" && *v == "full".into()), "{opts:?}");
+    assert!(
+        opts.iter().any(|(n, v)| n == "sync" && *v == "full".into()),
+        "{opts:?}"
+    );
 }
 
 #[test]
@@ -164,8 +204,11 @@ fn lmdb_stats_describe_the_environment() {
 fn lmdb_single_thread_throughput() {
     let dir = tempfile::tempdir().unwrap();
     for sync in ["full", "none"] {
-        let store = open(dir.path(), &[("lmdb.sync", sync), ("lmdb.destroy_on_open", "true")])
-            .unwrap();
+        let store = open(
+            dir.path(),
+            &[("lmdb.sync", sync), ("lmdb.destroy_on_open", "true")],
+        )
+        .unwrap();
         println!("lmdb.sync={sync}");
         support::print_throughput(&store, 100_000);
     }

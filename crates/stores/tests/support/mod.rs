@@ -39,12 +39,30 @@ pub fn check_survives_reopen<S: Store>(open: impl Fn() -> S) {
         let mut b = Batch::new();
         for i in 0..200 {
             let v = format!("value-{i}");
-            let r = op(&mut s, &mut b, OpKind::Insert, &key(i), &[(b"field0", v.as_bytes())]);
-            assert!(matches!(r, Ok(Outcome::Written { .. })), "insert {i}: {r:?}");
+            let r = op(
+                &mut s,
+                &mut b,
+                OpKind::Insert,
+                &key(i),
+                &[(b"field0", v.as_bytes())],
+            );
+            assert!(
+                matches!(r, Ok(Outcome::Written { .. })),
+                "insert {i}: {r:?}"
+            );
         }
-        let r = op(&mut s, &mut b, OpKind::Update, &key(7), &[(b"field1", b"extra")]);
+        let r = op(
+            &mut s,
+            &mut b,
+            OpKind::Update,
+            &key(7),
+            &[(b"field1", b"extra")],
+        );
         assert!(matches!(r, Ok(Outcome::Written { .. })), "update: {r:?}");
-        assert_eq!(op(&mut s, &mut b, OpKind::Delete, &key(9), &[]), Ok(Outcome::Deleted));
+        assert_eq!(
+            op(&mut s, &mut b, OpKind::Delete, &key(9), &[]),
+            Ok(Outcome::Deleted)
+        );
         store.flush().unwrap();
     }
     let store = open();
@@ -58,13 +76,28 @@ pub fn check_survives_reopen<S: Store>(open: impl Fn() -> S) {
         }
         let want = format!("value-{i}");
         let reply = &b.slots()[0].reply;
-        assert_eq!(reply.get(b"field0"), Some(want.as_bytes()), "record {i} after reopen");
+        assert_eq!(
+            reply.get(b"field0"),
+            Some(want.as_bytes()),
+            "record {i} after reopen"
+        );
         if i == 7 {
-            assert_eq!(reply.get(b"field1"), Some(&b"extra"[..]), "update lost on reopen");
+            assert_eq!(
+                reply.get(b"field1"),
+                Some(&b"extra"[..]),
+                "update lost on reopen"
+            );
         }
     }
     let r = op(&mut s, &mut b, OpKind::Scan, &key(0), &[]);
-    assert_eq!(r, Ok(Outcome::Scanned { records: 0, bytes: 0 }), "scan of 0 records");
+    assert_eq!(
+        r,
+        Ok(Outcome::Scanned {
+            records: 0,
+            bytes: 0
+        }),
+        "scan of 0 records"
+    );
     b.clear();
     let slot = b.push();
     slot.request.kind = OpKind::Scan;
@@ -96,9 +129,18 @@ pub fn check_concurrent_sessions<S: Store>(store: &S) {
                 for i in 0..PER_THREAD {
                     let k = key(t * PER_THREAD + i);
                     let r = op(&mut s, &mut b, OpKind::Insert, &k, &[(b"f", &k)]);
-                    assert!(matches!(r, Ok(Outcome::Written { .. })), "thread {t} insert {i}: {r:?}");
+                    assert!(
+                        matches!(r, Ok(Outcome::Written { .. })),
+                        "thread {t} insert {i}: {r:?}"
+                    );
                     let r = op(&mut s, &mut b, OpKind::Read, &k, &[]);
-                    assert_eq!(r, Ok(Outcome::Hit { bytes: k.len() as u64 }), "thread {t} read {i}");
+                    assert_eq!(
+                        r,
+                        Ok(Outcome::Hit {
+                            bytes: k.len() as u64
+                        }),
+                        "thread {t} read {i}"
+                    );
                 }
             });
         }
@@ -109,7 +151,9 @@ pub fn check_concurrent_sessions<S: Store>(store: &S) {
         let k = key(i);
         assert_eq!(
             op(&mut s, &mut b, OpKind::Read, &k, &[]),
-            Ok(Outcome::Hit { bytes: k.len() as u64 }),
+            Ok(Outcome::Hit {
+                bytes: k.len() as u64
+            }),
             "record {i} after the threads finished"
         );
         assert_eq!(b.slots()[0].reply.get(b"f"), Some(&k[..]));
@@ -130,13 +174,27 @@ pub fn print_throughput<S: Store>(store: &S, records: u64) {
     // prime that does not divide `records` permutes 0..records.
     let start = Instant::now();
     for i in 0..records {
-        op(&mut s, &mut b, OpKind::Insert, &key((i * 7919) % records), &fields).unwrap();
+        op(
+            &mut s,
+            &mut b,
+            OpKind::Insert,
+            &key((i * 7919) % records),
+            &fields,
+        )
+        .unwrap();
     }
     let insert_s = start.elapsed().as_secs_f64();
     store.flush().unwrap();
     let start = Instant::now();
     for i in 0..records {
-        let r = op(&mut s, &mut b, OpKind::Read, &key((i * 104_729) % records), &[]).unwrap();
+        let r = op(
+            &mut s,
+            &mut b,
+            OpKind::Read,
+            &key((i * 104_729) % records),
+            &[],
+        )
+        .unwrap();
         assert!(matches!(r, Outcome::Hit { .. }));
     }
     let read_s = start.elapsed().as_secs_f64();
