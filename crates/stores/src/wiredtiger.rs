@@ -341,8 +341,9 @@ fn check(context: &str, code: c_int) -> Result<(), StoreError> {
 /// so the connection always closes after every session.
 struct Connection {
     raw: *mut WtConnection,
-    /// The event handler WiredTiger keeps a pointer to; freed after the close.
-    _handler: Box<WtEventHandler>,
+    /// The event handler WiredTiger keeps a pointer to (from `Box::into_raw`); freed
+    /// after the close.
+    handler: *mut WtEventHandler,
 }
 
 // SAFETY: a WT_CONNECTION may be shared between threads: its methods are thread-safe
@@ -358,6 +359,9 @@ impl Drop for Connection {
         if rc != 0 {
             eprintln!("wiredtiger: closing the connection: {}", strerror(rc));
         }
+        // SAFETY: the handler came from Box::into_raw, and the closed connection no
+        // longer uses it.
+        drop(unsafe { Box::from_raw(self.handler) });
     }
 }
 
@@ -504,12 +508,11 @@ impl WiredTigerStore {
         let c_config =
             CString::new(open_config.as_bytes()).map_err(|_| bad_string("`wiredtiger.config`"))?;
         let mut raw = ptr::null_mut();
-        let mut handler = event_handler();
-        let handler_ptr: *mut WtEventHandler = &mut *handler;
+        let handler = Box::into_raw(event_handler());
         let (rc, messages) = capture(|| {
-            // SAFETY: valid NUL-terminated strings and out-pointer; the handler is boxed,
-            // so it stays put, and it is freed only after the connection closes.
-            unsafe { ffi::wiredtiger_open(home.as_ptr(), handler_ptr, c_config.as_ptr(), &mut raw) }
+            // SAFETY: valid NUL-terminated strings and out-pointer; the handler is on the
+            // heap and freed only after the connection closes (or the open fails).
+            unsafe { ffi::wiredtiger_open(home.as_ptr(), handler, c_config.as_ptr(), &mut raw) }
         });
         if rc != 0 {
             let mut e = wt_err(
@@ -520,13 +523,13 @@ impl WiredTigerStore {
             if rc == EINVAL {
                 e.kind = StoreErrorKind::Config;
             }
+            // SAFETY: the handler came from Box::into_raw; the open failed, so nothing
+            // holds it.
+            drop(unsafe { Box::from_raw(handler) });
             return Err(e);
         }
         let store = WiredTigerStore {
-            conn: Arc::new(Connection {
-                raw,
-                _handler: handler,
-            }),
+            conn: Arc::new(Connection { raw, handler }),
             config,
             version,
         };
