@@ -1,8 +1,6 @@
 //! Checks shared by the embedded-engine tests (`tests/lmdb.rs`, `tests/wiredtiger.rs`):
 //! durability across a reopen, concurrent sessions, and a single-thread throughput probe.
 
-#![allow(dead_code, reason = "each test file uses a different subset")]
-
 use std::time::Instant;
 
 use kvlab_core::{block_on, Batch, OpKind, Outcome, Session, Store, StoreError};
