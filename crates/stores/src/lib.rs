@@ -10,13 +10,20 @@
 //! - [`null::NullStore`]: accepts everything and stores nothing, to measure kvlab's
 //!   own overhead.
 //! - [`rocksdb::RocksDbStore`] (feature `rocksdb`): an embedded RocksDB database.
+//! - `lmdb::LmdbStore` (feature `lmdb`): an embedded LMDB environment.
+//! - `wiredtiger::WiredTigerStore` (feature `wiredtiger`): an embedded WiredTiger
+//!   database, linked against the system library (Debian's `libwiredtiger-dev`).
 
 #![warn(missing_docs)]
 
 pub mod conformance;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
 pub mod null;
 mod options;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+#[cfg(feature = "wiredtiger")]
+pub mod wiredtiger;
 
 pub use options::{parse_size, StoreOptions};
