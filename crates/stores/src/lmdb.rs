@@ -265,6 +265,7 @@ impl Store for LmdbStore {
         Capabilities {
             scan: true,
             persistent: true,
+            needs_runtime: false,
         }
     }
 

@@ -637,6 +637,7 @@ impl Store for WiredTigerStore {
         Capabilities {
             scan: true,
             persistent: true,
+            needs_runtime: false,
         }
     }
 
