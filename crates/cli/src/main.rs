@@ -22,7 +22,7 @@ use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
 use kvlab_workload::memtier::MemtierWorkload;
-use kvlab_workload::{CoreWorkload, Properties};
+use kvlab_workload::{CacheBenchConfig, CacheWorkload, CoreWorkload, Properties};
 
 /// kvlab: a workload lab for key-value stores and caches.
 #[derive(Parser, Debug)]
@@ -81,6 +81,19 @@ struct PhaseArgs {
     /// Data directory of an embedded store (same as -p rocksdb.dir=DIR).
     #[arg(long, value_name = "DIR")]
     path: Option<PathBuf>,
+    /// A CacheBench config (JSON with a test_config): its workload runs instead of a
+    /// property file's; scale it with -p numKeys=… -p numOps=… -p numThreads=….
+    #[arg(long, value_name = "FILE")]
+    cachebench: Option<PathBuf>,
+    /// Capacity of an in-process cache (moka; foyer's memory tier), e.g. 256MiB.
+    #[arg(long, value_name = "SIZE")]
+    cache_size: Option<String>,
+    /// Directory of a hybrid cache's disk tier (foyer).
+    #[arg(long, value_name = "DIR")]
+    disk_path: Option<PathBuf>,
+    /// Capacity of a hybrid cache's disk tier (foyer), e.g. 1GiB.
+    #[arg(long, value_name = "SIZE")]
+    disk_size: Option<String>,
     /// Server of a network store: redis://[user:pass@]host:port[/db], rediss://… (TLS),
     /// memcached://host:port[,host:port…].
     #[arg(long, value_name = "URL")]
@@ -268,6 +281,8 @@ enum Work {
     Core(Arc<CoreWorkload>),
     /// A memtier_benchmark-style workload (run only).
     Memtier(Arc<MemtierWorkload>),
+    /// A CacheBench-style cache workload (run only).
+    Cache(Arc<CacheWorkload>),
 }
 
 impl Work {
@@ -279,7 +294,7 @@ impl Work {
     fn insert_count(&self) -> u64 {
         match self {
             Work::Core(w) => w.insert_count(),
-            Work::Memtier(_) => 0,
+            Work::Memtier(_) | Work::Cache(_) => 0,
         }
     }
 
@@ -287,6 +302,7 @@ impl Work {
         match self {
             Work::Core(w) => w.effective(),
             Work::Memtier(w) => w.spec().effective(),
+            Work::Cache(w) => w.effective(),
         }
     }
 
@@ -297,6 +313,10 @@ impl Work {
             Work::Memtier(_) => Err(usage(format!(
                 "a memtier-style workload has no {phase} phase"
             ))),
+            Work::Cache(_) => Err(usage(format!(
+                "a cache workload has no {phase} phase: caches fill as they run \
+                 (look-aside sets after misses)"
+            ))),
         }
     }
 
@@ -305,9 +325,19 @@ impl Work {
     fn redis_model(&self) -> kvlab_net::redis::Model {
         match self {
             Work::Core(_) => kvlab_net::redis::Model::Hash,
-            Work::Memtier(_) => kvlab_net::redis::Model::String,
+            Work::Memtier(_) | Work::Cache(_) => kvlab_net::redis::Model::String,
         }
     }
+}
+
+/// Settings a CacheBench config brings, used where the command line is silent.
+#[derive(Default)]
+struct Defaults {
+    threads: Option<usize>,
+    ops_per_thread: Option<u64>,
+    target_rate: Option<f64>,
+    cache_size_mb: Option<u64>,
+    disk_size_mb: Option<u64>,
 }
 
 /// How results are printed.
@@ -336,10 +366,19 @@ const CLI_PROPERTIES: &[&str] = &[
 ];
 
 /// Option prefixes that stores declare: passed to the store, which validates them.
-const STORE_PREFIXES: &[&str] = &["rocksdb.", "redis.", "memcached.", "null."];
+const STORE_PREFIXES: &[&str] = &[
+    "rocksdb.",
+    "lmdb.",
+    "wiredtiger.",
+    "moka.",
+    "foyer.",
+    "redis.",
+    "memcached.",
+    "null.",
+];
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
-    let (phase, args) = match cli.command {
+    let (phase, mut args) = match cli.command {
         Command::Load(a) => ("load", a),
         Command::Run(a) => ("run", a),
         Command::Verify(a) => ("verify", a),
@@ -352,16 +391,60 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     for p in &args.properties {
         props.set_override(p).map_err(|e| usage(e.to_string()))?;
     }
-    let workload = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
-        .map_err(|e| usage(e.to_string()))?;
+    // The workload: a CacheBench config, a cache property file, or YCSB's CoreWorkload.
+    let mut defaults = Defaults::default();
+    let work = if let Some(path) = &args.cachebench {
+        let mut overrides = Vec::new();
+        for (k, v) in props.iter() {
+            if kvlab_workload::CACHEBENCH_OVERRIDES.contains(&k) {
+                overrides.push((k.to_string(), v.to_string()));
+            } else if !(CLI_PROPERTIES.contains(&k)
+                || STORE_PREFIXES.iter().any(|p| k.starts_with(p)))
+            {
+                return Err(usage(format!(
+                    "property `{k}` does not apply to a CacheBench config; its overrides are: {}",
+                    kvlab_workload::CACHEBENCH_OVERRIDES.join(", ")
+                )));
+            }
+        }
+        let config = CacheBenchConfig::load(path, &overrides).map_err(|e| usage(e.to_string()))?;
+        for w in config.warnings() {
+            eprintln!("kvlab: warning: {}: {w}", path.display());
+        }
+        defaults.threads = Some(config.threads() as usize);
+        defaults.ops_per_thread = Some(config.ops_per_thread());
+        defaults.target_rate = config.target_rate_ops_per_s();
+        defaults.cache_size_mb = config.cache_size_mb();
+        defaults.disk_size_mb = config.nvm_cache_size_mb();
+        Work::Cache(Arc::new(
+            config.workload().map_err(|e| usage(e.to_string()))?,
+        ))
+    } else if props.get("workload") == Some(CacheWorkload::CLASS) {
+        let w = CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| usage(e.to_string()))?;
+        Work::Cache(Arc::new(w))
+    } else {
+        let w = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| usage(e.to_string()))?;
+        Work::Core(Arc::new(w))
+    };
     let threads = match (args.threads, props.get("threadcount")) {
         (Some(t), _) => t,
         (None, Some(t)) => t
             .trim()
             .parse()
             .map_err(|_| usage(format!("property threadcount: `{t}` is not a number")))?,
-        (None, None) => 1,
+        (None, None) => defaults.threads.unwrap_or(1),
     };
+    if args.cache_size.is_none() {
+        args.cache_size = defaults.cache_size_mb.map(|mb| format!("{mb}MiB"));
+    }
+    if args.disk_size.is_none() {
+        args.disk_size = defaults
+            .disk_size_mb
+            .filter(|&mb| mb > 0)
+            .map(|mb| format!("{mb}MiB"));
+    }
     if threads == 0 {
         return Err(usage("--threads must be at least 1"));
     }
@@ -374,7 +457,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 .map_err(|_| usage(format!("property target: `{t}` is not a number")))?;
             (v > 0.0).then_some(TargetRate::Constant(v))
         }
-        (None, None) => None,
+        (None, None) => defaults.target_rate.map(TargetRate::Constant),
     };
     if args.connections == 0 || args.pipeline == 0 {
         return Err(usage("--connections and --pipeline must be at least 1"));
@@ -403,7 +486,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         operations: if args.duration.is_some() {
             None
         } else {
-            Some(workload.operation_count())
+            Some(match (&work, defaults.ops_per_thread) {
+                // CacheBench's numOps is per thread.
+                (_, Some(per_thread)) => per_thread.saturating_mul(threads as u64),
+                (Work::Core(w), None) => w.operation_count(),
+                (Work::Cache(w), None) => kvlab_workload::Workload::operation_count(w),
+                (Work::Memtier(w), None) => kvlab_workload::Workload::operation_count(&**w),
+            })
         },
         duration,
         warmup,
@@ -417,7 +506,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         phase,
         args,
         props,
-        work: Work::Core(Arc::new(workload)),
+        work,
         plan,
         report: ReportStyle::Ycsb,
         stop,
@@ -476,6 +565,10 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         },
         db: db.into(),
         path: None,
+        cachebench: None,
+        cache_size: None,
+        disk_path: None,
+        disk_size: None,
         url: m.spawn.is_none().then(|| a.url()),
         spawn: m.spawn.clone(),
         threads: Some(a.threads()),
@@ -542,6 +635,28 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
                 .with_context(|| format!("opening rocksdb at {}", path.display()))?;
             execute(&ctx, &store)
         }
+        #[cfg(feature = "lmdb")]
+        "lmdb" => {
+            use kvlab_stores::lmdb::{LmdbConfig, LmdbStore};
+            let options = StoreOptions::new("lmdb.", store_pairs);
+            let config = LmdbConfig::from_options(ctx.args.path.as_deref(), options)
+                .map_err(|e| usage(e.message))?;
+            let path = config.path.clone();
+            let store = LmdbStore::open(config)
+                .with_context(|| format!("opening lmdb at {}", path.display()))?;
+            execute(&ctx, &store)
+        }
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger" => {
+            use kvlab_stores::wiredtiger::{WiredTigerConfig, WiredTigerStore};
+            let options = StoreOptions::new("wiredtiger.", store_pairs);
+            let config = WiredTigerConfig::from_options(ctx.args.path.as_deref(), options)
+                .map_err(|e| usage(e.message))?;
+            let path = config.path.clone();
+            let store = WiredTigerStore::open(config)
+                .with_context(|| format!("opening wiredtiger at {}", path.display()))?;
+            execute(&ctx, &store)
+        }
         "redis" => {
             use kvlab_net::redis::{RedisConfig, RedisStore};
             let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
@@ -597,6 +712,12 @@ fn available_stores() -> Vec<&'static str> {
     let mut v = Vec::new();
     if cfg!(feature = "rocksdb") {
         v.push("rocksdb");
+    }
+    if cfg!(feature = "lmdb") {
+        v.push("lmdb");
+    }
+    if cfg!(feature = "wiredtiger") {
+        v.push("wiredtiger");
     }
     v.extend(["redis", "memcached", "null"]);
     v
@@ -817,6 +938,7 @@ fn execute_observed<S: Store>(
             Work::Memtier(w) => {
                 kvlab_runner::run(store, &**w, &ctx.plan, &ctx.stop, &mut observer)?
             }
+            Work::Cache(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
         };
         display.finish();
         o
@@ -851,6 +973,7 @@ fn execute_observed<S: Store>(
         ));
     }
 
+    let stats = store.stats();
     let stdout = std::io::stdout();
     let mut out: Box<dyn Write> = match &ctx.report {
         ReportStyle::Memtier(o) if o.out_file().is_some() => {
@@ -863,7 +986,12 @@ fn execute_observed<S: Store>(
         _ => Box::new(stdout.lock()),
     };
     match &ctx.report {
-        ReportStyle::Ycsb => kvlab_measure::write_ycsb_text(&summary, &mut out)?,
+        ReportStyle::Ycsb => {
+            kvlab_measure::write_ycsb_text(&summary, &mut out)?;
+            if matches!(ctx.work, Work::Cache(_)) || stats.iter().any(|(k, _)| k == "dram_hits") {
+                write_cache_lines(&outcome, &stats, &mut out)?;
+            }
+        }
         ReportStyle::Memtier(o) => {
             memtier_report::print(o, &outcome.total, outcome.elapsed, &mut out)?;
             if let Some(path) = o.json_out() {
@@ -933,7 +1061,7 @@ fn execute_observed<S: Store>(
                         .chain(ctx.server.clone())
                         .collect(),
                 ),
-                stats: stats_map(store.stats().into_iter().chain(extra_stats()).collect()),
+                stats: stats_map(stats.into_iter().chain(extra_stats()).collect()),
             },
             host: HostInfo::detect(),
             results: summary,
@@ -956,6 +1084,55 @@ fn execute_observed<S: Store>(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The cache lines of the text report: hit ratio of the gets (reads), get and set
+/// throughput, and, when the store reports them, its tiers' hit ratios and evictions.
+fn write_cache_lines(outcome: &RunOutcome, stats: &StoreStats, out: &mut dyn Write) -> Result<()> {
+    use kvlab_core::{OpKind, Status};
+    let t = &outcome.total;
+    let hits = t.status_count(OpKind::Read, Status::Ok);
+    let misses = t.status_count(OpKind::Read, Status::NotFound);
+    let secs = outcome.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    let ratio = |n: u64, of: u64| {
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / of as f64
+        }
+    };
+    writeln!(out, "[CACHE], Gets, {}", hits + misses)?;
+    writeln!(
+        out,
+        "[CACHE], HitRatio(%), {:.2}",
+        ratio(hits, hits + misses)
+    )?;
+    let int = |name: &str| {
+        stats.iter().find_map(|(k, v)| match v {
+            StatValue::Int(i) if k == name => Some(*i as u64),
+            _ => None,
+        })
+    };
+    if let (Some(dram), Some(disk)) = (int("dram_hits"), int("disk_hits")) {
+        let gets = dram + disk + int("misses").unwrap_or(0);
+        writeln!(out, "[CACHE], DramHitRatio(%), {:.2}", ratio(dram, gets))?;
+        writeln!(out, "[CACHE], DiskHitRatio(%), {:.2}", ratio(disk, gets))?;
+    }
+    writeln!(
+        out,
+        "[CACHE], GetThroughput(ops/sec), {:.1}",
+        (hits + misses) as f64 / secs
+    )?;
+    let sets = t.count(OpKind::Insert) + t.count(OpKind::Update);
+    writeln!(
+        out,
+        "[CACHE], SetThroughput(ops/sec), {:.1}",
+        sets as f64 / secs
+    )?;
+    if let Some(e) = ["evictions", "evicted_keys"].iter().find_map(|n| int(n)) {
+        writeln!(out, "[CACHE], Evictions, {e}")?;
+    }
+    Ok(())
 }
 
 fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_json::Value> {
