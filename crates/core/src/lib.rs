@@ -15,9 +15,11 @@
 
 #![warn(missing_docs)]
 
+mod clock;
 mod record;
 mod store;
 
+pub use clock::Timestamp;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use store::{
     Batch, Capabilities, OpKind, Outcome, Request, Session, Slot, StatValue, Status, Store,

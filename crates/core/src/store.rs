@@ -2,9 +2,8 @@
 
 use std::fmt;
 use std::future::Future;
-use std::time::Instant;
 
-use crate::Record;
+use crate::{Record, Timestamp};
 
 /// The kind of an operation, named as YCSB reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -328,7 +327,7 @@ pub struct Slot {
     /// The result, set by [`Slot::complete`].
     pub result: Result<Outcome, StoreError>,
     /// When the result arrived, set by [`Slot::complete`].
-    pub completed_at: Option<Instant>,
+    pub completed_at: Option<Timestamp>,
 }
 
 impl Default for Slot {
@@ -348,7 +347,7 @@ impl Slot {
     #[inline]
     pub fn complete(&mut self, result: Result<Outcome, StoreError>) {
         self.result = result;
-        self.completed_at = Some(Instant::now());
+        self.completed_at = Some(Timestamp::now());
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use kvlab_core::{Batch, OpKind, Record, Session, Slot, Status};
+use kvlab_core::{Batch, OpKind, Record, Session, Slot, Status, Timestamp};
 use kvlab_measure::Recorder;
 use kvlab_workload::{OpSource, Ticket, Verdict};
 
@@ -230,15 +230,15 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                     } else {
                         self.totals.max_lag = self.totals.max_lag.max(now - due);
                     }
-                    Some(due)
+                    Some(Timestamp::from_instant(due))
                 }
                 None => None,
             };
-            let started = Instant::now();
+            let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
             self.account_batch(ts, started, intended);
             if !self.rmw_batch.is_empty() {
-                let mid = Instant::now();
+                let mid = Timestamp::now();
                 self.session.execute(&mut self.rmw_batch).await;
                 self.account_rmw(ts, started, mid, intended);
             }
@@ -294,7 +294,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
 
     /// Records every request of the batch; a read-modify-write's read is recorded as a
     /// read (its whole is recorded by [`Client::account_rmw`]).
-    fn account_batch(&mut self, ts: &ThreadState, started: Instant, intended: Option<Instant>) {
+    fn account_batch(&mut self, ts: &ThreadState, started: Timestamp, intended: Option<Timestamp>) {
         let mut recorder = ts.recorder.borrow_mut();
         for (slot, &rmw) in self.batch.slots().iter().zip(&self.rmw) {
             let intended = if rmw { None } else { intended };
@@ -313,25 +313,22 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
     fn account_rmw(
         &mut self,
         ts: &ThreadState,
-        started: Instant,
-        mid: Instant,
-        intended: Option<Instant>,
+        started: Timestamp,
+        mid: Timestamp,
+        intended: Option<Timestamp>,
     ) {
         let mut recorder = ts.recorder.borrow_mut();
         let reads = self.batch.slots().iter().zip(&self.rmw).filter(|(_, &r)| r);
         for ((read, _), update) in reads.zip(self.rmw_batch.slots()) {
             account(&mut recorder, &ts.shared, OpKind::Update, update, mid, None);
-            let end = update.completed_at.unwrap_or_else(Instant::now);
+            let end = update.completed_at.unwrap_or_else(Timestamp::now);
             let status = match (&read.result, &update.result) {
                 (Ok(_), Ok(o)) => o.status(),
                 _ => Status::Error,
             };
-            recorder.record(OpKind::ReadModifyWrite, status, nanos(end - started));
+            recorder.record(OpKind::ReadModifyWrite, status, end.nanos_since(started));
             if let Some(due) = intended {
-                recorder.record_intended(
-                    OpKind::ReadModifyWrite,
-                    nanos(end.saturating_duration_since(due)),
-                );
+                recorder.record_intended(OpKind::ReadModifyWrite, end.nanos_since(due));
             }
         }
     }
@@ -359,11 +356,11 @@ fn account(
     shared: &Shared,
     kind: OpKind,
     slot: &Slot,
-    started: Instant,
-    intended: Option<Instant>,
+    started: Timestamp,
+    intended: Option<Timestamp>,
 ) {
-    let end = slot.completed_at.unwrap_or_else(Instant::now);
-    let service = nanos(end.saturating_duration_since(started));
+    let end = slot.completed_at.unwrap_or_else(Timestamp::now);
+    let service = end.nanos_since(started);
     match &slot.result {
         Ok(outcome) => {
             recorder.record(kind, outcome.status(), service);
@@ -380,10 +377,6 @@ fn account(
         }
     }
     if let Some(due) = intended {
-        recorder.record_intended(kind, nanos(end.saturating_duration_since(due)));
+        recorder.record_intended(kind, end.nanos_since(due));
     }
-}
-
-pub(crate) fn nanos(d: Duration) -> u64 {
-    d.as_nanos().min(u64::MAX as u128) as u64
 }

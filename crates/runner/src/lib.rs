@@ -348,6 +348,7 @@ fn drive<S: Store, Src: OpSource + 'static>(
     let needs_runtime = store.capabilities().needs_runtime;
     check_plan(needs_runtime, plan)?;
     let sessions = open_sessions(store, sources.len())?;
+    kvlab_core::Timestamp::calibrate();
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
         epoch: AtomicU64::new(0),
