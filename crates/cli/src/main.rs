@@ -94,8 +94,8 @@ struct PhaseArgs {
     /// Capacity of a hybrid cache's disk tier (foyer), e.g. 1GiB.
     #[arg(long, value_name = "SIZE")]
     disk_size: Option<String>,
-    /// Server of a network store: redis://[user:pass@]host:port[/db], rediss://… (TLS),
-    /// memcached://host:port[,host:port…].
+    /// Server of a network store: redis://user:password@host:port/db (credentials and
+    /// db optional), rediss://… for TLS, memcached://host:port,host:port….
     #[arg(long, value_name = "URL")]
     url: Option<String>,
     /// Start a local server for the run (redis-server or memcached from PATH) on a free

@@ -145,6 +145,7 @@ mod tests {
 
     #[test]
     fn timestamps_follow_wall_time() {
+        Timestamp::calibrate();
         let (i0, t0) = (Instant::now(), Timestamp::now());
         std::thread::sleep(Duration::from_millis(50));
         let (t1, i1) = (Timestamp::now(), Instant::now());
