@@ -790,22 +790,7 @@ fn execute_with_server<S: Store>(
     let Some(server) = server else {
         return execute(ctx, store);
     };
-    if ctx.phase == "run" && ctx.work.insert_count() > 0 {
-        eprintln!(
-            "kvlab: loading {} records into the new server first",
-            ctx.work.insert_count()
-        );
-        let plan = RunPlan {
-            target_rate: None,
-            ..ctx.plan.clone()
-        };
-        let workload = ctx.work.core("load")?;
-        let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut |_| {})?;
-        let failed = o.total.errors_total();
-        if failed > 0 || o.interrupted {
-            anyhow::bail!("loading the new server failed: {failed} inserts failed");
-        }
-    }
+    preload(ctx, store, "the new server")?;
     let before = server.sample().ok();
     let mut info: Vec<(String, StatValue)> = vec![
         (
@@ -857,7 +842,34 @@ fn execute_with_server<S: Store>(
 }
 
 fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+    if !store.capabilities().persistent {
+        preload(ctx, store, &format!("the {} store", store.name()))?;
+    }
     execute_observed(ctx, store, Vec::new)
+}
+
+/// Before `run` on a store that starts empty (a server kvlab started, an in-process
+/// cache), loads the workload's records, unmeasured, so reads find what a separate
+/// `load` would have written.
+fn preload<S: Store>(ctx: &Phase, store: &S, what: &str) -> Result<()> {
+    if ctx.phase != "run" || ctx.work.insert_count() == 0 {
+        return Ok(());
+    }
+    eprintln!(
+        "kvlab: {what} starts empty: loading {} records first",
+        ctx.work.insert_count()
+    );
+    let plan = RunPlan {
+        target_rate: None,
+        ..ctx.plan.clone()
+    };
+    let workload = ctx.work.core("load")?;
+    let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut |_| {})?;
+    let failed = o.total.errors_total();
+    if failed > 0 || o.interrupted {
+        anyhow::bail!("loading {what} failed: {failed} inserts failed");
+    }
+    Ok(())
 }
 
 /// Runs the phase; `extra_stats` adds statistics taken at the end (a spawned server's
