@@ -10,10 +10,17 @@
 //! - [`null::NullStore`]: accepts everything and stores nothing, to measure kvlab's
 //!   own overhead.
 //! - [`rocksdb::RocksDbStore`] (feature `rocksdb`): an embedded RocksDB database.
+//! - [`moka::MokaStore`] (feature `moka`): an in-process, in-memory W-TinyLFU cache.
+//! - [`foyer::FoyerStore`] (feature `foyer`): an in-process hybrid cache, DRAM in front
+//!   of a disk tier, reporting DRAM hits, disk hits and misses apart.
 
 #![warn(missing_docs)]
 
 pub mod conformance;
+#[cfg(feature = "foyer")]
+pub mod foyer;
+#[cfg(feature = "moka")]
+pub mod moka;
 pub mod null;
 mod options;
 #[cfg(feature = "rocksdb")]
