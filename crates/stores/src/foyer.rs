@@ -414,7 +414,7 @@ impl FoyerStore {
             "lru" => LruConfig::default().into(),
             "s3fifo" => S3FifoConfig::default().into(),
             "fifo" => FifoConfig::default().into(),
-            "sieve" => SieveConfig::default().into(),
+            "sieve" => SieveConfig.into(),
             _ => LfuConfig::default().into(),
         };
         let mut builder = HybridCache::builder()
@@ -746,12 +746,10 @@ impl FoyerSession {
 
 impl Session for FoyerSession {
     /// Awaits foyer's lookups; needs no tokio context (see the module docs).
-    fn execute(&mut self, batch: &mut Batch) -> impl Future<Output = ()> + Send {
-        async move {
-            for slot in batch.slots_mut() {
-                let result = self.run(&slot.request, &mut slot.reply).await;
-                slot.complete(result);
-            }
+    async fn execute(&mut self, batch: &mut Batch) {
+        for slot in batch.slots_mut() {
+            let result = self.run(&slot.request, &mut slot.reply).await;
+            slot.complete(result);
         }
     }
 }

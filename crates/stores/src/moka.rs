@@ -194,9 +194,9 @@ impl MokaStore {
     pub fn open(config: MokaConfig) -> Result<MokaStore, StoreError> {
         let removals = Arc::new(Removals::default());
         let listener = Arc::clone(&removals);
-        let mut builder = Cache::builder()
+        let mut builder = MokaCache::builder()
             .max_capacity(config.capacity_bytes)
-            .weigher(|k: &Box<[u8]>, v: &CachedValue| weigh(k, v))
+            .weigher(|k, v| weigh(k, v))
             .eviction_policy(match config.eviction.as_str() {
                 "lru" => EvictionPolicy::lru(),
                 _ => EvictionPolicy::tiny_lfu(),

@@ -125,7 +125,7 @@ fn reads_beyond_dram_are_served_from_disk() {
         );
     }
     store.flush().unwrap();
-    let mut hits = 0;
+    let (mut hits, mut last_hit) = (0, None::<u32>);
     for i in 0..KEYS {
         let key = format!("key{i}");
         match blob(&mut s, &mut b, OpKind::Read, key.as_bytes(), b"") {
@@ -136,6 +136,7 @@ fn reads_beyond_dram_are_served_from_disk() {
                     "{key}'s value"
                 );
                 hits += 1;
+                last_hit = Some(i);
             }
             Outcome::Miss => {}
             other => panic!("read of {key}: {other:?}"),
@@ -159,6 +160,14 @@ fn reads_beyond_dram_are_served_from_disk() {
     assert!(int(&store, "disk_read_bytes") >= disk * LEN as i64);
     assert!(int(&store, "disk_admitted_bytes") > 0);
     assert_eq!(int(&store, "inserts"), KEYS as i64);
+
+    // A disk hit puts the entry back in DRAM: reading it again is a DRAM hit.
+    let last = format!("key{}", last_hit.expect("some key was a hit"));
+    assert!(matches!(
+        blob(&mut s, &mut b, OpKind::Read, last.as_bytes(), b""),
+        Outcome::Hit { .. }
+    ));
+    assert_eq!(int(&store, "dram_hits"), dram + 1, "{:?}", store.stats());
 }
 
 /// A rate limit of 8 KiB/s lets at most a couple of 4 KiB entries through to disk.

@@ -46,7 +46,7 @@ fn blob(s: &mut MokaSession, b: &mut Batch, kind: OpKind, key: &[u8], value: &[u
 fn moka_conforms() {
     let store = open(&[("moka.capacity", "64MiB")]);
     kvlab_stores::conformance::check_all(&store);
-    assert_eq!(store.capabilities().scan, false);
+    assert!(!store.capabilities().scan);
 }
 
 #[test]
