@@ -15,9 +15,11 @@
 //! memory than the capacity by moka's own per-entry bookkeeping (hash table slot,
 //! access-order deque node, frequency sketch), which this weight does not count.
 //!
-//! **Expiry.** `moka.ttl_s` gives every entry a time to live; a write whose
-//! [`kvlab_core::Request::ttl_s`] is non-zero uses that instead (a per-entry
-//! [`moka::Expiry`]). A write resets the entry's time to live; a read does not.
+//! **Expiry.** `moka.ttl_s` gives every entry a time to live. With
+//! `moka.per_entry_ttl=true`, a write whose [`kvlab_core::Request::ttl_s`] is non-zero
+//! uses that instead (a per-entry [`moka::Expiry`]); without it, per-write times to
+//! live are ignored, because moka's per-entry expiry slows every read of a large
+//! cache. A write resets the entry's time to live; a read does not.
 //!
 //! **Statistics** count hits, misses, inserts and deletes per session (each session
 //! owns its counters, so counting costs no shared cache line) and evictions by cause
@@ -41,7 +43,13 @@ use moka::Expiry;
 use crate::StoreOptions;
 
 /// Option names `moka.*` that the store understands (after the `moka.` prefix).
-pub const OPTION_NAMES: &[&str] = &["capacity", "ttl_s", "eviction", "initial_capacity"];
+pub const OPTION_NAMES: &[&str] = &[
+    "capacity",
+    "ttl_s",
+    "per_entry_ttl",
+    "eviction",
+    "initial_capacity",
+];
 
 const EVICTIONS: &[&str] = &["tinylfu", "lru"];
 
@@ -51,9 +59,12 @@ pub struct MokaConfig {
     /// Cache capacity in bytes of keys plus values (default 256 MiB; the CLI's
     /// `--cache-size` sets it).
     pub capacity_bytes: u64,
-    /// Time to live of every entry in seconds; 0 = none (default 0). A write's own
-    /// non-zero `ttl_s` wins.
+    /// Time to live of every entry in seconds; 0 = none (default 0).
     pub ttl_s: u32,
+    /// Honour each write's own [`kvlab_core::Request::ttl_s`] (default false: it is
+    /// ignored). Off by default because moka's per-entry expiry costs reads about a
+    /// fifth of their throughput on a large cache (see `docs/stores-caches.md`).
+    pub per_entry_ttl: bool,
     /// `tinylfu` (W-TinyLFU admission and eviction, moka's default) or `lru`.
     pub eviction: String,
     /// Entries the hash table is sized for up front; 0 = moka's default (default 0).
@@ -73,6 +84,7 @@ impl MokaConfig {
                     format!("option `moka.ttl_s`: `{ttl_s}` is not a number of seconds in 0..=4294967295"),
                 )
             })?,
+            per_entry_ttl: o.bool("per_entry_ttl", false)?,
             eviction: o.choice("eviction", EVICTIONS, "tinylfu")?,
             initial_capacity: o.size("initial_capacity", 0)?,
         };
@@ -90,6 +102,7 @@ impl MokaConfig {
         vec![
             ("capacity_bytes".into(), self.capacity_bytes.into()),
             ("ttl_s".into(), u64::from(self.ttl_s).into()),
+            ("per_entry_ttl".into(), self.per_entry_ttl.into()),
             ("eviction".into(), self.eviction.clone().into()),
             ("initial_capacity".into(), self.initial_capacity.into()),
         ]
@@ -201,9 +214,6 @@ impl MokaStore {
                 "lru" => EvictionPolicy::lru(),
                 _ => EvictionPolicy::tiny_lfu(),
             })
-            .expire_after(TimeToLive {
-                default: (config.ttl_s > 0).then(|| Duration::from_secs(u64::from(config.ttl_s))),
-            })
             .eviction_listener(move |key, value: CachedValue, cause| match cause {
                 RemovalCause::Size => {
                     listener.evictions.fetch_add(1, Ordering::Relaxed);
@@ -215,6 +225,14 @@ impl MokaStore {
                 }
                 RemovalCause::Explicit | RemovalCause::Replaced => {}
             });
+        let default_ttl = (config.ttl_s > 0).then(|| Duration::from_secs(u64::from(config.ttl_s)));
+        if config.per_entry_ttl {
+            builder = builder.expire_after(TimeToLive {
+                default: default_ttl,
+            });
+        } else if let Some(ttl) = default_ttl {
+            builder = builder.time_to_live(ttl);
+        }
         if config.initial_capacity > 0 {
             builder = builder.initial_capacity(config.initial_capacity as usize);
         }

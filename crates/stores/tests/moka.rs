@@ -163,13 +163,8 @@ fn scans_are_refused() {
     assert_eq!(err.kind, StoreErrorKind::Unsupported);
 }
 
-/// A write's own time to live, and the store-wide one, expire entries; a write
-/// without either does not. Expiry is checked against the clock, so this sleeps.
-#[test]
-fn entries_expire_after_their_time_to_live() {
-    let store = open(&[]);
-    let mut s = store.session().unwrap();
-    let mut b = Batch::new();
+/// Writes `short` with a 1 s time to live and `forever` without one.
+fn write_short_and_forever(s: &mut MokaSession, b: &mut Batch) {
     b.clear();
     let slot = b.push();
     slot.request.kind = OpKind::Insert;
@@ -177,13 +172,26 @@ fn entries_expire_after_their_time_to_live() {
     slot.request.ttl_s = 1;
     slot.request.key.extend_from_slice(b"short");
     slot.request.record.push(b"", b"v");
-    block_on(s.execute(&mut b));
-    blob(&mut s, &mut b, OpKind::Insert, b"forever", b"v");
+    block_on(s.execute(b));
+    blob(s, b, OpKind::Insert, b"forever", b"v");
     assert_eq!(
-        blob(&mut s, &mut b, OpKind::Read, b"short", b""),
+        blob(s, b, OpKind::Read, b"short", b""),
         Outcome::Hit { bytes: 1 }
     );
+}
 
+/// A write's own time to live (with `moka.per_entry_ttl`), and the store-wide one,
+/// expire entries; a write without either does not. Expiry is checked against the
+/// clock, so this sleeps.
+#[test]
+fn entries_expire_after_their_time_to_live() {
+    let store = open(&[("moka.per_entry_ttl", "true")]);
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    write_short_and_forever(&mut s, &mut b);
+    let ignoring = open(&[]);
+    let mut i = ignoring.session().unwrap();
+    write_short_and_forever(&mut i, &mut b);
     let with_default = open(&[("moka.ttl_s", "1")]);
     let mut d = with_default.session().unwrap();
     blob(&mut d, &mut b, OpKind::Insert, b"default", b"v");
@@ -197,11 +205,16 @@ fn entries_expire_after_their_time_to_live() {
         blob(&mut s, &mut b, OpKind::Read, b"forever", b""),
         Outcome::Hit { bytes: 1 }
     );
+    assert_eq!(stat(&store, "expirations"), 1);
+    // Without moka.per_entry_ttl a write's time to live is ignored.
+    assert_eq!(
+        blob(&mut i, &mut b, OpKind::Read, b"short", b""),
+        Outcome::Hit { bytes: 1 }
+    );
     assert_eq!(
         blob(&mut d, &mut b, OpKind::Read, b"default", b""),
         Outcome::Miss
     );
-    assert_eq!(stat(&store, "expirations"), 1);
 }
 
 #[test]
