@@ -657,6 +657,39 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
                 .with_context(|| format!("opening wiredtiger at {}", path.display()))?;
             execute(&ctx, &store)
         }
+        #[cfg(feature = "moka")]
+        "moka" => {
+            use kvlab_stores::moka::{MokaConfig, MokaStore};
+            let mut pairs = store_pairs;
+            if let Some(size) = &ctx.args.cache_size {
+                pairs.push(("moka.capacity".into(), size.clone()));
+            }
+            let config = MokaConfig::from_options(StoreOptions::new("moka.", pairs))
+                .map_err(|e| usage(e.message))?;
+            let store = MokaStore::open(config).context("opening the moka cache")?;
+            execute(&ctx, &store)
+        }
+        #[cfg(feature = "foyer")]
+        "foyer" => {
+            use kvlab_stores::foyer::{FoyerConfig, FoyerStore};
+            let mut pairs = store_pairs;
+            for (name, value) in [
+                ("foyer.memory", ctx.args.cache_size.clone()),
+                (
+                    "foyer.disk_path",
+                    ctx.args.disk_path.as_ref().map(|p| p.display().to_string()),
+                ),
+                ("foyer.disk_size", ctx.args.disk_size.clone()),
+            ] {
+                if let Some(v) = value {
+                    pairs.push((name.into(), v));
+                }
+            }
+            let config = FoyerConfig::from_options(StoreOptions::new("foyer.", pairs))
+                .map_err(|e| usage(e.message))?;
+            let store = FoyerStore::open(config).context("opening the foyer cache")?;
+            execute(&ctx, &store)
+        }
         "redis" => {
             use kvlab_net::redis::{RedisConfig, RedisStore};
             let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
@@ -718,6 +751,12 @@ fn available_stores() -> Vec<&'static str> {
     }
     if cfg!(feature = "wiredtiger") {
         v.push("wiredtiger");
+    }
+    if cfg!(feature = "moka") {
+        v.push("moka");
+    }
+    if cfg!(feature = "foyer") {
+        v.push("foyer");
     }
     v.extend(["redis", "memcached", "null"]);
     v

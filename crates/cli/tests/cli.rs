@@ -384,7 +384,7 @@ fn usage_errors_exit_2_and_name_the_problem() {
     let workload = ["run", "-P", "workloads/ycsb/workloada"];
     assert_usage_error(
         &[&workload[..], &["--db", "nosuchstore"]].concat(),
-        &["available: rocksdb, lmdb, wiredtiger, redis, memcached, null"],
+        &["available: rocksdb, lmdb, wiredtiger, moka, foyer, redis, memcached, null"],
     );
     assert_usage_error(
         &[

@@ -13,12 +13,19 @@
 //! - `lmdb::LmdbStore` (feature `lmdb`): an embedded LMDB environment.
 //! - `wiredtiger::WiredTigerStore` (feature `wiredtiger`): an embedded WiredTiger
 //!   database, linked against the system library (Debian's `libwiredtiger-dev`).
+//! - [`moka::MokaStore`] (feature `moka`): an in-process, in-memory W-TinyLFU cache.
+//! - [`foyer::FoyerStore`] (feature `foyer`): an in-process hybrid cache, DRAM in front
+//!   of a disk tier, reporting DRAM hits, disk hits and misses apart.
 
 #![warn(missing_docs)]
 
 pub mod conformance;
+#[cfg(feature = "foyer")]
+pub mod foyer;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+#[cfg(feature = "moka")]
+pub mod moka;
 pub mod null;
 mod options;
 #[cfg(feature = "rocksdb")]
