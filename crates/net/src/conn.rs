@@ -74,7 +74,15 @@ impl Conn {
                 match tokio::time::timeout(ep.connect_timeout, handshake).await {
                     Ok(Ok(s)) => Io::Tls(Box::new(s)),
                     Ok(Err(e)) => return Err(fail("TLS handshake with", &e)),
-                    Err(_) => return Err(fail("TLS handshake with", &"timed out")),
+                    Err(_) => {
+                        return Err(fail(
+                            "TLS handshake with",
+                            &format!(
+                                "no answer within {:?}; is the server serving TLS on this port?",
+                                ep.connect_timeout
+                            ),
+                        ))
+                    }
                 }
             }
         };
