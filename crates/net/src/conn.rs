@@ -148,6 +148,11 @@ impl Conn {
         }
     }
 
+    /// A reply that breaks the protocol, naming the server that sent it.
+    pub(crate) fn protocol_error(&self, e: kvlab_proto::ProtoError) -> StoreError {
+        StoreError::new(StoreErrorKind::Protocol, format!("{}: {e}", self.name))
+    }
+
     fn io_error(&self, what: &str, e: std::io::Error) -> StoreError {
         let kind = if e.kind() == std::io::ErrorKind::TimedOut {
             StoreErrorKind::Timeout

@@ -301,7 +301,7 @@ impl Inner {
                     break r?;
                 }
                 Ok(None) => conn.fill().await?,
-                Err(e) => return Err(protocol(e)),
+                Err(e) => return Err(conn.protocol_error(e)),
             }
         };
         let mut owner = vec![usize::MAX; 16384];
@@ -354,7 +354,7 @@ impl Inner {
                         break;
                     }
                     Ok(None) => conn.fill().await?,
-                    Err(e) => return Err(protocol(e)),
+                    Err(e) => return Err(conn.protocol_error(e)),
                 }
             }
         }
@@ -369,10 +369,6 @@ impl Inner {
             )),
         }
     }
-}
-
-fn protocol(e: kvlab_proto::ProtoError) -> StoreError {
-    StoreError::new(StoreErrorKind::Protocol, e.to_string())
 }
 
 /// The text of an error reply, if `frame` is one.
@@ -511,7 +507,7 @@ async fn info_text(conn: &mut Conn, section: &str) -> Result<String, StoreError>
                 return text;
             }
             Ok(None) => conn.fill().await?,
-            Err(e) => return Err(protocol(e)),
+            Err(e) => return Err(conn.protocol_error(e)),
         }
     }
 }
@@ -689,6 +685,9 @@ struct Work {
     key_target: Vec<Option<(usize, bool)>>,
     keys_used: usize,
     current: Record,
+    /// Nodes this batch failed to connect to, with the error: the batch's other
+    /// requests to them fail at once instead of each waiting for its own attempt.
+    down: Vec<(usize, StoreError)>,
 }
 
 /// A worker's connections to a `redis` store: one per node.
@@ -726,6 +725,19 @@ impl RedisSession {
                 Err(e)
             }
         }
+    }
+
+    /// [`RedisSession::ensure_connected`] at most once per batch and node: after a
+    /// failed attempt, the error again.
+    async fn connect_once(&mut self, node: usize) -> Result<(), StoreError> {
+        if let Some((_, e)) = self.work.down.iter().find(|(n, _)| *n == node) {
+            return Err(e.clone());
+        }
+        let r = self.ensure_connected(node).await;
+        if let Err(e) = &r {
+            self.work.down.push((node, e.clone()));
+        }
+        r
     }
 
     /// Where request `i`'s next commands go: the node, whether after an `ASK`, and the
@@ -957,6 +969,7 @@ impl Session for RedisSession {
         self.work.slots.clear();
         self.work.slots.resize_with(n, SlotWork::default);
         self.work.keys_used = 0;
+        self.work.down.clear();
         for round in 0..MAX_ROUNDS {
             // Requests with something left to send this round.
             let todo: Vec<usize> = (0..n)
@@ -975,7 +988,7 @@ impl Session for RedisSession {
                 if req.kind == OpKind::Scan && !w.scan_keys.is_empty() {
                     for j in w.scan_keys.clone() {
                         if let Some((node, _)) = self.work.key_target[j] {
-                            if let Err(e) = self.ensure_connected(node).await {
+                            if let Err(e) = self.connect_once(node).await {
                                 self.work.slots[i].outcome = Some(Err(e));
                             }
                         }
@@ -984,7 +997,7 @@ impl Session for RedisSession {
                 }
                 let (node, _, index_node) = self.target(req, w.redirect);
                 for node in [Some(node), index_node].into_iter().flatten() {
-                    if let Err(e) = self.ensure_connected(node).await {
+                    if let Err(e) = self.connect_once(node).await {
                         self.work.slots[i].outcome = Some(Err(e));
                     }
                 }
@@ -1061,7 +1074,7 @@ impl RedisSession {
                                 break Err(e);
                             }
                         }
-                        Err(e) => break Err(protocol(e)),
+                        Err(e) => break Err(conn.protocol_error(e)),
                     }
                 };
                 if let Err(e) = got {
