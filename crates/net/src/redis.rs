@@ -280,6 +280,29 @@ impl Inner {
         }
     }
 
+    /// Where a request's next commands go: the node, whether after an `ASK`, and the
+    /// index's node when the request also writes the scan index (hash model).
+    ///
+    /// A `MOVED` has already updated the slot map, so the request is routed afresh (the
+    /// `MOVED` of an index command names the index's node, not the key's); an `ASK`
+    /// names the node for this one request. A scan starts at the index's node.
+    fn target(
+        &self,
+        req: &Request,
+        redirect: Option<(usize, bool)>,
+    ) -> (usize, bool, Option<usize>) {
+        let hash = self.config.model == Model::Hash;
+        let index = self.config.index_key.as_bytes();
+        let (node, ask) = match redirect {
+            Some((node, true)) => (node, true),
+            _ if req.kind == OpKind::Scan && hash => (self.route(index), false),
+            _ => (self.route(&req.key), false),
+        };
+        let index_node = (hash && matches!(req.kind, OpKind::Insert | OpKind::Delete))
+            .then(|| self.route(index));
+        (node, ask, index_node)
+    }
+
     /// Loads the slot map from `CLUSTER SLOTS` on `conn`.
     async fn load_slots(&self, conn: &mut Conn) -> Result<(), StoreError> {
         resp::cluster_slots(&mut conn.wbuf);
@@ -685,6 +708,8 @@ struct Work {
     key_target: Vec<Option<(usize, bool)>>,
     keys_used: usize,
     current: Record,
+    /// Requests with something to send in the current round (kept for its capacity).
+    todo: Vec<usize>,
     /// Nodes this batch failed to connect to, with the error: the batch's other
     /// requests to them fail at once instead of each waiting for its own attempt.
     down: Vec<(usize, StoreError)>,
@@ -740,41 +765,19 @@ impl RedisSession {
         r
     }
 
-    /// Where request `i`'s next commands go: the node, whether after an `ASK`, and the
-    /// index's node when the request also writes the scan index (hash model).
-    ///
-    /// A `MOVED` has already updated the slot map, so the request is routed afresh (the
-    /// `MOVED` of an index command names the index's node, not the key's); an `ASK`
-    /// names the node for this one request. A scan starts at the index's node.
-    fn target(
-        &self,
-        req: &Request,
-        redirect: Option<(usize, bool)>,
-    ) -> (usize, bool, Option<usize>) {
-        let inner = &self.inner;
-        let hash = inner.config.model == Model::Hash;
-        let index = inner.config.index_key.as_bytes();
-        let (node, ask) = match redirect {
-            Some((node, true)) => (node, true),
-            _ if req.kind == OpKind::Scan && hash => (inner.route(index), false),
-            _ => (inner.route(&req.key), false),
-        };
-        let index_node = (hash && matches!(req.kind, OpKind::Insert | OpKind::Delete))
-            .then(|| inner.route(index));
-        (node, ask, index_node)
-    }
-
     /// Encodes the commands of request `i` for this round onto its node's queue.
-    fn encode(&mut self, batch: &Batch, i: usize) {
+    ///
+    /// `inner` is the session's own (cloned once per batch, so that encoding a request
+    /// does not touch the shared count).
+    fn encode(&mut self, inner: &Inner, batch: &Batch, i: usize) {
         let req = &batch.slots()[i].request;
         if req.kind == OpKind::Scan && !self.work.slots[i].scan_keys.is_empty() {
             self.encode_scan_reads(req, i);
             return;
         }
-        let inner = Arc::clone(&self.inner);
         let model = inner.config.model;
         let redirect = self.work.slots[i].redirect.take();
-        let (node, ask, _) = self.target(req, redirect);
+        let (node, ask, _) = inner.target(req, redirect);
         let w = &mut self.work.slots[i];
         if self.work.queues.len() <= node {
             self.work.queues.resize_with(node + 1, Vec::new);
@@ -970,14 +973,16 @@ impl Session for RedisSession {
         self.work.slots.resize_with(n, SlotWork::default);
         self.work.keys_used = 0;
         self.work.down.clear();
+        // Cloned once per batch: encoding a request does not touch the shared count.
+        let inner = Arc::clone(&self.inner);
+        let mut todo = std::mem::take(&mut self.work.todo);
         for round in 0..MAX_ROUNDS {
             // Requests with something left to send this round.
-            let todo: Vec<usize> = (0..n)
-                .filter(|&i| {
-                    let w = &self.work.slots[i];
-                    w.outcome.is_none() && w.waiting == 0 && batch.slots()[i].completed_at.is_none()
-                })
-                .collect();
+            todo.clear();
+            todo.extend((0..n).filter(|&i| {
+                let w = &self.work.slots[i];
+                w.outcome.is_none() && w.waiting == 0 && batch.slots()[i].completed_at.is_none()
+            }));
             if todo.is_empty() {
                 break;
             }
@@ -995,8 +1000,11 @@ impl Session for RedisSession {
                     }
                     continue;
                 }
-                let (node, _, index_node) = self.target(req, w.redirect);
+                let (node, _, index_node) = inner.target(req, w.redirect);
                 for node in [Some(node), index_node].into_iter().flatten() {
+                    if self.links.get(node).is_some_and(|l| l.conn.is_some()) {
+                        continue;
+                    }
                     if let Err(e) = self.connect_once(node).await {
                         self.work.slots[i].outcome = Some(Err(e));
                     }
@@ -1007,7 +1015,7 @@ impl Session for RedisSession {
             }
             for &i in &todo {
                 if self.work.slots[i].outcome.is_none() {
-                    self.encode(batch, i);
+                    self.encode(&inner, batch, i);
                 }
             }
             self.exchange(batch).await;
@@ -1022,6 +1030,7 @@ impl Session for RedisSession {
                 }
             }
         }
+        self.work.todo = todo;
         for (slot, w) in batch.slots_mut().iter_mut().zip(&mut self.work.slots) {
             if slot.completed_at.is_none() {
                 let r = w.outcome.take().unwrap_or(Err(StoreError::new(
