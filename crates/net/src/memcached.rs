@@ -454,11 +454,8 @@ impl MemcachedSession {
         let b64 = MetaFlag::Flag(b'b');
         let set = |value: &[u8], out: &mut Vec<u8>| {
             if meta {
-                let mut flags = vec![MetaFlag::Num(b'T', ttl as u64)];
-                if encoded_key {
-                    flags.push(b64);
-                }
-                memcache::ms(out, key, value, &flags);
+                let flags = [MetaFlag::Num(b'T', ttl as u64), b64];
+                memcache::ms(out, key, value, &flags[..1 + encoded_key as usize]);
             } else {
                 memcache::set(out, key, 0, ttl, value, false);
             }
@@ -745,6 +742,7 @@ impl Session for MemcachedSession {
                 let server = self.inner.route(&slot.request.key);
                 let connected = match &self.down[server] {
                     Some(e) => Err(e.clone()),
+                    None if self.links[server].conn.is_some() => Ok(()),
                     None => self.ensure_connected(server).await,
                 };
                 let r = match connected {
