@@ -578,7 +578,11 @@ fn a_thousand_connections_work() {
     assert!(o.status.success(), "{stderr}");
     let reads = report_u64(&stdout, "READ", "Operations");
     assert_eq!(reads + report_u64(&stdout, "UPDATE", "Operations"), 8192);
-    assert_eq!(report_u64(&stdout, "READ", "Return=OK"), reads, "the records were loaded");
+    assert_eq!(
+        report_u64(&stdout, "READ", "Return=OK"),
+        reads,
+        "the records were loaded"
+    );
     let doc = ResultDocument::load(&out.join("result.json")).unwrap();
     assert!(doc.results.errors.is_empty(), "{:?}", doc.results.errors);
     assert_eq!(doc.runner["connections_per_thread"], serde_json::json!(512));
