@@ -74,7 +74,15 @@ impl Conn {
                 match tokio::time::timeout(ep.connect_timeout, handshake).await {
                     Ok(Ok(s)) => Io::Tls(Box::new(s)),
                     Ok(Err(e)) => return Err(fail("TLS handshake with", &e)),
-                    Err(_) => return Err(fail("TLS handshake with", &"timed out")),
+                    Err(_) => {
+                        return Err(fail(
+                            "TLS handshake with",
+                            &format!(
+                                "no answer within {:?}; is the server serving TLS on this port?",
+                                ep.connect_timeout
+                            ),
+                        ))
+                    }
                 }
             }
         };
@@ -138,6 +146,11 @@ impl Conn {
             Ok(_) => Ok(()),
             Err(e) => Err(self.io_error("reading from", e)),
         }
+    }
+
+    /// A reply that breaks the protocol, naming the server that sent it.
+    pub(crate) fn protocol_error(&self, e: kvlab_proto::ProtoError) -> StoreError {
+        StoreError::new(StoreErrorKind::Protocol, format!("{}: {e}", self.name))
     }
 
     fn io_error(&self, what: &str, e: std::io::Error) -> StoreError {

@@ -172,7 +172,7 @@ impl MemcachedStore {
                             ))
                         }
                         Ok(None) => conn.fill().await?,
-                        Err(e) => break Err(protocol(e)),
+                        Err(e) => break Err(conn.protocol_error(e)),
                     }
                 }
             })?;
@@ -189,10 +189,6 @@ impl MemcachedStore {
     pub fn versions(&self) -> &[String] {
         &self.versions
     }
-}
-
-fn protocol(e: kvlab_proto::ProtoError) -> StoreError {
-    StoreError::new(StoreErrorKind::Protocol, e.to_string())
 }
 
 /// `stats` fields copied into the result; counters are summed over servers.
@@ -248,6 +244,7 @@ impl Store for MemcachedStore {
             state: Vec::new(),
             key: Vec::new(),
             current: Record::new(),
+            down: vec![None; self.inner.endpoints.len()],
         })
     }
 
@@ -284,7 +281,7 @@ impl Store for MemcachedStore {
                                 }
                             }
                             Ok(None) => conn.fill().await?,
-                            Err(e) => return Err(protocol(e)),
+                            Err(e) => return Err(conn.protocol_error(e)),
                         }
                     }
                 }
@@ -352,6 +349,9 @@ pub struct MemcachedSession {
     state: Vec<SlotState>,
     key: Vec<u8>,
     current: Record,
+    /// Per server: the error of this batch's failed connection attempt; the batch's
+    /// other requests to it fail at once instead of each waiting for its own attempt.
+    down: Vec<Option<StoreError>>,
 }
 
 /// Longest key memcached accepts.
@@ -454,11 +454,8 @@ impl MemcachedSession {
         let b64 = MetaFlag::Flag(b'b');
         let set = |value: &[u8], out: &mut Vec<u8>| {
             if meta {
-                let mut flags = vec![MetaFlag::Num(b'T', ttl as u64)];
-                if encoded_key {
-                    flags.push(b64);
-                }
-                memcache::ms(out, key, value, &flags);
+                let flags = [MetaFlag::Num(b'T', ttl as u64), b64];
+                memcache::ms(out, key, value, &flags[..1 + encoded_key as usize]);
             } else {
                 memcache::set(out, key, 0, ttl, value, false);
             }
@@ -657,7 +654,7 @@ async fn read_text(
                 Some((s, n))
             }
             Ok(None) => None,
-            Err(e) => return Err(protocol(e)),
+            Err(e) => return Err(conn.protocol_error(e)),
         };
         match parsed {
             Some((s, n)) => {
@@ -704,7 +701,7 @@ async fn read_meta(
                 Some((s, n))
             }
             Ok(None) => None,
-            Err(e) => return Err(protocol(e)),
+            Err(e) => return Err(conn.protocol_error(e)),
         };
         match parsed {
             Some((s, n)) => {
@@ -728,6 +725,7 @@ impl Session for MemcachedSession {
         let n = batch.len();
         self.state.clear();
         self.state.resize_with(n, SlotState::default);
+        self.down.iter_mut().for_each(|d| *d = None);
         // Two rounds: everything, then the writes of partial updates.
         for round in 0..2 {
             for q in &mut self.queues {
@@ -742,9 +740,17 @@ impl Session for MemcachedSession {
                     continue;
                 }
                 let server = self.inner.route(&slot.request.key);
-                let r = match self.ensure_connected(server).await {
+                let connected = match &self.down[server] {
+                    Some(e) => Err(e.clone()),
+                    None if self.links[server].conn.is_some() => Ok(()),
+                    None => self.ensure_connected(server).await,
+                };
+                let r = match connected {
                     Ok(()) => self.encode(&batch.slots()[i].request, i, server),
-                    Err(e) => Err(e),
+                    Err(e) => {
+                        self.down[server] = Some(e.clone());
+                        Err(e)
+                    }
                 };
                 if let Err(e) = r {
                     self.state[i].outcome = Some(Err(e));

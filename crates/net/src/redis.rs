@@ -280,6 +280,29 @@ impl Inner {
         }
     }
 
+    /// Where a request's next commands go: the node, whether after an `ASK`, and the
+    /// index's node when the request also writes the scan index (hash model).
+    ///
+    /// A `MOVED` has already updated the slot map, so the request is routed afresh (the
+    /// `MOVED` of an index command names the index's node, not the key's); an `ASK`
+    /// names the node for this one request. A scan starts at the index's node.
+    fn target(
+        &self,
+        req: &Request,
+        redirect: Option<(usize, bool)>,
+    ) -> (usize, bool, Option<usize>) {
+        let hash = self.config.model == Model::Hash;
+        let index = self.config.index_key.as_bytes();
+        let (node, ask) = match redirect {
+            Some((node, true)) => (node, true),
+            _ if req.kind == OpKind::Scan && hash => (self.route(index), false),
+            _ => (self.route(&req.key), false),
+        };
+        let index_node = (hash && matches!(req.kind, OpKind::Insert | OpKind::Delete))
+            .then(|| self.route(index));
+        (node, ask, index_node)
+    }
+
     /// Loads the slot map from `CLUSTER SLOTS` on `conn`.
     async fn load_slots(&self, conn: &mut Conn) -> Result<(), StoreError> {
         resp::cluster_slots(&mut conn.wbuf);
@@ -301,7 +324,7 @@ impl Inner {
                     break r?;
                 }
                 Ok(None) => conn.fill().await?,
-                Err(e) => return Err(protocol(e)),
+                Err(e) => return Err(conn.protocol_error(e)),
             }
         };
         let mut owner = vec![usize::MAX; 16384];
@@ -354,7 +377,7 @@ impl Inner {
                         break;
                     }
                     Ok(None) => conn.fill().await?,
-                    Err(e) => return Err(protocol(e)),
+                    Err(e) => return Err(conn.protocol_error(e)),
                 }
             }
         }
@@ -369,10 +392,6 @@ impl Inner {
             )),
         }
     }
-}
-
-fn protocol(e: kvlab_proto::ProtoError) -> StoreError {
-    StoreError::new(StoreErrorKind::Protocol, e.to_string())
 }
 
 /// The text of an error reply, if `frame` is one.
@@ -511,7 +530,7 @@ async fn info_text(conn: &mut Conn, section: &str) -> Result<String, StoreError>
                 return text;
             }
             Ok(None) => conn.fill().await?,
-            Err(e) => return Err(protocol(e)),
+            Err(e) => return Err(conn.protocol_error(e)),
         }
     }
 }
@@ -651,6 +670,8 @@ enum Part {
 struct Pending {
     slot: usize,
     part: Part,
+    /// For a [`Part::ScanRead`]: the index of its key in `Work::keys`.
+    key: u32,
 }
 
 /// Progress of one request of the batch.
@@ -664,6 +685,10 @@ struct SlotWork {
     /// Scan progress: keys found by the index (range into `Work::keys`), records and
     /// bytes read so far.
     scan_keys: std::ops::Range<usize>,
+    /// The scan's reads have been sent (its index was answered before).
+    scan_reading: bool,
+    /// Reads of scanned keys that were redirected and are sent again next round.
+    scan_rereads: u32,
     scanned: u64,
     scanned_bytes: u64,
     /// A string update's merged value, to be written in the next round.
@@ -678,8 +703,16 @@ struct Work {
     queues: Vec<Vec<Pending>>,
     /// Keys a scan's index returned.
     keys: Vec<Vec<u8>>,
+    /// Per key of `keys`: the node to read it from next round and whether after an
+    /// `ASK`; `None` once its read is sent.
+    key_target: Vec<Option<(usize, bool)>>,
     keys_used: usize,
     current: Record,
+    /// Requests with something to send in the current round (kept for its capacity).
+    todo: Vec<usize>,
+    /// Nodes this batch failed to connect to, with the error: the batch's other
+    /// requests to them fail at once instead of each waiting for its own attempt.
+    down: Vec<(usize, StoreError)>,
 }
 
 /// A worker's connections to a `redis` store: one per node.
@@ -719,16 +752,33 @@ impl RedisSession {
         }
     }
 
+    /// [`RedisSession::ensure_connected`] at most once per batch and node: after a
+    /// failed attempt, the error again.
+    async fn connect_once(&mut self, node: usize) -> Result<(), StoreError> {
+        if let Some((_, e)) = self.work.down.iter().find(|(n, _)| *n == node) {
+            return Err(e.clone());
+        }
+        let r = self.ensure_connected(node).await;
+        if let Err(e) = &r {
+            self.work.down.push((node, e.clone()));
+        }
+        r
+    }
+
     /// Encodes the commands of request `i` for this round onto its node's queue.
-    fn encode(&mut self, batch: &Batch, i: usize, round: usize) {
+    ///
+    /// `inner` is the session's own (cloned once per batch, so that encoding a request
+    /// does not touch the shared count).
+    fn encode(&mut self, inner: &Inner, batch: &Batch, i: usize) {
         let req = &batch.slots()[i].request;
-        let inner = Arc::clone(&self.inner);
+        if req.kind == OpKind::Scan && !self.work.slots[i].scan_keys.is_empty() {
+            self.encode_scan_reads(req, i);
+            return;
+        }
         let model = inner.config.model;
+        let redirect = self.work.slots[i].redirect.take();
+        let (node, ask, _) = inner.target(req, redirect);
         let w = &mut self.work.slots[i];
-        let (node, ask) = match w.redirect.take() {
-            Some(r) => r,
-            None => (self.inner.route(&req.key), false),
-        };
         if self.work.queues.len() <= node {
             self.work.queues.resize_with(node + 1, Vec::new);
         }
@@ -740,6 +790,7 @@ impl RedisSession {
             self.work.queues[node].push(Pending {
                 slot: i,
                 part: Part::Aside,
+                key: 0,
             });
             w.waiting += 1;
             return;
@@ -747,20 +798,16 @@ impl RedisSession {
         let out = &mut conn.wbuf;
         let q = &mut self.work.queues[node];
         let mut push = |part: Part, w: &mut SlotWork| {
-            q.push(Pending { slot: i, part });
+            q.push(Pending {
+                slot: i,
+                part,
+                key: 0,
+            });
             w.waiting += 1;
         };
         if ask {
             resp::asking(out);
             push(Part::Aside, w);
-        }
-        // A second round continues what the first started.
-        if round > 0 && !w.scan_keys.is_empty() {
-            for k in &self.work.keys[w.scan_keys.clone()] {
-                read_command(out, req, k);
-                push(Part::ScanRead, w);
-            }
-            return;
         }
         if let Some(value) = w.merged.take() {
             resp::set(out, &req.key, &value, (req.ttl_s > 0).then_some(req.ttl_s));
@@ -807,18 +854,9 @@ impl RedisSession {
                 }
             }
             (OpKind::Scan, _) => {
-                let index_node = self.inner.route(index);
-                if index_node == node {
-                    index_range(out, index, &req.key, req.scan_len);
-                    push(Part::ScanIndex, w);
-                } else {
-                    self.pending_index(node, i, |out| {
-                        index_range(out, index, &req.key, req.scan_len)
-                    });
-                    if let Some(p) = self.work.queues[index_node].last_mut() {
-                        p.part = Part::ScanIndex;
-                    }
-                }
+                // `target` sent the scan to the index's node.
+                index_range(out, index, &req.key, req.scan_len);
+                push(Part::ScanIndex, w);
             }
             (OpKind::ReadModifyWrite, _) => {
                 w.outcome = Some(Err(StoreError::read_modify_write_unsplit()));
@@ -826,8 +864,47 @@ impl RedisSession {
         }
     }
 
-    /// Queues an index command (`ZADD`/`ZREM`/`ZRANGEBYLEX`) for request `i` on the
-    /// index key's node.
+    /// Queues the reads of a scan's keys, each on its own node: every key once the
+    /// index has answered, then the keys whose reads were redirected.
+    fn encode_scan_reads(&mut self, req: &Request, i: usize) {
+        let w = &mut self.work.slots[i];
+        w.scan_reading = true;
+        w.scan_rereads = 0;
+        for j in w.scan_keys.clone() {
+            let Some((node, ask)) = self.work.key_target[j].take() else {
+                continue;
+            };
+            if self.work.queues.len() <= node {
+                self.work.queues.resize_with(node + 1, Vec::new);
+            }
+            let Some(conn) = self.links.get_mut(node).and_then(|l| l.conn.as_mut()) else {
+                // `execute` connects first; a failure there already failed the request.
+                w.outcome.get_or_insert_with(|| {
+                    Err(StoreError::new(StoreErrorKind::Connection, "not connected"))
+                });
+                continue;
+            };
+            let q = &mut self.work.queues[node];
+            if ask {
+                resp::asking(&mut conn.wbuf);
+                q.push(Pending {
+                    slot: i,
+                    part: Part::Aside,
+                    key: 0,
+                });
+                w.waiting += 1;
+            }
+            read_command(&mut conn.wbuf, req, &self.work.keys[j]);
+            q.push(Pending {
+                slot: i,
+                part: Part::ScanRead,
+                key: j as u32,
+            });
+            w.waiting += 1;
+        }
+    }
+
+    /// Queues an index command (`ZADD`/`ZREM`) for request `i` on the index key's node.
     fn pending_index(&mut self, _key_node: usize, i: usize, encode: impl FnOnce(&mut Vec<u8>)) {
         let node = self.inner.route(self.inner.config.index_key.as_bytes());
         if self.work.queues.len() <= node {
@@ -846,6 +923,7 @@ impl RedisSession {
         self.work.queues[node].push(Pending {
             slot: i,
             part: Part::Aside,
+            key: 0,
         });
         w.waiting += 1;
     }
@@ -894,31 +972,40 @@ impl Session for RedisSession {
         self.work.slots.clear();
         self.work.slots.resize_with(n, SlotWork::default);
         self.work.keys_used = 0;
+        self.work.down.clear();
+        // Cloned once per batch: encoding a request does not touch the shared count.
+        let inner = Arc::clone(&self.inner);
+        let mut todo = std::mem::take(&mut self.work.todo);
         for round in 0..MAX_ROUNDS {
             // Requests with something left to send this round.
-            let todo: Vec<usize> = (0..n)
-                .filter(|&i| {
-                    let w = &self.work.slots[i];
-                    w.outcome.is_none() && w.waiting == 0 && batch.slots()[i].completed_at.is_none()
-                })
-                .collect();
+            todo.clear();
+            todo.extend((0..n).filter(|&i| {
+                let w = &self.work.slots[i];
+                w.outcome.is_none() && w.waiting == 0 && batch.slots()[i].completed_at.is_none()
+            }));
             if todo.is_empty() {
                 break;
             }
             // Connect to every node this round needs.
             for &i in &todo {
-                let node = match self.work.slots[i].redirect {
-                    Some((node, _)) => node,
-                    None => self.inner.route(&batch.slots()[i].request.key),
-                };
-                let needs_index = matches!(
-                    batch.slots()[i].request.kind,
-                    OpKind::Insert | OpKind::Delete | OpKind::Scan
-                ) && self.inner.config.model == Model::Hash;
-                for node in [node].into_iter().chain(
-                    needs_index.then(|| self.inner.route(self.inner.config.index_key.as_bytes())),
-                ) {
-                    if let Err(e) = self.ensure_connected(node).await {
+                let req = &batch.slots()[i].request;
+                let w = &self.work.slots[i];
+                if req.kind == OpKind::Scan && !w.scan_keys.is_empty() {
+                    for j in w.scan_keys.clone() {
+                        if let Some((node, _)) = self.work.key_target[j] {
+                            if let Err(e) = self.connect_once(node).await {
+                                self.work.slots[i].outcome = Some(Err(e));
+                            }
+                        }
+                    }
+                    continue;
+                }
+                let (node, _, index_node) = inner.target(req, w.redirect);
+                for node in [Some(node), index_node].into_iter().flatten() {
+                    if self.links.get(node).is_some_and(|l| l.conn.is_some()) {
+                        continue;
+                    }
+                    if let Err(e) = self.connect_once(node).await {
                         self.work.slots[i].outcome = Some(Err(e));
                     }
                 }
@@ -928,7 +1015,7 @@ impl Session for RedisSession {
             }
             for &i in &todo {
                 if self.work.slots[i].outcome.is_none() {
-                    self.encode(batch, i, round);
+                    self.encode(&inner, batch, i);
                 }
             }
             self.exchange(batch).await;
@@ -943,6 +1030,7 @@ impl Session for RedisSession {
                 }
             }
         }
+        self.work.todo = todo;
         for (slot, w) in batch.slots_mut().iter_mut().zip(&mut self.work.slots) {
             if slot.completed_at.is_none() {
                 let r = w.outcome.take().unwrap_or(Err(StoreError::new(
@@ -995,7 +1083,7 @@ impl RedisSession {
                                 break Err(e);
                             }
                         }
-                        Err(e) => break Err(protocol(e)),
+                        Err(e) => break Err(conn.protocol_error(e)),
                     }
                 };
                 if let Err(e) = got {
@@ -1057,8 +1145,8 @@ fn finish(w: &mut SlotWork, req: &Request) -> Option<Result<Outcome, StoreError>
         }
     }
     if req.kind == OpKind::Scan {
-        if !w.scan_keys.is_empty() && w.scanned == 0 && w.scanned_bytes == 0 {
-            // The index answered; the keys are read next round.
+        if !w.scan_keys.is_empty() && (!w.scan_reading || w.scan_rereads > 0) {
+            // The index answered (or a read was redirected): keys are read next round.
             return None;
         }
         return Some(Ok(Outcome::Scanned {
@@ -1074,6 +1162,7 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
     let Work {
         slots,
         keys,
+        key_target,
         keys_used,
         current,
         ..
@@ -1092,7 +1181,13 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
                                     [r.slot as usize] = node;
                             }
                         }
-                        w.redirect = Some((node, ask));
+                        if p.part == Part::ScanRead {
+                            // One key of a scan: read it again, the others are done.
+                            key_target[p.key as usize] = Some((node, ask));
+                            w.scan_rereads += 1;
+                        } else {
+                            w.redirect = Some((node, ask));
+                        }
                         return;
                     }
                 }
@@ -1150,9 +1245,11 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
                     if let Some(b) = k.as_bytes() {
                         if keys.len() <= *keys_used {
                             keys.push(Vec::new());
+                            key_target.push(None);
                         }
                         keys[*keys_used].clear();
                         keys[*keys_used].extend_from_slice(b);
+                        key_target[*keys_used] = Some((inner.route(b), false));
                         *keys_used += 1;
                     }
                 }

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# kvlab's memcached client (text protocol) beside memaslap (Debian's libmemcached-tools
+# ships it as `memcaslap`), in one go against one memcached (-t 2): SET then GET, one
+# client thread, 50 connections, no pipelining, 32-byte values; rounds alternate which
+# tool goes first. Each tool's CPU time (user + system, from /usr/bin/time) is divided
+# by the requests it sent.
+#
+# The tools differ in ways the numbers must be read with:
+# - keys: memaslap makes random 16-byte keys; kvlab (`memtier` flags) uses
+#   `memtier-N` over 100000 keys, each connection with its own seed
+#   (--distinct-client-seed; memtier's clients otherwise share one key sequence).
+# - GET: memaslap first SETs a window of keys per connection (-w 1k: 51200 SETs) and
+#   then reads them; its GET rate is the median of its per-second GET periods after the
+#   first (which holds the preload). kvlab's GETs read the keys its SET run wrote.
+#
+# Prints every round and a table of medians with the ratios kvlab / memaslap:
+# throughput (target >= 1.0) and CPU per request.
+#
+# Usage: bench/memcached-vs-memaslap.sh [ROUNDS] (default 3); SECS per run (default 5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS="${1:-3}"
+SECS="${SECS:-5}"
+CLIENTS=50
+MEMASLAP="$(command -v memcaslap || command -v memaslap || true)"
+[ -n "$MEMASLAP" ] || { echo "missing memcaslap (apt-get install libmemcached-tools)" >&2; exit 1; }
+for tool in memcached /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (bash setup.sh installs it)" >&2; exit 1; }
+done
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+cargo build --release --locked --quiet --bin kvlab
+KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=""
+for _ in $(seq 1 50); do
+  p=$((20000 + RANDOM % 40000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+done
+[ -n "$port" ] || { echo "no free port found" >&2; exit 1; }
+user=()
+[ "$(id -u)" = 0 ] && user=(-u root)
+memcached -l 127.0.0.1 -p "$port" -U 0 -t 2 -m 1024 -c 1024 "${user[@]}" &
+server_pid=$!
+for _ in $(seq 1 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.05
+done
+
+# memaslap's configuration: key sizes, value sizes, then SET (0) and GET (1) shares.
+printf 'key\n16 16 1\nvalue\n32 32 1\ncmd\n0 1.0\n1 0.0\n' >"$work/set.cfg"
+printf 'key\n16 16 1\nvalue\n32 32 1\ncmd\n0 0.0\n1 1.0\n' >"$work/get.cfg"
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+timed() {
+  /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
+    cat "$work/err" "$work/out" >&2; exit 1; }
+  cpu="$(awk 'END { print $1 + $2 }' "$work/time")"
+}
+per_request() { awk -v c="$cpu" -v n="$1" 'BEGIN { printf "%.3f", c * 1e6 / n }'; }
+run_ms() { # TEST
+  timed "$MEMASLAP" -s "127.0.0.1:$port" -T 1 -c "$CLIENTS" -t "${SECS}s" -S 1s -w 1k \
+    -F "$work/$1.cfg"
+  local sent
+  sent="$(awk '/^cmd_get:/ { g = $2 } /^cmd_set:/ { s = $2 } END { print g + s }' "$work/out")"
+  if [ "$1" = set ]; then
+    rps="$(sed -n 's/^Run time: .* TPS: \([0-9]*\).*/\1/p' "$work/out")"
+  else
+    # shellcheck disable=SC2046
+    rps="$(median $(awk '/^Get Statistics$/ { get = 1; next } /Statistics/ { get = 0 }
+      get && $1 == "Period" && ++n > 1 { print $4 }' "$work/out"))"
+  fi
+  cpu_us="$(per_request "$sent")"
+}
+run_kv() { # TEST
+  local ratio=1:0
+  [ "$1" = get ] && ratio=0:1
+  timed "$KVLAB" memtier -s 127.0.0.1 -p "$port" -P memcache_text -t 1 -c "$CLIENTS" \
+    --ratio "$ratio" --distinct-client-seed --test-time "$SECS" --data-size 32 --key-maximum 100000 \
+    --hide-histogram --json-out-file "$work/kv.json"
+  rps="$(awk '$1 == "Totals" { print $2 }' "$work/out")"
+  local sent
+  sent="$(awk '/"Totals": \{/ { t = 1 } t && /"Count":/ { gsub(/[^0-9]/, ""); print; exit }' \
+    "$work/kv.json")"
+  cpu_us="$(per_request "$sent")"
+  hits="$(awk '$1 == "Totals" { print $3 }' "$work/out")"
+}
+
+echo "$(memcached -V) -t 2 on 127.0.0.1:$port; $MEMASLAP; $(nproc) CPUs;" \
+  "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A RPS CPU
+for r in $(seq 1 "$ROUNDS"); do
+  order="ms kv"
+  [ $((r % 2)) = 0 ] && order="kv ms"
+  for test in set get; do
+    for tool in $order; do
+      hits=""
+      "run_$tool" "$test"
+      RPS[$tool,$test]+="$rps "
+      CPU[$tool,$test]+="$cpu_us "
+      printf 'round %d  %-3s %-9s %10.0f req/s %8.3f CPU us/req%s\n' "$r" "$test" \
+        "$([ "$tool" = ms ] && echo memaslap || echo kvlab)" "$rps" "$cpu_us" \
+        "$([ "$test" = get ] && [ -n "$hits" ] && echo "  (hits/s $hits)")"
+    done
+  done
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+printf '| test | memaslap req/s | kvlab req/s | ratio | memaslap CPU us/req | kvlab CPU us/req | ratio |\n'
+printf '|---|---|---|---|---|---|---|\n'
+for test in set get; do
+  # shellcheck disable=SC2086
+  ms_r="$(median ${RPS[ms,$test]})"; kv_r="$(median ${RPS[kv,$test]})"
+  # shellcheck disable=SC2086
+  ms_c="$(median ${CPU[ms,$test]})"; kv_c="$(median ${CPU[kv,$test]})"
+  printf '| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f |\n' "${test^^}" \
+    "$ms_r" "$kv_r" "$(awk -v a="$kv_r" -v b="$ms_r" 'BEGIN { print a / b }')" \
+    "$ms_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$ms_c" 'BEGIN { print a / b }')"
+done
+echo "(medians of $ROUNDS rounds; ratio = kvlab / memaslap)"

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# kvlab's redis client beside redis-benchmark, in one go against one redis-server:
+# SET then GET, 50 connections, pipeline 1 and 16, 3-byte values over 100000 random
+# keys; rounds alternate which tool goes first. Both run one thread (redis-benchmark is
+# single-threaded), so kvlab runs `memtier -t 1 -c 50 --distinct-client-seed` (memtier's
+# clients otherwise share one seed and so one key sequence; redis-benchmark's -r draws
+# independently per request). Each tool's CPU time (user +
+# system, from /usr/bin/time) is divided by its requests.
+#
+# Prints every round and a table of medians with the ratios kvlab / redis-benchmark:
+# throughput (target >= 1.0) and CPU per request (target <= 1.0).
+#
+# Usage: bench/redis-vs-redis-benchmark.sh [ROUNDS] (default 3)
+# Requests per run: N1 (pipeline 1, default 400000) and N16 (pipeline 16, default
+# 2000000), environment variables.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS="${1:-3}"
+N1="${N1:-400000}"
+N16="${N16:-2000000}"
+CLIENTS=50
+for tool in redis-server redis-benchmark redis-cli /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (bash setup.sh installs it)" >&2; exit 1; }
+done
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+cargo build --release --locked --quiet --bin kvlab
+KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# A free loopback port: nothing answers a connection to it.
+port=""
+for _ in $(seq 1 50); do
+  p=$((20000 + RANDOM % 40000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+done
+[ -n "$port" ] || { echo "no free port found" >&2; exit 1; }
+
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+  --dir "$work" --logfile "$work/redis.log" &
+server_pid=$!
+for _ in $(seq 1 100); do
+  [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
+  sleep 0.05
+done
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# Runs a command under /usr/bin/time; its stdout goes to $work/out, CPU seconds to $cpu.
+timed() {
+  /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
+    cat "$work/err" >&2; exit 1; }
+  cpu="$(awk 'END { print $1 + $2 }' "$work/time")"
+}
+# rps and CPU µs per request of one tool for one test (set/get) and pipeline.
+run_rb() { # TEST P N
+  timed redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -P "$2" -n "$3" -t "$1" \
+    -d 3 -r 100000 --csv
+  rps="$(awk -F'","' -v t="${1^^}" '$1 == "\"" t { print $2 }' "$work/out")"
+  cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
+}
+run_kv() { # TEST P N
+  local ratio=1:0
+  [ "$1" = get ] && ratio=0:1
+  timed "$KVLAB" memtier -s 127.0.0.1 -p "$port" -t 1 -c "$CLIENTS" --pipeline "$2" \
+    --ratio "$ratio" --distinct-client-seed -n $(($3 / CLIENTS)) --data-size 3 --key-maximum 100000 --hide-histogram
+  rps="$(awk '$1 == "Totals" { print $2 }' "$work/out")"
+  cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
+}
+
+echo "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on 127.0.0.1:$port;" \
+  "$(nproc) CPUs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A RPS CPU
+for P in 1 16; do
+  N=$N1
+  [ "$P" = 16 ] && N=$N16
+  for r in $(seq 1 "$ROUNDS"); do
+    order="rb kv"
+    [ $((r % 2)) = 0 ] && order="kv rb"
+    # SET first, so the GETs find their keys (each tool its own key names).
+    for test in set get; do
+      for tool in $order; do
+        "run_$tool" "$test" "$P" "$N"
+        RPS[$tool,$test,$P]+="$rps "
+        CPU[$tool,$test,$P]+="$cpu_us "
+        printf 'round %d  P=%-2s %-3s %-15s %12.0f req/s %8.3f CPU us/req\n' "$r" "$P" \
+          "$test" "$([ "$tool" = rb ] && echo redis-benchmark || echo kvlab)" "$rps" "$cpu_us"
+      done
+    done
+  done
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+printf '| test | pipeline | redis-benchmark req/s | kvlab req/s | ratio | redis-benchmark CPU us/req | kvlab CPU us/req | ratio |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+for P in 1 16; do
+  for test in set get; do
+    # shellcheck disable=SC2086
+    rb_r="$(median ${RPS[rb,$test,$P]})"; kv_r="$(median ${RPS[kv,$test,$P]})"
+    # shellcheck disable=SC2086
+    rb_c="$(median ${CPU[rb,$test,$P]})"; kv_c="$(median ${CPU[kv,$test,$P]})"
+    printf '| %s | %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f |\n' "${test^^}" "$P" \
+      "$rb_r" "$kv_r" "$(awk -v a="$kv_r" -v b="$rb_r" 'BEGIN { print a / b }')" \
+      "$rb_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$rb_c" 'BEGIN { print a / b }')"
+  done
+done
+echo "(medians of $ROUNDS rounds; ratio = kvlab / redis-benchmark)"

@@ -1,0 +1,451 @@
+//! The `redis` store on a real three-master Redis Cluster: discovery, conformance in both
+//! models, scans across nodes, and `MOVED`/`ASK` redirections while a slot migrates.
+
+use std::net::SocketAddr;
+
+use kvlab_core::{Batch, OpKind, Outcome, Session, Store};
+use kvlab_net::redis::{Model, RedisConfig, RedisSession, RedisStore};
+use kvlab_proto::resp::key_slot;
+use kvlab_spawn::resp::{command, Value};
+use kvlab_spawn::Cluster;
+use kvlab_stores::StoreOptions;
+
+fn open(url: &str, model: &str) -> RedisStore {
+    let opts = StoreOptions::new("redis.", [("redis.model".to_string(), model.to_string())]);
+    RedisStore::open(RedisConfig::from_options(url, Model::Hash, opts).unwrap()).unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn cmd(addr: SocketAddr, args: &[&str]) -> Value {
+    command(addr, args).unwrap_or_else(|e| panic!("{} on {addr}: {e}", args.join(" ")))
+}
+
+/// The node of `cluster` that serves `slot`.
+fn owner(cluster: &Cluster, slot: u16) -> SocketAddr {
+    cluster
+        .slot_ranges()
+        .unwrap()
+        .into_iter()
+        .find(|&(first, last, _)| (first..=last).contains(&slot))
+        .map(|(_, _, addr)| addr)
+        .unwrap()
+}
+
+fn flush_all(cluster: &Cluster) {
+    for addr in cluster.addrs() {
+        cmd(addr, &["FLUSHALL"]);
+    }
+}
+
+/// `errorstat_NAME:count=N` of a node's `INFO errorstats` (0 when absent).
+fn error_count(addr: SocketAddr, name: &str) -> u64 {
+    let info = cmd(addr, &["INFO", "errorstats"]);
+    let prefix = format!("errorstat_{name}:count=");
+    info.as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&prefix).map(|n| n.parse().unwrap()))
+        .unwrap_or(0)
+}
+
+fn exec(rt: &tokio::runtime::Runtime, s: &mut RedisSession, b: &mut Batch) {
+    rt.block_on(async {
+        s.prepare().await.unwrap();
+        s.execute(b).await
+    });
+    assert!(b.slots().iter().all(|s| s.completed_at.is_some()));
+}
+
+fn push(b: &mut Batch, kind: OpKind, key: &str, value: &str) {
+    let slot = b.push();
+    slot.request.kind = kind;
+    slot.request.blob = true;
+    slot.request.key.extend_from_slice(key.as_bytes());
+    if !value.is_empty() {
+        slot.request.record.push(b"", value.as_bytes());
+    }
+}
+
+#[test]
+fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let seed = &cluster.urls()[1];
+    for model in ["hash", "string"] {
+        let store = open(seed, model);
+        assert!(store.is_cluster());
+        assert_eq!(store.nodes(), 3);
+        assert!(store
+            .options()
+            .iter()
+            .any(|(k, v)| k == "nodes" && *v == kvlab_core::StatValue::from(3u64)));
+        let rt = runtime();
+        kvlab_stores::conformance::check_all_with(&store, |s: &mut RedisSession, b: &mut Batch| {
+            exec(&rt, s, b)
+        });
+        // Counters add up over the three nodes.
+        let stats = store.stats();
+        let processed = stats
+            .iter()
+            .find(|(k, _)| k == "total_commands_processed")
+            .map(|(_, v)| v.clone());
+        assert!(
+            matches!(processed, Some(kvlab_core::StatValue::Int(n)) if n > 20),
+            "{stats:?}"
+        );
+        flush_all(&cluster);
+    }
+
+    // Hash model: the scan index is one sorted set on one node, the records it names
+    // are spread over all three; a scan reads each record from its own node.
+    let store = open(seed, "hash");
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    let keys: Vec<String> = (0..60).map(|i| format!("scan-key-{i:03}")).collect();
+    let mut nodes_used: Vec<SocketAddr> = keys
+        .iter()
+        .map(|k| owner(&cluster, key_slot(k.as_bytes())))
+        .collect();
+    nodes_used.sort();
+    nodes_used.dedup();
+    assert_eq!(nodes_used.len(), 3, "the keys span every node");
+    for (i, k) in keys.iter().enumerate() {
+        let slot = b.push();
+        slot.request.kind = OpKind::Insert;
+        slot.request.key.extend_from_slice(k.as_bytes());
+        slot.request
+            .record
+            .push(b"field0", format!("v{i:03}").as_bytes());
+    }
+    exec(&rt, &mut s, &mut b);
+    for slot in b.slots() {
+        assert!(slot.result.is_ok(), "{:?}", slot.result);
+    }
+    let index_node = owner(&cluster, key_slot(b"_indices"));
+    assert_eq!(
+        cmd(index_node, &["ZCARD", "_indices"]).as_int(),
+        Some(60),
+        "every insert indexed on the index's node"
+    );
+    // Several scans in one pipelined batch, starting at keys on different nodes.
+    b.clear();
+    for (start, len) in [(0usize, 10u32), (25, 20), (55, 10), (59, 1)] {
+        let slot = b.push();
+        slot.request.kind = OpKind::Scan;
+        slot.request.key.extend_from_slice(keys[start].as_bytes());
+        slot.request.scan_len = len;
+        slot.request.read_all = true;
+    }
+    exec(&rt, &mut s, &mut b);
+    let got: Vec<_> = b.slots().iter().map(|s| s.result.clone()).collect();
+    assert_eq!(
+        got,
+        vec![
+            Ok(Outcome::Scanned {
+                records: 10,
+                bytes: 10 * 4
+            }),
+            Ok(Outcome::Scanned {
+                records: 20,
+                bytes: 20 * 4
+            }),
+            Ok(Outcome::Scanned {
+                records: 5,
+                bytes: 5 * 4
+            }),
+            Ok(Outcome::Scanned {
+                records: 1,
+                bytes: 4
+            }),
+        ]
+    );
+    // A record deleted behind the index's back (the index still names it) is not
+    // found: the scan completes with what it could read.
+    let index_node_keys = |k: &str| owner(&cluster, key_slot(k.as_bytes()));
+    assert_eq!(
+        cmd(index_node_keys(&keys[59]), &["DEL", &keys[59]]).as_int(),
+        Some(1)
+    );
+    b.clear();
+    for (start, len) in [(59usize, 1u32), (58, 5)] {
+        let slot = b.push();
+        slot.request.kind = OpKind::Scan;
+        slot.request.key.extend_from_slice(keys[start].as_bytes());
+        slot.request.scan_len = len;
+        slot.request.read_all = true;
+    }
+    exec(&rt, &mut s, &mut b);
+    assert_eq!(
+        b.slots()[0].result,
+        Ok(Outcome::Scanned {
+            records: 0,
+            bytes: 0
+        })
+    );
+    assert_eq!(
+        b.slots()[1].result,
+        Ok(Outcome::Scanned {
+            records: 1,
+            bytes: 4
+        })
+    );
+
+    // Scanned records whose slots move: one slot half-way (its record is read after an
+    // ASK), another slot completely (MOVED); the scan still reads every record.
+    let asked = &keys[3];
+    let moved = &keys[7];
+    let (ask_slot, moved_slot) = (key_slot(asked.as_bytes()), key_slot(moved.as_bytes()));
+    assert_ne!(ask_slot, moved_slot);
+    let ask_from = owner(&cluster, ask_slot);
+    let ask_to = cluster
+        .addrs()
+        .into_iter()
+        .find(|&a| a != ask_from)
+        .unwrap();
+    begin_migration(ask_slot, ask_from, ask_to);
+    migrate_keys(ask_from, ask_to, std::slice::from_ref(asked));
+    let moved_from = owner(&cluster, moved_slot);
+    let moved_to = cluster
+        .addrs()
+        .into_iter()
+        .find(|&a| a != moved_from)
+        .unwrap();
+    begin_migration(moved_slot, moved_from, moved_to);
+    migrate_keys(moved_from, moved_to, std::slice::from_ref(moved));
+    end_migration(&cluster, moved_slot, moved_to);
+    let (asks, moves) = (
+        error_count(ask_from, "ASK"),
+        error_count(moved_from, "MOVED"),
+    );
+    b.clear();
+    let slot = b.push();
+    slot.request.kind = OpKind::Scan;
+    slot.request.key.extend_from_slice(keys[0].as_bytes());
+    slot.request.scan_len = 10;
+    slot.request.read_all = true;
+    exec(&rt, &mut s, &mut b);
+    assert_eq!(
+        b.slots()[0].result,
+        Ok(Outcome::Scanned {
+            records: 10,
+            bytes: 40
+        })
+    );
+    assert_eq!(error_count(ask_from, "ASK"), asks + 1);
+    assert_eq!(error_count(moved_from, "MOVED"), moves + 1);
+
+    // Deletes remove the record and its index entry.
+    b.clear();
+    for k in &keys[..30] {
+        let slot = b.push();
+        slot.request.kind = OpKind::Delete;
+        slot.request.key.extend_from_slice(k.as_bytes());
+    }
+    exec(&rt, &mut s, &mut b);
+    assert!(b.slots().iter().all(|s| s.result == Ok(Outcome::Deleted)));
+    assert_eq!(cmd(index_node, &["ZCARD", "_indices"]).as_int(), Some(30));
+}
+
+/// Keys that share a hash tag, so all live in one slot.
+fn tagged(tag: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{{{tag}}}key{i}")).collect()
+}
+
+/// Node ids by address.
+fn node_id(addr: SocketAddr) -> String {
+    cmd(addr, &["CLUSTER", "MYID"])
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Starts moving `slot` from `from` to `to` (IMPORTING on the target, MIGRATING on the
+/// source), as `redis-cli --cluster reshard` does.
+fn begin_migration(slot: u16, from: SocketAddr, to: SocketAddr) {
+    let s = slot.to_string();
+    cmd(to, &["CLUSTER", "SETSLOT", &s, "IMPORTING", &node_id(from)]);
+    cmd(from, &["CLUSTER", "SETSLOT", &s, "MIGRATING", &node_id(to)]);
+}
+
+/// Moves `keys` from `from` to `to` with MIGRATE.
+fn migrate_keys(from: SocketAddr, to: SocketAddr, keys: &[String]) {
+    let port = to.port().to_string();
+    let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+    args.extend(keys.iter().map(String::as_str));
+    assert_eq!(cmd(from, &args).as_str(), Some("OK"));
+}
+
+/// Ends the migration: every node learns that `to` owns `slot`.
+fn end_migration(cluster: &Cluster, slot: u16, to: SocketAddr) {
+    let id = node_id(to);
+    let s = slot.to_string();
+    // The target first, then the source, then the rest (Redis Cluster specification).
+    let mut order = vec![to];
+    order.extend(cluster.addrs().into_iter().filter(|&a| a != to));
+    for addr in order {
+        cmd(addr, &["CLUSTER", "SETSLOT", &s, "NODE", &id]);
+    }
+}
+
+#[test]
+fn moved_and_ask_redirections_are_followed_and_moved_updates_the_slot_map() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let store = open(&cluster.urls()[0], "string");
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+
+    // --- MOVED: a slot finished moving after the store loaded its slot map.
+    let keys = tagged("moved", 8);
+    let slot = key_slot(keys[0].as_bytes());
+    let from = owner(&cluster, slot);
+    let to = cluster.addrs().into_iter().find(|&a| a != from).unwrap();
+    for (i, k) in keys.iter().enumerate() {
+        push(&mut b, OpKind::Insert, k, &format!("value{i}"));
+    }
+    exec(&rt, &mut s, &mut b);
+    assert!(b.slots().iter().all(|s| s.result.is_ok()));
+    begin_migration(slot, from, to);
+    migrate_keys(from, to, &keys);
+    end_migration(&cluster, slot, to);
+    assert_eq!(
+        cmd(to, &["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()]).as_int(),
+        Some(8)
+    );
+
+    let moved_before = error_count(from, "MOVED");
+    // One pipelined batch: reads of every key, an overwrite and a new key, all sent to
+    // the old owner, all redirected.
+    b.clear();
+    for k in &keys {
+        push(&mut b, OpKind::Read, k, "");
+    }
+    push(&mut b, OpKind::Update, &keys[0], "rewritten");
+    push(&mut b, OpKind::Insert, "{moved}new", "fresh");
+    push(&mut b, OpKind::Read, "{moved}new", "");
+    exec(&rt, &mut s, &mut b);
+    for (i, slot) in b.slots()[..8].iter().enumerate() {
+        assert_eq!(
+            slot.result,
+            Ok(Outcome::Hit { bytes: 6 }),
+            "read of {}",
+            keys[i]
+        );
+        assert_eq!(slot.reply.field(0).1, format!("value{i}").as_bytes());
+    }
+    assert!(b.slots()[8].result.is_ok(), "{:?}", b.slots()[8].result);
+    assert!(b.slots()[9].result.is_ok(), "{:?}", b.slots()[9].result);
+    assert_eq!(b.slots()[10].result, Ok(Outcome::Hit { bytes: 5 }));
+    let moved = error_count(from, "MOVED") - moved_before;
+    assert!(moved >= 1, "the old owner answered MOVED");
+    // The writes landed on the new owner.
+    assert_eq!(cmd(to, &["GET", &keys[0]]).as_str(), Some("rewritten"));
+    assert_eq!(cmd(to, &["GET", "{moved}new"]).as_str(), Some("fresh"));
+
+    // The session learned the new owner: the next requests go straight there.
+    b.clear();
+    for k in &keys {
+        push(&mut b, OpKind::Read, k, "");
+    }
+    exec(&rt, &mut s, &mut b);
+    assert!(b
+        .slots()
+        .iter()
+        .all(|s| matches!(s.result, Ok(Outcome::Hit { .. }))));
+    assert_eq!(
+        error_count(from, "MOVED") - moved_before,
+        moved,
+        "no MOVED after the slot map was updated"
+    );
+    // So does a new session of the same store (the map is the store's).
+    let mut s2 = store.session().unwrap();
+    b.clear();
+    push(&mut b, OpKind::Read, &keys[1], "");
+    exec(&rt, &mut s2, &mut b);
+    assert_eq!(b.slots()[0].result, Ok(Outcome::Hit { bytes: 6 }));
+    assert_eq!(error_count(from, "MOVED") - moved_before, moved);
+
+    // --- ASK: a slot half-way through migrating. Keys already moved are answered by
+    // the target after ASKING; keys not yet moved by the source; absent keys (and so
+    // new ones) by the target.
+    let keys = tagged("ask", 6);
+    let slot = key_slot(keys[0].as_bytes());
+    let from = owner(&cluster, slot);
+    let to = cluster.addrs().into_iter().find(|&a| a != from).unwrap();
+    b.clear();
+    for (i, k) in keys.iter().enumerate() {
+        push(&mut b, OpKind::Insert, k, &format!("ask{i}"));
+    }
+    exec(&rt, &mut s, &mut b);
+    assert!(b.slots().iter().all(|s| s.result.is_ok()));
+    begin_migration(slot, from, to);
+    migrate_keys(from, to, &keys[..3]);
+    let ask_before = error_count(from, "ASK");
+    let asking_before = asking_calls(to);
+    b.clear();
+    for k in &keys {
+        push(&mut b, OpKind::Read, k, "");
+    }
+    push(&mut b, OpKind::Read, "{ask}absent", "");
+    push(&mut b, OpKind::Insert, "{ask}added", "during");
+    exec(&rt, &mut s, &mut b);
+    for (i, slot) in b.slots()[..6].iter().enumerate() {
+        assert_eq!(
+            slot.result,
+            Ok(Outcome::Hit { bytes: 4 }),
+            "read of {}",
+            keys[i]
+        );
+        assert_eq!(slot.reply.field(0).1, format!("ask{i}").as_bytes());
+    }
+    assert_eq!(b.slots()[6].result, Ok(Outcome::Miss));
+    assert!(b.slots()[7].result.is_ok(), "{:?}", b.slots()[7].result);
+    // Three moved keys, the absent one and the new one were asked for elsewhere.
+    assert_eq!(error_count(from, "ASK") - ask_before, 5);
+    assert_eq!(asking_calls(to) - asking_before, 5);
+    assert_eq!(
+        cmd(to, &["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()]).as_int(),
+        Some(4)
+    );
+    // An ASK does not change the slot map: the source is asked again.
+    b.clear();
+    push(&mut b, OpKind::Read, &keys[4], "");
+    push(&mut b, OpKind::Read, &keys[0], "");
+    exec(&rt, &mut s, &mut b);
+    assert_eq!(b.slots()[0].result, Ok(Outcome::Hit { bytes: 4 }));
+    assert_eq!(b.slots()[1].result, Ok(Outcome::Hit { bytes: 4 }));
+    assert_eq!(error_count(from, "ASK") - ask_before, 6);
+    // Finish the migration; the session follows the final MOVED.
+    migrate_keys(from, to, &keys[3..]);
+    end_migration(&cluster, slot, to);
+    b.clear();
+    for k in &keys {
+        push(&mut b, OpKind::Read, k, "");
+    }
+    push(&mut b, OpKind::Read, "{ask}added", "");
+    exec(&rt, &mut s, &mut b);
+    assert!(
+        b.slots()
+            .iter()
+            .all(|s| matches!(s.result, Ok(Outcome::Hit { .. }))),
+        "{:?}",
+        b.slots().iter().map(|s| &s.result).collect::<Vec<_>>()
+    );
+}
+
+/// How many `ASKING` commands a node has served.
+fn asking_calls(addr: SocketAddr) -> u64 {
+    let info = cmd(addr, &["INFO", "commandstats"]);
+    info.as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("cmdstat_asking:calls="))
+        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .unwrap_or(0)
+}
