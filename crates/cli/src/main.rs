@@ -789,6 +789,31 @@ fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value> {
         .collect()
 }
 
+/// The command line as stored in results: passwords in URLs and the value of memtier's
+/// `-a`/`--authenticate` replaced by `***`.
+fn redact_args(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut secret_next = false;
+    for a in args {
+        if secret_next {
+            out.push("***".into());
+            secret_next = false;
+            continue;
+        }
+        if a == "-a" || a == "--authenticate" {
+            secret_next = true;
+            out.push(a);
+        } else if a.starts_with("--authenticate=") {
+            out.push("--authenticate=***".into());
+        } else if a.starts_with("-a") && a.len() > 2 && !a.starts_with("--") {
+            out.push("-a***".into());
+        } else {
+            out.push(kvlab_report::redact_url(&a));
+        }
+    }
+    out
+}
+
 /// Starts the `--spawn` server of a network store, if asked.
 fn spawn_server(ctx: &Phase, kind: kvlab_spawn::ServerKind) -> Result<Option<kvlab_spawn::Server>> {
     let Some(settings) = &ctx.args.spawn else {
@@ -1092,9 +1117,7 @@ fn execute_observed<S: Store>(
     if let Some(dir) = &ctx.args.out {
         let doc = ResultDocument {
             kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
-            command: std::env::args()
-                .map(|a| kvlab_report::redact_url(&a))
-                .collect(),
+            command: redact_args(std::env::args()),
             phase: ctx.phase.to_string(),
             started_at: kvlab_report::rfc3339(started),
             finished_at: kvlab_report::rfc3339(SystemTime::now()),

@@ -518,8 +518,6 @@ fn a_password_in_the_url_never_appears_in_output_or_results() {
 }
 
 #[test]
-#[ignore = "kvlab memtier -a PASSWORD is stored verbatim in result.json's `command` \
-            (crates/cli/src/main.rs redacts URLs only)"]
 fn a_memtier_password_never_appears_in_results() {
     const SECRET: &str = "Sup3rS3cretPw";
     let server = start(ServerKind::Redis, &format!("requirepass={SECRET}"));
