@@ -19,7 +19,7 @@ for r in $(seq 1 "$ROUNDS"); do
       --db moka --cache-size 1GiB --threads 2 --seed "$r" --progress never 2>/dev/null \
       | sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p')
   b=$(cargo bench --locked --quiet -p kvlab-stores --features moka --bench moka_overhead 2>/dev/null \
-      | sed -n 's/^(a)  bare store cache get: *\([0-9.]*\) gets\/s/\1/p')
+      | awk '/^\(a\)  bare store cache get/ { print $(NF-1) }')
   kv+=("$k"); bare+=("$b"); ratio+=("$(echo "$k / $b" | bc -l)")
   printf 'round %d: kvlab %.0f ops/s, bare loop %.0f gets/s, ratio %.3f\n' "$r" "$k" "$b" "${ratio[-1]}"
 done
