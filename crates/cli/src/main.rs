@@ -306,6 +306,15 @@ impl Work {
         }
     }
 
+    /// True when the workload's writes carry times to live.
+    fn has_ttls(&self) -> bool {
+        match self {
+            Work::Core(_) => false,
+            Work::Memtier(w) => w.spec().expiry.is_some(),
+            Work::Cache(w) => w.spec().ttl_s.is_some(),
+        }
+    }
+
     /// The YCSB workload, for the phases only it has.
     fn core(&self, phase: &str) -> Result<&Arc<CoreWorkload>> {
         match self {
@@ -663,6 +672,10 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             let mut pairs = store_pairs;
             if let Some(size) = &ctx.args.cache_size {
                 pairs.push(("moka.capacity".into(), size.clone()));
+            }
+            // Per-entry expiry costs reads; turn it on only for workloads with TTLs.
+            if ctx.work.has_ttls() && !pairs.iter().any(|(k, _)| k == "moka.per_entry_ttl") {
+                pairs.push(("moka.per_entry_ttl".into(), "true".into()));
             }
             let config = MokaConfig::from_options(StoreOptions::new("moka.", pairs))
                 .map_err(|e| usage(e.message))?;

@@ -63,7 +63,7 @@ pub struct MokaConfig {
     pub ttl_s: u32,
     /// Honour each write's own [`kvlab_core::Request::ttl_s`] (default false: it is
     /// ignored). Off by default because moka's per-entry expiry costs reads about a
-    /// fifth of their throughput on a large cache (see `docs/stores-caches.md`).
+    /// tenth of their throughput on a large cache (see `docs/stores-caches.md`).
     pub per_entry_ttl: bool,
     /// `tinylfu` (W-TinyLFU admission and eviction, moka's default) or `lru`.
     pub eviction: String,
