@@ -3,11 +3,9 @@
 
 use std::path::Path;
 
-use kvlab_measure::LatencySummary;
-
 use crate::format;
 use crate::load::{find_result_files, ResultDir};
-use crate::study::{find_op, read_hit_ratio_pct, workload_name, CacheFigures};
+use crate::study::{find_op, read_hit_ratio_pct, workload_name, CacheFigures, LatencyFigure};
 use crate::table::{Align, Table};
 use crate::{ReportError, ResultDocument};
 
@@ -65,7 +63,7 @@ fn pct(v: f64) -> String {
     format::percent(v, 2)
 }
 
-const LATENCIES: [(&str, fn(&LatencySummary) -> f64); 4] = [
+const LATENCIES: [(&str, LatencyFigure); 4] = [
     ("avg", |l| l.avg_us),
     ("p50", |l| l.p50_us),
     ("p99", |l| l.p99_us),

@@ -11,7 +11,7 @@ use kvlab_measure::LatencySummary;
 use crate::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Point, Scale, Series};
 use crate::format;
 use crate::load::MonitorSeries;
-use crate::study::{Cell, Setting, Spread};
+use crate::study::{Cell, LatencyFigure, Setting, Spread};
 use crate::table::escape_html;
 use crate::Study;
 
@@ -373,12 +373,12 @@ impl Study {
                 }
             }
         }
-        let percentiles: [(&str, fn(&LatencySummary) -> f64); 3] = [
+        let percentiles: [(&str, LatencyFigure); 3] = [
             ("p50", |l| l.p50_us),
             ("p99", |l| l.p99_us),
             ("p99.9", |l| l.p999_us),
         ];
-        let groups: Vec<(String, &str, fn(&LatencySummary) -> f64)> = ops
+        let groups: Vec<(String, &str, LatencyFigure)> = ops
             .iter()
             .flat_map(|op| {
                 percentiles
@@ -660,12 +660,12 @@ impl Study {
         w.push_str("<a href=\"#tables\">Tables</a></nav>\n");
 
         w.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
-        let _ = write!(
+        let _ = writeln!(
             w,
             "<p class=\"note\">Throughput and latency are means over each cell's rounds; \
              CV is the rounds' coefficient of variation (sample standard deviation over the \
              mean). Cells whose throughput or P99 CV exceeds {}% are flagged ⚠. Click a \
-             column header to sort.</p>\n",
+             column header to sort.</p>",
             format::compact(self.options.cv_threshold_pct)
         );
         scrolling(w, &self.summary_table().to_html());
@@ -767,9 +767,9 @@ impl Study {
                 escape_html(store)
             );
         }
-        let _ = write!(
+        let _ = writeln!(
             w,
-            "<br>kvlab {}<br>Hosts: {}</div>\n",
+            "<br>kvlab {}<br>Hosts: {}</div>",
             escape_html(&versions.into_iter().collect::<Vec<_>>().join(", ")),
             escape_html(&hosts.into_iter().collect::<Vec<_>>().join("; "))
         );

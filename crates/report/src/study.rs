@@ -158,6 +158,9 @@ impl Ord for CellKey {
     }
 }
 
+/// A figure of a latency summary (`|l| l.p99_us`), in µs.
+pub(crate) type LatencyFigure = fn(&LatencySummary) -> f64;
+
 /// A workload at one concurrency, across stores.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Setting {
@@ -707,7 +710,7 @@ mod tests {
             pipeline: 1,
             target_ops_per_sec: None,
         };
-        let mut keys = vec![key(4, 4), key(1, 2), key(2, 1), key(16, 1), key(1, 1)];
+        let mut keys = [key(4, 4), key(1, 2), key(2, 1), key(16, 1), key(1, 1)];
         keys.sort();
         let labels: Vec<String> = keys.iter().map(CellKey::concurrency_label).collect();
         assert_eq!(labels, ["1×1", "1×2", "2×1", "4×4", "16×1"]);

@@ -256,7 +256,7 @@ fn errors_name_the_directory_or_file() {
     let bad = dir.path().join("bad");
     std::fs::create_dir(&bad).unwrap();
     std::fs::write(bad.join("result.json"), "{\"kvlab_version\": \"0.1.0\"}").unwrap();
-    let err = Study::load(&[bad.clone()], StudyOptions::default()).unwrap_err();
+    let err = Study::load(std::slice::from_ref(&bad), StudyOptions::default()).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, ReportError::Json { .. }), "{text}");
     assert!(
@@ -271,7 +271,7 @@ fn errors_name_the_directory_or_file() {
     let mut text = std::fs::read_to_string(&csv).unwrap();
     text = text.replacen("\n0.", "\nsoon,", 1);
     std::fs::write(&csv, text).unwrap();
-    let err = Study::load(&[torn.clone()], StudyOptions::default()).unwrap_err();
+    let err = Study::load(std::slice::from_ref(&torn), StudyOptions::default()).unwrap_err();
     assert!(
         err.to_string()
             .starts_with(&format!("{}:2: ", csv.display())),
