@@ -564,7 +564,13 @@ impl Study {
 
     /// Bar charts of the cache cells: hit ratio, gets and sets per second.
     fn cache_charts(&self) -> Vec<String> {
-        let settings: Vec<Setting> = self
+        let data_size = |s: &Setting| {
+            self.cells_of(s)
+                .find_map(|c| c.property("cache.data_size")?.parse::<f64>().ok())
+        };
+        // The workload's name without the properties that tell same-named ones apart.
+        let base = |s: &Setting| s.workload.split(" (").next().unwrap_or("").to_string();
+        let mut settings: Vec<Setting> = self
             .settings()
             .into_iter()
             .filter(|s| self.cells_of(s).any(|c| !c.cache().is_empty()))
@@ -572,6 +578,18 @@ impl Study {
         if settings.is_empty() {
             return Vec::new();
         }
+        // Workloads by name, then data size (numerically), then concurrency.
+        settings.sort_by(|a, b| {
+            base(a)
+                .cmp(&base(b))
+                .then(
+                    data_size(a)
+                        .unwrap_or(0.0)
+                        .total_cmp(&data_size(b).unwrap_or(0.0)),
+                )
+                .then(a.cmp(b))
+        });
+        let mut out = self.hit_ratio_by_data_size(&settings, &base, &data_size);
         let one_concurrency = settings
             .iter()
             .map(|s| s.key("").concurrency_label())
@@ -600,35 +618,102 @@ impl Study {
                 Some(c.set_ops_per_sec)
             }),
         ];
-        charts
-            .into_iter()
-            .filter_map(|(title, y, figure)| {
-                let chart = BarChart {
-                    title: format!("{title} by workload"),
-                    groups: groups.clone(),
-                    y,
-                    series: self
-                        .stores()
+        let bars = charts.into_iter().filter_map(|(title, y, figure)| {
+            let chart = BarChart {
+                title: format!("{title} by workload"),
+                groups: groups.clone(),
+                y,
+                series: self
+                    .stores()
+                    .iter()
+                    .map(|store| BarSeries {
+                        label: store.to_string(),
+                        color: self.color(store).to_string(),
+                        values: settings
+                            .iter()
+                            .map(|s| {
+                                let cell = self.cell(&s.key(store))?;
+                                let v: Vec<f64> = cell.cache().iter().filter_map(figure).collect();
+                                Spread::of(&v).map(bar)
+                            })
+                            .collect(),
+                    })
+                    .filter(|s| s.values.iter().any(Option::is_some))
+                    .collect(),
+            };
+            chart.has_data().then(|| chart.to_svg())
+        });
+        out.extend(bars);
+        out
+    }
+
+    /// Hit ratio against data size, a line per store, for each cache workload run at
+    /// several data sizes (at one concurrency): the cache's hit-ratio curve.
+    fn hit_ratio_by_data_size(
+        &self,
+        settings: &[Setting],
+        base: &dyn Fn(&Setting) -> String,
+        data_size: &dyn Fn(&Setting) -> Option<f64>,
+    ) -> Vec<String> {
+        let mut sweeps: BTreeMap<(String, String), Vec<(&Setting, f64)>> = BTreeMap::new();
+        for s in settings {
+            if let Some(size) = data_size(s) {
+                let key = (base(s), s.key("").concurrency_label());
+                sweeps.entry(key).or_default().push((s, size));
+            }
+        }
+        let mut out = Vec::new();
+        for ((name, clients), members) in sweeps {
+            let sizes: BTreeSet<u64> = members.iter().map(|(_, b)| *b as u64).collect();
+            if sizes.len() < 2 {
+                continue;
+            }
+            let (lo, hi) = (*sizes.first().unwrap_or(&1), *sizes.last().unwrap_or(&1));
+            let x = Axis::linear("Data size")
+                .with_scale(if hi >= 4 * lo {
+                    Scale::Log2
+                } else {
+                    Scale::Linear
+                })
+                .with_ticks(
+                    sizes
                         .iter()
-                        .map(|store| BarSeries {
-                            label: store.to_string(),
-                            color: self.color(store).to_string(),
-                            values: settings
-                                .iter()
-                                .map(|s| {
-                                    let cell = self.cell(&s.key(store))?;
-                                    let v: Vec<f64> =
-                                        cell.cache().iter().filter_map(figure).collect();
-                                    Spread::of(&v).map(bar)
-                                })
-                                .collect(),
-                        })
-                        .filter(|s| s.values.iter().any(Option::is_some))
+                        .map(|b| (*b as f64, format::bytes(*b as f64)))
                         .collect(),
-                };
-                chart.has_data().then(|| chart.to_svg())
-            })
-            .collect()
+                );
+            let series = self
+                .stores()
+                .iter()
+                .map(|store| {
+                    let mut points: Vec<Point> = members
+                        .iter()
+                        .filter_map(|(s, size)| {
+                            let cell = self.cell(&s.key(store))?;
+                            let v: Vec<f64> = cell
+                                .cache()
+                                .iter()
+                                .filter_map(|c| c.hit_ratio_pct)
+                                .collect();
+                            Spread::of(&v).map(|sp| point(*size, sp))
+                        })
+                        .collect();
+                    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+                    Series::new(*store, self.color(store), points)
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect();
+            let chart = LineChart {
+                title: format!("Hit ratio by data size — {name} · {clients}"),
+                x,
+                y: Axis::linear("Hit ratio (%)"),
+                series,
+                markers: true,
+            };
+            if chart.has_data() {
+                out.push(chart.to_svg());
+            }
+        }
+        out
     }
 
     /// The study as one self-contained HTML page titled `title`.

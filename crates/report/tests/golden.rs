@@ -287,3 +287,50 @@ fn errors_name_the_directory_or_file() {
         )
     );
 }
+
+#[test]
+fn a_cache_workload_at_several_data_sizes_gets_a_hit_ratio_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, size) in [("small", "268435456"), ("large", "1073741824")] {
+        for store in ["moka", "foyer"] {
+            let to = dir.path().join(name).join(store);
+            copy_result(&format!("{store}/kv-small-readheavy/1x1/round-1"), &to);
+            let path = to.join("result.json");
+            let mut doc = ResultDocument::load(&path).unwrap();
+            doc.workload.insert("cache.data_size".into(), size.into());
+            std::fs::write(&path, doc.to_json_pretty()).unwrap();
+        }
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let workloads: Vec<&str> = study
+        .cells
+        .iter()
+        .map(|c| c.key.workload.as_str())
+        .collect();
+    assert_eq!(
+        workloads,
+        [
+            "kv-small-readheavy (cache.data_size=1.0GiB)",
+            "kv-small-readheavy (cache.data_size=256.0MiB)",
+            "kv-small-readheavy (cache.data_size=1.0GiB)",
+            "kv-small-readheavy (cache.data_size=256.0MiB)",
+        ]
+    );
+    let html = study.to_html("sizes");
+    let start = html
+        .find("<title>Hit ratio by data size — kv-small-readheavy · 1×1</title>")
+        .expect("a hit ratio curve");
+    let curve = &html[start..start + html[start..].find("</svg>").unwrap()];
+    assert_eq!(
+        curve.matches("class=\"point\"").count(),
+        4,
+        "2 sizes × 2 stores"
+    );
+    assert!(
+        curve.contains(">256.0 MiB<") && curve.contains(">1.0 GiB<"),
+        "{curve}"
+    );
+    // In the bar charts, groups go by size, not by the text of the name.
+    let bars = &html[html.find("<title>Hit ratio by workload</title>").unwrap()..];
+    assert!(bars.find("=256.0MiB)").unwrap() < bars.find("=1.0GiB)").unwrap());
+}
