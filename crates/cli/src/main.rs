@@ -4,6 +4,7 @@
 mod memtier_args;
 mod memtier_report;
 mod progress;
+mod report_cmd;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -43,6 +44,12 @@ enum Command {
     /// Run a memtier_benchmark command line: memtier's own flags (-s, -p, -t, -c,
     /// --ratio, --key-pattern, --data-size, --test-time, …) and its summary output.
     Memtier(Box<MemtierCommand>),
+    /// Report the results below result directories: markdown tables, and with --html
+    /// one self-contained HTML page with charts.
+    Report(report_cmd::ReportArgs),
+    /// Compare two results: throughput, latency per operation, errors and hit ratio, with
+    /// the ratio B/A.
+    Compare(report_cmd::CompareArgs),
 }
 
 /// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
@@ -392,6 +399,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(a) => ("run", a),
         Command::Verify(a) => ("verify", a),
         Command::Memtier(m) => return memtier(*m),
+        Command::Report(a) => return report_cmd::report(a),
+        Command::Compare(a) => return report_cmd::compare(a),
     };
     let mut props = Properties::new();
     for f in &args.property_files {

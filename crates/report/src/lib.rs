@@ -13,8 +13,29 @@
 //!
 //! Helpers: [`rfc3339`] for timestamps, [`redact_url`] to strip passwords from connection
 //! URLs before they are stored in [`ResultDocument::command`].
+//!
+//! Reading results back (`kvlab report`, `kvlab compare`):
+//!
+//! - [`ResultDir`]: one result directory as written by `kvlab run --out`: the document,
+//!   its [`Timeline`], the [`LatencyLog`] decoded from `latency.hlog`, and any
+//!   [`MonitorSeries`] under `monitor/`. [`find_result_files`] walks directories for them.
+//! - [`Study`]: every result of a report grouped into [`Cell`]s (store × workload ×
+//!   concurrency), each with its rounds and their spread ([`Spread`]: mean, min, max,
+//!   coefficient of variation).
+//!   A study renders as markdown [`Table`]s ([`Study::to_markdown`]) or as one
+//!   self-contained HTML page with inline SVG charts ([`Study::to_html`]), drawn with
+//!   [`chart::LineChart`] and [`chart::BarChart`].
+//! - [`Comparison`]: two results side by side with B/A ratios, as markdown or terminal text.
 
+pub mod chart;
+mod compare;
+mod format;
 mod host;
+mod html;
+mod load;
+mod markdown;
+mod study;
+mod table;
 mod time;
 mod write;
 
@@ -23,7 +44,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use compare::{Comparison, ComparisonFormat};
 pub use host::HostInfo;
+pub use load::{find_result_files, LatencyLog, MonitorSeries, ResultDir, Timeline};
+pub use study::{Cell, CellKey, Round, Spread, Study, StudyOptions};
+pub use table::{Align, Table};
 pub use time::rfc3339;
 pub use write::{prepare_out_dir, write_atomic, RESULT_FILE};
 
@@ -43,6 +68,38 @@ pub enum ReportError {
         /// The underlying error.
         #[source]
         source: std::io::Error,
+    },
+    /// A directory given to a report holds no `result.json` at any depth.
+    #[error("no {} found in {} or below it", RESULT_FILE, .0.display())]
+    NoResults(PathBuf),
+    /// A comparison was given a directory with several results below it.
+    #[error(
+        "{} holds {count} results; name one result directory or result.json",
+        path.display()
+    )]
+    SeveralResults {
+        /// The directory.
+        path: PathBuf,
+        /// How many `result.json` files it holds.
+        count: usize,
+    },
+    /// A CSV file (`timeline.csv`, `monitor/*.csv`) that kvlab cannot read.
+    #[error("{}:{line}: {message}", path.display())]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line number (1 is the header).
+        line: usize,
+        /// What was wrong and what was expected.
+        message: String,
+    },
+    /// A `latency.hlog` that is not a readable HdrHistogram interval log.
+    #[error("{}: {message}", path.display())]
+    LatencyLog {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
     },
     /// A result document that is not valid JSON of the expected shape.
     #[error("parsing result document{}: {source}", match path {

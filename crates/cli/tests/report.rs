@@ -1,0 +1,230 @@
+//! `kvlab report` and `kvlab compare` end to end: real `kvlab run`s on the null store
+//! write result directories, which the commands then read back.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kvlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(args)
+        .output()
+        .expect("running kvlab")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Runs workload A on the null store into `out`.
+fn run_null(out: &Path, threads: &str, seed: &str) {
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=500",
+        "-p",
+        "operationcount=5000",
+        "--db",
+        "null",
+        "--threads",
+        threads,
+        "--seed",
+        seed,
+        "--interval",
+        "10ms",
+        "--progress",
+        "never",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "run failed: {}", text(&o).1);
+}
+
+/// results/null/workloada/{1x1/round-1, 1x1/round-2, 2x1/round-1}
+fn results(root: &Path) -> Vec<PathBuf> {
+    let dirs = [
+        ("1x1/round-1", "1", "11"),
+        ("1x1/round-2", "1", "12"),
+        ("2x1/round-1", "2", "13"),
+    ];
+    dirs.iter()
+        .map(|(rel, threads, seed)| {
+            let dir = root.join("null/workloada").join(rel);
+            run_null(&dir, threads, seed);
+            dir
+        })
+        .collect()
+}
+
+fn throughput(dir: &Path) -> f64 {
+    let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["results"]["throughput_ops_per_sec"].as_f64().unwrap()
+}
+
+/// The cells of the markdown row whose first cells are `prefix`.
+fn row<'a>(markdown: &'a str, prefix: &[&str]) -> Option<Vec<&'a str>> {
+    markdown.lines().find_map(|l| {
+        let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+        (cells.len() >= prefix.len() && cells[..prefix.len()] == *prefix).then_some(cells)
+    })
+}
+
+#[test]
+fn report_writes_markdown_and_html_and_compare_gives_ratios() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    let runs = results(&root);
+    let html = dir.path().join("out/report.html");
+    let md = dir.path().join("out/report.md");
+    let o = kvlab(&[
+        "report",
+        root.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+        "--cv-threshold",
+        "0",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "report failed: {stderr}");
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), stdout);
+
+    // The 1×1 cell has both rounds; its mean, min and max are the rounds' throughputs.
+    let (a, b) = (throughput(&runs[0]), throughput(&runs[1]));
+    let cells = row(&stdout, &["null", "workloada", "1×1"]).expect("a 1×1 row");
+    assert_eq!(cells[3], "2");
+    assert_eq!(cells[4], format!("{:.0}", (a + b) / 2.0));
+    assert_eq!(cells[5], format!("{:.0}", a.min(b)));
+    assert_eq!(cells[6], format!("{:.0}", a.max(b)));
+    // A threshold of 0 flags any cell whose rounds differ at all.
+    assert!(cells[12].contains("throughput CV"), "{cells:?}");
+    let single = row(&stdout, &["null", "workloada", "2×1"]).expect("a 2×1 row");
+    assert_eq!(single[3], "1");
+    assert_eq!(single[7], "–", "one round has no CV");
+
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.matches("<svg class=\"chart\"").count() >= 5, "{page}");
+    assert!(page.contains("Throughput by clients — workloada"));
+
+    // compare: markdown with B/A ratios computed from the documents.
+    let o = kvlab(&[
+        "compare",
+        runs[0].to_str().unwrap(),
+        runs[2].join("result.json").to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "compare failed: {stderr}");
+    let (ta, tb) = (throughput(&runs[0]), throughput(&runs[2]));
+    let cells = row(&stdout, &["Throughput (ops/s)"]).expect("a throughput row");
+    assert_eq!(cells[1], format!("{ta:.0}"));
+    assert_eq!(cells[2], format!("{tb:.0}"));
+    assert_eq!(cells[3], format!("{:.3}", tb / ta));
+    for metric in [
+        "READ p99 (µs)",
+        "UPDATE p99.9 (µs)",
+        "Errors",
+        "Hit ratio (%)",
+    ] {
+        assert!(
+            row(&stdout, &[metric]).is_some(),
+            "no {metric} row: {stdout}"
+        );
+    }
+
+    let o = kvlab(&[
+        "compare",
+        "--format",
+        "terminal",
+        runs[0].to_str().unwrap(),
+        runs[1].to_str().unwrap(),
+    ]);
+    let (stdout, _) = text(&o);
+    assert!(o.status.success());
+    assert!(!stdout.contains('|'), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Throughput (ops/s)"))
+        .unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(words[words.len() - 1], format!("{:.3}", b / a));
+}
+
+#[test]
+fn bad_inputs_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = kvlab(&["report", empty.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("no result.json found in {}", empty.display())),
+        "{stderr}"
+    );
+
+    let missing = dir.path().join("missing");
+    let o = kvlab(&["report", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains(&missing.display().to_string()));
+
+    let bad = dir.path().join("bad/run");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("result.json"), "{ not json").unwrap();
+    let o = kvlab(&["report", dir.path().join("bad").to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&bad.join("result.json").display().to_string()),
+        "{stderr}"
+    );
+
+    let o = kvlab(&["compare", empty.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = kvlab(&["report", "--cv-threshold=-1", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--cv-threshold"));
+}
+
+/// `scripts/report-screenshot.sh` renders a report and writes a PNG of the whole page.
+#[test]
+fn the_screenshot_script_writes_a_png() {
+    let has_chromium = std::env::var_os("KVLAB_CHROMIUM").is_some()
+        || Command::new("sh")
+            .args(["-c", "command -v chromium"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !has_chromium {
+        eprintln!(
+            "note: chromium not found, screenshot script not tested (apt-get install chromium)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("results");
+    run_null(&root.join("a"), "1", "21");
+    let png = dir.path().join("shot.png");
+    let o = Command::new("scripts/report-screenshot.sh")
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .env("KVLAB", env!("CARGO_BIN_EXE_kvlab"))
+        .args([root.to_str().unwrap(), png.to_str().unwrap(), "1000"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}{stderr}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // The IHDR chunk: width and height, big-endian, at bytes 16..24.
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!(width, 1000);
+    assert!(height > 1000, "the whole page, not one window: {height}");
+}

@@ -1,0 +1,213 @@
+//! The HTML report in a real browser: Debian's `chromium`, headless. The report of the
+//! fixture suite must load without console messages, every chart must have drawn data,
+//! and the tables must sort when a header is clicked.
+//!
+//! Without chromium on PATH (or `KVLAB_CHROMIUM` naming it) the tests print a note and
+//! pass; `apt-get install chromium` provides it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kvlab_report::{Study, StudyOptions};
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("KVLAB_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// Loads `page` in headless chromium; returns the DOM after scripts ran and the browser's
+/// log (console messages appear there as `…:CONSOLE…` lines).
+fn dump_dom(browser: &Path, page: &Path, profile: &Path) -> (String, String) {
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        // A profile of its own, so tests running at once do not share a browser.
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("running chromium");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "chromium failed: {log}");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), log)
+}
+
+fn console_lines(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .collect()
+}
+
+fn suite_html() -> String {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/suite");
+    Study::load(&[suite], StudyOptions::default())
+        .unwrap()
+        .to_html("kvlab report: fixture suite")
+}
+
+/// The `<svg class="chart">…</svg>` elements of a document.
+fn charts(dom: &str) -> Vec<&str> {
+    dom.match_indices("<svg class=\"chart\"")
+        .map(|(start, _)| {
+            let end = dom[start..].find("</svg>").expect("every svg is closed") + start;
+            &dom[start..end]
+        })
+        .collect()
+}
+
+/// True when an SVG element has drawn data: a bar with a height, a line with at least
+/// two coordinates, or a point.
+fn has_drawn_data(svg: &str) -> bool {
+    let bar = svg.match_indices("class=\"bar\"").any(|(i, _)| {
+        let rest = &svg[i..];
+        let h = rest.find("height=\"").map(|j| &rest[j + 8..]);
+        h.and_then(|h| h.split('"').next()?.parse::<f64>().ok())
+            .is_some_and(|h| h > 0.0)
+    });
+    let line = svg.match_indices("class=\"series\" d=\"M").any(|(i, _)| {
+        let d = svg[i + 19..].split('"').next().unwrap_or("");
+        d.split([' ', 'M', 'L'])
+            .filter(|s| s.parse::<f64>().is_ok())
+            .count()
+            >= 2
+    });
+    bar || line || svg.contains("class=\"point\"")
+}
+
+#[test]
+fn the_report_renders_with_every_chart_drawn() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found, HTML rendering not tested (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let html = suite_html();
+    std::fs::write(&page, &html).unwrap();
+    let (dom, log) = dump_dom(&browser, &page, &dir.path().join("profile"));
+    assert_eq!(console_lines(&log), Vec::<&str>::new(), "console messages");
+    let written = charts(&html).len();
+    let rendered = charts(&dom);
+    // 3 sweep charts for workloada, a throughput bar chart for each cache workload, 4 to
+    // 7 charts for each of the 6 settings, 3 cache charts.
+    assert!(written >= 30, "{written} charts");
+    assert_eq!(
+        rendered.len(),
+        written,
+        "the browser's DOM holds every chart"
+    );
+    for svg in &rendered {
+        assert!(
+            has_drawn_data(svg),
+            "a chart without data: {}",
+            &svg[..svg.len().min(400)]
+        );
+    }
+    assert!(
+        dom.contains("process: rss_bytes"),
+        "the monitor CSV is charted"
+    );
+    assert_eq!(
+        dom.matches("<table class=\"sortable\">").count(),
+        html.matches("<table class=\"sortable\">").count()
+    );
+    assert!(
+        !html
+            .replace("http://www.w3.org/2000/svg", "")
+            .contains("://"),
+        "the page names no URL, so it loads nothing from the network"
+    );
+    assert!(
+        !html.contains("<script src") && !html.contains("<link"),
+        "no external resources"
+    );
+}
+
+/// Clicks headers of the summary table (in a copy of the page with a test script
+/// appended) and reads back the row order.
+#[test]
+fn tables_sort_when_a_header_is_clicked() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found, table sorting not tested (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let probe = r#"<script>
+(function () {
+  var table = document.querySelector('table.sortable');
+  var heads = Array.prototype.slice.call(table.querySelectorAll('thead th'));
+  function column(name) {
+    return heads.findIndex(function (h) { return h.textContent === name; });
+  }
+  function read(col, attr) {
+    return Array.prototype.map.call(table.tBodies[0].rows, function (r) {
+      return attr ? parseFloat(r.cells[col].getAttribute('data-v')) : r.cells[col].textContent;
+    });
+  }
+  var tput = column('Throughput (ops/s)');
+  var store = column('Store');
+  var result = {};
+  heads[tput].click();
+  result.up = read(tput, true);
+  heads[tput].click();
+  result.down = read(tput, true);
+  heads[store].click();
+  result.stores = read(store, false);
+  result.mark = heads[store].getAttribute('aria-sort');
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(result);
+  document.body.appendChild(pre);
+})();
+</script>
+</body>"#;
+    let html = suite_html().replace("</body>", probe);
+    std::fs::write(&page, &html).unwrap();
+    let (dom, log) = dump_dom(&browser, &page, &dir.path().join("profile"));
+    assert_eq!(console_lines(&log), Vec::<&str>::new(), "console messages");
+    let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
+    let end = dom[start..].find("</pre>").unwrap() + start;
+    let result: serde_json::Value = serde_json::from_str(&dom[start..end]).unwrap();
+    let numbers = |k: &str| -> Vec<f64> {
+        result[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let (up, down) = (numbers("up"), numbers("down"));
+    assert_eq!(up.len(), 10);
+    assert!(up.windows(2).all(|w| w[0] <= w[1]), "ascending: {up:?}");
+    let mut reversed = down.clone();
+    reversed.reverse();
+    assert_eq!(up, reversed, "a second click reverses");
+    let stores: Vec<&str> = result["stores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let mut sorted = stores.clone();
+    sorted.sort();
+    assert_eq!(stores, sorted);
+    assert_eq!(result["mark"], "ascending");
+}

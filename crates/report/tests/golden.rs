@@ -1,0 +1,336 @@
+//! Golden tests: the markdown tables and comparisons of the committed fixture results
+//! (`tests/fixtures/suite`, written by real `kvlab run`s, see `tests/fixtures/generate.sh`),
+//! and the grouping, statistics and errors behind them.
+//!
+//! Regenerate the golden files after an intended change with
+//! `KVLAB_BLESS=1 cargo test -p kvlab-report --test golden`.
+
+use std::path::{Path, PathBuf};
+
+use kvlab_report::{
+    Comparison, ComparisonFormat, ReportError, ResultDocument, Spread, Study, StudyOptions,
+};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn suite() -> PathBuf {
+    fixtures().join("suite")
+}
+
+/// Compares `got` with the golden file, or rewrites the file when `KVLAB_BLESS` is set.
+fn golden(name: &str, got: &str) {
+    let path = fixtures().join(name);
+    if std::env::var_os("KVLAB_BLESS").is_some() {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with KVLAB_BLESS=1 to create it)",
+            path.display()
+        )
+    });
+    if got != want {
+        let first = got
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.lines().count().min(want.lines().count()));
+        panic!(
+            "{} differs from the output at line {}:\n got: {:?}\nwant: {:?}\n\
+             (KVLAB_BLESS=1 regenerates it)",
+            path.display(),
+            first + 1,
+            got.lines().nth(first),
+            want.lines().nth(first)
+        );
+    }
+}
+
+fn load_suite() -> Study {
+    Study::load(&[suite()], StudyOptions::default()).unwrap()
+}
+
+#[test]
+fn markdown_tables_of_the_fixture_suite() {
+    golden("suite.md", &load_suite().to_markdown());
+}
+
+#[test]
+fn comparison_of_two_fixture_results() {
+    let a = suite().join("redis/workloada/1x1/round-1");
+    let b = suite().join("redis/workloada/1x4/round-1/result.json");
+    let c = Comparison::load(&a, &b).unwrap();
+    // Paths in the header depend on where the repository is; the golden files hold them
+    // relative to the fixtures directory.
+    let relative = |s: String| s.replace(&format!("{}/", fixtures().display()), "");
+    golden(
+        "compare.md",
+        &relative(c.render(ComparisonFormat::Markdown)),
+    );
+    golden(
+        "compare.txt",
+        &relative(c.render(ComparisonFormat::Terminal)),
+    );
+}
+
+/// The study's grouping and statistics, recomputed here from the documents themselves.
+#[test]
+fn cells_rounds_and_spreads_match_the_documents() {
+    let study = load_suite();
+    assert_eq!(
+        study.stores(),
+        ["foyer", "moka", "null", "redis", "rocksdb"]
+    );
+    assert_eq!(study.cells.len(), 10);
+    let mut keys = Vec::new();
+    for cell in &study.cells {
+        assert_eq!(cell.rounds.len(), 2, "{:?}", cell.key);
+        assert_eq!(
+            cell.rounds.iter().map(|r| r.number).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        for r in &cell.rounds {
+            let doc = ResultDocument::load(&r.result.file).unwrap();
+            assert_eq!(doc.store.name, cell.key.store);
+            let dir = format!("{}x{}", cell.key.threads, cell.key.connections);
+            assert!(
+                r.path.starts_with(
+                    Path::new(&cell.key.store)
+                        .join(&cell.key.workload)
+                        .join(&dir)
+                ),
+                "{} is not under {}/{}/{dir}",
+                r.path.display(),
+                cell.key.store,
+                cell.key.workload
+            );
+            assert!(r.timeline.as_ref().is_some_and(|t| !t.rows.is_empty()));
+            let log = r
+                .latency
+                .as_ref()
+                .expect("every fixture has a latency.hlog");
+            // The interval log holds every operation the summary counts (read-modify-write
+            // has none here, so the overall histogram's count is the operation count).
+            assert_eq!(
+                log.overall.len(),
+                doc.results.operations,
+                "{}",
+                r.path.display()
+            );
+        }
+        let tputs: Vec<f64> = cell
+            .rounds
+            .iter()
+            .map(|r| r.doc().results.throughput_ops_per_sec)
+            .collect();
+        let (a, b) = (tputs[0], tputs[1]);
+        let mean = (a + b) / 2.0;
+        // Two values: sample standard deviation |a − b| / √2.
+        let cv = 100.0 * (a - b).abs() / 2f64.sqrt() / mean;
+        let s: Spread = cell.throughput().unwrap();
+        assert!((s.mean - mean).abs() < 1e-6 * mean);
+        assert_eq!((s.min, s.max), (a.min(b), a.max(b)));
+        assert!(
+            (s.cv_pct.unwrap() - cv).abs() < 1e-6,
+            "{} vs {cv}",
+            s.cv_pct.unwrap()
+        );
+        let flagged = cell.flags(10.0).iter().any(|f| f.contains("throughput CV"));
+        assert_eq!(flagged, cv > 10.0, "{:?}", cell.key);
+        assert!(!cell
+            .flags(cv + 0.01)
+            .iter()
+            .any(|f| f.contains("throughput CV")));
+        keys.push(cell.key.clone());
+    }
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(
+        keys, sorted,
+        "cells are ordered by store, workload, concurrency"
+    );
+}
+
+#[test]
+fn cache_hit_ratios_are_reads_found_over_reads_answered() {
+    let study = load_suite();
+    let cache = study.cache_table().expect("the suite has cache workloads");
+    assert_eq!(cache.rows.len(), 4);
+    let col = |name: &str| cache.columns.iter().position(|(h, _)| h == name).unwrap();
+    for row in &cache.rows {
+        let cell = study
+            .cells
+            .iter()
+            .find(|c| c.key.store == row[0].0 && c.key.workload == row[1].0)
+            .unwrap();
+        let ratios: Vec<f64> = cell
+            .rounds
+            .iter()
+            .map(|r| {
+                let read = r
+                    .doc()
+                    .results
+                    .ops
+                    .iter()
+                    .find(|o| o.name == "READ")
+                    .unwrap();
+                let ok = read.returns.get("OK").copied().unwrap_or(0) as f64;
+                let nf = read.returns.get("NOT_FOUND").copied().unwrap_or(0) as f64;
+                100.0 * ok / (ok + nf)
+            })
+            .collect();
+        let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+        let shown = row[col("Hit ratio (%)")].1.unwrap();
+        assert!((shown - mean).abs() < 1e-9, "{shown} vs {mean}");
+        assert!(
+            mean > 0.0 && mean < 100.0,
+            "a 512 KiB cache misses some gets: {mean}"
+        );
+        // foyer reports its tiers; their hit ratios add up to at most the whole.
+        let dram = row[col("DRAM hits (%)")].1;
+        let disk = row[col("Disk hits (%)")].1;
+        assert_eq!(dram.is_some(), cell.key.store == "foyer");
+        if let (Some(dram), Some(disk)) = (dram, disk) {
+            assert!(dram + disk <= 100.0 && dram > 0.0);
+        }
+    }
+}
+
+/// Copies the fixture result `rel` (a directory) to `to`.
+fn copy_result(rel: &str, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(suite().join(rel)).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn same_named_workloads_with_other_properties_are_told_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_result("null/workloada/1x1/round-1", &dir.path().join("a"));
+    copy_result("null/workloada/1x1/round-2", &dir.path().join("b"));
+    let path = dir.path().join("b/result.json");
+    let mut doc = ResultDocument::load(&path).unwrap();
+    doc.workload.insert("recordcount".into(), "5000".into());
+    std::fs::write(&path, doc.to_json_pretty()).unwrap();
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let names: Vec<&str> = study
+        .cells
+        .iter()
+        .map(|c| c.key.workload.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "workloada (recordcount=2000)",
+            "workloada (recordcount=5000)"
+        ]
+    );
+    // Without a round-<n> directory, rounds are numbered by path within their cell.
+    assert!(study
+        .cells
+        .iter()
+        .all(|c| c.rounds.len() == 1 && c.rounds[0].number == 1));
+}
+
+#[test]
+fn errors_name_the_directory_or_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let err = Study::load(&[dir.path().join("empty")], StudyOptions::default()).unwrap_err();
+    assert!(matches!(err, ReportError::NoResults(_)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no result.json found in {} or below it",
+            dir.path().join("empty").display()
+        )
+    );
+
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join("result.json"), "{\"kvlab_version\": \"0.1.0\"}").unwrap();
+    let err = Study::load(std::slice::from_ref(&bad), StudyOptions::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, ReportError::Json { .. }), "{text}");
+    assert!(
+        text.contains(&bad.join("result.json").display().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("missing field `command`"), "{text}");
+
+    let torn = dir.path().join("torn");
+    copy_result("null/workloada/1x1/round-1", &torn);
+    let csv = torn.join("timeline.csv");
+    let mut text = std::fs::read_to_string(&csv).unwrap();
+    text = text.replacen("\n0.", "\nsoon,", 1);
+    std::fs::write(&csv, text).unwrap();
+    let err = Study::load(std::slice::from_ref(&torn), StudyOptions::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}:2: ", csv.display())),
+        "{err}"
+    );
+
+    let err = Comparison::load(&suite().join("null"), &torn).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} holds 4 results; name one result directory or result.json",
+            suite().join("null").display()
+        )
+    );
+}
+
+#[test]
+fn a_cache_workload_at_several_data_sizes_gets_a_hit_ratio_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, size) in [("small", "268435456"), ("large", "1073741824")] {
+        for store in ["moka", "foyer"] {
+            let to = dir.path().join(name).join(store);
+            copy_result(&format!("{store}/kv-small-readheavy/1x1/round-1"), &to);
+            let path = to.join("result.json");
+            let mut doc = ResultDocument::load(&path).unwrap();
+            doc.workload.insert("cache.data_size".into(), size.into());
+            std::fs::write(&path, doc.to_json_pretty()).unwrap();
+        }
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let workloads: Vec<&str> = study
+        .cells
+        .iter()
+        .map(|c| c.key.workload.as_str())
+        .collect();
+    assert_eq!(
+        workloads,
+        [
+            "kv-small-readheavy (cache.data_size=1.0GiB)",
+            "kv-small-readheavy (cache.data_size=256.0MiB)",
+            "kv-small-readheavy (cache.data_size=1.0GiB)",
+            "kv-small-readheavy (cache.data_size=256.0MiB)",
+        ]
+    );
+    let html = study.to_html("sizes");
+    let start = html
+        .find("<title>Hit ratio by data size — kv-small-readheavy · 1×1</title>")
+        .expect("a hit ratio curve");
+    let curve = &html[start..start + html[start..].find("</svg>").unwrap()];
+    assert_eq!(
+        curve.matches("class=\"point\"").count(),
+        4,
+        "2 sizes × 2 stores"
+    );
+    assert!(
+        curve.contains(">256.0 MiB<") && curve.contains(">1.0 GiB<"),
+        "{curve}"
+    );
+    // In the bar charts, groups go by size, not by the text of the name.
+    let bars = &html[html.find("<title>Hit ratio by workload</title>").unwrap()..];
+    assert!(bars.find("=256.0MiB)").unwrap() < bars.find("=1.0GiB)").unwrap());
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Renders the kvlab report of result directories and screenshots the whole page with
+# headless chromium (Debian package `chromium`).
+#
+#   scripts/report-screenshot.sh RESULT_DIR OUT.png [WIDTH]
+#
+# RESULT_DIR is searched recursively for result.json, as `kvlab report` does. WIDTH is the
+# window width in pixels (default 1400); the height is the page's. kvlab is $KVLAB, else
+# `kvlab` on PATH, else the release or debug build in $CARGO_TARGET_DIR
+# (default $HOME/.cache/kvlab-target); chromium is $KVLAB_CHROMIUM, else `chromium`.
+set -euo pipefail
+if [[ $# -lt 2 || $# -gt 3 ]]; then
+    echo "usage: $0 RESULT_DIR OUT.png [WIDTH]" >&2
+    exit 2
+fi
+dir="$1"
+out="$2"
+width="${3:-1400}"
+target="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+if [[ -n "${KVLAB:-}" ]]; then
+    kvlab="$KVLAB"
+elif command -v kvlab > /dev/null; then
+    kvlab=kvlab
+elif [[ -x "$target/release/kvlab" ]]; then
+    kvlab="$target/release/kvlab"
+elif [[ -x "$target/debug/kvlab" ]]; then
+    kvlab="$target/debug/kvlab"
+else
+    echo "$0: no kvlab binary: set KVLAB or build it (cargo build --release -p kvlab)" >&2
+    exit 2
+fi
+browser="${KVLAB_CHROMIUM:-chromium}"
+if ! command -v "$browser" > /dev/null; then
+    echo "$0: $browser not found (apt-get install chromium, or set KVLAB_CHROMIUM)" >&2
+    exit 2
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+"$kvlab" report "$dir" --html "$tmp/report.html" --quiet
+chrome=("$browser" --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars
+    "--user-data-dir=$tmp/profile")
+# Measure the page at the chosen width: a copy of the report writes its height into the
+# title, which --dump-dom prints.
+sed 's|</body>|<script>document.title = "height=" + document.documentElement.scrollHeight;</script></body>|' \
+    "$tmp/report.html" > "$tmp/measure.html"
+height="$("${chrome[@]}" "--window-size=$width,1000" --dump-dom "file://$tmp/measure.html" \
+    2> /dev/null | sed -n 's|.*<title>height=\([0-9]*\)</title>.*|\1|p' | head -n 1)"
+if [[ -z "$height" ]]; then
+    echo "$0: chromium did not render $tmp/report.html" >&2
+    exit 1
+fi
+# Chromium refuses very tall windows; a longer page is cut at 16000 pixels.
+(( height > 16000 )) && height=16000
+"${chrome[@]}" "--window-size=$width,$height" "--screenshot=$(realpath -m "$out")" \
+    "file://$tmp/report.html" 2> /dev/null
+echo "$out: ${width}x$height"
