@@ -16,8 +16,8 @@ use clap::Args;
 use kvlab_core::{OpKind, Status, Store};
 use kvlab_runner::{Interval, RunOutcome, RunPlan, Warmup};
 use kvlab_workload::{
-    CoreWorkload, ImportSpec, ImportWorkload, KeyCheck, KeyFile, KeyFileWorkload, KeySample,
-    Plan, PlanWorkload, Properties, TrailingDelimiter, ValueFormat, WorkloadError,
+    CoreWorkload, ImportSpec, ImportWorkload, KeyCheck, KeyFile, KeyFileWorkload, KeySample, Plan,
+    PlanWorkload, Properties, TrailingDelimiter, ValueFormat, WorkloadError,
 };
 use serde_json::json;
 
@@ -45,7 +45,11 @@ pub(crate) struct KeyArgs {
     plan_config: Vec<String>,
     /// Threads that run a --plan-config mix, THREADS:ID with THREADS a number or an
     /// inclusive range MIN-MAX, e.g. 0-3:1; unmapped threads use config 0. Repeatable.
-    #[arg(long = "thread-plan-map", alias = "thread_plan_map", value_name = "THREADS:ID")]
+    #[arg(
+        long = "thread-plan-map",
+        alias = "thread_plan_map",
+        value_name = "THREADS:ID"
+    )]
     thread_plan_map: Vec<String>,
 }
 
@@ -500,9 +504,9 @@ pub(crate) fn phase_work(
     if let Some(keys) = keys {
         let groups = plan.groups().iter().map(|g| Arc::new(keys.with_mix(g.mix)));
         let groups = groups.collect();
-        return Ok(Work::Extra(ExtraWork::KeyPlan(Arc::new(PlanWorkload::new(
-            plan, groups,
-        )))));
+        return Ok(Work::Extra(ExtraWork::KeyPlan(Arc::new(
+            PlanWorkload::new(plan, groups),
+        ))));
     }
     // YCSB keys: one CoreWorkload per group, with the group's mix. Each has its own
     // insert sequence, so only one group may insert, or keys would collide.
@@ -529,9 +533,9 @@ pub(crate) fn phase_work(
             .map_err(workload_error)?;
         workloads.push(Arc::new(w));
     }
-    Ok(Work::Extra(ExtraWork::CorePlan(Arc::new(PlanWorkload::new(
-        plan, workloads,
-    )))))
+    Ok(Work::Extra(ExtraWork::CorePlan(Arc::new(
+        PlanWorkload::new(plan, workloads),
+    ))))
 }
 
 /// The delimiter byte from `--delimiter`.
@@ -675,7 +679,11 @@ pub(crate) fn verify_keys<S: Store>(
     for k in check.first_missing() {
         let mut line = Vec::new();
         kvlab_workload::escape_key(&k, &mut line);
-        writeln!(out, "[VERIFY], MissingKey, {}", String::from_utf8_lossy(&line))?;
+        writeln!(
+            out,
+            "[VERIFY], MissingKey, {}",
+            String::from_utf8_lossy(&line)
+        )?;
     }
     for e in check.first_errors() {
         writeln!(out, "[VERIFY], Error, {e}")?;
@@ -686,7 +694,10 @@ pub(crate) fn verify_keys<S: Store>(
         return Ok(ExitCode::from(130));
     }
     if missing == 0 && errors == 0 && checked == total {
-        eprintln!("kvlab: verify: all {checked} keys of {} present", keys.keys().path().display());
+        eprintln!(
+            "kvlab: verify: all {checked} keys of {} present",
+            keys.keys().path().display()
+        );
         Ok(ExitCode::SUCCESS)
     } else {
         eprintln!(

@@ -53,7 +53,11 @@ fn lineitem(lines: usize) -> (String, Vec<String>) {
     };
     for i in 0..lines {
         let (order, line) = (i / 4 + 1, i % 4 + 1);
-        let key = format!("{order}|{}|{}", rnd(200_000) + 1, line * 10 + rnd(10) as usize);
+        let key = format!(
+            "{order}|{}|{}",
+            rnd(200_000) + 1,
+            line * 10 + rnd(10) as usize
+        );
         s.push_str(&format!(
             "{key}|{line}|{}|{}.{:02}|0.0{}|0.0{}|N|O|1996-03-13|1996-02-12|1996-03-22|\
              DELIVER IN PERSON|TRUCK|egular courts above the {}|\n",
@@ -112,11 +116,21 @@ fn import_into_rocksdb_samples_keys_that_verify_and_run_reads() {
     assert_eq!(report_u64(&stdout, "IMPORT", "Malformed"), 0);
     let sampled = std::fs::read_to_string(&keys_out).unwrap();
     let sampled: Vec<&str> = sampled.lines().collect();
-    assert_eq!(report_u64(&stdout, "IMPORT", "SampledKeys"), sampled.len() as u64);
+    assert_eq!(
+        report_u64(&stdout, "IMPORT", "SampledKeys"),
+        sampled.len() as u64
+    );
     // 7 % of 10000 = 700; binomial sd ≈ 25.5, so ±130 is five sd.
-    assert!((570..=830).contains(&sampled.len()), "{} sampled", sampled.len());
+    assert!(
+        (570..=830).contains(&sampled.len()),
+        "{} sampled",
+        sampled.len()
+    );
     for k in &sampled {
-        assert!(keys.iter().any(|x| x == k), "sampled key {k} was never imported");
+        assert!(
+            keys.iter().any(|x| x == k),
+            "sampled key {k} was never imported"
+        );
     }
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
@@ -127,16 +141,29 @@ fn import_into_rocksdb_samples_keys_that_verify_and_run_reads() {
     // Every sampled key is readable.
     let db_s = db.to_str().unwrap();
     let keys_s = keys_out.to_str().unwrap();
-    let o = kvlab(&["verify", "--keys", keys_s, "--db", "rocksdb", "--path", db_s, "-t", "2"]);
+    let o = kvlab(&[
+        "verify", "--keys", keys_s, "--db", "rocksdb", "--path", db_s, "-t", "2",
+    ]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "verify failed: {stdout}{stderr}");
-    assert_eq!(report_u64(&stdout, "VERIFY", "Records"), sampled.len() as u64);
+    assert_eq!(
+        report_u64(&stdout, "VERIFY", "Records"),
+        sampled.len() as u64
+    );
     assert_eq!(report_u64(&stdout, "VERIFY", "Missing"), 0);
 
     // A key that was never imported is reported, with exit code 1.
     let more = dir.path().join("more.txt");
     write(&more, &format!("{}\nnot|a|key\n", sampled[0]));
-    let o = kvlab(&["verify", "--keys", more.to_str().unwrap(), "--db", "rocksdb", "--path", db_s]);
+    let o = kvlab(&[
+        "verify",
+        "--keys",
+        more.to_str().unwrap(),
+        "--db",
+        "rocksdb",
+        "--path",
+        db_s,
+    ]);
     let (stdout, _) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}");
     assert_eq!(report_u64(&stdout, "VERIFY", "Missing"), 1);
@@ -221,7 +248,14 @@ fn malformed_lines_are_counted_and_named_or_stop_a_strict_import() {
     lines[41] = format!("{}extra|", lines[41]); // line 42
     lines[60] = String::new(); // line 61: blank, skipped
     write(&data, &(lines.join("\n") + "\n"));
-    let base = ["import", data.to_str().unwrap(), "--key-fields", "0,1,2", "--db", "null"];
+    let base = [
+        "import",
+        data.to_str().unwrap(),
+        "--key-fields",
+        "0,1,2",
+        "--db",
+        "null",
+    ];
     let o = kvlab(&base);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
@@ -241,14 +275,19 @@ fn malformed_lines_are_counted_and_named_or_stop_a_strict_import() {
             format!("{path}:42: 17 fields, expected 16"),
         ]
     );
-    assert!(stderr.contains(&format!("malformed {path}:10: 4 fields")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("malformed {path}:10: 4 fields")),
+        "{stderr}"
+    );
 
     // --strict stops at line 10 with exit code 1, naming file:line.
     let o = kvlab(&[&base[..], &["--strict"]].concat());
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("import stopped (--strict): {path}:10: 4 fields, expected 16")),
+        stderr.contains(&format!(
+            "import stopped (--strict): {path}:10: 4 fields, expected 16"
+        )),
         "{stderr}"
     );
     assert_eq!(report_u64(&stdout, "INSERT", "Operations"), 9);
@@ -304,7 +343,11 @@ fn limit_and_reading_from_pipes() {
 
     // A named pipe (as `<(zcat file.gz)` gives), fed by another process, into RocksDB.
     let fifo = dir.path().join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let db = dir.path().join("db");
     let reader = kvlab_cmd(&[
         "import",
@@ -340,20 +383,42 @@ fn bad_import_options_are_usage_errors() {
     write(&data, &lineitem(10).0);
     let d = data.to_str().unwrap();
     for (args, says) in [
-        (&["--key-fields", "0,16"][..], "names field 16, but lines have 16 fields"),
+        (
+            &["--key-fields", "0,16"][..],
+            "names field 16, but lines have 16 fields",
+        ),
         (&["--key-fields", "0,x"][..], "`x` is not a field number"),
         (&["--key-fields", "1,1"][..], "listed twice"),
-        (&["--key-fields", "0", "--delimiter", "||"][..], "expected one byte"),
-        (&["--key-fields", "0", "--sample-keys", "0.1"][..], "needs --keys-out"),
-        (&["--key-fields", "0", "-p", "recordcount=5"][..], "store options only"),
-        (&["--key-fields", "0", "-P", "workloads/ycsb/workloada"][..], "-P does not apply"),
+        (
+            &["--key-fields", "0", "--delimiter", "||"][..],
+            "expected one byte",
+        ),
+        (
+            &["--key-fields", "0", "--sample-keys", "0.1"][..],
+            "needs --keys-out",
+        ),
+        (
+            &["--key-fields", "0", "-p", "recordcount=5"][..],
+            "store options only",
+        ),
+        (
+            &["--key-fields", "0", "-P", "workloads/ycsb/workloada"][..],
+            "-P does not apply",
+        ),
     ] {
         let o = kvlab(&[&["import", d, "--db", "null"][..], args].concat());
         let (_, stderr) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
-    let o = kvlab(&["import", "/nonexistent/li.tbl", "--key-fields", "0", "--db", "null"]);
+    let o = kvlab(&[
+        "import",
+        "/nonexistent/li.tbl",
+        "--key-fields",
+        "0",
+        "--db",
+        "null",
+    ]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("/nonexistent/li.tbl"), "{stderr}");
@@ -364,11 +429,20 @@ fn plan_files_are_checked_line_by_line() {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("plan.txt");
     for (contents, says) in [
-        ("group.r.threads=1\ngroup.r.readproportoin=1\n", ":2: unknown setting `readproportoin`"),
+        (
+            "group.r.threads=1\ngroup.r.readproportoin=1\n",
+            ":2: unknown setting `readproportoin`",
+        ),
         ("group.r.threads=two\n", ":1: `group.r.threads` = `two`"),
-        ("group.r.threads=1\n", ":1: group `r`: every proportion is 0"),
+        (
+            "group.r.threads=1\n",
+            ":1: group `r`: every proportion is 0",
+        ),
         ("# only a comment\n", ":1: no groups"),
-        ("groups.r.threads=1\n", ":1: unknown plan key `groups.r.threads`"),
+        (
+            "groups.r.threads=1\n",
+            ":1: unknown plan key `groups.r.threads`",
+        ),
     ] {
         write(&plan, contents);
         let o = kvlab(&["run", "--plan", plan.to_str().unwrap(), "--db", "null"]);
@@ -380,9 +454,19 @@ fn plan_files_are_checked_line_by_line() {
         );
     }
     write(&plan, "group.r.threads=2\ngroup.r.readproportion=1\n");
-    let o = kvlab(&["run", "--plan", plan.to_str().unwrap(), "--threads", "3", "--db", "null"]);
+    let o = kvlab(&[
+        "run",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--threads",
+        "3",
+        "--db",
+        "null",
+    ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("--threads 3, but the plan's groups have 2 threads"));
+    assert!(text(&o)
+        .1
+        .contains("--threads 3, but the plan's groups have 2 threads"));
     let o = kvlab(&["load", "--plan", plan.to_str().unwrap(), "--db", "null"]);
     assert_eq!(o.status.code(), Some(2));
     // Two inserting groups on YCSB keys would insert the same keys.
@@ -392,13 +476,21 @@ fn plan_files_are_checked_line_by_line() {
     );
     let o = kvlab(&["run", "--plan", plan.to_str().unwrap(), "--db", "null"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("groups a, b all insert"), "{}", text(&o).1);
+    assert!(
+        text(&o).1.contains("groups a, b all insert"),
+        "{}",
+        text(&o).1
+    );
 }
 
 /// The per-group counts `[GROUP:name], KIND Operations, n` of a plan run.
 fn group_ops(stdout: &str, group: &str, kind: &str) -> u64 {
-    report_value(stdout, &format!("GROUP:{group}"), &format!("{kind} Operations"))
-        .map_or(0, |v| v.parse().unwrap())
+    report_value(
+        stdout,
+        &format!("GROUP:{group}"),
+        &format!("{kind} Operations"),
+    )
+    .map_or(0, |v| v.parse().unwrap())
 }
 
 #[test]
@@ -418,13 +510,28 @@ fn each_plan_group_runs_its_own_mix() {
          group.writers.threads = 1\n\
          group.writers.insertproportion = 1\n",
     );
-    let common = ["-p", "recordcount=2000", "--db", "rocksdb", "--path", db, "--seed", "5"];
+    let common = [
+        "-p",
+        "recordcount=2000",
+        "--db",
+        "rocksdb",
+        "--path",
+        db,
+        "--seed",
+        "5",
+    ];
     let o = kvlab(&[&["load"][..], &common].concat());
     assert!(o.status.success(), "{}", text(&o).1);
     let out = dir.path().join("out");
     let o = kvlab(
         &[
-            &["run", "--plan", plan.to_str().unwrap(), "-p", "operationcount=8000"][..],
+            &[
+                "run",
+                "--plan",
+                plan.to_str().unwrap(),
+                "-p",
+                "operationcount=8000",
+            ][..],
             &common,
             &["--out", out.to_str().unwrap()],
         ]
@@ -438,14 +545,20 @@ fn each_plan_group_runs_its_own_mix() {
     assert_eq!(group_ops(&stdout, "readers", "UPDATE"), 0);
     assert_eq!(group_ops(&stdout, "writers", "INSERT"), 2000);
     assert_eq!(group_ops(&stdout, "writers", "READ"), 0);
-    let (r, u) = (group_ops(&stdout, "mixed", "READ"), group_ops(&stdout, "mixed", "UPDATE"));
+    let (r, u) = (
+        group_ops(&stdout, "mixed", "READ"),
+        group_ops(&stdout, "mixed", "UPDATE"),
+    );
     assert_eq!(r + u, 2000);
     // Binomial(2000, 0.5): sd ≈ 22; ±120 is over five sd.
     assert!((880..=1120).contains(&r), "mixed: {r} reads, {u} updates");
     // The runner's totals agree with the groups'.
     assert_eq!(report_u64(&stdout, "READ", "Operations"), 4000 + r);
     assert_eq!(report_u64(&stdout, "INSERT", "Operations"), 2000);
-    assert_eq!(report_value(&stdout, "GROUP:readers", "Threads").as_deref(), Some("0-1"));
+    assert_eq!(
+        report_value(&stdout, "GROUP:readers", "Threads").as_deref(),
+        Some("0-1")
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     let groups = doc["runner"]["plan_groups"].as_array().unwrap();
@@ -534,7 +647,10 @@ fn key_file_plans_read_only_keys_from_the_file() {
     assert!(o.status.success(), "{stderr}");
     assert_eq!(report_u64(&stdout, "READ", "Return=OK"), 4000);
     assert_eq!(report_value(&stdout, "READ", "Return=NOT_FOUND"), None);
-    let (u, i) = (group_ops(&stdout, "writers", "UPDATE"), group_ops(&stdout, "writers", "INSERT"));
+    let (u, i) = (
+        group_ops(&stdout, "writers", "UPDATE"),
+        group_ops(&stdout, "writers", "INSERT"),
+    );
     assert_eq!(u + i, 2000);
     assert_eq!(report_u64(&stdout, "UPDATE", "Return=OK"), u);
     assert_eq!(report_u64(&stdout, "INSERT", "Return=OK"), i);

@@ -779,7 +779,11 @@ impl OpSource for ImportSource {
             self.line += 1;
             self.lines += 1;
             let l = &self.shared.layout;
-            let line = trim_line(&self.chunk[start..start + len], l.delimiter, l.strip_trailing);
+            let line = trim_line(
+                &self.chunk[start..start + len],
+                l.delimiter,
+                l.strip_trailing,
+            );
             if line.is_empty() {
                 self.shared.blank.fetch_add(1, Ordering::Relaxed);
                 continue;
@@ -917,7 +921,13 @@ mod tests {
             line += data.iter().filter(|&&b| b == b'\n').count() as u64;
         }
         assert_eq!(line, 4);
-        assert_eq!(chunker(&text, Some(2)).iter().map(|c| c.1.len()).sum::<usize>(), 2 * (long.len() + 1));
+        assert_eq!(
+            chunker(&text, Some(2))
+                .iter()
+                .map(|c| c.1.len())
+                .sum::<usize>(),
+            2 * (long.len() + 1)
+        );
     }
 
     #[test]

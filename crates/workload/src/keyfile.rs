@@ -17,8 +17,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::generator::{next_below, next_f64, ScrambledZipfian};
 use crate::{
-    fnvhash64, worker_seed, CoreWorkload, OpSource, Properties, Proportions, Ticket,
-    ValueFormat, Verdict, Workload, WorkloadError,
+    fnvhash64, worker_seed, CoreWorkload, OpSource, Properties, Proportions, Ticket, ValueFormat,
+    Verdict, Workload, WorkloadError,
 };
 
 /// Appends `key`, escaped for a key file (see [`KeyFile`]), to `out`.
@@ -31,7 +31,12 @@ pub fn escape_key(key: &[u8], out: &mut Vec<u8>) {
             b'\t' => out.push(b'\t'),
             0..=0x1f | 0x7f => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(&[b'\\', b'x', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'x',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 15)],
+                ]);
             }
             _ => out.push(b),
         }
@@ -194,27 +199,27 @@ const VALUE_POOL_SEED: u64 = 0x6b65_7966_696c_6576;
 /// - the six `*proportion` properties: the mix ([`Proportions::from_properties`]);
 /// - `operationcount`: operations when the run gives neither a count nor a duration;
 /// - `requestdistribution`: `uniform` (default), `zipfian` (YCSB's scrambled Zipfian
-///  over the file's keys, θ = `zipfianconstant`) or `sequential` (each client walks
-///  the file from its own starting point, `client × keys / clients`, wrapping);
+///   over the file's keys, θ = `zipfianconstant`) or `sequential` (each client walks
+///   the file from its own starting point, `client × keys / clients`, wrapping);
 /// - `fieldlength` (100), `fieldcount` (10), `fieldnameprefix` (field),
-///  `writeallfields` (false): the values written;
+///   `writeallfields` (false): the values written;
 /// - `minscanlength`, `maxscanlength`: scan lengths, uniform.
 ///
 /// Operations:
 ///
 /// - **read**: the key, every field (with [`ValueFormat::Blob`] a blob read: the stored
-///  value as one opaque field). Keys come only from the file, so on a store that holds
-///  the file's keys a read never misses.
+///   value as one opaque field). Keys come only from the file, so on a store that holds
+///   the file's keys a read never misses.
 /// - **update**: rewrites the value of a key from the file — a blob of `fieldlength`
-///  random printable bytes, or with [`ValueFormat::Fields`] one random field
-///  `field0..field{fieldcount-1}` of `fieldlength` bytes (every field with
-///  `writeallfields=true`); set `fieldcount` to the imported value's field count so
-///  updates name real fields.
+///   random printable bytes, or with [`ValueFormat::Fields`] one random field
+///   `field0..field{fieldcount-1}` of `fieldlength` bytes (every field with
+///   `writeallfields=true`); set `fieldcount` to the imported value's field count so
+///   updates name real fields.
 /// - **insert**: a new key, `KEY#HHHHHHHHHHHHHHHH` — a key from the file, `#`, and 16
-///  hex digits unique to the client and insert (derived from the run seed) — with a
-///  value as for an update but complete (every field). Inserted keys are never read.
+///   hex digits unique to the client and insert (derived from the run seed) — with a
+///   value as for an update but complete (every field). Inserted keys are never read.
 /// - **scan**, **read-modify-write**, **delete**: on keys from the file (deleted keys
-///  then miss when read).
+///   then miss when read).
 ///
 /// `dataintegrity=true` and length distributions other than `constant` are refused:
 /// imported values are not YCSB's.
@@ -340,10 +345,7 @@ impl KeyFileWorkload {
             .cloned()
             .collect();
         out.extend(self.mix.properties());
-        out.push((
-            "keyfile".into(),
-            self.keys.path().display().to_string(),
-        ));
+        out.push(("keyfile".into(), self.keys.path().display().to_string()));
         out.push(("keyfile.keys".into(), self.keys.len().to_string()));
         out.push(("keyfile.valueformat".into(), self.format.to_string()));
         out.sort();
@@ -439,7 +441,12 @@ pub struct KeyFileSource {
 
 /// The next key index for `order` over `n` keys.
 #[inline]
-fn next_index(order: &KeyOrder, n: usize, rng: &mut Xoshiro256PlusPlus, cursor: &mut usize) -> usize {
+fn next_index(
+    order: &KeyOrder,
+    n: usize,
+    rng: &mut Xoshiro256PlusPlus,
+    cursor: &mut usize,
+) -> usize {
     match order {
         KeyOrder::Uniform => next_below(rng, n as u64) as usize,
         KeyOrder::Zipfian(z) => z.next(rng) as usize,
@@ -669,7 +676,10 @@ mod tests {
             matches!(&err, WorkloadError::Syntax { line: 2, .. }),
             "{err}"
         );
-        assert!(err.to_string().starts_with("k.txt:2: unknown escape"), "{err}");
+        assert!(
+            err.to_string().starts_with("k.txt:2: unknown escape"),
+            "{err}"
+        );
         for bad in [&b"x\\"[..], b"\\x4", b"\\xzz"] {
             assert!(unescape_key(bad, &mut Vec::new()).is_err(), "{bad:?}");
         }
@@ -684,7 +694,9 @@ mod tests {
 
     #[test]
     fn check_slices_cover_every_key_once() {
-        let text: Vec<u8> = (0..103).flat_map(|i| format!("k{i}\n").into_bytes()).collect();
+        let text: Vec<u8> = (0..103)
+            .flat_map(|i| format!("k{i}\n").into_bytes())
+            .collect();
         let check = Arc::new(KeyCheck::new(
             Arc::new(KeyFile::parse(&text, Path::new("k")).unwrap()),
             ValueFormat::Blob,

@@ -242,12 +242,12 @@ impl Plan {
             if setting == THREADS {
                 match value.parse::<usize>() {
                     Ok(n) if n >= 1 => group.threads = Some(n),
-                    _ => {
-                        return Err(syntax(
-                            line,
-                            format!("`{key}` = `{value}`: expected a whole number of threads, at least 1"),
-                        ))
-                    }
+                    _ => return Err(syntax(
+                        line,
+                        format!(
+                            "`{key}` = `{value}`: expected a whole number of threads, at least 1"
+                        ),
+                    )),
                 }
             } else if let Some(i) = PROPORTION_KEYS.iter().position(|k| *k == setting) {
                 match value.parse::<f64>() {
@@ -356,12 +356,15 @@ impl Plan {
                     "--thread_plan_map `{m}`: expected THREADS:ID, e.g. 0-3:1 or 4:0"
                 )));
             };
-            let config = mixes.iter().position(|(i, _)| i == id.trim()).ok_or_else(|| {
-                bad(format!(
-                    "--thread_plan_map `{m}`: no --plan_config has id `{}`",
-                    id.trim()
-                ))
-            })?;
+            let config = mixes
+                .iter()
+                .position(|(i, _)| i == id.trim())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "--thread_plan_map `{m}`: no --plan_config has id `{}`",
+                        id.trim()
+                    ))
+                })?;
             let number = |s: &str| {
                 s.trim().parse::<usize>().map_err(|_| {
                     bad(format!(
@@ -466,7 +469,10 @@ impl Plan {
     pub fn effective(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for (i, g) in self.groups.iter().enumerate() {
-            out.push((format!("plan.group.{}.threads", g.name), self.thread_ranges(i)));
+            out.push((
+                format!("plan.group.{}.threads", g.name),
+                self.thread_ranges(i),
+            ));
             for (k, v) in g.mix.properties() {
                 out.push((format!("plan.group.{}.{k}", g.name), v));
             }
@@ -659,9 +665,17 @@ mod tests {
     #[test]
     fn plan_file_errors_name_the_line() {
         let cases = [
-            ("group.a.threads=1\ngroup.a.readproportoin=1\n", 2, "unknown setting"),
+            (
+                "group.a.threads=1\ngroup.a.readproportoin=1\n",
+                2,
+                "unknown setting",
+            ),
             ("group.a.threads=0\n", 1, "at least 1"),
-            ("group.a.threads=1\ngroup.a.readproportion=-1\n", 2, "non-negative"),
+            (
+                "group.a.threads=1\ngroup.a.readproportion=-1\n",
+                2,
+                "non-negative",
+            ),
             ("group.a.threads=1\ngroup.a.threads=2\n", 2, "set again"),
             ("threads=1\n", 1, "group.NAME.SETTING"),
             ("group.a b.threads=1\n", 1, "group name"),
@@ -686,8 +700,7 @@ mod tests {
     #[test]
     fn thread_map_defaults_to_config_zero() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let p = Plan::from_thread_map(&s(&["0:100:0:0", "1:0:50:50"]), &s(&["1-2:1"]), 4)
-            .unwrap();
+        let p = Plan::from_thread_map(&s(&["0:100:0:0", "1:0:50:50"]), &s(&["1-2:1"]), 4).unwrap();
         assert_eq!(p.groups().len(), 2);
         assert_eq!(p.groups()[0].name, "config0");
         assert_eq!(p.thread_ranges(0), "0,3");
