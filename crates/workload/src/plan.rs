@@ -242,12 +242,12 @@ impl Plan {
             if setting == THREADS {
                 match value.parse::<usize>() {
                     Ok(n) if n >= 1 => group.threads = Some(n),
-                    _ => return Err(syntax(
-                        line,
-                        format!(
-                            "`{key}` = `{value}`: expected a whole number of threads, at least 1"
-                        ),
-                    )),
+                    _ => {
+                        return Err(syntax(
+                            line,
+                            format!("`{key}` = `{value}`: expected a thread count, at least 1"),
+                        ))
+                    }
                 }
             } else if let Some(i) = PROPORTION_KEYS.iter().position(|k| *k == setting) {
                 match value.parse::<f64>() {
