@@ -324,3 +324,13 @@ fn plan_clients_get_their_groups_mix_and_counts_add_up() {
         w.plan().groups()[0].mix
     );
 }
+
+#[test]
+fn the_example_plan_parses() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seed-003/plan.txt");
+    let plan = Plan::load(&path).unwrap();
+    let names: Vec<&str> = plan.groups().iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["readers", "writers"]);
+    assert_eq!(plan.threads(), 3);
+    assert_eq!(plan.groups()[1].mix.share(OpKind::Insert), 0.5);
+}
