@@ -230,6 +230,12 @@ impl Work {
                 if let Some(e) = &r.read_error {
                     notes.push(format!("import: {path}: {e}"));
                 }
+                if r.failed_inserts > 0 {
+                    notes.push(format!(
+                        "import: {} inserts failed (see the ERROR counts above)",
+                        r.failed_inserts
+                    ));
+                }
                 if let Some(s) = &w.spec().sample {
                     notes.push(format!(
                         "import: {} keys written to {}",
@@ -340,7 +346,8 @@ impl Work {
     }
 
     /// True when the phase failed although the runner did not: a strict import that
-    /// stopped at a malformed line, a read error, an incomplete key file.
+    /// stopped at a malformed line, a read error, failed inserts, an incomplete key
+    /// file.
     pub(crate) fn extra_failed(&self) -> bool {
         matches!(self.extra(), Some(ExtraWork::Import(w)) if w.finish().failed())
     }
@@ -363,6 +370,7 @@ impl Work {
                         })).collect::<Vec<_>>(),
                         "strict_failure_line": r.strict_failure.as_ref().map(|m| m.line),
                         "read_error": r.read_error,
+                        "failed_inserts": r.failed_inserts,
                         "sampled_keys": r.sampled_keys,
                         "keys_out_error": r.keys_out_error,
                     }),

@@ -232,6 +232,8 @@ pub struct ImportReport {
     pub strict_failure: Option<MalformedLine>,
     /// Reading the file failed part-way.
     pub read_error: Option<String>,
+    /// Inserts the store failed (the runner's results count them as errors too).
+    pub failed_inserts: u64,
     /// Keys written to the sample key file.
     pub sampled_keys: u64,
     /// Writing the sample key file failed.
@@ -239,10 +241,13 @@ pub struct ImportReport {
 }
 
 impl ImportReport {
-    /// True when the import stopped short or its key file is incomplete: a strict
-    /// failure, a read error or a key-file write error.
+    /// True when the import stopped short or did not store everything: a strict
+    /// failure, a read error, a failed insert or a key-file write error.
     pub fn failed(&self) -> bool {
-        self.strict_failure.is_some() || self.read_error.is_some() || self.keys_out_error.is_some()
+        self.strict_failure.is_some()
+            || self.read_error.is_some()
+            || self.failed_inserts > 0
+            || self.keys_out_error.is_some()
     }
 }
 
@@ -371,6 +376,7 @@ struct Shared {
     read_error: Arc<Mutex<Option<String>>>,
     keys_out: Mutex<Option<std::io::BufWriter<File>>>,
     sampled: AtomicU64,
+    failed_inserts: AtomicU64,
     keys_out_error: Mutex<Option<String>>,
 }
 
@@ -539,6 +545,7 @@ impl ImportWorkload {
                 read_error,
                 keys_out: Mutex::new(keys_out),
                 sampled: AtomicU64::new(0),
+                failed_inserts: AtomicU64::new(0),
                 keys_out_error: Mutex::new(None),
             }),
             spec,
@@ -581,6 +588,7 @@ impl ImportWorkload {
                 first_malformed: lock(&s.first_malformed).clone(),
                 strict_failure: lock(&s.strict_failure).clone(),
                 read_error: lock(&s.read_error).clone(),
+                failed_inserts: s.failed_inserts.load(Ordering::Relaxed),
                 sampled_keys: s.sampled.load(Ordering::Relaxed),
                 keys_out_error: lock(&s.keys_out_error).clone(),
             }
@@ -697,6 +705,7 @@ impl Workload for ImportWorkload {
             sample_seed: seed ^ SAMPLE_SALT,
             sampled: Vec::new(),
             sampled_keys: 0,
+            failed_inserts: 0,
             lines: 0,
         }
     }
@@ -726,6 +735,7 @@ pub struct ImportSource {
     /// Escaped sampled keys not yet written.
     sampled: Vec<u8>,
     sampled_keys: u64,
+    failed_inserts: u64,
     lines: u64,
 }
 
@@ -852,6 +862,7 @@ impl OpSource for ImportSource {
     }
 
     fn completed(&mut self, slot: &Slot, ticket: Ticket) -> Verdict {
+        self.failed_inserts += u64::from(slot.result.is_err());
         let below = self.shared.layout.sample_below;
         if below > 0
             && slot.result.is_ok()
@@ -874,6 +885,8 @@ impl Drop for ImportSource {
         let s = &self.shared;
         s.sampled.fetch_add(self.sampled_keys, Ordering::Relaxed);
         s.lines.fetch_add(self.lines, Ordering::Relaxed);
+        s.failed_inserts
+            .fetch_add(self.failed_inserts, Ordering::Relaxed);
     }
 }
 
