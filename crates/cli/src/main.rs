@@ -1,6 +1,7 @@
 //! The `kvlab` binary: parses the command line, opens the chosen store, runs a phase
 //! and writes its results.
 
+mod import_cmd;
 mod memtier_args;
 mod memtier_report;
 mod progress;
@@ -50,6 +51,9 @@ enum Command {
     /// Compare two results: throughput, latency per operation, errors and hit ratio, with
     /// the ratio B/A.
     Compare(report_cmd::CompareArgs),
+    /// Load records from a delimited text file (e.g. TPC-H lineitem.tbl): key = the
+    /// --key-fields joined with the delimiter, value = the other fields.
+    Import(Box<import_cmd::ImportCommand>),
 }
 
 /// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
@@ -152,6 +156,8 @@ struct PhaseArgs {
     /// Progress display on stderr: auto (when stderr is a terminal), always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     progress: progress::When,
+    #[command(flatten)]
+    keys: import_cmd::KeyArgs,
 }
 
 /// A usage error: bad flags, properties or configuration (exit code 2).
@@ -290,6 +296,8 @@ enum Work {
     Memtier(Arc<MemtierWorkload>),
     /// A CacheBench-style cache workload (run only).
     Cache(Arc<CacheWorkload>),
+    /// An import, a key-file workload or a thread plan.
+    Extra(import_cmd::ExtraWork),
 }
 
 impl Work {
@@ -302,6 +310,7 @@ impl Work {
         match self {
             Work::Core(w) => w.insert_count(),
             Work::Memtier(_) | Work::Cache(_) => 0,
+            Work::Extra(w) => w.core().map_or(0, |c| c.insert_count()),
         }
     }
 
@@ -310,6 +319,7 @@ impl Work {
             Work::Core(w) => w.effective(),
             Work::Memtier(w) => w.spec().effective(),
             Work::Cache(w) => w.effective(),
+            Work::Extra(w) => w.effective(),
         }
     }
 
@@ -333,6 +343,9 @@ impl Work {
                 "a cache workload has no {phase} phase: caches fill as they run \
                  (look-aside sets after misses)"
             ))),
+            Work::Extra(w) => w
+                .core()
+                .ok_or_else(|| usage(format!("this workload has no {phase} phase"))),
         }
     }
 
@@ -342,6 +355,8 @@ impl Work {
         match self {
             Work::Core(_) => kvlab_net::redis::Model::Hash,
             Work::Memtier(_) | Work::Cache(_) => kvlab_net::redis::Model::String,
+            Work::Extra(w) if w.blob() => kvlab_net::redis::Model::String,
+            Work::Extra(_) => kvlab_net::redis::Model::Hash,
         }
     }
 }
@@ -401,6 +416,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Memtier(m) => return memtier(*m),
         Command::Report(a) => return report_cmd::report(a),
         Command::Compare(a) => return report_cmd::compare(a),
+        Command::Import(c) => return import_cmd::import(*c),
     };
     let mut props = Properties::new();
     for f in &args.property_files {
@@ -446,6 +462,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             .map_err(|e| usage(e.to_string()))?;
         Work::Core(Arc::new(w))
     };
+    let work = import_cmd::phase_work(phase, &mut args, &props, work)?;
     let threads = match (args.threads, props.get("threadcount")) {
         (Some(t), _) => t,
         (None, Some(t)) => t
@@ -510,6 +527,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 (Work::Core(w), None) => w.operation_count(),
                 (Work::Cache(w), None) => kvlab_workload::Workload::operation_count(w),
                 (Work::Memtier(w), None) => kvlab_workload::Workload::operation_count(&**w),
+                (Work::Extra(w), None) => w.operation_count(),
             })
         },
         duration,
@@ -602,6 +620,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         interval: Duration::from_secs(1),
         max_errors: m.max_errors,
         progress: m.progress,
+        keys: Default::default(),
     };
     let mut props = Properties::new();
     for p in &args.properties {
@@ -1037,6 +1056,7 @@ fn execute_observed<S: Store>(
                 kvlab_runner::run(store, &**w, &ctx.plan, &ctx.stop, &mut observer)?
             }
             Work::Cache(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
+            Work::Extra(w) => w.run(store, &ctx.plan, &ctx.stop, &mut observer)?,
         };
         display.finish();
         o
@@ -1070,6 +1090,7 @@ fn execute_observed<S: Store>(
             outcome.integrity_checked, outcome.integrity_failed
         ));
     }
+    notes.extend(ctx.work.extra_notes(&outcome));
 
     let stats = store.stats();
     let stdout = std::io::stdout();
@@ -1086,6 +1107,7 @@ fn execute_observed<S: Store>(
     match &ctx.report {
         ReportStyle::Ycsb => {
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
+            ctx.work.write_extra_report(&outcome, &mut out)?;
             if matches!(ctx.work, Work::Cache(_)) || stats.iter().any(|(k, _)| k == "dram_hits") {
                 write_cache_lines(&outcome, &stats, &mut out)?;
             }
@@ -1175,7 +1197,10 @@ fn execute_observed<S: Store>(
     }
     Ok(if outcome.interrupted {
         ExitCode::from(130)
-    } else if outcome.error_budget_exceeded || outcome.integrity_failed > 0 {
+    } else if outcome.error_budget_exceeded
+        || outcome.integrity_failed > 0
+        || ctx.work.extra_failed()
+    {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -1296,10 +1321,14 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
             .collect::<Vec<_>>()),
     );
     m.insert("overrides".into(), json!(ctx.args.properties));
+    m.extend(ctx.work.extra_runner());
     m
 }
 
 fn verify<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+    if let Work::Extra(import_cmd::ExtraWork::Keys(k)) = &ctx.work {
+        return import_cmd::verify_keys(ctx, store, k);
+    }
     let show = progress::enabled(ctx.args.progress);
     let report = kvlab_runner::verify(
         store,

@@ -50,6 +50,9 @@
 
 mod cache;
 mod cachebench;
+mod import;
+mod keyfile;
+mod plan;
 mod props;
 mod source;
 mod workload;
@@ -61,6 +64,12 @@ use std::path::PathBuf;
 
 pub use cache::{CacheSource, CacheSpec, CacheWorkload, OpMix, Popularity, SizeDist, SizePiece};
 pub use cachebench::{CacheBenchConfig, CacheBenchWarning, CACHEBENCH_OVERRIDES};
+pub use import::{ImportReport, ImportSource, ImportSpec, ImportWorkload, KeySample};
+pub use import::{MalformedLine, TrailingDelimiter, ValueFormat};
+pub use keyfile::{escape_key, unescape_key, KeyCheck, KeyCheckSource, KeyFile};
+pub use keyfile::{KeyFileSource, KeyFileWorkload};
+pub use plan::PROPORTION_KEYS;
+pub use plan::{GroupCounts, Plan, PlanGroup, PlanSource, PlanWorkload, Proportions};
 pub use props::{Origin, Properties};
 pub use source::{CoreSource, OpSource, Ticket, Verdict, Workload};
 pub use workload::{CoreWorkload, LoadWorker, RunWorker};

@@ -1,0 +1,717 @@
+//! `kvlab import`, key files (`run|verify --keys`) and thread plans (`run --plan`,
+//! `--plan_config`/`--thread_plan_map`): seed 003's workflow.
+//!
+//! Each is a workload the runner drives like any other ([`ExtraWork`]), so stores,
+//! threads × connections × pipeline, progress and the result files work as for `run`;
+//! this module adds their options, their checks and their report lines.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use kvlab_core::{OpKind, Status, Store};
+use kvlab_runner::{Interval, RunOutcome, RunPlan, Warmup};
+use kvlab_workload::{
+    CoreWorkload, ImportSpec, ImportWorkload, KeyCheck, KeyFile, KeyFileWorkload, KeySample, Plan,
+    PlanWorkload, Properties, TrailingDelimiter, ValueFormat, WorkloadError,
+};
+use serde_json::json;
+
+use super::{usage, Phase, PhaseArgs, ReportStyle, Work, CLI_PROPERTIES, STORE_PREFIXES};
+
+/// Options of `run` and `verify` for key files and thread plans.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct KeyArgs {
+    /// A key file, one key per line (as `import --keys-out` writes it): `run` reads,
+    /// updates and inserts around keys chosen from it; `verify` checks that every key
+    /// in it is present.
+    #[arg(long, value_name = "FILE")]
+    keys: Option<PathBuf>,
+    /// How values are stored: blob (one opaque value, the default) or fields (YCSB
+    /// fields field0…). For `import`, and for `run`/`verify` with --keys.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_value_format)]
+    value_format: Option<ValueFormat>,
+    /// A thread plan file: groups of threads, each with its own operation mix
+    /// (group.NAME.threads=N, group.NAME.readproportion=…); see docs/import.md.
+    #[arg(long, value_name = "FILE")]
+    plan: Option<PathBuf>,
+    /// A mix for --thread-plan-map, ID:READ:WRITE:UPDATE in percent, e.g. 1:90:5:5
+    /// (write = insert); repeatable.
+    #[arg(long = "plan-config", alias = "plan_config", value_name = "ID:R:W:U")]
+    plan_config: Vec<String>,
+    /// Threads that run a --plan-config mix, THREADS:ID with THREADS a number or an
+    /// inclusive range MIN-MAX, e.g. 0-3:1; unmapped threads use config 0. Repeatable.
+    #[arg(
+        long = "thread-plan-map",
+        alias = "thread_plan_map",
+        value_name = "THREADS:ID"
+    )]
+    thread_plan_map: Vec<String>,
+}
+
+fn parse_value_format(s: &str) -> std::result::Result<ValueFormat, String> {
+    s.parse()
+}
+
+fn parse_trailing(s: &str) -> std::result::Result<TrailingDelimiter, String> {
+    s.parse()
+}
+
+/// `kvlab import FILE`: load records from a delimited text file.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ImportCommand {
+    /// The data file, one record per line, read sequentially: a path, `-` for standard
+    /// input, or a pipe such as <(zcat lineitem.tbl.gz).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The field delimiter: one byte, or `tab` / `\t`.
+    #[arg(long, short = 'd', value_name = "CHAR", default_value = "|")]
+    delimiter: String,
+    /// The key's field numbers (from 0), in key order, e.g. 0,1,2; the key is those
+    /// fields joined with the delimiter.
+    #[arg(long, value_name = "LIST", required = true)]
+    key_fields: String,
+    /// Fields every line must have (default: as many as the first line).
+    #[arg(long, value_name = "N")]
+    fields: Option<usize>,
+    /// Import only the first N lines.
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+    /// Stop at the first malformed line (exit code 1) instead of skipping it.
+    #[arg(long)]
+    strict: bool,
+    /// A delimiter at the end of a line: strip (it ends the last field, as in TPC-H
+    /// files; the default) or keep (it starts an empty last field).
+    #[arg(long, value_name = "MODE", default_value = "strip", value_parser = parse_trailing)]
+    trailing_delimiter: TrailingDelimiter,
+    /// Write this fraction of the imported keys (0 < F <= 1, sampled by --seed) to
+    /// --keys-out.
+    #[arg(long, value_name = "F")]
+    sample_keys: Option<f64>,
+    /// The key file to write (one key per line); every key unless --sample-keys.
+    #[arg(long, value_name = "FILE")]
+    keys_out: Option<PathBuf>,
+    #[command(flatten)]
+    phase: PhaseArgs,
+}
+
+/// The workloads this module adds to [`Work`].
+#[derive(Clone)]
+pub(crate) enum ExtraWork {
+    /// `kvlab import`.
+    Import(Arc<ImportWorkload>),
+    /// `run --keys` (and `verify --keys`).
+    Keys(Arc<KeyFileWorkload>),
+    /// `run --plan` on YCSB keys.
+    CorePlan(Arc<PlanWorkload<Arc<CoreWorkload>>>),
+    /// `run --plan --keys`.
+    KeyPlan(Arc<PlanWorkload<Arc<KeyFileWorkload>>>),
+}
+
+impl ExtraWork {
+    /// Runs the workload; an import then flushes the store, as `load` does.
+    pub(crate) fn run<S: Store>(
+        &self,
+        store: &S,
+        plan: &RunPlan,
+        stop: &AtomicBool,
+        observer: &mut dyn FnMut(&Interval<'_>),
+    ) -> Result<RunOutcome> {
+        Ok(match self {
+            ExtraWork::Import(w) => {
+                let o = kvlab_runner::run(store, &**w, plan, stop, observer)?;
+                w.finish();
+                store.flush().context("flushing the store after import")?;
+                o
+            }
+            ExtraWork::Keys(w) => kvlab_runner::run(store, w, plan, stop, observer)?,
+            ExtraWork::CorePlan(w) => kvlab_runner::run(store, &**w, plan, stop, observer)?,
+            ExtraWork::KeyPlan(w) => kvlab_runner::run(store, &**w, plan, stop, observer)?,
+        })
+    }
+
+    /// Operations when the command line gives neither a count nor a duration.
+    pub(crate) fn operation_count(&self) -> u64 {
+        use kvlab_workload::Workload;
+        match self {
+            ExtraWork::Import(w) => w.operation_count(),
+            ExtraWork::Keys(w) => w.operation_count(),
+            ExtraWork::CorePlan(w) => w.operation_count(),
+            ExtraWork::KeyPlan(w) => w.operation_count(),
+        }
+    }
+
+    /// The YCSB workload behind a plan on YCSB keys (its records are what `load`
+    /// writes and a fresh server is preloaded with).
+    pub(crate) fn core(&self) -> Option<&Arc<CoreWorkload>> {
+        match self {
+            ExtraWork::CorePlan(w) => w.workloads().first(),
+            _ => None,
+        }
+    }
+
+    /// True when values are blobs (Redis string model), false for YCSB fields.
+    pub(crate) fn blob(&self) -> bool {
+        match self {
+            ExtraWork::Import(w) => w.spec().value_format == ValueFormat::Blob,
+            ExtraWork::Keys(w) => w.value_format() == ValueFormat::Blob,
+            ExtraWork::CorePlan(_) => false,
+            ExtraWork::KeyPlan(w) => w.workloads()[0].value_format() == ValueFormat::Blob,
+        }
+    }
+
+    /// Every setting, for the result document.
+    pub(crate) fn effective(&self) -> Vec<(String, String)> {
+        match self {
+            ExtraWork::Import(w) => w.effective(),
+            ExtraWork::Keys(w) => w.effective(),
+            ExtraWork::CorePlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
+            ExtraWork::KeyPlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
+        }
+    }
+
+    fn plan_counts(&self) -> Option<(&Plan, Vec<kvlab_workload::GroupCounts>)> {
+        match self {
+            ExtraWork::CorePlan(w) => Some((w.plan(), w.counts())),
+            ExtraWork::KeyPlan(w) => Some((w.plan(), w.counts())),
+            _ => None,
+        }
+    }
+}
+
+/// A plan's settings: the base workload's, without its mix, and each group's.
+fn plan_effective(plan: &Plan, base: Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = base
+        .into_iter()
+        .filter(|(k, _)| !kvlab_workload::PROPORTION_KEYS.contains(&k.as_str()))
+        .collect();
+    out.extend(plan.effective());
+    out
+}
+
+/// The report lines, notes and result entries of the extra workloads.
+impl Work {
+    fn extra(&self) -> Option<&ExtraWork> {
+        match self {
+            Work::Extra(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Remarks for stderr and the result's notes: malformed lines, a strict stop, the
+    /// sampled key file, per-group operation counts.
+    pub(crate) fn extra_notes(&self, outcome: &RunOutcome) -> Vec<String> {
+        let mut notes = Vec::new();
+        match self.extra() {
+            Some(ExtraWork::Import(w)) => {
+                let r = w.finish();
+                let path = r.path.display();
+                notes.push(format!(
+                    "import: {} lines of {path}: {} imported, {} malformed{}, {} blank",
+                    r.lines,
+                    outcome.total.status_count(OpKind::Insert, Status::Ok),
+                    r.malformed,
+                    if w.spec().strict { "" } else { " (skipped)" },
+                    r.blank
+                ));
+                for m in &r.first_malformed {
+                    notes.push(format!("import: malformed {path}:{}", malformed_at(m)));
+                }
+                if let Some(m) = &r.strict_failure {
+                    notes.push(format!(
+                        "import stopped (--strict): {path}:{}",
+                        malformed_at(m)
+                    ));
+                }
+                if let Some(e) = &r.read_error {
+                    notes.push(format!("import: {path}: {e}"));
+                }
+                if r.failed_inserts > 0 {
+                    notes.push(format!(
+                        "import: {} inserts failed (see the ERROR counts above)",
+                        r.failed_inserts
+                    ));
+                }
+                if let Some(s) = &w.spec().sample {
+                    notes.push(format!(
+                        "import: {} keys written to {}",
+                        r.sampled_keys,
+                        s.path.display()
+                    ));
+                }
+                if let Some(e) = &r.keys_out_error {
+                    notes.push(format!("import: writing the key file failed: {e}"));
+                }
+            }
+            Some(w) => {
+                if let Some((plan, counts)) = w.plan_counts() {
+                    for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
+                        let kinds: Vec<String> = OpKind::ALL
+                            .iter()
+                            .filter(|k| c.issued[k.index()] > 0)
+                            .map(|k| {
+                                let s = &c.status[k.index()];
+                                format!(
+                                    "{k} {} (NOT_FOUND {}, ERROR {})",
+                                    c.issued[k.index()],
+                                    s[Status::NotFound.index()],
+                                    s[Status::Error.index()]
+                                )
+                            })
+                            .collect();
+                        notes.push(format!(
+                            "group {} (threads {}): {} operations: {}",
+                            g.name,
+                            plan.thread_ranges(i),
+                            c.total(),
+                            kinds.join(", ")
+                        ));
+                    }
+                }
+            }
+            None => {}
+        }
+        notes
+    }
+
+    /// `[IMPORT]` or `[GROUP:name]` lines after the YCSB report.
+    pub(crate) fn write_extra_report(
+        &self,
+        outcome: &RunOutcome,
+        out: &mut dyn Write,
+    ) -> Result<()> {
+        match self.extra() {
+            Some(ExtraWork::Import(w)) => {
+                let r = w.finish();
+                let secs = outcome.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+                writeln!(out, "[IMPORT], File, {}", r.path.display())?;
+                writeln!(out, "[IMPORT], Lines, {}", r.lines)?;
+                writeln!(
+                    out,
+                    "[IMPORT], Imported, {}",
+                    outcome.total.status_count(OpKind::Insert, Status::Ok)
+                )?;
+                writeln!(out, "[IMPORT], Malformed, {}", r.malformed)?;
+                writeln!(out, "[IMPORT], Blank, {}", r.blank)?;
+                writeln!(out, "[IMPORT], Lines/sec, {:.1}", r.lines as f64 / secs)?;
+                for m in &r.first_malformed {
+                    writeln!(
+                        out,
+                        "[IMPORT], MalformedLine, {}:{}",
+                        r.path.display(),
+                        malformed_at(m)
+                    )?;
+                }
+                if let Some(s) = &w.spec().sample {
+                    writeln!(out, "[IMPORT], SampledKeys, {}", r.sampled_keys)?;
+                    writeln!(out, "[IMPORT], KeysOut, {}", s.path.display())?;
+                }
+            }
+            Some(w) => {
+                if let Some((plan, counts)) = w.plan_counts() {
+                    for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
+                        let section = format!("[GROUP:{}]", g.name);
+                        writeln!(out, "{section}, Threads, {}", plan.thread_ranges(i))?;
+                        writeln!(out, "{section}, Operations, {}", c.total())?;
+                        for k in OpKind::ALL {
+                            let n = c.issued[k.index()];
+                            if n == 0 {
+                                continue;
+                            }
+                            writeln!(out, "{section}, {k} Operations, {n}")?;
+                            writeln!(
+                                out,
+                                "{section}, {k} Share(%), {:.2}",
+                                100.0 * n as f64 / c.total() as f64
+                            )?;
+                            for s in Status::ALL {
+                                writeln!(
+                                    out,
+                                    "{section}, {k} Return={}, {}",
+                                    s.ycsb_name(),
+                                    c.status[k.index()][s.index()]
+                                )?;
+                            }
+                        }
+                    }
+                }
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// True when the phase failed although the runner did not: a strict import that
+    /// stopped at a malformed line, a read error, failed inserts, an incomplete key
+    /// file.
+    pub(crate) fn extra_failed(&self) -> bool {
+        matches!(self.extra(), Some(ExtraWork::Import(w)) if w.finish().failed())
+    }
+
+    /// Entries for the result's `runner` section: the import's report, or the plan's
+    /// per-group operation counts.
+    pub(crate) fn extra_runner(&self) -> Vec<(String, serde_json::Value)> {
+        match self.extra() {
+            Some(ExtraWork::Import(w)) => {
+                let r = w.finish();
+                vec![(
+                    "import".into(),
+                    json!({
+                        "file": r.path.display().to_string(),
+                        "lines": r.lines,
+                        "blank": r.blank,
+                        "malformed": r.malformed,
+                        "first_malformed": r.first_malformed.iter().map(|m| json!({
+                            "line": m.line, "fields": m.fields, "expected": m.expected,
+                        })).collect::<Vec<_>>(),
+                        "strict_failure_line": r.strict_failure.as_ref().map(|m| m.line),
+                        "read_error": r.read_error,
+                        "failed_inserts": r.failed_inserts,
+                        "sampled_keys": r.sampled_keys,
+                        "keys_out_error": r.keys_out_error,
+                    }),
+                )]
+            }
+            Some(w) => match w.plan_counts() {
+                Some((plan, counts)) => {
+                    let groups: Vec<serde_json::Value> = plan
+                        .groups()
+                        .iter()
+                        .zip(&counts)
+                        .enumerate()
+                        .map(|(i, (g, c))| {
+                            let ops: serde_json::Map<String, serde_json::Value> = OpKind::ALL
+                                .iter()
+                                .filter(|k| c.issued[k.index()] > 0)
+                                .map(|k| {
+                                    let s = &c.status[k.index()];
+                                    (
+                                        k.ycsb_name().to_string(),
+                                        json!({
+                                            "issued": c.issued[k.index()],
+                                            "OK": s[Status::Ok.index()],
+                                            "NOT_FOUND": s[Status::NotFound.index()],
+                                            "ERROR": s[Status::Error.index()],
+                                        }),
+                                    )
+                                })
+                                .collect();
+                            json!({
+                                "name": g.name,
+                                "threads": plan.thread_ranges(i),
+                                "thread_count": g.threads,
+                                "mix": g.mix.properties().into_iter().collect::<std::collections::BTreeMap<_, _>>(),
+                                "operations": c.total(),
+                                "by_kind": ops,
+                            })
+                        })
+                        .collect();
+                    vec![("plan_groups".into(), json!(groups))]
+                }
+                None => Vec::new(),
+            },
+            None => Vec::new(),
+        }
+    }
+}
+
+fn malformed_at(m: &kvlab_workload::MalformedLine) -> String {
+    format!(
+        "{}: {} field{}, expected {}",
+        m.line,
+        m.fields,
+        if m.fields == 1 { "" } else { "s" },
+        m.expected
+    )
+}
+
+fn workload_error(e: WorkloadError) -> anyhow::Error {
+    match e {
+        WorkloadError::Io { .. } => anyhow::Error::new(e),
+        other => usage(other.to_string()),
+    }
+}
+
+/// Turns `run`'s or `verify`'s workload into a key-file or plan workload when
+/// `--keys` or a plan is given; errors for options that do not apply to the phase.
+/// A plan sets the thread count (`--threads`, when given, must match it).
+pub(crate) fn phase_work(
+    phase: &str,
+    args: &mut PhaseArgs,
+    props: &Properties,
+    work: Work,
+) -> Result<Work> {
+    let k = args.keys.clone();
+    let has_plan = k.plan.is_some() || !k.plan_config.is_empty() || !k.thread_plan_map.is_empty();
+    if k.keys.is_none() && !has_plan {
+        if k.value_format.is_some() {
+            return Err(usage("--value-format applies to import and to --keys"));
+        }
+        return Ok(work);
+    }
+    let what = if has_plan { "a thread plan" } else { "--keys" };
+    if phase == "load" || (phase == "verify" && has_plan) {
+        return Err(usage(format!(
+            "{what} does not apply to {phase}: plans are for run, key files for run and \
+             verify"
+        )));
+    }
+    if !matches!(work, Work::Core(_)) {
+        return Err(usage(format!(
+            "{what} works with YCSB property files, not with memtier or cache workloads"
+        )));
+    }
+    if k.plan.is_some() && !(k.plan_config.is_empty() && k.thread_plan_map.is_empty()) {
+        return Err(usage(
+            "give either --plan FILE or --plan-config/--thread-plan-map, not both",
+        ));
+    }
+    let keys = match &k.keys {
+        Some(path) => {
+            let file = KeyFile::load(path).map_err(workload_error)?;
+            Some(Arc::new(
+                KeyFileWorkload::from_properties(
+                    Arc::new(file),
+                    k.value_format.unwrap_or_default(),
+                    props,
+                    CLI_PROPERTIES,
+                    STORE_PREFIXES,
+                )
+                .map_err(workload_error)?,
+            ))
+        }
+        None => None,
+    };
+    if !has_plan {
+        let keys = keys.expect("--keys was given");
+        return Ok(Work::Extra(ExtraWork::Keys(keys)));
+    }
+    let plan = match &k.plan {
+        Some(path) => Plan::load(path).map_err(workload_error)?,
+        None => {
+            let threads = args.threads.ok_or_else(|| {
+                usage("--plan-config/--thread-plan-map need --threads (thread_num)")
+            })?;
+            Plan::from_thread_map(&k.plan_config, &k.thread_plan_map, threads)
+                .map_err(workload_error)?
+        }
+    };
+    match args.threads {
+        Some(t) if t != plan.threads() => {
+            return Err(usage(format!(
+                "--threads {t}, but the plan's groups have {} threads in all",
+                plan.threads()
+            )))
+        }
+        _ => args.threads = Some(plan.threads()),
+    }
+    if let Some(keys) = keys {
+        let groups = plan.groups().iter().map(|g| Arc::new(keys.with_mix(g.mix)));
+        let groups = groups.collect();
+        return Ok(Work::Extra(ExtraWork::KeyPlan(Arc::new(
+            PlanWorkload::new(plan, groups),
+        ))));
+    }
+    // YCSB keys: one CoreWorkload per group, with the group's mix. Each has its own
+    // insert sequence, so only one group may insert, or keys would collide.
+    let inserting: Vec<&str> = plan
+        .groups()
+        .iter()
+        .filter(|g| g.mix.weight(OpKind::Insert) > 0.0)
+        .map(|g| g.name.as_str())
+        .collect();
+    if inserting.len() > 1 {
+        return Err(usage(format!(
+            "groups {} all insert: on YCSB keys only one group may insert (their new keys \
+             would collide); use --keys, whose inserted keys are unique per client",
+            inserting.join(", ")
+        )));
+    }
+    let mut workloads = Vec::new();
+    for g in plan.groups() {
+        let mut p = props.clone();
+        for (key, value) in g.mix.properties() {
+            p.set(&key, &value, g.origin.clone());
+        }
+        let w = CoreWorkload::from_properties(&p, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(workload_error)?;
+        workloads.push(Arc::new(w));
+    }
+    Ok(Work::Extra(ExtraWork::CorePlan(Arc::new(
+        PlanWorkload::new(plan, workloads),
+    ))))
+}
+
+/// The delimiter byte from `--delimiter`.
+fn parse_delimiter(s: &str) -> Result<u8> {
+    match s {
+        "tab" | "\\t" => Ok(b'\t'),
+        _ if s.len() == 1 => Ok(s.as_bytes()[0]),
+        _ => Err(usage(format!(
+            "--delimiter `{s}`: expected one byte, e.g. '|' or tab"
+        ))),
+    }
+}
+
+/// `kvlab import FILE`: a run of an [`ImportWorkload`].
+pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
+    let a = &cmd.phase;
+    for (given, flag) in [
+        (!a.property_files.is_empty(), "-P"),
+        (a.cachebench.is_some(), "--cachebench"),
+        (a.warmup.is_some(), "--warmup"),
+        (a.keys.keys.is_some(), "--keys"),
+        (a.keys.plan.is_some(), "--plan"),
+        (!a.keys.plan_config.is_empty(), "--plan-config"),
+        (!a.keys.thread_plan_map.is_empty(), "--thread-plan-map"),
+    ] {
+        if given {
+            return Err(usage(format!("{flag} does not apply to import")));
+        }
+    }
+    let mut props = Properties::new();
+    for p in &a.properties {
+        props.set_override(p).map_err(|e| usage(e.to_string()))?;
+    }
+    if let Some((k, _)) = props
+        .iter()
+        .find(|(k, _)| !STORE_PREFIXES.iter().any(|p| k.starts_with(p)))
+    {
+        return Err(usage(format!(
+            "-p {k}: import takes store options only ({})",
+            STORE_PREFIXES.join(", ")
+        )));
+    }
+    let key_fields = cmd
+        .key_fields
+        .split(',')
+        .map(|f| {
+            f.trim().parse::<usize>().map_err(|_| {
+                usage(format!(
+                    "--key-fields `{}`: `{f}` is not a field number (from 0)",
+                    cmd.key_fields
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let sample = match (cmd.sample_keys, &cmd.keys_out) {
+        (Some(_), None) => return Err(usage("--sample-keys needs --keys-out FILE")),
+        (fraction, Some(path)) => Some(KeySample {
+            fraction: fraction.unwrap_or(1.0),
+            path: path.clone(),
+        }),
+        (None, None) => None,
+    };
+    let spec = ImportSpec {
+        fields: cmd.fields,
+        value_format: a.keys.value_format.unwrap_or_default(),
+        limit: cmd.limit,
+        strict: cmd.strict,
+        trailing_delimiter: cmd.trailing_delimiter,
+        sample,
+        ..ImportSpec::new(parse_delimiter(&cmd.delimiter)?, key_fields)
+    };
+    let path = if cmd.file.as_os_str() == "-" {
+        PathBuf::from("/dev/stdin")
+    } else {
+        cmd.file.clone()
+    };
+    let threads = a.threads.unwrap_or(1);
+    if threads == 0 || a.connections == 0 || a.pipeline == 0 {
+        return Err(usage(
+            "--threads, --connections and --pipeline must be at least 1",
+        ));
+    }
+    if a.interval.is_zero() {
+        return Err(usage("--interval must be greater than zero"));
+    }
+    let workload = ImportWorkload::open(&path, spec).map_err(workload_error)?;
+    let plan = RunPlan {
+        threads,
+        clients: a.connections,
+        pipeline: a.pipeline,
+        operations: None,
+        duration: a.duration,
+        warmup: Warmup::None,
+        target_rate: a.target_rate,
+        interval: a.interval,
+        seed: a.seed.unwrap_or_else(super::random_seed),
+        max_errors: a.max_errors,
+    };
+    let ctx = Phase {
+        phase: "import",
+        args: cmd.phase,
+        props,
+        work: Work::Extra(ExtraWork::Import(Arc::new(workload))),
+        plan,
+        report: ReportStyle::Ycsb,
+        stop: super::install_stop_handler(),
+        server: Vec::new(),
+    };
+    super::open_store(ctx)
+}
+
+/// `verify --keys`: reads every key of the file and reports the missing ones.
+pub(crate) fn verify_keys<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    keys: &KeyFileWorkload,
+) -> Result<ExitCode> {
+    let check = Arc::new(KeyCheck::new(Arc::clone(keys.keys()), keys.value_format()));
+    let total = keys.keys().len() as u64;
+    let plan = RunPlan {
+        operations: Some(total),
+        duration: None,
+        warmup: Warmup::None,
+        target_rate: None,
+        ..ctx.plan.clone()
+    };
+    let mut display = super::progress::Progress::new(ctx.args.progress, "verify");
+    let outcome = kvlab_runner::run(store, &check, &plan, &ctx.stop, &mut |iv| {
+        display.update(iv)
+    })?;
+    display.finish();
+    let t = &outcome.total;
+    let missing = t.status_count(OpKind::Read, Status::NotFound);
+    let errors = t.status_count(OpKind::Read, Status::Error);
+    let checked = t.count(OpKind::Read);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "[VERIFY], KeyFile, {}", keys.keys().path().display())?;
+    writeln!(out, "[VERIFY], Records, {checked}")?;
+    writeln!(out, "[VERIFY], Missing, {missing}")?;
+    writeln!(out, "[VERIFY], Errors, {errors}")?;
+    for k in check.first_missing() {
+        let mut line = Vec::new();
+        kvlab_workload::escape_key(&k, &mut line);
+        writeln!(
+            out,
+            "[VERIFY], MissingKey, {}",
+            String::from_utf8_lossy(&line)
+        )?;
+    }
+    for e in check.first_errors() {
+        writeln!(out, "[VERIFY], Error, {e}")?;
+    }
+    out.flush()?;
+    if outcome.interrupted || ctx.stop.load(Ordering::Relaxed) {
+        eprintln!("kvlab: verify interrupted after {checked} keys");
+        return Ok(ExitCode::from(130));
+    }
+    if missing == 0 && errors == 0 && checked == total {
+        eprintln!(
+            "kvlab: verify: all {checked} keys of {} present",
+            keys.keys().path().display()
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "kvlab: verify: {missing} missing, {errors} errors of {total} keys in {}",
+            keys.keys().path().display()
+        );
+        Ok(ExitCode::from(1))
+    }
+}
