@@ -329,6 +329,7 @@ impl Work {
             Work::Core(_) => false,
             Work::Memtier(w) => w.spec().expiry.is_some(),
             Work::Cache(w) => w.spec().ttl_s.is_some(),
+            Work::Extra(_) => false,
         }
     }
 
