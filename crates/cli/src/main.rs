@@ -4,6 +4,7 @@
 mod memtier_args;
 mod memtier_report;
 mod progress;
+mod suite;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -43,6 +44,9 @@ enum Command {
     /// Run a memtier_benchmark command line: memtier's own flags (-s, -p, -t, -c,
     /// --ratio, --key-pattern, --data-size, --test-time, …) and its summary output.
     Memtier(Box<MemtierCommand>),
+    /// Run a suite file: stores × workloads × threads/connections × rounds, each cell
+    /// as its own kvlab process, with resumable results and a summary (docs/suites.md).
+    Suite(suite::SuiteCommand),
 }
 
 /// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
@@ -383,6 +387,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(a) => ("run", a),
         Command::Verify(a) => ("verify", a),
         Command::Memtier(m) => return memtier(*m),
+        Command::Suite(s) => return suite::run(s),
     };
     let mut props = Properties::new();
     for f in &args.property_files {
