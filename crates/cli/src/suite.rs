@@ -1478,7 +1478,7 @@ pub(crate) fn run(cmd: SuiteCommand) -> Result<ExitCode> {
     }
     let plan = Plan::load(&cmd)?;
     if cmd.dry_run {
-        print_plan(&plan);
+        print_plan(&plan)?;
         return Ok(ExitCode::SUCCESS);
     }
     let _ = ctrlc::set_handler(|| {
@@ -1488,42 +1488,54 @@ pub(crate) fn run(cmd: SuiteCommand) -> Result<ExitCode> {
     Runner::new(&plan, &cmd, exe)?.run()
 }
 
-fn print_plan(plan: &Plan) {
-    println!(
-        "suite {}: {} cells ({} stores × {} workloads × concurrency × {} round{}), {} data sets, \
-         results in {}",
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `--dry-run`: the plan on stdout.
+fn print_plan(plan: &Plan) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "suite {}: {} ({} × {} × concurrency × {}), {}, results in {}",
         plan.name,
-        plan.cells.len(),
-        plan.stores.len(),
-        plan.workloads.len(),
-        plan.rounds,
-        if plan.rounds == 1 { "" } else { "s" },
-        plan.datasets.len(),
+        plural(plan.cells.len(), "cell"),
+        plural(plan.stores.len(), "store"),
+        plural(plan.workloads.len(), "workload"),
+        plural(plan.rounds as usize, "round"),
+        plural(plan.datasets.len(), "data set"),
         plan.out.display()
-    );
-    println!("(a spawned server's address is added to its cells' command lines once it runs)");
+    )?;
+    writeln!(
+        out,
+        "(a spawned server's address is added to its cells' command lines once it runs)"
+    )?;
     for d in &plan.datasets {
         let store = &plan.stores[d.store];
-        println!(
-            "\ndata set {} of store {} ({:?}, {} cells): {}",
+        writeln!(
+            out,
+            "\ndata set {} of store {} ({:?}, {}): {}",
             d.id,
             store.name,
             d.mode,
-            d.cells.len(),
+            plural(d.cells.len(), "cell"),
             d.key
-        );
+        )?;
         if let Some(a) = plan.load_args(d, None, &plan.load_dir(d)) {
-            println!("  load: kvlab {}", a.join(" "));
+            writeln!(out, "  load: kvlab {}", a.join(" "))?;
         }
         for &c in &d.cells {
             let cell = &plan.cells[c];
-            println!(
+            writeln!(
+                out,
                 "  {}: kvlab {}",
                 cell.rel.display(),
                 plan.cell_args(cell, None, &plan.cell_dir(cell)).join(" ")
-            );
+            )?;
         }
     }
+    out.flush()
 }
 
 /// Where a cell stands.
