@@ -442,7 +442,7 @@ threads = [1, 2]
     };
     let file = write(dir.path(), "stop.toml", &suite("60s"));
     let out = dir.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
         .args(["suite", &file, "--out", &out.display().to_string()])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -594,4 +594,21 @@ connections = [1, 4]
             .clone();
         assert_eq!(read["returns"]["OK"], read["operations"], "{read:#}");
     }
+}
+
+#[test]
+fn every_example_suite_is_valid() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let file = entry.unwrap().path().join("suite.toml");
+        if !file.is_file() {
+            continue;
+        }
+        let o = kvlab(&["suite", &file.display().to_string(), "--dry-run"]);
+        assert!(o.status.success(), "{}: {}", file.display(), stderr(&o));
+        let plan = String::from_utf8_lossy(&o.stdout);
+        assert!(plan.contains(" cells ("), "{plan}");
+        checked += 1;
+    }
+    assert!(checked >= 3, "the seed examples are there");
 }

@@ -167,7 +167,10 @@ fn samples_this_process_a_redis_server_a_data_dir_and_store_statistics() {
     );
     for (k, c) in &summary.columns {
         // JSON keeps about 17 significant digits.
-        assert!((back.columns[k].mean - c.mean).abs() <= 1e-9 * c.mean.abs(), "{k}");
+        assert!(
+            (back.columns[k].mean - c.mean).abs() <= 1e-9 * c.mean.abs(),
+            "{k}"
+        );
     }
     assert!(summary
         .flat()
