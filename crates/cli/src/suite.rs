@@ -170,7 +170,7 @@ struct RawMatrix {
     #[serde(default)]
     threads: Vec<usize>,
     #[serde(default)]
-    connections: Vec<usize>,
+    connections: Option<Vec<usize>>,
 }
 
 /// `[[cell]]`: an override for the cells it matches.
@@ -456,7 +456,9 @@ const MEMTIER_RESERVED: &[(&str, &str)] = &[
     ("", "--progress"),
 ];
 
-fn memtier_words(file: &Path, key: &str, line: &str, reserved: bool) -> Result<Vec<String>> {
+/// The words of a memtier line, refusing the flags the suite sets (a `prefill` line may
+/// set its own threads and clients).
+fn memtier_words(file: &Path, key: &str, line: &str, prefill: bool) -> Result<Vec<String>> {
     let words = split_words(line).map_err(|e| bad(file, key, e))?;
     for w in &words {
         for (short, long) in MEMTIER_RESERVED {
@@ -465,7 +467,7 @@ fn memtier_words(file: &Path, key: &str, line: &str, reserved: bool) -> Result<V
                 || w == long
                 || w.starts_with(&format!("{long}="));
             // A prefill may set its own threads and clients.
-            let settable = !reserved && (*long == "--threads" || *long == "--clients");
+            let settable = prefill && (*long == "--threads" || *long == "--clients");
             if hit && !settable {
                 return Err(bad(
                     file,
@@ -616,7 +618,7 @@ impl Plan {
 
         let matrix = raw.matrix.unwrap_or(RawMatrix {
             threads: Vec::new(),
-            connections: Vec::new(),
+            connections: None,
         });
         let counts = |key: &str, v: &[usize]| -> Result<()> {
             if v.contains(&0) {
@@ -625,12 +627,16 @@ impl Plan {
             Ok(())
         };
         counts("matrix.threads", &matrix.threads)?;
-        counts("matrix.connections", &matrix.connections)?;
-        let connections = if matrix.connections.is_empty() {
-            vec![1]
-        } else {
-            matrix.connections.clone()
-        };
+        let connections = matrix.connections.clone().unwrap_or_else(|| vec![1]);
+        counts("matrix.connections", &connections)?;
+        if connections.is_empty() {
+            return Err(bad(
+                file,
+                "matrix.connections",
+                "empty matrix: expected a list of connection counts, e.g. connections = [1, 16] \
+                 (or leave it out for 1)",
+            ));
+        }
 
         // Expand the matrix.
         let mut cells = Vec::new();
@@ -1402,11 +1408,11 @@ fn validate_workload(
             if w.pipeline.is_some() || w.warmup.is_some() {
                 return Err(bad(file, &key, "`pipeline` and `warmup` apply to property-file workloads; give memtier's --pipeline in `memtier`"));
             }
-            let args = memtier_words(file, &format!("{key}.memtier"), line, true)?;
+            let args = memtier_words(file, &format!("{key}.memtier"), line, false)?;
             let prefill = w
                 .prefill
                 .as_deref()
-                .map(|p| memtier_words(file, &format!("{key}.prefill"), p, false))
+                .map(|p| memtier_words(file, &format!("{key}.prefill"), p, true))
                 .transpose()?;
             WorkKind::Memtier { args, prefill }
         }
@@ -2612,5 +2618,67 @@ impl Runner<'_> {
         kvlab_report::write_atomic(&plan.out.join("summary.md"), md.as_bytes(), true)
             .context("writing summary.md")?;
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_like_a_shell_line() {
+        assert_eq!(
+            split_words(r#" --ratio=1:10  --key-prefix="kv _" 'a b'c \ x"#).unwrap(),
+            ["--ratio=1:10", "--key-prefix=kv _", "a bc", " x"]
+        );
+        assert_eq!(split_words("").unwrap(), Vec::<String>::new());
+        assert_eq!(split_words(r#"''"#).unwrap(), [""]);
+        assert!(split_words("'open").is_err());
+        assert!(split_words("\"open").is_err());
+    }
+
+    #[test]
+    fn host_and_port_of_a_single_server_url() {
+        assert_eq!(
+            host_port("redis://127.0.0.1:6379"),
+            Some(("127.0.0.1".into(), "6379".into()))
+        );
+        assert_eq!(
+            host_port("memcached://localhost:11211/"),
+            Some(("localhost".into(), "11211".into()))
+        );
+        assert_eq!(host_port("redis://u:p@h:1"), None);
+        assert_eq!(host_port("memcached://a:1,b:2"), None);
+        assert_eq!(host_port("redis://h:port"), None);
+    }
+
+    #[test]
+    fn spread_of_rounds() {
+        let s = Spread::of(&[90.0, 100.0, 110.0]).unwrap();
+        assert_eq!((s.mean, s.min, s.max), (100.0, 90.0, 110.0));
+        // Sample standard deviation 10 over mean 100.
+        assert!((s.cv_pct.unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!(Spread::of(&[5.0]).unwrap().cv_pct, None);
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn memtier_lines_may_not_set_what_the_suite_sets() {
+        let f = Path::new("s.toml");
+        for line in [
+            "-t 4",
+            "--threads=4",
+            "-c8",
+            "-s host",
+            "--port 1",
+            "--out x",
+        ] {
+            let err = memtier_words(f, "k", line, false).unwrap_err().to_string();
+            assert!(err.contains("the suite sets"), "{line}: {err}");
+        }
+        assert!(memtier_words(f, "k", "--ratio=1:0 --test-time=5 -P redis", false).is_ok());
+        // A prefill sets its own threads and clients.
+        assert!(memtier_words(f, "k", "--requests=allkeys -t 2 -c 8", true).is_ok());
+        assert!(memtier_words(f, "k", "--requests=allkeys -s h", true).is_err());
     }
 }
