@@ -6,6 +6,7 @@ mod memtier_args;
 mod memtier_report;
 mod progress;
 mod report_cmd;
+mod suite;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -54,6 +55,9 @@ enum Command {
     /// Load records from a delimited text file (e.g. TPC-H lineitem.tbl): key = the
     /// --key-fields joined with the delimiter, value = the other fields.
     Import(Box<import_cmd::ImportCommand>),
+    /// Run a suite file: stores × workloads × threads/connections × rounds, each cell
+    /// as its own kvlab process, with resumable results and a summary (docs/suites.md).
+    Suite(suite::SuiteCommand),
 }
 
 /// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
@@ -418,6 +422,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Report(a) => return report_cmd::report(a),
         Command::Compare(a) => return report_cmd::compare(a),
         Command::Import(c) => return import_cmd::import(*c),
+        Command::Suite(s) => return suite::run(s),
     };
     let mut props = Properties::new();
     for f in &args.property_files {

@@ -1,0 +1,614 @@
+//! `kvlab suite` end to end: validation errors, a small matrix on the null store and a
+//! real RocksDB (result tree, summary with CV, one load per data set), resuming, a failing
+//! cell, Ctrl-C, and servers the suite spawns.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The repository root, for the shipped workload files.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn kvlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("running kvlab")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` as `dir/name` and returns its path as a string.
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn json(path: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The workloads directory as the suite file should name it (an absolute path).
+fn workloads() -> String {
+    root()
+        .join("workloads")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// Paths of the cells that ran in this invocation, from suite.json.
+fn ran(state: &Value) -> Vec<String> {
+    state["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ran"] == true)
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `kvlab suite FILE --dry-run` must fail with exit code 2 and every `needles` in stderr.
+fn rejects(name: &str, text: &str, needles: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), name, text);
+    let o = kvlab(&["suite", &file, "--dry-run"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+    assert!(err.contains(name), "{name}: the file is named: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{name}: expected `{n}` in: {err}");
+    }
+}
+
+#[test]
+fn invalid_suites_are_refused_naming_the_file_the_key_and_what_was_expected() {
+    let w = workloads();
+    let good_store = "[[store]]\nname = \"n\"\ndb = \"null\"\n";
+    let good_workload =
+        format!("[[workload]]\nname = \"a\"\nproperties = [\"{w}/ycsb/workloada\"]\n");
+    let matrix = "[matrix]\nthreads = [1]\n";
+    rejects(
+        "unknown-key.toml",
+        &format!("name = \"s\"\nrond = 2\n{good_store}{good_workload}{matrix}"),
+        &["unknown field `rond`", "expected one of", "`rounds`"],
+    );
+    rejects(
+        "unknown-store-key.toml",
+        &format!("name = \"s\"\n[[store]]\nname = \"n\"\ndb = \"null\"\nspwan = \"\"\n{good_workload}{matrix}"),
+        &["unknown field `spwan`", "line 5"],
+    );
+    rejects(
+        "empty-matrix.toml",
+        &format!("name = \"s\"\n{good_store}{good_workload}[matrix]\nthreads = []\n"),
+        &["matrix.threads", "empty matrix", "threads = [1, 2]"],
+    );
+    rejects(
+        "unknown-db.toml",
+        &format!("name = \"s\"\n[[store]]\nname = \"m\"\ndb = \"mongo\"\n{good_workload}{matrix}"),
+        &[
+            "store[0] (m).db",
+            "unknown store `mongo`",
+            "expected one of",
+            "rocksdb",
+        ],
+    );
+    rejects(
+        "no-server.toml",
+        &format!("name = \"s\"\n[[store]]\nname = \"r\"\ndb = \"redis\"\n{good_workload}{matrix}"),
+        &["store[0] (r)", "spawn", "url"],
+    );
+    rejects(
+        "path-on-redis.toml",
+        &format!(
+            "name = \"s\"\n[[store]]\nname = \"r\"\ndb = \"redis\"\nspawn = \"\"\npath = \"/x\"\n\
+             {good_workload}{matrix}"
+        ),
+        &["store[0] (r).path", "embedded stores"],
+    );
+    rejects(
+        "bad-spawn.toml",
+        &format!(
+            "name = \"s\"\n[[store]]\nname = \"r\"\ndb = \"redis\"\nspawn = \"port=1\"\n\
+             {good_workload}{matrix}"
+        ),
+        &["store[0] (r).spawn", "port"],
+    );
+    rejects(
+        "missing-file.toml",
+        &format!(
+            "name = \"s\"\n{good_store}[[workload]]\nname = \"a\"\nproperties = [\"nope\"]\n{matrix}"
+        ),
+        &["workload[0] (a).properties", "nope", "not a file"],
+    );
+    rejects(
+        "bad-property.toml",
+        &format!("name = \"s\"\n{good_store}{good_workload}set = {{ recordcont = 5 }}\n{matrix}"),
+        &["workload[0] (a)", "recordcont"],
+    );
+    rejects(
+        "memtier-on-rocksdb.toml",
+        &format!(
+            "name = \"s\"\n[[store]]\nname = \"r\"\ndb = \"rocksdb\"\n[[workload]]\nname = \"m\"\n\
+             memtier = \"--ratio=1:1\"\n{matrix}"
+        ),
+        &[
+            "workload[0] (m).memtier",
+            "redis or memcached",
+            "stores = [...]",
+        ],
+    );
+    rejects(
+        "memtier-threads.toml",
+        &format!(
+            "name = \"s\"\n[[store]]\nname = \"r\"\ndb = \"redis\"\nspawn = \"\"\n[[workload]]\n\
+             name = \"m\"\nmemtier = \"--ratio=1:1 -t 4\"\n{matrix}"
+        ),
+        &["workload[0] (m).memtier", "`-t`", "the suite sets"],
+    );
+    rejects(
+        "memtier-bad-flag.toml",
+        &format!(
+            "name = \"s\"\n[[store]]\nname = \"r\"\ndb = \"redis\"\nspawn = \"\"\n[[workload]]\n\
+             name = \"m\"\nmemtier = \"--ratio=1:1 --no-such-flag\"\n{matrix}"
+        ),
+        &["cell r/m/t1-c1/round-1", "--no-such-flag"],
+    );
+    rejects(
+        "unmatched-cell.toml",
+        &format!("name = \"s\"\n{good_store}{good_workload}{matrix}[[cell]]\nthreads = 64\nskip = true\n"),
+        &["cell[0]", "matches no cell"],
+    );
+    rejects(
+        "duplicate.toml",
+        &format!("name = \"s\"\n{good_store}{good_store}{good_workload}{matrix}"),
+        &["two stores are named `n`"],
+    );
+    rejects(
+        "bad-name.toml",
+        &format!("name = \"../up\"\n{good_store}{good_workload}{matrix}"),
+        &["name", "not a usable name"],
+    );
+}
+
+/// Two YCSB workloads that share one data set, on the null store and on RocksDB,
+/// two thread counts, two rounds.
+fn tiny_suite(dir: &Path) -> String {
+    let w = workloads();
+    write(
+        dir,
+        "tiny.toml",
+        &format!(
+            r#"name = "tiny"
+rounds = 2
+seed = 7
+monitor_interval = "200ms"
+
+[[store]]
+name = "null"
+db = "null"
+
+[[store]]
+name = "rocks"
+db = "rocksdb"
+
+[[workload]]
+name = "readheavy"
+properties = ["{w}/ycsb/readheavy"]
+set = {{ recordcount = 2000, operationcount = 4000 }}
+
+[[workload]]
+name = "balanced"
+properties = ["{w}/ycsb/balanced"]
+set = {{ recordcount = 2000, operationcount = 4000 }}
+
+[matrix]
+threads = [1, 2]
+"#
+        ),
+    )
+}
+
+#[test]
+fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = tiny_suite(dir.path());
+    let out = dir.path().join("results");
+    let out_s = out.display().to_string();
+
+    let started = Instant::now();
+    let o = kvlab(&["suite", &file, "--out", &out_s]);
+    eprintln!("first run: {:.1} s", started.elapsed().as_secs_f64());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(state["state"], "complete");
+    assert_eq!(state["matrix"]["cells"], 16);
+    assert_eq!(state["counts"]["ok"], 16);
+    assert_eq!(ran(&state).len(), 16);
+    // Both workloads load the same records: RocksDB gets one data set and one load; the
+    // null store starts empty in every cell's process.
+    assert_eq!(state["load_count"], 1, "{:#}", state["loads"]);
+    let rocks: Vec<&Value> = state["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["store"] == "rocks")
+        .collect();
+    assert_eq!(rocks.len(), 1);
+    assert_eq!(rocks[0]["loads"], 1);
+    assert_eq!(rocks[0]["cells"], 8);
+    // Its directory is gone once every cell of it is done.
+    assert!(!Path::new(rocks[0]["data_dir"].as_str().unwrap()).exists());
+
+    for store in ["null", "rocks"] {
+        for w in ["readheavy", "balanced"] {
+            for t in [1, 2] {
+                for r in [1, 2] {
+                    let cell = out.join(format!("{store}/{w}/t{t}-c1/round-{r}"));
+                    let doc = json(&cell.join("result.json"));
+                    assert_eq!(doc["phase"], "run");
+                    assert_eq!(doc["runner"]["threads"], t);
+                    assert_eq!(doc["seed"], 7 + r - 1);
+                    assert_eq!(doc["results"]["operations"], 4000);
+                    assert!(cell.join("timeline.csv").is_file());
+                    assert!(cell.join("stdout.txt").is_file());
+                    let cpu = std::fs::read_to_string(cell.join("monitor/cpu.csv")).unwrap();
+                    assert!(cpu.starts_with("time_s,kvlab_cpu_pct,"), "{cpu}");
+                }
+            }
+        }
+    }
+    // The RocksDB cells ran on the loaded records: every read found its record.
+    let doc = json(&out.join("rocks/readheavy/t2-c1/round-2/result.json"));
+    let read = doc["results"]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "READ")
+        .unwrap()
+        .clone();
+    assert_eq!(read["returns"]["OK"], read["operations"], "{read:#}");
+    let dbsize =
+        std::fs::read_to_string(out.join("rocks/readheavy/t1-c1/round-1/monitor/dbsize.csv"))
+            .unwrap();
+    assert!(dbsize.starts_with("time_s,data_dir_bytes"), "{dbsize}");
+
+    // The summary: one row per store × workload × concurrency, over two rounds, with CV.
+    let summary = json(&out.join("summary.json"));
+    let rows = summary["cells"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    for r in rows {
+        assert_eq!(r["rounds_ok"], 2);
+        let t = &r["throughput_ops_per_sec"];
+        let (mean, min, max) = (
+            t["mean"].as_f64().unwrap(),
+            t["min"].as_f64().unwrap(),
+            t["max"].as_f64().unwrap(),
+        );
+        assert!(min <= mean && mean <= max && min > 0.0, "{r:#}");
+        let cv = t["cv_pct"].as_f64().unwrap();
+        // Two rounds a and b: CV = |a - b| / sqrt(2) / mean.
+        let expected = 100.0 * (max - min) / 2f64.sqrt() / mean;
+        assert!(
+            (cv - expected).abs() < 1e-6 * expected.max(1.0),
+            "{cv} vs {expected}"
+        );
+        assert_eq!(
+            r["flagged"],
+            cv > 10.0 || r["p99_us"]["cv_pct"].as_f64().unwrap() > 10.0
+        );
+        assert_eq!(r["per_round"].as_array().unwrap().len(), 2);
+    }
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("| rocks | balanced | t2-c1 | 2/2 |"), "{md}");
+
+    // Resume: delete one cell's result; only that cell runs again (and its data set is
+    // loaded again, since its directory was cleaned up).
+    std::fs::remove_file(out.join("rocks/balanced/t1-c1/round-2/result.json")).unwrap();
+    let started = Instant::now();
+    let o = kvlab(&["suite", &file, "--out", &out_s]);
+    eprintln!("resume: {:.1} s", started.elapsed().as_secs_f64());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(ran(&state), ["rocks/balanced/t1-c1/round-2"]);
+    assert_eq!(state["counts"]["ok"], 16);
+    assert_eq!(state["load_count"], 1);
+    assert!(out
+        .join("rocks/balanced/t1-c1/round-2/result.json")
+        .is_file());
+
+    // Nothing left to do: nothing runs, nothing loads.
+    let o = kvlab(&["suite", &file, "--out", &out_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert!(ran(&state).is_empty());
+    assert_eq!(state["load_count"], 0);
+
+    // --force runs everything again, loading the data set once.
+    let started = Instant::now();
+    let o = kvlab(&["suite", &file, "--out", &out_s, "--force"]);
+    eprintln!("--force: {:.1} s", started.elapsed().as_secs_f64());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(ran(&state).len(), 16);
+    assert_eq!(state["load_count"], 1);
+}
+
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[test]
+fn a_failing_cell_is_recorded_and_the_suite_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = workloads();
+    let port = closed_port();
+    let file = write(
+        dir.path(),
+        "failing.toml",
+        &format!(
+            r#"name = "failing"
+
+[[store]]
+name = "nowhere"
+db = "redis"
+url = "redis://127.0.0.1:{port}"
+
+[[store]]
+name = "null"
+db = "null"
+
+[[workload]]
+name = "sets"
+stores = ["nowhere"]
+memtier = "--ratio=1:0 --requests=100"
+
+[[workload]]
+name = "ycsb"
+stores = ["null"]
+properties = ["{w}/ycsb/workloadc"]
+set = {{ recordcount = 100, operationcount = 100 }}
+
+[matrix]
+threads = [1]
+connections = [1, 2]
+"#
+        ),
+    );
+    let out = dir.path().join("out");
+    let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(state["state"], "finished with failures");
+    assert_eq!(state["counts"]["failed"], 2);
+    // The null store has no connections axis: one cell.
+    assert_eq!(state["counts"]["ok"], 1);
+    for c in [1, 2] {
+        let cell = out.join(format!("nowhere/sets/t1-c{c}/round-1"));
+        let failed = json(&cell.join("failed.json"));
+        assert_eq!(failed["phase"], "run");
+        assert_eq!(failed["exit_code"], 1);
+        let tail = failed["stderr_tail"].as_str().unwrap();
+        assert!(tail.contains(&port.to_string()), "{tail}");
+        assert!(!cell.join("result.json").exists());
+    }
+    assert!(out.join("null/ycsb/t1-c1/round-1/result.json").is_file());
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("| nowhere | sets | t1-c2 | 0/1 |"), "{md}");
+    assert!(md.contains("1 round(s) failed"), "{md}");
+
+    // Run again: the failed cells are tried again (and fail again); the good one is kept.
+    let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(
+        ran(&state),
+        ["nowhere/sets/t1-c1/round-1", "nowhere/sets/t1-c2/round-1"]
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_running_cell_and_the_suite_continues_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = workloads();
+    let suite = |duration: &str| {
+        format!(
+            r#"name = "stop"
+monitor = false
+[[store]]
+name = "null"
+db = "null"
+[[workload]]
+name = "c"
+properties = ["{w}/ycsb/workloadc"]
+set = {{ recordcount = 100 }}
+duration = "{duration}"
+[matrix]
+threads = [1, 2]
+"#
+        )
+    };
+    let file = write(dir.path(), "stop.toml", &suite("60s"));
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .args(["suite", &file, "--out", &out.display().to_string()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first cell runs, then press Ctrl-C once.
+    let first = out.join("null/c/t1-c1/round-1/stderr.txt");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&first).is_ok_and(|t| t.contains("run on null")) {
+        assert!(Instant::now() < deadline, "the first cell never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(state["state"], "interrupted");
+    let status: Vec<&str> = state["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(status, ["interrupted", "pending"]);
+    // The stopped cell kept its partial result, marked interrupted.
+    let doc = json(&out.join("null/c/t1-c1/round-1/result.json"));
+    assert_eq!(doc["interrupted"], true);
+
+    // Again, with short cells: both run and the suite completes.
+    write(dir.path(), "stop.toml", &suite("1s"));
+    let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(state["state"], "complete");
+    assert_eq!(ran(&state).len(), 2);
+    let doc = json(&out.join("null/c/t1-c1/round-1/result.json"));
+    assert_eq!(doc["interrupted"], false);
+}
+
+#[test]
+fn spawned_servers_per_data_set_and_per_cell_with_memtier_prefill_and_ycsb_hashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = workloads();
+    let file = write(
+        dir.path(),
+        "servers.toml",
+        &format!(
+            r#"name = "servers"
+monitor_interval = "250ms"
+
+[[store]]
+name = "redis"
+db = "redis"
+spawn = "maxmemory=64mb"
+
+[[store]]
+name = "redis-fresh"
+db = "redis"
+spawn = ""
+spawn_per = "cell"
+
+[[store]]
+name = "mc"
+db = "memcached"
+spawn = "m=64"
+
+[[workload]]
+name = "gets"
+stores = ["redis", "mc"]
+memtier = "--ratio=0:1 --key-maximum=500 --data-size=64 --requests=200"
+prefill = "--ratio=1:0 --key-pattern=P:P --key-maximum=500 --data-size=64 --requests=allkeys -t 1 -c 2"
+
+[[workload]]
+name = "sets"
+stores = ["redis", "mc"]
+memtier = "--ratio=1:0 --key-maximum=500 --data-size=64 --requests=200"
+prefill = "--ratio=1:0 --key-pattern=P:P --key-maximum=500 --data-size=64 --requests=allkeys -t 1 -c 2"
+
+[[workload]]
+name = "hashes"
+stores = ["redis-fresh"]
+properties = ["{w}/ycsb/workloadc"]
+set = {{ recordcount = 300, operationcount = 300 }}
+
+[matrix]
+threads = [1]
+connections = [1, 4]
+"#
+        ),
+    );
+    let out = dir.path().join("out");
+    let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(state["counts"]["ok"], 10, "{:#}", state["counts"]);
+    // redis and mc: one prefill each for their 4 cells; redis-fresh: a server and a load
+    // per cell.
+    let loads = |store: &str| {
+        state["datasets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["store"] == store)
+            .map(|d| d["loads"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(loads("redis"), [1]);
+    assert_eq!(loads("mc"), [1]);
+    assert_eq!(loads("redis-fresh"), [1, 1]);
+    assert_eq!(state["load_count"], 4);
+    // The prefilled keys are there: every GET hits.
+    for store in ["redis", "mc"] {
+        let doc = json(&out.join(format!("{store}/gets/t1-c4/round-1/result.json")));
+        let read = doc["results"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == "READ")
+            .unwrap()
+            .clone();
+        assert_eq!(read["operations"], 800, "{read:#}");
+        assert_eq!(read["returns"]["OK"], 800, "{store}: {read:#}");
+        let server = json(&out.join(format!("{store}/gets/t1-c4/round-1/server.json")));
+        assert!(server["version"].as_str().is_some_and(|v| !v.is_empty()));
+        let csv = std::fs::read_to_string(
+            out.join(format!("{store}/gets/t1-c4/round-1/monitor/store.csv")),
+        )
+        .unwrap();
+        let header = csv.lines().next().unwrap();
+        let expected = if store == "redis" {
+            "used_memory"
+        } else {
+            "curr_items"
+        };
+        assert!(header.contains(expected), "{header}");
+    }
+    // YCSB records in a fresh server per cell: every read finds its record.
+    for c in [1, 4] {
+        let doc = json(&out.join(format!("redis-fresh/hashes/t1-c{c}/round-1/result.json")));
+        assert_eq!(doc["runner"]["connections_per_thread"], c);
+        let read = doc["results"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == "READ")
+            .unwrap()
+            .clone();
+        assert_eq!(read["returns"]["OK"], read["operations"], "{read:#}");
+    }
+}
+
+#[test]
+fn every_example_suite_is_valid() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let file = entry.unwrap().path().join("suite.toml");
+        if !file.is_file() {
+            continue;
+        }
+        let o = kvlab(&["suite", &file.display().to_string(), "--dry-run"]);
+        assert!(o.status.success(), "{}: {}", file.display(), stderr(&o));
+        let plan = String::from_utf8_lossy(&o.stdout);
+        assert!(plan.contains(" cells ("), "{plan}");
+        checked += 1;
+    }
+    assert!(checked >= 3, "the seed examples are there");
+}
