@@ -2268,7 +2268,10 @@ fn write_json(path: &Path, v: &impl Serialize) -> Result<()> {
 
 /// Statistics of a suite-spawned server for `store.csv`: Redis `INFO` and `DBSIZE`, or
 /// memcached `stats`, a fresh connection per sample.
-fn server_stats(kind: ServerKind, addr: std::net::SocketAddr) -> kvlab_monitor::StoreStatsFn {
+pub(crate) fn server_stats(
+    kind: ServerKind,
+    addr: std::net::SocketAddr,
+) -> kvlab_monitor::StoreStatsFn {
     match kind {
         ServerKind::Redis => Box::new(move || {
             const NAMES: &[&str] = &[
