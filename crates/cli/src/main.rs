@@ -909,6 +909,7 @@ fn execute_with_server<S: Store>(
             server.binary().display().to_string().into(),
         ),
         ("spawned.version".into(), server.version().into()),
+        ("spawned.pid".into(), StatValue::from(server.pid() as u64)),
         (
             "spawned.command_line".into(),
             server.command_line().join(" ").into(),
@@ -1006,6 +1007,25 @@ fn execute_observed<S: Store>(
         kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;
     }
+    // Resource monitoring into OUT/monitor/*.csv, once a second, for the whole phase.
+    let monitor_off = std::env::var_os("KVLAB_MONITOR").is_some_and(|v| v == "off");
+    let monitor = ctx
+        .args
+        .out
+        .as_ref()
+        .filter(|_| !monitor_off)
+        .and_then(|dir| {
+            let mut config = kvlab_monitor::MonitorConfig::new(dir);
+            config.interval = ctx.args.interval;
+            config.server_pid = ctx.server.iter().find_map(|(k, v)| match v {
+                StatValue::Int(pid) if k == "spawned.pid" => Some(*pid as u32),
+                _ => None,
+            });
+            config.data_dir = ctx.args.path.clone();
+            kvlab_monitor::Monitor::start(config)
+                .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
+                .ok()
+        });
     let started = SystemTime::now();
     let mut hlog = match &ctx.args.out {
         Some(dir) => {
@@ -1098,7 +1118,18 @@ fn execute_observed<S: Store>(
     }
     notes.extend(ctx.work.extra_notes(&outcome));
 
-    let stats = store.stats();
+    let mut stats = store.stats();
+    if let Some(m) = monitor {
+        match m.stop() {
+            Ok(summary) => stats.extend(
+                summary
+                    .flat()
+                    .into_iter()
+                    .map(|(k, v)| (format!("monitor.{k}"), StatValue::Float(v))),
+            ),
+            Err(e) => eprintln!("kvlab: warning: resource monitoring: {e}"),
+        }
+    }
     let stdout = std::io::stdout();
     let mut out: Box<dyn Write> = match &ctx.report {
         ReportStyle::Memtier(o) if o.out_file().is_some() => {

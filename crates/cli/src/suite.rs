@@ -2097,6 +2097,9 @@ impl<'a> Runner<'a> {
         // forwards exactly one SIGINT per press.
         let spawned = Command::new(&self.exe)
             .args(args)
+            // The suite monitors its cells itself (with the server and store statistics);
+            // the child must not write the same monitor/ files.
+            .env("KVLAB_MONITOR", "off")
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
