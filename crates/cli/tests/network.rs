@@ -498,12 +498,20 @@ fn a_password_in_the_url_never_appears_in_output_or_results() {
         }
         outputs.push(stdout);
         outputs.push(stderr);
-        if out.exists() {
-            for entry in std::fs::read_dir(&out).unwrap() {
-                outputs.push(
-                    String::from_utf8_lossy(&std::fs::read(entry.unwrap().path()).unwrap())
-                        .into_owned(),
-                );
+        // Every file written, monitor/ series included.
+        let mut dirs = vec![out.clone()];
+        while let Some(dir) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    outputs
+                        .push(String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned());
+                }
             }
         }
     }
