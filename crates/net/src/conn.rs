@@ -184,6 +184,38 @@ async fn with_timeout<T>(
     }
 }
 
+/// A connection to one server, made on first use and remade after a failure.
+#[derive(Default)]
+pub(crate) struct Link {
+    pub(crate) conn: Option<Conn>,
+    pub(crate) backoff: Backoff,
+}
+
+/// Adds a server statistic to `totals`: numbers found on several servers add up (whole
+/// numbers and reals apart); ratios and anything else keep the first server's value.
+pub(crate) fn add_stat(totals: &mut kvlab_core::StoreStats, name: String, text: &str) {
+    use kvlab_core::StatValue;
+    let value = match (text.parse::<i64>(), text.parse::<f64>()) {
+        (Ok(i), _) => StatValue::Int(i),
+        (_, Ok(f)) => StatValue::Float(f),
+        _ => StatValue::Text(text.to_string()),
+    };
+    match totals.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, StatValue::Int(a))) => {
+            if let StatValue::Int(b) = value {
+                *a += b;
+            }
+        }
+        Some((_, StatValue::Float(a))) if !name.contains("ratio") => {
+            if let StatValue::Float(b) = value {
+                *a += b;
+            }
+        }
+        Some(_) => {}
+        None => totals.push((name, value)),
+    }
+}
+
 /// Exponential back-off between reconnection attempts: 10 ms doubling to 1 s, reset by
 /// a success.
 #[derive(Debug)]

@@ -21,7 +21,7 @@ use kvlab_core::{
 use kvlab_proto::memcache::{self, Ketama, MetaFlag, MetaReply, Reply};
 use kvlab_stores::StoreOptions;
 
-use crate::conn::{Backoff, Conn, Endpoint};
+use crate::conn::{Conn, Endpoint, Link};
 use crate::url::ServerUrl;
 
 /// Every `memcached.*` option.
@@ -292,35 +292,12 @@ impl Store for MemcachedStore {
                 if !STATS.contains(&k.as_str()) {
                     continue;
                 }
-                let value = match (v.parse::<i64>(), v.parse::<f64>()) {
-                    (Ok(i), _) => StatValue::Int(i),
-                    (_, Ok(f)) => StatValue::Float(f),
-                    _ => StatValue::Text(v),
-                };
-                match totals.iter_mut().find(|(n, _)| *n == k) {
-                    Some((_, StatValue::Int(a))) => {
-                        if let StatValue::Int(b) = value {
-                            *a += b;
-                        }
-                    }
-                    Some((_, StatValue::Float(a))) => {
-                        if let StatValue::Float(b) = value {
-                            *a += b;
-                        }
-                    }
-                    Some(_) => {}
-                    None => totals.push((k, value)),
-                }
+                // Counters add up over servers; the rest are the first server's.
+                crate::conn::add_stat(&mut totals, k, &v);
             }
         }
         totals
     }
-}
-
-#[derive(Default)]
-struct Link {
-    conn: Option<Conn>,
-    backoff: Backoff,
 }
 
 /// What a command in flight is for.

@@ -33,7 +33,7 @@ use kvlab_core::{
 use kvlab_proto::resp::{self, Frame};
 use kvlab_stores::StoreOptions;
 
-use crate::conn::{tls_settings, Backoff, Conn, Endpoint, Tls};
+use crate::conn::{tls_settings, Conn, Endpoint, Link, Tls};
 use crate::url::ServerUrl;
 
 /// Every `redis.*` option.
@@ -614,32 +614,12 @@ impl Store for RedisStore {
                 if !INFO_STATS.contains(&k.as_str()) {
                     continue;
                 }
-                let value = match (v.parse::<i64>(), v.parse::<f64>()) {
-                    (Ok(i), _) => StatValue::Int(i),
-                    (_, Ok(f)) => StatValue::Float(f),
-                    _ => StatValue::Text(v),
-                };
                 // Counters add up over a cluster's nodes; the rest are the first node's.
-                match totals.iter_mut().find(|(n, _)| *n == k) {
-                    Some((_, StatValue::Int(a))) => {
-                        if let StatValue::Int(b) = value {
-                            *a += b;
-                        }
-                    }
-                    Some(_) => {}
-                    None => totals.push((k, value)),
-                }
+                crate::conn::add_stat(&mut totals, k, &v);
             }
         }
         totals
     }
-}
-
-/// A connection to one node, made on first use and remade after a failure.
-#[derive(Default)]
-struct Link {
-    conn: Option<Conn>,
-    backoff: Backoff,
 }
 
 /// What one command of a request is for.

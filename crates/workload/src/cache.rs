@@ -23,7 +23,6 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 pub(crate) use dist::parse_bytes;
 use dist::{mix64, Alias, KeyRng, SizeSampler, TruncatedNormal, ZipfRejection};
 pub use dist::{SizeDist, SizePiece};
-pub(crate) use props::suggestion;
 
 use crate::generator::{next_below, next_f64, Zipfian};
 use crate::source::{OpSource, Ticket, Verdict, Workload};

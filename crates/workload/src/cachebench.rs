@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::cache::suggestion;
+use crate::props::suggestion;
 use crate::WorkloadError;
 use crate::{CacheSpec, CacheWorkload, OpMix, Origin, Popularity, SizeDist, SizePiece};
 

@@ -226,6 +226,35 @@ fn unescape(s: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// Levenshtein distance, for "did you mean" suggestions.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The known name closest to `key`, if it is close (at most a third of the key's
+/// length in edits, and at least 2).
+pub(crate) fn suggestion<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
+    let limit = (key.chars().count() / 3).max(2);
+    known
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

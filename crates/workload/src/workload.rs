@@ -12,6 +12,7 @@ use crate::generator::{
     next_below, next_f64, AcknowledgedCounter, Constant, Exponential, Histogram, Hotspot,
     ScrambledZipfian, Sequential, SkewedLatest, Uniform, Zipfian,
 };
+use crate::props::suggestion;
 use crate::{fnvhash64, worker_seed, Origin, Properties, WorkloadError};
 
 /// Every property CoreWorkload reads, with YCSB's default (`insertcount`'s default,
@@ -336,33 +337,6 @@ impl Reader<'_> {
     fn origin(&self, key: &str) -> Origin {
         self.props.origin(key).cloned().unwrap_or(Origin::Default)
     }
-}
-
-/// Levenshtein distance, for "did you mean" suggestions.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
-
-fn suggestion<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (key.chars().count() / 3).max(2);
-    known
-        .map(|k| (edit_distance(key, k), k))
-        .filter(|(d, _)| *d <= limit)
-        .min()
-        .map(|(_, k)| k.to_string())
 }
 
 /// The histogram file named by `fieldlengthhistogram`, relative to the property file
