@@ -383,7 +383,7 @@ pub struct FoyerStore {
     spawner: Spawner,
     evictions: Arc<DramEvictions>,
     gate: Arc<AdmissionGate>,
-    tallies: Mutex<Vec<Arc<Tally>>>,
+    tallies: crate::tally::Tallies<Tally>,
     config: FoyerConfig,
 }
 
@@ -472,7 +472,7 @@ impl FoyerStore {
             spawner,
             evictions,
             gate,
-            tallies: Mutex::new(Vec::new()),
+            tallies: crate::tally::Tallies::default(),
             config,
         })
     }
@@ -488,14 +488,7 @@ impl FoyerStore {
     }
 
     fn sum(&self, field: impl Fn(&Tally) -> &AtomicU64) -> u64 {
-        let tallies = self
-            .tallies
-            .lock()
-            .expect("no session panics holding the tally list");
-        tallies
-            .iter()
-            .map(|t| field(t).load(Ordering::Relaxed))
-            .sum()
+        self.tallies.sum(field)
     }
 }
 
@@ -544,11 +537,7 @@ impl Store for FoyerStore {
     }
 
     fn session(&self) -> Result<FoyerSession, StoreError> {
-        let tally = Arc::new(Tally::default());
-        self.tallies
-            .lock()
-            .expect("no session panics holding the tally list")
-            .push(Arc::clone(&tally));
+        let tally = self.tallies.register();
         Ok(FoyerSession {
             cache: self.cache.clone(),
             tally,

@@ -30,6 +30,8 @@ pub mod null;
 mod options;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+#[cfg(any(feature = "moka", feature = "foyer"))]
+mod tally;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
 

@@ -28,7 +28,7 @@
 //! the pending tasks first, so the figures they see are settled.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kvlab_core::{
@@ -190,7 +190,7 @@ struct Removals {
 pub struct MokaStore {
     cache: MokaCache,
     removals: Arc<Removals>,
-    tallies: Mutex<Vec<Arc<Tally>>>,
+    tallies: crate::tally::Tallies<Tally>,
     config: MokaConfig,
 }
 
@@ -239,7 +239,7 @@ impl MokaStore {
         Ok(MokaStore {
             cache: builder.build(),
             removals,
-            tallies: Mutex::new(Vec::new()),
+            tallies: crate::tally::Tallies::default(),
             config,
         })
     }
@@ -255,14 +255,7 @@ impl MokaStore {
     }
 
     fn sum(&self, field: impl Fn(&Tally) -> &AtomicU64) -> u64 {
-        let tallies = self
-            .tallies
-            .lock()
-            .expect("no session panics holding the tally list");
-        tallies
-            .iter()
-            .map(|t| field(t).load(Ordering::Relaxed))
-            .sum()
+        self.tallies.sum(field)
     }
 }
 
@@ -282,11 +275,7 @@ impl Store for MokaStore {
     }
 
     fn session(&self) -> Result<MokaSession, StoreError> {
-        let tally = Arc::new(Tally::default());
-        self.tallies
-            .lock()
-            .expect("no session panics holding the tally list")
-            .push(Arc::clone(&tally));
+        let tally = self.tallies.register();
         Ok(MokaSession {
             cache: self.cache.clone(),
             tally,
