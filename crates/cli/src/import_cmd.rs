@@ -174,6 +174,18 @@ impl ExtraWork {
         }
     }
 
+    /// A thread plan's group of each of its threads; empty without a plan.
+    pub(crate) fn thread_groups(&self) -> Vec<usize> {
+        let plan = match self {
+            ExtraWork::CorePlan(w) => w.plan(),
+            ExtraWork::KeyPlan(w) => w.plan(),
+            _ => return Vec::new(),
+        };
+        (0..plan.threads())
+            .map(|t| plan.group_of_thread(t))
+            .collect()
+    }
+
     fn plan_counts(&self) -> Option<(&Plan, Vec<kvlab_workload::GroupCounts>)> {
         match self {
             ExtraWork::CorePlan(w) => Some((w.plan(), w.counts())),
@@ -317,6 +329,33 @@ impl Work {
                         let section = format!("[GROUP:{}]", g.name);
                         writeln!(out, "{section}, Threads, {}", plan.thread_ranges(i))?;
                         writeln!(out, "{section}, Operations, {}", c.total())?;
+                        // Latency per group, from the runner's per-group recorders.
+                        if let Some(rec) = outcome.groups.get(i) {
+                            let summary = rec.summary(outcome.elapsed);
+                            writeln!(
+                                out,
+                                "{section}, Throughput(ops/sec), {}",
+                                summary.throughput_ops_per_sec
+                            )?;
+                            for op in &summary.ops {
+                                let l = &op.latency;
+                                writeln!(
+                                    out,
+                                    "{section}, {} AverageLatency(us), {}",
+                                    op.name, l.avg_us
+                                )?;
+                                writeln!(
+                                    out,
+                                    "{section}, {} 99thPercentileLatency(us), {}",
+                                    op.name, l.p99_us
+                                )?;
+                                writeln!(
+                                    out,
+                                    "{section}, {} 99.9PercentileLatency(us), {}",
+                                    op.name, l.p999_us
+                                )?;
+                            }
+                        }
                         for k in OpKind::ALL {
                             let n = c.issued[k.index()];
                             if n == 0 {
@@ -641,6 +680,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         interval: a.interval,
         seed: a.seed.unwrap_or_else(super::random_seed),
         max_errors: a.max_errors,
+        thread_groups: Vec::new(),
     };
     let ctx = Phase {
         phase: "import",

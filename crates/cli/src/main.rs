@@ -542,6 +542,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         interval: args.interval,
         seed,
         max_errors: args.max_errors,
+        thread_groups: match &work {
+            Work::Extra(w) => w.thread_groups(),
+            _ => Vec::new(),
+        },
     };
     let stop = install_stop_handler();
     let ctx = Phase {
@@ -643,6 +647,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         interval: args.interval,
         seed,
         max_errors: m.max_errors,
+        thread_groups: Vec::new(),
     };
     let ctx = Phase {
         phase: "run",

@@ -559,6 +559,25 @@ fn each_plan_group_runs_its_own_mix() {
         report_value(&stdout, "GROUP:readers", "Threads").as_deref(),
         Some("0-1")
     );
+    // Latency per group: the readers measured reads only, the writers inserts only.
+    let latency = |group: &str, kind: &str| {
+        report_value(
+            &stdout,
+            &format!("GROUP:{group}"),
+            &format!("{kind} 99thPercentileLatency(us)"),
+        )
+        .map(|v| v.parse::<f64>().unwrap())
+    };
+    assert!(
+        latency("readers", "READ").is_some_and(|l| l > 0.0),
+        "{stdout}"
+    );
+    assert!(latency("readers", "INSERT").is_none(), "{stdout}");
+    assert!(
+        latency("writers", "INSERT").is_some_and(|l| l > 0.0),
+        "{stdout}"
+    );
+    assert!(latency("writers", "READ").is_none(), "{stdout}");
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
     let groups = doc["runner"]["plan_groups"].as_array().unwrap();

@@ -22,10 +22,15 @@ pub(crate) struct ThreadState {
     warmup: Cell<bool>,
     tx: mpsc::Sender<Handover>,
     pub(crate) shared: Arc<Shared>,
+    thread: usize,
 }
 
 impl ThreadState {
-    pub(crate) fn new(tx: mpsc::Sender<Handover>, shared: Arc<Shared>) -> ThreadState {
+    pub(crate) fn new(
+        tx: mpsc::Sender<Handover>,
+        shared: Arc<Shared>,
+        thread: usize,
+    ) -> ThreadState {
         let epoch = shared.epoch.load(Ordering::Acquire);
         ThreadState {
             recorder: RefCell::new(Recorder::new()),
@@ -33,6 +38,7 @@ impl ThreadState {
             warmup: Cell::new(false),
             tx,
             shared,
+            thread,
         }
     }
 
@@ -59,6 +65,7 @@ impl ThreadState {
         // The collector only goes away after joining the workers; a failed send cannot
         // lose data it still wants.
         let _ = self.tx.send(Handover {
+            thread: self.thread,
             epoch,
             warmup: self.warmup.get(),
             recorder,

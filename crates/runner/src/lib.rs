@@ -154,6 +154,9 @@ pub struct RunPlan {
     pub seed: u64,
     /// Stop when more than this many operations have failed.
     pub max_errors: Option<u64>,
+    /// Thread plans: the group of each thread (`thread_groups[t]`), so that results are
+    /// also kept per group ([`RunOutcome::groups`]); empty for one group.
+    pub thread_groups: Vec<usize>,
 }
 
 impl Default for RunPlan {
@@ -169,6 +172,7 @@ impl Default for RunPlan {
             interval: Duration::from_secs(1),
             seed: 0,
             max_errors: None,
+            thread_groups: Vec::new(),
         }
     }
 }
@@ -211,6 +215,8 @@ pub struct RunOutcome {
     pub integrity_checked: u64,
     /// Reads whose values did not match.
     pub integrity_failed: u64,
+    /// Thread plans: what each group measured (indexed by group), beside `total`.
+    pub groups: Vec<Recorder>,
 }
 
 /// Loads the workload's records (`[insertstart, insertstart+insertcount)`), split
@@ -292,6 +298,8 @@ pub(crate) struct Shared {
 
 /// A thread's recorder, handed to the collector at an interval boundary.
 pub(crate) struct Handover {
+    /// The thread that sends it.
+    pub(crate) thread: usize,
     pub(crate) epoch: u64,
     pub(crate) warmup: bool,
     pub(crate) recorder: Recorder,
@@ -423,6 +431,29 @@ struct Timing {
     start: std::sync::OnceLock<Instant>,
 }
 
+/// Per-group totals of a thread plan.
+struct GroupTotals<'a> {
+    thread_groups: &'a [usize],
+    groups: Vec<Recorder>,
+}
+
+impl GroupTotals<'_> {
+    fn new(thread_groups: &[usize]) -> GroupTotals<'_> {
+        let n = thread_groups.iter().max().map_or(0, |&g| g + 1);
+        GroupTotals {
+            thread_groups,
+            groups: (0..n).map(|_| Recorder::new()).collect(),
+        }
+    }
+
+    /// Adds a measured hand-over to its thread's group.
+    fn absorb(&mut self, h: &Handover) {
+        if let Some(&g) = self.thread_groups.get(h.thread) {
+            self.groups[g].merge(&h.recorder);
+        }
+    }
+}
+
 /// Ends an interval: bumps the epoch so every thread hands over its recorder, then
 /// waits (briefly) for the hand-overs so that each interval holds its own operations.
 /// Returns the number of threads that reported they have finished, and the measured
@@ -433,6 +464,7 @@ fn gather(
     active: usize,
     into: &mut Recorder,
     warm: &mut Recorder,
+    groups: &mut GroupTotals<'_>,
 ) -> (usize, u64) {
     let epoch = shared.epoch.fetch_add(1, Ordering::AcqRel) + 1;
     let deadline = Instant::now() + Duration::from_millis(100);
@@ -452,6 +484,7 @@ fn gather(
                 } else {
                     ops += h.recorder.operations();
                     into.merge(&h.recorder);
+                    groups.absorb(&h);
                 }
             }
             Err(_) => break,
@@ -478,6 +511,7 @@ fn collect(
     let mut total = Recorder::new();
     let mut interval = Recorder::new();
     let mut warm = Recorder::new();
+    let mut groups = GroupTotals::new(&plan.thread_groups);
     let expected = plan.operations;
     let poll = plan.interval.min(Duration::from_millis(50));
 
@@ -497,7 +531,8 @@ fn collect(
             std::thread::sleep(poll);
             if last_tick.elapsed() >= plan.interval {
                 let mut ignored = Recorder::new();
-                gather(shared, rx, threads, &mut ignored, &mut warm);
+                let mut no_groups = GroupTotals::new(&[]);
+                gather(shared, rx, threads, &mut ignored, &mut warm, &mut no_groups);
                 let now = Instant::now();
                 observer(&Interval {
                     time_s: -warmup_end.saturating_duration_since(now).as_secs_f64(),
@@ -537,6 +572,7 @@ fn collect(
                 if !h.warmup {
                     done_ops += h.recorder.operations();
                     interval.merge(&h.recorder);
+                    groups.absorb(&h);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -546,7 +582,14 @@ fn collect(
         if all_done || last_tick.elapsed() >= plan.interval {
             let now = Instant::now();
             if !all_done {
-                let (f, ops) = gather(shared, rx, threads - finished, &mut interval, &mut warm);
+                let (f, ops) = gather(
+                    shared,
+                    rx,
+                    threads - finished,
+                    &mut interval,
+                    &mut warm,
+                    &mut groups,
+                );
                 finished += f;
                 done_ops += ops;
             }
@@ -577,6 +620,7 @@ fn collect(
         max_schedule_lag_ms: 0.0,
         integrity_checked: 0,
         integrity_failed: 0,
+        groups: Vec::new(),
     };
     let mut max_lag = Duration::ZERO;
     for h in handles {
@@ -589,8 +633,10 @@ fn collect(
     while let Ok(h) = rx.try_recv() {
         if !h.warmup {
             outcome.total.merge(&h.recorder);
+            groups.absorb(&h);
         }
     }
+    outcome.groups = groups.groups;
     if plan.target_rate.is_some() {
         outcome.max_schedule_lag_ms = max_lag.as_secs_f64() * 1e3;
         // Behind by more than 100 ms, or by more than 1% of the run: the offered load was
@@ -629,7 +675,11 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             plan,
             timing,
         } = self;
-        let ts = Rc::new(ThreadState::new(tx, Arc::clone(&shared)));
+        let ts = Rc::new(ThreadState::new(
+            tx,
+            Arc::clone(&shared),
+            first_client / plan.clients,
+        ));
         let runtime = needs_runtime.then(thread_runtime);
         let (mut clients, budgets): (Vec<_>, Vec<_>) =
             clients.into_iter().map(|(c, q, w)| (c, (q, w))).unzip();
