@@ -1303,6 +1303,15 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
     let p = &ctx.plan;
     let mut m = BTreeMap::new();
     m.insert("threads".into(), json!(p.threads));
+    if !outcome.groups.is_empty() {
+        // Thread plans: each group's results, in the plan's group order.
+        let groups: Vec<serde_json::Value> = outcome
+            .groups
+            .iter()
+            .map(|g| serde_json::to_value(g.summary(outcome.elapsed)).unwrap_or_default())
+            .collect();
+        m.insert("group_results".into(), json!(groups));
+    }
     m.insert("connections_per_thread".into(), json!(p.clients));
     m.insert("pipeline".into(), json!(p.pipeline));
     if let Some(TargetRate::Sine {
