@@ -706,10 +706,18 @@ pub struct RedisSession {
 const MAX_ROUNDS: usize = 6;
 
 impl RedisSession {
-    fn link(&mut self, node: usize) -> &mut Link {
+    /// Grows the per-node link and queue lists to hold `node`.
+    fn make_room(&mut self, node: usize) {
         if self.links.len() <= node {
             self.links.resize_with(node + 1, Link::default);
         }
+        if self.work.queues.len() <= node {
+            self.work.queues.resize_with(node + 1, Vec::new);
+        }
+    }
+
+    fn link(&mut self, node: usize) -> &mut Link {
+        self.make_room(node);
         &mut self.links[node]
     }
 
@@ -758,13 +766,8 @@ impl RedisSession {
         let model = inner.config.model;
         let redirect = self.work.slots[i].redirect.take();
         let (node, ask, _) = inner.target(req, redirect);
+        self.make_room(node);
         let w = &mut self.work.slots[i];
-        if self.work.queues.len() <= node {
-            self.work.queues.resize_with(node + 1, Vec::new);
-        }
-        if self.links.len() <= node {
-            self.links.resize_with(node + 1, Link::default);
-        }
         let Some(conn) = self.links[node].conn.as_mut() else {
             // Not connected: failed below when the connection is attempted.
             self.work.queues[node].push(Pending {
@@ -818,14 +821,14 @@ impl RedisSession {
                 push(Part::Write, w);
                 if req.kind == OpKind::Insert {
                     // The index lives in its own slot: in a cluster, another node.
-                    self.pending_index(node, i, |out| index_add(out, index, &req.key));
+                    self.pending_index(i, |out| index_add(out, index, &req.key));
                 }
             }
             (OpKind::Delete, _) => {
                 resp::del(out, &req.key);
                 push(Part::Del, w);
                 if model == Model::Hash {
-                    self.pending_index(node, i, |out| {
+                    self.pending_index(i, |out| {
                         resp::Command::new(out, 3)
                             .arg(b"ZREM")
                             .arg(index)
@@ -885,14 +888,9 @@ impl RedisSession {
     }
 
     /// Queues an index command (`ZADD`/`ZREM`) for request `i` on the index key's node.
-    fn pending_index(&mut self, _key_node: usize, i: usize, encode: impl FnOnce(&mut Vec<u8>)) {
+    fn pending_index(&mut self, i: usize, encode: impl FnOnce(&mut Vec<u8>)) {
         let node = self.inner.route(self.inner.config.index_key.as_bytes());
-        if self.work.queues.len() <= node {
-            self.work.queues.resize_with(node + 1, Vec::new);
-        }
-        if self.links.len() <= node {
-            self.links.resize_with(node + 1, Link::default);
-        }
+        self.make_room(node);
         let w = &mut self.work.slots[i];
         match self.links[node].conn.as_mut() {
             Some(conn) => encode(&mut conn.wbuf),
