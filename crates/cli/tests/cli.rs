@@ -1,30 +1,10 @@
 //! End-to-end tests of the `kvlab` binary against a real RocksDB in a temp dir.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn kvlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .output()
-        .expect("running kvlab")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// The value of a YCSB report line `[SECTION], name, value`.
-fn report_value(stdout: &str, section: &str, name: &str) -> Option<String> {
-    let prefix = format!("[{section}], {name}, ");
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
-}
+mod common;
+use common::{kvlab, report_value, text};
 
 #[test]
 fn load_run_verify_on_rocksdb_with_data_integrity() {

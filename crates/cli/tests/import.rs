@@ -5,6 +5,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::{report_u64, report_value, text};
+
 fn kvlab_cmd(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kvlab"));
     c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -15,28 +18,6 @@ fn kvlab_cmd(args: &[&str]) -> Command {
 
 fn kvlab(args: &[&str]) -> Output {
     kvlab_cmd(args).output().expect("running kvlab")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// The value of a report line `[SECTION], name, value`.
-fn report_value(stdout: &str, section: &str, name: &str) -> Option<String> {
-    let prefix = format!("[{section}], {name}, ");
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
-}
-
-fn report_u64(stdout: &str, section: &str, name: &str) -> u64 {
-    report_value(stdout, section, name)
-        .unwrap_or_else(|| panic!("no [{section}], {name} in:\n{stdout}"))
-        .parse()
-        .unwrap()
 }
 
 /// `lines` lines shaped like TPC-H lineitem (16 fields, a trailing `|`), keys

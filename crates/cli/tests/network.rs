@@ -10,35 +10,8 @@ use std::time::{Duration, Instant};
 use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
-fn kvlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .output()
-        .expect("running kvlab")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-/// The value of a YCSB report line `[SECTION], name, value`.
-fn report_value(stdout: &str, section: &str, name: &str) -> Option<String> {
-    let prefix = format!("[{section}], {name}, ");
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
-}
-
-fn report_u64(stdout: &str, section: &str, name: &str) -> u64 {
-    report_value(stdout, section, name)
-        .unwrap_or_else(|| panic!("no [{section}], {name} in:\n{stdout}"))
-        .parse()
-        .unwrap()
-}
+mod common;
+use common::{kvlab, report_u64, report_value, text};
 
 fn start(kind: ServerKind, spec: &str) -> Server {
     Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()

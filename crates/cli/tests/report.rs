@@ -2,22 +2,10 @@
 //! write result directories, which the commands then read back.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn kvlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .output()
-        .expect("running kvlab")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+mod common;
+use common::{kvlab, text};
 
 /// Runs workload A on the null store into `out`.
 fn run_null(out: &Path, threads: &str, seed: &str) {
