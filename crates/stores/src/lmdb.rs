@@ -83,17 +83,7 @@ impl LmdbConfig {
         path: Option<&Path>,
         mut o: StoreOptions,
     ) -> Result<LmdbConfig, StoreError> {
-        let dir = o.string("dir", "");
-        let path = match (path, dir.is_empty()) {
-            (Some(p), _) => p.to_path_buf(),
-            (None, false) => PathBuf::from(dir),
-            (None, true) => {
-                return Err(StoreError::new(
-                    StoreErrorKind::Config,
-                    "lmdb needs an environment directory: --path DIR or -p lmdb.dir=DIR",
-                ))
-            }
-        };
+        let path = o.data_dir(path, "an environment directory")?;
         let map_size_bytes = o.size("map_size", 4 << 30)?;
         if map_size_bytes == 0 || map_size_bytes % MAP_PAGE_BYTES != 0 {
             return Err(StoreError::new(

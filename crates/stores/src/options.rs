@@ -48,6 +48,29 @@ impl StoreOptions {
         )
     }
 
+    /// An embedded store's data directory: `path` (from `--path`) when given, else the
+    /// `dir` option; an error naming both (and `what` the directory holds) when neither
+    /// is there.
+    pub fn data_dir(
+        &mut self,
+        path: Option<&std::path::Path>,
+        what: &str,
+    ) -> Result<std::path::PathBuf, StoreError> {
+        let dir = self.string("dir", "");
+        match (path, dir.is_empty()) {
+            (Some(p), _) => Ok(p.to_path_buf()),
+            (None, false) => Ok(std::path::PathBuf::from(dir)),
+            (None, true) => Err(StoreError::new(
+                StoreErrorKind::Config,
+                format!(
+                    "{} needs {what}: --path DIR or -p {}dir=DIR",
+                    self.prefix.trim_end_matches('.'),
+                    self.prefix
+                ),
+            )),
+        }
+    }
+
     /// A string option.
     pub fn string(&mut self, name: &str, default: &str) -> String {
         self.take(name).unwrap_or_else(|| default.to_string())

@@ -100,17 +100,7 @@ impl RocksDbConfig {
         path: Option<&Path>,
         mut o: StoreOptions,
     ) -> Result<RocksDbConfig, StoreError> {
-        let dir = o.string("dir", "");
-        let path = match (path, dir.is_empty()) {
-            (Some(p), _) => p.to_path_buf(),
-            (None, false) => PathBuf::from(dir),
-            (None, true) => {
-                return Err(StoreError::new(
-                    StoreErrorKind::Config,
-                    "rocksdb needs a database directory: --path DIR or -p rocksdb.dir=DIR",
-                ))
-            }
-        };
+        let path = o.data_dir(path, "a database directory")?;
         let config = RocksDbConfig {
             path,
             block_cache_size_bytes: o.size("block_cache_size", 8 << 20)?,

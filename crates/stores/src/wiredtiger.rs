@@ -101,16 +101,7 @@ impl WiredTigerConfig {
         mut o: StoreOptions,
     ) -> Result<WiredTigerConfig, StoreError> {
         let config_err = |m: String| StoreError::new(StoreErrorKind::Config, m);
-        let dir = o.string("dir", "");
-        let path =
-            match (path, dir.is_empty()) {
-                (Some(p), _) => p.to_path_buf(),
-                (None, false) => PathBuf::from(dir),
-                (None, true) => return Err(config_err(
-                    "wiredtiger needs a database directory: --path DIR or -p wiredtiger.dir=DIR"
-                        .into(),
-                )),
-            };
+        let path = o.data_dir(path, "a database directory")?;
         let cache_size_bytes = o.size("cache_size", 100 << 20)?;
         if !(1 << 20..=10 << 40).contains(&cache_size_bytes) {
             return Err(config_err(format!(
