@@ -605,10 +605,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     };
     let args = PhaseArgs {
         property_files: Vec::new(),
-        properties: match a.protocol() {
-            memtier_args::MemtierProtocol::Resp3 => vec!["redis.protocol=resp3".into()],
-            _ => Vec::new(),
-        },
+        properties: a.redis_options(),
         db: db.into(),
         path: None,
         cachebench: None,
@@ -750,6 +747,17 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             if let Some(t) = ctx.args.timeout {
                 pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
             }
+            // A TLS server kvlab started is trusted through its own CA file.
+            if let Some(ca) = server.as_ref().filter(|s| s.tls()).and_then(|s| {
+                s.config()
+                    .iter()
+                    .find(|(k, _)| k == "tls-ca-cert-file")
+                    .map(|(_, v)| v.trim_matches('"').to_string())
+            }) {
+                if !pairs.iter().any(|(k, _)| k == "redis.tls_ca_file") {
+                    pairs.push(("redis.tls_ca_file".into(), ca));
+                }
+            }
             let config = RedisConfig::from_options(
                 &url,
                 ctx.work.redis_model(),
@@ -860,9 +868,34 @@ fn redact_args(args: impl Iterator<Item = String>) -> Vec<String> {
         } else if a.starts_with("-a") && a.len() > 2 && !a.starts_with("--") {
             out.push("-a***".into());
         } else {
-            out.push(kvlab_report::redact_url(&a));
+            out.push(redact_settings(&kvlab_report::redact_url(&a)));
         }
     }
+    out
+}
+
+/// Server settings whose values are secrets: hidden wherever settings are shown.
+const SECRET_SETTINGS: &[&str] = &["requirepass", "masterauth"];
+
+/// `--spawn` settings with the values of [`SECRET_SETTINGS`] replaced by `***`
+/// (`requirepass=x,maxmemory=1gb` → `requirepass=***,maxmemory=1gb`).
+fn redact_settings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((at, name)) = SECRET_SETTINGS
+        .iter()
+        .filter_map(|n| rest.find(&format!("{n}=")).map(|at| (at, *n)))
+        .min()
+    {
+        let value_start = at + name.len() + 1;
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        let value_len = rest[value_start..]
+            .find(',')
+            .unwrap_or(rest.len() - value_start);
+        rest = &rest[value_start + value_len..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -886,10 +919,18 @@ fn spawn_server(ctx: &Phase, kind: kvlab_spawn::ServerKind) -> Result<Option<kvl
     Ok(Some(server))
 }
 
-/// The server URL: the spawned server's, `--url`, or the default.
+/// The server URL: the spawned server's (with its `requirepass` as the password, so a
+/// run can authenticate to the server it started), `--url`, or the default.
 fn server_url(ctx: &Phase, server: Option<&kvlab_spawn::Server>, default: &str) -> Result<String> {
     Ok(match (server, &ctx.args.url) {
-        (Some(s), _) => s.url(),
+        (Some(s), _) => match s.config().iter().find(|(k, _)| k == "requirepass") {
+            Some((_, password)) => s.url().replacen(
+                "://",
+                &format!("://:{}@", memtier_args::percent_encode(password)),
+                1,
+            ),
+            None => s.url(),
+        },
         (None, Some(u)) => u.clone(),
         (None, None) => default.to_string(),
     })
@@ -921,7 +962,12 @@ fn execute_with_server<S: Store>(
         ),
     ];
     for (k, v) in server.config() {
-        info.push((format!("spawned.config.{k}"), v.as_str().into()));
+        let v = if SECRET_SETTINGS.contains(&k.as_str()) {
+            "***"
+        } else {
+            v.as_str()
+        };
+        info.push((format!("spawned.config.{k}"), v.into()));
     }
     let ctx = Phase {
         phase: ctx.phase,

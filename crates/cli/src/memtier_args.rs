@@ -321,9 +321,8 @@ impl MemtierArgs {
     /// Refuses every flag kvlab does not implement, and the combinations memtier itself
     /// refuses, with a message naming the flag and why.
     pub fn validate(&self) -> Result<(), String> {
-        const TLS: &str = "kvlab's network stores have no TLS transport";
         const IMPORT: &str = "kvlab does not import memcached dumps";
-        let checks: [(bool, &str, &str); 26] = [
+        let checks: &[(bool, &str, &str)] = &[
             (
                 self.unix_socket.is_some(),
                 "-S/--unix-socket",
@@ -339,29 +338,20 @@ impl MemtierArgs {
                 "-P memcache_binary",
                 "kvlab speaks memcached's text protocol; use -P memcache_text",
             ),
-            (self.tls, "--tls", TLS),
-            (self.cert.is_some(), "--cert", TLS),
-            (self.key.is_some(), "--key", TLS),
-            (self.cacert.is_some(), "--cacert", TLS),
-            (self.tls_skip_verify, "--tls-skip-verify", TLS),
-            (self.sni.is_some(), "--sni", TLS),
-            (self.tls_protocols.is_some(), "--tls-protocols", TLS),
             (
-                self.uri
-                    .as_deref()
-                    .is_some_and(|u| u.starts_with("rediss://")),
-                "--uri rediss://",
-                TLS,
+                self.cert.is_some() || self.key.is_some(),
+                "--cert/--key",
+                "kvlab's TLS client does not present a client certificate",
+            ),
+            (
+                self.tls_protocols.is_some(),
+                "--tls-protocols",
+                "kvlab's TLS client negotiates TLS 1.2 or 1.3 with the server",
             ),
             (
                 self.run_count > 1,
                 "-x/--run-count",
                 "kvlab does one run per invocation; repeat the command",
-            ),
-            (
-                self.cluster_mode,
-                "--cluster-mode",
-                "kvlab has no Redis Cluster client",
             ),
             (
                 self.client_stats.is_some(),
@@ -424,6 +414,23 @@ impl MemtierArgs {
             return Err(
                 "--authenticate can only be used with redis or memcache_binary".to_string(),
             );
+        }
+        let tls_uri = self
+            .uri
+            .as_deref()
+            .is_some_and(|u| u.starts_with("rediss://"));
+        let tls_options = self.cacert.is_some() || self.tls_skip_verify || self.sni.is_some();
+        if (self.tls || tls_options || tls_uri) && !self.protocol.is_redis() {
+            return Err("TLS (--tls and its options) is for the redis protocols".to_string());
+        }
+        if tls_options && !(self.tls || tls_uri) {
+            return Err("--cacert, --tls-skip-verify and --sni need --tls".to_string());
+        }
+        if self.cluster_mode && !self.protocol.is_redis() {
+            return Err("--cluster-mode can only be used with the redis protocols".to_string());
+        }
+        if self.cluster_mode && self.select_db.is_some_and(|db| db > 0) {
+            return Err("--select-db cannot be used with --cluster-mode".to_string());
         }
         if self.select_db.is_some_and(|db| db > 0) && !self.protocol.is_redis() {
             return Err("--select-db can only be used with the redis protocol".to_string());
@@ -501,7 +508,31 @@ impl MemtierArgs {
             Some(db) if db > 0 => format!("/{db}"),
             _ => String::new(),
         };
-        format!("redis://{credentials}{host}:{port}{db}")
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://{credentials}{host}:{port}{db}")
+    }
+
+    /// `redis.*` store options for the TLS and cluster flags (`--cacert`,
+    /// `--tls-skip-verify`, `--sni`, `--cluster-mode`) and the RESP version, as
+    /// `name=value` properties.
+    pub fn redis_options(&self) -> Vec<String> {
+        let mut o = Vec::new();
+        if self.protocol == MemtierProtocol::Resp3 {
+            o.push("redis.protocol=resp3".to_string());
+        }
+        if let Some(ca) = &self.cacert {
+            o.push(format!("redis.tls_ca_file={}", ca.display()));
+        }
+        if self.tls_skip_verify {
+            o.push("redis.tls_skip_verify=true".to_string());
+        }
+        if let Some(sni) = &self.sni {
+            o.push(format!("redis.tls_sni={sni}"));
+        }
+        if self.cluster_mode {
+            o.push("redis.cluster=yes".to_string());
+        }
+        o
     }
 
     /// The wire protocol.
@@ -617,7 +648,7 @@ impl MemtierArgs {
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters.
-fn percent_encode(s: &str) -> String {
+pub fn percent_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -1061,21 +1092,46 @@ mod tests {
     }
 
     #[test]
+    fn tls_and_cluster_flags_become_store_options() {
+        let a = args("-s 127.0.0.1 -p 7000 --tls --cacert ca.pem --sni db.local -a pw");
+        a.validate().unwrap();
+        assert_eq!(a.url(), "rediss://:pw@127.0.0.1:7000");
+        assert_eq!(
+            a.redis_options(),
+            ["redis.tls_ca_file=ca.pem", "redis.tls_sni=db.local"]
+        );
+        let a = args("--tls --tls-skip-verify --protocol=resp3 --cluster-mode");
+        a.validate().unwrap();
+        assert_eq!(
+            a.redis_options(),
+            [
+                "redis.protocol=resp3",
+                "redis.tls_skip_verify=true",
+                "redis.cluster=yes"
+            ]
+        );
+        args("-u rediss://h:1").validate().unwrap();
+        for (line, message) in [
+            ("--cacert ca.pem", "need --tls"),
+            ("--tls -P memcache_text", "redis protocols"),
+            ("--cluster-mode -P memcache_text", "redis protocols"),
+            ("--cluster-mode --select-db 2", "--cluster-mode"),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(e.contains(message), "{line}: {e}");
+        }
+    }
+
+    #[test]
     fn unsupported_flags_parse_then_are_refused_by_name() {
         for (line, flag) in [
             ("-S /tmp/redis.sock", "-S/--unix-socket"),
             ("-4", "--ipv4"),
             ("-P memcache_binary", "memcache_binary"),
-            ("--tls", "--tls"),
             ("--cert c.pem", "--cert"),
             ("--key k.pem", "--key"),
-            ("--cacert ca.pem", "--cacert"),
-            ("--tls-skip-verify", "--tls-skip-verify"),
-            ("--sni name", "--sni"),
             ("--tls-protocols TLSv1.2", "--tls-protocols"),
-            ("-u rediss://h:1", "rediss"),
             ("-x 3", "--run-count"),
-            ("--cluster-mode", "--cluster-mode"),
             ("--client-stats=cs", "--client-stats"),
             ("--hdr-file-prefix=h", "--hdr-file-prefix"),
             ("--reconnect-interval=10", "--reconnect-interval"),

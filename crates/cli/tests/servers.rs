@@ -1,0 +1,188 @@
+//! `kvlab run` and `kvlab memtier` against servers that need more than a host and a
+//! port: a password set by `--spawn requirepass=…`, TLS (`--tls`), and a Redis Cluster
+//! (`--cluster-mode`). Every server is a real redis-server on a loopback port.
+
+use std::path::Path;
+use std::process::Command;
+
+use kvlab_report::ResultDocument;
+use kvlab_spawn::{Server, ServerKind, ServerSpec};
+
+mod common;
+use common::{kvlab, text};
+
+/// Every file under `dir`, as text.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                texts.push(String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned());
+            }
+        }
+    }
+    texts
+}
+
+/// The `ALL STATS` row `row` of a memtier summary, split on whitespace.
+fn totals(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .find(|l| l.starts_with("Totals"))
+        .unwrap_or_else(|| panic!("no Totals row in:\n{stdout}"))
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn a_spawned_server_with_a_password_is_used_with_it_and_the_password_is_never_shown() {
+    const SECRET: &str = "Sp4wnedS3cret";
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let settings = format!("maxmemory=64mb,requirepass={SECRET}");
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=300",
+        "-p",
+        "operationcount=600",
+        "--db",
+        "redis",
+        "--spawn",
+        &settings,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    assert_eq!(doc.results.operations, 600);
+    assert!(doc.results.errors.is_empty(), "{:?}", doc.results.errors);
+    assert_eq!(
+        doc.store.options["spawned.config.requirepass"],
+        serde_json::json!("***"),
+        "the setting is recorded, its value is not"
+    );
+    let mut texts = files_under(&out);
+    texts.push(stdout);
+    texts.push(stderr);
+    for t in &texts {
+        assert!(!t.contains(SECRET), "the password leaked:\n{t}");
+    }
+    assert!(
+        texts.iter().any(|t| t.contains("requirepass=***")),
+        "the command line is shown with the value hidden"
+    );
+}
+
+#[test]
+fn memtier_tls_flags_reach_a_tls_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=kvlab-test", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("running openssl (apt-get install openssl)");
+    assert!(made.status.success(), "{}", text(&made).1);
+    let spec = format!(
+        "tls-cert-file={0},tls-key-file={1},tls-ca-cert-file={0},tls-auth-clients=no",
+        cert.display(),
+        key.display()
+    );
+    let server = Server::start(&ServerSpec::parse(ServerKind::Redis, &spec).unwrap()).unwrap();
+    let port = server.port().to_string();
+    let memtier = |extra: &[&str]| {
+        let mut args = vec![
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--ratio=1:1",
+            "--key-maximum=100",
+            "--hide-histogram",
+        ];
+        args.extend_from_slice(extra);
+        kvlab(&args)
+    };
+    // The certificate names no host and is its own issuer: only skipping verification
+    // gets through, which shows the handshake is TLS.
+    let o = memtier(&["--tls", "--tls-skip-verify", "--sni", "kvlab-test"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let row = totals(&stdout);
+    let ops: f64 = row[1].parse().unwrap();
+    assert!(ops > 0.0, "{stdout}");
+    // Plain TCP against the TLS port fails the handshake; a verified connection
+    // refuses the self-signed certificate.
+    for extra in [&[][..], &["--tls", "--cacert", cert.to_str().unwrap()][..]] {
+        let o = memtier(extra);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", text(&o).1);
+    }
+    let o = memtier(&["--cacert", cert.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--cacert without --tls is a usage error"
+    );
+    assert!(text(&o).1.contains("need --tls"), "{}", text(&o).1);
+}
+
+#[test]
+fn memtier_cluster_mode_spreads_keys_over_every_master() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let first = cluster.addrs()[0];
+    let port = first.port().to_string();
+    let o = kvlab(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "-n",
+        "300",
+        "--ratio=1:0",
+        "--key-pattern=P:P",
+        "--key-minimum=1",
+        "--key-maximum=1200",
+        "--hide-histogram",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(totals(&stdout)[1].parse::<f64>().unwrap() > 0.0, "{stdout}");
+    // P:P splits 1..=1200 among the 4 clients, 300 SETs each: every key once.
+    let mut keys = 0;
+    for node in cluster.nodes() {
+        let n = match kvlab_spawn::resp::command(node.addr(), &["DBSIZE"]).unwrap() {
+            kvlab_spawn::resp::Value::Integer(n) => n,
+            other => panic!("DBSIZE: {other:?}"),
+        };
+        assert!(n > 300, "a third of the keys or so on {}: {n}", node.addr());
+        keys += n;
+    }
+    assert_eq!(keys, 1200);
+}
