@@ -6,6 +6,7 @@ mod memtier_args;
 mod memtier_report;
 mod progress;
 mod report_cmd;
+mod run_memtier;
 mod suite;
 
 use std::collections::BTreeMap;
@@ -162,6 +163,8 @@ struct PhaseArgs {
     progress: progress::When,
     #[command(flatten)]
     keys: import_cmd::KeyArgs,
+    #[command(flatten)]
+    memtier: run_memtier::RunMemtierArgs,
 }
 
 /// A usage error: bad flags, properties or configuration (exit code 2).
@@ -433,7 +436,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
     // The workload: a CacheBench config, a cache property file, or YCSB's CoreWorkload.
     let mut defaults = Defaults::default();
-    let work = if let Some(path) = &args.cachebench {
+    let work = if args.memtier.given() {
+        memtier_work(&args, &props)?
+    } else if let Some(path) = &args.cachebench {
         let mut overrides = Vec::new();
         for (k, v) in props.iter() {
             if kvlab_workload::CACHEBENCH_OVERRIDES.contains(&k) {
@@ -469,14 +474,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Work::Core(Arc::new(w))
     };
     let work = import_cmd::phase_work(phase, &mut args, &props, work)?;
-    let threads = match (args.threads, props.get("threadcount")) {
-        (Some(t), _) => t,
-        (None, Some(t)) => t
-            .trim()
-            .parse()
-            .map_err(|_| usage(format!("property threadcount: `{t}` is not a number")))?,
-        (None, None) => defaults.threads.unwrap_or(1),
-    };
+    let threads = given_threads(&args, &props)?
+        .or(defaults.threads)
+        .unwrap_or(1);
     if args.cache_size.is_none() {
         args.cache_size = defaults.cache_size_mb.map(|mb| format!("{mb}MiB"));
     }
@@ -561,6 +561,48 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     open_store(ctx)
 }
 
+/// The worker threads asked for: `--threads`, else the `threadcount` property.
+fn given_threads(args: &PhaseArgs, props: &Properties) -> Result<Option<usize>> {
+    match (args.threads, props.get("threadcount")) {
+        (Some(t), _) => Ok(Some(t)),
+        (None, Some(t)) => {
+            Ok(Some(t.trim().parse().map_err(|_| {
+                usage(format!("property threadcount: `{t}` is not a number"))
+            })?))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// The memtier-style workload of `run --ratio …` (and the other memtier flags): no
+/// property file or CacheBench config beside it, and no workload properties.
+fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<Work> {
+    if !args.property_files.is_empty() || args.cachebench.is_some() {
+        return Err(usage(
+            "the memtier flags (--ratio, --key-*, --data-size*, --requests, …) describe the \
+             workload: give them instead of -P or --cachebench, not with them",
+        ));
+    }
+    if args.memtier.has_requests() && args.duration.is_some() {
+        return Err(usage("give either --requests or --duration, not both"));
+    }
+    if let Some((k, _)) = props.iter().find(|(k, _)| {
+        !(CLI_PROPERTIES.contains(k) || STORE_PREFIXES.iter().any(|p| k.starts_with(p)))
+    }) {
+        return Err(usage(format!(
+            "property `{k}` does not apply to a memtier-style workload (its flags are \
+             --ratio, --key-*, --data-size*, --expiry-range, --requests; see docs/memtier.md)"
+        )));
+    }
+    let threads = given_threads(args, props)?.unwrap_or(1);
+    let spec = args
+        .memtier
+        .spec(threads.max(1), args.connections.max(1))
+        .map_err(usage)?;
+    let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
+    Ok(Work::Memtier(Arc::new(workload)))
+}
+
 /// Handles Ctrl-C: the first stops the run (results so far are written), the second
 /// stops any server kvlab started and leaves at once.
 fn install_stop_handler() -> Arc<AtomicBool> {
@@ -628,6 +670,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         max_errors: m.max_errors,
         progress: m.progress,
         keys: Default::default(),
+        memtier: Default::default(),
     };
     let mut props = Properties::new();
     for p in &args.properties {

@@ -464,3 +464,57 @@ fn ctrl_c_stops_and_still_writes_results_marked_interrupted() {
         doc.notes
     );
 }
+
+#[test]
+fn run_takes_memtier_workload_flags_on_an_embedded_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let args = [&["run", "--db", "rocksdb", "--path", db][..], extra].concat();
+        kvlab(&args)
+    };
+    // P:P splits keys 1..=400 over the 4 clients; allkeys: one SET per key.
+    let o = run(&[
+        "--threads=4",
+        "--ratio=1:0",
+        "--key-pattern=P:P",
+        "--key-minimum=1",
+        "--key-maximum=400",
+        "--requests=allkeys",
+        "--data-size=50",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(
+        report_value(&stdout, "INSERT", "Return=OK").as_deref(),
+        Some("400"),
+        "memtier's allkeys for P:P: (400 - 1) / 4 + 1 = 100 SETs per client"
+    );
+    // A sequential GET pass over the same keys finds every one of them.
+    let o = run(&[
+        "--ratio=0:1",
+        "--key-pattern=S:S",
+        "--key-minimum=1",
+        "--key-maximum=400",
+        "--requests=400",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(
+        report_value(&stdout, "READ", "Return=OK").as_deref(),
+        Some("400"),
+        "{stdout}"
+    );
+    // The flags replace a property file; memtier's own refusals are usage errors.
+    for bad in [
+        &["--ratio=1:1", "-P", "workloads/ycsb/workloada"][..],
+        &["--ratio=1:1", "-p", "readproportion=0.5"][..],
+        &["--requests=10", "--duration=1s"][..],
+        &["--key-pattern=Q:R"][..],
+        &["--key-minimum=9", "--key-maximum=3"][..],
+    ] {
+        let o = run(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o).1);
+    }
+}

@@ -1,0 +1,204 @@
+//! memtier_benchmark's workload flags on `kvlab run`: `--ratio`, the key and data
+//! options and `--requests` describe a memtier-style workload instead of a YCSB property
+//! file, with `run`'s own threads, connections, pipeline, target rate, duration, output
+//! and every store (embedded ones too).
+//!
+//! The flags mean exactly what they mean to `kvlab memtier`: they are handed, in
+//! memtier's syntax, to the same parser ([`MemtierArgs`]).
+
+use clap::{Args, Parser};
+use kvlab_workload::memtier::MemtierSpec;
+
+use crate::memtier_args::MemtierArgs;
+
+/// The memtier workload flags `run` takes (long forms only: `-c`, `-t`, `-P`, `-p` and
+/// `-d` mean other things to `run`).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "memtier-style workload (instead of -P; see docs/memtier.md)")]
+pub struct RunMemtierArgs {
+    /// SET:GET ratio, e.g. 1:10; any flag of this group makes the run memtier-style.
+    #[arg(long, value_name = "SETS:GETS")]
+    ratio: Option<String>,
+    /// Requests per connection, or `allkeys` (memtier's -n; default 10000).
+    #[arg(long, value_name = "N|allkeys")]
+    requests: Option<String>,
+    /// Key prefix (default memtier-).
+    #[arg(long, value_name = "PREFIX")]
+    key_prefix: Option<String>,
+    /// Smallest key number (default 0).
+    #[arg(long, value_name = "N")]
+    key_minimum: Option<String>,
+    /// Largest key number (default 10000000).
+    #[arg(long, value_name = "N")]
+    key_maximum: Option<String>,
+    /// SET:GET key patterns: R random, S sequential, G Gaussian, P parallel, Z Zipf.
+    #[arg(long, value_name = "PATTERN")]
+    key_pattern: Option<String>,
+    /// Standard deviation of G.
+    #[arg(long, value_name = "N")]
+    key_stddev: Option<String>,
+    /// Median of G.
+    #[arg(long, value_name = "N")]
+    key_median: Option<String>,
+    /// Exponent of Z, in (0, 5).
+    #[arg(long, value_name = "S")]
+    key_zipf_exp: Option<String>,
+    /// Value size in bytes (default 32).
+    #[arg(long, value_name = "BYTES")]
+    data_size: Option<String>,
+    /// Value sizes MIN-MAX.
+    #[arg(long, value_name = "MIN-MAX")]
+    data_size_range: Option<String>,
+    /// Weighted value sizes SIZE:WEIGHT,….
+    #[arg(long, value_name = "LIST")]
+    data_size_list: Option<String>,
+    /// R (random) or S (spread) sizes of a --data-size-range.
+    #[arg(long, value_name = "R|S")]
+    data_size_pattern: Option<String>,
+    /// Random value bytes instead of memtier's repeated `x`.
+    #[arg(long)]
+    random_data: bool,
+    /// Times to live MIN-MAX seconds for SETs.
+    #[arg(long, value_name = "MIN-MAX")]
+    expiry_range: Option<String>,
+    /// A different random stream per connection.
+    #[arg(long)]
+    distinct_client_seed: bool,
+}
+
+/// memtier's flags alone, to parse them as `kvlab memtier` does.
+#[derive(Parser)]
+#[command(name = "run", disable_help_flag = true, no_binary_name = true)]
+struct Flags {
+    #[command(flatten)]
+    memtier: MemtierArgs,
+}
+
+impl RunMemtierArgs {
+    /// Whether `--requests` was given (it bounds the run, so `--duration` may not).
+    pub fn has_requests(&self) -> bool {
+        self.requests.is_some()
+    }
+
+    /// Whether any flag of the group was given.
+    pub fn given(&self) -> bool {
+        !self.pairs().is_empty() || self.random_data || self.distinct_client_seed
+    }
+
+    /// The valued flags given, as (memtier flag, value).
+    fn pairs(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("--ratio", &self.ratio),
+            ("--requests", &self.requests),
+            ("--key-prefix", &self.key_prefix),
+            ("--key-minimum", &self.key_minimum),
+            ("--key-maximum", &self.key_maximum),
+            ("--key-pattern", &self.key_pattern),
+            ("--key-stddev", &self.key_stddev),
+            ("--key-median", &self.key_median),
+            ("--key-zipf-exp", &self.key_zipf_exp),
+            ("--data-size", &self.data_size),
+            ("--data-size-range", &self.data_size_range),
+            ("--data-size-list", &self.data_size_list),
+            ("--data-size-pattern", &self.data_size_pattern),
+            ("--expiry-range", &self.expiry_range),
+        ]
+        .into_iter()
+        .filter_map(|(flag, v)| v.as_deref().map(|v| (flag, v)))
+        .collect()
+    }
+
+    /// The workload for `threads` × `connections` clients, or the first flag memtier
+    /// would refuse and why.
+    pub fn spec(&self, threads: usize, connections: usize) -> Result<MemtierSpec, String> {
+        let mut argv = vec![
+            format!("--threads={threads}"),
+            format!("--clients={connections}"),
+        ];
+        argv.extend(self.pairs().into_iter().map(|(f, v)| format!("{f}={v}")));
+        if self.random_data {
+            argv.push("--random-data".into());
+        }
+        if self.distinct_client_seed {
+            argv.push("--distinct-client-seed".into());
+        }
+        let flags = Flags::try_parse_from(&argv).map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.trim_start_matches("error: ").to_string()
+        })?;
+        flags.memtier.spec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kvlab_workload::memtier::{DataSize, KeyPattern};
+
+    use super::*;
+
+    fn parse(line: &str) -> RunMemtierArgs {
+        #[derive(Parser)]
+        #[command(no_binary_name = true)]
+        struct Run {
+            #[command(flatten)]
+            memtier: RunMemtierArgs,
+        }
+        Run::try_parse_from(line.split_whitespace())
+            .unwrap()
+            .memtier
+    }
+
+    #[test]
+    fn no_flag_means_no_memtier_workload() {
+        assert!(!parse("").given());
+        assert!(parse("--random-data").given());
+        assert!(parse("--key-maximum 9").given());
+    }
+
+    #[test]
+    fn flags_mean_what_they_mean_to_memtier() {
+        let spec = parse(
+            "--ratio 1:4 --key-pattern=G:Z --key-minimum 1 --key-maximum 5000 \
+             --data-size-range 10-20 --data-size-pattern S --requests allkeys \
+             --distinct-client-seed",
+        )
+        .spec(2, 8)
+        .unwrap();
+        assert_eq!((spec.ratio.sets, spec.ratio.gets), (1, 4));
+        assert_eq!(
+            (spec.set_pattern, spec.get_pattern),
+            (KeyPattern::Gaussian, KeyPattern::Zipfian)
+        );
+        assert_eq!((spec.key_minimum, spec.key_maximum), (1, 5000));
+        assert!(matches!(
+            spec.data_size,
+            DataSize::Range {
+                min_bytes: 10,
+                max_bytes: 20,
+                ..
+            }
+        ));
+        assert_eq!(spec.total_clients, 16);
+        // allkeys: as many requests per client as the range is wide (memtier's rule).
+        assert_eq!(spec.requests, Some(4999));
+        assert!(spec.distinct_client_seed);
+        let spec = parse("--data-size 7").spec(1, 1).unwrap();
+        assert!(matches!(spec.data_size, DataSize::Fixed(7)));
+        assert_eq!(spec.key_prefix, "memtier-", "memtier's defaults otherwise");
+    }
+
+    #[test]
+    fn memtiers_refusals_name_the_flag() {
+        for (line, message) in [
+            ("--ratio 1", "--ratio"),
+            ("--key-pattern X:R", "--key-pattern"),
+            ("--key-zipf-exp 7", "key-zipf-exp"),
+            ("--key-stddev 3", "--key-stddev"),
+            ("--key-minimum 10 --key-maximum 5", "key"),
+        ] {
+            let e = parse(line).spec(1, 1).unwrap_err();
+            assert!(e.contains(message), "{line}: {e}");
+        }
+    }
+}
