@@ -2,7 +2,6 @@
 //! forwarded and timeouts enforced, failures recorded in `failed.json`, and `suite.json`
 //! kept current so an interrupted suite resumes where it stopped.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +13,7 @@ use kvlab_spawn::Server;
 use serde::Serialize;
 
 use super::matrix::{Access, DataMode, DataSet, Plan};
-use super::server::server_stats;
+use super::server::{monitor_env, server_record};
 use super::SuiteCommand;
 
 /// Ctrl-C presses (and SIGTERMs) seen by the suite.
@@ -388,8 +387,7 @@ impl<'a> Runner<'a> {
             "kvlab suite: {what} data set {} of store {} ({})",
             ds.id, plan.stores[ds.store].name, ds.key
         );
-        let (end, _) =
-            self.run_child(&args, &dir, |pid| self.start_monitor(&dir, pid, server, ds))?;
+        let end = self.run_child(&args, &dir, server)?;
         let ok = !end.interrupted && end.status.is_some_and(|s| s.success()) && complete(&dir);
         self.loads.push(LoadRecord {
             dataset: ds.id.clone(),
@@ -464,30 +462,15 @@ impl<'a> Runner<'a> {
     ) -> Result<()> {
         let plan = self.plan;
         let cell = &plan.cells[ci];
-        let ds = &plan.datasets[cell.dataset];
         let dir = plan.cell_dir(cell);
         reset_dir(&dir)?;
         let args = plan.cell_args(cell, url, &dir);
         let before = server.and_then(|s| s.sample().ok());
-        let (end, monitor) =
-            self.run_child(&args, &dir, |pid| self.start_monitor(&dir, pid, server, ds))?;
+        let end = self.run_child(&args, &dir, server)?;
         if let Some(s) = server {
-            let after = s.sample().ok();
-            let mut doc = serde_json::json!({
-                "pid": s.pid(),
-                "url": kvlab_report::redact_url(&s.url()),
-                "binary": s.binary().display().to_string(),
-                "version": s.version(),
-                "config": s.config().iter().cloned().collect::<BTreeMap<String, String>>(),
-            });
-            if let (Some(b), Some(a)) = (before, after) {
-                doc["cpu_user_s"] = (a.user_secs - b.user_secs).into();
-                doc["cpu_system_s"] = (a.system_secs - b.system_secs).into();
-                doc["rss_bytes"] = a.rss_bytes.into();
-            }
+            let doc = server_record(s, before, s.sample().ok());
             write_json(&dir.join("server.json"), &doc)?;
         }
-        drop(monitor);
         let ok = !end.interrupted && end.status.is_some_and(|s| s.success()) && complete(&dir);
         let status = if end.interrupted {
             self.interrupted = true;
@@ -537,39 +520,10 @@ impl<'a> Runner<'a> {
         self.write_state()
     }
 
-    /// The monitor of a child (`None` when the suite does not monitor).
-    pub(super) fn start_monitor(
-        &self,
-        dir: &Path,
-        pid: u32,
-        server: Option<&Server>,
-        ds: &DataSet,
-    ) -> Option<kvlab_monitor::Monitor> {
-        let interval = self.plan.monitor?;
-        let mut config = kvlab_monitor::MonitorConfig::new(dir);
-        config.interval = interval;
-        config.client_pid = Some(pid);
-        config.server_pid = server.map(Server::pid);
-        config.data_dir = self.plan.data_dir(ds);
-        config.store_stats = server.map(|s| server_stats(s.kind(), s.addr()));
-        match kvlab_monitor::Monitor::start(config) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                eprintln!("kvlab suite: warning: not monitoring: {e}");
-                None
-            }
-        }
-    }
-
     /// Runs `kvlab ARGS` with stdout and stderr in `dir`, forwarding Ctrl-C and
-    /// enforcing the cell timeout. `watch` is called with the child's pid once it runs,
-    /// and what it returns is stopped when the child has ended.
-    fn run_child(
-        &self,
-        args: &[String],
-        dir: &Path,
-        watch: impl FnOnce(u32) -> Option<kvlab_monitor::Monitor>,
-    ) -> Result<(ChildEnd, Option<kvlab_monitor::MonitorSummary>)> {
+    /// enforcing the cell timeout. The child monitors itself into `dir/monitor/` (told
+    /// about the suite's `server`, if any) unless the suite does not monitor.
+    fn run_child(&self, args: &[String], dir: &Path, server: Option<&Server>) -> Result<ChildEnd> {
         use std::os::unix::process::CommandExt;
         let stdout_path = dir.join("stdout.txt");
         let stderr_path = dir.join("stderr.txt");
@@ -585,9 +539,7 @@ impl<'a> Runner<'a> {
         // forwards exactly one SIGINT per press.
         let spawned = Command::new(&self.exe)
             .args(args)
-            // The suite monitors its cells itself (with the server and store statistics);
-            // the child must not write the same monitor/ files.
-            .env("KVLAB_MONITOR", "off")
+            .envs(monitor_env(self.plan.monitor, server))
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
@@ -600,20 +552,16 @@ impl<'a> Runner<'a> {
                     &stderr_path,
                     format!("starting {}: {e}\n", self.exe.display()),
                 )?;
-                return Ok((
-                    ChildEnd {
-                        status: None,
-                        interrupted: false,
-                        timed_out: false,
-                        seconds: 0.0,
-                        command,
-                        stderr_path,
-                    },
-                    None,
-                ));
+                return Ok(ChildEnd {
+                    status: None,
+                    interrupted: false,
+                    timed_out: false,
+                    seconds: 0.0,
+                    command,
+                    stderr_path,
+                });
             }
         };
-        let monitor = watch(child.id());
         let mut forwarded = seen;
         let mut timed_out = false;
         let mut kill_at: Option<Instant> = None;
@@ -641,24 +589,14 @@ impl<'a> Runner<'a> {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        let summary = monitor.and_then(|m| match m.stop() {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("kvlab suite: warning: monitor: {e}");
-                None
-            }
-        });
-        Ok((
-            ChildEnd {
-                status: Some(status),
-                interrupted: INTERRUPTS.load(Ordering::SeqCst) > seen && !timed_out,
-                timed_out,
-                seconds: started.elapsed().as_secs_f64(),
-                command,
-                stderr_path,
-            },
-            summary,
-        ))
+        Ok(ChildEnd {
+            status: Some(status),
+            interrupted: INTERRUPTS.load(Ordering::SeqCst) > seen && !timed_out,
+            timed_out,
+            seconds: started.elapsed().as_secs_f64(),
+            command,
+            stderr_path,
+        })
     }
 
     /// Writes `suite.json`: the matrix, every cell's status, the data sets and loads.
