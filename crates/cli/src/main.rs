@@ -721,7 +721,7 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             let path = config.path.clone();
             let store = RocksDbStore::open(config)
                 .with_context(|| format!("opening rocksdb at {}", path.display()))?;
-            execute(&ctx, &store)
+            execute(&ctx, Arc::new(store))
         }
         #[cfg(feature = "lmdb")]
         "lmdb" => {
@@ -732,7 +732,7 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             let path = config.path.clone();
             let store = LmdbStore::open(config)
                 .with_context(|| format!("opening lmdb at {}", path.display()))?;
-            execute(&ctx, &store)
+            execute(&ctx, Arc::new(store))
         }
         #[cfg(feature = "wiredtiger")]
         "wiredtiger" => {
@@ -743,7 +743,7 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             let path = config.path.clone();
             let store = WiredTigerStore::open(config)
                 .with_context(|| format!("opening wiredtiger at {}", path.display()))?;
-            execute(&ctx, &store)
+            execute(&ctx, Arc::new(store))
         }
         #[cfg(feature = "moka")]
         "moka" => {
@@ -759,7 +759,7 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             let config = MokaConfig::from_options(StoreOptions::new("moka.", pairs))
                 .map_err(|e| usage(e.message))?;
             let store = MokaStore::open(config).context("opening the moka cache")?;
-            execute(&ctx, &store)
+            execute(&ctx, Arc::new(store))
         }
         #[cfg(feature = "foyer")]
         "foyer" => {
@@ -780,7 +780,7 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             let config = FoyerConfig::from_options(StoreOptions::new("foyer.", pairs))
                 .map_err(|e| usage(e.message))?;
             let store = FoyerStore::open(config).context("opening the foyer cache")?;
-            execute(&ctx, &store)
+            execute(&ctx, Arc::new(store))
         }
         "redis" => {
             use kvlab_net::redis::{RedisConfig, RedisStore};
@@ -808,9 +808,10 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             )
             .map_err(|e| usage(e.message))?;
             let shown = config.url.to_string();
+            let stats = server_stats(kvlab_spawn::ServerKind::Redis, &config.url);
             let store =
                 RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
-            execute_with_server(&ctx, &store, server)
+            execute_with_server(&ctx, &store, server, stats)
         }
         "memcached" => {
             use kvlab_net::memcached::{MemcachedConfig, MemcachedStore};
@@ -827,15 +828,16 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
                 MemcachedConfig::from_options(&url, StoreOptions::new("memcached.", pairs))
                     .map_err(|e| usage(e.message))?;
             let shown = config.url.to_string();
+            let stats = server_stats(kvlab_spawn::ServerKind::Memcached, &config.url);
             let store = MemcachedStore::open(config)
                 .with_context(|| format!("opening memcached at {shown}"))?;
-            execute_with_server(&ctx, &store, server)
+            execute_with_server(&ctx, &store, server, stats)
         }
         "null" => {
             StoreOptions::new("null.", store_pairs)
                 .finish(&[])
                 .map_err(|e| usage(e.message))?;
-            execute(&ctx, &NullStore)
+            execute(&ctx, Arc::new(NullStore))
         }
         other => Err(usage(format!(
             "unknown store `{other}`; available: {}",
@@ -982,13 +984,20 @@ fn server_url(ctx: &Phase, server: Option<&kvlab_spawn::Server>, default: &str) 
 /// Runs the phase on a store whose server kvlab may have started: a fresh server is
 /// empty, so `run` loads the workload's records first; the server is stopped at the
 /// end and its version, settings and resource use go into the result.
+///
+/// `stats` samples the server's statistics for `monitor/store.csv` (over a connection of
+/// its own, so never through the store's sessions).
 fn execute_with_server<S: Store>(
     ctx: &Phase,
     store: &S,
     server: Option<kvlab_spawn::Server>,
+    stats: Option<kvlab_monitor::StoreStatsFn>,
 ) -> Result<ExitCode> {
     let Some(server) = server else {
-        return execute(ctx, store);
+        if !store.capabilities().persistent {
+            preload(ctx, store, &format!("the {} store", store.name()))?;
+        }
+        return execute_observed(ctx, store, stats, Vec::new);
     };
     preload(ctx, store, "the new server")?;
     let before = server.sample().ok();
@@ -1022,7 +1031,7 @@ fn execute_with_server<S: Store>(
         stop: Arc::clone(&ctx.stop),
         server: info,
     };
-    let code = execute_observed(&ctx, store, || {
+    let code = execute_observed(&ctx, store, stats, || {
         let mut stats = Vec::new();
         if let (Some(b), Ok(a)) = (&before, server.sample()) {
             stats.push((
@@ -1047,11 +1056,51 @@ fn execute_with_server<S: Store>(
     code
 }
 
-fn execute<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+/// Runs the phase on an embedded or in-process store, whose own statistics
+/// ([`Store::stats`]) the monitor samples for `monitor/store.csv`.
+fn execute<S: Store>(ctx: &Phase, store: Arc<S>) -> Result<ExitCode> {
     if !store.capabilities().persistent {
-        preload(ctx, store, &format!("the {} store", store.name()))?;
+        preload(ctx, &*store, &format!("the {} store", store.name()))?;
     }
-    execute_observed(ctx, store, Vec::new)
+    let sampled = Arc::clone(&store);
+    let stats: kvlab_monitor::StoreStatsFn = Box::new(move || numeric_stats(sampled.stats()));
+    execute_observed(ctx, &*store, Some(stats), Vec::new)
+}
+
+/// The numbers among a store's statistics (text ones, such as a version, are left out).
+fn numeric_stats(stats: StoreStats) -> Vec<(String, f64)> {
+    stats
+        .into_iter()
+        .filter_map(|(name, v)| match v {
+            StatValue::Int(i) => Some((name, i as f64)),
+            StatValue::Float(f) => Some((name, f)),
+            StatValue::Text(_) => None,
+        })
+        .collect()
+}
+
+/// The statistics of the servers of `url` (Redis `INFO`, memcached `stats`), sampled over
+/// connections of their own; `None` over TLS, which they do not speak, or when no server
+/// name resolves.
+fn server_stats(
+    kind: kvlab_spawn::ServerKind,
+    url: &kvlab_net::ServerUrl,
+) -> Option<kvlab_monitor::StoreStatsFn> {
+    if url.scheme == "rediss" {
+        eprintln!("kvlab: note: no server statistics in monitor/store.csv over TLS");
+        return None;
+    }
+    let addrs: Vec<std::net::SocketAddr> = (0..url.hosts.len())
+        .filter_map(|i| url.resolve(i).ok())
+        .collect();
+    if addrs.is_empty() {
+        return None;
+    }
+    let mut stats = kvlab_monitor::ServerStats::new(kind, addrs).with_db(url.db);
+    if let Some(password) = &url.password {
+        stats = stats.with_auth(url.user.clone(), password.clone());
+    }
+    Some(stats.into_fn())
 }
 
 /// Before `run` on a store that starts empty (a server kvlab started, an in-process
@@ -1078,11 +1127,12 @@ fn preload<S: Store>(ctx: &Phase, store: &S, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs the phase; `extra_stats` adds statistics taken at the end (a spawned server's
-/// resource use).
+/// Runs the phase; `store_stats` is sampled every interval into `monitor/store.csv`,
+/// `extra_stats` adds statistics taken at the end (a spawned server's resource use).
 fn execute_observed<S: Store>(
     ctx: &Phase,
     store: &S,
+    store_stats: Option<kvlab_monitor::StoreStatsFn>,
     extra_stats: impl FnOnce() -> StoreStats,
 ) -> Result<ExitCode> {
     eprintln!(
@@ -1101,7 +1151,10 @@ fn execute_observed<S: Store>(
         kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;
     }
-    // Resource monitoring into OUT/monitor/*.csv, once a second, for the whole phase.
+    // Resource monitoring and the store's statistics into OUT/monitor/*.csv, every
+    // interval, for the whole phase. A parent such as `kvlab suite` may turn it off
+    // (KVLAB_MONITOR=off), set its interval (KVLAB_MONITOR_INTERVAL, seconds) and name
+    // the server process it started (KVLAB_MONITOR_SERVER_PID).
     let monitor_off = std::env::var_os("KVLAB_MONITOR").is_some_and(|v| v == "off");
     let monitor = ctx
         .args
@@ -1110,12 +1163,25 @@ fn execute_observed<S: Store>(
         .filter(|_| !monitor_off)
         .and_then(|dir| {
             let mut config = kvlab_monitor::MonitorConfig::new(dir);
-            config.interval = ctx.args.interval;
-            config.server_pid = ctx.server.iter().find_map(|(k, v)| match v {
-                StatValue::Int(pid) if k == "spawned.pid" => Some(*pid as u32),
-                _ => None,
-            });
+            config.interval = std::env::var("KVLAB_MONITOR_INTERVAL")
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map_or(ctx.args.interval, Duration::from_secs_f64);
+            config.server_pid = ctx
+                .server
+                .iter()
+                .find_map(|(k, v)| match v {
+                    StatValue::Int(pid) if k == "spawned.pid" => Some(*pid as u32),
+                    _ => None,
+                })
+                .or_else(|| {
+                    std::env::var("KVLAB_MONITOR_SERVER_PID")
+                        .ok()
+                        .and_then(|p| p.trim().parse::<u32>().ok())
+                });
             config.data_dir = ctx.args.path.clone();
+            config.store_stats = store_stats;
             kvlab_monitor::Monitor::start(config)
                 .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
                 .ok()

@@ -283,6 +283,13 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
         std::fs::read_to_string(out.join("rocks/readheavy/t1-c1/round-1/monitor/dbsize.csv"))
             .unwrap();
     assert!(dbsize.starts_with("time_s,data_dir_bytes"), "{dbsize}");
+    // The cell's own process sampled RocksDB's statistics.
+    let store =
+        std::fs::read_to_string(out.join("rocks/readheavy/t1-c1/round-1/monitor/store.csv"))
+            .unwrap();
+    let header = store.lines().next().unwrap();
+    assert!(header.contains(",estimate_num_keys,"), "{header}");
+    assert!(store.lines().count() >= 2, "{store}");
 
     // The summary: one row per store × workload × concurrency, over two rounds, with CV.
     let summary = json(&out.join("summary.json"));
@@ -580,6 +587,13 @@ connections = [1, 4]
             "curr_items"
         };
         assert!(header.contains(expected), "{header}");
+        // The suite told the cell which process its server is.
+        let cpu = std::fs::read_to_string(
+            out.join(format!("{store}/gets/t1-c4/round-1/monitor/cpu.csv")),
+        )
+        .unwrap();
+        let row: Vec<&str> = cpu.lines().nth(1).unwrap().split(',').collect();
+        assert!(!row[2].is_empty(), "server_cpu_pct: {cpu}");
     }
     // YCSB records in a fresh server per cell: every read finds its record.
     for c in [1, 4] {

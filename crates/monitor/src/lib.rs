@@ -13,6 +13,8 @@
 //!   `store.csv` (with a statistics callback). [`Monitor::stop`] writes a last row for
 //!   the part-interval since the previous one, stops the thread and returns the
 //!   [`MonitorSummary`].
+//! - [`ServerStats`]: a network store's [`StoreStatsFn`] — Redis `INFO` and `DBSIZE`,
+//!   memcached `stats` — read from the server over a connection of its own.
 //! - [`MonitorSummary`]: mean and maximum of every column (`cpu.server_cpu_pct`, …), for
 //!   a run's `result.json`; also written as `OUT/monitor/summary.json`.
 //!
@@ -39,6 +41,7 @@
 
 mod sampler;
 mod series;
+mod server_stats;
 pub mod system;
 
 use std::collections::BTreeMap;
@@ -50,11 +53,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use sampler::{CPU_COLUMNS, DBSIZE_COLUMNS, DISK_COLUMNS, MEMORY_COLUMNS};
+pub use server_stats::{ServerStats, MEMCACHED_STATS, REDIS_STATS};
 
 /// A store's statistics as name-value pairs, called once per sample on the monitor's
 /// thread. It should return the same names every time: the names of its first call
 /// become `store.csv`'s columns, a name missing later is an empty cell, and a name that
-/// first appears later is left out (and logged once).
+/// first appears later is left out (and logged once). When the first call returns
+/// nothing, there is no `store.csv`.
 pub type StoreStatsFn = Box<dyn FnMut() -> Vec<(String, f64)> + Send>;
 
 /// The sub-directory of the output directory that holds the monitor's files.

@@ -91,7 +91,8 @@ impl Sampler {
                         columns.push(name);
                     }
                 }
-                Some((f, columns))
+                // Nothing to sample (e.g. the null store): no store.csv.
+                (!columns.is_empty()).then_some((f, columns))
             }
             None => None,
         };

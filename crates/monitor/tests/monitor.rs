@@ -215,3 +215,82 @@ fn an_unwritable_output_directory_is_an_error_naming_it() {
     let err = Monitor::start(MonitorConfig::new(&file)).unwrap_err();
     assert!(err.to_string().contains("not-a-dir"), "{err}");
 }
+
+/// The value of `name` in a [`kvlab_monitor::ServerStats`] sample.
+fn stat(row: &[(String, f64)], name: &str) -> f64 {
+    row.iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no {name} in {row:?}"))
+        .1
+}
+
+#[test]
+fn server_stats_read_redis_info_with_a_password_and_memcached_stats() {
+    use kvlab_monitor::{ServerStats, MEMCACHED_STATS, REDIS_STATS};
+    let spec = ServerSpec::parse(ServerKind::Redis, "requirepass=s3cret").unwrap();
+    let redis = Server::start(&spec).unwrap();
+    let mut conn =
+        kvlab_spawn::resp::Connection::connect(redis.addr(), Duration::from_secs(5)).unwrap();
+    conn.call(&["AUTH", "s3cret"]).unwrap();
+    conn.call(&["SELECT", "2"]).unwrap();
+    for i in 0..25 {
+        conn.call(&["SET", &format!("k{i}"), "v"]).unwrap();
+    }
+    conn.call(&["GET", "k1"]).unwrap();
+    conn.call(&["GET", "absent"]).unwrap();
+
+    // Without the password every cell is empty; with it, INFO and DBSIZE of db 2.
+    let row = ServerStats::new(ServerKind::Redis, vec![redis.addr()]).sample();
+    assert!(row.iter().all(|(_, v)| v.is_nan()), "{row:?}");
+    let mut stats = ServerStats::new(ServerKind::Redis, vec![redis.addr()])
+        .with_auth(None, "s3cret".into())
+        .with_db(Some(2));
+    let row = stats.sample();
+    let names: Vec<&str> = row.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, REDIS_STATS);
+    assert_eq!(stat(&row, "keys"), 25.0);
+    assert_eq!(stat(&row, "keyspace_hits"), 1.0);
+    assert_eq!(stat(&row, "keyspace_misses"), 1.0);
+    assert!(stat(&row, "used_memory") > 1e5, "{row:?}");
+    // Two samples on one connection: the second sees the first's commands.
+    let before = stat(&row, "total_commands_processed");
+    let again = stats.sample();
+    assert!(
+        stat(&again, "total_commands_processed") > before,
+        "{again:?}"
+    );
+    // A server that went away gives empty cells, and the columns stay.
+    redis.stop().unwrap();
+    let gone = stats.sample();
+    assert_eq!(gone.len(), REDIS_STATS.len());
+    assert!(gone.iter().all(|(_, v)| v.is_nan()), "{gone:?}");
+
+    // Two memcached servers: the counts add up.
+    let a = Server::start(&ServerSpec::parse(ServerKind::Memcached, "m=16").unwrap()).unwrap();
+    let b = Server::start(&ServerSpec::parse(ServerKind::Memcached, "m=16").unwrap()).unwrap();
+    for (server, n) in [(&a, 3), (&b, 4)] {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(server.addr()).unwrap();
+        for i in 0..n {
+            s.write_all(format!("set k{i} 0 0 1\r\nv\r\n").as_bytes())
+                .unwrap();
+        }
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        while got.len() < n * "STORED\r\n".len() {
+            let k = s.read(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..k]);
+        }
+    }
+    let mut stats = ServerStats::new(ServerKind::Memcached, vec![a.addr(), b.addr()]);
+    let row = stats.sample();
+    let names: Vec<&str> = row.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, MEMCACHED_STATS);
+    assert_eq!(stat(&row, "curr_items"), 7.0);
+    assert_eq!(stat(&row, "limit_maxbytes"), 32.0 * 1024.0 * 1024.0);
+    assert_eq!(stat(&row, "evictions"), 0.0);
+    // No extstore: empty.
+    assert!(stat(&row, "extstore_bytes_written").is_nan());
+    a.stop().unwrap();
+    b.stop().unwrap();
+}

@@ -319,6 +319,7 @@ const PROPERTIES: &[(&str, &str)] = &[
     ("rocksdb.total-sst-files-size", "total_sst_files_size_bytes"),
     ("rocksdb.live-sst-files-size", "live_sst_files_size_bytes"),
     ("rocksdb.block-cache-usage", "block_cache_usage_bytes"),
+    ("rocksdb.block-cache-capacity", "block_cache_capacity_bytes"),
     ("rocksdb.cur-size-all-mem-tables", "memtables_size_bytes"),
     (
         "rocksdb.estimate-pending-compaction-bytes",

@@ -1,0 +1,127 @@
+//! `kvlab suite FILE.toml`: a matrix of stores × workloads × thread and connection counts
+//! × rounds, each cell run as its own `kvlab` child process.
+//!
+//! The pieces and how they connect:
+//!
+//! - [`SuiteCommand`]: the command line (`--out`, `--force`, `--cv-threshold`,
+//!   `--dry-run`), and [`run`], the entry.
+//! - `spec`: `RawSuite` and friends, the TOML file as written (serde,
+//!   `deny_unknown_fields`), and its validation into a `Plan`, so nothing runs unless the
+//!   whole file is right. Every child's command line is parsed by kvlab's own parser
+//!   during validation too.
+//! - `matrix`: the `Plan` — stores, workloads, the expanded `Cell`s and the `DataSet`s
+//!   they share — with each cell's directory and each child's command line.
+//! - `execute`: the `Runner` walks the data sets; for each it starts the server (or picks
+//!   the data directory), loads once, runs the pending cells as children
+//!   (`kvlab run|memtier … --out CELL`), records failures in `failed.json` and keeps
+//!   `suite.json` current.
+//! - `server`: a spawned server's statistics and its record in `server.json`.
+//! - `summary`: `summary.md` / `summary.json`, each cell over its rounds.
+//!
+//! The file format and the layout of the results are described in `docs/suites.md`.
+
+mod execute;
+mod matrix;
+mod server;
+mod spec;
+mod summary;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use crate::usage;
+use execute::{Runner, INTERRUPTS};
+use matrix::Plan;
+
+/// `kvlab suite`: run a suite file's matrix.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SuiteCommand {
+    /// The suite file (TOML): stores, workloads, the matrix, rounds; see docs/suites.md.
+    #[arg(value_name = "FILE.toml")]
+    pub(super) file: PathBuf,
+    /// Results directory (default: results/NAME, NAME being the suite's name).
+    #[arg(long, value_name = "DIR")]
+    pub(super) out: Option<PathBuf>,
+    /// Run every cell again, even those with a complete result, and load every data set
+    /// afresh.
+    #[arg(long)]
+    pub(super) force: bool,
+    /// Flag cells whose rounds' coefficient of variation of throughput or p99 exceeds
+    /// this many percent.
+    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    pub(super) cv_threshold: f64,
+    /// Validate the file, print the data sets and every cell's command line, run nothing.
+    #[arg(long)]
+    pub(super) dry_run: bool,
+}
+
+/// `kvlab suite`.
+pub(crate) fn run(cmd: SuiteCommand) -> Result<ExitCode> {
+    if !(cmd.cv_threshold.is_finite() && cmd.cv_threshold >= 0.0) {
+        return Err(usage("--cv-threshold must be a percentage of at least 0"));
+    }
+    let plan = Plan::load(&cmd)?;
+    if cmd.dry_run {
+        print_plan(&plan)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let _ = ctrlc::set_handler(|| {
+        INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+    });
+    let exe = std::env::current_exe().context("finding the kvlab binary to run cells with")?;
+    Runner::new(&plan, &cmd, exe)?.run()
+}
+
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `--dry-run`: the plan on stdout.
+fn print_plan(plan: &Plan) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "suite {}: {} ({} × {} × concurrency × {}), {}, results in {}",
+        plan.name,
+        plural(plan.cells.len(), "cell"),
+        plural(plan.stores.len(), "store"),
+        plural(plan.workloads.len(), "workload"),
+        plural(plan.rounds as usize, "round"),
+        plural(plan.datasets.len(), "data set"),
+        plan.out.display()
+    )?;
+    writeln!(
+        out,
+        "(a spawned server's address is added to its cells' command lines once it runs)"
+    )?;
+    for d in &plan.datasets {
+        let store = &plan.stores[d.store];
+        writeln!(
+            out,
+            "\ndata set {} of store {} ({:?}, {}): {}",
+            d.id,
+            store.name,
+            d.mode,
+            plural(d.cells.len(), "cell"),
+            d.key
+        )?;
+        if let Some(a) = plan.load_args(d, None, &plan.load_dir(d)) {
+            writeln!(out, "  load: kvlab {}", a.join(" "))?;
+        }
+        for &c in &d.cells {
+            let cell = &plan.cells[c];
+            writeln!(
+                out,
+                "  {}: kvlab {}",
+                cell.rel.display(),
+                plan.cell_args(cell, None, &plan.cell_dir(cell)).join(" ")
+            )?;
+        }
+    }
+    out.flush()
+}
