@@ -207,8 +207,8 @@ pub struct MemtierArgs {
     /// Connection timeout in seconds (not supported by kvlab).
     #[arg(long, value_name = "SECS")]
     pub connection_timeout: Option<u32>,
-    /// Multi-key GETs of up to NUM keys (not supported by kvlab).
-    #[arg(long, value_name = "NUM")]
+    /// Multi-key GETs of up to NUM keys each (Redis MGET, memcached `get k1 … kN`).
+    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
     pub multi_key_get: Option<u32>,
     /// Redis database to select.
     #[arg(long, value_name = "DB")]
@@ -323,7 +323,7 @@ impl MemtierArgs {
     pub fn validate(&self) -> Result<(), String> {
         const TLS: &str = "kvlab's network stores have no TLS transport";
         const IMPORT: &str = "kvlab does not import memcached dumps";
-        let checks: [(bool, &str, &str); 26] = [
+        let checks: [(bool, &str, &str); 25] = [
             (
                 self.unix_socket.is_some(),
                 "-S/--unix-socket",
@@ -382,11 +382,6 @@ impl MemtierArgs {
                 self.connection_timeout.is_some(),
                 "--connection-timeout",
                 "kvlab's stores use their own connect timeout",
-            ),
-            (
-                self.multi_key_get.is_some(),
-                "--multi-key-get",
-                "kvlab requests carry one key each",
             ),
             (
                 self.data_offset.is_some_and(|o| o > 0),
@@ -465,6 +460,7 @@ impl MemtierArgs {
             requests: self.requests_per_client(),
             total_clients: self.connections() as u64,
             distinct_client_seed: self.distinct_client_seed,
+            multi_key_get: self.multi_key_get.unwrap_or(0),
         };
         spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
@@ -1081,7 +1077,6 @@ mod tests {
             ("--reconnect-interval=10", "--reconnect-interval"),
             ("--reconnect-on-error", "--reconnect-on-error"),
             ("--connection-timeout=3", "--connection-timeout"),
-            ("--multi-key-get=4", "--multi-key-get"),
             ("--data-offset=10", "--data-offset"),
             ("--command=ping", "--command"),
             ("--command-ratio=2", "--command"),
@@ -1104,6 +1099,13 @@ mod tests {
         }
         // Harmless values of unsupported flags are accepted.
         assert!(args("-x 1 --data-offset=0").spec().is_ok());
+    }
+
+    #[test]
+    fn multi_key_get_sets_the_spec() {
+        assert_eq!(args("--multi-key-get=4").spec().unwrap().multi_key_get, 4);
+        assert_eq!(args("").spec().unwrap().multi_key_get, 0);
+        assert!(parse("--multi-key-get=0").is_err());
     }
 
     #[test]
