@@ -3,7 +3,7 @@
 use kvlab_core::{Batch, Capabilities, OpKind, Outcome, Session, Store, StoreError};
 
 /// A store that completes every request at once without storing anything: reads hit
-/// with zero bytes, writes succeed, scans return nothing. Running a workload against it
+/// with zero bytes (a multi-key read finds every key), writes succeed, scans return nothing. Running a workload against it
 /// measures kvlab's own cost per operation (generation, timing, recording).
 #[derive(Debug, Default)]
 pub struct NullStore;
