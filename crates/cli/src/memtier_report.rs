@@ -11,7 +11,6 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use kvlab_core::{OpKind, Status};
@@ -307,6 +306,7 @@ pub fn json_document(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn recorder() -> Recorder {
         let mut r = Recorder::new();
