@@ -1310,7 +1310,7 @@ fn execute_observed<S: Store>(
             }
         }
         ReportStyle::Memtier(o) => {
-            memtier_report::print(o, &outcome.total, outcome.elapsed, &mut out)?;
+            memtier_report::print(o, &outcome, &mut out)?;
             if let Some(path) = o.json_out() {
                 let mut run = serde_json::Map::new();
                 run.insert("Threads".into(), ctx.plan.threads.into());
@@ -1322,14 +1322,8 @@ fn execute_observed<S: Store>(
                     (outcome.elapsed.as_secs_f64() * 1e3).into(),
                 );
                 run.insert("Interrupted".into(), outcome.interrupted.into());
-                let doc = memtier_report::json_document(
-                    o,
-                    ctx.work.effective(),
-                    run,
-                    &outcome.total,
-                    outcome.elapsed,
-                    &seconds,
-                );
+                let doc =
+                    memtier_report::json_document(o, ctx.work.effective(), run, &outcome, &seconds);
                 let text = serde_json::to_string_pretty(&doc)?;
                 kvlab_report::write_atomic(path, text.as_bytes(), true)?;
             }

@@ -111,7 +111,7 @@ pub struct MemtierArgs {
     /// --server, --port, --authenticate and --select-db.
     #[arg(short = 'u', long, value_name = "URI")]
     pub uri: Option<String>,
-    /// Enable TLS (not supported by kvlab).
+    /// Connect over TLS (rediss://).
     #[arg(long)]
     pub tls: bool,
     /// TLS client certificate (not supported by kvlab).
@@ -120,13 +120,13 @@ pub struct MemtierArgs {
     /// TLS private key (not supported by kvlab).
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
-    /// TLS CA certificates (not supported by kvlab).
+    /// CA certificates (PEM) that verify the server (default: the system roots).
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
-    /// Skip TLS server certificate verification (not supported by kvlab).
+    /// Do not verify the server's certificate.
     #[arg(long)]
     pub tls_skip_verify: bool,
-    /// TLS SNI header (not supported by kvlab).
+    /// Server name sent in the TLS handshake (SNI) and verified.
     #[arg(long, value_name = "STRING")]
     pub sni: Option<String>,
     /// TLS protocol versions (not supported by kvlab).
@@ -139,7 +139,7 @@ pub struct MemtierArgs {
     /// Print debug output (repeat for more).
     #[arg(short = 'D', long, action = ArgAction::Count)]
     pub debug: u8,
-    /// Run in Redis Cluster mode (not supported by kvlab).
+    /// A Redis Cluster: slots from CLUSTER SLOTS, a connection per master per client.
     #[arg(long)]
     pub cluster_mode: bool,
     /// Print help.
@@ -207,8 +207,8 @@ pub struct MemtierArgs {
     /// Connection timeout in seconds (not supported by kvlab).
     #[arg(long, value_name = "SECS")]
     pub connection_timeout: Option<u32>,
-    /// Multi-key GETs of up to NUM keys (not supported by kvlab).
-    #[arg(long, value_name = "NUM")]
+    /// Multi-key GETs of up to NUM keys each (Redis MGET, memcached `get k1 … kN`).
+    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
     pub multi_key_get: Option<u32>,
     /// Redis database to select.
     #[arg(long, value_name = "DB")]
@@ -374,11 +374,6 @@ impl MemtierArgs {
                 "kvlab's stores use their own connect timeout",
             ),
             (
-                self.multi_key_get.is_some(),
-                "--multi-key-get",
-                "kvlab requests carry one key each",
-            ),
-            (
                 self.data_offset.is_some_and(|o| o > 0),
                 "--data-offset",
                 "SETRANGE/GETRANGE requests are not implemented",
@@ -472,6 +467,7 @@ impl MemtierArgs {
             requests: self.requests_per_client(),
             total_clients: self.connections() as u64,
             distinct_client_seed: self.distinct_client_seed,
+            multi_key_get: self.multi_key_get.unwrap_or(0),
         };
         spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
@@ -1137,7 +1133,6 @@ mod tests {
             ("--reconnect-interval=10", "--reconnect-interval"),
             ("--reconnect-on-error", "--reconnect-on-error"),
             ("--connection-timeout=3", "--connection-timeout"),
-            ("--multi-key-get=4", "--multi-key-get"),
             ("--data-offset=10", "--data-offset"),
             ("--command=ping", "--command"),
             ("--command-ratio=2", "--command"),
@@ -1160,6 +1155,13 @@ mod tests {
         }
         // Harmless values of unsupported flags are accepted.
         assert!(args("-x 1 --data-offset=0").spec().is_ok());
+    }
+
+    #[test]
+    fn multi_key_get_sets_the_spec() {
+        assert_eq!(args("--multi-key-get=4").spec().unwrap().multi_key_get, 4);
+        assert_eq!(args("").spec().unwrap().multi_key_get, 0);
+        assert!(parse("--multi-key-get=0").is_err());
     }
 
     #[test]

@@ -3,16 +3,19 @@
 //! totals per command type with percentiles, and a per-second `Time-Serie`).
 //!
 //! SETs are kvlab's INSERT requests and GETs its READs; a GET that finds nothing is a
-//! miss. Latencies are in milliseconds and throughput in KB/s (1024 bytes), as
-//! memtier prints them.
+//! miss. As in memtier, a multi-key GET (`--multi-key-get`) is one operation — one
+//! request in Ops/sec and one latency, from sending the command to its last reply —
+//! whose keys count one by one in Hits/sec and Misses/sec (the run's per-key counts,
+//! [`RunOutcome::keys_hit`]). Latencies are in milliseconds and throughput in KB/s (1024
+//! bytes), as memtier prints them.
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use kvlab_core::{OpKind, Status};
 use kvlab_measure::Recorder;
+use kvlab_runner::RunOutcome;
 use serde_json::{json, Map, Value};
 
 use crate::memtier_args::MemtierArgs;
@@ -106,12 +109,23 @@ fn figures(
     }
 }
 
-/// The figures of every type and the totals, from `recorder` over `secs` seconds.
-fn all(recorder: &Recorder, secs: f64, percentiles: &[f64]) -> Vec<(&'static str, Figures)> {
+/// The figures of every type and the totals, from `recorder` over `secs` seconds. GET
+/// hits and misses are `keys` (counted per key) when given, else the recorder's
+/// per-request counts.
+fn all(
+    recorder: &Recorder,
+    keys: Option<(u64, u64)>,
+    secs: f64,
+    percentiles: &[f64],
+) -> Vec<(&'static str, Figures)> {
     let mut out = Vec::new();
     let mut total = Histogram::<u64>::new(3).expect("3 significant digits is valid");
-    let hits = recorder.status_count(OpKind::Read, Status::Ok);
-    let misses = recorder.status_count(OpKind::Read, Status::NotFound);
+    let (hits, misses) = keys.unwrap_or_else(|| {
+        (
+            recorder.status_count(OpKind::Read, Status::Ok),
+            recorder.status_count(OpKind::Read, Status::NotFound),
+        )
+    });
     for (name, kind) in TYPES {
         let h = recorder.histogram(kind);
         total
@@ -132,14 +146,10 @@ fn all(recorder: &Recorder, secs: f64, percentiles: &[f64]) -> Vec<(&'static str
     out
 }
 
-/// Prints the `ALL STATS` table and, unless hidden, the latency distribution.
-pub fn print(
-    opts: &Options,
-    recorder: &Recorder,
-    elapsed: Duration,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let secs = elapsed.as_secs_f64();
+/// Prints the `ALL STATS` table of a run and, unless hidden, the latency distribution.
+pub fn print(opts: &Options, run: &RunOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+    let recorder = &run.total;
+    let secs = run.elapsed.as_secs_f64();
     let p = &opts.percentiles;
     let width = 13 + 13 * 3 + 16 * (1 + p.len()) + 13;
     writeln!(out)?;
@@ -160,7 +170,7 @@ pub fn print(
         Some(v) => format!("{v:>w$.prec$}"),
         None => format!("{:>w$}", "---"),
     };
-    let rows = all(recorder, secs, p);
+    let rows = all(recorder, Some((run.keys_hit, run.keys_missed)), secs, p);
     for (i, (name, f)) in rows.iter().enumerate() {
         if i == TYPES.len() {
             // memtier's WAIT row: kvlab sends no WAIT commands.
@@ -245,24 +255,24 @@ impl Second {
     /// The figures of one interval's recorder.
     pub fn from_interval(opts: &Options, recorder: &Recorder, interval_s: f64) -> Second {
         Second {
-            figures: all(recorder, interval_s, &opts.percentiles),
+            figures: all(recorder, None, interval_s, &opts.percentiles),
         }
     }
 }
 
-/// The JSON document: configuration, run information and `ALL STATS` with a per-second
-/// series for each type.
+/// The JSON document: configuration, run information and `ALL STATS` of `run` with a
+/// per-second series for each type.
 pub fn json_document(
     opts: &Options,
     configuration: Vec<(String, String)>,
     run_information: Map<String, Value>,
-    recorder: &Recorder,
-    elapsed: Duration,
+    run: &RunOutcome,
     seconds: &[Second],
 ) -> Value {
     let p = &opts.percentiles;
     let mut stats = Map::new();
-    for (i, (name, f)) in all(recorder, elapsed.as_secs_f64(), p)
+    let keys = Some((run.keys_hit, run.keys_missed));
+    for (i, (name, f)) in all(&run.total, keys, run.elapsed.as_secs_f64(), p)
         .into_iter()
         .enumerate()
     {
@@ -296,6 +306,7 @@ pub fn json_document(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn recorder() -> Recorder {
         let mut r = Recorder::new();
@@ -310,6 +321,24 @@ mod tests {
         r
     }
 
+    /// A run of [`recorder`]'s requests over `secs`, whose reads found `keys_hit` keys
+    /// and missed `keys_missed`.
+    fn run(secs: u64, keys_hit: u64, keys_missed: u64) -> RunOutcome {
+        RunOutcome {
+            total: recorder(),
+            elapsed: Duration::from_secs(secs),
+            interrupted: false,
+            error_budget_exceeded: false,
+            fell_behind: false,
+            max_schedule_lag_ms: 0.0,
+            integrity_checked: 0,
+            integrity_failed: 0,
+            groups: Vec::new(),
+            keys_hit,
+            keys_missed,
+        }
+    }
+
     fn opts(hide: bool) -> Options {
         Options {
             percentiles: vec![50.0, 99.0, 99.9],
@@ -322,7 +351,7 @@ mod tests {
     #[test]
     fn the_table_has_memtier_columns_and_rates() {
         let mut out = Vec::new();
-        print(&opts(true), &recorder(), Duration::from_secs(2), &mut out).unwrap();
+        print(&opts(true), &run(2, 100, 50), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("p99.9 Latency"), "{text}");
         let gets = text.lines().find(|l| l.starts_with("Gets")).unwrap();
@@ -334,10 +363,27 @@ mod tests {
         assert!(text.contains("Waits"));
         assert!(!text.contains("Request Latency Distribution"));
         let mut out = Vec::new();
-        print(&opts(false), &recorder(), Duration::from_secs(2), &mut out).unwrap();
+        print(&opts(false), &run(2, 100, 50), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let last_get = text.lines().rfind(|l| l.starts_with("GET")).unwrap();
         assert!(last_get.ends_with("100.000"), "{last_get}");
+    }
+
+    #[test]
+    fn multi_key_gets_count_requests_as_operations_and_keys_as_hits_and_misses() {
+        // The same 150 GET requests, which read 400 keys: 300 found, 100 not.
+        let mut out = Vec::new();
+        print(&opts(true), &run(2, 300, 100), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let gets = text.lines().find(|l| l.starts_with("Gets")).unwrap();
+        let cols: Vec<&str> = gets.split_whitespace().collect();
+        assert_eq!(&cols[1..4], ["75.00", "150.00", "50.00"], "{gets}");
+        let doc = json_document(&opts(true), Vec::new(), Map::new(), &run(2, 300, 100), &[]);
+        let gets = &doc["ALL STATS"]["Gets"];
+        assert_eq!(
+            (&gets["Count"], &gets["Hits/sec"], &gets["Misses/sec"]),
+            (&json!(150), &json!(150.0), &json!(50.0))
+        );
     }
 
     #[test]
@@ -348,8 +394,7 @@ mod tests {
             &opts(true),
             vec![("ratio".into(), "1:10".into())],
             Map::new(),
-            &r,
-            Duration::from_secs(1),
+            &run(1, 100, 50),
             &[second],
         );
         let gets = &doc["ALL STATS"]["Gets"];

@@ -280,6 +280,118 @@ fn memtier_seed_004_against_a_spawned_redis_and_memcache_text_against_memcached(
     check_memtier(&o, &json, "memcache_text");
 }
 
+/// A counter of a server's statistics: memcached's `stats` (`STAT name value`) or
+/// Redis' `INFO` (`name:value`).
+fn server_counter(server: &Server, kind: ServerKind, name: &str) -> u64 {
+    let text = match kind {
+        ServerKind::Memcached => {
+            use std::io::{BufRead, BufReader, Write};
+            let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
+            c.write_all(b"stats\r\n").unwrap();
+            let mut text = String::new();
+            let mut r = BufReader::new(c);
+            while !text.ends_with("END\r\n") {
+                r.read_line(&mut text).unwrap();
+            }
+            text.replace("STAT ", "").replace(' ', ":")
+        }
+        _ => kvlab_spawn::resp::command(server.addr(), &["INFO", "all"])
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .to_string(),
+    };
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
+        .and_then(|v| v.split(',').next())
+        .map(|v| v.trim_start_matches("calls=").parse().unwrap())
+        .unwrap_or(0)
+}
+
+#[test]
+fn memtier_multi_key_get_counts_keys_as_the_server_does() {
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, protocol, hits, misses) in [
+        (
+            ServerKind::Redis,
+            "redis",
+            "keyspace_hits",
+            "keyspace_misses",
+        ),
+        (
+            ServerKind::Memcached,
+            "memcache_text",
+            "get_hits",
+            "get_misses",
+        ),
+    ] {
+        let server = start(kind, "");
+        let port = server.port().to_string();
+        let json = dir.path().join(format!("{protocol}.json"));
+        let json_arg = format!("--json-out-file={}", json.display());
+        // 2 clients × 100 requests: 25 cycles of a SET and GETs of 4, 4 and 2 keys.
+        let o = kvlab(&[
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-P",
+            protocol,
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--requests=100",
+            "--ratio=1:10",
+            "--multi-key-get=4",
+            "--key-maximum=150",
+            "--distinct-client-seed",
+            "--hide-histogram",
+            &json_arg,
+        ]);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{protocol}: {stderr}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let gets = &doc["ALL STATS"]["Gets"];
+        let secs = doc["run information"]["Runtime (msec)"].as_f64().unwrap() / 1e3;
+        let per_key = |rate: &str| (gets[rate].as_f64().unwrap() * secs).round() as u64;
+        // One operation per multi-key GET, its keys counted one by one.
+        assert_eq!(gets["Count"], serde_json::json!(150), "{protocol}: {gets}");
+        assert_eq!(
+            doc["ALL STATS"]["Sets"]["Count"],
+            serde_json::json!(50),
+            "{protocol}"
+        );
+        let (kv_hits, kv_misses) = (per_key("Hits/sec"), per_key("Misses/sec"));
+        assert_eq!(kv_hits + kv_misses, 500, "{protocol}: {gets}");
+        assert!(kv_hits > 0 && kv_misses > 0, "{protocol}: {gets}");
+        assert_eq!(
+            (kv_hits, kv_misses),
+            (
+                server_counter(&server, kind, hits),
+                server_counter(&server, kind, misses)
+            ),
+            "{protocol}: kvlab and the server count the same keys"
+        );
+        // The table agrees with the JSON document.
+        let row = all_stats_row(&stdout, "Gets");
+        let table_hits = row[2].parse::<f64>().unwrap();
+        assert!(
+            (table_hits - gets["Hits/sec"].as_f64().unwrap()).abs() < 0.01,
+            "{protocol}: {row:?}"
+        );
+        if kind == ServerKind::Redis {
+            // Every GET of the cycle (4, 4, 2 keys) is one MGET.
+            assert_eq!(server_counter(&server, kind, "cmdstat_mget"), 150);
+            assert_eq!(server_counter(&server, kind, "cmdstat_get"), 0);
+        } else {
+            assert_eq!(server_counter(&server, kind, "cmd_get"), 500);
+        }
+    }
+}
+
 #[test]
 fn a_spawned_server_is_described_in_the_result_and_gone_after_kvlab_exits() {
     let dir = tempfile::tempdir().unwrap();

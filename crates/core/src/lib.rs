@@ -22,8 +22,8 @@ mod store;
 pub use clock::Timestamp;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use store::{
-    Batch, Capabilities, OpKind, Outcome, Request, Session, Slot, StatValue, Status, Store,
-    StoreError, StoreErrorKind, StoreStats,
+    Batch, Capabilities, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue, Status,
+    Store, StoreError, StoreErrorKind, StoreStats,
 };
 
 /// Drives a future to completion on the current thread by polling it in a loop.

@@ -68,6 +68,80 @@ impl fmt::Display for OpKind {
     }
 }
 
+/// A list of keys in one reusable buffer: the further keys of a multi-key read
+/// ([`Request::more_keys`]). Cleared, not freed, between requests, so filling it does not
+/// allocate once it has grown to the workload's size.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct KeyList {
+    bytes: Vec<u8>,
+    /// End offset in `bytes` of each key.
+    ends: Vec<u32>,
+}
+
+impl KeyList {
+    /// An empty list.
+    pub fn new() -> KeyList {
+        KeyList::default()
+    }
+
+    /// Removes every key, keeping the capacity.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Appends a key.
+    pub fn push(&mut self, key: &[u8]) {
+        self.push_with(|out| out.extend_from_slice(key));
+    }
+
+    /// Appends a key that `write` appends to the given buffer (which holds the keys
+    /// before it: `write` must only append), e.g. a prefix and a decimal number without
+    /// a temporary.
+    #[inline]
+    pub fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        write(&mut self.bytes);
+        self.ends.push(self.bytes.len() as u32);
+    }
+
+    /// Number of keys.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when the list holds no key.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`-th key.
+    ///
+    /// # Panics
+    ///
+    /// When `i >= len()`.
+    #[inline]
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.bytes[start..self.ends[i] as usize]
+    }
+
+    /// The keys in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.ends.len()).map(move |i| self.get(i))
+    }
+}
+
+impl fmt::Debug for KeyList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(String::from_utf8_lossy))
+            .finish()
+    }
+}
+
 /// One operation a workload asks a store to perform, in reusable owned buffers.
 ///
 /// - `Insert`/`Update`: `record` holds the fields to write.
@@ -75,6 +149,13 @@ impl fmt::Display for OpKind {
 ///   fields to read (their values are empty).
 /// - `Scan`: `scan_len` records from `key` on; `read_all`/`record` as for `Read`.
 /// - `Delete`: only `key` matters.
+/// - **Multi-key read** (memtier's `--multi-key-get`): a `Read` whose
+///   [`Request::more_keys`] is not empty reads `key` and every key in `more_keys` in one
+///   command (Redis `MGET`, memcached `get k1 … kN`). Each found key's stored value comes
+///   back verbatim in `reply` as one field named by the key (`blob`, `read_all` and
+///   `record` do not apply), and the outcome is [`Outcome::MultiRead`], which counts hits
+///   and misses per key. Stores that cannot send several keys in one command refuse it
+///   ([`StoreError::multi_read_unsupported`]).
 ///
 /// **Blobs.** memtier-style and cache workloads have no fields: a key maps to one
 /// opaque value. They set [`Request::blob`] and put the value in `record` as a single
@@ -98,6 +179,8 @@ pub struct Request {
     /// Time to live of a written value in seconds; 0 means no expiry. Stores without
     /// expiry ignore it.
     pub ttl_s: u32,
+    /// The further keys of a multi-key read (see the type's docs); empty otherwise.
+    pub more_keys: KeyList,
 }
 
 impl Default for Request {
@@ -110,6 +193,7 @@ impl Default for Request {
             scan_len: 0,
             blob: false,
             ttl_s: 0,
+            more_keys: KeyList::new(),
         }
     }
 }
@@ -124,6 +208,23 @@ impl Request {
         self.scan_len = 0;
         self.blob = false;
         self.ttl_s = 0;
+        self.more_keys.clear();
+    }
+
+    /// True for a multi-key read: a `Read` with [`Request::more_keys`].
+    #[inline]
+    pub fn is_multi_read(&self) -> bool {
+        self.kind == OpKind::Read && !self.more_keys.is_empty()
+    }
+
+    /// Every key the request names: `key`, then [`Request::more_keys`].
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        std::iter::once(self.key.as_slice()).chain(self.more_keys.iter())
+    }
+
+    /// How many keys the request names (1 + [`Request::more_keys`]).
+    pub fn key_count(&self) -> usize {
+        1 + self.more_keys.len()
     }
 
     /// Appends the single value a key-value engine stores for this write: a blob's
@@ -196,21 +297,51 @@ pub enum Outcome {
     },
     /// The key was removed (or was already absent).
     Deleted,
+    /// A multi-key read ([`Request::is_multi_read`]) found `hits` of its keys and not
+    /// the other `misses`; `bytes` is the size of the values returned. It is one
+    /// operation (one command, one latency), as memtier_benchmark counts an `MGET`, with
+    /// hits and misses counted per key ([`Outcome::key_hits`]).
+    MultiRead {
+        /// Keys found.
+        hits: u32,
+        /// Keys not found.
+        misses: u32,
+        /// Bytes of value data returned.
+        bytes: u64,
+    },
 }
 
 impl Outcome {
     /// The YCSB return status of this outcome.
+    /// A multi-key read that found none of its keys is `NotFound`, like a miss.
+    #[inline]
     pub fn status(self) -> Status {
         match self {
-            Outcome::Miss => Status::NotFound,
+            Outcome::Miss | Outcome::MultiRead { hits: 0, .. } => Status::NotFound,
             _ => Status::Ok,
         }
     }
 
+    /// Keys found and keys not found by a read, counted per key: `(1, 0)` for a hit,
+    /// `(0, 1)` for a miss, each key of a multi-key read, and `(0, 0)` for what is not a
+    /// read.
+    #[inline]
+    pub fn key_hits(self) -> (u64, u64) {
+        match self {
+            Outcome::Hit { .. } => (1, 0),
+            Outcome::Miss => (0, 1),
+            Outcome::MultiRead { hits, misses, .. } => (u64::from(hits), u64::from(misses)),
+            _ => (0, 0),
+        }
+    }
+
     /// Bytes returned to the client by this outcome.
+    #[inline]
     pub fn bytes_read(self) -> u64 {
         match self {
-            Outcome::Hit { bytes } | Outcome::Scanned { bytes, .. } => bytes,
+            Outcome::Hit { bytes }
+            | Outcome::Scanned { bytes, .. }
+            | Outcome::MultiRead { bytes, .. } => bytes,
             _ => 0,
         }
     }
@@ -313,6 +444,18 @@ impl StoreError {
         StoreError::new(
             StoreErrorKind::Unsupported,
             "read-modify-write is executed by the runner as a read and an update",
+        )
+    }
+
+    /// The error a store returns for a multi-key read ([`Request::is_multi_read`]) it
+    /// cannot send as one command.
+    pub fn multi_read_unsupported(store: &str) -> StoreError {
+        StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "{store} cannot read several keys in one request (memtier --multi-key-get); \
+                 the redis (string model) and memcached stores can"
+            ),
         )
     }
 }
@@ -570,6 +713,45 @@ mod tests {
         assert_eq!(stored, b"raw bytes");
         req.decode_value(b"xyz", &mut reply).unwrap();
         assert_eq!(reply.field(0), (&b""[..], &b"xyz"[..]));
+    }
+
+    #[test]
+    fn key_lists_and_multi_reads() {
+        let mut req = Request::default();
+        req.key.extend_from_slice(b"k0");
+        assert!(!req.is_multi_read());
+        req.more_keys.push(b"k1");
+        req.more_keys
+            .push_with(|out| out.extend_from_slice(b"key2"));
+        req.more_keys.push(b"");
+        assert!(req.is_multi_read());
+        assert_eq!(req.key_count(), 4);
+        let keys: Vec<&[u8]> = req.keys().collect();
+        assert_eq!(keys, [&b"k0"[..], b"k1", b"key2", b""]);
+        assert_eq!(req.more_keys.get(1), b"key2");
+        assert_eq!(format!("{:?}", req.more_keys), r#"["k1", "key2", ""]"#);
+        req.clear();
+        assert!(req.more_keys.is_empty());
+        req.more_keys.push(b"x");
+        req.kind = OpKind::Update;
+        assert!(!req.is_multi_read(), "only a read is a multi-key read");
+        let o = Outcome::MultiRead {
+            hits: 2,
+            misses: 1,
+            bytes: 10,
+        };
+        assert_eq!(
+            (o.status(), o.key_hits(), o.bytes_read()),
+            (Status::Ok, (2, 1), 10)
+        );
+        let none = Outcome::MultiRead {
+            hits: 0,
+            misses: 3,
+            bytes: 0,
+        };
+        assert_eq!((none.status(), none.key_hits()), (Status::NotFound, (0, 3)));
+        assert_eq!(Outcome::Miss.key_hits(), (0, 1));
+        assert_eq!(Outcome::Deleted.key_hits(), (0, 0));
     }
 
     #[test]

@@ -6,6 +6,14 @@
 //! encoding (a partial update reads, merges and writes it back, in a second round). A
 //! get that finds nothing is a miss (`Return=NOT_FOUND`), not an error. No scans.
 //!
+//! A multi-key read ([`Request::is_multi_read`], memtier's `--multi-key-get`) is one
+//! `get k1 … kN` over the text protocol (the `VALUE`s, then `END`), or over the meta
+//! protocol one quiet `mg <key> v q O<index>` per key and an `mn` (hits answer `VA`,
+//! misses nothing, `MN` ends it). With several servers its keys are split by ketama
+//! server: one command per server, all sent in the same pipeline, and the request
+//! completes when the last server has answered. Each found value is a reply field named
+//! by its key.
+//!
 //! Keys memcached cannot take — longer than 250 bytes, or with spaces or control
 //! characters — go over the meta protocol base64-encoded (its `b` flag); over the text
 //! protocol they are sent as `~` and their hex digits (documented, so a text-protocol key
@@ -244,6 +252,7 @@ impl Store for MemcachedStore {
             state: Vec::new(),
             key: Vec::new(),
             current: Record::new(),
+            routes: Vec::new(),
             down: vec![None; self.inner.endpoints.len()],
         })
     }
@@ -308,6 +317,8 @@ enum Part {
     Delete,
     /// The read of a partial update.
     UpdateGet,
+    /// One server's share of a multi-key read.
+    MultiGet,
 }
 
 #[derive(Default)]
@@ -315,6 +326,10 @@ struct SlotState {
     outcome: Option<Result<Outcome, StoreError>>,
     /// A partial update's merged value, written in the second round.
     merged: Option<Vec<u8>>,
+    /// A multi-key read: servers still to answer, keys found, value bytes.
+    waiting: u32,
+    hits: u32,
+    bytes: u64,
 }
 
 /// A worker's connections to a `memcached` store: one per server.
@@ -326,6 +341,8 @@ pub struct MemcachedSession {
     state: Vec<SlotState>,
     key: Vec<u8>,
     current: Record,
+    /// A multi-key read's server per key (kept for its capacity).
+    routes: Vec<usize>,
     /// Per server: the error of this batch's failed connection attempt; the batch's
     /// other requests to it fail at once instead of each waiting for its own attempt.
     down: Vec<Option<StoreError>>,
@@ -388,6 +405,15 @@ fn base64_key(key: &[u8], out: &mut Vec<u8>) -> Result<(), StoreError> {
         ));
     }
     Ok(())
+}
+
+/// The stand-in of a key memcached cannot take as is: base64 (meta) or `~`-hex (text).
+fn wire_key(key: &[u8], meta: bool, out: &mut Vec<u8>) -> Result<(), StoreError> {
+    if meta {
+        base64_key(key, out)
+    } else {
+        hex_key(key, out)
+    }
 }
 
 impl MemcachedSession {
@@ -488,6 +514,81 @@ impl MemcachedSession {
         Ok(())
     }
 
+    /// Connects the servers the keys of multi-key read `i` live on and queues one
+    /// command per server. Nothing is queued when a key cannot be sent or a server is
+    /// down.
+    async fn queue_multi_get(&mut self, req: &Request, i: usize) -> Result<(), StoreError> {
+        let meta = self.inner.config.protocol == Protocol::Meta;
+        self.routes.clear();
+        for key in req.keys() {
+            if !plain_key(key) {
+                // Fails on keys too long even when encoded.
+                wire_key(key, meta, &mut self.key)?;
+            }
+            self.routes.push(self.inner.route(key));
+        }
+        for server in 0..self.links.len() {
+            if !self.routes.contains(&server) {
+                continue;
+            }
+            match &self.down[server] {
+                Some(e) => return Err(e.clone()),
+                None if self.links[server].conn.is_some() => {}
+                None => {
+                    if let Err(e) = self.ensure_connected(server).await {
+                        self.down[server] = Some(e.clone());
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        for server in 0..self.links.len() {
+            if !self.routes.contains(&server) {
+                continue;
+            }
+            let conn = self.links[server]
+                .conn
+                .as_mut()
+                .expect("connected before encoding");
+            let out = &mut conn.wbuf;
+            if !meta {
+                out.extend_from_slice(b"get");
+            }
+            for (j, key) in req.keys().enumerate() {
+                if self.routes[j] != server {
+                    continue;
+                }
+                let plain = plain_key(key);
+                let wire = if plain {
+                    key
+                } else {
+                    wire_key(key, meta, &mut self.key)?;
+                    &self.key[..]
+                };
+                if meta {
+                    let flags = [
+                        MetaFlag::Flag(b'v'),
+                        MetaFlag::Flag(b'q'),
+                        MetaFlag::Num(b'O', j as u64),
+                        MetaFlag::Flag(b'b'),
+                    ];
+                    memcache::mg(out, wire, &flags[..3 + usize::from(!plain)]);
+                } else {
+                    out.push(b' ');
+                    out.extend_from_slice(wire);
+                }
+            }
+            if meta {
+                memcache::mn(out);
+            } else {
+                out.extend_from_slice(b"\r\n");
+            }
+            self.queues[server].push((i, Part::MultiGet));
+            self.state[i].waiting += 1;
+        }
+        Ok(())
+    }
+
     async fn exchange(&mut self, batch: &mut Batch) {
         for server in 0..self.queues.len() {
             if self.queues[server].is_empty() {
@@ -504,7 +605,23 @@ impl MemcachedSession {
                 let (i, part) = self.queues[server][k];
                 let conn = self.links[server].conn.as_mut().expect("connected");
                 let slot = &mut batch.slots_mut()[i];
-                let result = if meta {
+                let result = if part == Part::MultiGet {
+                    let state = &mut self.state[i];
+                    let share = if meta {
+                        read_meta_multi(conn, &slot.request, &mut slot.reply, state).await
+                    } else {
+                        read_text_multi(conn, &mut slot.reply, state, &mut self.key).await
+                    };
+                    share.map(|failed| match failed {
+                        Some(e) => Step::Failed(e),
+                        None if state.waiting > 0 => Step::Pending,
+                        None => Step::Done(Outcome::MultiRead {
+                            hits: state.hits,
+                            misses: (slot.request.key_count() as u32).saturating_sub(state.hits),
+                            bytes: state.bytes,
+                        }),
+                    })
+                } else if meta {
                     read_meta(
                         conn,
                         part,
@@ -524,8 +641,11 @@ impl MemcachedSession {
                     .await
                 };
                 match result {
+                    // A multi-key read that already failed on another server stays failed.
+                    Ok(Step::Done(_) | Step::Failed(_)) if slot.completed_at.is_some() => {}
                     Ok(Step::Done(outcome)) => slot.complete(Ok(outcome)),
                     Ok(Step::Failed(e)) => slot.complete(Err(e)),
+                    Ok(Step::Pending) => {}
                     Ok(Step::Write(value)) => self.state[i].merged = Some(value),
                     Err(e) => {
                         // The connection is lost or out of step: fail the rest.
@@ -557,6 +677,8 @@ enum Step {
     Failed(StoreError),
     /// A partial update read its record: write this merged value next round.
     Write(Vec<u8>),
+    /// One server's share of a multi-key read is in; others are still to answer.
+    Pending,
 }
 
 fn server_error(msg: &[u8]) -> StoreError {
@@ -690,6 +812,122 @@ async fn read_meta(
     }
 }
 
+/// The key a multi-key read's reply names: `~`-hex stand-ins decoded back into `scratch`.
+fn reply_key<'a>(wire: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let Some(digits) = wire.strip_prefix(b"~") else {
+        return wire;
+    };
+    if digits.len() % 2 != 0 || !digits.iter().all(|&b| hex(b).is_some()) {
+        return wire;
+    }
+    scratch.clear();
+    for pair in digits.chunks(2) {
+        scratch.push(hex(pair[0]).unwrap_or(0) << 4 | hex(pair[1]).unwrap_or(0));
+    }
+    scratch
+}
+
+/// Reads one server's `VALUE`s and `END` for a multi-key `get`, adding the hits to
+/// `reply` and `state`. `Ok(Some(e))` when the server refused the command.
+async fn read_text_multi(
+    conn: &mut Conn,
+    reply: &mut Record,
+    state: &mut SlotState,
+    scratch: &mut Vec<u8>,
+) -> Result<Option<StoreError>, StoreError> {
+    loop {
+        let (done, n) = match memcache::parse(conn.buffered()) {
+            Ok(Some((Reply::Value { key, data, .. }, n))) => {
+                reply.push(reply_key(key, scratch), data);
+                state.hits += 1;
+                state.bytes += data.len() as u64;
+                (None, n)
+            }
+            Ok(Some((Reply::End, n))) => (Some(None), n),
+            // A refused `get` has no END.
+            Ok(Some((Reply::ServerError(m) | Reply::ClientError(m), n))) => {
+                (Some(Some(server_error(m))), n)
+            }
+            Ok(Some((other, _))) => {
+                return Err(StoreError::new(
+                    StoreErrorKind::Protocol,
+                    format!("unexpected reply {other:?} to a multi-key get"),
+                ))
+            }
+            Ok(None) => {
+                conn.fill().await?;
+                continue;
+            }
+            Err(e) => return Err(conn.protocol_error(e)),
+        };
+        conn.consume(n);
+        if let Some(failed) = done {
+            state.waiting -= 1;
+            return Ok(failed);
+        }
+    }
+}
+
+/// Reads one server's `VA`s (misses are quiet) and `MN` for a multi-key read's
+/// `mg … q` commands, adding the hits to `reply` and `state`. `Ok(Some(e))` when the
+/// server refused a command.
+async fn read_meta_multi(
+    conn: &mut Conn,
+    req: &Request,
+    reply: &mut Record,
+    state: &mut SlotState,
+) -> Result<Option<StoreError>, StoreError> {
+    let mut failed = None;
+    loop {
+        let n = match memcache::parse_meta(conn.buffered()) {
+            Ok(Some((MetaReply::Value { data, flags }, n))) => {
+                let index = flags
+                    .opaque()
+                    .and_then(|o| std::str::from_utf8(o).ok()?.parse::<usize>().ok())
+                    .filter(|&j| j < req.key_count());
+                let Some(j) = index else {
+                    return Err(StoreError::new(
+                        StoreErrorKind::Protocol,
+                        "a multi-key read's VA reply lacks the key index sent as its opaque",
+                    ));
+                };
+                let key = if j == 0 {
+                    &req.key[..]
+                } else {
+                    req.more_keys.get(j - 1)
+                };
+                reply.push(key, data);
+                state.hits += 1;
+                state.bytes += data.len() as u64;
+                n
+            }
+            Ok(Some((MetaReply::NoOp, n))) => {
+                conn.consume(n);
+                state.waiting -= 1;
+                return Ok(failed);
+            }
+            Ok(Some((MetaReply::Miss(_), n))) => n,
+            Ok(Some((MetaReply::ServerError(m) | MetaReply::ClientError(m), n))) => {
+                failed.get_or_insert_with(|| server_error(m));
+                n
+            }
+            Ok(Some((other, _))) => {
+                return Err(StoreError::new(
+                    StoreErrorKind::Protocol,
+                    format!("unexpected reply {other:?} to a multi-key mg"),
+                ))
+            }
+            Ok(None) => {
+                conn.fill().await?;
+                continue;
+            }
+            Err(e) => return Err(conn.protocol_error(e)),
+        };
+        conn.consume(n);
+    }
+}
+
 impl Session for MemcachedSession {
     async fn prepare(&mut self) -> Result<(), StoreError> {
         for server in 0..self.links.len() {
@@ -714,6 +952,12 @@ impl Session for MemcachedSession {
                     continue;
                 }
                 if round == 1 && self.state[i].merged.is_none() {
+                    continue;
+                }
+                if slot.request.is_multi_read() {
+                    if let Err(e) = self.queue_multi_get(&batch.slots()[i].request, i).await {
+                        self.state[i].outcome = Some(Err(e));
+                    }
                     continue;
                 }
                 let server = self.inner.route(&slot.request.key);

@@ -15,6 +15,13 @@
 //!   `DEL`; a record of several fields is stored in kvlab's field encoding, and a partial
 //!   update reads, merges and writes it back. No scans.
 //!
+//! A multi-key read ([`Request::is_multi_read`], memtier's `--multi-key-get`) is one
+//! `MGET` in the string model: each non-nil element is a hit, returned as a reply field
+//! named by its key. The hash model has no multi-key read of hashes and refuses it. In a
+//! Redis Cluster the keys of one `MGET` must share a hash slot (give the keys a
+//! `{hash tag}`, e.g. `--key-prefix='{m}-'`); a multi-key read across slots fails with
+//! an `unsupported` error naming both keys, without being sent.
+//!
 //! A session is one connection per node. It encodes the whole batch (the pipeline),
 //! writes it, then parses the replies as they arrive; each request is timed to its own
 //! reply. A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
@@ -643,6 +650,8 @@ enum Part {
     ScanRead,
     /// `GET` before a partial update of a string record.
     UpdateGet,
+    /// `MGET` of a multi-key read.
+    MGet,
 }
 
 /// A command waiting for its reply on a node's connection.
@@ -799,6 +808,24 @@ impl RedisSession {
         }
         let index = inner.config.index_key.as_bytes();
         match (req.kind, model) {
+            (OpKind::Read, Model::String) if req.is_multi_read() => {
+                if let Some(e) = cross_slot(inner, req) {
+                    w.outcome = Some(Err(e));
+                    return;
+                }
+                let mut cmd = resp::Command::new(out, 1 + req.key_count());
+                cmd.arg(b"MGET");
+                for key in req.keys() {
+                    cmd.arg(key);
+                }
+                push(Part::MGet, w);
+            }
+            (OpKind::Read, Model::Hash) if req.is_multi_read() => {
+                w.outcome = Some(Err(StoreError::new(
+                    StoreErrorKind::Unsupported,
+                    "a multi-key read (MGET) needs the string model: redis.model=string",
+                )));
+            }
             (OpKind::Read, Model::String) => {
                 resp::get(out, &req.key);
                 push(Part::Get, w);
@@ -1114,6 +1141,25 @@ impl RedisSession {
     }
 }
 
+/// In a cluster, the error for a multi-key read whose keys are not all in the first
+/// key's hash slot (the server would answer `CROSSSLOT`).
+fn cross_slot(inner: &Inner, req: &Request) -> Option<StoreError> {
+    inner.slots.as_ref()?;
+    let slot = resp::key_slot(&req.key);
+    let other = req.more_keys.iter().find(|k| resp::key_slot(k) != slot)?;
+    Some(StoreError::new(
+        StoreErrorKind::Unsupported,
+        format!(
+            "a multi-key read in a Redis Cluster needs keys of one hash slot: `{}` is in \
+             slot {slot}, `{}` in slot {}; give the keys a {{hash tag}} (e.g. \
+             --key-prefix='{{m}}-')",
+            String::from_utf8_lossy(&req.key),
+            String::from_utf8_lossy(other),
+            resp::key_slot(other)
+        ),
+    ))
+}
+
 /// The outcome of a request whose replies are all in, unless it needs another round
 /// (a scan whose keys must now be read).
 fn finish(w: &mut SlotWork, req: &Request) -> Option<Result<Outcome, StoreError>> {
@@ -1193,6 +1239,25 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
             }),
             Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
             other => Err(unexpected("GET", other)),
+        },
+        Part::MGet => match frame.as_aggregate() {
+            Some(values) => {
+                slot.reply.clear();
+                let (mut hits, mut bytes) = (0u32, 0u64);
+                for (key, value) in req.keys().zip(values.iter()) {
+                    if let Some(v) = value.as_bytes() {
+                        slot.reply.push(key, v);
+                        hits += 1;
+                        bytes += v.len() as u64;
+                    }
+                }
+                Ok(Outcome::MultiRead {
+                    hits,
+                    misses: (req.key_count() as u32).saturating_sub(hits),
+                    bytes,
+                })
+            }
+            None => Err(unexpected("MGET", frame)),
         },
         Part::HGetAll | Part::HMGet | Part::ScanRead => {
             let reply = if p.part == Part::ScanRead {

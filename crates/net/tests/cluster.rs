@@ -101,6 +101,37 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         flush_all(&cluster);
     }
 
+    // A multi-key read needs keys of one hash slot: a hash tag routes it; keys of
+    // several slots are refused before anything is sent.
+    let store = open(seed, "string");
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    push(&mut b, OpKind::Insert, "{t}-a", "1");
+    push(&mut b, OpKind::Insert, "{t}-b", "22");
+    exec(&rt, &mut s, &mut b);
+    b.clear();
+    push(&mut b, OpKind::Read, "{t}-a", "");
+    for k in ["{t}-b", "{t}-c"] {
+        b.slots_mut()[0].request.more_keys.push(k.as_bytes());
+    }
+    push(&mut b, OpKind::Read, "x-a", "");
+    b.slots_mut()[1].request.more_keys.push(b"x-b");
+    exec(&rt, &mut s, &mut b);
+    assert_eq!(
+        b.slots()[0].result,
+        Ok(Outcome::MultiRead {
+            hits: 2,
+            misses: 1,
+            bytes: 3
+        })
+    );
+    assert_ne!(key_slot(b"x-a"), key_slot(b"x-b"));
+    let err = b.slots()[1].result.clone().unwrap_err();
+    assert_eq!(err.kind, kvlab_core::StoreErrorKind::Unsupported);
+    assert!(err.message.contains("hash slot"), "{err}");
+    flush_all(&cluster);
+
     // Hash model: the scan index is one sorted set on one node, the records it names
     // are spread over all three; a scan reads each record from its own node.
     let store = open(seed, "hash");

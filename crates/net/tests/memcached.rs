@@ -116,3 +116,116 @@ fn keys_spread_over_servers_and_misses_are_counted_as_misses() {
         assert!(count > 40, "{line}");
     }
 }
+
+/// `get_hits` and `get_misses` summed over a store's servers.
+fn get_counters(store: &MemcachedStore) -> (i64, i64) {
+    let stats = store.stats();
+    let int = |name: &str| match stats.iter().find(|(k, _)| k == name) {
+        Some((_, kvlab_core::StatValue::Int(n))) => *n,
+        other => panic!("{name}: {other:?} in {stats:?}"),
+    };
+    (int("get_hits"), int("get_misses"))
+}
+
+#[test]
+fn multi_key_reads_count_hits_per_key_over_two_servers_as_the_servers_do() {
+    let (a, b) = (memcached(), memcached());
+    let url = format!("memcached://127.0.0.1:{},127.0.0.1:{}", a.port(), b.port());
+    for protocol in ["text", "meta"] {
+        let store = open(&url, protocol);
+        let rt = runtime();
+        let mut s = store.session().unwrap();
+        let mut batch = Batch::new();
+        // Keys 0..60 exist (one with bytes the text protocol cannot carry), 60..120 not.
+        let key = |i: usize| -> Vec<u8> {
+            if i == 7 {
+                b"bin key\x01".to_vec()
+            } else {
+                format!("mk{i}").into_bytes()
+            }
+        };
+        for i in 0..60 {
+            let slot = batch.push();
+            slot.request.kind = OpKind::Insert;
+            slot.request.blob = true;
+            slot.request.key = key(i);
+            slot.request
+                .record
+                .push(b"", format!("value-{i}").as_bytes());
+        }
+        rt.block_on(async {
+            s.prepare().await.unwrap();
+            s.execute(&mut batch).await
+        });
+        assert!(batch.slots().iter().all(|s| s.result.is_ok()));
+        let before = get_counters(&store);
+        // A pipeline of multi-key reads of 12 keys (every 5th key absent), a single read
+        // and a write between them.
+        batch.clear();
+        let mut expected = Vec::new();
+        for r in 0..8usize {
+            let slot = batch.push();
+            slot.request.kind = OpKind::Read;
+            slot.request.blob = true;
+            let keys: Vec<usize> = (0..12)
+                .map(|j| r * 7 + j + if j % 5 == 4 { 60 } else { 0 })
+                .collect();
+            slot.request.key = key(keys[0]);
+            for &k in &keys[1..] {
+                slot.request.more_keys.push(&key(k));
+            }
+            expected.push(keys);
+            let slot = batch.push();
+            slot.request.kind = if r % 2 == 0 {
+                OpKind::Read
+            } else {
+                OpKind::Insert
+            };
+            slot.request.blob = true;
+            slot.request.key = key(100 + r);
+            slot.request.record.push(b"", b"w");
+        }
+        rt.block_on(s.execute(&mut batch));
+        let (mut hits, mut misses) = (0, 0);
+        for (r, keys) in expected.iter().enumerate() {
+            let slot = &batch.slots()[2 * r];
+            let present: Vec<usize> = keys.iter().copied().filter(|&k| k < 60).collect();
+            let bytes: usize = present.iter().map(|k| format!("value-{k}").len()).sum();
+            assert_eq!(
+                slot.result,
+                Ok(Outcome::MultiRead {
+                    hits: present.len() as u32,
+                    misses: (keys.len() - present.len()) as u32,
+                    bytes: bytes as u64
+                }),
+                "{protocol}: multi-key read {r}"
+            );
+            assert_eq!(slot.reply.len(), present.len());
+            for &k in &present {
+                assert_eq!(
+                    slot.reply.get(&key(k)),
+                    Some(format!("value-{k}").as_bytes()),
+                    "{protocol}: key {k}"
+                );
+            }
+            hits += present.len() as i64;
+            misses += (keys.len() - present.len()) as i64;
+            let single = &batch.slots()[2 * r + 1];
+            if r % 2 == 0 {
+                assert_eq!(single.result, Ok(Outcome::Miss));
+                misses += 1;
+            } else {
+                assert!(matches!(single.result, Ok(Outcome::Written { .. })));
+            }
+        }
+        let after = get_counters(&store);
+        assert_eq!(
+            (after.0 - before.0, after.1 - before.1),
+            (hits, misses),
+            "{protocol}: the servers count the same hits and misses"
+        );
+        for server in [&a, &b] {
+            kvlab_spawn::resp::command(server.addr(), &["flush_all"]).ok();
+        }
+    }
+}

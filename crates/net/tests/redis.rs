@@ -129,3 +129,100 @@ fn wrong_address_and_wrong_password_fail_at_open_without_leaking_it() {
     assert!(!format!("{:?}", store.options()).contains("sesame"));
     conforms(&store);
 }
+
+/// `keyspace_hits` and `keyspace_misses` of the server.
+fn keyspace(store: &RedisStore) -> (i64, i64) {
+    let stats = store.stats();
+    let int = |name: &str| match stats.iter().find(|(k, _)| k == name) {
+        Some((_, kvlab_core::StatValue::Int(n))) => *n,
+        other => panic!("{name}: {other:?} in {stats:?}"),
+    };
+    (int("keyspace_hits"), int("keyspace_misses"))
+}
+
+#[test]
+fn mget_counts_hits_per_key_as_the_server_does_and_the_hash_model_refuses_it() {
+    let server = redis("");
+    let store = open(&server.url(), &[("redis.model", "string")]).unwrap();
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    for i in 0..30 {
+        let slot = b.push();
+        slot.request.kind = OpKind::Insert;
+        slot.request.blob = true;
+        slot.request
+            .key
+            .extend_from_slice(format!("m{i}").as_bytes());
+        slot.request.record.push(b"", format!("v{i}").as_bytes());
+    }
+    rt.block_on(async {
+        s.prepare().await.unwrap();
+        s.execute(&mut b).await
+    });
+    let before = keyspace(&store);
+    // Pipelined MGETs of 1 to 6 keys, keys 30.. absent.
+    b.clear();
+    let mut want = (0, 0);
+    for r in 0..10usize {
+        let slot = b.push();
+        slot.request.kind = OpKind::Read;
+        slot.request.blob = true;
+        let keys: Vec<usize> = (0..=r % 6).map(|j| r * 4 + j).collect();
+        slot.request
+            .key
+            .extend_from_slice(format!("m{}", keys[0]).as_bytes());
+        for k in &keys[1..] {
+            slot.request.more_keys.push(format!("m{k}").as_bytes());
+        }
+        let found = keys.iter().filter(|&&k| k < 30).count();
+        want.0 += found as i64;
+        want.1 += (keys.len() - found) as i64;
+    }
+    rt.block_on(s.execute(&mut b));
+    for (r, slot) in b.slots().iter().enumerate() {
+        let keys: Vec<usize> = (0..=r % 6).map(|j| r * 4 + j).collect();
+        if keys.len() == 1 {
+            // One key and no more keys: a plain GET.
+            assert!(matches!(
+                slot.result,
+                Ok(Outcome::Hit { .. } | Outcome::Miss)
+            ));
+            continue;
+        }
+        let found: Vec<usize> = keys.iter().copied().filter(|&k| k < 30).collect();
+        let bytes: usize = found.iter().map(|k| format!("v{k}").len()).sum();
+        assert_eq!(
+            slot.result,
+            Ok(Outcome::MultiRead {
+                hits: found.len() as u32,
+                misses: (keys.len() - found.len()) as u32,
+                bytes: bytes as u64
+            }),
+            "MGET {r}"
+        );
+        for k in found {
+            assert_eq!(
+                slot.reply.get(format!("m{k}").as_bytes()),
+                Some(format!("v{k}").as_bytes())
+            );
+        }
+    }
+    let after = keyspace(&store);
+    assert_eq!((after.0 - before.0, after.1 - before.1), want);
+
+    let hash = open(&server.url(), &[]).unwrap();
+    let mut s = hash.session().unwrap();
+    b.clear();
+    let slot = b.push();
+    slot.request.kind = OpKind::Read;
+    slot.request.key.extend_from_slice(b"m1");
+    slot.request.more_keys.push(b"m2");
+    rt.block_on(async {
+        s.prepare().await.unwrap();
+        s.execute(&mut b).await
+    });
+    let err = b.slots()[0].result.clone().unwrap_err();
+    assert_eq!(err.kind, kvlab_core::StoreErrorKind::Unsupported);
+    assert!(err.message.contains("redis.model=string"), "{err}");
+}

@@ -174,6 +174,9 @@ pub(crate) struct ClientTotals {
     pub(crate) integrity_checked: u64,
     pub(crate) integrity_failed: u64,
     pub(crate) max_lag: Duration,
+    /// Measured reads' keys found and not found, per key ([`kvlab_core::Outcome::key_hits`]).
+    pub(crate) keys_hit: u64,
+    pub(crate) keys_missed: u64,
 }
 
 /// One client: a session, the op source feeding it, and reusable batches.
@@ -303,6 +306,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
     /// read (its whole is recorded by [`Client::account_rmw`]).
     fn account_batch(&mut self, ts: &ThreadState, started: Timestamp, intended: Option<Timestamp>) {
         let mut recorder = ts.recorder.borrow_mut();
+        let measured = !ts.warmup.get();
         for (slot, &rmw) in self.batch.slots().iter().zip(&self.rmw) {
             let intended = if rmw { None } else { intended };
             account(
@@ -313,6 +317,11 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 started,
                 intended,
             );
+            if let (true, Ok(outcome)) = (measured, &slot.result) {
+                let (hit, missed) = outcome.key_hits();
+                self.totals.keys_hit += hit;
+                self.totals.keys_missed += missed;
+            }
         }
     }
 

@@ -217,6 +217,12 @@ pub struct RunOutcome {
     pub integrity_failed: u64,
     /// Thread plans: what each group measured (indexed by group), beside `total`.
     pub groups: Vec<Recorder>,
+    /// Keys that measured reads found, counted per key: a read's hit counts 1 and a
+    /// multi-key read ([`kvlab_core::Outcome::MultiRead`]) its hits — where `total`
+    /// counts each request once (memtier's hits/s against its ops/s).
+    pub keys_hit: u64,
+    /// Keys that measured reads did not find, counted per key as [`RunOutcome::keys_hit`].
+    pub keys_missed: u64,
 }
 
 /// Loads the workload's records (`[insertstart, insertstart+insertcount)`), split
@@ -621,12 +627,16 @@ fn collect(
         integrity_checked: 0,
         integrity_failed: 0,
         groups: Vec::new(),
+        keys_hit: 0,
+        keys_missed: 0,
     };
     let mut max_lag = Duration::ZERO;
     for h in handles {
         let r = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         outcome.integrity_checked += r.integrity_checked;
         outcome.integrity_failed += r.integrity_failed;
+        outcome.keys_hit += r.keys_hit;
+        outcome.keys_missed += r.keys_missed;
         max_lag = max_lag.max(r.max_lag);
     }
     // Hand-overs that arrived after the last tick still count.
@@ -717,6 +727,8 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             totals.integrity_checked += c.totals.integrity_checked;
             totals.integrity_failed += c.totals.integrity_failed;
             totals.max_lag = totals.max_lag.max(c.totals.max_lag);
+            totals.keys_hit += c.totals.keys_hit;
+            totals.keys_missed += c.totals.keys_missed;
         }
         totals
     }

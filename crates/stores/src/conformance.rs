@@ -1,12 +1,13 @@
 //! The conformance suite every data-holding store must pass: get/put/update/delete/scan
-//! semantics, misses as outcomes, large values, binary keys, partial reads.
+//! semantics, misses as outcomes, large values, binary keys, partial reads, and
+//! multi-key reads (per-key hits and misses, or refused as unsupported).
 //!
 //! Each check panics with a message naming the store and the violated expectation, so
 //! it is meant to be called from tests: `conformance::check_all(&store)` for embedded
 //! stores, or [`check_all_with`] and an executor (e.g. an async runtime's `block_on`)
 //! for network stores, whose sessions need a reactor.
 
-use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Session, Store};
+use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Session, Store, StoreErrorKind};
 
 /// Executes a batch on a session to completion.
 pub trait Executor<S> {
@@ -187,6 +188,47 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
     );
     request(&mut b, OpKind::Delete, blob_key);
     one(exec, &mut s, &mut b);
+
+    // A multi-key read is one request: every key's value as a field named by the key,
+    // hits and misses counted per key. A store that cannot do it says so.
+    let (m1, m2): (&[u8], &[u8]) = (b"kvlab-conformance-m1", b"kvlab-conformance-m2");
+    for (key, value) in [(m1, &b"one"[..]), (m2, b"second")] {
+        let r = request(&mut b, OpKind::Insert, key);
+        r.blob = true;
+        r.record.push(b"", value);
+        one(exec, &mut s, &mut b);
+    }
+    let r = request(&mut b, OpKind::Read, m1);
+    r.blob = true;
+    r.more_keys.push(b"kvlab-conformance-m-absent");
+    r.more_keys.push(m2);
+    exec.execute(&mut s, &mut b);
+    let slot = &b.slots()[0];
+    match &slot.result {
+        Err(e) if e.kind == StoreErrorKind::Unsupported => {}
+        Err(e) => panic!("{name}: multi-key read failed: {e}"),
+        Ok(o) => {
+            assert_eq!(
+                *o,
+                Outcome::MultiRead {
+                    hits: 2,
+                    misses: 1,
+                    bytes: 9
+                },
+                "{name}: multi-key read of two present keys and an absent one"
+            );
+            let r = &slot.reply;
+            assert_eq!(
+                (r.len(), r.get(m1), r.get(m2)),
+                (2, Some(&b"one"[..]), Some(&b"second"[..])),
+                "{name}: multi-key read values"
+            );
+        }
+    }
+    for key in [m1, m2] {
+        request(&mut b, OpKind::Delete, key);
+        one(exec, &mut s, &mut b);
+    }
 
     // Scans return keys in order from the start key, at most scan_len of them.
     if store.capabilities().scan {

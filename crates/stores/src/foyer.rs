@@ -671,6 +671,7 @@ impl FoyerSession {
 
     async fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
         match req.kind {
+            OpKind::Read if req.is_multi_read() => Err(StoreError::multi_read_unsupported("foyer")),
             OpKind::Read => match self.lookup(&req.key).await? {
                 Some(entry) => {
                     req.decode_value(entry.value(), reply)?;

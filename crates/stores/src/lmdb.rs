@@ -360,6 +360,9 @@ impl Ops {
     }
 
     fn read(&self, txn: &RoTxn, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
+        if req.is_multi_read() {
+            return Err(StoreError::multi_read_unsupported("lmdb"));
+        }
         match self.db.get(txn, &req.key) {
             Ok(Some(value)) => {
                 req.decode_value(value, reply)?;

@@ -367,6 +367,7 @@ impl MokaSession {
     #[inline]
     fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
         match req.kind {
+            OpKind::Read if req.is_multi_read() => Err(StoreError::multi_read_unsupported("moka")),
             OpKind::Read => match self.cache.get(req.key.as_slice()) {
                 Some(value) => {
                     bump(&self.tally.hits);

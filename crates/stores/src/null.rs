@@ -3,7 +3,7 @@
 use kvlab_core::{Batch, Capabilities, OpKind, Outcome, Session, Store, StoreError};
 
 /// A store that completes every request at once without storing anything: reads hit
-/// with zero bytes, writes succeed, scans return nothing. Running a workload against it
+/// with zero bytes (a multi-key read finds every key), writes succeed, scans return nothing. Running a workload against it
 /// measures kvlab's own cost per operation (generation, timing, recording).
 #[derive(Debug, Default)]
 pub struct NullStore;
@@ -37,6 +37,12 @@ impl Session for NullSession {
     fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
         for slot in batch.slots_mut() {
             let outcome = match slot.request.kind {
+                // Every key is there, with an empty value.
+                OpKind::Read if slot.request.is_multi_read() => Ok(Outcome::MultiRead {
+                    hits: slot.request.key_count() as u32,
+                    misses: 0,
+                    bytes: 0,
+                }),
                 OpKind::Read => Ok(Outcome::Hit { bytes: 0 }),
                 OpKind::Scan => Ok(Outcome::Scanned {
                     records: 0,

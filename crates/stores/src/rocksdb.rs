@@ -402,6 +402,9 @@ pub struct RocksDbSession {
 impl RocksDbSession {
     fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
         match req.kind {
+            OpKind::Read if req.is_multi_read() => {
+                Err(StoreError::multi_read_unsupported("rocksdb"))
+            }
             OpKind::Read => match self.db.get_pinned_opt(&req.key, &self.read) {
                 Ok(Some(value)) => {
                     req.decode_value(&value, reply)?;

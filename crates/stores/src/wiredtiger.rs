@@ -779,6 +779,9 @@ impl WiredTigerSession {
 
     fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
         match req.kind {
+            OpKind::Read if req.is_multi_read() => {
+                Err(StoreError::multi_read_unsupported("wiredtiger"))
+            }
             OpKind::Read => {
                 if !self.search(&req.key)? {
                     return Ok(Outcome::Miss);

@@ -21,6 +21,14 @@
 //! missing blob is a miss and writes nothing). GETs are [`OpKind::Read`]s. Both are
 //! [`Request::blob`] requests: one opaque value per key.
 //!
+//! - **Multi-key GETs** (`--multi-key-get=N`, [`MemtierSpec::multi_key_get`]): as in
+//!   memtier's `client::create_request`, each GET of the cycle takes
+//!   `min(N, GETs left in the cycle)` keys, each drawn from the GET key pattern, and
+//!   counts as that many GETs of the ratio — so `--ratio=1:10 --multi-key-get=4` sends a
+//!   SET, then GETs of 4, 4 and 2 keys. A GET of several keys is a multi-key read
+//!   ([`Request::more_keys`]: Redis `MGET`, memcached `get k1 … kN`), one request of
+//!   `--requests`; hits and misses are counted per key.
+//!
 //! # Deliberate differences from memtier_benchmark
 //!
 //! - **Random source.** Xoshiro256++ seeded from the run seed: client `c`'s stream is
@@ -39,6 +47,9 @@
 //!   lets through, a measure-zero event) become `key_maximum`.
 //! - **Sizes spread over the key range** (`--data-size-pattern=S`) with a one-key range
 //!   use the minimum size, where memtier divides by zero.
+//! - **A multi-key GET of one key** (the last of a cycle whose GET count is not a
+//!   multiple of `N`) is a plain GET (`GET k`, `get k`), where memtier sends `MGET k`:
+//!   the same reply and the same server hit and miss counters.
 //! - **Requests** are not counted by the source: a [`MemtierSource`] never runs dry and
 //!   the runner stops each client after its share (memtier's `--requests` is per
 //!   client: see [`MemtierWorkload::operation_count`]).
@@ -230,6 +241,9 @@ pub struct MemtierSpec {
     pub total_clients: u64,
     /// `--distinct-client-seed`: every client gets its own random stream.
     pub distinct_client_seed: bool,
+    /// `--multi-key-get=N`: GETs of up to `N` keys each (see the module docs); 0 (the
+    /// default) sends one key per GET.
+    pub multi_key_get: u32,
 }
 
 impl MemtierSpec {
@@ -255,6 +269,7 @@ impl Default for MemtierSpec {
             requests: Some(MemtierSpec::DEFAULT_REQUESTS),
             total_clients: 200,
             distinct_client_seed: false,
+            multi_key_get: 0,
         }
     }
 }
@@ -447,6 +462,7 @@ impl MemtierSpec {
             "distinct-client-seed",
             self.distinct_client_seed.to_string(),
         );
+        put("multi-key-get", self.multi_key_get.to_string());
         v
     }
 }
@@ -864,8 +880,10 @@ impl OpSource for MemtierSource {
                 return Some(Ticket::NONE);
             }
             if self.gets_in_cycle < ratio.gets {
-                self.gets_in_cycle += 1;
-                self.fill_get(req);
+                // memtier: a multi-key GET takes the cycle's remaining GETs, up to N.
+                let keys = (ratio.gets - self.gets_in_cycle).min(self.shared.spec.multi_key_get);
+                self.gets_in_cycle += keys.max(1);
+                self.fill_get(req, keys);
                 return Some(Ticket::NONE);
             }
             // memtier: "overlap counters".
@@ -902,11 +920,14 @@ impl MemtierSource {
         push_decimal(key, &mut req.key);
         req.record.clear();
         req.record.push(b"", &shared.pool[offset..offset + size]);
+        req.more_keys.clear();
     }
 
+    /// A GET of `keys` keys (0 and 1 both mean one key: a plain GET).
     #[inline]
-    fn fill_get(&mut self, req: &mut Request) {
-        let key = self.key_index(self.shared.spec.get_pattern, false);
+    fn fill_get(&mut self, req: &mut Request, keys: u32) {
+        let pattern = self.shared.spec.get_pattern;
+        let key = self.key_index(pattern, false);
         req.kind = OpKind::Read;
         req.blob = true;
         req.read_all = true;
@@ -915,6 +936,15 @@ impl MemtierSource {
         req.key.extend_from_slice(&self.shared.prefix);
         push_decimal(key, &mut req.key);
         req.record.clear();
+        req.more_keys.clear();
+        for _ in 1..keys {
+            let key = self.key_index(pattern, false);
+            let prefix = &self.shared.prefix;
+            req.more_keys.push_with(|out| {
+                out.extend_from_slice(prefix);
+                push_decimal(key, out);
+            });
+        }
     }
 }
 
@@ -968,6 +998,70 @@ mod tests {
             push_decimal(n, &mut out);
             assert_eq!(out, format!("p{n}").into_bytes());
         }
+    }
+
+    /// Each request's keys and kind over `n` requests.
+    fn requests(spec: MemtierSpec, n: usize) -> Vec<(OpKind, Vec<Vec<u8>>)> {
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        let mut req = Request::default();
+        (0..n)
+            .map(|_| {
+                src.next(&mut req).unwrap();
+                (req.kind, req.keys().map(<[u8]>::to_vec).collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn multi_key_gets_take_the_cycles_gets_up_to_n() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 10 },
+            key_prefix: "k".into(),
+            key_maximum: 99,
+            set_pattern: KeyPattern::Sequential,
+            get_pattern: KeyPattern::Sequential,
+            multi_key_get: 4,
+            ..MemtierSpec::default()
+        };
+        let got = requests(spec, 8);
+        let names = |r: std::ops::Range<u32>| -> Vec<Vec<u8>> {
+            r.map(|i| format!("k{i}").into_bytes()).collect()
+        };
+        // SET, then GETs of 4, 4 and the cycle's last 2 keys; again.
+        let want = vec![
+            (OpKind::Insert, names(0..1)),
+            (OpKind::Read, names(0..4)),
+            (OpKind::Read, names(4..8)),
+            (OpKind::Read, names(8..10)),
+            (OpKind::Insert, names(1..2)),
+            (OpKind::Read, names(10..14)),
+            (OpKind::Read, names(14..18)),
+            (OpKind::Read, names(18..20)),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn multi_key_gets_draw_the_keys_single_gets_draw() {
+        // Random keys: the keys of the multi-key GETs, in order, are those that single
+        // GETs draw, and a cycle's last single key is a plain GET.
+        let spec = |n| MemtierSpec {
+            ratio: Ratio { sets: 0, gets: 5 },
+            key_maximum: 1000,
+            multi_key_get: n,
+            ..MemtierSpec::default()
+        };
+        let multi = requests(spec(2), 6);
+        let sizes: Vec<usize> = multi.iter().map(|(_, k)| k.len()).collect();
+        assert_eq!(sizes, [2, 2, 1, 2, 2, 1]);
+        let flat: Vec<Vec<u8>> = multi.into_iter().flat_map(|(_, k)| k).collect();
+        let single: Vec<Vec<u8>> = requests(spec(0), 10)
+            .into_iter()
+            .flat_map(|(_, k)| k)
+            .collect();
+        assert_eq!(flat, single);
+        assert_eq!(requests(spec(1), 3), requests(spec(0), 3));
     }
 
     #[test]
