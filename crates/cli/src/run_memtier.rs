@@ -61,6 +61,9 @@ pub struct RunMemtierArgs {
     /// Times to live MIN-MAX seconds for SETs.
     #[arg(long, value_name = "MIN-MAX")]
     expiry_range: Option<String>,
+    /// GETs as multi-key reads of up to N keys (Redis MGET, memcached get k1 … kN).
+    #[arg(long, value_name = "N")]
+    multi_key_get: Option<String>,
     /// A different random stream per connection.
     #[arg(long)]
     distinct_client_seed: bool,
@@ -102,6 +105,7 @@ impl RunMemtierArgs {
             ("--data-size-list", &self.data_size_list),
             ("--data-size-pattern", &self.data_size_pattern),
             ("--expiry-range", &self.expiry_range),
+            ("--multi-key-get", &self.multi_key_get),
         ]
         .into_iter()
         .filter_map(|(flag, v)| v.as_deref().map(|v| (flag, v)))
@@ -183,7 +187,8 @@ mod tests {
         // allkeys: as many requests per client as the range is wide (memtier's rule).
         assert_eq!(spec.requests, Some(4999));
         assert!(spec.distinct_client_seed);
-        let spec = parse("--data-size 7").spec(1, 1).unwrap();
+        let spec = parse("--data-size 7 --multi-key-get 3").spec(1, 1).unwrap();
+        assert_eq!(spec.multi_key_get, 3);
         assert!(matches!(spec.data_size, DataSize::Fixed(7)));
         assert_eq!(spec.key_prefix, "memtier-", "memtier's defaults otherwise");
     }
