@@ -640,8 +640,11 @@ enum Part {
     HMGet,
     /// `SET`/`HSET` of a write: the request completes as written.
     Write,
-    /// `ZADD`/`ZREM`/`ASKING`: only checked for errors.
+    /// `ASKING`: only checked for errors.
     Aside,
+    /// `ZADD`/`ZREM` of the scan index: checked for errors and redirections of the
+    /// index's own slot.
+    Index,
     /// `DEL` of a delete.
     Del,
     /// `ZRANGEBYLEX` of a scan: the keys to read next.
@@ -671,6 +674,8 @@ struct SlotWork {
     outcome: Option<Result<Outcome, StoreError>>,
     /// Node to resend to after a redirection, and whether it was an `ASK`.
     redirect: Option<(usize, bool)>,
+    /// The same for the scan index's command (hash model), whose slot is not the key's.
+    index_redirect: Option<(usize, bool)>,
     /// Scan progress: keys found by the index (range into `Work::keys`), records and
     /// bytes read so far.
     scan_keys: std::ops::Range<usize>,
@@ -916,18 +921,37 @@ impl RedisSession {
 
     /// Queues an index command (`ZADD`/`ZREM`) for request `i` on the index key's node.
     fn pending_index(&mut self, i: usize, encode: impl FnOnce(&mut Vec<u8>)) {
-        let node = self.inner.route(self.inner.config.index_key.as_bytes());
+        let (node, ask) = match self.work.slots[i].index_redirect.take() {
+            Some((node, true)) => (node, true),
+            // After a `MOVED` the slot map already names the index's new node.
+            _ => (
+                self.inner.route(self.inner.config.index_key.as_bytes()),
+                false,
+            ),
+        };
         self.make_room(node);
         let w = &mut self.work.slots[i];
+        let q = &mut self.work.queues[node];
         match self.links[node].conn.as_mut() {
-            Some(conn) => encode(&mut conn.wbuf),
+            Some(conn) => {
+                if ask {
+                    resp::asking(&mut conn.wbuf);
+                    q.push(Pending {
+                        slot: i,
+                        part: Part::Aside,
+                        key: 0,
+                    });
+                    w.waiting += 1;
+                }
+                encode(&mut conn.wbuf);
+            }
             None => {
                 // Fails when the connection is attempted; the request then fails.
             }
         }
-        self.work.queues[node].push(Pending {
+        q.push(Pending {
             slot: i,
-            part: Part::Aside,
+            part: Part::Index,
             key: 0,
         });
         w.waiting += 1;
@@ -1006,6 +1030,10 @@ impl Session for RedisSession {
                     continue;
                 }
                 let (node, _, index_node) = inner.target(req, w.redirect);
+                let index_node = match w.index_redirect {
+                    Some((n, true)) => index_node.map(|_| n),
+                    _ => index_node,
+                };
                 for node in [Some(node), index_node].into_iter().flatten() {
                     if self.links.get(node).is_some_and(|l| l.conn.is_some()) {
                         continue;
@@ -1109,7 +1137,11 @@ impl RedisSession {
                 // Complete requests as soon as their last reply is in, so each is timed
                 // to its own reply.
                 let w = &mut self.work.slots[p.slot];
-                if w.waiting == 0 && w.redirect.is_none() && w.merged.is_none() {
+                if w.waiting == 0
+                    && w.redirect.is_none()
+                    && w.index_redirect.is_none()
+                    && w.merged.is_none()
+                {
                     if let Some(r) = finish(w, &batch.slots()[p.slot].request) {
                         batch.slots_mut()[p.slot].complete(r);
                     }
@@ -1118,7 +1150,7 @@ impl RedisSession {
         }
         // Redirections and follow-ups are sent in the next round.
         for w in &mut self.work.slots {
-            if w.redirect.is_some() || w.merged.is_some() {
+            if w.redirect.is_some() || w.index_redirect.is_some() || w.merged.is_some() {
                 w.outcome = None;
             }
         }
@@ -1209,6 +1241,10 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
                             // One key of a scan: read it again, the others are done.
                             key_target[p.key as usize] = Some((node, ask));
                             w.scan_rereads += 1;
+                        } else if p.part == Part::Index {
+                            // The index's slot moves, not the key's: the key's command
+                            // goes where it went, the index's to the named node.
+                            w.index_redirect = Some((node, ask));
                         } else {
                             w.redirect = Some((node, ask));
                         }
@@ -1217,7 +1253,7 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
                 }
             }
         }
-        if p.part != Part::Aside || w.outcome.is_none() {
+        if !matches!(p.part, Part::Aside | Part::Index) || w.outcome.is_none() {
             w.outcome = Some(Err(StoreError::new(
                 StoreErrorKind::Protocol,
                 format!("server replied: {msg}"),
@@ -1228,7 +1264,7 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
     let slot: &mut Slot = &mut batch.slots_mut()[p.slot];
     let req = &slot.request;
     let result = match p.part {
-        Part::Aside => return,
+        Part::Aside | Part::Index => return,
         Part::Write => Ok(Outcome::Written {
             bytes: (req.key.len() + req.record.size_bytes()) as u64,
         }),

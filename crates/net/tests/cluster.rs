@@ -470,6 +470,57 @@ fn moved_and_ask_redirections_are_followed_and_moved_updates_the_slot_map() {
     );
 }
 
+#[test]
+fn an_ask_for_the_scan_index_alone_is_followed_to_the_index_node() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let store = open(&cluster.urls()[0], "hash");
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    let insert = |b: &mut Batch, key: &str| {
+        let slot = b.push();
+        slot.request.kind = OpKind::Insert;
+        slot.request.key.extend_from_slice(key.as_bytes());
+        slot.request.record.push(b"field0", key.as_bytes());
+    };
+    insert(&mut b, "user-first");
+    exec(&rt, &mut s, &mut b);
+    assert!(b.slots()[0].result.is_ok(), "{:?}", b.slots()[0].result);
+    // The index (`_indices`) moves to another node; the records' own slots do not.
+    let slot = key_slot(b"_indices");
+    let from = owner(&cluster, slot);
+    let to = cluster.addrs().into_iter().find(|&a| a != from).unwrap();
+    begin_migration(slot, from, to);
+    migrate_keys(from, to, &["_indices".to_string()]);
+    let ask_before = error_count(from, "ASK");
+    let keys = ["user-a", "user-b", "user-c", "user-d"];
+    b.clear();
+    for k in keys {
+        insert(&mut b, k);
+    }
+    exec(&rt, &mut s, &mut b);
+    for (k, slot) in keys.iter().zip(b.slots()) {
+        assert!(slot.result.is_ok(), "insert of {k}: {:?}", slot.result);
+        let home = owner(&cluster, key_slot(k.as_bytes()));
+        assert_eq!(
+            cmd(home, &["HGET", k, "field0"]).as_str(),
+            Some(*k),
+            "{k} is on its own node"
+        );
+    }
+    assert_eq!(
+        error_count(from, "ASK") - ask_before,
+        keys.len() as u64,
+        "each index write was asked for elsewhere once"
+    );
+    end_migration(&cluster, slot, to);
+    assert_eq!(
+        cmd(to, &["ZCARD", "_indices"]).as_int(),
+        Some(1 + keys.len() as i64),
+        "every key is in the index, on its new node"
+    );
+}
+
 /// How many `ASKING` commands a node has served.
 fn asking_calls(addr: SocketAddr) -> u64 {
     let info = cmd(addr, &["INFO", "commandstats"]);
