@@ -2,9 +2,10 @@
 # Renders the kvlab report of result directories and screenshots the whole page with
 # headless chromium (Debian package `chromium`).
 #
-#   scripts/report-screenshot.sh RESULT_DIR OUT.png [WIDTH [HEIGHT]]
+#   scripts/report-screenshot.sh RESULT_DIR[,RESULT_DIR…] OUT.png [WIDTH [HEIGHT]]
 #
-# RESULT_DIR is searched recursively for result.json, as `kvlab report` does. WIDTH is the
+# RESULT_DIR is searched recursively for result.json, as `kvlab report` does; several
+# directories, separated by commas, make one report. WIDTH is the
 # window width in pixels (default 1400); the height is the page's, or at most HEIGHT
 # pixels (the top of the page: the summary table and the first charts). With pngquant on
 # PATH the PNG is reduced to 256 colours, which keeps a report's flat colours. kvlab is $KVLAB, else
@@ -12,10 +13,10 @@
 # (default $HOME/.cache/kvlab-target); chromium is $KVLAB_CHROMIUM, else `chromium`.
 set -euo pipefail
 if [[ $# -lt 2 || $# -gt 4 ]]; then
-    echo "usage: $0 RESULT_DIR OUT.png [WIDTH [HEIGHT]]" >&2
+    echo "usage: $0 RESULT_DIR[,RESULT_DIR…] OUT.png [WIDTH [HEIGHT]]" >&2
     exit 2
 fi
-dir="$1"
+IFS=, read -r -a dirs <<< "$1"
 out="$2"
 width="${3:-1400}"
 max_height="${4:-16000}"
@@ -43,7 +44,7 @@ if ! command -v "$browser" > /dev/null; then
 fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-"$kvlab" report "$dir" --html "$tmp/report.html" --quiet
+"$kvlab" report "${dirs[@]}" --html "$tmp/report.html" --quiet
 chrome=("$browser" --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars
     "--user-data-dir=$tmp/profile")
 # Measure the page at the chosen width: a copy of the report writes its height into the
