@@ -1087,7 +1087,6 @@ fn server_stats(
     url: &kvlab_net::ServerUrl,
 ) -> Option<kvlab_monitor::StoreStatsFn> {
     if url.scheme == "rediss" {
-        eprintln!("kvlab: note: no server statistics in monitor/store.csv over TLS");
         return None;
     }
     let addrs: Vec<std::net::SocketAddr> = (0..url.hosts.len())
