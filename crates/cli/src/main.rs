@@ -78,6 +78,9 @@ struct MemtierCommand {
     /// Stop once more than this many requests have failed.
     #[arg(long, value_name = "N")]
     max_errors: Option<u64>,
+    /// A name for the store in results and reports (default: redis or memcached).
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
     /// Progress display on stderr: auto, always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     progress: progress::When,
@@ -161,6 +164,10 @@ struct PhaseArgs {
     /// Progress display on stderr: auto (when stderr is a terminal), always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     progress: progress::When,
+    /// A name for the store in results and reports (default: the --db kind), e.g. to
+    /// tell two redis configurations apart.
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
     #[command(flatten)]
     keys: import_cmd::KeyArgs,
     #[command(flatten)]
@@ -669,6 +676,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         interval: Duration::from_secs(1),
         max_errors: m.max_errors,
         progress: m.progress,
+        label: m.label.clone(),
         keys: Default::default(),
         memtier: Default::default(),
     };
@@ -1362,6 +1370,7 @@ fn execute_observed<S: Store>(
             runner: runner_section(ctx, &outcome),
             store: StoreSection {
                 name: store.name().to_string(),
+                label: ctx.args.label.clone(),
                 options: stats_map(
                     store
                         .options()

@@ -271,6 +271,9 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
     }
     // The RocksDB cells ran on the loaded records: every read found its record.
     let doc = json(&out.join("rocks/readheavy/t2-c1/round-2/result.json"));
+    // The store is named as in the suite file, beside its kind.
+    assert_eq!(doc["store"]["name"], "rocksdb");
+    assert_eq!(doc["store"]["label"], "rocks");
     let read = doc["results"]["ops"]
         .as_array()
         .unwrap()
@@ -565,6 +568,7 @@ connections = [1, 4]
     // The prefilled keys are there: every GET hits.
     for store in ["redis", "mc"] {
         let doc = json(&out.join(format!("{store}/gets/t1-c4/round-1/result.json")));
+        assert_eq!(doc["store"]["label"], store, "memtier cells are labelled too");
         let read = doc["results"]["ops"]
             .as_array()
             .unwrap()

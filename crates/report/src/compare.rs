@@ -189,7 +189,7 @@ fn describe(r: &ResultDir) -> String {
         "{} — {} on {}, {} clients, seed {}",
         r.file.display(),
         workload_name(d),
-        d.store.name,
+        d.store.display_name(),
         clients,
         d.seed
     )

@@ -156,10 +156,21 @@ pub struct ResultDocument {
 pub struct StoreSection {
     /// The target's name (`rocksdb`, `redis`, `memcached`, `null`, …).
     pub name: String,
+    /// The user's name for this store (`--label`, a suite's store name), when it is
+    /// more than the kind: reports tell stores apart by [`StoreSection::display_name`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// The options the store was opened with, credentials redacted.
     pub options: BTreeMap<String, serde_json::Value>,
     /// The store's own statistics after the phase.
     pub stats: BTreeMap<String, serde_json::Value>,
+}
+
+impl StoreSection {
+    /// How reports name the store: its label, else its kind.
+    pub fn display_name(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.name)
+    }
 }
 
 impl ResultDocument {
@@ -269,6 +280,7 @@ mod tests {
             .into(),
             store: StoreSection {
                 name: "redis".into(),
+                label: None,
                 options: [("url".to_string(), json!("redis://u:***@h:6379"))].into(),
                 stats: [
                     ("used_memory".to_string(), json!(123456789)),

@@ -463,7 +463,8 @@ pub struct Study {
 }
 
 /// Workload properties that a runner flag also sets; they do not tell workloads apart.
-const RUNNER_PROPERTIES: [&str; 3] = ["threadcount", "target", "maxexecutiontime"];
+/// (`clients-total` is memtier's threads × connections.)
+const RUNNER_PROPERTIES: [&str; 4] = ["threadcount", "target", "maxexecutiontime", "clients-total"];
 
 /// The workload's name before disambiguation.
 pub(crate) fn workload_name(doc: &ResultDocument) -> String {
@@ -603,7 +604,7 @@ impl Study {
         for (round, workload) in rounds.into_iter().zip(names) {
             let doc = round.doc();
             let key = CellKey {
-                store: doc.store.name.clone(),
+                store: doc.store.display_name().to_string(),
                 workload,
                 threads: runner_u64(doc, "threads"),
                 connections: runner_u64(doc, "connections_per_thread"),

@@ -334,3 +334,46 @@ fn a_cache_workload_at_several_data_sizes_gets_a_hit_ratio_curve() {
     let bars = &html[html.find("<title>Hit ratio by workload</title>").unwrap()..];
     assert!(bars.find("=256.0MiB)").unwrap() < bars.find("=1.0GiB)").unwrap());
 }
+
+#[test]
+fn labelled_stores_of_one_kind_are_separate_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_result("redis/workloada/1x1/round-1", &dir.path().join("a"));
+    copy_result("redis/workloada/1x1/round-2", &dir.path().join("b"));
+    let path = dir.path().join("b/result.json");
+    let mut doc = ResultDocument::load(&path).unwrap();
+    assert_eq!(doc.store.label, None, "written without --label");
+    doc.store.label = Some("redis-64mb".into());
+    std::fs::write(&path, doc.to_json_pretty()).unwrap();
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let stores: Vec<&str> = study.cells.iter().map(|c| c.key.store.as_str()).collect();
+    assert_eq!(stores, ["redis", "redis-64mb"]);
+    assert!(study.cells.iter().all(|c| c.rounds.len() == 1));
+}
+
+#[test]
+fn memtier_runs_at_several_connection_counts_are_one_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, clients) in [("a", "4"), ("b", "32")] {
+        copy_result("redis/workloada/1x1/round-1", &dir.path().join(name));
+        let path = dir.path().join(name).join("result.json");
+        let mut doc = ResultDocument::load(&path).unwrap();
+        doc.workload.insert("clients-total".into(), clients.into());
+        doc.runner.insert(
+            "connections_per_thread".into(),
+            clients.parse::<u64>().unwrap().into(),
+        );
+        std::fs::write(&path, doc.to_json_pretty()).unwrap();
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let workloads: Vec<&str> = study
+        .cells
+        .iter()
+        .map(|c| c.key.workload.as_str())
+        .collect();
+    assert_eq!(
+        workloads,
+        ["workloada", "workloada"],
+        "one workload, two concurrencies"
+    );
+}

@@ -341,7 +341,12 @@ impl Plan {
         data_dir: Option<&Path>,
         url: Option<&str>,
     ) -> Vec<String> {
-        let mut a = vec!["--db".to_string(), store.db.clone()];
+        let mut a = vec![
+            "--db".to_string(),
+            store.db.clone(),
+            "--label".to_string(),
+            store.name.clone(),
+        ];
         if let Some(d) = data_dir {
             a.push("--path".into());
             a.push(d.display().to_string());
@@ -476,7 +481,14 @@ fn memtier_target(store: &StorePlan, words: &[String], url: Option<&str>) -> Vec
     let (host, port) = url
         .and_then(host_port)
         .unwrap_or_else(|| ("HOST".into(), "PORT".into()));
-    let mut a = vec!["-s".to_string(), host, "-p".to_string(), port];
+    let mut a = vec![
+        "-s".to_string(),
+        host,
+        "-p".to_string(),
+        port,
+        "--label".to_string(),
+        store.name.clone(),
+    ];
     if store.db == "memcached" && !names_protocol(words) {
         a.push("--protocol=memcache_text".into());
     }

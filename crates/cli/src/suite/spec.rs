@@ -281,6 +281,7 @@ const MEMTIER_RESERVED: &[(&str, &str)] = &[
     ("", "--overwrite"),
     ("", "--spawn"),
     ("", "--progress"),
+    ("", "--label"),
 ];
 
 /// The words of a memtier line, refusing the flags the suite sets (a `prefill` line may
