@@ -114,10 +114,10 @@ pub struct MemtierArgs {
     /// Connect over TLS (rediss://).
     #[arg(long)]
     pub tls: bool,
-    /// TLS client certificate (not supported by kvlab).
+    /// Client certificate (PEM) to present to a server that authenticates clients.
     #[arg(long, value_name = "FILE")]
     pub cert: Option<PathBuf>,
-    /// TLS private key (not supported by kvlab).
+    /// Private key (PEM) of --cert.
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
     /// CA certificates (PEM) that verify the server (default: the system roots).
@@ -339,11 +339,6 @@ impl MemtierArgs {
                 "kvlab speaks memcached's text protocol; use -P memcache_text",
             ),
             (
-                self.cert.is_some() || self.key.is_some(),
-                "--cert/--key",
-                "kvlab's TLS client does not present a client certificate",
-            ),
-            (
                 self.tls_protocols.is_some(),
                 "--tls-protocols",
                 "kvlab's TLS client negotiates TLS 1.2 or 1.3 with the server",
@@ -414,12 +409,21 @@ impl MemtierArgs {
             .uri
             .as_deref()
             .is_some_and(|u| u.starts_with("rediss://"));
-        let tls_options = self.cacert.is_some() || self.tls_skip_verify || self.sni.is_some();
+        let tls_options = self.cacert.is_some()
+            || self.tls_skip_verify
+            || self.sni.is_some()
+            || self.cert.is_some()
+            || self.key.is_some();
         if (self.tls || tls_options || tls_uri) && !self.protocol.is_redis() {
             return Err("TLS (--tls and its options) is for the redis protocols".to_string());
         }
         if tls_options && !(self.tls || tls_uri) {
-            return Err("--cacert, --tls-skip-verify and --sni need --tls".to_string());
+            return Err(
+                "--cacert, --tls-skip-verify, --sni, --cert and --key need --tls".to_string(),
+            );
+        }
+        if self.cert.is_some() != self.key.is_some() {
+            return Err("--cert and --key go together".to_string());
         }
         if self.cluster_mode && !self.protocol.is_redis() {
             return Err("--cluster-mode can only be used with the redis protocols".to_string());
@@ -509,7 +513,8 @@ impl MemtierArgs {
     }
 
     /// `redis.*` store options for the TLS and cluster flags (`--cacert`,
-    /// `--tls-skip-verify`, `--sni`, `--cluster-mode`) and the RESP version, as
+    /// `--tls-skip-verify`, `--sni`, `--cert`/`--key`, `--cluster-mode`) and the RESP
+    /// version, as
     /// `name=value` properties.
     pub fn redis_options(&self) -> Vec<String> {
         let mut o = Vec::new();
@@ -524,6 +529,10 @@ impl MemtierArgs {
         }
         if let Some(sni) = &self.sni {
             o.push(format!("redis.tls_sni={sni}"));
+        }
+        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
+            o.push(format!("redis.tls_cert_file={}", cert.display()));
+            o.push(format!("redis.tls_key_file={}", key.display()));
         }
         if self.cluster_mode {
             o.push("redis.cluster=yes".to_string());
@@ -1096,6 +1105,12 @@ mod tests {
             a.redis_options(),
             ["redis.tls_ca_file=ca.pem", "redis.tls_sni=db.local"]
         );
+        let a = args("--tls --cert c.pem --key k.pem");
+        a.validate().unwrap();
+        assert_eq!(
+            a.redis_options(),
+            ["redis.tls_cert_file=c.pem", "redis.tls_key_file=k.pem"]
+        );
         let a = args("--tls --tls-skip-verify --protocol=resp3 --cluster-mode");
         a.validate().unwrap();
         assert_eq!(
@@ -1109,6 +1124,7 @@ mod tests {
         args("-u rediss://h:1").validate().unwrap();
         for (line, message) in [
             ("--cacert ca.pem", "need --tls"),
+            ("--tls --cert c.pem", "go together"),
             ("--tls -P memcache_text", "redis protocols"),
             ("--cluster-mode -P memcache_text", "redis protocols"),
             ("--cluster-mode --select-db 2", "--cluster-mode"),
@@ -1124,8 +1140,6 @@ mod tests {
             ("-S /tmp/redis.sock", "-S/--unix-socket"),
             ("-4", "--ipv4"),
             ("-P memcache_binary", "memcache_binary"),
-            ("--cert c.pem", "--cert"),
-            ("--key k.pem", "--key"),
             ("--tls-protocols TLSv1.2", "--tls-protocols"),
             ("-x 3", "--run-count"),
             ("--client-stats=cs", "--client-stats"),

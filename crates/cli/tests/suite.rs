@@ -568,7 +568,10 @@ connections = [1, 4]
     // The prefilled keys are there: every GET hits.
     for store in ["redis", "mc"] {
         let doc = json(&out.join(format!("{store}/gets/t1-c4/round-1/result.json")));
-        assert_eq!(doc["store"]["label"], store, "memtier cells are labelled too");
+        assert_eq!(
+            doc["store"]["label"], store,
+            "memtier cells are labelled too"
+        );
         let read = doc["results"]["ops"]
             .as_array()
             .unwrap()

@@ -258,23 +258,24 @@ impl Backoff {
 }
 
 /// Builds the TLS settings: trust the CA file's certificates (or the given roots), or —
-/// for self-signed test servers — trust anything.
+/// for self-signed test servers — trust anything; present `client_cert` (certificate
+/// chain and private key, PEM files) to servers that authenticate clients.
 pub(crate) fn tls_settings(
     host: &str,
     ca_file: Option<&std::path::Path>,
     skip_verify: bool,
     sni: Option<&str>,
+    client_cert: Option<(&std::path::Path, &std::path::Path)>,
 ) -> Result<Arc<Tls>, StoreError> {
     let config_err = |m: String| StoreError::new(StoreErrorKind::Config, m);
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| config_err(format!("TLS: {e}")))?;
-    let config = if skip_verify {
+    let builder = if skip_verify {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
-            .with_no_client_auth()
     } else {
         let mut roots = rustls::RootCertStore::empty();
         let Some(path) = ca_file else {
@@ -300,7 +301,36 @@ pub(crate) fn tls_settings(
                 path.display()
             )));
         }
-        builder.with_root_certificates(roots).with_no_client_auth()
+        builder.with_root_certificates(roots)
+    };
+    let config = match client_cert {
+        None => builder.with_no_client_auth(),
+        Some((cert_path, key_path)) => {
+            let read = |path: &std::path::Path| {
+                std::fs::read(path).map_err(|e| {
+                    config_err(format!("reading TLS client file {}: {e}", path.display()))
+                })
+            };
+            let pem = read(cert_path)?;
+            let certs = rustls_pemfile::certs(&mut pem.as_slice())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| config_err(format!("{}: {e}", cert_path.display())))?;
+            if certs.is_empty() {
+                return Err(config_err(format!(
+                    "{}: no PEM certificate found",
+                    cert_path.display()
+                )));
+            }
+            let pem = read(key_path)?;
+            let key = rustls_pemfile::private_key(&mut pem.as_slice())
+                .map_err(|e| config_err(format!("{}: {e}", key_path.display())))?
+                .ok_or_else(|| {
+                    config_err(format!("{}: no PEM private key found", key_path.display()))
+                })?;
+            builder
+                .with_client_auth_cert(certs, key)
+                .map_err(|e| config_err(format!("TLS client certificate: {e}")))?
+        }
     };
     let name = sni.unwrap_or(host).to_string();
     let server_name = rustls::pki_types::ServerName::try_from(name.clone())

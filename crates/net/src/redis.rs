@@ -52,6 +52,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "tls_ca_file",
     "tls_skip_verify",
     "tls_sni",
+    "tls_cert_file",
+    "tls_key_file",
     "cluster",
     "index_key",
 ];
@@ -105,6 +107,9 @@ pub struct RedisConfig {
     pub tls_skip_verify: bool,
     /// TLS server name, when not the URL's host.
     pub tls_sni: Option<String>,
+    /// Client certificate chain (PEM) and its private key (PEM), for servers that
+    /// authenticate clients (`tls-auth-clients yes`).
+    pub tls_client_cert: Option<(PathBuf, PathBuf)>,
     /// Cluster handling.
     pub cluster: ClusterMode,
     /// The sorted set indexing keys for scans (hash model).
@@ -149,6 +154,20 @@ impl RedisConfig {
             .map(PathBuf::from);
         let tls_skip_verify = opts.bool("tls_skip_verify", false)?;
         let tls_sni = Some(opts.string("tls_sni", "")).filter(|s| !s.is_empty());
+        let tls_client_cert = match (
+            Some(opts.string("tls_cert_file", "")).filter(|s| !s.is_empty()),
+            Some(opts.string("tls_key_file", "")).filter(|s| !s.is_empty()),
+        ) {
+            (Some(cert), Some(key)) => Some((PathBuf::from(cert), PathBuf::from(key))),
+            (None, None) => None,
+            _ => {
+                return Err(config_err(
+                    "a client certificate needs both redis.tls_cert_file and \
+                     redis.tls_key_file"
+                        .into(),
+                ))
+            }
+        };
         let cluster = match opts
             .choice("cluster", &["auto", "yes", "no", "true", "false"], "auto")?
             .as_str()
@@ -168,6 +187,7 @@ impl RedisConfig {
             tls_ca_file,
             tls_skip_verify,
             tls_sni,
+            tls_client_cert,
             cluster,
             index_key,
         })
@@ -194,6 +214,10 @@ impl RedisConfig {
             (
                 "tls_skip_verify".into(),
                 StatValue::from(self.tls_skip_verify),
+            ),
+            (
+                "tls_client_cert".into(),
+                StatValue::from(self.tls_client_cert.is_some()),
             ),
             ("index_key".into(), self.index_key.as_str().into()),
         ]
@@ -427,6 +451,10 @@ impl RedisStore {
                 config.tls_ca_file.as_deref(),
                 config.tls_skip_verify,
                 config.tls_sni.as_deref(),
+                config
+                    .tls_client_cert
+                    .as_ref()
+                    .map(|(c, k)| (c.as_path(), k.as_path())),
             )?)
         } else {
             None

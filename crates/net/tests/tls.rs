@@ -50,8 +50,48 @@ fn make_ca(dir: &Path, name: &str) {
     );
 }
 
+/// Makes `NAME.key` and `NAME.crt`, signed by the CA `test` with the extensions `ext`.
+fn issue(dir: &Path, name: &str, ext: &str) {
+    let (key, csr, crt, ext_file) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.crt"),
+        format!("{name}.ext"),
+    );
+    let subject = format!("/CN=kvlab {name}");
+    openssl(
+        dir,
+        &[
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj",
+            &subject,
+        ],
+    );
+    std::fs::write(dir.join(&ext_file), ext).unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "test-ca.crt",
+            "-CAkey",
+            "test-ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            &ext_file,
+            "-out",
+            &crt,
+        ],
+    );
+}
+
 /// A CA `test`, a server certificate `server.crt`/`.key` it signed for 127.0.0.1 and
-/// [`CERT_DNS_NAME`], and an unrelated CA `other`; `None` (with a note) without openssl.
+/// [`CERT_DNS_NAME`], a client certificate `client.crt`/`.key` it signed, and an
+/// unrelated CA `other`; `None` (with a note) without openssl.
 fn pki() -> Option<Pki> {
     if Command::new("openssl").arg("version").output().is_err() {
         eprintln!("note: openssl is not installed (apt-get install openssl); TLS test skipped");
@@ -61,56 +101,31 @@ fn pki() -> Option<Pki> {
     let d = dir.path();
     make_ca(d, "test");
     make_ca(d, "other");
-    openssl(
+    issue(
         d,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "server.key",
-            "-out",
-            "server.csr",
-            "-subj",
-            "/CN=kvlab redis",
-        ],
-    );
-    std::fs::write(
-        d.join("server.ext"),
-        format!(
+        "server",
+        &format!(
             "subjectAltName=IP:127.0.0.1,DNS:{CERT_DNS_NAME}\nbasicConstraints=CA:FALSE\n\
              keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
         ),
-    )
-    .unwrap();
-    openssl(
+    );
+    issue(
         d,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "test-ca.crt",
-            "-CAkey",
-            "test-ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "server.ext",
-            "-out",
-            "server.crt",
-        ],
+        "client",
+        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
     );
     Some(Pki { dir })
 }
 
 /// redis-server serving TLS only, not asking clients for certificates.
 fn tls_redis(pki: &Pki) -> Server {
+    tls_redis_authenticating(pki, "no")
+}
+
+/// redis-server serving TLS only, with `tls-auth-clients` set to `auth_clients`.
+fn tls_redis_authenticating(pki: &Pki, auth_clients: &str) -> Server {
     let spec = format!(
-        "tls-cert-file={},tls-key-file={},tls-ca-cert-file={},tls-auth-clients=no",
+        "tls-cert-file={},tls-key-file={},tls-ca-cert-file={},tls-auth-clients={auth_clients}",
         pki.path("server.crt").display(),
         pki.path("server.key").display(),
         pki.path("test-ca.crt").display(),
@@ -298,4 +313,51 @@ fn tls_to_a_plain_server_fails_at_open_with_a_handshake_error() {
     assert_eq!(e.kind, StoreErrorKind::Connection, "{e}");
     assert!(e.message.contains("TLS handshake"), "{e}");
     assert!(e.message.contains("serving TLS"), "{e}");
+}
+
+#[test]
+fn a_client_certificate_is_presented_to_a_server_that_asks_for_one() {
+    let Some(pki) = pki() else { return };
+    let server = tls_redis_authenticating(&pki, "yes");
+    let ca = pki.path("test-ca.crt").display().to_string();
+    let (crt, key) = (
+        pki.path("client.crt").display().to_string(),
+        pki.path("client.key").display().to_string(),
+    );
+    let store = open(
+        &server.url(),
+        &[
+            ("redis.tls_ca_file", &ca),
+            ("redis.tls_cert_file", &crt),
+            ("redis.tls_key_file", &key),
+        ],
+    )
+    .unwrap();
+    conforms(&store);
+    // Without the certificate the server ends the handshake.
+    let e = open(&server.url(), &[("redis.tls_ca_file", &ca)])
+        .err()
+        .unwrap();
+    assert_eq!(e.kind, StoreErrorKind::Connection, "{e:?}");
+    // Half a pair, or a file without a key, is a configuration error naming the option
+    // or the file.
+    let e = open(
+        &server.url(),
+        &[("redis.tls_ca_file", &ca), ("redis.tls_cert_file", &crt)],
+    )
+    .err()
+    .unwrap();
+    assert!(e.message.contains("redis.tls_key_file"), "{}", e.message);
+    let e = open(
+        &server.url(),
+        &[
+            ("redis.tls_ca_file", &ca),
+            ("redis.tls_cert_file", &crt),
+            ("redis.tls_key_file", &crt),
+        ],
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.kind, StoreErrorKind::Config, "{e:?}");
+    assert!(e.message.contains("client.crt"), "{}", e.message);
 }
