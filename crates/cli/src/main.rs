@@ -654,7 +654,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     };
     let args = PhaseArgs {
         property_files: Vec::new(),
-        properties: a.redis_options(),
+        properties: a.store_options(),
         db: db.into(),
         path: None,
         cachebench: None,

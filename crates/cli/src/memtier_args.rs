@@ -204,8 +204,8 @@ pub struct MemtierArgs {
     /// Reconnect on connection errors (not supported by kvlab).
     #[arg(long)]
     pub reconnect_on_error: bool,
-    /// Connection timeout in seconds (not supported by kvlab).
-    #[arg(long, value_name = "SECS")]
+    /// Connection (and TLS handshake) timeout in seconds (default 5).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..))]
     pub connection_timeout: Option<u32>,
     /// Multi-key GETs of up to NUM keys each (Redis MGET, memcached `get k1 … kN`).
     #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
@@ -364,11 +364,6 @@ impl MemtierArgs {
                 "kvlab keeps one connection per client for the whole run",
             ),
             (
-                self.connection_timeout.is_some(),
-                "--connection-timeout",
-                "kvlab's stores use their own connect timeout",
-            ),
-            (
                 self.data_offset.is_some_and(|o| o > 0),
                 "--data-offset",
                 "SETRANGE/GETRANGE requests are not implemented",
@@ -512,12 +507,22 @@ impl MemtierArgs {
         format!("{scheme}://{credentials}{host}:{port}{db}")
     }
 
-    /// `redis.*` store options for the TLS and cluster flags (`--cacert`,
-    /// `--tls-skip-verify`, `--sni`, `--cert`/`--key`, `--cluster-mode`) and the RESP
-    /// version, as
-    /// `name=value` properties.
-    pub fn redis_options(&self) -> Vec<String> {
+    /// Store options (`redis.*` or `memcached.*`) for the TLS and cluster flags
+    /// (`--cacert`, `--tls-skip-verify`, `--sni`, `--cert`/`--key`, `--cluster-mode`),
+    /// `--connection-timeout` and the RESP version, as `name=value` properties.
+    pub fn store_options(&self) -> Vec<String> {
         let mut o = Vec::new();
+        if let Some(secs) = self.connection_timeout {
+            let store = if self.protocol.is_redis() {
+                "redis"
+            } else {
+                "memcached"
+            };
+            o.push(format!(
+                "{store}.connect_timeout_ms={}",
+                u64::from(secs) * 1000
+            ));
+        }
         if self.protocol == MemtierProtocol::Resp3 {
             o.push("redis.protocol=resp3".to_string());
         }
@@ -1102,19 +1107,23 @@ mod tests {
         a.validate().unwrap();
         assert_eq!(a.url(), "rediss://:pw@127.0.0.1:7000");
         assert_eq!(
-            a.redis_options(),
+            a.store_options(),
             ["redis.tls_ca_file=ca.pem", "redis.tls_sni=db.local"]
+        );
+        assert_eq!(
+            args("--connection-timeout 3 -P memcache_text").store_options(),
+            ["memcached.connect_timeout_ms=3000"]
         );
         let a = args("--tls --cert c.pem --key k.pem");
         a.validate().unwrap();
         assert_eq!(
-            a.redis_options(),
+            a.store_options(),
             ["redis.tls_cert_file=c.pem", "redis.tls_key_file=k.pem"]
         );
         let a = args("--tls --tls-skip-verify --protocol=resp3 --cluster-mode");
         a.validate().unwrap();
         assert_eq!(
-            a.redis_options(),
+            a.store_options(),
             [
                 "redis.protocol=resp3",
                 "redis.tls_skip_verify=true",
@@ -1146,7 +1155,6 @@ mod tests {
             ("--hdr-file-prefix=h", "--hdr-file-prefix"),
             ("--reconnect-interval=10", "--reconnect-interval"),
             ("--reconnect-on-error", "--reconnect-on-error"),
-            ("--connection-timeout=3", "--connection-timeout"),
             ("--data-offset=10", "--data-offset"),
             ("--command=ping", "--command"),
             ("--command-ratio=2", "--command"),
