@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 
-use crate::{Record, Timestamp};
+use crate::{Record, SharedBytes, Timestamp};
 
 /// The kind of an operation, named as YCSB reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -78,8 +78,10 @@ impl fmt::Display for OpKind {
 ///
 /// **Blobs.** memtier-style and cache workloads have no fields: a key maps to one
 /// opaque value. They set [`Request::blob`] and put the value in `record` as a single
-/// field with an empty name. Stores that keep one value per key then store the value
-/// bytes verbatim (not the YCSB field encoding), and a blob read returns the value as a
+/// field with an empty name, or name a range of a shared buffer in
+/// [`Request::shared_value`] instead of copying it. Stores read a blob write's value
+/// with [`Request::blob_value`] (whichever of the two holds it) and keep the value
+/// bytes verbatim (not the YCSB field encoding); a blob read returns the value as a
 /// single unnamed field of the reply.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -98,6 +100,9 @@ pub struct Request {
     /// Time to live of a written value in seconds; 0 means no expiry. Stores without
     /// expiry ignore it.
     pub ttl_s: u32,
+    /// A blob write's value as a range of a shared buffer; when non-empty it is the
+    /// value, and `record` is empty. Read it through [`Request::blob_value`].
+    pub shared_value: SharedBytes,
 }
 
 impl Default for Request {
@@ -110,6 +115,7 @@ impl Default for Request {
             scan_len: 0,
             blob: false,
             ttl_s: 0,
+            shared_value: SharedBytes::new(),
         }
     }
 }
@@ -124,6 +130,7 @@ impl Request {
         self.scan_len = 0;
         self.blob = false;
         self.ttl_s = 0;
+        self.shared_value.clear();
     }
 
     /// Appends the single value a key-value engine stores for this write: a blob's
@@ -159,13 +166,24 @@ impl Request {
         })
     }
 
-    /// The value of a blob write: the first field's value (empty when there is none).
+    /// The value of a blob write: [`Request::shared_value`] when it is set, otherwise
+    /// the first field's value (empty when there is none).
+    #[inline]
     pub fn blob_value(&self) -> &[u8] {
-        if self.record.is_empty() {
+        if !self.shared_value.is_empty() {
+            self.shared_value.as_slice()
+        } else if self.record.is_empty() {
             b""
         } else {
             self.record.field(0).1
         }
+    }
+
+    /// What a write asks to store, in bytes, as [`Outcome::Written`] reports it: the key
+    /// plus the record's field names and values (plus a shared blob value).
+    #[inline]
+    pub fn written_bytes(&self) -> u64 {
+        (self.key.len() + self.record.size_bytes() + self.shared_value.len()) as u64
     }
 }
 
@@ -570,6 +588,23 @@ mod tests {
         assert_eq!(stored, b"raw bytes");
         req.decode_value(b"xyz", &mut reply).unwrap();
         assert_eq!(reply.field(0), (&b""[..], &b"xyz"[..]));
+        assert_eq!(req.written_bytes(), 9);
+
+        // A value in a shared buffer is the blob's value.
+        req.clear();
+        req.blob = true;
+        req.key.extend_from_slice(b"key");
+        let pool: std::sync::Arc<[u8]> = std::sync::Arc::from(&b"0123456789"[..]);
+        req.shared_value.set(&pool, 4..7);
+        stored.clear();
+        req.encode_value(&mut stored);
+        assert_eq!(
+            (stored.as_slice(), req.blob_value()),
+            (&b"456"[..], &b"456"[..])
+        );
+        assert_eq!(req.written_bytes(), 3 + 3);
+        req.clear();
+        assert!(req.blob_value().is_empty());
     }
 
     #[test]

@@ -136,6 +136,7 @@ struct Shared {
 
 impl Shared {
     /// YCSB `buildKeyName`.
+    #[inline]
     fn key_name(&self, keynum: u64, out: &mut Vec<u8>) {
         out.clear();
         out.extend_from_slice(b"user");
@@ -1014,23 +1015,39 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 8081828384858687888990919293949596979899";
 
 /// Writes `n` in decimal at the end of `buf` and returns where the digits start. Two
-/// digits per division: key names are formatted on every operation.
+/// digits per division; a number of more than ten digits is split in two first, so
+/// that its halves' digits are computed in parallel (key names are formatted on every
+/// operation, and YCSB's hashed key numbers have 19 digits).
 #[inline]
-fn format_decimal(mut n: u64, buf: &mut [u8; 20]) -> usize {
+fn format_decimal(n: u64, buf: &mut [u8; 20]) -> usize {
+    const E10: u64 = 10_000_000_000;
+    let put = |buf: &mut [u8; 20], at: usize, two: u64| {
+        let i = two as usize * 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[i..i + 2]);
+    };
     let mut at = buf.len();
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        at -= 2;
-        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    let mut high = n;
+    if n >= E10 {
+        // The low ten digits, zeros included.
+        let mut low = n % E10;
+        high = n / E10;
+        for _ in 0..5 {
+            at -= 2;
+            put(buf, at, low % 100);
+            low /= 100;
+        }
     }
-    if n >= 10 {
-        let pair = n as usize * 2;
+    while high >= 100 {
         at -= 2;
-        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        put(buf, at, high % 100);
+        high /= 100;
+    }
+    if high >= 10 {
+        at -= 2;
+        put(buf, at, high);
     } else {
         at -= 1;
-        buf[at] = b'0' + n as u8;
+        buf[at] = b'0' + high as u8;
     }
     at
 }
@@ -1038,6 +1055,20 @@ fn format_decimal(mut n: u64, buf: &mut [u8; 20]) -> usize {
 #[cfg(test)]
 mod format_tests {
     use super::format_decimal;
+
+    #[test]
+    fn decimal_formatting_matches_std_at_every_magnitude() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let n = x >> (i % 64);
+            let mut buf = [0u8; 20];
+            let at = format_decimal(n, &mut buf);
+            assert_eq!(std::str::from_utf8(&buf[at..]).unwrap(), n.to_string());
+        }
+    }
 
     #[test]
     fn decimal_formatting_matches_std() {
@@ -1049,6 +1080,14 @@ mod format_tests {
             100,
             101,
             12345,
+            99_999_999,
+            100_000_000,
+            9_999_999_999_999_999,
+            10_000_000_000_000_000,
+            1_234_567_890_123_456_789,
+            9_223_372_036_854_775_808,
+            9_999_999_999_999_999_999,
+            10_000_000_000_000_000_000,
             6284781860667377211,
             u64::MAX,
         ] {
