@@ -122,6 +122,7 @@ impl Default for Request {
 
 impl Request {
     /// Resets to an all-fields read of an empty key, keeping buffer capacity.
+    #[inline]
     pub fn clear(&mut self) {
         self.kind = OpKind::Read;
         self.key.clear();
@@ -218,6 +219,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The YCSB return status of this outcome.
+    #[inline]
     pub fn status(self) -> Status {
         match self {
             Outcome::Miss => Status::NotFound,
@@ -226,6 +228,7 @@ impl Outcome {
     }
 
     /// Bytes returned to the client by this outcome.
+    #[inline]
     pub fn bytes_read(self) -> u64 {
         match self {
             Outcome::Hit { bytes } | Outcome::Scanned { bytes, .. } => bytes,
@@ -234,6 +237,7 @@ impl Outcome {
     }
 
     /// Bytes sent to the store by this outcome.
+    #[inline]
     pub fn bytes_written(self) -> u64 {
         match self {
             Outcome::Written { bytes } => bytes,
@@ -385,12 +389,14 @@ impl Batch {
     }
 
     /// Empties the batch, keeping every slot's buffers for reuse.
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
     }
 
     /// Adds a slot (reusing an old one's buffers) and returns it, its request cleared
     /// and its result reset.
+    #[inline]
     pub fn push(&mut self) -> &mut Slot {
         if self.len == self.slots.len() {
             self.slots.push(Slot::default());
@@ -405,26 +411,31 @@ impl Batch {
 
     /// Drops the requests from `len` on (keeping their buffers), e.g. to take back a
     /// slot that [`Batch::push`] added but no request was generated for.
+    #[inline]
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
     }
 
     /// Number of requests in the batch.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True when the batch holds no request.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The slots in use.
+    #[inline]
     pub fn slots(&self) -> &[Slot] {
         &self.slots[..self.len]
     }
 
     /// The slots in use, mutably.
+    #[inline]
     pub fn slots_mut(&mut self) -> &mut [Slot] {
         &mut self.slots[..self.len]
     }
