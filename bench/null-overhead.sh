@@ -2,21 +2,38 @@
 # kvlab's own cost per operation: workload A (and C, uniform) against the `null` store,
 # one thread, histograms on. Prints each round and the median throughput.
 # Usage: bench/null-overhead.sh [ROUNDS] (default 5)
+# With BASELINE=/path/to/an/older/kvlab, every round runs that binary too, alternating
+# with the one built here, and the medians of both and their ratio are printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-5}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
 cargo build --release --locked --quiet --bin kvlab
 KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+BASELINE="${BASELINE:-}"
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+throughput() {
+  "$1" run -P "workloads/ycsb/$2" -p requestdistribution="$3" \
+    -p operationcount=20000000 --db null --threads 1 --seed "$4" --progress never 2>/dev/null \
+    | sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'
+}
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for spec in "workloada zipfian" "workloadc uniform"; do
   set -- $spec
   runs=()
+  base=()
   for r in $(seq 1 "$ROUNDS"); do
-    runs+=("$("$KVLAB" run -P "workloads/ycsb/$1" -p requestdistribution="$2" \
-      -p operationcount=20000000 --db null --threads 1 --seed "$r" --progress never 2>/dev/null \
-      | sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p')")
+    runs+=("$(throughput "$KVLAB" "$1" "$2" "$r")")
+    if [ -n "$BASELINE" ]; then
+      base+=("$(throughput "$BASELINE" "$1" "$2" "$r")")
+    fi
   done
   printf '%s (%s), 1 thread: median %.0f ops/s over %d rounds (%s)\n' "$1" "$2" \
     "$(median "${runs[@]}")" "$ROUNDS" "$(printf '%.0f ' "${runs[@]}")"
+  if [ -n "$BASELINE" ]; then
+    printf '  baseline %s: median %.0f ops/s (%s); ratio %.2f\n' "$BASELINE" \
+      "$(median "${base[@]}")" "$(printf '%.0f ' "${base[@]}")" \
+      "$(echo "$(median "${runs[@]}") $(median "${base[@]}")" | awk '{ print $1 / $2 }')"
+  fi
 done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

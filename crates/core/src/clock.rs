@@ -28,12 +28,14 @@ struct Tsc {
     ns_per_tick_q32: u64,
 }
 
+#[inline]
 fn calibration() -> &'static Calibration {
     static CAL: OnceLock<Calibration> = OnceLock::new();
     CAL.get_or_init(calibrate)
 }
 
 #[cfg(target_arch = "x86_64")]
+#[inline]
 fn read_tsc() -> u64 {
     // SAFETY: `rdtsc` is available on every x86-64 CPU and has no preconditions.
     unsafe { core::arch::x86_64::_rdtsc() }

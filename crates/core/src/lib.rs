@@ -17,10 +17,12 @@
 
 mod clock;
 mod record;
+mod shared;
 mod store;
 
 pub use clock::Timestamp;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
+pub use shared::SharedBytes;
 pub use store::{
     Batch, Capabilities, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue, Status,
     Store, StoreError, StoreErrorKind, StoreStats,

@@ -48,22 +48,26 @@ impl Record {
     }
 
     /// Removes every field, keeping the allocated capacity.
+    #[inline]
     pub fn clear(&mut self) {
         self.buf.clear();
         self.spans.clear();
     }
 
     /// The number of fields.
+    #[inline]
     pub fn len(&self) -> usize {
         self.spans.len()
     }
 
     /// True when the record has no fields.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
 
     /// Total bytes of names and values.
+    #[inline]
     pub fn size_bytes(&self) -> usize {
         self.buf.len()
     }
@@ -74,6 +78,7 @@ impl Record {
     }
 
     /// Appends a field.
+    #[inline]
     pub fn push(&mut self, name: &[u8], value: &[u8]) {
         let name_start = self.buf.len() as u32;
         self.buf.extend_from_slice(name);
@@ -104,6 +109,7 @@ impl Record {
     }
 
     /// The `i`-th field as `(name, value)`.
+    #[inline]
     pub fn field(&self, i: usize) -> (&[u8], &[u8]) {
         let s = self.spans[i];
         (

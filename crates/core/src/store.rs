@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 
-use crate::{Record, Timestamp};
+use crate::{Record, SharedBytes, Timestamp};
 
 /// The kind of an operation, named as YCSB reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -159,8 +159,10 @@ impl fmt::Debug for KeyList {
 ///
 /// **Blobs.** memtier-style and cache workloads have no fields: a key maps to one
 /// opaque value. They set [`Request::blob`] and put the value in `record` as a single
-/// field with an empty name. Stores that keep one value per key then store the value
-/// bytes verbatim (not the YCSB field encoding), and a blob read returns the value as a
+/// field with an empty name, or name a range of a shared buffer in
+/// [`Request::shared_value`] instead of copying it. Stores read a blob write's value
+/// with [`Request::blob_value`] (whichever of the two holds it) and keep the value
+/// bytes verbatim (not the YCSB field encoding); a blob read returns the value as a
 /// single unnamed field of the reply.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -181,6 +183,9 @@ pub struct Request {
     pub ttl_s: u32,
     /// The further keys of a multi-key read (see the type's docs); empty otherwise.
     pub more_keys: KeyList,
+    /// A blob write's value as a range of a shared buffer; when non-empty it is the
+    /// value, and `record` is empty. Read it through [`Request::blob_value`].
+    pub shared_value: SharedBytes,
 }
 
 impl Default for Request {
@@ -194,12 +199,14 @@ impl Default for Request {
             blob: false,
             ttl_s: 0,
             more_keys: KeyList::new(),
+            shared_value: SharedBytes::new(),
         }
     }
 }
 
 impl Request {
     /// Resets to an all-fields read of an empty key, keeping buffer capacity.
+    #[inline]
     pub fn clear(&mut self) {
         self.kind = OpKind::Read;
         self.key.clear();
@@ -208,6 +215,7 @@ impl Request {
         self.scan_len = 0;
         self.blob = false;
         self.ttl_s = 0;
+        self.shared_value.clear();
         self.more_keys.clear();
     }
 
@@ -260,13 +268,24 @@ impl Request {
         })
     }
 
-    /// The value of a blob write: the first field's value (empty when there is none).
+    /// The value of a blob write: [`Request::shared_value`] when it is set, otherwise
+    /// the first field's value (empty when there is none).
+    #[inline]
     pub fn blob_value(&self) -> &[u8] {
-        if self.record.is_empty() {
+        if !self.shared_value.is_empty() {
+            self.shared_value.as_slice()
+        } else if self.record.is_empty() {
             b""
         } else {
             self.record.field(0).1
         }
+    }
+
+    /// What a write asks to store, in bytes, as [`Outcome::Written`] reports it: the key
+    /// plus the record's field names and values (plus a shared blob value).
+    #[inline]
+    pub fn written_bytes(&self) -> u64 {
+        (self.key.len() + self.record.size_bytes() + self.shared_value.len()) as u64
     }
 }
 
@@ -347,6 +366,7 @@ impl Outcome {
     }
 
     /// Bytes sent to the store by this outcome.
+    #[inline]
     pub fn bytes_written(self) -> u64 {
         match self {
             Outcome::Written { bytes } => bytes,
@@ -510,12 +530,14 @@ impl Batch {
     }
 
     /// Empties the batch, keeping every slot's buffers for reuse.
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
     }
 
     /// Adds a slot (reusing an old one's buffers) and returns it, its request cleared
     /// and its result reset.
+    #[inline]
     pub fn push(&mut self) -> &mut Slot {
         if self.len == self.slots.len() {
             self.slots.push(Slot::default());
@@ -530,26 +552,31 @@ impl Batch {
 
     /// Drops the requests from `len` on (keeping their buffers), e.g. to take back a
     /// slot that [`Batch::push`] added but no request was generated for.
+    #[inline]
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
     }
 
     /// Number of requests in the batch.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True when the batch holds no request.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The slots in use.
+    #[inline]
     pub fn slots(&self) -> &[Slot] {
         &self.slots[..self.len]
     }
 
     /// The slots in use, mutably.
+    #[inline]
     pub fn slots_mut(&mut self) -> &mut [Slot] {
         &mut self.slots[..self.len]
     }
@@ -713,6 +740,23 @@ mod tests {
         assert_eq!(stored, b"raw bytes");
         req.decode_value(b"xyz", &mut reply).unwrap();
         assert_eq!(reply.field(0), (&b""[..], &b"xyz"[..]));
+        assert_eq!(req.written_bytes(), 9);
+
+        // A value in a shared buffer is the blob's value.
+        req.clear();
+        req.blob = true;
+        req.key.extend_from_slice(b"key");
+        let pool: std::sync::Arc<[u8]> = std::sync::Arc::from(&b"0123456789"[..]);
+        req.shared_value.set(&pool, 4..7);
+        stored.clear();
+        req.encode_value(&mut stored);
+        assert_eq!(
+            (stored.as_slice(), req.blob_value()),
+            (&b"456"[..], &b"456"[..])
+        );
+        assert_eq!(req.written_bytes(), 3 + 3);
+        req.clear();
+        assert!(req.blob_value().is_empty());
     }
 
     #[test]

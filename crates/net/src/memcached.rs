@@ -711,7 +711,7 @@ fn found(part: Part, req: &Request, data: &[u8], reply: &mut Record, current: &m
 
 fn written(req: &Request) -> Outcome {
     Outcome::Written {
-        bytes: (req.key.len() + req.record.size_bytes()) as u64,
+        bytes: req.written_bytes(),
     }
 }
 

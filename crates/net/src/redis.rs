@@ -1294,7 +1294,7 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
     let result = match p.part {
         Part::Aside | Part::Index => return,
         Part::Write => Ok(Outcome::Written {
-            bytes: (req.key.len() + req.record.size_bytes()) as u64,
+            bytes: req.written_bytes(),
         }),
         Part::Del => Ok(Outcome::Deleted),
         Part::Get => match frame {

@@ -296,6 +296,10 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 update.request.blob = slot.request.blob;
                 update.request.ttl_s = slot.request.ttl_s;
                 std::mem::swap(&mut update.request.record, &mut fields);
+                std::mem::swap(
+                    &mut update.request.shared_value,
+                    &mut slot.request.shared_value,
+                );
                 self.rmw_records.push(fields);
             }
         }

@@ -638,7 +638,7 @@ impl std::fmt::Debug for FoyerSession {
 
 fn written(req: &Request) -> Outcome {
     Outcome::Written {
-        bytes: (req.key.len() + req.record.size_bytes()) as u64,
+        bytes: req.written_bytes(),
     }
 }
 

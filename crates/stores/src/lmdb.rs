@@ -350,7 +350,7 @@ struct Ops {
 
 fn written(req: &Request) -> Outcome {
     Outcome::Written {
-        bytes: (req.key.len() + req.record.size_bytes()) as u64,
+        bytes: req.written_bytes(),
     }
 }
 

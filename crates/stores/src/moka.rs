@@ -351,7 +351,7 @@ impl std::fmt::Debug for MokaSession {
 impl MokaSession {
     fn written(req: &Request) -> Outcome {
         Outcome::Written {
-            bytes: (req.key.len() + req.record.size_bytes()) as u64,
+            bytes: req.written_bytes(),
         }
     }
 

@@ -49,7 +49,7 @@ impl Session for NullSession {
                     bytes: 0,
                 }),
                 OpKind::Insert | OpKind::Update => {
-                    let bytes = (slot.request.key.len() + slot.request.record.size_bytes()) as u64;
+                    let bytes = slot.request.written_bytes();
                     Ok(Outcome::Written { bytes })
                 }
                 OpKind::Delete => Ok(Outcome::Deleted),

@@ -422,7 +422,7 @@ impl RocksDbSession {
                     .put_opt(&req.key, &self.encoded, &self.write)
                     .map_err(|e| io_err("put", e))?;
                 Ok(Outcome::Written {
-                    bytes: (req.key.len() + req.record.size_bytes()) as u64,
+                    bytes: req.written_bytes(),
                 })
             }
             OpKind::Update if req.blob => {
@@ -436,7 +436,7 @@ impl RocksDbSession {
                     .put_opt(&req.key, req.blob_value(), &self.write)
                     .map_err(|e| io_err("put", e))?;
                 Ok(Outcome::Written {
-                    bytes: (req.key.len() + req.record.size_bytes()) as u64,
+                    bytes: req.written_bytes(),
                 })
             }
             OpKind::Update => {
@@ -455,7 +455,7 @@ impl RocksDbSession {
                     .put_opt(&req.key, &self.encoded, &self.write)
                     .map_err(|e| io_err("put", e))?;
                 Ok(Outcome::Written {
-                    bytes: (req.key.len() + req.record.size_bytes()) as u64,
+                    bytes: req.written_bytes(),
                 })
             }
             OpKind::Delete => {

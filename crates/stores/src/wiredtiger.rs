@@ -695,7 +695,7 @@ unsafe impl Send for WiredTigerSession {}
 
 fn written(req: &Request) -> Outcome {
     Outcome::Written {
-        bytes: (req.key.len() + req.record.size_bytes()) as u64,
+        bytes: req.written_bytes(),
     }
 }
 

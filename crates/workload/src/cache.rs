@@ -21,7 +21,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 pub(crate) use dist::parse_bytes;
-use dist::{mix64, Alias, KeyRng, SizeSampler, TruncatedNormal, ZipfRejection};
+use dist::{mix64, Alias, KeyRng, SizeSampler, TruncatedNormal, ZipfMixture};
 pub use dist::{SizeDist, SizePiece};
 
 use crate::generator::{next_below, next_f64, Zipfian};
@@ -35,7 +35,8 @@ pub enum Popularity {
     Uniform,
     /// Zipf over key indices: index `k` is drawn with probability ∝ 1/(k+1)^θ. For
     /// 0 < θ < 1 this is [`Zipfian`] (YCSB's algorithm, as CoreWorkload's `zipfian`);
-    /// for θ ≥ 1 rejection-inversion (Hörmann & Derflinger 1996). Indices are not
+    /// for θ ≥ 1 an alias table over the 2¹⁶ most popular keys and rejection-inversion
+    /// (Hörmann & Derflinger 1996) for the rest. Indices are not
     /// scrambled, but key bytes are, so the hot keys are spread over the key space.
     Zipfian {
         /// The exponent θ (> 0).
@@ -231,7 +232,7 @@ const CACHE_OPS: [CacheOp; 5] = [
 enum Chooser {
     Uniform(u64),
     Zipfian(Zipfian),
-    ZipfHeavy(ZipfRejection),
+    ZipfHeavy(ZipfMixture),
     Buckets {
         alias: Alias,
         /// Per bucket: first key index and number of keys.
@@ -309,7 +310,8 @@ fn inverse_mod_2_64(a: u64) -> u64 {
 ///   `d` digits. Keys are printable and contain no space, as memcached requires.
 /// - **Values.** Key `i` also has a fixed value size (and TTL, if any), drawn the same
 ///   way, as CacheBench assigns sizes per key. Value bytes are slices of a shared pool
-///   of random printable bytes, at a random offset per write.
+///   of random printable bytes, at a random offset per write, named by
+///   [`Request::shared_value`] rather than copied into the request.
 /// - **Popularity** picks the key index of gets, sets and deletes: see [`Popularity`].
 /// - **Operations** (see [`OpMix`]): a get is an [`OpKind::Read`], a set an
 ///   [`OpKind::Insert`] (the unconditional write: a blob `Update` only replaces an
@@ -331,7 +333,8 @@ pub struct CacheWorkload {
     ttl: Option<SizeSampler>,
     scramble: Scramble,
     key_fill: Vec<u8>,
-    pool: Vec<u8>,
+    /// Value bytes: sets name a range of it ([`Request::shared_value`]), not a copy.
+    pool: Arc<[u8]>,
 }
 
 impl fmt::Debug for CacheWorkload {
@@ -414,7 +417,7 @@ impl CacheWorkload {
                 if *theta < 1.0 {
                     Chooser::Zipfian(Zipfian::new(0, spec.keys - 1, *theta))
                 } else {
-                    Chooser::ZipfHeavy(ZipfRejection::new(spec.keys, *theta))
+                    Chooser::ZipfHeavy(ZipfMixture::new(spec.keys, *theta))
                 }
             }
             Popularity::Buckets { sizes, weights } => {
@@ -436,7 +439,7 @@ impl CacheWorkload {
             ttl: spec.ttl_s.as_ref().map(SizeSampler::new),
             scramble: Scramble::new(spec.keys),
             key_fill: key_fill(FILL_OFFSETS + max_key.max(SHORT_KEY)),
-            pool: value_pool(VALUE_POOL_SLACK + max_value),
+            pool: value_pool(VALUE_POOL_SLACK + max_value).into(),
             spec,
         })
     }
@@ -647,11 +650,12 @@ impl CacheWorkload {
         }
     }
 
-    /// Appends a value of `len` bytes from the pool, at a random offset.
+    /// Makes the request's value `len` bytes of the pool at a random offset: a range of
+    /// the shared pool, not a copy (values average kilobytes).
     #[inline]
     fn push_value<R: RngCore>(&self, rng: &mut R, len: usize, req: &mut Request) {
         let at = next_below(rng, (self.pool.len() - len + 1) as u64) as usize;
-        req.record.push(b"", &self.pool[at..at + len]);
+        req.shared_value.set(&self.pool, at..at + len);
     }
 }
 

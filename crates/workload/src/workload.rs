@@ -132,11 +132,69 @@ struct Shared {
     data_integrity: bool,
     pool: Vec<u8>,
     insert_sequence: Arc<AcknowledgedCounter>,
+    /// The names of key numbers `0..len`, built once (see [`KEY_TABLE_MAX`]).
+    key_names: KeyTable,
 }
 
+/// [`KeySlot`]s, printed as their number.
+#[derive(Default)]
+struct KeyTable(Vec<KeySlot>);
+
+impl std::fmt::Debug for KeyTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{} formatted key names>", self.0.len())
+    }
+}
+
+/// The most key names [`Shared`] keeps formatted: 2¹⁴ slots of 32 bytes (512 KiB).
+const KEY_TABLE_MAX: u64 = 1 << 14;
+
+/// A formatted key name of at most 24 bytes: the bytes, then its length in the last
+/// byte. Aligned so that a name never straddles a cache line.
+#[derive(Clone, Copy)]
+#[repr(align(32))]
+struct KeySlot([u8; 32]);
+
 impl Shared {
-    /// YCSB `buildKeyName`.
+    /// Formats the names of key numbers `0..count` (at most [`KEY_TABLE_MAX`]) once,
+    /// when every name fits a [`KeySlot`] (`zeropadding` ≤ 20).
+    fn build_key_table(&mut self, count: u64) {
+        if self.zero_padding > 20 {
+            return;
+        }
+        let mut name = Vec::with_capacity(24);
+        self.key_names.0 = (0..count.min(KEY_TABLE_MAX))
+            .map(|keynum| {
+                self.format_key_name(keynum, &mut name);
+                let mut slot = [0u8; 32];
+                slot[..name.len()].copy_from_slice(&name);
+                slot[31] = name.len() as u8;
+                KeySlot(slot)
+            })
+            .collect();
+    }
+
+    /// YCSB `buildKeyName`: from the table of formatted names when it holds `keynum`
+    /// (one copy of constant length: key spaces of up to 2¹⁴ records, such as the
+    /// 1000 of YCSB's workload files, never format a name per operation).
+    #[inline]
     fn key_name(&self, keynum: u64, out: &mut Vec<u8>) {
+        let slot = usize::try_from(keynum)
+            .ok()
+            .and_then(|i| self.key_names.0.get(i));
+        if let Some(KeySlot(slot)) = slot {
+            out.clear();
+            let name: &[u8; 24] = slot[..24].try_into().expect("a slot holds 24 name bytes");
+            out.extend_from_slice(name);
+            out.truncate(usize::from(slot[31]));
+            return;
+        }
+        self.format_key_name(keynum, out);
+    }
+
+    /// YCSB `buildKeyName`, formatted.
+    #[inline]
+    fn format_key_name(&self, keynum: u64, out: &mut Vec<u8>) {
         out.clear();
         out.extend_from_slice(b"user");
         let n = if self.ordered {
@@ -672,16 +730,19 @@ impl CoreWorkload {
         effective.sort();
         debug_assert_eq!(effective.len(), CORE_PROPERTIES.len());
 
+        let mut shared = Shared {
+            ordered,
+            zero_padding: zero_padding as usize,
+            field_names,
+            field_length: field_length_chooser,
+            data_integrity,
+            pool,
+            insert_sequence,
+            key_names: KeyTable::default(),
+        };
+        shared.build_key_table(record_count);
         Ok(CoreWorkload {
-            shared: Arc::new(Shared {
-                ordered,
-                zero_padding: zero_padding as usize,
-                field_names,
-                field_length: field_length_chooser,
-                data_integrity,
-                pool,
-                insert_sequence,
-            }),
+            shared: Arc::new(shared),
             record_count,
             operation_count,
             insert_start,
@@ -1014,23 +1075,39 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 8081828384858687888990919293949596979899";
 
 /// Writes `n` in decimal at the end of `buf` and returns where the digits start. Two
-/// digits per division: key names are formatted on every operation.
+/// digits per division; a number of more than ten digits is split in two first, so
+/// that its halves' digits are computed in parallel (key names are formatted on every
+/// operation, and YCSB's hashed key numbers have 19 digits).
 #[inline]
-fn format_decimal(mut n: u64, buf: &mut [u8; 20]) -> usize {
+fn format_decimal(n: u64, buf: &mut [u8; 20]) -> usize {
+    const E10: u64 = 10_000_000_000;
+    let put = |buf: &mut [u8; 20], at: usize, two: u64| {
+        let i = two as usize * 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[i..i + 2]);
+    };
     let mut at = buf.len();
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        at -= 2;
-        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    let mut high = n;
+    if n >= E10 {
+        // The low ten digits, zeros included.
+        let mut low = n % E10;
+        high = n / E10;
+        for _ in 0..5 {
+            at -= 2;
+            put(buf, at, low % 100);
+            low /= 100;
+        }
     }
-    if n >= 10 {
-        let pair = n as usize * 2;
+    while high >= 100 {
         at -= 2;
-        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        put(buf, at, high % 100);
+        high /= 100;
+    }
+    if high >= 10 {
+        at -= 2;
+        put(buf, at, high);
     } else {
         at -= 1;
-        buf[at] = b'0' + n as u8;
+        buf[at] = b'0' + high as u8;
     }
     at
 }
@@ -1038,6 +1115,46 @@ fn format_decimal(mut n: u64, buf: &mut [u8; 20]) -> usize {
 #[cfg(test)]
 mod format_tests {
     use super::format_decimal;
+    use crate::{CoreWorkload, Properties};
+
+    #[test]
+    fn table_names_are_the_formatted_names() {
+        for (extra, table_len) in [
+            ("", 1000),
+            ("insertorder=ordered\nzeropadding=12\n", 1000),
+            ("recordcount=100000\n", super::KEY_TABLE_MAX as usize),
+            ("zeropadding=21\n", 0),
+        ] {
+            let mut p = Properties::new();
+            p.parse_str(
+                &format!("recordcount=1000\n{extra}"),
+                std::path::Path::new("t"),
+            )
+            .unwrap();
+            let wl = CoreWorkload::from_properties(&p, &[], &[]).unwrap();
+            assert_eq!(wl.shared.key_names.0.len(), table_len, "{extra}");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for keynum in (0..20_000).chain([u64::from(u32::MAX), u64::MAX]) {
+                wl.key_name(keynum, &mut a);
+                wl.shared.format_key_name(keynum, &mut b);
+                assert_eq!(a, b, "{keynum} {extra}");
+            }
+        }
+    }
+
+    #[test]
+    fn decimal_formatting_matches_std_at_every_magnitude() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let n = x >> (i % 64);
+            let mut buf = [0u8; 20];
+            let at = format_decimal(n, &mut buf);
+            assert_eq!(std::str::from_utf8(&buf[at..]).unwrap(), n.to_string());
+        }
+    }
 
     #[test]
     fn decimal_formatting_matches_std() {
@@ -1049,6 +1166,14 @@ mod format_tests {
             100,
             101,
             12345,
+            99_999_999,
+            100_000_000,
+            9_999_999_999_999_999,
+            10_000_000_000_000_000,
+            1_234_567_890_123_456_789,
+            9_223_372_036_854_775_808,
+            9_999_999_999_999_999_999,
+            10_000_000_000_000_000_000,
             6284781860667377211,
             u64::MAX,
         ] {

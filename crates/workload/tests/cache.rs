@@ -36,8 +36,15 @@ impl FakeCache {
                 None => Outcome::Miss,
             },
             OpKind::Insert => {
-                assert_eq!(req.record.len(), 1, "a set carries one unnamed value");
-                assert_eq!(req.record.field(0).0, b"");
+                assert!(
+                    req.record.is_empty(),
+                    "a set's value is a range of the pool"
+                );
+                assert_eq!(req.shared_value.as_slice(), req.blob_value());
+                assert_eq!(
+                    req.written_bytes(),
+                    (req.key.len() + req.blob_value().len()) as u64
+                );
                 self.keys.insert(req.key.clone(), req.blob_value().len());
                 Outcome::Written {
                     bytes: (req.key.len() + req.blob_value().len()) as u64,

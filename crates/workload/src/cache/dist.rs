@@ -258,13 +258,14 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
 }
 
 /// Walker's alias table (Vose's construction, "A linear algorithm for generating random
-/// numbers with a given distribution", IEEE TSE 1991): one 64-bit random word picks an
-/// entry in O(1) — its high 32 bits the column, its low 32 bits the coin.
+/// numbers with a given distribution", IEEE TSE 1991): one 64-bit random word `x` picks
+/// an entry in O(1) — `x · columns / 2⁶⁴` the column, the high 32 bits of the
+/// fraction the coin (so every column is equally likely to within 2⁻⁶⁴ · columns).
 #[derive(Clone, Debug)]
 pub(crate) struct Alias {
-    /// Per column: the coin below which the column itself is taken, in units of 2⁻³².
-    threshold: Vec<u32>,
-    alias: Vec<u32>,
+    /// Per column: the coin below which the column itself is taken, in units of 2⁻³²,
+    /// and the column's alias — side by side, so a draw reads one cache line.
+    columns: Vec<(u32, u32)>,
 }
 
 impl Alias {
@@ -289,22 +290,27 @@ impl Alias {
             }
         }
         // What is left has (up to rounding) probability 1: keeps itself.
-        Alias { threshold, alias }
+        Alias {
+            columns: threshold.into_iter().zip(alias).collect(),
+        }
     }
 
     /// Number of entries.
     pub(crate) fn len(&self) -> usize {
-        self.threshold.len()
+        self.columns.len()
     }
 
     /// The entry for the random word `x`.
     #[inline]
     pub(crate) fn sample(&self, x: u64) -> usize {
-        let i = (((x >> 32) * self.threshold.len() as u64) >> 32) as usize;
-        if (x as u32) < self.threshold[i] {
+        let wide = u128::from(x) * self.columns.len() as u128;
+        let i = (wide >> 64) as usize;
+        let coin = ((wide as u64) >> 32) as u32;
+        let (threshold, alias) = self.columns[i];
+        if coin < threshold {
             i
         } else {
-            self.alias[i] as usize
+            alias as usize
         }
     }
 }
@@ -398,42 +404,121 @@ impl RngCore for KeyRng {
 }
 
 /// Zipf-distributed ranks `0..n` (rank 0 the most popular, P(k) ∝ 1/(k+1)^s) for any
-/// exponent `s > 0`, by rejection-inversion (Hörmann & Derflinger, "Rejection-inversion
-/// to generate variates from monotone discrete distributions", ACM TOMACS 1996; the
-/// formulation of Apache Commons RNG's `RejectionInversionZipfSampler`). Expected O(1)
+/// exponent `s > 0` (the cache workload uses it for s ≥ 1), exactly, in two parts:
+///
+/// - the **head**, the first [`ZipfMixture::HEAD`] ranks (all of them when `n` is no
+///   larger), and one more entry standing for the whole tail, with weights `1/k^s` and
+///   the tail's `Σ_{k>head} 1/k^s`, in a Walker alias table: one random word and one
+///   memory read per draw (the table takes 8 bytes per entry, 512 KiB in all);
+/// - the **tail**, drawn only when the alias table picks its entry (6 % of draws for
+///   s = 1.2 over 10⁷ keys), by rejection-inversion restricted to the tail's ranks
+///   ([`ZipfRejection`]).
+///
+/// Each rank's probability is its weight over the total, as for one sampler over all
+/// ranks; the tail's weight is summed directly up to 10⁵ terms and by Euler–Maclaurin
+/// beyond (relative error far below 10⁻¹⁵ from rank 2¹⁶ on).
+#[derive(Clone, Debug)]
+pub(crate) struct ZipfMixture {
+    alias: Alias,
+    /// Ranks in the alias table; the entry at `head` (when present) is the tail.
+    head: u64,
+    tail: Option<ZipfRejection>,
+}
+
+impl ZipfMixture {
+    /// Ranks drawn from the alias table.
+    pub(crate) const HEAD: u64 = 1 << 16;
+    /// Up to this many tail terms are summed directly.
+    const DIRECT_TAIL_TERMS: u64 = 100_000;
+
+    /// The caller guarantees `n ≥ 1` and a finite `exponent > 0`.
+    pub(crate) fn new(n: u64, exponent: f64) -> ZipfMixture {
+        ZipfMixture::with_head(n, exponent, Self::HEAD)
+    }
+
+    /// As [`ZipfMixture::new`] with `head ≥ 1` ranks in the alias table.
+    pub(crate) fn with_head(n: u64, exponent: f64, head: u64) -> ZipfMixture {
+        let head = head.clamp(1, n);
+        let mut weights: Vec<f64> = (1..=head).map(|k| (k as f64).powf(-exponent)).collect();
+        let tail = (head < n).then(|| {
+            let tail_weight = if n - head <= Self::DIRECT_TAIL_TERMS {
+                (head + 1..=n).map(|k| (k as f64).powf(-exponent)).sum()
+            } else {
+                crate::generator::euler_maclaurin(head + 1, n, exponent)
+            };
+            weights.push(tail_weight);
+            ZipfRejection::from_rank(head + 1, n, exponent)
+        });
+        ZipfMixture {
+            alias: Alias::new(&weights),
+            head,
+            tail,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn next<R: RngCore>(&self, rng: &mut R) -> u64 {
+        let i = self.alias.sample(rng.next_u64()) as u64;
+        match &self.tail {
+            Some(tail) if i == self.head => tail.next(rng),
+            _ => i,
+        }
+    }
+}
+
+/// Zipf-distributed ranks `first − 1 .. n` (0-based: 1-based rank `k` is drawn with
+/// probability ∝ 1/k^s for `first ≤ k ≤ n`) for any exponent `s > 0`, by
+/// rejection-inversion (Hörmann & Derflinger, "Rejection-inversion to generate variates
+/// from monotone discrete distributions", ACM TOMACS 1996; the formulation of Apache
+/// Commons RNG's `RejectionInversionZipfSampler`, which starts at rank 1). Expected O(1)
 /// per draw with no normalisation constant, so it also serves θ ≥ 1, where the
 /// algorithm of [`crate::generator::Zipfian`] does not apply.
 #[derive(Clone, Debug)]
 pub(crate) struct ZipfRejection {
+    first: f64,
     n: f64,
     exponent: f64,
-    h_integral_x1: f64,
+    h_integral_first: f64,
     h_integral_n: f64,
     s: f64,
 }
 
 impl ZipfRejection {
-    /// The caller guarantees `n ≥ 1` and a finite `exponent > 0`.
+    /// Ranks `0..n`. The caller guarantees `n ≥ 1` and a finite `exponent > 0`.
+    #[cfg(test)]
     pub(crate) fn new(n: u64, exponent: f64) -> ZipfRejection {
+        ZipfRejection::from_rank(1, n, exponent)
+    }
+
+    /// 1-based ranks `first..=n`, returned 0-based. The caller guarantees
+    /// `1 ≤ first ≤ n` and a finite `exponent > 0`.
+    pub(crate) fn from_rank(first: u64, n: u64, exponent: f64) -> ZipfRejection {
+        let first = first as f64;
         let mut z = ZipfRejection {
+            first,
             n: n as f64,
             exponent,
-            h_integral_x1: 0.0,
+            h_integral_first: 0.0,
             h_integral_n: 0.0,
             s: 0.0,
         };
-        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
+        // Rank `first` takes [H(first + ½) − h(first), H(first + ½)], always accepted;
+        // rank k > first takes [H(k − ½), H(k + ½)], accepted on the last h(k) of it.
+        z.h_integral_first = z.h_integral(first + 0.5) - z.h(first);
         z.h_integral_n = z.h_integral(n as f64 + 0.5);
-        z.s = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        // The quick-accept bound f(first + 1), f(x) = x − H⁻¹(H(x + ½) − h(x)) being
+        // non-decreasing (Theorem 2 of the paper).
+        let next = first + 1.0;
+        z.s = next - z.h_integral_inverse(z.h_integral(next + 0.5) - z.h(next));
         z
     }
 
     #[inline]
     pub(crate) fn next<R: RngCore>(&self, rng: &mut R) -> u64 {
         loop {
-            let u = self.h_integral_n + next_f64(rng) * (self.h_integral_x1 - self.h_integral_n);
+            let u = self.h_integral_n + next_f64(rng) * (self.h_integral_first - self.h_integral_n);
             let x = self.h_integral_inverse(u);
-            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            let k = (x + 0.5).floor().clamp(self.first, self.n);
             if k - x <= self.s || u >= self.h_integral(k + 0.5) - self.h(k) {
                 return k as u64 - 1;
             }
@@ -596,6 +681,90 @@ mod tests {
             assert!(
                 (*c as f64 - expected).abs() <= 5.0 * expected.sqrt() + 1.0,
                 "{counts:?}"
+            );
+        }
+    }
+
+    /// Pearson's chi-square of `draws` ranks against the exact Zipf pmf over `0..n`,
+    /// with bins of single ranks merged until each expects at least 20 draws; returns
+    /// the statistic and the critical value at p = 0.001 (Wilson–Hilferty).
+    fn zipf_chi_square(draws: &[u64], n: u64, exponent: f64) -> (f64, f64) {
+        let weights: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-exponent)).collect();
+        let total: f64 = weights.iter().sum();
+        let mut counts = vec![0u64; n as usize];
+        for &d in draws {
+            counts[d as usize] += 1;
+        }
+        let draws_f = draws.len() as f64;
+        let (mut stat, mut bins) = (0.0, 0usize);
+        let (mut observed, mut expected) = (0u64, 0.0);
+        for (c, w) in counts.iter().zip(&weights) {
+            observed += c;
+            expected += w / total * draws_f;
+            if expected >= 20.0 {
+                stat += (observed as f64 - expected).powi(2) / expected;
+                bins += 1;
+                (observed, expected) = (0, 0.0);
+            }
+        }
+        // The last, short bin joins the statistic as is (expected > 0 when non-empty).
+        if expected > 0.0 {
+            stat += (observed as f64 - expected).powi(2) / expected;
+            bins += 1;
+        }
+        let k = (bins - 1) as f64;
+        let a = 2.0 / (9.0 * k);
+        (stat, k * (1.0 - a + 3.0902 * a.sqrt()).powi(3))
+    }
+
+    #[test]
+    fn zipf_mixture_fits_the_exact_pmf() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        // Small heads, so that head, seam and tail all carry many draws.
+        for (n, exponent, head) in [
+            (3000u64, 1.0, 100u64),
+            (3000, 1.2, 100),
+            (3000, 2.0, 10),
+            (500, 1.5, 1),
+            (200, 1.2, 1 << 16),
+        ] {
+            let z = ZipfMixture::with_head(n, exponent, head);
+            let draws: Vec<u64> = (0..1_000_000).map(|_| z.next(&mut rng)).collect();
+            assert!(draws.iter().all(|&d| d < n));
+            let (stat, critical) = zipf_chi_square(&draws, n, exponent);
+            assert!(
+                stat < critical,
+                "n={n} s={exponent} head={head}: chi-square {stat:.1} ≥ {critical:.1}"
+            );
+        }
+    }
+
+    #[test]
+    fn zipf_mixture_tail_mass_on_many_keys() {
+        // The default head of 2¹⁶ ranks over 10⁷ keys: the share of draws past the head,
+        // and past 10× the head, against direct sums of the pmf.
+        let (n, exponent) = (10_000_000u64, 1.2);
+        let z = ZipfMixture::new(n, exponent);
+        let head = ZipfMixture::HEAD;
+        let sum = |a: u64, b: u64| (a..=b).map(|k| (k as f64).powf(-exponent)).sum::<f64>();
+        let total = sum(1, n);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
+        let draws = 2_000_000u64;
+        let (mut past_head, mut past_ten) = (0u64, 0u64);
+        for _ in 0..draws {
+            let r = z.next(&mut rng);
+            past_head += u64::from(r >= head);
+            past_ten += u64::from(r >= 10 * head);
+        }
+        for (what, got, p) in [
+            ("past the head", past_head, sum(head + 1, n) / total),
+            ("past 10× the head", past_ten, sum(10 * head + 1, n) / total),
+        ] {
+            let expected = p * draws as f64;
+            let sd = (expected * (1.0 - p)).sqrt();
+            assert!(
+                (got as f64 - expected).abs() < 5.0 * sd,
+                "{what}: {got} draws, expected {expected:.0} ± {sd:.0}"
             );
         }
     }
