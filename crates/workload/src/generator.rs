@@ -236,8 +236,8 @@ impl Zipfian {
 /// its relative error, and decides the result whenever `n · x^alpha` lies far enough
 /// from an integer: if `⌊v(1 − err)⌋ = ⌊v(1 + err)⌋` for the fast `v`, the product
 /// computed with `pow` lies in that interval too (the bound covers `pow`'s own error of
-/// under one ulp) and has the same integer part. Otherwise — about 10⁻⁴ of draws for
-/// YCSB's scrambled Zipfian over 10¹⁰ items, far fewer for small counts — `pow` is
+/// under one ulp) and has the same integer part. Otherwise — 2.7·10⁻⁵ of the draws of
+/// YCSB's scrambled Zipfian over 10¹⁰ items, fewer for small counts — `pow` is
 /// called as before, so every draw returns exactly what the plain formula returns.
 #[inline]
 fn scaled_pow_floor(n: f64, x: f64, alpha: f64, fast: Option<IntegerPow>) -> u64 {
