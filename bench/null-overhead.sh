@@ -4,6 +4,7 @@
 # Usage: bench/null-overhead.sh [ROUNDS] (default 5)
 # With BASELINE=/path/to/an/older/kvlab, every round runs that binary too, alternating
 # with the one built here, and the medians of both and their ratio are printed.
+# RECORDS=N sets recordcount (default: the workload files' 1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-5}"
@@ -11,9 +12,10 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
 cargo build --release --locked --quiet --bin kvlab
 KVLAB="$CARGO_TARGET_DIR/release/kvlab"
 BASELINE="${BASELINE:-}"
+RECORDS="${RECORDS:-1000}"
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 throughput() {
-  "$1" run -P "workloads/ycsb/$2" -p requestdistribution="$3" \
+  "$1" run -P "workloads/ycsb/$2" -p requestdistribution="$3" -p recordcount="$RECORDS" \
     -p operationcount=20000000 --db null --threads 1 --seed "$4" --progress never 2>/dev/null \
     | sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'
 }
