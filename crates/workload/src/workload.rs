@@ -287,7 +287,8 @@ fn deterministic_value(key: &[u8], field: &[u8], size: usize, mut emit: impl FnM
 /// (0.8571428571), `minscanlength` (1), `maxscanlength` (1000), `scanlengthdistribution`
 /// (uniform | zipfian), `insertstart` (0), `insertcount` (recordcount − insertstart),
 /// `insertorder` (hashed | ordered), `zeropadding` (1), `readallfields` (true),
-/// `readallfieldsbyname` (false; kvlab's read-all requests read every field either way),
+/// `readallfieldsbyname` (false; true: a read of all fields names every field, as with
+/// `dataintegrity`),
 /// `writeallfields` (false), `dataintegrity` (false; requires constant field lengths),
 /// `table` (usertable), `core_workload_insertion_retry_limit` (0),
 /// `core_workload_insertion_retry_interval` (3 s), `workload` (must name CoreWorkload).
@@ -305,6 +306,9 @@ pub struct CoreWorkload {
     insert_count: u64,
     table: String,
     read_all_fields: bool,
+    /// A read of every field names them all (`readallfieldsbyname`, or `dataintegrity`),
+    /// as YCSB's `doTransactionRead` does, instead of asking for "all".
+    read_all_fields_by_name: bool,
     write_all_fields: bool,
     /// Cumulative operation thresholds in `OP_KINDS` order (0-weight kinds are never
     /// reached because their threshold equals the previous one).
@@ -749,6 +753,7 @@ impl CoreWorkload {
             insert_count,
             table,
             read_all_fields,
+            read_all_fields_by_name: read_all_fields_by_name || data_integrity,
             write_all_fields,
             op_thresholds,
             key_chooser,
@@ -1003,6 +1008,12 @@ impl RunWorker {
                 if !wl.read_all_fields {
                     let index = wl.field_chooser.next(rng) as usize;
                     req.record.push(&wl.shared.field_names[index], b"");
+                } else if kind == OpKind::Read && wl.read_all_fields_by_name {
+                    // YCSB passes the full field set for reads only (not scans).
+                    req.read_all = false;
+                    for name in &wl.shared.field_names {
+                        req.record.push(name, b"");
+                    }
                 }
             }
             OpKind::Update | OpKind::ReadModifyWrite => {

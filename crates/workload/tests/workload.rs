@@ -545,3 +545,41 @@ fn every_committed_ycsb_workload_file_validates() {
     assert!(e.needs_scan());
     assert_eq!((e.record_count(), e.operation_count()), (1000, 1000));
 }
+
+#[test]
+fn reads_of_all_fields_name_them_with_readallfieldsbyname_or_dataintegrity() {
+    for (props, by_name) in [
+        (&["fieldcount=4"][..], false),
+        (&["fieldcount=4", "readallfieldsbyname=true"][..], true),
+        (&["fieldcount=4", "dataintegrity=true"][..], true),
+    ] {
+        let mut all = props.to_vec();
+        all.extend([
+            "readproportion=0.5",
+            "scanproportion=0.5",
+            "updateproportion=0",
+        ]);
+        let wl = ycsb_workload("workload_template", &all);
+        let mut w = wl.run_worker(3, 0);
+        let mut req = Request::default();
+        let mut kinds = HashMap::new();
+        for _ in 0..200 {
+            w.next(&mut req);
+            *kinds.entry(req.kind).or_insert(0) += 1;
+            // As YCSB's doTransactionRead: the full field set for reads; scans ask for
+            // all fields either way.
+            if req.kind == OpKind::Read && by_name {
+                assert!(!req.read_all, "{props:?}");
+                let names: Vec<&[u8]> = req.record.iter().map(|(n, _)| n).collect();
+                assert_eq!(names, [&b"field0"[..], b"field1", b"field2", b"field3"]);
+            } else {
+                assert!(req.read_all, "{props:?} {:?}", req.kind);
+                assert!(req.record.is_empty());
+            }
+        }
+        assert!(
+            kinds[&OpKind::Read] > 50 && kinds[&OpKind::Scan] > 50,
+            "{kinds:?}"
+        );
+    }
+}
