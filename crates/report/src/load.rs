@@ -405,14 +405,17 @@ impl MonitorSeries {
     }
 
     /// The unit a column name's suffix gives: `_bytes` → `bytes`, `_pct` → `%`, `_s` →
-    /// `s`, `_us` → `µs`, `_per_sec` → `/s`; otherwise none (a count).
+    /// `s`, `_us` and `_micros` → `µs`, `_per_sec` → `/s`, `_bytes_per_s` → `bytes/s`;
+    /// otherwise none (a count).
     pub fn unit(column: &str) -> &'static str {
         for (suffix, unit) in [
             ("_bytes", "bytes"),
             ("_pct", "%"),
             ("_us", "µs"),
+            ("_micros", "µs"),
             ("_ms", "ms"),
             ("_per_sec", "/s"),
+            ("_bytes_per_s", "bytes/s"),
             ("_s", "s"),
         ] {
             if column.ends_with(suffix) {
@@ -488,6 +491,8 @@ mod tests {
         assert_eq!(MonitorSeries::unit("rss_bytes"), "bytes");
         assert_eq!(MonitorSeries::unit("cpu_pct"), "%");
         assert_eq!(MonitorSeries::unit("busy_s"), "s");
+        assert_eq!(MonitorSeries::unit("disk_read_bytes_per_s"), "bytes/s");
+        assert_eq!(MonitorSeries::unit("stall_micros"), "µs");
         assert_eq!(MonitorSeries::unit("ops"), "");
         let err = MonitorSeries::parse("m", "time_s,a\nsoon,1\n", Path::new("m.csv"));
         assert_eq!(

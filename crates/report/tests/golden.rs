@@ -377,3 +377,28 @@ fn memtier_runs_at_several_connection_counts_are_one_workload() {
         "one workload, two concurrencies"
     );
 }
+
+#[test]
+fn monitor_rates_and_microseconds_get_their_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let cell = dir.path().join("a");
+    copy_result("redis/workloada/1x1/round-1", &cell);
+    std::fs::create_dir_all(cell.join("monitor")).unwrap();
+    std::fs::write(
+        cell.join("monitor/disk.csv"),
+        "time_s,disk_read_bytes_per_s,busy_s,stall_micros\n1.0,4096,0.5,10\n2.0,8192,0.25,30\n",
+    )
+    .unwrap();
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let html = study.to_html("monitor units");
+    assert!(
+        html.contains(">disk_read_bytes_per_s (bytes/s)<"),
+        "a rate of bytes is labelled bytes/s"
+    );
+    assert!(!html.contains("disk_read_bytes_per_s (s)"));
+    assert!(html.contains(">busy_s (s)<"), "a duration stays in seconds");
+    assert!(
+        html.contains(">stall_micros (µs)<"),
+        "RocksDB's stall_micros is a duration in microseconds"
+    );
+}
