@@ -289,14 +289,24 @@ impl Frame {
 const FONT: &str = "font-family=\"sans-serif\" font-size=\"11\"";
 
 fn open_svg(out: &mut String, frame: &Frame, title: &str) {
+    // A long title shrinks to fit (bold sans glyphs average ~0.6 em), down to 9 px, then
+    // is squeezed to the chart's width; the full title is also the SVG's <title>.
+    let room = frame.width - 16.0;
+    let ems = 0.6 * title.chars().count() as f64;
+    let size = (room / ems.max(1.0)).clamp(9.0, 13.0);
+    let fit = if ems * size > room {
+        format!(" textLength=\"{room}\" lengthAdjust=\"spacingAndGlyphs\"")
+    } else {
+        String::new()
+    };
     write!(
         out,
         "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" \
          width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{t}\" {FONT}>\
          <title>{t}</title>\
          <rect class=\"background\" x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>\
-         <text x=\"{cx}\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" \
-         font-weight=\"bold\">{t}</text>",
+         <text x=\"{cx}\" y=\"16\" text-anchor=\"middle\" font-size=\"{size:.1}\" \
+         font-weight=\"bold\"{fit}>{t}</text>",
         w = frame.width,
         h = frame.height,
         t = escape_html(title),

@@ -467,7 +467,7 @@ impl Study {
                         r.timeline
                             .as_ref()
                             .map(|t| {
-                                t.rows
+                                t.full_rows()
                                     .iter()
                                     .map(|row| Point::new(row.time_s, f(row)))
                                     .collect()
@@ -494,7 +494,7 @@ impl Study {
             .iter()
             .flat_map(|c| &c.rounds)
             .filter_map(|r| r.timeline.as_ref())
-            .flat_map(|t| t.rows.iter().map(|r| r.p99_us));
+            .flat_map(|t| t.full_rows().iter().map(|r| r.p99_us));
         let p99 = timeline(
             "P99 latency over time",
             latency_axis("P99 latency (µs)", p99_values),

@@ -164,6 +164,18 @@ pub struct Timeline {
     pub rows: Vec<TimelineRow>,
 }
 
+impl Timeline {
+    /// The rows to draw: all but a last interval shorter than half the longest (the
+    /// few milliseconds while workers stop, whose rate and tail say little).
+    pub fn full_rows(&self) -> &[TimelineRow] {
+        let longest = self.rows.iter().map(|r| r.interval_s).fold(0.0, f64::max);
+        match self.rows.split_last() {
+            Some((last, rest)) if !rest.is_empty() && last.interval_s < longest / 2.0 => rest,
+            _ => &self.rows,
+        }
+    }
+}
+
 /// The fixed leading columns of `timeline.csv` (see `kvlab_measure::write_timeline_csv`).
 const TIMELINE_COLUMNS: [&str; 9] = [
     "time_s",

@@ -123,10 +123,10 @@ impl CellKey {
         s
     }
 
-    fn order(&self) -> (&str, &str, u64, u64, u64, Option<u64>) {
+    fn order(&self) -> (Natural<'_>, Natural<'_>, u64, u64, u64, Option<u64>) {
         (
-            &self.store,
-            &self.workload,
+            Natural(&self.store),
+            Natural(&self.workload),
             self.concurrency(),
             self.threads,
             self.pipeline,
@@ -158,6 +158,45 @@ impl Ord for CellKey {
     }
 }
 
+/// A name ordered as people read it: runs of digits compare as numbers, so
+/// `recordcount=4000` comes before `recordcount=12000` and `redis-2` before `redis-10`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Natural<'a>(pub(crate) &'a str);
+
+impl Ord for Natural<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let (mut a, mut b) = (self.0.as_bytes(), other.0.as_bytes());
+        let digits = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+        while let (Some(&x), Some(&y)) = (a.first(), b.first()) {
+            let ord = if x.is_ascii_digit() && y.is_ascii_digit() {
+                let (n, m) = (digits(a), digits(b));
+                let (p, q) = (&a[..n], &b[..m]);
+                // Without leading zeros, the longer number is the larger.
+                let trim = |s: &'_ [u8]| -> usize { s.iter().take_while(|&&c| c == b'0').count() };
+                let (p, q) = (&p[trim(p)..], &q[trim(q)..]);
+                let ord = p.len().cmp(&q.len()).then(p.cmp(q)).then(n.cmp(&m));
+                a = &a[n..];
+                b = &b[m..];
+                ord
+            } else {
+                a = &a[1..];
+                b = &b[1..];
+                x.cmp(&y)
+            };
+            if ord.is_ne() {
+                return ord;
+            }
+        }
+        a.len().cmp(&b.len())
+    }
+}
+
+impl PartialOrd for Natural<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// A figure of a latency summary (`|l| l.p99_us`), in µs.
 pub(crate) type LatencyFigure = fn(&LatencySummary) -> f64;
 
@@ -172,9 +211,9 @@ pub(crate) struct Setting {
 }
 
 impl Setting {
-    fn order(&self) -> (&str, u64, u64, u64, Option<u64>) {
+    fn order(&self) -> (Natural<'_>, u64, u64, u64, Option<u64>) {
         (
-            &self.workload,
+            Natural(&self.workload),
             self.threads * self.connections,
             self.threads,
             self.pipeline,
@@ -641,8 +680,8 @@ impl Study {
 
     /// The stores of the study, sorted.
     pub fn stores(&self) -> Vec<&str> {
-        let set: BTreeSet<&str> = self.cells.iter().map(|c| c.key.store.as_str()).collect();
-        set.into_iter().collect()
+        let set: BTreeSet<Natural<'_>> = self.cells.iter().map(|c| Natural(&c.key.store)).collect();
+        set.into_iter().map(|n| n.0).collect()
     }
 
     /// Every result of the study.
@@ -660,8 +699,12 @@ impl Study {
 
     /// The workloads, sorted.
     pub(crate) fn workloads(&self) -> Vec<&str> {
-        let set: BTreeSet<&str> = self.cells.iter().map(|c| c.key.workload.as_str()).collect();
-        set.into_iter().collect()
+        let set: BTreeSet<Natural<'_>> = self
+            .cells
+            .iter()
+            .map(|c| Natural(&c.key.workload))
+            .collect();
+        set.into_iter().map(|n| n.0).collect()
     }
 
     /// The cell of a key.
@@ -699,6 +742,37 @@ mod tests {
             round_number(Path::new("r/around-1/rounds/result.json")),
             None
         );
+    }
+
+    #[test]
+    fn names_sort_with_numbers_as_numbers() {
+        let mut names = [
+            "w (recordcount=12000)",
+            "w (recordcount=4000)",
+            "w (recordcount=8000)",
+            "redis-10",
+            "redis-2",
+            "redis",
+            "a007",
+            "a7",
+            "a10",
+        ];
+        names.sort_by(|x, y| Natural(x).cmp(&Natural(y)));
+        assert_eq!(
+            names,
+            [
+                "a7",
+                "a007",
+                "a10",
+                "redis",
+                "redis-2",
+                "redis-10",
+                "w (recordcount=4000)",
+                "w (recordcount=8000)",
+                "w (recordcount=12000)"
+            ]
+        );
+        assert_eq!(Natural("x1").cmp(&Natural("x1")), std::cmp::Ordering::Equal);
     }
 
     #[test]

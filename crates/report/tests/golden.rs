@@ -402,3 +402,34 @@ fn monitor_rates_and_microseconds_get_their_units() {
         "RocksDB's stall_micros is a duration in microseconds"
     );
 }
+
+#[test]
+fn timelines_leave_out_a_short_last_interval() {
+    let row = |time_s: f64, interval_s: f64| kvlab_measure::TimelineRow {
+        time_s,
+        interval_s,
+        operations: 10,
+        throughput_ops_per_sec: 10.0 / interval_s,
+        p50_us: 1.0,
+        p99_us: 2.0,
+        p999_us: 3.0,
+        max_us: 4.0,
+        errors: 0,
+        per_op: Vec::new(),
+    };
+    let t = |rows: Vec<kvlab_measure::TimelineRow>| kvlab_report::Timeline { rows };
+    let stopping = t(vec![row(1.0, 1.0), row(2.0, 1.0), row(2.012, 0.012)]);
+    assert_eq!(stopping.full_rows().len(), 2, "the 12 ms tail is left out");
+    let whole = t(vec![row(1.0, 1.0), row(2.0, 1.0), row(2.6, 0.6)]);
+    assert_eq!(
+        whole.full_rows().len(),
+        3,
+        "more than half an interval stays"
+    );
+    let short_run = t(vec![row(0.3, 0.3)]);
+    assert_eq!(
+        short_run.full_rows().len(),
+        1,
+        "a run's only interval stays"
+    );
+}
