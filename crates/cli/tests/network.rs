@@ -11,7 +11,7 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
 mod common;
-use common::{kvlab, report_u64, report_value, text};
+use common::{all_stats_row, files_under, kvlab, report_u64, report_value, text};
 
 fn start(kind: ServerKind, spec: &str) -> Server {
     Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
@@ -164,21 +164,6 @@ fn memcached_load_run_verify_over_text_and_meta() {
         load_run_verify(&args, protocol);
         kvlab_spawn::resp::command(server.addr(), &["flush_all"]).ok();
     }
-}
-
-/// The columns of the `Totals` (or other) row of memtier's ALL STATS table.
-fn all_stats_row(stdout: &str, row: &str) -> Vec<String> {
-    let table = stdout
-        .split("ALL STATS")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no ALL STATS table in:\n{stdout}"));
-    table
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(row))
-        .unwrap_or_else(|| panic!("no {row} row in:\n{table}"))
-        .split_whitespace()
-        .map(str::to_string)
-        .collect()
 }
 
 /// memtier's seed-004 command line against `target` (server flags or `--spawn`).
@@ -584,21 +569,7 @@ fn a_password_in_the_url_never_appears_in_output_or_results() {
         outputs.push(stdout);
         outputs.push(stderr);
         // Every file written, monitor/ series included.
-        let mut dirs = vec![out.clone()];
-        while let Some(dir) = dirs.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else {
-                    outputs
-                        .push(String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned());
-                }
-            }
-        }
+        outputs.extend(files_under(&out));
     }
     assert!(outputs.len() > 6, "result files were written");
     for text in &outputs {

@@ -2,42 +2,13 @@
 //! port: a password set by `--spawn requirepass=…`, TLS (`--tls`), and a Redis Cluster
 //! (`--cluster-mode`). Every server is a real redis-server on a loopback port.
 
-use std::path::Path;
 use std::process::Command;
 
 use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
 mod common;
-use common::{kvlab, text};
-
-/// Every file under `dir`, as text.
-fn files_under(dir: &Path) -> Vec<String> {
-    let mut texts = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                texts.push(String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned());
-            }
-        }
-    }
-    texts
-}
-
-/// The `ALL STATS` row `row` of a memtier summary, split on whitespace.
-fn totals(stdout: &str) -> Vec<String> {
-    stdout
-        .lines()
-        .find(|l| l.starts_with("Totals"))
-        .unwrap_or_else(|| panic!("no Totals row in:\n{stdout}"))
-        .split_whitespace()
-        .map(String::from)
-        .collect()
-}
+use common::{all_stats_row, files_under, kvlab, text};
 
 #[test]
 fn a_spawned_server_with_a_password_is_used_with_it_and_the_password_is_never_shown() {
@@ -129,7 +100,7 @@ fn memtier_tls_flags_reach_a_tls_server() {
     let o = memtier(&["--tls", "--tls-skip-verify", "--sni", "kvlab-test"]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    let row = totals(&stdout);
+    let row = all_stats_row(&stdout, "Totals");
     let ops: f64 = row[1].parse().unwrap();
     assert!(ops > 0.0, "{stdout}");
     // Plain TCP against the TLS port fails the handshake; a verified connection
@@ -173,7 +144,10 @@ fn memtier_cluster_mode_spreads_keys_over_every_master() {
     ]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    assert!(totals(&stdout)[1].parse::<f64>().unwrap() > 0.0, "{stdout}");
+    assert!(
+        all_stats_row(&stdout, "Totals")[1].parse::<f64>().unwrap() > 0.0,
+        "{stdout}"
+    );
     // P:P splits 1..=1200 among the 4 clients, 300 SETs each: every key once.
     let mut keys = 0;
     for node in cluster.nodes() {

@@ -1,11 +1,13 @@
 //! Helpers the `kvlab` end-to-end test binaries share: run the binary from the
-//! repository root and read its YCSB-style report lines.
+//! repository root, read its YCSB-style report lines and memtier's table, and read the
+//! files it wrote.
 
 #![allow(
     dead_code,
     reason = "each test binary uses a different part of these helpers"
 )]
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// Runs kvlab with `args` from the repository root (where `workloads/` is).
@@ -39,4 +41,39 @@ pub fn report_u64(stdout: &str, section: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no [{section}], {name} in:\n{stdout}"))
         .parse()
         .unwrap()
+}
+
+/// The columns of the `Totals` (or other) row of memtier's ALL STATS table.
+pub fn all_stats_row(stdout: &str, row: &str) -> Vec<String> {
+    let table = stdout
+        .split("ALL STATS")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no ALL STATS table in:\n{stdout}"));
+    table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(row))
+        .unwrap_or_else(|| panic!("no {row} row in:\n{table}"))
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The text of every file under `dir` (none when `dir` does not exist).
+pub fn files_under(dir: &Path) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                texts.push(String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned());
+            }
+        }
+    }
+    texts
 }
