@@ -450,9 +450,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         for (k, v) in props.iter() {
             if kvlab_workload::CACHEBENCH_OVERRIDES.contains(&k) {
                 overrides.push((k.to_string(), v.to_string()));
-            } else if !(CLI_PROPERTIES.contains(&k)
-                || STORE_PREFIXES.iter().any(|p| k.starts_with(p)))
-            {
+            } else if !is_runner_or_store_property(k) {
                 return Err(usage(format!(
                     "property `{k}` does not apply to a CacheBench config; its overrides are: {}",
                     kvlab_workload::CACHEBENCH_OVERRIDES.join(", ")
@@ -568,6 +566,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     open_store(ctx)
 }
 
+/// Whether a property is read here ([`CLI_PROPERTIES`]) or by the store
+/// ([`STORE_PREFIXES`]) rather than by a workload.
+fn is_runner_or_store_property(k: &str) -> bool {
+    CLI_PROPERTIES.contains(&k) || STORE_PREFIXES.iter().any(|p| k.starts_with(p))
+}
+
 /// The worker threads asked for: `--threads`, else the `threadcount` property.
 fn given_threads(args: &PhaseArgs, props: &Properties) -> Result<Option<usize>> {
     match (args.threads, props.get("threadcount")) {
@@ -593,9 +597,7 @@ fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<Work> {
     if args.memtier.has_requests() && args.duration.is_some() {
         return Err(usage("give either --requests or --duration, not both"));
     }
-    if let Some((k, _)) = props.iter().find(|(k, _)| {
-        !(CLI_PROPERTIES.contains(k) || STORE_PREFIXES.iter().any(|p| k.starts_with(p)))
-    }) {
+    if let Some((k, _)) = props.iter().find(|(k, _)| !is_runner_or_store_property(k)) {
         return Err(usage(format!(
             "property `{k}` does not apply to a memtier-style workload (its flags are \
              --ratio, --key-*, --data-size*, --expiry-range, --requests; see docs/memtier.md)"
