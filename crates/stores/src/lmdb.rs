@@ -551,13 +551,7 @@ mod tests {
     use super::*;
 
     fn opts(pairs: &[(&str, &str)]) -> StoreOptions {
-        StoreOptions::new(
-            "lmdb.",
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<Vec<_>>(),
-        )
+        StoreOptions::from_strs("lmdb.", pairs)
     }
 
     #[test]

@@ -445,13 +445,7 @@ mod tests {
     use super::*;
 
     fn options(pairs: &[(&str, &str)]) -> StoreOptions {
-        StoreOptions::new(
-            "moka.",
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<Vec<_>>(),
-        )
+        StoreOptions::from_strs("moka.", pairs)
     }
 
     #[test]

@@ -26,6 +26,15 @@ impl StoreOptions {
         }
     }
 
+    /// [`StoreOptions::new`] from borrowed `(name, value)` pairs, as written in code
+    /// and tests: `StoreOptions::from_strs("lmdb.", &[("lmdb.sync", "none")])`.
+    pub fn from_strs(prefix: &str, pairs: &[(&str, &str)]) -> StoreOptions {
+        StoreOptions::new(
+            prefix,
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+        )
+    }
+
     fn take(&mut self, name: &str) -> Option<String> {
         let full = format!("{}{}", self.prefix, name);
         let mut found = None;

@@ -517,16 +517,10 @@ mod tests {
 
     #[test]
     fn options_reject_unknown_and_fill_defaults() {
-        let o = StoreOptions::new(
-            "rocksdb.",
-            vec![("rocksdb.compresion".to_string(), "lz4".to_string())],
-        );
+        let o = StoreOptions::from_strs("rocksdb.", &[("rocksdb.compresion", "lz4")]);
         let err = RocksDbConfig::from_options(Some(Path::new("/tmp/x")), o).unwrap_err();
         assert!(err.message.contains("rocksdb.compresion"), "{err}");
-        let o = StoreOptions::new(
-            "rocksdb.",
-            vec![("rocksdb.dir".to_string(), "/tmp/y".to_string())],
-        );
+        let o = StoreOptions::from_strs("rocksdb.", &[("rocksdb.dir", "/tmp/y")]);
         let c = RocksDbConfig::from_options(None, o).unwrap();
         assert_eq!(c.path, PathBuf::from("/tmp/y"));
         assert_eq!(c.block_cache_size_bytes, 8 << 20);

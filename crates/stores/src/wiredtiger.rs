@@ -862,13 +862,7 @@ mod tests {
     use super::*;
 
     fn opts(pairs: &[(&str, &str)]) -> StoreOptions {
-        StoreOptions::new(
-            "wiredtiger.",
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<Vec<_>>(),
-        )
+        StoreOptions::from_strs("wiredtiger.", pairs)
     }
 
     #[test]

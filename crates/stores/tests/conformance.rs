@@ -19,12 +19,7 @@ fn rocksdb_without_wal_keeps_data_across_reopen() {
     use kvlab_stores::rocksdb::{RocksDbConfig, RocksDbStore};
     use kvlab_stores::StoreOptions;
     let dir = tempfile::tempdir().unwrap();
-    let opts = || {
-        StoreOptions::new(
-            "rocksdb.",
-            vec![("rocksdb.wal".to_string(), "false".to_string())],
-        )
-    };
+    let opts = || StoreOptions::from_strs("rocksdb.", &[("rocksdb.wal", "false")]);
     {
         let store =
             RocksDbStore::open(RocksDbConfig::from_options(Some(dir.path()), opts()).unwrap())

@@ -10,11 +10,7 @@ use kvlab_stores::foyer::{FoyerConfig, FoyerSession, FoyerStore};
 use kvlab_stores::StoreOptions;
 
 fn config(pairs: &[(&str, &str)]) -> Result<FoyerConfig, kvlab_core::StoreError> {
-    let pairs: Vec<(String, String)> = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    FoyerConfig::from_options(StoreOptions::new("foyer.", pairs))
+    FoyerConfig::from_options(StoreOptions::from_strs("foyer.", pairs))
 }
 
 fn open(pairs: &[(&str, &str)]) -> FoyerStore {

@@ -13,13 +13,7 @@ use kvlab_stores::lmdb::{LmdbConfig, LmdbStore};
 use kvlab_stores::StoreOptions;
 
 fn open(dir: &Path, pairs: &[(&str, &str)]) -> Result<LmdbStore, kvlab_core::StoreError> {
-    let opts = StoreOptions::new(
-        "lmdb.",
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<Vec<_>>(),
-    );
+    let opts = StoreOptions::from_strs("lmdb.", pairs);
     LmdbStore::open(LmdbConfig::from_options(Some(dir), opts)?)
 }
 
@@ -54,22 +48,10 @@ fn lmdb_keeps_data_across_reopen() {
 #[test]
 fn lmdb_destroy_on_open_starts_empty() {
     let dir = tempfile::tempdir().unwrap();
-    {
-        let store = open(dir.path(), &[]).unwrap();
-        let mut s = store.session().unwrap();
-        let r = support::op(
-            &mut s,
-            &mut Batch::new(),
-            OpKind::Insert,
-            b"k",
-            &[(b"f", b"v")],
-        );
-        assert!(matches!(r, Ok(Outcome::Written { .. })), "{r:?}");
-    }
-    let store = open(dir.path(), &[("lmdb.destroy_on_open", "true")]).unwrap();
-    let mut s = store.session().unwrap();
-    let r = support::op(&mut s, &mut Batch::new(), OpKind::Read, b"k", &[]);
-    assert_eq!(r, Ok(Outcome::Miss));
+    support::check_destroy_on_open(
+        || open(dir.path(), &[]).unwrap(),
+        || open(dir.path(), &[("lmdb.destroy_on_open", "true")]).unwrap(),
+    );
 }
 
 #[test]

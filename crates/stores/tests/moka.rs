@@ -11,11 +11,7 @@ fn open(pairs: &[(&str, &str)]) -> MokaStore {
 }
 
 fn config(pairs: &[(&str, &str)]) -> Result<MokaConfig, kvlab_core::StoreError> {
-    let pairs: Vec<(String, String)> = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    MokaConfig::from_options(StoreOptions::new("moka.", pairs))
+    MokaConfig::from_options(StoreOptions::from_strs("moka.", pairs))
 }
 
 fn stat(store: &MokaStore, name: &str) -> i64 {

@@ -12,13 +12,7 @@ use kvlab_stores::wiredtiger::{WiredTigerConfig, WiredTigerStore};
 use kvlab_stores::StoreOptions;
 
 fn open(dir: &Path, pairs: &[(&str, &str)]) -> Result<WiredTigerStore, StoreError> {
-    let opts = StoreOptions::new(
-        "wiredtiger.",
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect::<Vec<_>>(),
-    );
+    let opts = StoreOptions::from_strs("wiredtiger.", pairs);
     WiredTigerStore::open(WiredTigerConfig::from_options(Some(dir), opts)?)
 }
 
@@ -69,11 +63,17 @@ fn wiredtiger_compressed_table_reopens() {
     support::check_survives_reopen(|| open(dir.path(), &opts).unwrap());
 }
 
-/// Copies every file of a live database, as a crash would leave them on disk.
+/// Copies every file of a live database, as a crash would leave them on disk. A file
+/// that vanishes between the listing and its copy (WiredTiger's log server renames
+/// pre-allocated log files in the background) is left out, as a crash would lose it.
 fn crash_image(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        match std::fs::copy(entry.path(), to.join(entry.file_name())) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => panic!("copying {}: {e}", entry.path().display()),
+        }
     }
 }
 
@@ -115,25 +115,16 @@ fn wiredtiger_synced_log_recovers_writes_after_a_crash() {
 #[test]
 fn wiredtiger_destroy_on_open_starts_empty() {
     let dir = tempfile::tempdir().unwrap();
-    {
-        let store = open(dir.path(), &[]).unwrap();
-        let mut s = store.session().unwrap();
-        let r = support::op(
-            &mut s,
-            &mut Batch::new(),
-            OpKind::Insert,
-            b"k",
-            &[(b"f", b"v")],
-        );
-        assert!(matches!(r, Ok(Outcome::Written { .. })), "{r:?}");
-    }
-    std::fs::write(dir.path().join("notes.txt"), "not ours").unwrap();
-    let store = open(dir.path(), &[("wiredtiger.destroy_on_open", "true")]).unwrap();
-    let mut s = store.session().unwrap();
-    let r = support::op(&mut s, &mut Batch::new(), OpKind::Read, b"k", &[]);
-    assert_eq!(r, Ok(Outcome::Miss));
+    let notes = dir.path().join("notes.txt");
+    support::check_destroy_on_open(
+        || open(dir.path(), &[]).unwrap(),
+        || {
+            std::fs::write(&notes, "not ours").unwrap();
+            open(dir.path(), &[("wiredtiger.destroy_on_open", "true")]).unwrap()
+        },
+    );
     assert!(
-        dir.path().join("notes.txt").exists(),
+        notes.exists(),
         "destroy removed a file that is not WiredTiger's"
     );
 }

@@ -1,5 +1,6 @@
 //! Checks shared by the embedded-engine tests (`tests/lmdb.rs`, `tests/wiredtiger.rs`):
-//! durability across a reopen, concurrent sessions, and a single-thread throughput probe.
+//! durability across a reopen, a destroying reopen, concurrent sessions, and a
+//! single-thread throughput probe.
 
 use std::time::Instant;
 
@@ -26,6 +27,27 @@ pub fn op<S: Session>(
 
 fn key(i: u64) -> Vec<u8> {
     format!("user{i:012}").into_bytes()
+}
+
+/// Writes one record through `first`, drops it, and opens `then`, which destroys the
+/// data on open: the record must be gone.
+pub fn check_destroy_on_open<S: Store>(first: impl FnOnce() -> S, then: impl FnOnce() -> S) {
+    {
+        let store = first();
+        let mut s = store.session().unwrap();
+        let r = op(
+            &mut s,
+            &mut Batch::new(),
+            OpKind::Insert,
+            b"k",
+            &[(b"f", b"v")],
+        );
+        assert!(matches!(r, Ok(Outcome::Written { .. })), "{r:?}");
+    }
+    let store = then();
+    let mut s = store.session().unwrap();
+    let r = op(&mut s, &mut Batch::new(), OpKind::Read, b"k", &[]);
+    assert_eq!(r, Ok(Outcome::Miss), "the destroying reopen kept a record");
 }
 
 /// Writes 200 records, updates one, deletes one, flushes and drops the store; the
