@@ -11,7 +11,7 @@ mod suite;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -1142,7 +1142,7 @@ fn execute_observed<S: Store>(
     ctx: &Phase,
     store: &S,
     store_stats: Option<kvlab_monitor::StoreStatsFn>,
-    extra_stats: impl FnOnce() -> StoreStats,
+    extra_stats: impl Fn() -> StoreStats,
 ) -> Result<ExitCode> {
     eprintln!(
         "kvlab {} {} on {} ({} thread{}, seed {})",
@@ -1195,8 +1195,88 @@ fn execute_observed<S: Store>(
                 .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
                 .ok()
         });
+    let runs = match &ctx.report {
+        ReportStyle::Memtier(o) => o.run_count(),
+        ReportStyle::Ycsb => 1,
+    };
+    if runs == 1 {
+        let done = run_once(ctx, store, ctx.args.out.as_deref())?;
+        let mut stats = store.stats();
+        if let Some(m) = monitor {
+            match m.stop() {
+                Ok(summary) => stats.extend(
+                    summary
+                        .flat()
+                        .into_iter()
+                        .map(|(k, v)| (format!("monitor.{k}"), StatValue::Float(v))),
+                ),
+                Err(e) => eprintln!("kvlab: warning: resource monitoring: {e}"),
+            }
+        }
+        print_report(ctx, &done, &stats)?;
+        write_result(
+            ctx,
+            store,
+            ctx.args.out.as_deref(),
+            &done,
+            stats,
+            extra_stats(),
+        )?;
+        return Ok(exit_code(ctx, &done.outcome));
+    }
+    // memtier's -x: the whole test several times against the same store, a second
+    // apart, each run's result files in OUT/run-N; the monitor covers them all.
+    let mut done: Vec<RunDone> = Vec::new();
+    for id in 1..=runs {
+        if id > 1 {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        if ctx.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        eprintln!("kvlab: run {id} of {runs}");
+        let dir = ctx.args.out.as_ref().map(|d| d.join(format!("run-{id}")));
+        if let Some(dir) = &dir {
+            kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+                .with_context(|| format!("preparing the output directory {}", dir.display()))?;
+        }
+        let d = run_once(ctx, store, dir.as_deref())?;
+        write_result(ctx, store, dir.as_deref(), &d, store.stats(), extra_stats())?;
+        let interrupted = d.outcome.interrupted;
+        done.push(d);
+        if interrupted {
+            break;
+        }
+    }
+    if let Some(m) = monitor {
+        if let Err(e) = m.stop() {
+            eprintln!("kvlab: warning: resource monitoring: {e}");
+        }
+    }
+    let code = done
+        .iter()
+        .map(|d| exit_code(ctx, &d.outcome))
+        .find(|c| *c != ExitCode::SUCCESS)
+        .unwrap_or(ExitCode::SUCCESS);
+    print_runs_report(ctx, done)?;
+    Ok(code)
+}
+
+/// What one run of a phase leaves behind: its outcome and the series taken during it.
+struct RunDone {
+    outcome: RunOutcome,
+    started: SystemTime,
+    timeline: Vec<TimelineRow>,
+    /// memtier's per-second figures, when its JSON is asked for.
+    seconds: Vec<memtier_report::Second>,
+    /// Remarks on the run (interrupted, fell behind, …), printed and kept in the result.
+    notes: Vec<String>,
+}
+
+/// Runs the phase's workload once, writing the HDR interval log into `dir`.
+fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunDone> {
     let started = SystemTime::now();
-    let mut hlog = match &ctx.args.out {
+    let mut hlog = match dir {
         Some(dir) => {
             let path = dir.join("latency.hlog");
             let file = std::fs::File::create(&path)
@@ -1261,7 +1341,6 @@ fn execute_observed<S: Store>(
     if let Some(e) = hlog_error {
         eprintln!("kvlab: warning: writing the interval log: {e}");
     }
-    let summary = outcome.total.summary(outcome.elapsed);
     let mut notes = Vec::new();
     if outcome.interrupted {
         notes.push("interrupted: results cover the operations completed before the stop".into());
@@ -1287,20 +1366,36 @@ fn execute_observed<S: Store>(
     }
     notes.extend(ctx.work.extra_notes(&outcome));
 
-    let mut stats = store.stats();
-    if let Some(m) = monitor {
-        match m.stop() {
-            Ok(summary) => stats.extend(
-                summary
-                    .flat()
-                    .into_iter()
-                    .map(|(k, v)| (format!("monitor.{k}"), StatValue::Float(v))),
-            ),
-            Err(e) => eprintln!("kvlab: warning: resource monitoring: {e}"),
-        }
+    for n in &notes {
+        eprintln!("kvlab: {n}");
     }
-    let stdout = std::io::stdout();
-    let mut out: Box<dyn Write> = match &ctx.report {
+    Ok(RunDone {
+        outcome,
+        started,
+        timeline,
+        seconds,
+        notes,
+    })
+}
+
+/// The exit code of a finished run: 130 if interrupted, 1 if requests failed beyond
+/// `--max-errors` or reads did not match, else success.
+fn exit_code(ctx: &Phase, outcome: &RunOutcome) -> ExitCode {
+    if outcome.interrupted {
+        ExitCode::from(130)
+    } else if outcome.error_budget_exceeded
+        || outcome.integrity_failed > 0
+        || ctx.work.extra_failed()
+    {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Where the text report goes: memtier's `--out-file`, or stdout.
+fn report_output(ctx: &Phase) -> Result<Box<dyn Write>> {
+    Ok(match &ctx.report {
         ReportStyle::Memtier(o) if o.out_file().is_some() => {
             let path = o.out_file().expect("checked just above");
             Box::new(std::io::BufWriter::new(
@@ -1308,31 +1403,53 @@ fn execute_observed<S: Store>(
                     .with_context(|| format!("creating {}", path.display()))?,
             ))
         }
-        _ => Box::new(stdout.lock()),
-    };
+        _ => Box::new(std::io::stdout().lock()),
+    })
+}
+
+/// memtier's `run information` of the JSON document.
+fn memtier_run_information(
+    ctx: &Phase,
+    runtime: Duration,
+    interrupted: bool,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut run = serde_json::Map::new();
+    run.insert("Threads".into(), ctx.plan.threads.into());
+    run.insert("Connections per thread".into(), ctx.plan.clients.into());
+    run.insert("Pipeline".into(), ctx.plan.pipeline.into());
+    run.insert("Seed".into(), ctx.plan.seed.into());
+    run.insert(
+        "Runtime (msec)".into(),
+        (runtime.as_secs_f64() * 1e3).into(),
+    );
+    run.insert("Interrupted".into(), interrupted.into());
+    run
+}
+
+/// Prints the report of one run (YCSB's text or memtier's summary and JSON).
+fn print_report(ctx: &Phase, done: &RunDone, stats: &StoreStats) -> Result<()> {
+    let outcome = &done.outcome;
+    let summary = outcome.total.summary(outcome.elapsed);
+    let mut out = report_output(ctx)?;
     match &ctx.report {
         ReportStyle::Ycsb => {
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
-            ctx.work.write_extra_report(&outcome, &mut out)?;
+            ctx.work.write_extra_report(outcome, &mut out)?;
             if matches!(ctx.work, Work::Cache(_)) || stats.iter().any(|(k, _)| k == "dram_hits") {
-                write_cache_lines(&outcome, &stats, &mut out)?;
+                write_cache_lines(outcome, stats, &mut out)?;
             }
         }
         ReportStyle::Memtier(o) => {
-            memtier_report::print(o, &outcome, &mut out)?;
+            memtier_report::print(o, outcome, &mut out)?;
             if let Some(path) = o.json_out() {
-                let mut run = serde_json::Map::new();
-                run.insert("Threads".into(), ctx.plan.threads.into());
-                run.insert("Connections per thread".into(), ctx.plan.clients.into());
-                run.insert("Pipeline".into(), ctx.plan.pipeline.into());
-                run.insert("Seed".into(), ctx.plan.seed.into());
-                run.insert(
-                    "Runtime (msec)".into(),
-                    (outcome.elapsed.as_secs_f64() * 1e3).into(),
+                let run = memtier_run_information(ctx, outcome.elapsed, outcome.interrupted);
+                let doc = memtier_report::json_document(
+                    o,
+                    ctx.work.effective(),
+                    run,
+                    outcome,
+                    &done.seconds,
                 );
-                run.insert("Interrupted".into(), outcome.interrupted.into());
-                let doc =
-                    memtier_report::json_document(o, ctx.work.effective(), run, &outcome, &seconds);
                 let text = serde_json::to_string_pretty(&doc)?;
                 kvlab_report::write_atomic(path, text.as_bytes(), true)?;
             }
@@ -1354,58 +1471,82 @@ fn execute_observed<S: Store>(
         }
     }
     out.flush()?;
-    for n in &notes {
-        eprintln!("kvlab: {n}");
-    }
+    Ok(())
+}
 
-    if let Some(dir) = &ctx.args.out {
-        let doc = ResultDocument {
-            kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
-            command: redact_args(std::env::args()),
-            phase: ctx.phase.to_string(),
-            started_at: kvlab_report::rfc3339(started),
-            finished_at: kvlab_report::rfc3339(SystemTime::now()),
-            seed: ctx.plan.seed,
-            interrupted: outcome.interrupted,
-            fell_behind: outcome.fell_behind,
-            workload: ctx.work.effective().into_iter().collect(),
-            runner: runner_section(ctx, &outcome),
-            store: StoreSection {
-                name: store.name().to_string(),
-                label: ctx.args.label.clone(),
-                options: stats_map(
-                    store
-                        .options()
-                        .into_iter()
-                        .chain(ctx.server.clone())
-                        .collect(),
-                ),
-                stats: stats_map(stats.into_iter().chain(extra_stats()).collect()),
-            },
-            host: HostInfo::detect(),
-            results: summary,
-            notes,
-        };
-        let mut csv = Vec::new();
-        kvlab_measure::write_timeline_csv(&timeline, &kvlab_core::OpKind::ALL, &mut csv)?;
-        kvlab_report::write_atomic(&dir.join("timeline.csv"), &csv, true)?;
-        kvlab_report::write_atomic(
-            &dir.join("result.json"),
-            doc.to_json_pretty().as_bytes(),
-            ctx.args.overwrite,
-        )?;
-        eprintln!("kvlab: results in {}", dir.display());
+/// Prints memtier's report of several runs (`-x`): best, worst and average, and its JSON.
+fn print_runs_report(ctx: &Phase, done: Vec<RunDone>) -> Result<()> {
+    let ReportStyle::Memtier(o) = &ctx.report else {
+        return Ok(());
+    };
+    let mut out = report_output(ctx)?;
+    let (outcomes, seconds): (Vec<RunOutcome>, Vec<Vec<memtier_report::Second>>) =
+        done.into_iter().map(|d| (d.outcome, d.seconds)).unzip();
+    memtier_report::print_runs(o, &outcomes, &mut out)?;
+    out.flush()?;
+    if let Some(path) = o.json_out() {
+        let runtime = outcomes.iter().map(|r| r.elapsed).sum();
+        let interrupted = outcomes.iter().any(|r| r.interrupted);
+        let mut run = memtier_run_information(ctx, runtime, interrupted);
+        run.insert("Runs".into(), outcomes.len().into());
+        let doc =
+            memtier_report::json_document_runs(o, ctx.work.effective(), run, &outcomes, &seconds);
+        let text = serde_json::to_string_pretty(&doc)?;
+        kvlab_report::write_atomic(path, text.as_bytes(), true)?;
     }
-    Ok(if outcome.interrupted {
-        ExitCode::from(130)
-    } else if outcome.error_budget_exceeded
-        || outcome.integrity_failed > 0
-        || ctx.work.extra_failed()
-    {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
+}
+
+/// Writes `result.json` and `timeline.csv` of a finished run into `dir`, if given.
+fn write_result<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    dir: Option<&Path>,
+    done: &RunDone,
+    stats: StoreStats,
+    extra_stats: StoreStats,
+) -> Result<()> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    let outcome = &done.outcome;
+    let doc = ResultDocument {
+        kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        command: redact_args(std::env::args()),
+        phase: ctx.phase.to_string(),
+        started_at: kvlab_report::rfc3339(done.started),
+        finished_at: kvlab_report::rfc3339(SystemTime::now()),
+        seed: ctx.plan.seed,
+        interrupted: outcome.interrupted,
+        fell_behind: outcome.fell_behind,
+        workload: ctx.work.effective().into_iter().collect(),
+        runner: runner_section(ctx, outcome),
+        store: StoreSection {
+            name: store.name().to_string(),
+            label: ctx.args.label.clone(),
+            options: stats_map(
+                store
+                    .options()
+                    .into_iter()
+                    .chain(ctx.server.clone())
+                    .collect(),
+            ),
+            stats: stats_map(stats.into_iter().chain(extra_stats).collect()),
+        },
+        host: HostInfo::detect(),
+        results: outcome.total.summary(outcome.elapsed),
+        notes: done.notes.clone(),
+    };
+    let mut csv = Vec::new();
+    kvlab_measure::write_timeline_csv(&done.timeline, &kvlab_core::OpKind::ALL, &mut csv)?;
+    kvlab_report::write_atomic(&dir.join("timeline.csv"), &csv, true)?;
+    kvlab_report::write_atomic(
+        &dir.join("result.json"),
+        doc.to_json_pretty().as_bytes(),
+        ctx.args.overwrite,
+    )?;
+    eprintln!("kvlab: results in {}", dir.display());
+    Ok(())
 }
 
 /// The cache lines of the text report: hit ratio of the gets (reads), get and set

@@ -8,6 +8,13 @@
 //! whose keys count one by one in Hits/sec and Misses/sec (the run's per-key counts,
 //! [`RunOutcome::keys_hit`]). Latencies are in milliseconds and throughput in KB/s (1024
 //! bytes), as memtier prints them.
+//!
+//! With `-x/--run-count N` (N > 1) the report has memtier's three sections instead of
+//! `ALL STATS`: `BEST RUN RESULTS` and `WORST RUN RESULTS` (the runs with the highest and
+//! lowest total requests per second; on a tie the earlier run) and `AGGREGATED AVERAGE
+//! RESULTS (N runs)`, whose rates and average latencies are the means of the runs',
+//! whose counts are their sums, and whose percentiles come from the runs' merged
+//! histograms.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,6 +34,8 @@ pub struct Options {
     hide_histogram: bool,
     json_out: Option<PathBuf>,
     out_file: Option<PathBuf>,
+    run_count: u32,
+    print_all_runs: bool,
 }
 
 impl Options {
@@ -37,7 +46,14 @@ impl Options {
             hide_histogram: a.hide_histogram,
             json_out: a.json_out_file.clone(),
             out_file: a.out_file.clone(),
+            run_count: a.run_count,
+            print_all_runs: a.print_all_runs,
         }
+    }
+
+    /// `-x/--run-count`: how many times the whole test runs (at least 1).
+    pub fn run_count(&self) -> u32 {
+        self.run_count.max(1)
     }
 
     /// `--out-file`, where the text report goes instead of stdout.
@@ -148,13 +164,132 @@ fn all(
 
 /// Prints the `ALL STATS` table of a run and, unless hidden, the latency distribution.
 pub fn print(opts: &Options, run: &RunOutcome, out: &mut dyn Write) -> std::io::Result<()> {
-    let recorder = &run.total;
-    let secs = run.elapsed.as_secs_f64();
+    let rows = run_rows(run, &opts.percentiles);
+    print_section(opts, "ALL STATS", &rows, &run.total, out)
+}
+
+/// Prints memtier's report of several runs of one test: with `--print-all-runs` each
+/// run's table, then the best run, the worst run and their aggregated average (see the
+/// module documentation).
+pub fn print_runs(opts: &Options, runs: &[RunOutcome], out: &mut dyn Write) -> std::io::Result<()> {
+    let Some((best, worst)) = best_and_worst(runs) else {
+        return Ok(());
+    };
+    let p = &opts.percentiles;
+    if opts.print_all_runs {
+        for (i, run) in runs.iter().enumerate() {
+            let title = format!("RUN #{} RESULTS", i + 1);
+            print_section(opts, &title, &run_rows(run, p), &run.total, out)?;
+        }
+    }
+    print_section(
+        opts,
+        BEST,
+        &run_rows(&runs[best], p),
+        &runs[best].total,
+        out,
+    )?;
+    print_section(
+        opts,
+        WORST,
+        &run_rows(&runs[worst], p),
+        &runs[worst].total,
+        out,
+    )?;
+    let (rows, merged) = average_rows(runs, p);
+    print_section(opts, &average_title(runs.len()), &rows, &merged, out)
+}
+
+const BEST: &str = "BEST RUN RESULTS";
+const WORST: &str = "WORST RUN RESULTS";
+
+fn average_title(runs: usize) -> String {
+    format!("AGGREGATED AVERAGE RESULTS ({runs} runs)")
+}
+
+/// The figures of one run: its requests over its elapsed time, GET hits and misses
+/// counted per key.
+fn run_rows(run: &RunOutcome, percentiles: &[f64]) -> Vec<(&'static str, Figures)> {
+    all(
+        &run.total,
+        Some((run.keys_hit, run.keys_missed)),
+        run.elapsed.as_secs_f64(),
+        percentiles,
+    )
+}
+
+/// The indexes of the runs with the highest and the lowest total requests per second,
+/// the earlier run on a tie, as memtier picks them; `None` for no runs.
+pub fn best_and_worst(runs: &[RunOutcome]) -> Option<(usize, usize)> {
+    let rate = |r: &RunOutcome| r.total.operations() as f64 / r.elapsed.as_secs_f64().max(1e-9);
+    let mut best = 0;
+    let mut worst = 0;
+    for (i, r) in runs.iter().enumerate().skip(1) {
+        if rate(r) > rate(&runs[best]) {
+            best = i;
+        }
+        if rate(r) < rate(&runs[worst]) {
+            worst = i;
+        }
+    }
+    (!runs.is_empty()).then_some((best, worst))
+}
+
+/// The aggregated average of `runs`: rates and average latencies are the runs' means,
+/// counts their sums, minimum and maximum latencies the extremes, and percentiles
+/// those of the merged histograms (also returned, for the latency distribution).
+fn average_rows(
+    runs: &[RunOutcome],
+    percentiles: &[f64],
+) -> (Vec<(&'static str, Figures)>, Recorder) {
+    let mut merged = Recorder::new();
+    for r in runs {
+        merged.merge(&r.total);
+    }
+    let per_run: Vec<_> = runs.iter().map(|r| run_rows(r, percentiles)).collect();
+    let n = runs.len().max(1) as f64;
+    let merged_rows = all(&merged, Some((0, 0)), 1.0, percentiles);
+    let rows = merged_rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, m))| {
+            let column = || per_run.iter().map(move |rows| &rows[i].1);
+            let mean = |v: f64| v / n;
+            let mean_of = |get: fn(&Figures) -> Option<f64>| {
+                let values: Vec<f64> = column().filter_map(get).collect();
+                (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+            };
+            let figures = Figures {
+                count: column().map(|f| f.count).sum(),
+                ops_per_sec: mean(column().map(|f| f.ops_per_sec).sum()),
+                hits_per_sec: mean_of(|f| f.hits_per_sec),
+                misses_per_sec: mean_of(|f| f.misses_per_sec),
+                avg_ms: mean_of(|f| f.avg_ms),
+                min_ms: column().filter_map(|f| f.min_ms).reduce(f64::min),
+                max_ms: column().filter_map(|f| f.max_ms).reduce(f64::max),
+                percentiles_ms: m.percentiles_ms,
+                kb_per_sec: mean(column().map(|f| f.kb_per_sec).sum()),
+            };
+            (name, figures)
+        })
+        .collect();
+    (rows, merged)
+}
+
+/// Prints one titled table (`ALL STATS`, `BEST RUN RESULTS`, …) and, unless hidden, the
+/// latency distribution of `recorder`.
+fn print_section(
+    opts: &Options,
+    title: &str,
+    rows: &[(&'static str, Figures)],
+    recorder: &Recorder,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let p = &opts.percentiles;
     let width = 13 + 13 * 3 + 16 * (1 + p.len()) + 13;
     writeln!(out)?;
     writeln!(out)?;
-    writeln!(out, "ALL STATS")?;
+    writeln!(out, "{title}")?;
     writeln!(out, "{}", "=".repeat(width))?;
     write!(
         out,
@@ -170,7 +305,6 @@ pub fn print(opts: &Options, run: &RunOutcome, out: &mut dyn Write) -> std::io::
         Some(v) => format!("{v:>w$.prec$}"),
         None => format!("{:>w$}", "---"),
     };
-    let rows = all(recorder, Some((run.keys_hit, run.keys_missed)), secs, p);
     for (i, (name, f)) in rows.iter().enumerate() {
         if i == TYPES.len() {
             // memtier's WAIT row: kvlab sends no WAIT commands.
@@ -269,14 +403,51 @@ pub fn json_document(
     run: &RunOutcome,
     seconds: &[Second],
 ) -> Value {
+    let stats = stats_json(
+        &run_rows(run, &opts.percentiles),
+        seconds,
+        &opts.percentiles,
+    );
+    document(
+        configuration,
+        run_information,
+        vec![("ALL STATS".into(), stats)],
+    )
+}
+
+/// The JSON document of several runs of one test (`-x`): `BEST RUN RESULTS` and `WORST
+/// RUN RESULTS` with those runs' per-second series, and `AGGREGATED AVERAGE RESULTS (N
+/// runs)` without one. `seconds[i]` is run `i`'s series.
+pub fn json_document_runs(
+    opts: &Options,
+    configuration: Vec<(String, String)>,
+    run_information: Map<String, Value>,
+    runs: &[RunOutcome],
+    seconds: &[Vec<Second>],
+) -> Value {
     let p = &opts.percentiles;
+    let mut sections = Vec::new();
+    if let Some((best, worst)) = best_and_worst(runs) {
+        let series = |i: usize| seconds.get(i).map_or(&[][..], Vec::as_slice);
+        for (title, i) in [(BEST, best), (WORST, worst)] {
+            let stats = stats_json(&run_rows(&runs[i], p), series(i), p);
+            sections.push((title.to_string(), stats));
+        }
+        let (rows, _) = average_rows(runs, p);
+        sections.push((average_title(runs.len()), stats_json(&rows, &[], p)));
+    }
+    document(configuration, run_information, sections)
+}
+
+/// Each type's totals with percentiles and its per-second `Time-Serie`.
+fn stats_json(
+    rows: &[(&'static str, Figures)],
+    seconds: &[Second],
+    percentiles: &[f64],
+) -> Map<String, Value> {
     let mut stats = Map::new();
-    let keys = Some((run.keys_hit, run.keys_missed));
-    for (i, (name, f)) in all(&run.total, keys, run.elapsed.as_secs_f64(), p)
-        .into_iter()
-        .enumerate()
-    {
-        let mut m = figures_json(&f, p);
+    for (i, (name, f)) in rows.iter().enumerate() {
+        let mut m = figures_json(f, percentiles);
         let mut series = Map::new();
         for (t, s) in seconds.iter().enumerate() {
             let f = &s.figures[i].1;
@@ -285,7 +456,7 @@ pub fn json_document(
             point.insert("Average Latency".into(), json!(f.avg_ms.unwrap_or(0.0)));
             point.insert("Min Latency".into(), json!(f.min_ms.unwrap_or(0.0)));
             point.insert("Max Latency".into(), json!(f.max_ms.unwrap_or(0.0)));
-            for (q, v) in p.iter().zip(&f.percentiles_ms) {
+            for (q, v) in percentiles.iter().zip(&f.percentiles_ms) {
                 point.insert(percentile_key(*q), json!(v.unwrap_or(0.0)));
             }
             series.insert(t.to_string(), Value::Object(point));
@@ -293,14 +464,29 @@ pub fn json_document(
         m.insert("Time-Serie".into(), Value::Object(series));
         stats.insert(name.to_string(), Value::Object(m));
     }
-    json!({
-        "configuration": configuration
-            .into_iter()
-            .map(|(k, v)| (k, Value::from(v)))
-            .collect::<Map<String, Value>>(),
-        "run information": run_information,
-        "ALL STATS": stats,
-    })
+    stats
+}
+
+fn document(
+    configuration: Vec<(String, String)>,
+    run_information: Map<String, Value>,
+    sections: Vec<(String, Map<String, Value>)>,
+) -> Value {
+    let mut doc = Map::new();
+    doc.insert(
+        "configuration".into(),
+        Value::Object(
+            configuration
+                .into_iter()
+                .map(|(k, v)| (k, Value::from(v)))
+                .collect(),
+        ),
+    );
+    doc.insert("run information".into(), Value::Object(run_information));
+    for (title, stats) in sections {
+        doc.insert(title, Value::Object(stats));
+    }
+    Value::Object(doc)
 }
 
 #[cfg(test)]
@@ -345,6 +531,8 @@ mod tests {
             hide_histogram: hide,
             json_out: None,
             out_file: None,
+            run_count: 1,
+            print_all_runs: false,
         }
     }
 
@@ -383,6 +571,44 @@ mod tests {
         assert_eq!(
             (&gets["Count"], &gets["Hits/sec"], &gets["Misses/sec"]),
             (&json!(150), &json!(150.0), &json!(50.0))
+        );
+    }
+
+    #[test]
+    fn several_runs_report_the_best_the_worst_and_their_average() {
+        // The same requests over 4 s, 2 s and 2 s: the second run is the best (the
+        // earlier of two equal ones), the first the worst.
+        let runs = [run(4, 100, 50), run(2, 100, 50), run(2, 100, 50)];
+        assert_eq!(best_and_worst(&runs), Some((1, 0)));
+        assert_eq!(best_and_worst(&[]), None);
+        let mut o = opts(true);
+        o.print_all_runs = true;
+        let mut out = Vec::new();
+        print_runs(&o, &runs, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let gets = |title: &str| -> Vec<String> {
+            let table = text.split(&format!("\n{title}\n")).nth(1).unwrap();
+            let row = table.lines().find(|l| l.starts_with("Gets")).unwrap();
+            row.split_whitespace().map(str::to_string).collect()
+        };
+        // 150 gets in 4 s and in 2 s; the average rate is the mean of 37.5, 75, 75.
+        assert_eq!(gets("RUN #1 RESULTS")[1], "37.50");
+        assert_eq!(gets("BEST RUN RESULTS")[1], "75.00");
+        assert_eq!(gets("WORST RUN RESULTS")[1], "37.50");
+        assert_eq!(
+            gets("AGGREGATED AVERAGE RESULTS (3 runs)")[1..3],
+            ["62.50", "41.67"]
+        );
+        assert!(!text.contains("ALL STATS"));
+
+        let doc = json_document_runs(&o, Vec::new(), Map::new(), &runs, &[]);
+        let avg = &doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Gets"];
+        assert_eq!(avg["Count"], json!(450));
+        assert_eq!(doc["WORST RUN RESULTS"]["Gets"]["Ops/sec"], json!(37.5));
+        // Percentiles of the merged histograms: the same requests in every run.
+        assert_eq!(
+            avg["Percentile Latencies"],
+            doc["BEST RUN RESULTS"]["Gets"]["Percentile Latencies"]
         );
     }
 

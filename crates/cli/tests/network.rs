@@ -11,7 +11,7 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
 mod common;
-use common::{all_stats_row, files_under, kvlab, report_u64, report_value, text};
+use common::{all_stats_row, files_under, kvlab, report_u64, report_value, section_row, text};
 
 fn start(kind: ServerKind, spec: &str) -> Server {
     Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
@@ -263,6 +263,76 @@ fn memtier_seed_004_against_a_spawned_redis_and_memcache_text_against_memcached(
         None,
     );
     check_memtier(&o, &json, "memcache_text");
+}
+
+#[test]
+fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
+    let server = start(ServerKind::Redis, "");
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("runs.json");
+    let json_arg = format!("--json-out-file={}", json.display());
+    let out = dir.path().join("out");
+    // Three runs of 2 clients × 200 requests at 1:1: 200 SETs per run.
+    let o = kvlab(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--requests=200",
+        "--ratio=1:1",
+        "--key-maximum=1000",
+        "--hide-histogram",
+        "-x",
+        "3",
+        "--print-all-runs",
+        &json_arg,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stdout.contains("ALL STATS"), "{stdout}");
+    let ops = |title: &str| {
+        section_row(&stdout, title, "Totals")[1]
+            .parse::<f64>()
+            .unwrap()
+    };
+    let runs: Vec<f64> = (1..=3).map(|n| ops(&format!("RUN #{n} RESULTS"))).collect();
+    let max = runs.iter().cloned().fold(f64::MIN, f64::max);
+    let min = runs.iter().cloned().fold(f64::MAX, f64::min);
+    assert_eq!(ops("BEST RUN RESULTS"), max, "{stdout}");
+    assert_eq!(ops("WORST RUN RESULTS"), min, "{stdout}");
+    let mean = runs.iter().sum::<f64>() / 3.0;
+    let average = ops("AGGREGATED AVERAGE RESULTS (3 runs)");
+    assert!(
+        (average - mean).abs() < 0.02,
+        "{average} vs {mean}: {stdout}"
+    );
+    // The server saw all three runs.
+    assert_eq!(
+        server_counter(&server, ServerKind::Redis, "cmdstat_set"),
+        600
+    );
+
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let avg = &doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Totals"];
+    assert_eq!(avg["Count"], serde_json::json!(1200), "{doc}");
+    assert_eq!(
+        doc["BEST RUN RESULTS"]["Sets"]["Count"],
+        serde_json::json!(200)
+    );
+    assert!(doc.get("ALL STATS").is_none());
+    for n in 1..=3 {
+        let result = ResultDocument::load(&out.join(format!("run-{n}/result.json"))).unwrap();
+        assert_eq!(result.results.operations, 400, "run {n}");
+    }
 }
 
 /// A counter of a server's statistics: memcached's `stats` (`STAT name value`) or

@@ -45,10 +45,16 @@ pub fn report_u64(stdout: &str, section: &str, name: &str) -> u64 {
 
 /// The columns of the `Totals` (or other) row of memtier's ALL STATS table.
 pub fn all_stats_row(stdout: &str, row: &str) -> Vec<String> {
+    section_row(stdout, "ALL STATS", row)
+}
+
+/// The columns of a row of the memtier table titled `title` (`ALL STATS`, `BEST RUN
+/// RESULTS`, `RUN #2 RESULTS`, …).
+pub fn section_row(stdout: &str, title: &str, row: &str) -> Vec<String> {
     let table = stdout
-        .split("ALL STATS")
+        .split(&format!("\n{title}\n"))
         .nth(1)
-        .unwrap_or_else(|| panic!("no ALL STATS table in:\n{stdout}"));
+        .unwrap_or_else(|| panic!("no {title} table in:\n{stdout}"));
     table
         .lines()
         .find(|l| l.split_whitespace().next() == Some(row))
