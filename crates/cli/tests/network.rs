@@ -11,7 +11,9 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
 mod common;
-use common::{all_stats_row, files_under, kvlab, report_u64, report_value, section_row, text};
+use common::{
+    all_stats_row, files_under, kvlab, memtier_on, report_u64, report_value, section_row, text,
+};
 
 fn start(kind: ServerKind, spec: &str) -> Server {
     Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
@@ -274,27 +276,25 @@ fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
     let json_arg = format!("--json-out-file={}", json.display());
     let out = dir.path().join("out");
     // Three runs of 2 clients × 200 requests at 1:1: 200 SETs per run.
-    let o = kvlab(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
+    let o = memtier_on(
         &port,
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "--requests=200",
-        "--ratio=1:1",
-        "--key-maximum=1000",
-        "--hide-histogram",
-        "-x",
-        "3",
-        "--print-all-runs",
-        &json_arg,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--requests=200",
+            "--ratio=1:1",
+            "--key-maximum=1000",
+            "--hide-histogram",
+            "-x",
+            "3",
+            "--print-all-runs",
+            &json_arg,
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     assert!(!stdout.contains("ALL STATS"), "{stdout}");
@@ -385,26 +385,24 @@ fn memtier_multi_key_get_counts_keys_as_the_server_does() {
         let json = dir.path().join(format!("{protocol}.json"));
         let json_arg = format!("--json-out-file={}", json.display());
         // 2 clients × 100 requests: 25 cycles of a SET and GETs of 4, 4 and 2 keys.
-        let o = kvlab(&[
-            "memtier",
-            "-s",
-            "127.0.0.1",
-            "-p",
+        let o = memtier_on(
             &port,
-            "-P",
-            protocol,
-            "-t",
-            "1",
-            "-c",
-            "2",
-            "--requests=100",
-            "--ratio=1:10",
-            "--multi-key-get=4",
-            "--key-maximum=150",
-            "--distinct-client-seed",
-            "--hide-histogram",
-            &json_arg,
-        ]);
+            &[
+                "-P",
+                protocol,
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "--requests=100",
+                "--ratio=1:10",
+                "--multi-key-get=4",
+                "--key-maximum=150",
+                "--distinct-client-seed",
+                "--hide-histogram",
+                &json_arg,
+            ],
+        );
         let (stdout, stderr) = text(&o);
         assert!(o.status.success(), "{protocol}: {stderr}");
         let doc: serde_json::Value =
@@ -519,14 +517,7 @@ fn a_refused_connection_at_start_exits_1_naming_the_address_without_a_result() {
         assert!(stderr.to_lowercase().contains("refused"), "{db}: {stderr}");
         assert!(!out.join("result.json").exists(), "{db}: no result written");
     }
-    let o = kvlab(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "--test-time=1",
-    ]);
+    let o = memtier_on(&port.to_string(), &["--test-time=1"]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&addr), "{stderr}");
@@ -659,21 +650,19 @@ fn a_memtier_password_never_appears_in_results() {
     let out = dir.path().join("out");
     let json = dir.path().join("memtier.json");
     let port = server.port().to_string();
-    let o = kvlab(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
+    let o = memtier_on(
         &port,
-        "-a",
-        SECRET,
-        "--test-time=1",
-        "--hide-histogram",
-        "--json-out-file",
-        json.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &[
+            "-a",
+            SECRET,
+            "--test-time=1",
+            "--hide-histogram",
+            "--json-out-file",
+            json.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     let result = std::fs::read_to_string(out.join("result.json")).unwrap();

@@ -88,14 +88,7 @@ fn wiredtiger_synced_log_recovers_writes_after_a_crash() {
         ];
         let store = open(live.path(), &opts).unwrap();
         let mut s = store.session().unwrap();
-        let r = support::op(
-            &mut s,
-            &mut Batch::new(),
-            OpKind::Insert,
-            b"k",
-            &[(b"f", b"v")],
-        );
-        assert!(matches!(r, Ok(Outcome::Written { .. })), "{r:?}");
+        support::write_one(&mut s);
         assert_eq!(stat(&store.stats(), "checkpoints"), 0, "log={log}");
         crash_image(live.path(), image.path());
         drop((s, store));

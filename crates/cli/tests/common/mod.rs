@@ -19,6 +19,11 @@ pub fn kvlab(args: &[&str]) -> Output {
         .expect("running kvlab")
 }
 
+/// Runs `kvlab memtier -s 127.0.0.1 -p PORT` with `extra` flags.
+pub fn memtier_on(port: &str, extra: &[&str]) -> Output {
+    kvlab(&[&["memtier", "-s", "127.0.0.1", "-p", port][..], extra].concat())
+}
+
 /// stdout and stderr as text.
 pub fn text(o: &Output) -> (String, String) {
     (

@@ -29,20 +29,24 @@ fn key(i: u64) -> Vec<u8> {
     format!("user{i:012}").into_bytes()
 }
 
+/// Writes the record `k` with one field `f` = `v`.
+pub fn write_one<S: Session>(session: &mut S) {
+    let r = op(
+        session,
+        &mut Batch::new(),
+        OpKind::Insert,
+        b"k",
+        &[(b"f", b"v")],
+    );
+    assert!(matches!(r, Ok(Outcome::Written { .. })), "{r:?}");
+}
+
 /// Writes one record through `first`, drops it, and opens `then`, which destroys the
 /// data on open: the record must be gone.
 pub fn check_destroy_on_open<S: Store>(first: impl FnOnce() -> S, then: impl FnOnce() -> S) {
     {
         let store = first();
-        let mut s = store.session().unwrap();
-        let r = op(
-            &mut s,
-            &mut Batch::new(),
-            OpKind::Insert,
-            b"k",
-            &[(b"f", b"v")],
-        );
-        assert!(matches!(r, Ok(Outcome::Written { .. })), "{r:?}");
+        write_one(&mut store.session().unwrap());
     }
     let store = then();
     let mut s = store.session().unwrap();
