@@ -290,7 +290,7 @@ impl Work {
         notes
     }
 
-    /// `[IMPORT]` or `[GROUP:name]` lines after the YCSB report.
+    /// `[IMPORT]`, `[GROUP:name]` or `[MULTI-GET]` lines after the YCSB report.
     pub(crate) fn write_extra_report(
         &self,
         outcome: &RunOutcome,
@@ -380,6 +380,23 @@ impl Work {
                 }
             }
             None => {}
+        }
+        if let Work::Memtier(w) = self {
+            if w.spec().multi_key_get > 1 {
+                // A multi-key GET is one READ above; its keys count here one by one.
+                let keys = outcome.keys_hit + outcome.keys_missed;
+                let reads = outcome.total.count(OpKind::Read);
+                writeln!(out, "[MULTI-GET], Keys, {keys}")?;
+                writeln!(out, "[MULTI-GET], KeysFound, {}", outcome.keys_hit)?;
+                writeln!(out, "[MULTI-GET], KeysNotFound, {}", outcome.keys_missed)?;
+                if reads > 0 {
+                    writeln!(
+                        out,
+                        "[MULTI-GET], KeysPerRead, {:.2}",
+                        keys as f64 / reads as f64
+                    )?;
+                }
+            }
         }
         Ok(())
     }

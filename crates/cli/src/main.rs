@@ -1614,6 +1614,9 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
     }
     m.insert("connections_per_thread".into(), json!(p.clients));
     m.insert("pipeline".into(), json!(p.pipeline));
+    // Reads counted per key: differs from the READ counts only for multi-key GETs.
+    m.insert("keys_found".into(), json!(outcome.keys_hit));
+    m.insert("keys_not_found".into(), json!(outcome.keys_missed));
     if let Some(TargetRate::Sine {
         mean,
         amplitude,

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{kvlab, report_value, text};
+use common::{kvlab, report_u64, report_value, text};
 
 #[test]
 fn load_run_verify_on_rocksdb_with_data_integrity() {
@@ -517,4 +517,34 @@ fn run_takes_memtier_workload_flags_on_an_embedded_store() {
         let o = run(bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", text(&o).1);
     }
+}
+
+#[test]
+fn run_reports_the_keys_of_multi_key_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // 100 requests at 1:10 in GETs of up to 4 keys: 25 cycles of a SET and GETs of
+    // 4, 4 and 2 keys. The null store finds every key.
+    let o = kvlab(&[
+        "run",
+        "--db",
+        "null",
+        "--ratio=1:10",
+        "--multi-key-get=4",
+        "--requests=100",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(report_u64(&stdout, "READ", "Operations"), 75, "{stdout}");
+    assert_eq!(report_u64(&stdout, "MULTI-GET", "Keys"), 250, "{stdout}");
+    assert_eq!(report_u64(&stdout, "MULTI-GET", "KeysFound"), 250);
+    assert_eq!(report_u64(&stdout, "MULTI-GET", "KeysNotFound"), 0);
+    assert_eq!(
+        report_value(&stdout, "MULTI-GET", "KeysPerRead").as_deref(),
+        Some("3.33")
+    );
+    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    assert_eq!(doc.runner["keys_found"], serde_json::json!(250));
 }
