@@ -95,6 +95,11 @@ fn invalid_suites_are_refused_naming_the_file_the_key_and_what_was_expected() {
         &["matrix.threads", "empty matrix", "threads = [1, 2]"],
     );
     rejects(
+        "fresh-text.toml",
+        &format!("name = \"s\"\n{good_store}{good_workload}fresh_data = \"yes\"\n{matrix}"),
+        &["fresh_data", "expected a boolean"],
+    );
+    rejects(
         "unknown-db.toml",
         &format!("name = \"s\"\n[[store]]\nname = \"m\"\ndb = \"mongo\"\n{good_workload}{matrix}"),
         &[
