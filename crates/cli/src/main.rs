@@ -81,6 +81,10 @@ struct MemtierCommand {
     /// A name for the store in results and reports (default: redis or memcached).
     #[arg(long, value_name = "NAME")]
     label: Option<String>,
+    /// A name for the workload in results and reports (default: `memtier`, told apart from
+    /// other memtier runs by the flags that differ); a suite passes its workload's name.
+    #[arg(long, value_name = "NAME")]
+    workload_label: Option<String>,
     /// Progress display on stderr: auto, always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     progress: progress::When,
@@ -168,6 +172,10 @@ struct PhaseArgs {
     /// tell two redis configurations apart.
     #[arg(long, value_name = "NAME")]
     label: Option<String>,
+    /// A name for the workload in results and reports (default: the property files'
+    /// names, told apart by the properties that differ); a suite passes its workload's name.
+    #[arg(long, value_name = "NAME")]
+    workload_label: Option<String>,
     #[command(flatten)]
     keys: import_cmd::KeyArgs,
     #[command(flatten)]
@@ -679,6 +687,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         max_errors: m.max_errors,
         progress: m.progress,
         label: m.label.clone(),
+        workload_label: m.workload_label.clone(),
         keys: Default::default(),
         memtier: Default::default(),
     };
@@ -1520,6 +1529,7 @@ fn write_result<S: Store>(
         interrupted: outcome.interrupted,
         fell_behind: outcome.fell_behind,
         workload: ctx.work.effective().into_iter().collect(),
+        workload_label: ctx.args.workload_label.clone(),
         runner: runner_section(ctx, outcome),
         store: StoreSection {
             name: store.name().to_string(),

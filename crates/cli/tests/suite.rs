@@ -95,6 +95,11 @@ fn invalid_suites_are_refused_naming_the_file_the_key_and_what_was_expected() {
         &["matrix.threads", "empty matrix", "threads = [1, 2]"],
     );
     rejects(
+        "fresh-text.toml",
+        &format!("name = \"s\"\n{good_store}{good_workload}fresh_data = \"yes\"\n{matrix}"),
+        &["fresh_data", "expected a boolean"],
+    );
+    rejects(
         "unknown-db.toml",
         &format!("name = \"s\"\n[[store]]\nname = \"m\"\ndb = \"mongo\"\n{good_workload}{matrix}"),
         &[
@@ -565,6 +570,32 @@ connections = [1, 4]
     assert_eq!(loads("mc"), [1]);
     assert_eq!(loads("redis-fresh"), [1, 1]);
     assert_eq!(state["load_count"], 4);
+    // A prefill is recorded as the load it is; shared by two workloads, it has no
+    // workload name of its own. A YCSB load of one workload's cells is named after it.
+    for load in state["loads"].as_array().unwrap() {
+        let doc = json(&Path::new(load["dir"].as_str().unwrap()).join("result.json"));
+        assert_eq!(doc["phase"], "load", "{load:#}");
+        if load["mode"] == "prefill" {
+            assert!(doc["workload_label"].is_null(), "{load:#}");
+            assert_eq!(doc["command"][1], "memtier");
+        } else {
+            assert_eq!(doc["workload_label"], "hashes", "{load:#}");
+        }
+    }
+    let o = kvlab(&["report", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = String::from_utf8_lossy(&o.stdout).into_owned();
+    for row in [
+        ["mc", "gets", "1×1"],
+        ["mc", "memtier [load]", "1×2"],
+        ["redis", "sets", "1×4"],
+        ["redis-fresh", "hashes [load]", "2×1"],
+    ] {
+        assert!(
+            summary_rows(&md).contains(&row.map(String::from)),
+            "{row:?} in:\n{md}"
+        );
+    }
     // The prefilled keys are there: every GET hits.
     for store in ["redis", "mc"] {
         let doc = json(&out.join(format!("{store}/gets/t1-c4/round-1/result.json")));
@@ -615,6 +646,182 @@ connections = [1, 4]
             .clone();
         assert_eq!(read["returns"]["OK"], read["operations"], "{read:#}");
     }
+}
+
+/// A readlatest workload beside a read-only one with the same records: `fresh_data`
+/// gives each readlatest cell a data set of its own, so its inserts reach no other cell.
+fn fresh_suite(dir: &Path, fresh: bool) -> String {
+    let w = workloads();
+    let fresh_line = if fresh { "fresh_data = true" } else { "" };
+    write(
+        dir,
+        if fresh { "fresh.toml" } else { "shared.toml" },
+        &format!(
+            r#"name = "fresh"
+rounds = 2
+monitor = false
+
+[[store]]
+name = "mc"
+db = "memcached"
+spawn = "m=64"
+
+[[store]]
+name = "rocks"
+db = "rocksdb"
+keep_data = true
+
+[[workload]]
+name = "latest"
+properties = ["{w}/ycsb/readlatest"]
+set = {{ recordcount = 500, operationcount = 2000, fieldcount = 1, fieldlength = 16 }}
+{fresh_line}
+
+[[workload]]
+name = "reads"
+properties = ["{w}/ycsb/workloadc"]
+set = {{ recordcount = 500, operationcount = 500, fieldcount = 1, fieldlength = 16 }}
+
+[matrix]
+threads = [1]
+"#
+        ),
+    )
+}
+
+/// Store, workload and concurrency of every row of a report's first (summary) table.
+fn summary_rows(markdown: &str) -> Vec<[String; 3]> {
+    let table = markdown.split("\n\n### ").next().unwrap_or("");
+    table
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .map(|l| {
+            let c: Vec<&str> = l.split('|').map(str::trim).collect();
+            [c[1].to_string(), c[2].to_string(), c[3].to_string()]
+        })
+        .collect()
+}
+
+fn op_count(doc: &Value, op: &str, status: &str) -> u64 {
+    doc["results"]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == op)
+        .map_or(0, |o| o["returns"][status].as_u64().unwrap_or(0))
+}
+
+#[test]
+fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    // Without fresh_data both workloads load the same records: one data set per store.
+    let shared = fresh_suite(dir.path(), false);
+    let o = kvlab(&["suite", &shared, "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        plan.contains("8 cells") && plan.contains(", 2 data sets,"),
+        "{plan}"
+    );
+
+    let file = fresh_suite(dir.path(), true);
+    let o = kvlab(&["suite", &file, "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(plan.contains(", 6 data sets,"), "{plan}");
+
+    let out = dir.path().join("out");
+    let out_s = out.display().to_string();
+    let o = kvlab(&["suite", &file, "--out", &out_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(state["counts"]["ok"], 8, "{:#}", state["counts"]);
+    // Per store: the two readlatest cells each load their own data set, the two
+    // read-only cells share one.
+    assert_eq!(state["load_count"], 6, "{:#}", state["loads"]);
+    for store in ["mc", "rocks"] {
+        let mut sets: Vec<(bool, u64, u64)> = state["datasets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["store"] == store)
+            .map(|d| {
+                (
+                    d["fresh"].as_bool().unwrap(),
+                    d["cells"].as_u64().unwrap(),
+                    d["loads"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        sets.sort();
+        assert_eq!(sets, [(false, 2, 1), (true, 1, 1), (true, 1, 1)], "{store}");
+    }
+    // memcached counts its items after each cell: a readlatest cell sees the 500 loaded
+    // records plus its own inserts only, never those of the round before it; the
+    // read-only cells see the 500.
+    for round in [1, 2] {
+        let doc = json(&out.join(format!("mc/latest/t1-c1/round-{round}/result.json")));
+        assert_eq!(doc["workload_label"], "latest");
+        let inserted = op_count(&doc, "INSERT", "OK");
+        assert!(
+            inserted > 0,
+            "readlatest inserts: {:#}",
+            doc["results"]["ops"]
+        );
+        assert_eq!(
+            doc["store"]["stats"]["curr_items"].as_u64().unwrap(),
+            500 + inserted,
+            "round {round}"
+        );
+        let doc = json(&out.join(format!("mc/reads/t1-c1/round-{round}/result.json")));
+        assert_eq!(doc["workload_label"], "reads");
+        assert_eq!(doc["store"]["stats"]["curr_items"], 500);
+        assert_eq!(op_count(&doc, "READ", "OK"), 500, "every read hits");
+    }
+
+    // The report names cells and loads as the suite does.
+    let o = kvlab(&["report", &out_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = String::from_utf8_lossy(&o.stdout).into_owned();
+    let rows = summary_rows(&md);
+    for row in [
+        ["mc", "latest", "1×1"],
+        ["mc", "latest [load]", "2×1"],
+        ["mc", "reads", "1×1"],
+        ["mc", "reads [load]", "2×1"],
+    ] {
+        assert!(rows.contains(&row.map(String::from)), "{row:?} in:\n{md}");
+    }
+    // Both loads of `latest` are rounds of one load cell.
+    let load_row = md
+        .lines()
+        .find(|l| l.starts_with("| mc ") && l.contains("| latest [load] |"))
+        .unwrap();
+    let cols: Vec<&str> = load_row.split('|').map(str::trim).collect();
+    assert_eq!(cols[4], "2", "{load_row}");
+
+    // Resume after losing a result of each workload on RocksDB (whose data set
+    // directories are kept): the shared data set is reused as loaded, the readlatest
+    // cell's own data set is loaded again, since that cell wrote to it.
+    for w in ["latest", "reads"] {
+        std::fs::remove_file(out.join(format!("rocks/{w}/t1-c1/round-2/result.json"))).unwrap();
+    }
+    let o = kvlab(&["suite", &file, "--out", &out_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let state = json(&out.join("suite.json"));
+    let mut again = ran(&state);
+    again.sort();
+    assert_eq!(
+        again,
+        ["rocks/latest/t1-c1/round-2", "rocks/reads/t1-c1/round-2"]
+    );
+    assert_eq!(state["load_count"], 1, "{:#}", state["loads"]);
+    assert_eq!(state["loads"][0]["workload"], "latest");
+    assert!(
+        stderr(&o).contains("already loaded"),
+        "the shared data set is reused: {}",
+        stderr(&o)
+    );
 }
 
 #[test]

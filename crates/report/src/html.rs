@@ -11,7 +11,7 @@ use kvlab_measure::LatencySummary;
 use crate::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Point, Scale, Series};
 use crate::format;
 use crate::load::MonitorSeries;
-use crate::study::{Cell, LatencyFigure, Setting, Spread};
+use crate::study::{family_name, Cell, LatencyFigure, Setting, Spread};
 use crate::table::escape_html;
 use crate::Study;
 
@@ -26,10 +26,11 @@ nav a{margin-right:14px}\
 svg.chart{max-width:100%;height:auto;border:1px solid #eee}\
 details{margin:10px 0}summary{cursor:pointer;font-weight:bold;padding:4px 0}\
 .note{color:#666;font-size:12px}.scroll{overflow-x:auto}\
-table{border-collapse:collapse;margin:12px 0 24px;font-size:13px}\
-caption{text-align:left;font-weight:bold;padding:4px 0}\
-th,td{border:1px solid #ddd;padding:3px 7px;white-space:nowrap}\
-th{background:#f3f3f3;cursor:pointer;user-select:none}\
+table{border-collapse:collapse;margin:12px 0 24px;font-size:12px}\
+caption{text-align:left;font-weight:bold;padding:4px 0;font-size:13px}\
+th,td{border:1px solid #ddd;padding:3px 6px}\
+td.num{white-space:nowrap}td{overflow-wrap:break-word}\
+th{background:#f3f3f3;cursor:pointer;user-select:none;vertical-align:bottom}\
 th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}\
 td.num,th.num{text-align:right}tbody tr:nth-child(even){background:#fafafa}\
 ";
@@ -60,6 +61,16 @@ document.querySelectorAll('table.sortable').forEach(function (table) {\n\
     });\n\
   });\n\
 });\n";
+
+/// The charts of one workload × concurrency, and what the page says about them.
+struct SettingCharts {
+    /// The SVG charts.
+    charts: Vec<String>,
+    /// Some timeline has dashed lines (rounds after the first).
+    dashed: bool,
+    /// Monitor columns (`file: column`) left out because every value was 0.
+    always_zero: Vec<String>,
+}
 
 /// Open every setting's details when there are at most this many settings.
 const OPEN_SETTINGS: usize = 8;
@@ -354,7 +365,7 @@ impl Study {
     }
 
     /// The charts of one workload × concurrency across stores.
-    fn setting_charts(&self, setting: &Setting) -> (Vec<String>, bool) {
+    fn setting_charts(&self, setting: &Setting) -> SettingCharts {
         let cells: Vec<&Cell> = self.cells_of(setting).collect();
         let name = format!(
             "{} · {}",
@@ -518,7 +529,12 @@ impl Study {
                 }
             }
         }
+        let mut zero = Vec::new();
         for (file, col) in &columns {
+            if Study::always_zero(&cells, file, col) {
+                zero.push(format!("{file}: {col}"));
+                continue;
+            }
             let mut series = Vec::new();
             for c in &cells {
                 let rounds = c
@@ -559,7 +575,25 @@ impl Study {
                 charts.push(chart.to_svg());
             }
         }
-        (charts, dashed)
+        SettingCharts {
+            charts,
+            dashed,
+            always_zero: zero,
+        }
+    }
+
+    /// True when monitor column `col` of `file` has values in the cells' rounds and every
+    /// one of them is 0: a flat line at zero says nothing a list of names does not.
+    fn always_zero(cells: &[&Cell], file: &str, col: &str) -> bool {
+        let mut values = cells
+            .iter()
+            .flat_map(|c| &c.rounds)
+            .flat_map(|r| &r.monitor)
+            .filter(|m| m.name == file)
+            .flat_map(|m| m.columns.iter().filter(|(n, _)| n == col))
+            .flat_map(|(_, v)| v.iter().flatten())
+            .peekable();
+        values.peek().is_some() && values.all(|v| *v == 0.0)
     }
 
     /// Bar charts of the cache cells: hit ratio, gets and sets per second.
@@ -568,8 +602,14 @@ impl Study {
             self.cells_of(s)
                 .find_map(|c| c.property("cache.data_size")?.parse::<f64>().ok())
         };
-        // The workload's name without the properties that tell same-named ones apart.
-        let base = |s: &Setting| s.workload.split(" (").next().unwrap_or("").to_string();
+        // What the workload is, without its label or the properties that tell same-named
+        // ones apart: workloads of one family at several data sizes make one curve.
+        let base = |s: &Setting| {
+            self.cells_of(s)
+                .find_map(|c| c.rounds.first())
+                .map(|r| family_name(r.doc()))
+                .unwrap_or_default()
+        };
         let mut settings: Vec<Setting> = self
             .settings()
             .into_iter()
@@ -771,7 +811,11 @@ impl Study {
             );
             charts_div(w, &self.sweep_charts(wl));
             for setting in self.settings_of(wl) {
-                let (charts, dashed) = self.setting_charts(&setting);
+                let SettingCharts {
+                    charts,
+                    dashed,
+                    always_zero,
+                } = self.setting_charts(&setting);
                 let _ = writeln!(
                     w,
                     "<details{open}><summary>{} · {} clients</summary>",
@@ -782,6 +826,13 @@ impl Study {
                 if dashed {
                     w.push_str(
                         "<p class=\"note\">Solid lines: round 1; dashed: further rounds.</p>\n",
+                    );
+                }
+                if !always_zero.is_empty() {
+                    let _ = writeln!(
+                        w,
+                        "<p class=\"note\">Always 0, not charted: {}.</p>",
+                        escape_html(&always_zero.join(", "))
                     );
                 }
                 w.push_str("</details>\n");

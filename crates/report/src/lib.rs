@@ -138,6 +138,10 @@ pub struct ResultDocument {
     pub fell_behind: bool,
     /// The effective workload properties, after defaults and overrides.
     pub workload: BTreeMap<String, String>,
+    /// The user's name for the workload (`--workload-label`, a suite's workload name):
+    /// reports name the workload by it instead of by its property files or flags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_label: Option<String>,
     /// Runner settings: threads, target rate, warm-up, duration, ….
     pub runner: BTreeMap<String, serde_json::Value>,
     /// The store under test.
@@ -272,6 +276,7 @@ mod tests {
             interrupted: false,
             fell_behind: true,
             workload: [("recordcount".to_string(), "1000".to_string())].into(),
+            workload_label: Some("small-reads".into()),
             runner: [
                 ("threads".to_string(), json!(8)),
                 ("target_ops_per_sec".to_string(), json!(1e5)),
@@ -306,6 +311,18 @@ mod tests {
         let path = dir.path().join(RESULT_FILE);
         write_atomic(&path, text.as_bytes(), false).unwrap();
         assert_eq!(ResultDocument::load(&path).unwrap(), doc);
+
+        // Results written before workload labels existed have none, and a document
+        // without a label does not write the key.
+        assert!(
+            text.contains("\"workload_label\": \"small-reads\""),
+            "{text}"
+        );
+        let mut unlabelled = doc.clone();
+        unlabelled.workload_label = None;
+        let text = unlabelled.to_json_pretty();
+        assert!(!text.contains("workload_label"), "{text}");
+        assert_eq!(ResultDocument::from_json(&text).unwrap(), unlabelled);
     }
 
     #[test]

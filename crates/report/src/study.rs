@@ -505,8 +505,24 @@ pub struct Study {
 /// (`clients-total` is memtier's threads × connections.)
 const RUNNER_PROPERTIES: [&str; 4] = ["threadcount", "target", "maxexecutiontime", "clients-total"];
 
-/// The workload's name before disambiguation.
+/// The workload's name before disambiguation: its label (`--workload-label`, a suite's
+/// workload name) when it has one, else [`family_name`]; ` [load]` (the phase) for phases
+/// other than `run`.
 pub(crate) fn workload_name(doc: &ResultDocument) -> String {
+    let mut name = match &doc.workload_label {
+        Some(label) => label.clone(),
+        None => family_name(doc),
+    };
+    if doc.phase != "run" {
+        name.push_str(&format!(" [{}]", doc.phase));
+    }
+    name
+}
+
+/// What the workload is, whatever its label: its property files' names, a CacheBench
+/// config's directory, `memtier`, or the workload class. Cache charts draw workloads of one
+/// family at several data sizes as one curve.
+pub(crate) fn family_name(doc: &ResultDocument) -> String {
     fn stem(p: &str) -> (&Path, String) {
         let path = Path::new(p);
         let stem = path
@@ -526,7 +542,7 @@ pub(crate) fn workload_name(doc: &ResultDocument) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    let mut name = if !files.is_empty() {
+    if !files.is_empty() {
         files.join("+")
     } else if let Some(config) = doc.command.iter().enumerate().find_map(|(i, a)| {
         a.strip_prefix("--cachebench=").or_else(|| {
@@ -548,11 +564,7 @@ pub(crate) fn workload_name(doc: &ResultDocument) -> String {
         w.rsplit('.').next().unwrap_or(w).to_string()
     } else {
         "workload".to_string()
-    };
-    if doc.phase != "run" {
-        name.push_str(&format!(" [{}]", doc.phase));
     }
-    name
 }
 
 /// How a differing property shows in a workload name.
@@ -568,7 +580,8 @@ fn describe_property(name: &str, value: Option<&String>) -> String {
 }
 
 /// The workload name of every document: the base name, with the properties that differ
-/// between documents of the same base name appended.
+/// between unlabelled documents of the same base name appended. A label is the user's name
+/// for the workload and is used as it is.
 fn workload_names(docs: &[&ResultDocument]) -> Vec<String> {
     let base: Vec<String> = docs.iter().map(|d| workload_name(d)).collect();
     let props = |d: &ResultDocument| -> BTreeMap<String, String> {
@@ -580,7 +593,9 @@ fn workload_names(docs: &[&ResultDocument]) -> Vec<String> {
     };
     let mut by_base: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, b) in base.iter().enumerate() {
-        by_base.entry(b).or_default().push(i);
+        if docs[i].workload_label.is_none() {
+            by_base.entry(b).or_default().push(i);
+        }
     }
     let mut names = base.clone();
     for (b, members) in by_base {

@@ -144,6 +144,8 @@ impl Table {
 
     /// An HTML `<table class="sortable">`: clicking a header sorts by that column (the
     /// page's script), numerically by each cell's `data-v` where the cell has a number.
+    /// Text cells may break after a `/` (`<wbr>`), so long paths wrap instead of widening
+    /// the table.
     pub fn to_html(&self) -> String {
         let mut out = String::from("<table class=\"sortable\">\n");
         writeln!(out, "<caption>{}</caption>", escape_html(&self.title))
@@ -174,7 +176,12 @@ impl Table {
                     Some(v) if v.is_finite() => format!(" data-v=\"{v}\""),
                     _ => String::new(),
                 };
-                write!(out, "<td{class}{data}>{}</td>", escape_html(text))
+                // Names and paths may wrap after a `/` when the page is narrow.
+                let text = match self.columns[i].1 {
+                    Align::Left => escape_html(text).replace('/', "/<wbr>"),
+                    Align::Right => escape_html(text),
+                };
+                write!(out, "<td{class}{data}>{text}</td>")
                     .expect("writing to a String cannot fail");
             }
             out.push_str("</tr>\n");
@@ -236,6 +243,11 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<caption>Demo</caption>"), "{html}");
+        let mut paths = Table::new("Paths", &[("Result", Align::Left), ("n", Align::Right)]);
+        paths.push(vec![("a/b".into(), None), ("1/2".into(), Some(0.5))]);
+        let html = paths.to_html();
+        assert!(html.contains("<td>a/<wbr>b</td>"), "{html}");
+        assert!(html.contains(">1/2</td>"), "numbers do not break: {html}");
         assert_eq!(
             escape_html("<a href='x'>&\""),
             "&lt;a href=&#39;x&#39;&gt;&amp;&quot;"

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kvlab_report::{Study, StudyOptions};
+use kvlab_report::{ResultDocument, Study, StudyOptions};
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("KVLAB_CHROMIUM") {
@@ -29,7 +29,18 @@ fn chromium() -> Option<PathBuf> {
 /// Loads `page` in headless chromium; returns the DOM after scripts ran and the browser's
 /// log (console messages appear there as `…:CONSOLE…` lines).
 fn dump_dom(browser: &Path, page: &Path, profile: &Path) -> (String, String) {
+    dump_dom_at(browser, page, profile, (800, 600))
+}
+
+/// [`dump_dom`] in a window of `(width, height)` pixels.
+fn dump_dom_at(
+    browser: &Path,
+    page: &Path,
+    profile: &Path,
+    (width, height): (u32, u32),
+) -> (String, String) {
     let out = Command::new(browser)
+        .arg(format!("--window-size={width},{height}"))
         .args([
             "--headless",
             "--disable-gpu",
@@ -210,4 +221,91 @@ fn tables_sort_when_a_header_is_clicked() {
     sorted.sort();
     assert_eq!(stores, sorted);
     assert_eq!(result["mark"], "ascending");
+}
+
+/// The fixture suite with the long store and workload names of a real study (seed 000's
+/// `memcached-extstore`, `readheavy-uniform-large`): in a 1200-pixel window, the width of
+/// the examples' screenshots, every table fits the page, so a screenshot shows it whole.
+#[test]
+fn tables_fit_a_1200_pixel_window() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found, table widths not tested (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/suite");
+    let stores = ["memcached-extstore", "rocksdb-direct-reads", "redis-64mb"];
+    let workloads = [
+        "readheavy-uniform-large",
+        "set-get-1-10-sweep",
+        "updateheavy-small",
+    ];
+    let mut n = 0;
+    let mut stack = vec![fixtures.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|f| f == "result.json") {
+                let to = dir
+                    .path()
+                    .join("results")
+                    .join(path.strip_prefix(&fixtures).unwrap());
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                for sibling in std::fs::read_dir(path.parent().unwrap()).unwrap() {
+                    let sibling = sibling.unwrap().path();
+                    if sibling.is_file() {
+                        std::fs::copy(
+                            &sibling,
+                            to.parent().unwrap().join(sibling.file_name().unwrap()),
+                        )
+                        .unwrap();
+                    }
+                }
+                let mut doc = ResultDocument::load(&path).unwrap();
+                doc.store.label = Some(stores[n % 3].to_string());
+                doc.workload_label = Some(workloads[n % 3].to_string());
+                std::fs::write(&to, doc.to_json_pretty()).unwrap();
+                n += 1;
+            }
+        }
+    }
+    let study = Study::load(&[dir.path().join("results")], StudyOptions::default()).unwrap();
+    let probe = r#"<script>
+(function () {
+  var out = [];
+  document.querySelectorAll('table').forEach(function (t) {
+    var box = t.parentElement;
+    out.push({
+      table: t.querySelector('caption').textContent,
+      width: Math.ceil(t.getBoundingClientRect().width),
+      room: box.clientWidth
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>
+</body>"#;
+    let html = study.to_html("long names").replace("</body>", probe);
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    let (dom, log) = dump_dom_at(&browser, &page, &dir.path().join("profile"), (1200, 900));
+    assert_eq!(console_lines(&log), Vec::<&str>::new(), "console messages");
+    let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
+    let end = dom[start..].find("</pre>").unwrap() + start;
+    let tables: Vec<serde_json::Value> = serde_json::from_str(&dom[start..end]).unwrap();
+    assert_eq!(
+        tables.len(),
+        4,
+        "summary, operations, cache, rounds: {tables:?}"
+    );
+    for t in &tables {
+        let (width, room) = (t["width"].as_f64().unwrap(), t["room"].as_f64().unwrap());
+        assert!(room > 1000.0, "the page is 1200 pixels wide: {t}");
+        assert!(width <= room, "a table wider than the page: {t}");
+    }
 }

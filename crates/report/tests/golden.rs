@@ -433,3 +433,171 @@ fn timelines_leave_out_a_short_last_interval() {
         "a run's only interval stays"
     );
 }
+
+/// Rewrites the fixture result copied to `dir/name` with `edit`.
+fn edit_result(dir: &Path, name: &str, edit: impl FnOnce(&mut ResultDocument)) {
+    let path = dir.join(name).join("result.json");
+    let mut doc = ResultDocument::load(&path).unwrap();
+    edit(&mut doc);
+    std::fs::write(&path, doc.to_json_pretty()).unwrap();
+}
+
+/// Makes a fixture document look like a `kvlab memtier` run with these flags.
+fn as_memtier(doc: &mut ResultDocument, flags: &[(&str, &str)]) {
+    doc.command = ["kvlab", "memtier", "-s", "127.0.0.1", "-p", "6379"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    doc.runner.remove("property_files");
+    doc.workload = flags
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+}
+
+/// A suite's memtier results: cells named by the suite's workload names, the prefill
+/// marked as a load; loose memtier runs without a name still told apart by their flags.
+#[test]
+fn workload_labels_name_suite_cells_and_a_prefill_is_a_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite_dir = dir.path().join("suite");
+    let cells = [
+        ("set", "1:0", "redis/workloada/1x1/round-1"),
+        ("set", "1:0", "redis/workloada/1x4/round-1"),
+        ("set-get-1-10", "1:10", "redis/workloada/1x1/round-2"),
+    ];
+    for (i, (label, ratio, from)) in cells.iter().enumerate() {
+        let name = format!("cell-{i}");
+        copy_result(from, &suite_dir.join(&name));
+        edit_result(&suite_dir, &name, |d| {
+            as_memtier(d, &[("ratio", ratio), ("key-maximum", "1000")]);
+            d.workload_label = Some(label.to_string());
+        });
+    }
+    // The prefill: its own flags, phase `load` (as the suite records it), no label since
+    // the data set is shared.
+    copy_result("redis/workloada/1x4/round-2", &suite_dir.join("_load"));
+    edit_result(&suite_dir, "_load", |d| {
+        as_memtier(
+            d,
+            &[
+                ("ratio", "1:0"),
+                ("key-pattern", "P:P"),
+                ("requests", "allkeys"),
+            ],
+        );
+        d.phase = "load".into();
+    });
+    // Two loose memtier runs, without labels.
+    for (name, ratio) in [("loose-a", "0:1"), ("loose-b", "1:1")] {
+        copy_result("redis/workloada/1x1/round-1", &dir.path().join(name));
+        edit_result(dir.path(), name, |d| {
+            as_memtier(d, &[("ratio", ratio), ("key-maximum", "1000")])
+        });
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let names: Vec<(&str, String)> = study
+        .cells
+        .iter()
+        .map(|c| (c.key.workload.as_str(), c.key.concurrency_label()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("memtier (ratio=0:1)", "1×1".to_string()),
+            ("memtier (ratio=1:1)", "1×1".to_string()),
+            ("memtier [load]", "1×4".to_string()),
+            ("set", "1×1".to_string()),
+            ("set", "1×4".to_string()),
+            ("set-get-1-10", "1×1".to_string()),
+        ]
+    );
+    golden("labels.md", &study.summary_table().to_markdown());
+    // The load has its own section, marked as such, and no line in the sweep of `set`.
+    let html = study.to_html("labels");
+    assert!(
+        html.contains("<h2>Workload memtier [load]</h2>"),
+        "a load section"
+    );
+    let sweep = html
+        .find("<title>Throughput by clients — set</title>")
+        .expect("set ran at two concurrencies");
+    let svg = &html[sweep..sweep + html[sweep..].find("</svg>").unwrap()];
+    assert_eq!(
+        svg.matches("class=\"point\"").count(),
+        2,
+        "1×1 and 1×4 only"
+    );
+}
+
+/// Cache workloads a suite names by data size still draw one hit-ratio curve: the curve
+/// follows what the workload is, not its label.
+#[test]
+fn labelled_cache_workloads_of_one_family_share_a_hit_ratio_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, size) in [("cache-256m", "268435456"), ("cache-1g", "1073741824")] {
+        for store in ["moka", "foyer"] {
+            let rel = format!("{name}/{store}");
+            copy_result(
+                &format!("{store}/kv-small-readheavy/1x1/round-1"),
+                &dir.path().join(&rel),
+            );
+            edit_result(dir.path(), &rel, |d| {
+                d.workload.insert("cache.data_size".into(), size.into());
+                d.workload_label = Some(name.into());
+            });
+        }
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let mut workloads: Vec<&str> = study
+        .cells
+        .iter()
+        .map(|c| c.key.workload.as_str())
+        .collect();
+    workloads.dedup();
+    assert_eq!(
+        workloads,
+        ["cache-1g", "cache-256m", "cache-1g", "cache-256m"]
+    );
+    let html = study.to_html("sizes");
+    let start = html
+        .find("<title>Hit ratio by data size — kv-small-readheavy · 1×1</title>")
+        .expect("a hit ratio curve");
+    let curve = &html[start..start + html[start..].find("</svg>").unwrap()];
+    assert_eq!(curve.matches("class=\"point\"").count(), 4);
+}
+
+/// A monitor column that is 0 in every sample of a workload × concurrency is listed in a
+/// note instead of drawn as a flat chart; a column with any other value is charted.
+#[test]
+fn monitor_columns_that_are_always_zero_are_named_not_charted() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, from) in [
+        ("a", "redis/workloada/1x1/round-1"),
+        ("b", "rocksdb/workloada/1x1/round-1"),
+    ] {
+        let cell = dir.path().join(name);
+        copy_result(from, &cell);
+        std::fs::create_dir_all(cell.join("monitor")).unwrap();
+        // `evictions` is 0 (or empty) everywhere; `keys` is 0 for one store only.
+        let keys = if name == "a" { "0" } else { "7" };
+        std::fs::write(
+            cell.join("monitor/store.csv"),
+            format!("time_s,evictions,keys,misses\n1.0,0,0,0\n2.0,,{keys},0\n"),
+        )
+        .unwrap();
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let html = study.to_html("zeros");
+    assert!(
+        html.contains("Always 0, not charted: store: evictions, store: misses.</p>"),
+        "{}",
+        &html[html.find("<details").unwrap()..]
+    );
+    assert!(!html.contains("<title>store: evictions"));
+    assert!(!html.contains("<title>store: misses"));
+    assert!(
+        html.contains("<title>store: keys — workloada · 1×1</title>"),
+        "keys is 7 for one store: charted"
+    );
+}

@@ -300,6 +300,7 @@ impl<'a> Runner<'a> {
                     .expect("an embedded store has a data directory");
                 let marker = root.join(format!("{}.json", ds.id));
                 let reuse = !self.force
+                    && !ds.fresh
                     && ds.mode == DataMode::Load
                     && dir.is_dir()
                     && std::fs::read_to_string(&marker)
@@ -388,7 +389,10 @@ impl<'a> Runner<'a> {
             ds.id, plan.stores[ds.store].name, ds.key
         );
         let end = self.run_child(&args, &dir, server)?;
-        let ok = !end.interrupted && end.status.is_some_and(|s| s.success()) && complete(&dir);
+        let mut ok = !end.interrupted && end.status.is_some_and(|s| s.success()) && complete(&dir);
+        if ok && ds.mode == DataMode::Prefill {
+            ok = mark_prefill(&dir)?;
+        }
         self.loads.push(LoadRecord {
             dataset: ds.id.clone(),
             store: plan.stores[ds.store].name.clone(),
@@ -641,6 +645,7 @@ impl<'a> Runner<'a> {
                     "store": plan.stores[d.store].name,
                     "key": d.key,
                     "mode": d.mode,
+                    "fresh": d.fresh,
                     "cells": d.cells.len(),
                     "loads": n,
                     "data_dir": plan.data_dir(d).map(|p| p.display().to_string()),
@@ -678,6 +683,22 @@ impl<'a> Runner<'a> {
         });
         write_json(&plan.out.join("suite.json"), &doc)
     }
+}
+
+/// Marks a prefill's result as the load phase it is (`kvlab memtier` records every run
+/// as `run`), so reports show it as `[load]` beside the cells instead of as one more
+/// workload; false if the result cannot be read back.
+fn mark_prefill(dir: &Path) -> Result<bool> {
+    let file = dir.join(kvlab_report::RESULT_FILE);
+    let Ok(mut doc) = ResultDocument::load(&file) else {
+        return Ok(false);
+    };
+    doc.phase = "load".into();
+    doc.notes
+        .push("a suite's prefill of a data set: the suite recorded its phase as `load`".into());
+    kvlab_report::write_atomic(&file, doc.to_json_pretty().as_bytes(), true)
+        .with_context(|| format!("writing {}", file.display()))?;
+    Ok(true)
 }
 
 /// Empties `dir` (creating it).

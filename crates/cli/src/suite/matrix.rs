@@ -74,6 +74,9 @@ pub(super) struct WorkloadPlan {
     pub(super) duration: Option<String>,
     pub(super) warmup: Option<String>,
     pub(super) pipeline: Option<usize>,
+    /// `fresh_data = true`: every cell gets a data set of its own, loaded (or a server
+    /// started) just before it, so what the cell writes reaches no other cell.
+    pub(super) fresh_data: bool,
     pub(super) args: Vec<String>,
 }
 
@@ -120,6 +123,9 @@ pub(super) struct DataSet {
     /// The cell whose settings load it.
     pub(super) first_cell: usize,
     pub(super) cells: Vec<usize>,
+    /// Loaded for one cell of a `fresh_data` workload: never reused from an earlier
+    /// invocation, since the cell may have written to it.
+    pub(super) fresh: bool,
 }
 
 #[derive(Debug)]
@@ -280,7 +286,7 @@ impl Plan {
                     None => (DataMode::Empty, "memtier".to_string()),
                 },
             };
-            if per_cell {
+            if per_cell || w.fresh_data {
                 let _ = write!(key, " cell={}", cell.rel.display());
             }
             let key = format!("store={} {key}", store.name);
@@ -292,6 +298,7 @@ impl Plan {
                     mode,
                     first_cell: ci,
                     cells: Vec::new(),
+                    fresh: w.fresh_data,
                 });
                 datasets.len() - 1
             });
@@ -414,6 +421,8 @@ impl Plan {
                 }
             }
         }
+        // Reports name the cell's workload as the suite does.
+        a.extend(["--workload-label".into(), w.name.clone()]);
         a.extend(["--out".into(), out.display().to_string()]);
         a.extend(["--overwrite".into(), "--progress".into(), "never".into()]);
         if matches!(w.kind, WorkKind::Memtier { .. }) {
@@ -423,6 +432,15 @@ impl Plan {
         a.extend(w.args.iter().cloned());
         a.extend(cell.args.iter().cloned());
         a
+    }
+
+    /// The workload of every cell of a data set, when they all have the same one.
+    pub(super) fn only_workload(&self, ds: &DataSet) -> Option<usize> {
+        let first = self.cells[*ds.cells.first()?].workload;
+        ds.cells
+            .iter()
+            .all(|&c| self.cells[c].workload == first)
+            .then_some(first)
     }
 
     /// The child command line that loads a data set, if it needs one.
@@ -468,6 +486,11 @@ impl Plan {
                 a.extend(memtier_target(store, p, url));
             }
             _ => return None,
+        }
+        // A data set of one workload's cells is that workload's load; one that several
+        // workloads share keeps the name its properties or flags give it.
+        if let Some(w) = self.only_workload(ds) {
+            a.extend(["--workload-label".into(), self.workloads[w].name.clone()]);
         }
         a.extend(["--out".into(), out.display().to_string()]);
         a.extend(["--overwrite".into(), "--progress".into(), "never".into()]);

@@ -113,6 +113,8 @@ struct RawWorkload {
     #[serde(default)]
     pipeline: Option<usize>,
     #[serde(default)]
+    fresh_data: Option<bool>,
+    #[serde(default)]
     stores: Option<Vec<String>>,
     #[serde(default)]
     threads: Option<Vec<usize>>,
@@ -282,6 +284,7 @@ const MEMTIER_RESERVED: &[(&str, &str)] = &[
     ("", "--spawn"),
     ("", "--progress"),
     ("", "--label"),
+    ("", "--workload-label"),
 ];
 
 /// The words of a memtier line, refusing the flags the suite sets (a `prefill` line may
@@ -955,6 +958,7 @@ fn validate_workload(
         duration: w.duration.clone(),
         warmup: w.warmup.clone(),
         pipeline: w.pipeline,
+        fresh_data: w.fresh_data.unwrap_or(false),
         args: w.args.clone(),
     })
 }
