@@ -18,16 +18,20 @@
 //! A multi-key read ([`Request::is_multi_read`], memtier's `--multi-key-get`) is one
 //! `MGET` in the string model: each non-nil element is a hit, returned as a reply field
 //! named by its key. The hash model has no multi-key read of hashes and refuses it. In a
-//! Redis Cluster the keys of one `MGET` must share a hash slot (give the keys a
-//! `{hash tag}`, e.g. `--key-prefix='{m}-'`); a multi-key read across slots fails with
-//! an `unsupported` error naming both keys, without being sent.
+//! Redis Cluster, where an `MGET` across hash slots is refused (`CROSSSLOT`), the keys
+//! are grouped by slot: one `MGET` per slot to the slot's node, all in flight together,
+//! each following its own redirections; their hits, misses and bytes make one
+//! [`Outcome::MultiRead`], and found values come back in the order the groups answer.
 //!
 //! A session is one connection per node. It encodes the whole batch (the pipeline),
 //! writes it, then parses the replies as they arrive; each request is timed to its own
-//! reply. A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
+//! reply (to the socket read that brought it: replies of one read share one clock
+//! read). A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
 //! `ZRANGEBYLEX` and reads) and, in a cluster, several nodes: the session works in
 //! rounds until every request of the batch is complete, following `MOVED` and `ASK`
-//! redirections.
+//! redirections. The common batch — one server, not a cluster, every request one
+//! command (GET, SET, DEL, MGET, HGETALL, HMGET, a hash update's HSET) — is sent and
+//! read in one pass without that bookkeeping.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
