@@ -232,6 +232,9 @@ fn memtier_multi_key_gets_in_a_cluster_span_slots_and_count_keys_as_the_nodes_do
     // into one MGET per slot, so there are more MGETs than GETs.
     assert_eq!(cluster_counter(&cluster, "errorstat_CROSSSLOT"), 0);
     let mgets = cluster_counter(&cluster, "cmdstat_mget");
-    assert!(mgets > 180 && mgets <= 600, "{mgets} MGETs for 180 GETs of 600 keys");
+    assert!(
+        mgets > 180 && mgets <= 600,
+        "{mgets} MGETs for 180 GETs of 600 keys"
+    );
     assert_eq!(cluster_counter(&cluster, "cmdstat_get"), 0);
 }

@@ -583,7 +583,7 @@ fn a_multi_key_read_across_slots_is_one_mget_per_slot_and_follows_redirections()
     let mut keys: Vec<String> = (0..36).map(|i| format!("mk-{i}")).collect();
     keys.extend(["{p}1", "{p}2", "{q}1", "{q}2"].map(String::from));
     let value = |k: &str| format!("v-{k}");
-    let stored = |i: usize| i % 3 != 0;
+    let stored = |i: usize| !i.is_multiple_of(3);
     for (i, k) in keys.iter().enumerate() {
         if stored(i) {
             push(&mut b, OpKind::Insert, k, &value(k));
