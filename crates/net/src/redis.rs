@@ -1188,6 +1188,14 @@ fn single_outcome(part: Part, frame: &Frame<'_>, slot: &mut Slot) -> Result<Outc
         }),
         Part::Del => Ok(Outcome::Deleted),
         Part::Get => match frame {
+            // A blob is returned verbatim: its size is the value's.
+            Frame::Bulk(Some(v)) if req.blob => {
+                slot.reply.clear();
+                slot.reply.push(b"", v);
+                Ok(Outcome::Hit {
+                    bytes: v.len() as u64,
+                })
+            }
             Frame::Bulk(Some(v)) => req.decode_value(v, &mut slot.reply).map(|()| Outcome::Hit {
                 bytes: slot.reply.value_bytes() as u64,
             }),
