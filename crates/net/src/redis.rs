@@ -1131,8 +1131,9 @@ fn read_command(out: &mut Vec<u8>, req: &Request, key: &[u8]) -> Part {
 
 /// The one command that serves `req` on its own, when there is one: a read, a string
 /// write that needs no read first, a hash update, a string delete. The rest (inserts
-/// and deletes that also touch the scan index, partial string updates, scans, a cluster
-/// multi-key read across slots) take several commands.
+/// and deletes that also touch the scan index, partial string updates, scans) take
+/// several commands; so does a multi-key read in a cluster, one `MGET` per hash slot
+/// ([`Group`]), which is why only batches for one server use this.
 fn single_command(model: Model, req: &Request) -> Option<Part> {
     match (req.kind, model) {
         (OpKind::Read, Model::String) if req.is_multi_read() => Some(Part::MGet),
