@@ -12,7 +12,8 @@
 #
 # Usage: bench/redis-vs-redis-benchmark.sh [ROUNDS] (default 3)
 # Requests per run: N1 (pipeline 1, default 400000) and N16 (pipeline 16, default
-# 2000000), environment variables.
+# 2000000), environment variables. KVLAB=/path/to/kvlab runs that binary instead of
+# building this checkout's (e.g. to compare an older build against the same server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-3}"
@@ -22,9 +23,12 @@ CLIENTS=50
 for tool in redis-server redis-benchmark redis-cli /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool (bash setup.sh installs it)" >&2; exit 1; }
 done
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-cargo build --release --locked --quiet --bin kvlab
-KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+if [ -z "${KVLAB:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+  cargo build --release --locked --quiet --bin kvlab
+  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+fi
+[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
 
 work="$(mktemp -d)"
 server_pid=""

@@ -160,3 +160,81 @@ fn memtier_cluster_mode_spreads_keys_over_every_master() {
     }
     assert_eq!(keys, 1200);
 }
+
+/// `INFO` counter `name` (for `cmdstat_*` its `calls=`) summed over the cluster's nodes.
+fn cluster_counter(cluster: &kvlab_spawn::Cluster, name: &str) -> u64 {
+    cluster
+        .addrs()
+        .into_iter()
+        .map(|addr| {
+            let info = kvlab_spawn::resp::command(addr, &["INFO", "all"]).unwrap();
+            info.as_str()
+                .unwrap()
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
+                .and_then(|v| v.split(',').next())
+                .map(|v| v.trim_start_matches("calls=").parse::<u64>().unwrap())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+#[test]
+fn memtier_multi_key_gets_in_a_cluster_span_slots_and_count_keys_as_the_nodes_do() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let port = cluster.addrs()[1].port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("cluster.json");
+    let json_arg = format!("--json-out-file={}", json.display());
+    // 2 clients × 120 requests: 30 cycles of a SET and GETs of 4, 4 and 2 keys drawn
+    // from 200 keys, which fall in many slots on every master.
+    let o = kvlab(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "--pipeline=4",
+        "--requests=120",
+        "--ratio=1:10",
+        "--multi-key-get=4",
+        "--key-maximum=200",
+        "--distinct-client-seed",
+        "--hide-histogram",
+        &json_arg,
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let gets = &doc["ALL STATS"]["Gets"];
+    let secs = doc["run information"]["Runtime (msec)"].as_f64().unwrap() / 1e3;
+    let per_key = |rate: &str| (gets[rate].as_f64().unwrap() * secs).round() as u64;
+    // One operation per multi-key GET, none failed, its keys counted one by one.
+    assert_eq!(gets["Count"], serde_json::json!(180), "{gets}");
+    let (hits, misses) = (per_key("Hits/sec"), per_key("Misses/sec"));
+    assert_eq!(hits + misses, 2 * 30 * 10, "{gets}");
+    assert!(hits > 0 && misses > 0, "{gets}");
+    assert_eq!(
+        (hits, misses),
+        (
+            cluster_counter(&cluster, "keyspace_hits"),
+            cluster_counter(&cluster, "keyspace_misses")
+        ),
+        "kvlab and the nodes count the same keys"
+    );
+    // No MGET across slots reached a node; GETs of keys in several slots were split
+    // into one MGET per slot, so there are more MGETs than GETs.
+    assert_eq!(cluster_counter(&cluster, "errorstat_CROSSSLOT"), 0);
+    let mgets = cluster_counter(&cluster, "cmdstat_mget");
+    assert!(
+        mgets > 180 && mgets <= 600,
+        "{mgets} MGETs for 180 GETs of 600 keys"
+    );
+    assert_eq!(cluster_counter(&cluster, "cmdstat_get"), 0);
+}

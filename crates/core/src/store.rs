@@ -487,9 +487,9 @@ pub struct Slot {
     pub request: Request,
     /// Fields read by a `Read` (filled by the session; cleared first).
     pub reply: Record,
-    /// The result, set by [`Slot::complete`].
+    /// The result, set by [`Slot::complete`] or [`Slot::complete_at`].
     pub result: Result<Outcome, StoreError>,
-    /// When the result arrived, set by [`Slot::complete`].
+    /// When the result arrived, set by [`Slot::complete`] or [`Slot::complete_at`].
     pub completed_at: Option<Timestamp>,
 }
 
@@ -509,8 +509,16 @@ impl Slot {
     /// as each reply is known, so pipelined requests are timed individually.
     #[inline]
     pub fn complete(&mut self, result: Result<Outcome, StoreError>) {
+        self.complete_at(result, Timestamp::now());
+    }
+
+    /// Records the result with a completion time the session already took, e.g. when
+    /// the bytes it was parsed from were received: replies parsed from one socket read
+    /// arrived together, so one clock read stamps them all.
+    #[inline]
+    pub fn complete_at(&mut self, result: Result<Outcome, StoreError>, at: Timestamp) {
         self.result = result;
-        self.completed_at = Some(Timestamp::now());
+        self.completed_at = Some(at);
     }
 }
 
@@ -698,6 +706,24 @@ pub trait Store: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slot_completes_at_the_given_time_or_now() {
+        let mut b = Batch::new();
+        let at = Timestamp::now();
+        b.push().complete_at(Ok(Outcome::Deleted), at);
+        let before = Timestamp::now();
+        b.push().complete(Ok(Outcome::Miss));
+        let (first, second) = (&b.slots()[0], &b.slots()[1]);
+        assert_eq!(
+            (first.result.clone(), first.completed_at),
+            (Ok(Outcome::Deleted), Some(at))
+        );
+        assert!(second.completed_at.is_some_and(|t| t >= before));
+        // A reused slot starts without a completion time.
+        b.clear();
+        assert_eq!(b.push().completed_at, None);
+    }
 
     #[test]
     fn batch_reuses_slots() {

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kvlab_core::{StoreError, StoreErrorKind};
+use kvlab_core::{StoreError, StoreErrorKind, Timestamp};
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -39,6 +39,8 @@ pub(crate) struct Conn {
     pub(crate) wbuf: Vec<u8>,
     rbuf: Vec<u8>,
     rpos: usize,
+    /// When the last read returned bytes (see [`Conn::received_at`]).
+    received_at: Timestamp,
     timeout: Option<Duration>,
     name: String,
 }
@@ -91,6 +93,7 @@ impl Conn {
             wbuf: Vec::with_capacity(16 * 1024),
             rbuf: Vec::with_capacity(READ_CHUNK),
             rpos: 0,
+            received_at: Timestamp::now(),
             timeout: ep.timeout,
             name: ep.name.clone(),
         })
@@ -125,7 +128,17 @@ impl Conn {
         }
     }
 
-    /// Waits for more bytes. End of stream is a connection error.
+    /// When the buffered bytes were received: the time the last [`Conn::fill`] returned
+    /// (or the connection was made). A reply parsed from the buffer arrived then, so
+    /// sessions stamp every reply of one read with it instead of reading the clock per
+    /// reply.
+    #[inline]
+    pub(crate) fn received_at(&self) -> Timestamp {
+        self.received_at
+    }
+
+    /// Waits for more bytes and stamps their arrival ([`Conn::received_at`]). End of
+    /// stream is a connection error.
     pub(crate) async fn fill(&mut self) -> Result<(), StoreError> {
         if self.rpos > 0 && self.rpos * 2 >= self.rbuf.len() {
             self.rbuf.drain(..self.rpos);
@@ -143,7 +156,10 @@ impl Conn {
                 StoreErrorKind::Connection,
                 format!("{} closed the connection", self.name),
             )),
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.received_at = Timestamp::now();
+                Ok(())
+            }
             Err(e) => Err(self.io_error("reading from", e)),
         }
     }

@@ -640,11 +640,13 @@ impl MemcachedSession {
                     )
                     .await
                 };
+                // The reply arrived with the connection's last read.
+                let at = conn.received_at();
                 match result {
                     // A multi-key read that already failed on another server stays failed.
                     Ok(Step::Done(_) | Step::Failed(_)) if slot.completed_at.is_some() => {}
-                    Ok(Step::Done(outcome)) => slot.complete(Ok(outcome)),
-                    Ok(Step::Failed(e)) => slot.complete(Err(e)),
+                    Ok(Step::Done(outcome)) => slot.complete_at(Ok(outcome), at),
+                    Ok(Step::Failed(e)) => slot.complete_at(Err(e), at),
                     Ok(Step::Pending) => {}
                     Ok(Step::Write(value)) => self.state[i].merged = Some(value),
                     Err(e) => {

@@ -18,16 +18,20 @@
 //! A multi-key read ([`Request::is_multi_read`], memtier's `--multi-key-get`) is one
 //! `MGET` in the string model: each non-nil element is a hit, returned as a reply field
 //! named by its key. The hash model has no multi-key read of hashes and refuses it. In a
-//! Redis Cluster the keys of one `MGET` must share a hash slot (give the keys a
-//! `{hash tag}`, e.g. `--key-prefix='{m}-'`); a multi-key read across slots fails with
-//! an `unsupported` error naming both keys, without being sent.
+//! Redis Cluster, where an `MGET` across hash slots is refused (`CROSSSLOT`), the keys
+//! are grouped by slot: one `MGET` per slot to the slot's node, all in flight together,
+//! each following its own redirections; their hits, misses and bytes make one
+//! [`Outcome::MultiRead`], and found values come back in the order the groups answer.
 //!
 //! A session is one connection per node. It encodes the whole batch (the pipeline),
 //! writes it, then parses the replies as they arrive; each request is timed to its own
-//! reply. A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
+//! reply (to the socket read that brought it: replies of one read share one clock
+//! read). A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
 //! `ZRANGEBYLEX` and reads) and, in a cluster, several nodes: the session works in
 //! rounds until every request of the batch is complete, following `MOVED` and `ASK`
-//! redirections.
+//! redirections. The common batch — one server, not a cluster, every request one
+//! command (GET, SET, DEL, MGET, HGETALL, HMGET, a hash update's HSET) — is sent and
+//! read in one pass without that bookkeeping.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -35,7 +39,7 @@ use std::time::Duration;
 
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Slot, StatValue, Store,
-    StoreError, StoreErrorKind, StoreStats,
+    StoreError, StoreErrorKind, StoreStats, Timestamp,
 };
 use kvlab_proto::resp::{self, Frame};
 use kvlab_stores::StoreOptions;
@@ -299,9 +303,16 @@ impl Inner {
     fn route(&self, key: &[u8]) -> usize {
         match &self.slots {
             None => 0,
+            Some(_) => self.route_slot(resp::key_slot(key)),
+        }
+    }
+
+    /// The node that serves hash slot `slot` (node 0 when no node is known).
+    fn route_slot(&self, slot: u16) -> usize {
+        match &self.slots {
+            None => 0,
             Some(map) => {
-                let owner =
-                    map.read().expect("slot map lock poisoned").owner[resp::key_slot(key) as usize];
+                let owner = map.read().expect("slot map lock poisoned").owner[slot as usize];
                 if owner == usize::MAX {
                     0
                 } else {
@@ -309,6 +320,12 @@ impl Inner {
                 }
             }
         }
+    }
+
+    /// True for a multi-key read sent as one `MGET` per hash slot of its keys (string
+    /// model in a cluster).
+    fn grouped(&self, req: &Request) -> bool {
+        self.slots.is_some() && self.config.model == Model::String && req.is_multi_read()
     }
 
     /// Where a request's next commands go: the node, whether after an `ASK`, and the
@@ -683,6 +700,9 @@ enum Part {
     UpdateGet,
     /// `MGET` of a multi-key read.
     MGet,
+    /// `MGET` of the keys of a cluster multi-key read that share one hash slot (one
+    /// [`Group`]).
+    MGetGroup,
 }
 
 /// A command waiting for its reply on a node's connection.
@@ -690,7 +710,8 @@ enum Part {
 struct Pending {
     slot: usize,
     part: Part,
-    /// For a [`Part::ScanRead`]: the index of its key in `Work::keys`.
+    /// For a [`Part::ScanRead`]: the index of its key in `Work::keys`; for a
+    /// [`Part::MGetGroup`]: the index of its group in `Work::groups`.
     key: u32,
 }
 
@@ -715,6 +736,25 @@ struct SlotWork {
     scanned_bytes: u64,
     /// A string update's merged value, to be written in the next round.
     merged: Option<Vec<u8>>,
+    /// A cluster multi-key read: its groups of keys (range into `Work::groups`), the
+    /// groups redirected and sent again next round, and the keys found and value bytes
+    /// returned so far.
+    groups: std::ops::Range<usize>,
+    group_resends: u32,
+    multi_hits: u32,
+    multi_bytes: u64,
+}
+
+/// The keys of a cluster multi-key read that share one hash slot: they go to one node
+/// as one `MGET` (Redis refuses an `MGET` across slots with `CROSSSLOT`, even when one
+/// node serves them all).
+struct Group {
+    /// Range into `Work::group_keys`, which holds indices of the request's keys
+    /// (0 is [`Request::key`], `k` the `k`-th of [`Request::more_keys`] from 1).
+    keys: std::ops::Range<usize>,
+    /// The node to send the `MGET` to next and whether after an `ASK`; `None` once
+    /// sent.
+    target: Option<(usize, bool)>,
 }
 
 /// Reusable per-batch state.
@@ -735,6 +775,53 @@ struct Work {
     /// Nodes this batch failed to connect to, with the error: the batch's other
     /// requests to them fail at once instead of each waiting for its own attempt.
     down: Vec<(usize, StoreError)>,
+    /// The groups of the batch's cluster multi-key reads, and their keys' indices.
+    groups: Vec<Group>,
+    group_keys: Vec<u32>,
+    /// Scratch: (hash slot, key index) of a multi-key read's keys, to group them.
+    by_slot: Vec<(u16, u32)>,
+    /// The command of each request of a batch sent the direct way
+    /// ([`RedisSession::execute_direct`]).
+    parts: Vec<Part>,
+}
+
+impl Work {
+    /// Splits the keys of multi-key read `i` by hash slot into groups, each aimed at
+    /// the node that serves its slot.
+    fn plan_groups(&mut self, inner: &Inner, req: &Request, i: usize) {
+        let Work {
+            slots,
+            groups,
+            group_keys,
+            by_slot,
+            ..
+        } = self;
+        by_slot.clear();
+        by_slot.extend(
+            req.keys()
+                .enumerate()
+                .map(|(k, key)| (resp::key_slot(key), k as u32)),
+        );
+        by_slot.sort_unstable();
+        let first = groups.len();
+        for run in by_slot.chunk_by(|a, b| a.0 == b.0) {
+            let start = group_keys.len();
+            group_keys.extend(run.iter().map(|&(_, k)| k));
+            groups.push(Group {
+                keys: start..group_keys.len(),
+                target: Some((inner.route_slot(run[0].0), false)),
+            });
+        }
+        slots[i].groups = first..groups.len();
+    }
+}
+
+/// Key `k` of a request: 0 is [`Request::key`], then [`Request::more_keys`].
+fn nth_key(req: &Request, k: u32) -> &[u8] {
+    match k {
+        0 => &req.key,
+        k => req.more_keys.get(k as usize - 1),
+    }
 }
 
 /// A worker's connections to a `redis` store: one per node.
@@ -805,6 +892,10 @@ impl RedisSession {
             self.encode_scan_reads(req, i);
             return;
         }
+        if inner.grouped(req) {
+            self.encode_groups(req, i);
+            return;
+        }
         let model = inner.config.model;
         let redirect = self.work.slots[i].redirect.take();
         let (node, ask, _) = inner.target(req, redirect);
@@ -842,15 +933,7 @@ impl RedisSession {
         let index = inner.config.index_key.as_bytes();
         match (req.kind, model) {
             (OpKind::Read, Model::String) if req.is_multi_read() => {
-                if let Some(e) = cross_slot(inner, req) {
-                    w.outcome = Some(Err(e));
-                    return;
-                }
-                let mut cmd = resp::Command::new(out, 1 + req.key_count());
-                cmd.arg(b"MGET");
-                for key in req.keys() {
-                    cmd.arg(key);
-                }
+                encode_single(out, Part::MGet, model, req);
                 push(Part::MGet, w);
             }
             (OpKind::Read, Model::Hash) if req.is_multi_read() => {
@@ -860,7 +943,7 @@ impl RedisSession {
                 )));
             }
             (OpKind::Read, Model::String) => {
-                resp::get(out, &req.key);
+                encode_single(out, Part::Get, model, req);
                 push(Part::Get, w);
             }
             (OpKind::Read, Model::Hash) => {
@@ -872,7 +955,7 @@ impl RedisSession {
                     resp::get(out, &req.key);
                     push(Part::UpdateGet, w);
                 } else {
-                    encode_set(out, req);
+                    encode_single(out, Part::Write, model, req);
                     push(Part::Write, w);
                 }
             }
@@ -947,6 +1030,51 @@ impl RedisSession {
         }
     }
 
+    /// Queues the `MGET` of every group of cluster multi-key read `i` that has
+    /// somewhere to go: all of them in the first round, then those redirected.
+    fn encode_groups(&mut self, req: &Request, i: usize) {
+        let w = &mut self.work.slots[i];
+        w.group_resends = 0;
+        for g in w.groups.clone() {
+            let group = &mut self.work.groups[g];
+            let Some((node, ask)) = group.target.take() else {
+                continue;
+            };
+            if self.work.queues.len() <= node {
+                self.work.queues.resize_with(node + 1, Vec::new);
+            }
+            let Some(conn) = self.links.get_mut(node).and_then(|l| l.conn.as_mut()) else {
+                // `execute` connects first; a failure there already failed the request.
+                w.outcome.get_or_insert_with(|| {
+                    Err(StoreError::new(StoreErrorKind::Connection, "not connected"))
+                });
+                continue;
+            };
+            let q = &mut self.work.queues[node];
+            if ask {
+                resp::asking(&mut conn.wbuf);
+                q.push(Pending {
+                    slot: i,
+                    part: Part::Aside,
+                    key: 0,
+                });
+                w.waiting += 1;
+            }
+            let keys = &self.work.group_keys[group.keys.clone()];
+            let mut cmd = resp::Command::new(&mut conn.wbuf, 1 + keys.len());
+            cmd.arg(b"MGET");
+            for &k in keys {
+                cmd.arg(nth_key(req, k));
+            }
+            q.push(Pending {
+                slot: i,
+                part: Part::MGetGroup,
+                key: g as u32,
+            });
+            w.waiting += 1;
+        }
+    }
+
     /// Queues an index command (`ZADD`/`ZREM`) for request `i` on the index key's node.
     fn pending_index(&mut self, i: usize, encode: impl FnOnce(&mut Vec<u8>)) {
         let (node, ask) = match self.work.slots[i].index_redirect.take() {
@@ -992,21 +1120,118 @@ fn read_command(out: &mut Vec<u8>, req: &Request, key: &[u8]) -> Part {
         resp::hgetall(out, key);
         Part::HGetAll
     } else {
-        let names: Vec<&[u8]> = req.record.iter().map(|(n, _)| n).collect();
-        resp::hmget(out, key, &names);
+        let mut cmd = resp::Command::new(out, 2 + req.record.len());
+        cmd.arg(b"HMGET").arg(key);
+        for (name, _) in req.record.iter() {
+            cmd.arg(name);
+        }
         Part::HMGet
     }
 }
 
-/// `SET key value [EX ttl]` of a string-model write.
-fn encode_set(out: &mut Vec<u8>, req: &Request) {
-    let ttl = (req.ttl_s > 0).then_some(req.ttl_s);
-    if req.blob {
-        resp::set(out, &req.key, req.blob_value(), ttl);
-    } else {
-        let mut value = Vec::with_capacity(req.record.encoded_len());
-        req.encode_value(&mut value);
-        resp::set(out, &req.key, &value, ttl);
+/// The one command that serves `req` on its own, when there is one: a read, a string
+/// write that needs no read first, a hash update, a string delete. The rest (inserts
+/// and deletes that also touch the scan index, partial string updates, scans) take
+/// several commands; so does a multi-key read in a cluster, one `MGET` per hash slot
+/// ([`Group`]), which is why only batches for one server use this.
+fn single_command(model: Model, req: &Request) -> Option<Part> {
+    match (req.kind, model) {
+        (OpKind::Read, Model::String) if req.is_multi_read() => Some(Part::MGet),
+        (OpKind::Read, Model::Hash) if req.is_multi_read() => None,
+        (OpKind::Read, Model::String) => Some(Part::Get),
+        (OpKind::Read, Model::Hash) if req.read_all || req.record.is_empty() => Some(Part::HGetAll),
+        (OpKind::Read, Model::Hash) => Some(Part::HMGet),
+        (OpKind::Insert, Model::String) | (OpKind::Update, Model::Hash) => Some(Part::Write),
+        (OpKind::Update, Model::String) if req.blob => Some(Part::Write),
+        (OpKind::Delete, Model::String) => Some(Part::Del),
+        _ => None,
+    }
+}
+
+/// Encodes the command `part` ([`single_command`]) of `req`.
+fn encode_single(out: &mut Vec<u8>, part: Part, model: Model, req: &Request) {
+    match part {
+        Part::Get => resp::get(out, &req.key),
+        Part::MGet => {
+            let mut cmd = resp::Command::new(out, 1 + req.key_count());
+            cmd.arg(b"MGET");
+            for key in req.keys() {
+                cmd.arg(key);
+            }
+        }
+        Part::HGetAll | Part::HMGet => {
+            read_command(out, req, &req.key);
+        }
+        Part::Write if model == Model::Hash => resp::hset(out, &req.key, req.record.iter()),
+        Part::Write => {
+            // `SET key value [EX ttl]`
+            let ttl = (req.ttl_s > 0).then_some(req.ttl_s);
+            if req.blob {
+                resp::set(out, &req.key, req.blob_value(), ttl);
+            } else {
+                let mut value = Vec::with_capacity(req.record.encoded_len());
+                req.encode_value(&mut value);
+                resp::set(out, &req.key, &value, ttl);
+            }
+        }
+        Part::Del => resp::del(out, &req.key),
+        other => unreachable!("{other:?} is not a single command"),
+    }
+}
+
+/// The outcome of a request sent as one command ([`single_command`]) from its reply,
+/// which is not an error reply.
+fn single_outcome(part: Part, frame: &Frame<'_>, slot: &mut Slot) -> Result<Outcome, StoreError> {
+    let req = &slot.request;
+    match part {
+        Part::Write => Ok(Outcome::Written {
+            bytes: req.written_bytes(),
+        }),
+        Part::Del => Ok(Outcome::Deleted),
+        Part::Get => match frame {
+            // A blob is returned verbatim: its size is the value's.
+            Frame::Bulk(Some(v)) if req.blob => {
+                slot.reply.clear();
+                slot.reply.push(b"", v);
+                Ok(Outcome::Hit {
+                    bytes: v.len() as u64,
+                })
+            }
+            Frame::Bulk(Some(v)) => req.decode_value(v, &mut slot.reply).map(|()| Outcome::Hit {
+                bytes: slot.reply.value_bytes() as u64,
+            }),
+            Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
+            other => Err(unexpected("GET", other)),
+        },
+        Part::MGet => match frame.as_aggregate() {
+            Some(values) => {
+                slot.reply.clear();
+                let (mut hits, mut bytes) = (0u32, 0u64);
+                for (key, value) in req.keys().zip(values.iter()) {
+                    if let Some(v) = value.as_bytes() {
+                        slot.reply.push(key, v);
+                        hits += 1;
+                        bytes += v.len() as u64;
+                    }
+                }
+                Ok(Outcome::MultiRead {
+                    hits,
+                    misses: (req.key_count() as u32).saturating_sub(hits),
+                    bytes,
+                })
+            }
+            None => Err(unexpected("MGET", frame)),
+        },
+        Part::HGetAll | Part::HMGet => {
+            match hash_reply(frame, req, &mut slot.reply, part == Part::HGetAll) {
+                Err(e) => Err(e),
+                Ok(()) if slot.reply.is_empty() => Ok(Outcome::Miss),
+                Ok(()) => Ok(Outcome::Hit {
+                    bytes: slot.reply.value_bytes() as u64,
+                }),
+            }
+        }
+        other => unreachable!("{other:?} is not a single command"),
     }
 }
 
@@ -1025,11 +1250,16 @@ impl Session for RedisSession {
     }
 
     async fn execute(&mut self, batch: &mut Batch) {
+        if self.inner.slots.is_none() && self.execute_direct(batch).await {
+            return;
+        }
         let n = batch.len();
         self.work.slots.clear();
         self.work.slots.resize_with(n, SlotWork::default);
         self.work.keys_used = 0;
         self.work.down.clear();
+        self.work.groups.clear();
+        self.work.group_keys.clear();
         // Cloned once per batch: encoding a request does not touch the shared count.
         let inner = Arc::clone(&self.inner);
         let mut todo = std::mem::take(&mut self.work.todo);
@@ -1053,6 +1283,23 @@ impl Session for RedisSession {
                             if let Err(e) = self.connect_once(node).await {
                                 self.work.slots[i].outcome = Some(Err(e));
                             }
+                        }
+                    }
+                    continue;
+                }
+                if inner.grouped(req) {
+                    if w.groups.is_empty() {
+                        self.work.plan_groups(&inner, req, i);
+                    }
+                    for g in self.work.slots[i].groups.clone() {
+                        let Some((node, _)) = self.work.groups[g].target else {
+                            continue;
+                        };
+                        if self.links.get(node).is_some_and(|l| l.conn.is_some()) {
+                            continue;
+                        }
+                        if let Err(e) = self.connect_once(node).await {
+                            self.work.slots[i].outcome = Some(Err(e));
                         }
                     }
                     continue;
@@ -1105,6 +1352,61 @@ impl Session for RedisSession {
 }
 
 impl RedisSession {
+    /// The common case, without the bookkeeping of rounds: one node, already
+    /// connected, and every request one command ([`single_command`]). Encodes the
+    /// batch, sends it, and completes each request at its reply, stamped with the time
+    /// of the read that brought it. Returns false, having done nothing, when the batch
+    /// needs the general way.
+    async fn execute_direct(&mut self, batch: &mut Batch) -> bool {
+        let model = self.inner.config.model;
+        let Some(link) = self.links.first_mut().filter(|l| l.conn.is_some()) else {
+            return false;
+        };
+        let parts = &mut self.work.parts;
+        parts.clear();
+        for slot in batch.slots() {
+            match single_command(model, &slot.request) {
+                Some(part) => parts.push(part),
+                None => return false,
+            }
+        }
+        let conn = link.conn.as_mut().expect("checked above");
+        for (slot, &part) in batch.slots().iter().zip(parts.iter()) {
+            encode_single(&mut conn.wbuf, part, model, &slot.request);
+        }
+        let mut failed = conn.flush().await.err();
+        let mut i = 0;
+        while failed.is_none() && i < parts.len() {
+            match resp::parse(conn.buffered()) {
+                Ok(Some((Frame::Push(_), n))) => conn.consume(n),
+                Ok(Some((frame, n))) => {
+                    let slot = &mut batch.slots_mut()[i];
+                    let result = match error_message(&frame) {
+                        Some(msg) => Err(StoreError::new(
+                            StoreErrorKind::Protocol,
+                            format!("server replied: {msg}"),
+                        )),
+                        None => single_outcome(parts[i], &frame, slot),
+                    };
+                    conn.consume(n);
+                    slot.complete_at(result, conn.received_at());
+                    i += 1;
+                }
+                Ok(None) => failed = conn.fill().await.err(),
+                Err(e) => failed = Some(conn.protocol_error(e)),
+            }
+        }
+        if let Some(e) = failed {
+            // The connection is unusable: fail what waits on it and reconnect next time.
+            for slot in &mut batch.slots_mut()[i..] {
+                slot.complete(Err(e.clone()));
+            }
+            link.conn = None;
+            link.backoff.failed();
+        }
+        true
+    }
+
     /// Writes every node's queued commands, then reads the replies node by node.
     async fn exchange(&mut self, batch: &mut Batch) {
         for node in 0..self.work.queues.len() {
@@ -1147,6 +1449,11 @@ impl RedisSession {
                         Err(e) => break Err(conn.protocol_error(e)),
                     }
                 };
+                // The reply arrived with the connection's last read.
+                let at = match got {
+                    Ok(()) => conn.received_at(),
+                    Err(_) => Timestamp::now(),
+                };
                 if let Err(e) = got {
                     // The connection is unusable: fail what waits on it and reconnect
                     // next time.
@@ -1171,7 +1478,7 @@ impl RedisSession {
                     && w.merged.is_none()
                 {
                     if let Some(r) = finish(w, &batch.slots()[p.slot].request) {
-                        batch.slots_mut()[p.slot].complete(r);
+                        batch.slots_mut()[p.slot].complete_at(r, at);
                     }
                 }
             }
@@ -1201,25 +1508,6 @@ impl RedisSession {
     }
 }
 
-/// In a cluster, the error for a multi-key read whose keys are not all in the first
-/// key's hash slot (the server would answer `CROSSSLOT`).
-fn cross_slot(inner: &Inner, req: &Request) -> Option<StoreError> {
-    inner.slots.as_ref()?;
-    let slot = resp::key_slot(&req.key);
-    let other = req.more_keys.iter().find(|k| resp::key_slot(k) != slot)?;
-    Some(StoreError::new(
-        StoreErrorKind::Unsupported,
-        format!(
-            "a multi-key read in a Redis Cluster needs keys of one hash slot: `{}` is in \
-             slot {slot}, `{}` in slot {}; give the keys a {{hash tag}} (e.g. \
-             --key-prefix='{{m}}-')",
-            String::from_utf8_lossy(&req.key),
-            String::from_utf8_lossy(other),
-            resp::key_slot(other)
-        ),
-    ))
-}
-
 /// The outcome of a request whose replies are all in, unless it needs another round
 /// (a scan whose keys must now be read).
 fn finish(w: &mut SlotWork, req: &Request) -> Option<Result<Outcome, StoreError>> {
@@ -1227,6 +1515,17 @@ fn finish(w: &mut SlotWork, req: &Request) -> Option<Result<Outcome, StoreError>
         if r.is_err() || req.kind != OpKind::Scan {
             return Some(r);
         }
+    }
+    if !w.groups.is_empty() {
+        // A cluster multi-key read: done when no group waits to be sent again.
+        if w.group_resends > 0 {
+            return None;
+        }
+        return Some(Ok(Outcome::MultiRead {
+            hits: w.multi_hits,
+            misses: (req.key_count() as u32).saturating_sub(w.multi_hits),
+            bytes: w.multi_bytes,
+        }));
     }
     if req.kind == OpKind::Scan {
         if !w.scan_keys.is_empty() && (!w.scan_reading || w.scan_rereads > 0) {
@@ -1249,6 +1548,8 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
         key_target,
         keys_used,
         current,
+        groups,
+        group_keys,
         ..
     } = work;
     let w = &mut slots[p.slot];
@@ -1273,6 +1574,10 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
                             // The index's slot moves, not the key's: the key's command
                             // goes where it went, the index's to the named node.
                             w.index_redirect = Some((node, ask));
+                        } else if p.part == Part::MGetGroup {
+                            // One slot's keys of a multi-key read: that MGET goes again.
+                            groups[p.key as usize].target = Some((node, ask));
+                            w.group_resends += 1;
                         } else {
                             w.redirect = Some((node, ask));
                         }
@@ -1290,59 +1595,40 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
         return;
     }
     let slot: &mut Slot = &mut batch.slots_mut()[p.slot];
-    let req = &slot.request;
     let result = match p.part {
         Part::Aside | Part::Index => return,
-        Part::Write => Ok(Outcome::Written {
-            bytes: req.written_bytes(),
-        }),
-        Part::Del => Ok(Outcome::Deleted),
-        Part::Get => match frame {
-            Frame::Bulk(Some(v)) => req.decode_value(v, &mut slot.reply).map(|()| Outcome::Hit {
-                bytes: slot.reply.value_bytes() as u64,
-            }),
-            Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
-            other => Err(unexpected("GET", other)),
-        },
-        Part::MGet => match frame.as_aggregate() {
+        Part::Write | Part::Del | Part::Get | Part::MGet | Part::HGetAll | Part::HMGet => {
+            single_outcome(p.part, frame, slot)
+        }
+        Part::MGetGroup => match frame.as_aggregate() {
             Some(values) => {
-                slot.reply.clear();
-                let (mut hits, mut bytes) = (0u32, 0u64);
-                for (key, value) in req.keys().zip(values.iter()) {
+                let req = &slot.request;
+                let keys = &group_keys[groups[p.key as usize].keys.clone()];
+                for (&k, value) in keys.iter().zip(values.iter()) {
                     if let Some(v) = value.as_bytes() {
-                        slot.reply.push(key, v);
-                        hits += 1;
-                        bytes += v.len() as u64;
+                        slot.reply.push(nth_key(req, k), v);
+                        w.multi_hits += 1;
+                        w.multi_bytes += v.len() as u64;
                     }
                 }
-                Ok(Outcome::MultiRead {
-                    hits,
-                    misses: (req.key_count() as u32).saturating_sub(hits),
-                    bytes,
-                })
+                // The outcome is known when every group has answered (`finish`).
+                return;
             }
             None => Err(unexpected("MGET", frame)),
         },
-        Part::HGetAll | Part::HMGet | Part::ScanRead => {
-            let reply = if p.part == Part::ScanRead {
-                current.clear();
-                &mut *current
-            } else {
-                &mut slot.reply
-            };
-            match hash_reply(frame, req, reply, p.part == Part::HGetAll || req.read_all) {
+        Part::ScanRead => {
+            let req = &slot.request;
+            current.clear();
+            let all = req.read_all || req.record.is_empty();
+            match hash_reply(frame, req, current, all) {
                 Err(e) => Err(e),
-                Ok(()) if p.part == Part::ScanRead => {
-                    if !reply.is_empty() {
+                Ok(()) => {
+                    if !current.is_empty() {
                         w.scanned += 1;
-                        w.scanned_bytes += reply.value_bytes() as u64;
+                        w.scanned_bytes += current.value_bytes() as u64;
                     }
                     return;
                 }
-                Ok(()) if reply.is_empty() => Ok(Outcome::Miss),
-                Ok(()) => Ok(Outcome::Hit {
-                    bytes: reply.value_bytes() as u64,
-                }),
             }
         }
         Part::ScanIndex => match frame.as_aggregate() {
@@ -1373,9 +1659,9 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
             None => Err(unexpected("ZRANGEBYLEX", frame)),
         },
         Part::UpdateGet => match frame {
-            Frame::Bulk(Some(v)) => match req.decode_value(v, current) {
+            Frame::Bulk(Some(v)) => match slot.request.decode_value(v, current) {
                 Ok(()) => {
-                    current.merge_from(&req.record);
+                    current.merge_from(&slot.request.record);
                     let mut value = Vec::with_capacity(current.encoded_len());
                     current.encode_into(&mut value);
                     w.merged = Some(value);

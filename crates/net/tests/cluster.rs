@@ -101,8 +101,8 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         flush_all(&cluster);
     }
 
-    // A multi-key read needs keys of one hash slot: a hash tag routes it; keys of
-    // several slots are refused before anything is sent.
+    // A multi-key read of keys of one hash slot (a hash tag) is one MGET; keys of
+    // several slots are read too (see the test of multi-key reads below).
     let store = open(seed, "string");
     let rt = runtime();
     let mut s = store.session().unwrap();
@@ -127,9 +127,14 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         })
     );
     assert_ne!(key_slot(b"x-a"), key_slot(b"x-b"));
-    let err = b.slots()[1].result.clone().unwrap_err();
-    assert_eq!(err.kind, kvlab_core::StoreErrorKind::Unsupported);
-    assert!(err.message.contains("hash slot"), "{err}");
+    assert_eq!(
+        b.slots()[1].result,
+        Ok(Outcome::MultiRead {
+            hits: 0,
+            misses: 2,
+            bytes: 0
+        })
+    );
     flush_all(&cluster);
 
     // Hash model: the scan index is one sorted set on one node, the records it names
@@ -530,4 +535,200 @@ fn asking_calls(addr: SocketAddr) -> u64 {
         .find_map(|l| l.trim().strip_prefix("cmdstat_asking:calls="))
         .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
         .unwrap_or(0)
+}
+
+/// A field of a node's `INFO` (0 when absent): `name:value`, or for `cmdstat_*` the
+/// `calls=` count.
+fn info_count(addr: SocketAddr, section: &str, name: &str) -> u64 {
+    let info = cmd(addr, &["INFO", section]);
+    info.as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
+        .map(|v| {
+            let v = v.split(',').next().unwrap();
+            v.trim_start_matches("calls=").parse().unwrap()
+        })
+        .unwrap_or(0)
+}
+
+/// `INFO` counter `name` summed over the cluster's nodes.
+fn cluster_count(cluster: &Cluster, section: &str, name: &str) -> u64 {
+    cluster
+        .addrs()
+        .into_iter()
+        .map(|a| info_count(a, section, name))
+        .sum()
+}
+
+/// Pushes a multi-key read of `keys`.
+fn push_multi_read(b: &mut Batch, keys: &[String]) {
+    push(b, OpKind::Read, &keys[0], "");
+    let slot = b.slots_mut().last_mut().unwrap();
+    for k in &keys[1..] {
+        slot.request.more_keys.push(k.as_bytes());
+    }
+}
+
+#[test]
+fn a_multi_key_read_across_slots_is_one_mget_per_slot_and_follows_redirections() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let store = open(&cluster.urls()[2], "string");
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+
+    // 40 keys over every node, two pairs sharing a slot (hash tags); every third key
+    // is never written.
+    let mut keys: Vec<String> = (0..36).map(|i| format!("mk-{i}")).collect();
+    keys.extend(["{p}1", "{p}2", "{q}1", "{q}2"].map(String::from));
+    let value = |k: &str| format!("v-{k}");
+    let stored = |i: usize| !i.is_multiple_of(3);
+    for (i, k) in keys.iter().enumerate() {
+        if stored(i) {
+            push(&mut b, OpKind::Insert, k, &value(k));
+        }
+    }
+    exec(&rt, &mut s, &mut b);
+    assert!(b.slots().iter().all(|s| s.result.is_ok()));
+
+    // Pipelined multi-key reads of 2 to 11 keys (and one of the tagged pairs), their
+    // keys in every order of slots.
+    let reads: Vec<Vec<usize>> = vec![
+        (0..9).collect(),
+        (9..20).rev().collect(),
+        vec![20, 22],
+        (21..36).step_by(2).collect(),
+        vec![36, 3, 37, 38, 39],
+        vec![37, 36],
+    ];
+    let expect = |read: &[usize]| {
+        let hits = read.iter().filter(|&&i| stored(i)).count() as u32;
+        let bytes: usize = read
+            .iter()
+            .filter(|&&i| stored(i))
+            .map(|&i| value(&keys[i]).len())
+            .sum();
+        Outcome::MultiRead {
+            hits,
+            misses: read.len() as u32 - hits,
+            bytes: bytes as u64,
+        }
+    };
+    let slots_of = |read: &[usize]| {
+        let mut slots: Vec<u16> = read.iter().map(|&i| key_slot(keys[i].as_bytes())).collect();
+        slots.sort();
+        slots.dedup();
+        slots.len() as u64
+    };
+    let nodes_of = |read: &[usize]| {
+        let mut nodes: Vec<SocketAddr> = read
+            .iter()
+            .map(|&i| owner(&cluster, key_slot(keys[i].as_bytes())))
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        nodes.len()
+    };
+    assert_eq!(nodes_of(&reads[0]), 3, "the first read spans every node");
+    assert_eq!(slots_of(&reads[5]), 1);
+    let (hits0, misses0, mgets0) = (
+        cluster_count(&cluster, "stats", "keyspace_hits"),
+        cluster_count(&cluster, "stats", "keyspace_misses"),
+        cluster_count(&cluster, "commandstats", "cmdstat_mget"),
+    );
+    b.clear();
+    for read in &reads {
+        let keys: Vec<String> = read.iter().map(|&i| keys[i].clone()).collect();
+        push_multi_read(&mut b, &keys);
+    }
+    exec(&rt, &mut s, &mut b);
+    for (read, slot) in reads.iter().zip(b.slots()) {
+        assert_eq!(slot.result, Ok(expect(read)), "read of keys {read:?}");
+        // Each found key comes back once, named by its key.
+        let mut got: Vec<(String, String)> = slot
+            .reply
+            .iter()
+            .map(|(k, v)| {
+                (
+                    String::from_utf8_lossy(k).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            })
+            .collect();
+        got.sort();
+        let mut want: Vec<(String, String)> = read
+            .iter()
+            .filter(|&&i| stored(i))
+            .map(|&i| (keys[i].clone(), value(&keys[i])))
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "read of keys {read:?}");
+    }
+    // The servers counted every key once, and one MGET per slot of each read.
+    let all_hits: u64 = reads
+        .iter()
+        .map(|r| r.iter().filter(|&&i| stored(i)).count() as u64)
+        .sum();
+    let all_keys: u64 = reads.iter().map(|r| r.len() as u64).sum();
+    assert_eq!(
+        (
+            cluster_count(&cluster, "stats", "keyspace_hits") - hits0,
+            cluster_count(&cluster, "stats", "keyspace_misses") - misses0,
+        ),
+        (all_hits, all_keys - all_hits)
+    );
+    assert_eq!(
+        cluster_count(&cluster, "commandstats", "cmdstat_mget") - mgets0,
+        reads.iter().map(|r| slots_of(r)).sum::<u64>()
+    );
+    assert_eq!(
+        cluster_count(&cluster, "errorstats", "errorstat_CROSSSLOT"),
+        0
+    );
+
+    // Slots that move under one read: one completely (its MGET is answered MOVED and
+    // sent to the new owner), one half-way (its moved key is answered ASK).
+    let read: Vec<usize> = (0..12).collect();
+    let (moved, asked) = (1usize, 2usize);
+    let (moved_slot, ask_slot) = (
+        key_slot(keys[moved].as_bytes()),
+        key_slot(keys[asked].as_bytes()),
+    );
+    assert_ne!(moved_slot, ask_slot);
+    let moved_from = owner(&cluster, moved_slot);
+    let moved_to = cluster
+        .addrs()
+        .into_iter()
+        .find(|&a| a != moved_from)
+        .unwrap();
+    begin_migration(moved_slot, moved_from, moved_to);
+    migrate_keys(moved_from, moved_to, std::slice::from_ref(&keys[moved]));
+    end_migration(&cluster, moved_slot, moved_to);
+    let ask_from = owner(&cluster, ask_slot);
+    let ask_to = cluster
+        .addrs()
+        .into_iter()
+        .find(|&a| a != ask_from)
+        .unwrap();
+    begin_migration(ask_slot, ask_from, ask_to);
+    migrate_keys(ask_from, ask_to, std::slice::from_ref(&keys[asked]));
+    let (moves, asks) = (
+        error_count(moved_from, "MOVED"),
+        error_count(ask_from, "ASK"),
+    );
+    b.clear();
+    let names: Vec<String> = read.iter().map(|&i| keys[i].clone()).collect();
+    push_multi_read(&mut b, &names);
+    push(&mut b, OpKind::Read, &keys[4], "");
+    exec(&rt, &mut s, &mut b);
+    assert_eq!(b.slots()[0].result, Ok(expect(&read)));
+    assert_eq!(
+        b.slots()[1].result,
+        Ok(Outcome::Hit {
+            bytes: value(&keys[4]).len() as u64
+        })
+    );
+    assert_eq!(error_count(moved_from, "MOVED"), moves + 1);
+    assert_eq!(error_count(ask_from, "ASK"), asks + 1);
 }
