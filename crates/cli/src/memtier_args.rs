@@ -129,7 +129,8 @@ pub struct MemtierArgs {
     /// Server name sent in the TLS handshake (SNI) and verified.
     #[arg(long, value_name = "STRING")]
     pub sni: Option<String>,
-    /// TLS protocol versions (not supported by kvlab).
+    /// TLS protocol versions to offer, comma-separated: TLSv1.2, TLSv1.3 (kvlab's TLS
+    /// library has no TLSv1 or TLSv1.1).
     #[arg(long, value_name = "LIST")]
     pub tls_protocols: Option<String>,
     /// Number of full-test iterations: the report shows the best, the worst and their
@@ -340,11 +341,6 @@ impl MemtierArgs {
                 "kvlab speaks memcached's text protocol; use -P memcache_text",
             ),
             (
-                self.tls_protocols.is_some(),
-                "--tls-protocols",
-                "kvlab's TLS client negotiates TLS 1.2 or 1.3 with the server",
-            ),
-            (
                 self.client_stats.is_some(),
                 "--client-stats",
                 "kvlab reports whole-run results and a per-interval timeline",
@@ -401,6 +397,7 @@ impl MemtierArgs {
             .as_deref()
             .is_some_and(|u| u.starts_with("rediss://"));
         let tls_options = self.cacert.is_some()
+            || self.tls_protocols.is_some()
             || self.tls_skip_verify
             || self.sni.is_some()
             || self.cert.is_some()
@@ -410,7 +407,9 @@ impl MemtierArgs {
         }
         if tls_options && !(self.tls || tls_uri) {
             return Err(
-                "--cacert, --tls-skip-verify, --sni, --cert and --key need --tls".to_string(),
+                "--cacert, --tls-skip-verify, --tls-protocols, --sni, --cert and --key need \
+                 --tls"
+                    .to_string(),
             );
         }
         if self.cert.is_some() != self.key.is_some() {
@@ -504,7 +503,8 @@ impl MemtierArgs {
     }
 
     /// Store options (`redis.*` or `memcached.*`) for the TLS and cluster flags
-    /// (`--cacert`, `--tls-skip-verify`, `--sni`, `--cert`/`--key`, `--cluster-mode`),
+    /// (`--cacert`, `--tls-skip-verify`, `--tls-protocols`, `--sni`, `--cert`/`--key`,
+    /// `--cluster-mode`),
     /// `--connection-timeout` and the RESP version, as `name=value` properties.
     pub fn store_options(&self) -> Vec<String> {
         let mut o = Vec::new();
@@ -527,6 +527,9 @@ impl MemtierArgs {
         }
         if self.tls_skip_verify {
             o.push("redis.tls_skip_verify=true".to_string());
+        }
+        if let Some(versions) = &self.tls_protocols {
+            o.push(format!("redis.tls_protocols={versions}"));
         }
         if let Some(sni) = &self.sni {
             o.push(format!("redis.tls_sni={sni}"));
@@ -1116,19 +1119,24 @@ mod tests {
             a.store_options(),
             ["redis.tls_cert_file=c.pem", "redis.tls_key_file=k.pem"]
         );
-        let a = args("--tls --tls-skip-verify --protocol=resp3 --cluster-mode");
+        let a = args(
+            "--tls --tls-skip-verify --tls-protocols=TLSv1.2,TLSv1.3 --protocol=resp3 \
+             --cluster-mode",
+        );
         a.validate().unwrap();
         assert_eq!(
             a.store_options(),
             [
                 "redis.protocol=resp3",
                 "redis.tls_skip_verify=true",
+                "redis.tls_protocols=TLSv1.2,TLSv1.3",
                 "redis.cluster=yes"
             ]
         );
         args("-u rediss://h:1").validate().unwrap();
         for (line, message) in [
             ("--cacert ca.pem", "need --tls"),
+            ("--tls-protocols TLSv1.3", "need --tls"),
             ("--tls --cert c.pem", "go together"),
             ("--tls -P memcache_text", "redis protocols"),
             ("--cluster-mode -P memcache_text", "redis protocols"),
@@ -1145,7 +1153,6 @@ mod tests {
             ("-S /tmp/redis.sock", "-S/--unix-socket"),
             ("-4", "--ipv4"),
             ("-P memcache_binary", "memcache_binary"),
-            ("--tls-protocols TLSv1.2", "--tls-protocols"),
             ("--client-stats=cs", "--client-stats"),
             ("--hdr-file-prefix=h", "--hdr-file-prefix"),
             ("--reconnect-interval=10", "--reconnect-interval"),

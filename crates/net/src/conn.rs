@@ -273,21 +273,78 @@ impl Backoff {
     }
 }
 
-/// Builds the TLS settings: trust the CA file's certificates (or the given roots), or —
-/// for self-signed test servers — trust anything; present `client_cert` (certificate
-/// chain and private key, PEM files) to servers that authenticate clients.
+/// A TLS protocol version a client may offer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsVersion {
+    /// TLS 1.2.
+    Tls12,
+    /// TLS 1.3.
+    Tls13,
+}
+
+impl TlsVersion {
+    /// Parses a list such as `TLSv1.2,TLSv1.3` (commas or spaces between the names, as
+    /// memtier's `--tls-protocols` and redis-server's `tls-protocols` take them); an
+    /// empty list is empty.
+    pub fn parse_list(list: &str) -> Result<Vec<TlsVersion>, StoreError> {
+        let mut versions = Vec::new();
+        for name in list.split([',', ' ']).filter(|n| !n.is_empty()) {
+            let v = match name {
+                "TLSv1.2" => TlsVersion::Tls12,
+                "TLSv1.3" => TlsVersion::Tls13,
+                "TLSv1" | "TLSv1.1" => {
+                    return Err(StoreError::new(
+                        StoreErrorKind::Config,
+                        format!(
+                            "TLS protocol `{name}`: kvlab's TLS library (rustls) speaks \
+                             TLSv1.2 and TLSv1.3 only"
+                        ),
+                    ))
+                }
+                other => {
+                    return Err(StoreError::new(
+                        StoreErrorKind::Config,
+                        format!("TLS protocol `{other}`: expected TLSv1.2 or TLSv1.3"),
+                    ))
+                }
+            };
+            if !versions.contains(&v) {
+                versions.push(v);
+            }
+        }
+        Ok(versions)
+    }
+
+    fn rustls(self) -> &'static rustls::SupportedProtocolVersion {
+        match self {
+            TlsVersion::Tls12 => &rustls::version::TLS12,
+            TlsVersion::Tls13 => &rustls::version::TLS13,
+        }
+    }
+}
+
+/// Builds the TLS settings: offer `versions` (TLS 1.2 and 1.3 when empty); trust the CA
+/// file's certificates (or the given roots), or — for self-signed test servers — trust
+/// anything; present `client_cert` (certificate chain and private key, PEM files) to
+/// servers that authenticate clients.
 pub(crate) fn tls_settings(
     host: &str,
     ca_file: Option<&std::path::Path>,
     skip_verify: bool,
     sni: Option<&str>,
+    versions: &[TlsVersion],
     client_cert: Option<(&std::path::Path, &std::path::Path)>,
 ) -> Result<Arc<Tls>, StoreError> {
     let config_err = |m: String| StoreError::new(StoreErrorKind::Config, m);
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| config_err(format!("TLS: {e}")))?;
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone());
+    let builder = if versions.is_empty() {
+        builder.with_safe_default_protocol_versions()
+    } else {
+        let versions: Vec<_> = versions.iter().map(|v| v.rustls()).collect();
+        builder.with_protocol_versions(&versions)
+    }
+    .map_err(|e| config_err(format!("TLS: {e}")))?;
     let builder = if skip_verify {
         builder
             .dangerous()

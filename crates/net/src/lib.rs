@@ -20,4 +20,5 @@ pub mod memcached;
 pub mod redis;
 pub mod url;
 
+pub use conn::TlsVersion;
 pub use url::ServerUrl;

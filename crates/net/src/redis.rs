@@ -44,7 +44,7 @@ use kvlab_core::{
 use kvlab_proto::resp::{self, Frame};
 use kvlab_stores::StoreOptions;
 
-use crate::conn::{tls_settings, Conn, Endpoint, Link, Tls};
+use crate::conn::{tls_settings, Conn, Endpoint, Link, Tls, TlsVersion};
 use crate::url::ServerUrl;
 
 /// Every `redis.*` option.
@@ -56,6 +56,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "tls_ca_file",
     "tls_skip_verify",
     "tls_sni",
+    "tls_protocols",
     "tls_cert_file",
     "tls_key_file",
     "cluster",
@@ -111,6 +112,8 @@ pub struct RedisConfig {
     pub tls_skip_verify: bool,
     /// TLS server name, when not the URL's host.
     pub tls_sni: Option<String>,
+    /// The TLS versions to offer (`redis.tls_protocols=TLSv1.2,TLSv1.3`); empty: both.
+    pub tls_protocols: Vec<TlsVersion>,
     /// Client certificate chain (PEM) and its private key (PEM), for servers that
     /// authenticate clients (`tls-auth-clients yes`).
     pub tls_client_cert: Option<(PathBuf, PathBuf)>,
@@ -158,6 +161,7 @@ impl RedisConfig {
             .map(PathBuf::from);
         let tls_skip_verify = opts.bool("tls_skip_verify", false)?;
         let tls_sni = Some(opts.string("tls_sni", "")).filter(|s| !s.is_empty());
+        let tls_protocols = TlsVersion::parse_list(&opts.string("tls_protocols", ""))?;
         let tls_client_cert = match (
             Some(opts.string("tls_cert_file", "")).filter(|s| !s.is_empty()),
             Some(opts.string("tls_key_file", "")).filter(|s| !s.is_empty()),
@@ -191,6 +195,7 @@ impl RedisConfig {
             tls_ca_file,
             tls_skip_verify,
             tls_sni,
+            tls_protocols,
             tls_client_cert,
             cluster,
             index_key,
@@ -468,6 +473,7 @@ impl RedisStore {
                 config.tls_ca_file.as_deref(),
                 config.tls_skip_verify,
                 config.tls_sni.as_deref(),
+                &config.tls_protocols,
                 config
                     .tls_client_cert
                     .as_ref()

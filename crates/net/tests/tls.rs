@@ -124,8 +124,13 @@ fn tls_redis(pki: &Pki) -> Server {
 
 /// redis-server serving TLS only, with `tls-auth-clients` set to `auth_clients`.
 fn tls_redis_authenticating(pki: &Pki, auth_clients: &str) -> Server {
+    tls_redis_with(pki, &format!("tls-auth-clients={auth_clients}"))
+}
+
+/// redis-server serving TLS only, with `extra` settings.
+fn tls_redis_with(pki: &Pki, extra: &str) -> Server {
     let spec = format!(
-        "tls-cert-file={},tls-key-file={},tls-ca-cert-file={},tls-auth-clients={auth_clients}",
+        "tls-cert-file={},tls-key-file={},tls-ca-cert-file={},{extra}",
         pki.path("server.crt").display(),
         pki.path("server.key").display(),
         pki.path("test-ca.crt").display(),
@@ -360,4 +365,31 @@ fn a_client_certificate_is_presented_to_a_server_that_asks_for_one() {
     .unwrap();
     assert_eq!(e.kind, StoreErrorKind::Config, "{e:?}");
     assert!(e.message.contains("client.crt"), "{}", e.message);
+}
+
+#[test]
+fn tls_protocols_limit_the_versions_offered() {
+    let Some(pki) = pki() else { return };
+    let server = tls_redis_with(&pki, "tls-auth-clients=no,tls-protocols=TLSv1.3");
+    let url = server.url();
+    let skip = ("redis.tls_skip_verify", "true");
+    let store = open(&url, &[skip, ("redis.tls_protocols", "TLSv1.2,TLSv1.3")]).unwrap();
+    round_trip(&store, b"tls-1.3");
+    // A server speaking TLS 1.3 only refuses a client offering TLS 1.2 only.
+    let e = open(&url, &[skip, ("redis.tls_protocols", "TLSv1.2")])
+        .err()
+        .expect("no common TLS version");
+    assert_eq!(e.kind, StoreErrorKind::Connection, "{e}");
+    assert!(e.message.contains("TLS handshake"), "{e}");
+    // Versions rustls does not speak, and unknown names, are configuration errors.
+    for (list, want) in [
+        ("TLSv1.1", "TLSv1.2 and TLSv1.3 only"),
+        ("SSLv3", "expected"),
+    ] {
+        let e = open(&url, &[skip, ("redis.tls_protocols", list)])
+            .err()
+            .expect("refused");
+        assert_eq!(e.kind, StoreErrorKind::Config, "{e}");
+        assert!(e.message.contains(want), "{list}: {e}");
+    }
 }
