@@ -192,6 +192,13 @@ pub(crate) struct Client<S, Src> {
     rmw_batch: Batch,
     /// Spare records to hold an update's fields while its read runs.
     rmw_records: Vec<Record>,
+    /// Per slot of `batch`: true while it waits to be sent again
+    /// ([`OpSource::retry_after`]).
+    retrying: Vec<bool>,
+    /// The slots being sent again, moved out of `batch` for the attempt.
+    retry_batch: Batch,
+    /// Where each of `retry_batch`'s slots belongs in `batch`.
+    retry_index: Vec<usize>,
     pub(crate) totals: ClientTotals,
     exhausted: bool,
 }
@@ -207,6 +214,9 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             rmw: Vec::with_capacity(pipeline),
             rmw_batch: Batch::new(),
             rmw_records: Vec::new(),
+            retrying: Vec::with_capacity(pipeline),
+            retry_batch: Batch::new(),
+            retry_index: Vec::new(),
             totals: ClientTotals::default(),
             exhausted: false,
         }
@@ -246,11 +256,17 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             };
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
+            let mut wait = self.plan_retries(ts, 0, 0..self.batch.len());
             self.account_batch(ts, started, intended);
             if !self.rmw_batch.is_empty() {
                 let mid = Timestamp::now();
                 self.session.execute(&mut self.rmw_batch).await;
                 self.account_rmw(ts, started, mid, intended);
+            }
+            let mut round = 0;
+            while let Some(delay) = wait {
+                round += 1;
+                wait = self.retry(ts, round, delay, intended, pacer).await;
             }
             self.complete_batch();
             done += n as u64;
@@ -267,6 +283,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         self.tickets.clear();
         self.rmw.clear();
         self.rmw_batch.clear();
+        self.retrying.clear();
         let want = (self.pipeline as u64).min(budget) as usize;
         while self.batch.len() < want {
             let at = self.batch.len();
@@ -277,6 +294,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 break;
             };
             self.tickets.push(ticket);
+            self.retrying.push(false);
             let is_rmw = slot.request.kind == OpKind::ReadModifyWrite;
             self.rmw.push(is_rmw);
             if is_rmw {
@@ -306,12 +324,121 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         self.batch.len()
     }
 
-    /// Records every request of the batch; a read-modify-write's read is recorded as a
-    /// read (its whole is recorded by [`Client::account_rmw`]).
+    /// Asks the source which failed requests among the batch's slots `slots` to send
+    /// again (never the read half of a read-modify-write, nor once the run is stopping);
+    /// marks them in `retrying`, counts each retry, and returns the longest of their
+    /// waits — `None` when none is retried. `retries`: how often each of `slots` has been
+    /// sent again so far (the same for all: failed slots are retried together, round by
+    /// round, and a slot that succeeded or gave up leaves for good).
+    #[inline]
+    fn plan_retries(
+        &mut self,
+        ts: &ThreadState,
+        retries: u64,
+        slots: impl Iterator<Item = usize>,
+    ) -> Option<Duration> {
+        let mut wait = None;
+        for i in slots {
+            let slot = &self.batch.slots()[i];
+            if slot.result.is_ok() {
+                self.retrying[i] = false;
+                continue;
+            }
+            self.retrying[i] = false;
+            if self.rmw[i] || ts.shared.stop.load(Ordering::Relaxed) {
+                continue;
+            }
+            if let Some(delay) = self.source.retry_after(slot, retries) {
+                self.retrying[i] = true;
+                ts.recorder.borrow_mut().record_retry(slot.request.kind);
+                wait = Some(wait.map_or(delay, |w: Duration| w.max(delay)));
+            }
+        }
+        wait
+    }
+
+    /// Retry round `round` (from 1): waits `delay` (this client only: the pacer yields
+    /// to the thread's other clients), then sends the slots marked in `retrying` again,
+    /// records those that are done and returns the wait before the next round, as
+    /// [`Client::plan_retries`]. The stop flag cuts the wait short, and then nothing more
+    /// is retried. While waiting, the thread's recorder is handed over at each new
+    /// interval, as after a batch.
+    async fn retry<P: Pacer>(
+        &mut self,
+        ts: &ThreadState,
+        round: u64,
+        delay: Duration,
+        intended: Option<Timestamp>,
+        pacer: &P,
+    ) -> Option<Duration> {
+        let due = Instant::now() + delay;
+        loop {
+            let now = Instant::now();
+            if now >= due || ts.shared.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            pacer
+                .sleep_until(due.min(now + Duration::from_millis(100)))
+                .await;
+            ts.hand_over_on_new_epoch();
+        }
+        let Client {
+            batch,
+            retrying,
+            retry_batch,
+            retry_index,
+            ..
+        } = self;
+        retry_batch.clear();
+        retry_index.clear();
+        for (i, slot) in batch.slots_mut().iter_mut().enumerate() {
+            if retrying[i] {
+                std::mem::swap(retry_batch.push(), slot);
+                retry_index.push(i);
+            }
+        }
+        let started = Timestamp::now();
+        self.session.execute(&mut self.retry_batch).await;
+        for (slot, &i) in self
+            .retry_batch
+            .slots_mut()
+            .iter_mut()
+            .zip(&self.retry_index)
+        {
+            std::mem::swap(slot, &mut self.batch.slots_mut()[i]);
+        }
+        let index = std::mem::take(&mut self.retry_index);
+        let wait = self.plan_retries(ts, round, index.iter().copied());
+        let mut recorder = ts.recorder.borrow_mut();
+        for &i in &index {
+            if !self.retrying[i] {
+                let slot = &self.batch.slots()[i];
+                account(
+                    &mut recorder,
+                    &ts.shared,
+                    slot.request.kind,
+                    slot,
+                    started,
+                    intended,
+                );
+            }
+        }
+        self.retry_index = index;
+        wait
+    }
+
+    /// Records every request of the batch but those waiting to be sent again; a
+    /// read-modify-write's read is recorded as a read (its whole is recorded by
+    /// [`Client::account_rmw`]).
     fn account_batch(&mut self, ts: &ThreadState, started: Timestamp, intended: Option<Timestamp>) {
         let mut recorder = ts.recorder.borrow_mut();
         let measured = !ts.warmup.get();
-        for (slot, &rmw) in self.batch.slots().iter().zip(&self.rmw) {
+        for ((slot, &rmw), &retrying) in
+            self.batch.slots().iter().zip(&self.rmw).zip(&self.retrying)
+        {
+            if retrying {
+                continue;
+            }
             let intended = if rmw { None } else { intended };
             account(
                 &mut recorder,
