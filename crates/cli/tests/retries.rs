@@ -26,38 +26,57 @@ fn load(
     limit: u64,
     interval: &str,
 ) -> (ResultDocument, String) {
+    phase("load", &[], server, records, connections, limit, interval)
+}
+
+/// [`load`]'s command as `command` (`load` or `run`) with further arguments `extra`.
+fn phase(
+    command: &str,
+    extra: &[&str],
+    server: &Server,
+    records: u64,
+    connections: u64,
+    limit: u64,
+    interval: &str,
+) -> (ResultDocument, String) {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("load");
+    let out = dir.path().join(command);
     let url = format!("redis://{}", server.addr());
-    let o = kvlab(&[
-        "load",
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        &format!("recordcount={records}"),
-        "-p",
-        "fieldcount=1",
-        "-p",
-        "fieldlength=300000",
-        "-p",
-        &format!("core_workload_insertion_retry_limit={limit}"),
-        "-p",
-        &format!("core_workload_insertion_retry_interval={interval}"),
-        "--db",
-        "redis",
-        "--url",
-        &url,
-        "--threads",
-        "1",
-        "--connections",
-        &connections.to_string(),
-        "--seed",
-        "3",
-        "--progress",
-        "never",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = kvlab(
+        &[
+            &[
+                command,
+                "-P",
+                "workloads/ycsb/workloada",
+                "-p",
+                &format!("recordcount={records}"),
+                "-p",
+                "fieldcount=1",
+                "-p",
+                "fieldlength=300000",
+                "-p",
+                &format!("core_workload_insertion_retry_limit={limit}"),
+                "-p",
+                &format!("core_workload_insertion_retry_interval={interval}"),
+                "--db",
+                "redis",
+                "--url",
+                &url,
+                "--threads",
+                "1",
+                "--connections",
+                &connections.to_string(),
+                "--seed",
+                "3",
+                "--progress",
+                "never",
+                "--out",
+                out.to_str().unwrap(),
+            ][..],
+            extra,
+        ]
+        .concat(),
+    );
     let (stdout, stderr) = text(&o);
     let doc = ResultDocument::load(&out.join("result.json"))
         .unwrap_or_else(|e| panic!("no result ({e}):\n{stdout}\n{stderr}"));
@@ -121,6 +140,41 @@ fn a_waiting_client_does_not_hold_up_the_other_clients_of_its_thread() {
         "each client waited three times: {} ms",
         doc.results.runtime_ms
     );
+}
+
+#[test]
+fn transaction_phase_inserts_are_retried_too() {
+    let server = full_redis();
+    let (doc, stdout) = phase(
+        "run",
+        &[
+            "-p",
+            "insertproportion=1",
+            "-p",
+            "readproportion=0",
+            "-p",
+            "updateproportion=0",
+            "-p",
+            "operationcount=5",
+        ],
+        &server,
+        1000,
+        1,
+        1,
+        "0.05",
+    );
+    let insert = doc
+        .results
+        .ops
+        .iter()
+        .find(|op| op.name == "INSERT")
+        .expect("an INSERT entry");
+    let errors = insert.returns.get("ERROR").copied().unwrap_or(0);
+    assert_eq!(insert.operations, 5, "{insert:?}");
+    assert!(errors >= 4, "{insert:?}");
+    assert_eq!(insert.retries, errors, "{insert:?}");
+    assert_eq!(report_u64(&stdout, "INSERT", "Retries"), errors);
+    assert!(doc.results.runtime_ms >= errors as f64 * 40.0);
 }
 
 #[test]
