@@ -193,7 +193,8 @@ pub(crate) struct Client<S, Src> {
     /// Spare records to hold an update's fields while its read runs.
     rmw_records: Vec<Record>,
     /// Per slot of `batch`: true while it waits to be sent again
-    /// ([`OpSource::retry_after`]).
+    /// ([`OpSource::retry_after`]); empty (the common case) when no slot of the batch
+    /// has been retried.
     retrying: Vec<bool>,
     /// The slots being sent again, moved out of `batch` for the attempt.
     retry_batch: Batch,
@@ -294,7 +295,6 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 break;
             };
             self.tickets.push(ticket);
-            self.retrying.push(false);
             let is_rmw = slot.request.kind == OpKind::ReadModifyWrite;
             self.rmw.push(is_rmw);
             if is_rmw {
@@ -340,15 +340,14 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         let mut wait = None;
         for i in slots {
             let slot = &self.batch.slots()[i];
-            if slot.result.is_ok() {
-                self.retrying[i] = false;
-                continue;
+            if let Some(r) = self.retrying.get_mut(i) {
+                *r = false;
             }
-            self.retrying[i] = false;
-            if self.rmw[i] || ts.shared.stop.load(Ordering::Relaxed) {
+            if slot.result.is_ok() || self.rmw[i] || ts.shared.stop.load(Ordering::Relaxed) {
                 continue;
             }
             if let Some(delay) = self.source.retry_after(slot, retries) {
+                self.retrying.resize(self.batch.len(), false);
                 self.retrying[i] = true;
                 ts.recorder.borrow_mut().record_retry(slot.request.kind);
                 wait = Some(wait.map_or(delay, |w: Duration| w.max(delay)));
@@ -433,10 +432,9 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
     fn account_batch(&mut self, ts: &ThreadState, started: Timestamp, intended: Option<Timestamp>) {
         let mut recorder = ts.recorder.borrow_mut();
         let measured = !ts.warmup.get();
-        for ((slot, &rmw), &retrying) in
-            self.batch.slots().iter().zip(&self.rmw).zip(&self.retrying)
-        {
-            if retrying {
+        let retrying = &self.retrying;
+        for (i, (slot, &rmw)) in self.batch.slots().iter().zip(&self.rmw).enumerate() {
+            if !retrying.is_empty() && retrying[i] {
                 continue;
             }
             let intended = if rmw { None } else { intended };
