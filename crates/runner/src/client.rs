@@ -257,8 +257,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             };
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
-            let mut wait = self.plan_retries(ts, 0, 0..self.batch.len());
-            self.account_batch(ts, started, intended);
+            let mut wait = self.account_batch(ts, started, intended);
             if !self.rmw_batch.is_empty() {
                 let mid = Timestamp::now();
                 self.session.execute(&mut self.rmw_batch).await;
@@ -324,13 +323,12 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         self.batch.len()
     }
 
-    /// Asks the source which failed requests among the batch's slots `slots` to send
-    /// again (never the read half of a read-modify-write, nor once the run is stopping);
-    /// marks them in `retrying`, counts each retry, and returns the longest of their
-    /// waits — `None` when none is retried. `retries`: how often each of `slots` has been
-    /// sent again so far (the same for all: failed slots are retried together, round by
-    /// round, and a slot that succeeded or gave up leaves for good).
-    #[inline]
+    /// After retry round `retries`: asks the source which failed requests among the
+    /// batch's slots `slots` to send again ([`ask_retry`]); marks them in `retrying`,
+    /// counts each retry, and returns the longest of their waits — `None` when none is
+    /// retried. `retries` is how often each of `slots` has been sent again so far (the
+    /// same for all: failed slots are retried together, round by round, and a slot that
+    /// succeeded or gave up leaves for good).
     fn plan_retries(
         &mut self,
         ts: &ThreadState,
@@ -340,14 +338,11 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         let mut wait = None;
         for i in slots {
             let slot = &self.batch.slots()[i];
-            if let Some(r) = self.retrying.get_mut(i) {
-                *r = false;
-            }
-            if slot.result.is_ok() || self.rmw[i] || ts.shared.stop.load(Ordering::Relaxed) {
+            self.retrying[i] = false;
+            if slot.result.is_ok() || self.rmw[i] {
                 continue;
             }
-            if let Some(delay) = self.source.retry_after(slot, retries) {
-                self.retrying.resize(self.batch.len(), false);
+            if let Some(delay) = ask_retry(&mut self.source, &ts.shared, slot, retries) {
                 self.retrying[i] = true;
                 ts.recorder.borrow_mut().record_retry(slot.request.kind);
                 wait = Some(wait.map_or(delay, |w: Duration| w.max(delay)));
@@ -429,13 +424,29 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
     /// Records every request of the batch but those waiting to be sent again; a
     /// read-modify-write's read is recorded as a read (its whole is recorded by
     /// [`Client::account_rmw`]).
-    fn account_batch(&mut self, ts: &ThreadState, started: Timestamp, intended: Option<Timestamp>) {
+    ///
+    /// A failed request the source wants sent again ([`ask_retry`]) is not recorded but
+    /// marked in `retrying` (sized to the batch on the first), its retry counted; the
+    /// longest of their waits is returned (`None`: nothing to retry).
+    fn account_batch(
+        &mut self,
+        ts: &ThreadState,
+        started: Timestamp,
+        intended: Option<Timestamp>,
+    ) -> Option<Duration> {
         let mut recorder = ts.recorder.borrow_mut();
         let measured = !ts.warmup.get();
-        let retrying = &self.retrying;
+        let mut wait = None;
+        let len = self.batch.len();
         for (i, (slot, &rmw)) in self.batch.slots().iter().zip(&self.rmw).enumerate() {
-            if !retrying.is_empty() && retrying[i] {
-                continue;
+            if slot.result.is_err() && !rmw {
+                if let Some(delay) = ask_retry(&mut self.source, &ts.shared, slot, 0) {
+                    self.retrying.resize(len, false);
+                    self.retrying[i] = true;
+                    recorder.record_retry(slot.request.kind);
+                    wait = Some(wait.map_or(delay, |w: Duration| w.max(delay)));
+                    continue;
+                }
             }
             let intended = if rmw { None } else { intended };
             account(
@@ -452,6 +463,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 self.totals.keys_missed += missed;
             }
         }
+        wait
     }
 
     /// Records the update halves and the wholes of the batch's read-modify-writes.
@@ -491,6 +503,23 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             }
         }
     }
+}
+
+/// Whether to send a failed request again, and after how long: the source's answer
+/// ([`OpSource::retry_after`]), or `None` once the run is stopping. Out of line: failures
+/// are rare, and the successful path stays short.
+#[cold]
+#[inline(never)]
+fn ask_retry<Src: OpSource>(
+    source: &mut Src,
+    shared: &Shared,
+    slot: &Slot,
+    retries: u64,
+) -> Option<Duration> {
+    if shared.stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    source.retry_after(slot, retries)
 }
 
 /// Records one completed request: service time from `started`, and in open loop the
