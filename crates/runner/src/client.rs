@@ -266,7 +266,9 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             let mut round = 0;
             while let Some(delay) = wait {
                 round += 1;
-                wait = self.retry(ts, round, delay, intended, pacer).await;
+                // Boxed: retries are rare, and the retry round's state would otherwise
+                // grow this loop's future (and cost the successful path its inlining).
+                wait = Box::pin(self.retry(ts, round, delay, intended, pacer)).await;
             }
             self.complete_batch();
             done += n as u64;
