@@ -193,8 +193,8 @@ pub(crate) struct Client<S, Src> {
     /// Spare records to hold an update's fields while its read runs.
     rmw_records: Vec<Record>,
     /// Per slot of `batch`: true while it waits to be sent again
-    /// ([`OpSource::retry_after`]); empty (the common case) when no slot of the batch
-    /// has been retried.
+    /// ([`OpSource::retry_after`]); empty (the common case) unless a request of the
+    /// batch failed.
     retrying: Vec<bool>,
     /// The slots being sent again, moved out of `batch` for the attempt.
     retry_batch: Batch,
@@ -215,7 +215,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             rmw: Vec::with_capacity(pipeline),
             rmw_batch: Batch::new(),
             rmw_records: Vec::new(),
-            retrying: Vec::with_capacity(pipeline),
+            retrying: Vec::new(),
             retry_batch: Batch::new(),
             retry_index: Vec::new(),
             totals: ClientTotals::default(),
@@ -257,7 +257,17 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             };
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
-            let mut wait = self.account_batch(ts, started, intended);
+            // Failures are rare: only then are retries looked for, and the batch recorded
+            // without the requests to send again; otherwise the plain path.
+            let mut wait = None;
+            if self.batch.slots().iter().any(|slot| slot.result.is_err()) {
+                wait = self.first_retries(ts);
+            }
+            if wait.is_none() {
+                self.account_batch::<false>(ts, started, intended);
+            } else {
+                self.account_batch::<true>(ts, started, intended);
+            }
             if !self.rmw_batch.is_empty() {
                 let mid = Timestamp::now();
                 self.session.execute(&mut self.rmw_batch).await;
@@ -423,32 +433,31 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         wait
     }
 
-    /// Records every request of the batch but those waiting to be sent again; a
-    /// read-modify-write's read is recorded as a read (its whole is recorded by
-    /// [`Client::account_rmw`]).
-    ///
-    /// A failed request the source wants sent again ([`ask_retry`]) is not recorded but
-    /// marked in `retrying` (sized to the batch on the first), its retry counted; the
-    /// longest of their waits is returned (`None`: nothing to retry).
-    fn account_batch(
+    /// After a batch with a failed request: sizes `retrying` to the batch and marks the
+    /// requests to send again ([`Client::plan_retries`], round 0). Out of line, off the
+    /// successful path.
+    #[cold]
+    #[inline(never)]
+    fn first_retries(&mut self, ts: &ThreadState) -> Option<Duration> {
+        let len = self.batch.len();
+        self.retrying.resize(len, false);
+        self.plan_retries(ts, 0, 0..len)
+    }
+
+    /// Records every request of the batch — with `SKIP_RETRYING`, all but those marked
+    /// in `retrying` (waiting to be sent again); a read-modify-write's read is recorded
+    /// as a read (its whole is recorded by [`Client::account_rmw`]).
+    fn account_batch<const SKIP_RETRYING: bool>(
         &mut self,
         ts: &ThreadState,
         started: Timestamp,
         intended: Option<Timestamp>,
-    ) -> Option<Duration> {
+    ) {
         let mut recorder = ts.recorder.borrow_mut();
         let measured = !ts.warmup.get();
-        let mut wait = None;
-        let len = self.batch.len();
         for (i, (slot, &rmw)) in self.batch.slots().iter().zip(&self.rmw).enumerate() {
-            if slot.result.is_err() && !rmw {
-                if let Some(delay) = ask_retry(&mut self.source, &ts.shared, slot, 0) {
-                    self.retrying.resize(len, false);
-                    self.retrying[i] = true;
-                    recorder.record_retry(slot.request.kind);
-                    wait = Some(wait.map_or(delay, |w: Duration| w.max(delay)));
-                    continue;
-                }
+            if SKIP_RETRYING && self.retrying[i] {
+                continue;
             }
             let intended = if rmw { None } else { intended };
             account(
@@ -465,7 +474,6 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 self.totals.keys_missed += missed;
             }
         }
-        wait
     }
 
     /// Records the update halves and the wholes of the batch's read-modify-writes.
