@@ -81,6 +81,7 @@ pub struct Recorder {
     intended: [Histogram<u64>; KINDS],
     returns: [[u64; STATUSES]; KINDS],
     errors: [u64; ERROR_KINDS.len()],
+    retries: [u64; KINDS],
     bytes_read: u64,
     bytes_written: u64,
 }
@@ -120,6 +121,7 @@ impl Recorder {
             intended: std::array::from_fn(|_| new_histogram()),
             returns: [[0; STATUSES]; KINDS],
             errors: [0; ERROR_KINDS.len()],
+            retries: [0; KINDS],
             bytes_read: 0,
             bytes_written: 0,
         }
@@ -146,6 +148,14 @@ impl Recorder {
         self.errors[error_index(kind)] += 1;
     }
 
+    /// Counts one failed attempt of an operation that is sent again (YCSB's insertion
+    /// retries). The attempt is not an operation: only the last attempt is recorded with
+    /// [`Recorder::record`].
+    #[inline]
+    pub fn record_retry(&mut self, kind: OpKind) {
+        self.retries[kind.index()] += 1;
+    }
+
     /// Adds to the byte counters (payload bytes read from and written to the store).
     #[inline]
     pub fn add_bytes(&mut self, read: u64, written: u64) {
@@ -170,6 +180,9 @@ impl Recorder {
         for (a, b) in self.errors.iter_mut().zip(&other.errors) {
             *a += b;
         }
+        for (a, b) in self.retries.iter_mut().zip(&other.retries) {
+            *a += b;
+        }
         self.bytes_read += other.bytes_read;
         self.bytes_written += other.bytes_written;
     }
@@ -180,6 +193,7 @@ impl Recorder {
         self.intended.iter_mut().for_each(Histogram::reset);
         self.returns = [[0; STATUSES]; KINDS];
         self.errors = [0; ERROR_KINDS.len()];
+        self.retries = [0; KINDS];
         self.bytes_read = 0;
         self.bytes_written = 0;
     }
@@ -205,6 +219,11 @@ impl Recorder {
     /// The number of records of one kind that ended with `status`.
     pub fn status_count(&self, kind: OpKind, status: Status) -> u64 {
         self.returns[kind.index()][status.index()]
+    }
+
+    /// The number of retried attempts of one operation kind ([`Recorder::record_retry`]).
+    pub fn retries(&self, kind: OpKind) -> u64 {
+        self.retries[kind.index()]
     }
 
     /// The number of errors of one kind.
@@ -266,6 +285,7 @@ impl Recorder {
                     .map(|s| (s.ycsb_name().to_string(), self.status_count(*k, *s)))
                     .filter(|(_, n)| *n > 0)
                     .collect(),
+                retries: self.retries(*k),
                 latency: LatencySummary::from_histogram(self.histogram(*k)),
             })
             .collect();
@@ -278,6 +298,7 @@ impl Recorder {
                     name: format!("Intended-{}", k.ycsb_name()),
                     operations: h.len(),
                     returns: BTreeMap::new(),
+                    retries: 0,
                     latency: LatencySummary::from_histogram(h),
                 }
             })

@@ -45,8 +45,17 @@ pub struct OpSummary {
     /// Operations by status (`OK`, `NOT_FOUND`, `ERROR`); statuses that did not occur are
     /// left out, and intended-time entries have none.
     pub returns: BTreeMap<String, u64>,
+    /// Failed attempts that were sent again (YCSB's `core_workload_insertion_retry_limit`):
+    /// not operations, not in `returns` or the latency — each retried operation is
+    /// recorded once, with its last attempt. Left out of the document when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u64,
     /// The latency distribution.
     pub latency: LatencySummary,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A latency distribution in microseconds (recorded in nanoseconds, so fractional).
@@ -191,6 +200,9 @@ fn write_op(out: &mut impl Write, op: &OpSummary) -> io::Result<()> {
             writeln!(out, "[{name}], Return={status}, {n}")?;
         }
     }
+    if op.retries > 0 {
+        writeln!(out, "[{name}], Retries, {}", op.retries)?;
+    }
     Ok(())
 }
 
@@ -221,7 +233,8 @@ fn write_op(out: &mut impl Write, op: &OpSummary) -> io::Result<()> {
 ///
 /// Numbers follow YCSB: run time, min, max and percentiles as whole (truncated)
 /// microseconds, average and throughput as Java prints a `double`. The `[ERRORS]` and byte
-/// lines are kvlab additions.
+/// lines, and `[INSERT], Retries, N` (failed attempts sent again, printed when there were
+/// any), are kvlab additions.
 ///
 /// Unlike YCSB, failed and not-found operations are in their kind's latency histogram
 /// rather than a separate `READ-FAILED` measurement; `Return=` counts are the same.
@@ -274,6 +287,43 @@ mod tests {
         ] {
             assert_eq!(java_double(d), java, "{d}");
         }
+    }
+
+    #[test]
+    fn retries_are_counted_apart_from_operations_merged_and_printed() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        a.record(OpKind::Insert, Status::Ok, 1_000);
+        a.record_retry(OpKind::Insert);
+        b.record(OpKind::Insert, Status::Error, 2_000);
+        b.record_retry(OpKind::Insert);
+        b.record_retry(OpKind::Insert);
+        b.record(OpKind::Read, Status::Ok, 1_000);
+        a.merge(&b);
+        assert_eq!(a.retries(OpKind::Insert), 3);
+        assert_eq!(a.retries(OpKind::Read), 0);
+        assert_eq!(a.operations(), 3, "retries are not operations");
+        let summary = a.summary(Duration::from_secs(1));
+        let insert = summary.ops.iter().find(|o| o.name == "INSERT").unwrap();
+        assert_eq!((insert.operations, insert.retries), (2, 3));
+        let mut text = Vec::new();
+        write_ycsb_text(&summary, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.contains("[INSERT], Return=ERROR, 1\n[INSERT], Retries, 3\n"),
+            "{text}"
+        );
+        assert!(!text.contains("[READ], Retries"), "{text}");
+        let json = serde_json::to_string(&summary).unwrap();
+        assert_eq!(
+            json.matches("\"retries\"").count(),
+            1,
+            "only where non-zero: {json}"
+        );
+        let back: RunSummary = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, summary);
+        a.reset();
+        assert_eq!(a.retries(OpKind::Insert), 0);
     }
 
     /// Golden test: exact bytes for a fixed recorder. Latencies below 2048 ns are exact in

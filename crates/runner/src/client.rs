@@ -192,6 +192,14 @@ pub(crate) struct Client<S, Src> {
     rmw_batch: Batch,
     /// Spare records to hold an update's fields while its read runs.
     rmw_records: Vec<Record>,
+    /// Per slot of `batch`: true while it waits to be sent again
+    /// ([`OpSource::retry_after`]); empty (the common case) unless a request of the
+    /// batch failed.
+    retrying: Vec<bool>,
+    /// The slots being sent again, moved out of `batch` for the attempt.
+    retry_batch: Batch,
+    /// Where each of `retry_batch`'s slots belongs in `batch`.
+    retry_index: Vec<usize>,
     pub(crate) totals: ClientTotals,
     exhausted: bool,
 }
@@ -207,6 +215,9 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             rmw: Vec::with_capacity(pipeline),
             rmw_batch: Batch::new(),
             rmw_records: Vec::new(),
+            retrying: Vec::new(),
+            retry_batch: Batch::new(),
+            retry_index: Vec::new(),
             totals: ClientTotals::default(),
             exhausted: false,
         }
@@ -246,11 +257,28 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             };
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
-            self.account_batch(ts, started, intended);
+            // Failures are rare: only then are retries looked for, and the batch recorded
+            // without the requests to send again; otherwise the plain path.
+            let mut wait = None;
+            if self.batch.slots().iter().any(|slot| slot.result.is_err()) {
+                wait = self.first_retries(ts);
+            }
+            if wait.is_none() {
+                self.account_batch::<false>(ts, started, intended);
+            } else {
+                self.account_batch::<true>(ts, started, intended);
+            }
             if !self.rmw_batch.is_empty() {
                 let mid = Timestamp::now();
                 self.session.execute(&mut self.rmw_batch).await;
                 self.account_rmw(ts, started, mid, intended);
+            }
+            let mut round = 0;
+            while let Some(delay) = wait {
+                round += 1;
+                // Boxed: retries are rare, and the retry round's state would otherwise
+                // grow this loop's future (and cost the successful path its inlining).
+                wait = Box::pin(self.retry(ts, round, delay, intended, pacer)).await;
             }
             self.complete_batch();
             done += n as u64;
@@ -267,6 +295,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         self.tickets.clear();
         self.rmw.clear();
         self.rmw_batch.clear();
+        self.retrying.clear();
         let want = (self.pipeline as u64).min(budget) as usize;
         while self.batch.len() < want {
             let at = self.batch.len();
@@ -306,12 +335,130 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         self.batch.len()
     }
 
-    /// Records every request of the batch; a read-modify-write's read is recorded as a
-    /// read (its whole is recorded by [`Client::account_rmw`]).
-    fn account_batch(&mut self, ts: &ThreadState, started: Timestamp, intended: Option<Timestamp>) {
+    /// After retry round `retries`: asks the source which failed requests among the
+    /// batch's slots `slots` to send again ([`ask_retry`]); marks them in `retrying`,
+    /// counts each retry, and returns the longest of their waits — `None` when none is
+    /// retried. `retries` is how often each of `slots` has been sent again so far (the
+    /// same for all: failed slots are retried together, round by round, and a slot that
+    /// succeeded or gave up leaves for good).
+    fn plan_retries(
+        &mut self,
+        ts: &ThreadState,
+        retries: u64,
+        slots: impl Iterator<Item = usize>,
+    ) -> Option<Duration> {
+        let mut wait = None;
+        for i in slots {
+            let slot = &self.batch.slots()[i];
+            self.retrying[i] = false;
+            if slot.result.is_ok() || self.rmw[i] {
+                continue;
+            }
+            if let Some(delay) = ask_retry(&mut self.source, &ts.shared, slot, retries) {
+                self.retrying[i] = true;
+                ts.recorder.borrow_mut().record_retry(slot.request.kind);
+                wait = Some(wait.map_or(delay, |w: Duration| w.max(delay)));
+            }
+        }
+        wait
+    }
+
+    /// Retry round `round` (from 1): waits `delay` (this client only: the pacer yields
+    /// to the thread's other clients), then sends the slots marked in `retrying` again,
+    /// records those that are done and returns the wait before the next round, as
+    /// [`Client::plan_retries`]. The stop flag cuts the wait short, and then nothing more
+    /// is retried. While waiting, the thread's recorder is handed over at each new
+    /// interval, as after a batch.
+    async fn retry<P: Pacer>(
+        &mut self,
+        ts: &ThreadState,
+        round: u64,
+        delay: Duration,
+        intended: Option<Timestamp>,
+        pacer: &P,
+    ) -> Option<Duration> {
+        let due = Instant::now() + delay;
+        loop {
+            let now = Instant::now();
+            if now >= due || ts.shared.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            pacer
+                .sleep_until(due.min(now + Duration::from_millis(100)))
+                .await;
+            ts.hand_over_on_new_epoch();
+        }
+        let Client {
+            batch,
+            retrying,
+            retry_batch,
+            retry_index,
+            ..
+        } = self;
+        retry_batch.clear();
+        retry_index.clear();
+        for (i, slot) in batch.slots_mut().iter_mut().enumerate() {
+            if retrying[i] {
+                std::mem::swap(retry_batch.push(), slot);
+                retry_index.push(i);
+            }
+        }
+        let started = Timestamp::now();
+        self.session.execute(&mut self.retry_batch).await;
+        for (slot, &i) in self
+            .retry_batch
+            .slots_mut()
+            .iter_mut()
+            .zip(&self.retry_index)
+        {
+            std::mem::swap(slot, &mut self.batch.slots_mut()[i]);
+        }
+        let index = std::mem::take(&mut self.retry_index);
+        let wait = self.plan_retries(ts, round, index.iter().copied());
+        let mut recorder = ts.recorder.borrow_mut();
+        for &i in &index {
+            if !self.retrying[i] {
+                let slot = &self.batch.slots()[i];
+                account(
+                    &mut recorder,
+                    &ts.shared,
+                    slot.request.kind,
+                    slot,
+                    started,
+                    intended,
+                );
+            }
+        }
+        self.retry_index = index;
+        wait
+    }
+
+    /// After a batch with a failed request: sizes `retrying` to the batch and marks the
+    /// requests to send again ([`Client::plan_retries`], round 0). Out of line, off the
+    /// successful path.
+    #[cold]
+    #[inline(never)]
+    fn first_retries(&mut self, ts: &ThreadState) -> Option<Duration> {
+        let len = self.batch.len();
+        self.retrying.resize(len, false);
+        self.plan_retries(ts, 0, 0..len)
+    }
+
+    /// Records every request of the batch — with `SKIP_RETRYING`, all but those marked
+    /// in `retrying` (waiting to be sent again); a read-modify-write's read is recorded
+    /// as a read (its whole is recorded by [`Client::account_rmw`]).
+    fn account_batch<const SKIP_RETRYING: bool>(
+        &mut self,
+        ts: &ThreadState,
+        started: Timestamp,
+        intended: Option<Timestamp>,
+    ) {
         let mut recorder = ts.recorder.borrow_mut();
         let measured = !ts.warmup.get();
-        for (slot, &rmw) in self.batch.slots().iter().zip(&self.rmw) {
+        for (i, (slot, &rmw)) in self.batch.slots().iter().zip(&self.rmw).enumerate() {
+            if SKIP_RETRYING && self.retrying[i] {
+                continue;
+            }
             let intended = if rmw { None } else { intended };
             account(
                 &mut recorder,
@@ -366,6 +513,23 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             }
         }
     }
+}
+
+/// Whether to send a failed request again, and after how long: the source's answer
+/// ([`OpSource::retry_after`]), or `None` once the run is stopping. Out of line: failures
+/// are rare, and the successful path stays short.
+#[cold]
+#[inline(never)]
+fn ask_retry<Src: OpSource>(
+    source: &mut Src,
+    shared: &Shared,
+    slot: &Slot,
+    retries: u64,
+) -> Option<Duration> {
+    if shared.stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    source.retry_after(slot, retries)
 }
 
 /// Records one completed request: service time from `started`, and in open loop the

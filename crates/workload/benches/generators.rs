@@ -103,6 +103,18 @@ fn operations(c: &mut Criterion) {
                 black_box(worker.next(&mut req));
             })
         });
+        if distribution == "zipfian" {
+            // Key numbers beyond the pre-formatted names: a name formatted per call.
+            let mut key = Vec::new();
+            let mut keynum = 1u64 << 20;
+            g.bench_function("key_name_formatted", |b| {
+                b.iter(|| {
+                    keynum += 1;
+                    wl.key_name(black_box(keynum), &mut key);
+                    black_box(&key);
+                })
+            });
+        }
     }
     g.finish();
 }

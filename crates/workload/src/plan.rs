@@ -622,6 +622,11 @@ impl<S: OpSource> OpSource for PlanSource<S> {
         self.counts.status[kind.index()][status.index()] += 1;
         self.inner.completed(slot, ticket)
     }
+
+    #[inline]
+    fn retry_after(&mut self, slot: &Slot, retries: u64) -> Option<std::time::Duration> {
+        self.inner.retry_after(slot, retries)
+    }
 }
 
 impl<S: OpSource> Drop for PlanSource<S> {

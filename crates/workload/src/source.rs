@@ -2,6 +2,7 @@
 //! [`OpSource`], which fills requests one at a time and is told how each one ended.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use kvlab_core::{OpKind, Outcome, Request, Slot};
 
@@ -35,6 +36,11 @@ pub enum Verdict {
 /// in the order the requests were generated. A source may react to a completion, e.g. a
 /// look-aside cache workload queues a set after a get that missed and returns it from
 /// the next call to `next`.
+///
+/// A request that failed may be sent again: before completing a failed request the
+/// runner asks [`OpSource::retry_after`], and when it names a delay the runner waits that
+/// long — only this client waits; the thread's other clients go on — and sends the same
+/// request again. `completed` is called once, after the last attempt.
 pub trait OpSource: Send {
     /// Fills `req` (the caller cleared it) with the next operation; `None` when the
     /// source is exhausted.
@@ -42,6 +48,15 @@ pub trait OpSource: Send {
 
     /// Learns how a request from [`OpSource::next`] ended.
     fn completed(&mut self, slot: &Slot, ticket: Ticket) -> Verdict;
+
+    /// For a request from [`OpSource::next`] that failed (`slot.result` is an error) and
+    /// has been retried `retries` times so far: how long to wait before sending it again,
+    /// or `None` to give up and complete it with this result. The default never retries.
+    #[inline]
+    fn retry_after(&mut self, slot: &Slot, retries: u64) -> Option<Duration> {
+        let _ = (slot, retries);
+        None
+    }
 }
 
 /// A workload the runner can run: it makes one [`OpSource`] per client.
@@ -98,6 +113,20 @@ impl OpSource for CoreSource {
             }
         } else {
             Verdict::Unchecked
+        }
+    }
+
+    /// YCSB's insertion retries (`core_workload_insertion_retry_limit`, `…_interval`):
+    /// a failed insert is sent again up to the limit, after the interval × a uniform
+    /// 0.8–1.2 jitter. Other kinds are never retried.
+    #[inline]
+    fn retry_after(&mut self, slot: &Slot, retries: u64) -> Option<Duration> {
+        if slot.request.kind != OpKind::Insert || slot.result.is_ok() {
+            return None;
+        }
+        match self {
+            CoreSource::Load(w) => w.retry_delay(retries),
+            CoreSource::Run(w) => w.retry_delay(retries),
         }
     }
 }

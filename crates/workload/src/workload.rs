@@ -89,6 +89,32 @@ const VALUE_POOL_BYTES: usize = 256 << 10;
 const VALUE_POOL_SEED: u64 = 0x6b76_6c61_625f_7630;
 /// Mixed into the run seed for load workers, so a worker's load and run streams differ.
 const LOAD_SEED_SALT: u64 = 0x4c4f_4144_0000_0001;
+/// Mixed into a worker's seed for its retry jitter, so that retries (which depend on the
+/// store's failures) never change the operation stream.
+const RETRY_SEED_SALT: u64 = 0x5245_5452_5900_0001;
+
+/// YCSB's insertion retries: how often, and after how long, a failed insert is sent
+/// again (`core_workload_insertion_retry_limit`, `core_workload_insertion_retry_interval`).
+#[derive(Clone, Debug)]
+struct InsertRetry {
+    limit: u64,
+    interval_s: f64,
+    /// Draws the jitter; its own generator, apart from the operation stream's.
+    rng: Xoshiro256PlusPlus,
+}
+
+impl InsertRetry {
+    /// The wait before retry number `retries + 1`, or `None` once `limit` retries have
+    /// been made: `interval × (0.8 + 0.4 u)`, u uniform in [0, 1) — YCSB's
+    /// `1000 * interval * (0.8 + 0.4 * Math.random())` milliseconds, without truncating
+    /// to whole milliseconds.
+    fn delay(&mut self, retries: u64) -> Option<std::time::Duration> {
+        (retries < self.limit).then(|| {
+            let jitter = 0.8 + 0.4 * next_f64(&mut self.rng);
+            std::time::Duration::from_secs_f64(self.interval_s * jitter)
+        })
+    }
+}
 
 /// A length chooser: field lengths and scan lengths.
 #[derive(Clone, Debug)]
@@ -192,26 +218,47 @@ impl Shared {
         self.format_key_name(keynum, out);
     }
 
-    /// YCSB `buildKeyName`, formatted.
+    /// YCSB `buildKeyName`, formatted: `user`, then the decimal of the key number (its
+    /// FNV hash unless `insertorder=ordered`) left-padded with zeros to `zeropadding`
+    /// digits.
+    ///
+    /// Names of 16 to 20 digits — every hashed key number but about one in 10⁴ — are
+    /// written straight into `out`, without loops or variable-length copies: 24 bytes are added at once, the number's
+    /// 20-digit zero-padded form ([`decimal20`]) is stored so that it ends where the
+    /// name does (its surplus leading zeros land where `user` goes), then `user` is
+    /// stored and the name cut to length. Writing in place matters: a name assembled in
+    /// a stack buffer and then copied costs a store-forwarding stall (a wide load of
+    /// bytes just written by narrower stores). Shorter and longer names take
+    /// [`format_key_name_padded`].
     #[inline]
     fn format_key_name(&self, keynum: u64, out: &mut Vec<u8>) {
-        out.clear();
-        out.extend_from_slice(b"user");
+        const E15: u64 = 1_000_000_000_000_000;
         let n = if self.ordered {
             keynum
         } else {
             fnvhash64(keynum)
         };
-        let mut digits = [0u8; 20];
-        let at = format_decimal(n, &mut digits);
-        let len = digits.len() - at;
-        out.extend(std::iter::repeat_n(
-            b'0',
-            self.zero_padding.saturating_sub(len),
-        ));
-        out.extend_from_slice(&digits[at..]);
+        let width = if n >= E15 {
+            // 16 digits, plus one per further power of ten reached (no branches).
+            let digits = 16
+                + usize::from(n >= E15 * 10)
+                + usize::from(n >= E15 * 100)
+                + usize::from(n >= E15 * 1000)
+                + usize::from(n >= E15 * 10_000);
+            digits.max(self.zero_padding)
+        } else {
+            self.zero_padding
+        };
+        if !(16..=20).contains(&width) {
+            return format_key_name_padded(n, self.zero_padding, out);
+        }
+        out.clear();
+        out.extend_from_slice(&[0u8; 24]);
+        let name: &mut [u8; 24] = (&mut out[..24]).try_into().expect("24 name bytes");
+        decimal20(n, name, width - 16);
+        name[..4].copy_from_slice(b"user");
+        out.truncate(width + 4);
     }
-
     /// Appends field `index` with a value for `key`: YCSB's deterministic value with
     /// `dataintegrity`, otherwise a slice of the random pool.
     #[inline]
@@ -318,7 +365,7 @@ pub struct CoreWorkload {
     scan_length: Length,
     max_field_length: u64,
     insertion_retry_limit: u64,
-    insertion_retry_interval_s: u64,
+    insertion_retry_interval_s: f64,
     effective: Vec<(String, String)>,
 }
 
@@ -672,7 +719,16 @@ impl CoreWorkload {
             _ => Length::Zipfian(Zipfian::new(min_scan, max_scan, Zipfian::DEFAULT_THETA)),
         };
         let insertion_retry_limit = r.u64("core_workload_insertion_retry_limit", 0)?;
-        let insertion_retry_interval_s = r.u64("core_workload_insertion_retry_interval", 3)?;
+        let insertion_retry_interval_s = r.f64("core_workload_insertion_retry_interval", 3.0)?;
+        if insertion_retry_interval_s > 86_400.0 {
+            let (v, o) = r.raw("core_workload_insertion_retry_interval", "");
+            return Err(r.invalid(
+                "core_workload_insertion_retry_interval",
+                v,
+                o,
+                "seconds from 0 to 86400",
+            ));
+        }
 
         let field_names = (0..field_count)
             .map(|i| format!("{field_name_prefix}{i}").into_bytes())
@@ -809,16 +865,25 @@ impl CoreWorkload {
         self.max_field_length
     }
 
-    /// `core_workload_insertion_retry_limit`: how often the runner retries a failed
-    /// load-phase insert.
+    /// `core_workload_insertion_retry_limit`: how often a failed insert (load phase or
+    /// transaction phase) is sent again before its failure counts.
     pub fn insertion_retry_limit(&self) -> u64 {
         self.insertion_retry_limit
     }
 
     /// `core_workload_insertion_retry_interval`: mean seconds between insert retries
-    /// (YCSB sleeps a uniform 0.8–1.2 × this).
-    pub fn insertion_retry_interval_s(&self) -> u64 {
+    /// (a uniform 0.8–1.2 × this, as YCSB sleeps; fractions allowed, unlike YCSB).
+    pub fn insertion_retry_interval_s(&self) -> f64 {
         self.insertion_retry_interval_s
+    }
+
+    /// The retry policy of worker `worker`, its jitter seeded from `seed`.
+    fn insert_retry(&self, seed: u64, worker: usize) -> InsertRetry {
+        InsertRetry {
+            limit: self.insertion_retry_limit,
+            interval_s: self.insertion_retry_interval_s,
+            rng: Xoshiro256PlusPlus::seed_from_u64(worker_seed(seed ^ RETRY_SEED_SALT, worker)),
+        }
     }
 
     /// Every CoreWorkload property with its effective value, defaults included, sorted
@@ -851,6 +916,7 @@ impl CoreWorkload {
             rng: Xoshiro256PlusPlus::seed_from_u64(worker_seed(seed ^ LOAD_SEED_SALT, worker)),
             next_key: start,
             end_key: start + count,
+            retry: self.insert_retry(seed ^ LOAD_SEED_SALT, worker),
         }
     }
 
@@ -865,6 +931,7 @@ impl CoreWorkload {
             workload: self.clone(),
             rng: Xoshiro256PlusPlus::seed_from_u64(worker_seed(seed, worker)),
             key_chooser: self.key_chooser.clone(),
+            retry: self.insert_retry(seed, worker),
         }
     }
 
@@ -913,6 +980,7 @@ pub struct LoadWorker {
     rng: Xoshiro256PlusPlus,
     next_key: u64,
     end_key: u64,
+    retry: InsertRetry,
 }
 
 impl LoadWorker {
@@ -938,6 +1006,12 @@ impl LoadWorker {
     pub fn remaining(&self) -> u64 {
         self.end_key - self.next_key
     }
+
+    /// How long to wait before sending a failed insert again, after `retries` retries;
+    /// `None` once `core_workload_insertion_retry_limit` retries have been made.
+    pub fn retry_delay(&mut self, retries: u64) -> Option<std::time::Duration> {
+        self.retry.delay(retries)
+    }
 }
 
 /// One worker's transaction-phase operation stream.
@@ -946,6 +1020,7 @@ pub struct RunWorker {
     workload: Arc<CoreWorkload>,
     rng: Xoshiro256PlusPlus,
     key_chooser: KeyChooser,
+    retry: InsertRetry,
 }
 
 impl RunWorker {
@@ -972,6 +1047,7 @@ impl RunWorker {
             workload,
             rng,
             key_chooser,
+            ..
         } = self;
         let wl = &**workload;
         let u = next_f64(rng);
@@ -1044,6 +1120,13 @@ impl RunWorker {
     pub fn workload(&self) -> &Arc<CoreWorkload> {
         &self.workload
     }
+
+    /// How long to wait before sending a failed insert again, after `retries` retries;
+    /// `None` once `core_workload_insertion_retry_limit` retries have been made. (YCSB
+    /// retries only load-phase inserts; kvlab retries transaction inserts too.)
+    pub fn retry_delay(&mut self, retries: u64) -> Option<std::time::Duration> {
+        self.retry.delay(retries)
+    }
 }
 
 /// YCSB `nextKeynum`: for `exponential`, `last − ⌊draw⌋` retried while negative; for the
@@ -1084,6 +1167,48 @@ const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
+
+/// YCSB `buildKeyName` of the number `n` for a `zeropadding` of any width (the general
+/// path of [`Shared::format_key_name`]).
+fn format_key_name_padded(n: u64, zero_padding: usize, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(b"user");
+    let mut digits = [0u8; 20];
+    let at = format_decimal(n, &mut digits);
+    let len = digits.len() - at;
+    out.extend(std::iter::repeat_n(b'0', zero_padding.saturating_sub(len)));
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Writes `n` as exactly 20 decimal digits, zero-padded (every `u64` fits), into
+/// `out[at..at + 20]` (`at` ≤ 4). The number is cut into 4 + 8 + 8 digits, each 8-digit
+/// part into two halves of four and each half into two pairs looked up in
+/// [`DIGIT_PAIRS`]: independent 32-bit steps, no loop. (Computing each group's digits
+/// in one register instead — SWAR, three stores — measured slower: its multiplications
+/// form one long dependent chain, where the pairs' look-ups run side by side.)
+#[inline]
+fn decimal20(n: u64, out: &mut [u8; 24], at: usize) {
+    const E8: u64 = 100_000_000;
+    const E16: u64 = E8 * E8;
+    #[inline(always)]
+    fn pair(out: &mut [u8; 24], at: usize, p: u32) {
+        let i = (p as usize).min(99) * 2;
+        out[at..at + 2].copy_from_slice(&DIGIT_PAIRS[i..i + 2]);
+    }
+    #[inline(always)]
+    fn four(out: &mut [u8; 24], at: usize, x: u32) {
+        pair(out, at, x / 100);
+        pair(out, at + 2, x % 100);
+    }
+    let at = at.min(4);
+    let rest = n % E16;
+    four(out, at, (n / E16) as u32);
+    let (mid, low) = ((rest / E8) as u32, (rest % E8) as u32);
+    four(out, at + 4, mid / 10_000);
+    four(out, at + 8, mid % 10_000);
+    four(out, at + 12, low / 10_000);
+    four(out, at + 16, low % 10_000);
+}
 
 /// Writes `n` in decimal at the end of `buf` and returns where the digits start. Two
 /// digits per division; a number of more than ten digits is split in two first, so
@@ -1149,6 +1274,84 @@ mod format_tests {
                 wl.key_name(keynum, &mut a);
                 wl.shared.format_key_name(keynum, &mut b);
                 assert_eq!(a, b, "{keynum} {extra}");
+            }
+        }
+    }
+
+    /// One workload per `zeropadding` 0..=24 and insert order, built once.
+    fn padded_workloads() -> &'static [(usize, bool, CoreWorkload)] {
+        static WORKLOADS: std::sync::OnceLock<Vec<(usize, bool, CoreWorkload)>> =
+            std::sync::OnceLock::new();
+        WORKLOADS.get_or_init(|| {
+            let mut all = Vec::new();
+            for padding in 0..=24 {
+                for ordered in [false, true] {
+                    let order = if ordered { "ordered" } else { "hashed" };
+                    let mut p = Properties::new();
+                    p.parse_str(
+                        &format!("zeropadding={padding}\ninsertorder={order}\n"),
+                        std::path::Path::new("t"),
+                    )
+                    .unwrap();
+                    let wl = CoreWorkload::from_properties(&p, &[], &[]).unwrap();
+                    all.push((padding, ordered, wl));
+                }
+            }
+            all
+        })
+    }
+
+    proptest::proptest! {
+        /// Key names are YCSB's `"user" + zero-padded decimal`, as plain `format!` writes
+        /// it, for every number magnitude, padding and insert order — formatted, and from
+        /// the table of pre-formatted names.
+        #[test]
+        fn key_names_are_plain_formatted_names(
+            x in proptest::prelude::any::<u64>(),
+            shift in 0u32..64,
+            index in 0usize..50,
+        ) {
+            let keynum = x >> shift;
+            let (padding, ordered, wl) = &padded_workloads()[index];
+            let n = if *ordered { keynum } else { crate::fnvhash64(keynum) };
+            let expected = format!("user{n:0padding$}");
+            let (mut formatted, mut named, mut tabled) = (Vec::new(), Vec::new(), Vec::new());
+            wl.shared.format_key_name(keynum, &mut formatted);
+            wl.key_name(keynum, &mut named);
+            wl.key_name(keynum % super::KEY_TABLE_MAX, &mut tabled);
+            let small = keynum % super::KEY_TABLE_MAX;
+            let n_small = if *ordered { small } else { crate::fnvhash64(small) };
+            proptest::prop_assert_eq!(String::from_utf8(formatted).unwrap(), expected.clone());
+            proptest::prop_assert_eq!(String::from_utf8(named).unwrap(), expected.clone());
+            proptest::prop_assert_eq!(
+                String::from_utf8(tabled).unwrap(),
+                format!("user{n_small:0padding$}")
+            );
+        }
+    }
+
+    #[test]
+    fn twenty_digit_decimals_match_std() {
+        for n in [
+            0u64,
+            9,
+            10,
+            99_999_999,
+            100_000_000,
+            10u64.pow(16) - 1,
+            10u64.pow(16),
+        ]
+        .into_iter()
+        .chain([10u64.pow(19), u64::MAX, 1_844_674_407_370_955_161])
+        {
+            for at in 0..=4 {
+                let mut buf = [b'x'; 24];
+                super::decimal20(n, &mut buf, at);
+                assert_eq!(
+                    std::str::from_utf8(&buf[at..at + 20]).unwrap(),
+                    format!("{n:020}")
+                );
+                assert!(buf[..at].iter().chain(&buf[at + 20..]).all(|&b| b == b'x'));
             }
         }
     }
