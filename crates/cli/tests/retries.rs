@@ -17,6 +17,15 @@ fn full_redis() -> Server {
     Server::start(&spec.unwrap()).unwrap()
 }
 
+/// The INSERT entry of a result's summary.
+fn insert_entry(doc: &ResultDocument) -> &kvlab_measure::OpSummary {
+    doc.results
+        .ops
+        .iter()
+        .find(|op| op.name == "INSERT")
+        .expect("an INSERT entry")
+}
+
 /// `kvlab load` of `records` 300 KB records with the given retry properties over
 /// `connections` connections of one thread; returns the result document and stdout.
 fn load(
@@ -87,12 +96,7 @@ fn phase(
 fn failed_inserts_are_retried_after_the_interval_and_counted_once() {
     let server = full_redis();
     let (doc, stdout) = load(&server, 6, 1, 2, "0.1");
-    let insert = doc
-        .results
-        .ops
-        .iter()
-        .find(|op| op.name == "INSERT")
-        .expect("an INSERT entry");
+    let insert = insert_entry(&doc);
     let errors = insert.returns.get("ERROR").copied().unwrap_or(0);
     let ok = insert.returns.get("OK").copied().unwrap_or(0);
     // Each key is one operation, whatever its attempts.
@@ -121,12 +125,7 @@ fn a_waiting_client_does_not_hold_up_the_other_clients_of_its_thread() {
     // (≥ 7.2 s); waiting side by side takes about three waits (~3 s), a margin that a
     // loaded machine does not eat.
     let (doc, _) = load(&server, 12, 4, 1, "1");
-    let insert = doc
-        .results
-        .ops
-        .iter()
-        .find(|op| op.name == "INSERT")
-        .expect("an INSERT entry");
+    let insert = insert_entry(&doc);
     assert_eq!(insert.operations, 12, "{insert:?}");
     assert!(insert.retries >= 9, "{insert:?}");
     let one_at_a_time_ms = insert.retries as f64 * 800.0;
@@ -164,12 +163,7 @@ fn transaction_phase_inserts_are_retried_too() {
         1,
         "0.05",
     );
-    let insert = doc
-        .results
-        .ops
-        .iter()
-        .find(|op| op.name == "INSERT")
-        .expect("an INSERT entry");
+    let insert = insert_entry(&doc);
     let errors = insert.returns.get("ERROR").copied().unwrap_or(0);
     assert_eq!(insert.operations, 5, "{insert:?}");
     assert!(errors >= 4, "{insert:?}");
@@ -182,12 +176,7 @@ fn transaction_phase_inserts_are_retried_too() {
 fn without_a_retry_limit_nothing_is_retried() {
     let server = full_redis();
     let (doc, stdout) = load(&server, 4, 1, 0, "5");
-    let insert = doc
-        .results
-        .ops
-        .iter()
-        .find(|op| op.name == "INSERT")
-        .expect("an INSERT entry");
+    let insert = insert_entry(&doc);
     assert_eq!(insert.operations, 4);
     assert_eq!(insert.retries, 0);
     assert!(

@@ -830,6 +830,40 @@ fn nth_key(req: &Request, k: u32) -> &[u8] {
     }
 }
 
+/// Where a part of request `i` (work `w`) goes on `node`: that node's connection and
+/// queue, with an `ASKING` queued ahead of it for an `ASK` redirection. `None` (and the
+/// request failed) when the node has no connection: `execute` connects first, so a
+/// failure there already failed the request.
+fn redirected<'a>(
+    links: &'a mut [Link],
+    queues: &'a mut Vec<Vec<Pending>>,
+    w: &mut SlotWork,
+    i: usize,
+    node: usize,
+    ask: bool,
+) -> Option<(&'a mut Conn, &'a mut Vec<Pending>)> {
+    if queues.len() <= node {
+        queues.resize_with(node + 1, Vec::new);
+    }
+    let Some(conn) = links.get_mut(node).and_then(|l| l.conn.as_mut()) else {
+        w.outcome.get_or_insert_with(|| {
+            Err(StoreError::new(StoreErrorKind::Connection, "not connected"))
+        });
+        return None;
+    };
+    let q = &mut queues[node];
+    if ask {
+        resp::asking(&mut conn.wbuf);
+        q.push(Pending {
+            slot: i,
+            part: Part::Aside,
+            key: 0,
+        });
+        w.waiting += 1;
+    }
+    Some((conn, q))
+}
+
 /// A worker's connections to a `redis` store: one per node.
 pub struct RedisSession {
     inner: Arc<Inner>,
@@ -1006,26 +1040,11 @@ impl RedisSession {
             let Some((node, ask)) = self.work.key_target[j].take() else {
                 continue;
             };
-            if self.work.queues.len() <= node {
-                self.work.queues.resize_with(node + 1, Vec::new);
-            }
-            let Some(conn) = self.links.get_mut(node).and_then(|l| l.conn.as_mut()) else {
-                // `execute` connects first; a failure there already failed the request.
-                w.outcome.get_or_insert_with(|| {
-                    Err(StoreError::new(StoreErrorKind::Connection, "not connected"))
-                });
+            let Some((conn, q)) =
+                redirected(&mut self.links, &mut self.work.queues, w, i, node, ask)
+            else {
                 continue;
             };
-            let q = &mut self.work.queues[node];
-            if ask {
-                resp::asking(&mut conn.wbuf);
-                q.push(Pending {
-                    slot: i,
-                    part: Part::Aside,
-                    key: 0,
-                });
-                w.waiting += 1;
-            }
             read_command(&mut conn.wbuf, req, &self.work.keys[j]);
             q.push(Pending {
                 slot: i,
@@ -1046,26 +1065,11 @@ impl RedisSession {
             let Some((node, ask)) = group.target.take() else {
                 continue;
             };
-            if self.work.queues.len() <= node {
-                self.work.queues.resize_with(node + 1, Vec::new);
-            }
-            let Some(conn) = self.links.get_mut(node).and_then(|l| l.conn.as_mut()) else {
-                // `execute` connects first; a failure there already failed the request.
-                w.outcome.get_or_insert_with(|| {
-                    Err(StoreError::new(StoreErrorKind::Connection, "not connected"))
-                });
+            let Some((conn, q)) =
+                redirected(&mut self.links, &mut self.work.queues, w, i, node, ask)
+            else {
                 continue;
             };
-            let q = &mut self.work.queues[node];
-            if ask {
-                resp::asking(&mut conn.wbuf);
-                q.push(Pending {
-                    slot: i,
-                    part: Part::Aside,
-                    key: 0,
-                });
-                w.waiting += 1;
-            }
             let keys = &self.work.group_keys[group.keys.clone()];
             let mut cmd = resp::Command::new(&mut conn.wbuf, 1 + keys.len());
             cmd.arg(b"MGET");
