@@ -853,15 +853,21 @@ fn redirected<'a>(
     };
     let q = &mut queues[node];
     if ask {
-        resp::asking(&mut conn.wbuf);
-        q.push(Pending {
-            slot: i,
-            part: Part::Aside,
-            key: 0,
-        });
-        w.waiting += 1;
+        asking_ahead(conn, q, w, i);
     }
     Some((conn, q))
+}
+
+/// Queues an `ASKING` on `conn` for request `i`, ahead of the command an `ASK`
+/// redirection sends there; its reply is set aside.
+fn asking_ahead(conn: &mut Conn, q: &mut Vec<Pending>, w: &mut SlotWork, i: usize) {
+    resp::asking(&mut conn.wbuf);
+    q.push(Pending {
+        slot: i,
+        part: Part::Aside,
+        key: 0,
+    });
+    w.waiting += 1;
 }
 
 /// A worker's connections to a `redis` store: one per node.
@@ -1101,13 +1107,7 @@ impl RedisSession {
         match self.links[node].conn.as_mut() {
             Some(conn) => {
                 if ask {
-                    resp::asking(&mut conn.wbuf);
-                    q.push(Pending {
-                        slot: i,
-                        part: Part::Aside,
-                        key: 0,
-                    });
-                    w.waiting += 1;
+                    asking_ahead(conn, q, w, i);
                 }
                 encode(&mut conn.wbuf);
             }

@@ -394,14 +394,7 @@ impl Plan {
             }
             WorkKind::Ycsb | WorkKind::Cache => {
                 a.push("run".into());
-                for f in &w.property_files {
-                    a.push("-P".into());
-                    a.push(f.display().to_string());
-                }
-                for (k, v) in w.set.iter().chain(&cell.set) {
-                    a.push("-p".into());
-                    a.push(format!("{k}={v}"));
-                }
+                a.extend(property_args(w, cell));
                 a.extend(self.store_args(store, self.data_dir(ds).as_deref(), url));
                 a.extend(["--threads".into(), cell.threads.to_string()]);
                 if store.is_network() {
@@ -457,14 +450,7 @@ impl Plan {
         match (&ds.mode, &w.kind) {
             (DataMode::Load, _) => {
                 a.push("load".into());
-                for f in &w.property_files {
-                    a.push("-P".into());
-                    a.push(f.display().to_string());
-                }
-                for (k, v) in w.set.iter().chain(&cell.set) {
-                    a.push("-p".into());
-                    a.push(format!("{k}={v}"));
-                }
+                a.extend(property_args(w, cell));
                 a.extend(self.store_args(store, self.data_dir(ds).as_deref(), url));
                 a.extend(["--threads".into(), self.load_threads.to_string()]);
                 if store.is_network() {
@@ -500,6 +486,22 @@ impl Plan {
 
 /// `-s HOST -p PORT` (and the memcached protocol when none is named) for a memtier
 /// child; the placeholder of a store without a URL yet.
+/// A cell's workload properties as `kvlab load`/`run` arguments: `-P FILE` for each of
+/// the workload's property files, then `-p NAME=VALUE` for the workload's and the cell's
+/// settings.
+fn property_args(w: &WorkloadPlan, cell: &Cell) -> Vec<String> {
+    let mut a = Vec::new();
+    for f in &w.property_files {
+        a.push("-P".into());
+        a.push(f.display().to_string());
+    }
+    for (k, v) in w.set.iter().chain(&cell.set) {
+        a.push("-p".into());
+        a.push(format!("{k}={v}"));
+    }
+    a
+}
+
 fn memtier_target(store: &StorePlan, words: &[String], url: Option<&str>) -> Vec<String> {
     let (host, port) = url
         .and_then(host_port)
