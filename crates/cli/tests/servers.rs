@@ -8,7 +8,7 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
 mod common;
-use common::{all_stats_row, files_under, kvlab, text};
+use common::{all_stats_row, files_under, kvlab, memtier_on, text};
 
 #[test]
 fn a_spawned_server_with_a_password_is_used_with_it_and_the_password_is_never_shown() {
@@ -77,11 +77,6 @@ fn memtier_tls_flags_reach_a_tls_server() {
     let port = server.port().to_string();
     let memtier = |extra: &[&str]| {
         let mut args = vec![
-            "memtier",
-            "-s",
-            "127.0.0.1",
-            "-p",
-            &port,
             "-t",
             "1",
             "-c",
@@ -93,7 +88,7 @@ fn memtier_tls_flags_reach_a_tls_server() {
             "--hide-histogram",
         ];
         args.extend_from_slice(extra);
-        kvlab(&args)
+        memtier_on(&port, &args)
     };
     // The certificate names no host and is its own issuer: only skipping verification
     // gets through, which shows the handshake is TLS.
@@ -123,25 +118,23 @@ fn memtier_cluster_mode_spreads_keys_over_every_master() {
     let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
     let first = cluster.addrs()[0];
     let port = first.port().to_string();
-    let o = kvlab(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
+    let o = memtier_on(
         &port,
-        "--cluster-mode",
-        "-t",
-        "1",
-        "-c",
-        "4",
-        "-n",
-        "300",
-        "--ratio=1:0",
-        "--key-pattern=P:P",
-        "--key-minimum=1",
-        "--key-maximum=1200",
-        "--hide-histogram",
-    ]);
+        &[
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "4",
+            "-n",
+            "300",
+            "--ratio=1:0",
+            "--key-pattern=P:P",
+            "--key-minimum=1",
+            "--key-maximum=1200",
+            "--hide-histogram",
+        ],
+    );
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     assert!(
@@ -188,26 +181,24 @@ fn memtier_multi_key_gets_in_a_cluster_span_slots_and_count_keys_as_the_nodes_do
     let json_arg = format!("--json-out-file={}", json.display());
     // 2 clients × 120 requests: 30 cycles of a SET and GETs of 4, 4 and 2 keys drawn
     // from 200 keys, which fall in many slots on every master.
-    let o = kvlab(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
+    let o = memtier_on(
         &port,
-        "--cluster-mode",
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "--pipeline=4",
-        "--requests=120",
-        "--ratio=1:10",
-        "--multi-key-get=4",
-        "--key-maximum=200",
-        "--distinct-client-seed",
-        "--hide-histogram",
-        &json_arg,
-    ]);
+        &[
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "--pipeline=4",
+            "--requests=120",
+            "--ratio=1:10",
+            "--multi-key-get=4",
+            "--key-maximum=200",
+            "--distinct-client-seed",
+            "--hide-histogram",
+            &json_arg,
+        ],
+    );
     let (_, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
     let doc: serde_json::Value =
