@@ -24,7 +24,7 @@ pub use clock::Timestamp;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use shared::SharedBytes;
 pub use store::{
-    Batch, Capabilities, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue, Status,
+    Batch, Capabilities, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue, Status,
     Store, StoreError, StoreErrorKind, StoreStats,
 };
 
