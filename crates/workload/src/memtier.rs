@@ -1393,6 +1393,141 @@ mod tests {
         assert_eq!(requests(spec(1), 3), requests(spec(0), 3));
     }
 
+    /// Each request's command id and arguments (as text) over `n` requests of client 0.
+    fn command_requests(spec: MemtierSpec, n: usize) -> Vec<(Option<u16>, Vec<String>)> {
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        let mut req = Request::default();
+        (0..n)
+            .map(|_| {
+                req.clear();
+                src.next(&mut req).unwrap();
+                let args = req
+                    .args
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                let kind_args = if req.command.is_some() {
+                    args
+                } else {
+                    vec![format!("{:?}", req.kind)]
+                };
+                (req.command.map(|c| c.0), kind_args)
+            })
+            .collect()
+    }
+
+    fn command(text: &str, ratio: u32, key_pattern: KeyPattern) -> ArbitraryCommand {
+        ArbitraryCommand {
+            ratio,
+            key_pattern,
+            ..ArbitraryCommand::parse(text).unwrap()
+        }
+    }
+
+    #[test]
+    fn commands_cycle_by_ratio_with_memtiers_first_round() {
+        let spec = MemtierSpec {
+            key_prefix: "k".into(),
+            key_maximum: 99,
+            commands: vec![
+                command("set __key__ __data__", 2, KeyPattern::Sequential),
+                command("get __key__", 3, KeyPattern::Sequential),
+                command("SET __key__ x", 1, KeyPattern::Sequential),
+            ],
+            data_size: DataSize::Fixed(3),
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 15);
+        let ids: Vec<u16> = got.iter().map(|(id, _)| id.unwrap()).collect();
+        // The first round sends the first command once more (memtier's counter starts
+        // at 0); both SET commands share the SET row.
+        assert_eq!(ids, [0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0]);
+        let text = |i: usize| got[i].1.join(" ");
+        assert_eq!(text(0), "set k0 xxx");
+        assert_eq!(text(2), "set k2 xxx");
+        // Each command walks its own sequence.
+        assert_eq!(text(3), "get k0");
+        assert_eq!(text(5), "get k2");
+        assert_eq!(text(6), "SET k0 x");
+        assert_eq!(text(7), "set k3 xxx");
+        assert_eq!(text(9), "get k3");
+    }
+
+    #[test]
+    fn commands_count_per_ratio_over_a_run() {
+        let spec = MemtierSpec {
+            commands: vec![
+                command("set __key__ __data__", 2, KeyPattern::Random),
+                command("get __key__", 3, KeyPattern::Random),
+            ],
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 100);
+        let sets = got.iter().filter(|(id, _)| *id == Some(0)).count();
+        // 3 + 3, then rounds of 2 + 3: 18 rounds and 2 + 2.
+        assert_eq!((sets, 100 - sets), (41, 59));
+    }
+
+    #[test]
+    fn a_command_key_is_the_routing_key_and_data_follows_the_object_options() {
+        let spec = MemtierSpec {
+            key_prefix: "p-".into(),
+            key_minimum: 5,
+            key_maximum: 6,
+            commands: vec![command("mset __key__ __data__ __key__ v", 1, KeyPattern::Sequential)],
+            data_size: DataSize::List(vec![
+                SizeWeight { size_bytes: 1, weight: 1 },
+                SizeWeight { size_bytes: 2, weight: 1 },
+            ]),
+            ..MemtierSpec::default()
+        };
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(1, 0, 1);
+        let mut req = Request::default();
+        src.next(&mut req).unwrap();
+        let args: Vec<&[u8]> = req.args.iter().collect();
+        assert_eq!(args, [&b"mset"[..], b"p-5", b"x", b"p-6", b"v"]);
+        assert_eq!(req.key, b"p-5");
+        req.clear();
+        assert!(req.command.is_none() && req.args.is_empty());
+        src.next(&mut req).unwrap();
+        assert_eq!(req.args.get(2), b"xx", "the size list's round robin goes on");
+        assert_eq!(req.args.get(1), b"p-5", "the sequence wraps within the range");
+    }
+
+    #[test]
+    fn waits_interleave_as_memtiers_integer_ratio() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 2 },
+            wait: Some(WaitSpec {
+                sets: 1,
+                waits: 1,
+                min_replicas: 1,
+                max_replicas: 1,
+                min_timeout_ms: 10,
+                max_timeout_ms: 20,
+            }),
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 16);
+        let kinds: Vec<&str> = got.iter().map(|(_, a)| a[0].as_str()).collect();
+        // A WAIT first; then one whenever sets/waits > 1 (integer division): after the
+        // 2nd SET (2/1), the 4th (4/2), the 6th (6/3)…
+        assert_eq!(
+            kinds,
+            [
+                "WAIT", "Insert", "Read", "Read", "Insert", "WAIT", "Read", "Read", "Insert",
+                "Read", "Read", "Insert", "WAIT", "Read", "Read", "Insert"
+            ]
+        );
+        for (_, a) in got.iter().filter(|(id, _)| *id == Some(0)) {
+            assert_eq!(a[1], "1");
+            let t: u32 = a[2].parse().unwrap();
+            assert!((10..=20).contains(&t), "{t}");
+        }
+    }
+
     #[test]
     fn pattern_letters_round_trip() {
         for p in [
