@@ -452,9 +452,11 @@ impl MemtierArgs {
                 ));
             }
             if self.key_pattern.is_some() {
-                return Err("when using arbitrary command, key pattern is configured with \
+                return Err(
+                    "when using arbitrary command, key pattern is configured with \
                             --command-key-pattern option (not --key-pattern)"
-                    .to_string());
+                        .to_string(),
+                );
             }
             if self.ratio.is_some() {
                 return Err("when using arbitrary command, ratio is configured with \
@@ -492,9 +494,11 @@ impl MemtierArgs {
                     .into());
             }
         } else if self.num_slaves.is_some() || self.wait_timeout.is_some() {
-            return Err("--num-slaves and --wait-timeout set the WAITs of --wait-ratio, \
+            return Err(
+                "--num-slaves and --wait-timeout set the WAITs of --wait-ratio, \
                         which is not given"
-                .into());
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -509,8 +513,16 @@ impl MemtierArgs {
             Pattern(KeyPattern),
         }
         let mut items: Vec<(u64, Item<'_>)> = Vec::new();
-        items.extend(self.command.iter().map(|c| (c.seq, Item::Command(&c.value))));
-        items.extend(self.command_ratio.iter().map(|r| (r.seq, Item::Ratio(r.value))));
+        items.extend(
+            self.command
+                .iter()
+                .map(|c| (c.seq, Item::Command(&c.value))),
+        );
+        items.extend(
+            self.command_ratio
+                .iter()
+                .map(|r| (r.seq, Item::Ratio(r.value))),
+        );
         items.extend(
             self.command_key_pattern
                 .iter()
@@ -721,8 +733,7 @@ impl MemtierArgs {
                 // client, plus one; then, as for no --requests at all, 10 000 if that
                 // is 0.
                 let range = self.key_maximum.saturating_sub(self.key_minimum);
-                let parallel =
-                    self.key_pattern() == (KeyPattern::Parallel, KeyPattern::Parallel);
+                let parallel = self.key_pattern() == (KeyPattern::Parallel, KeyPattern::Parallel);
                 Some(if parallel {
                     range / self.connections() as u64 + 1
                 } else if range > 0 {
@@ -913,14 +924,17 @@ fn parse_command_key_pattern(s: &str) -> Result<Sequenced<KeyPattern>, String> {
 
 /// `--wait-ratio=SETS:WAITS`, not both zero.
 fn parse_wait_ratio(s: &str) -> Result<Ratio, String> {
-    parse_ratio(s).map_err(|_| format!("`{s}`: wait-ratio must be expressed as [0-n]:[0-n], not 0:0"))
+    parse_ratio(s)
+        .map_err(|_| format!("`{s}`: wait-ratio must be expressed as [0-n]:[0-n], not 0:0"))
 }
 
 /// `--num-slaves=MIN-MAX` (memtier's `config_range`: MAX at least 1).
 fn parse_num_slaves(s: &str) -> Result<(u32, u32), String> {
     match parse_range(s) {
         Some((min, max)) if max > 0 => Ok((min, max)),
-        _ => Err(format!("`{s}`: num-slaves must be expressed as [0-n]-[1-n]")),
+        _ => Err(format!(
+            "`{s}`: num-slaves must be expressed as [0-n]-[1-n]"
+        )),
     }
 }
 
@@ -1435,24 +1449,55 @@ mod tests {
     #[test]
     fn command_refusals_are_memtiers() {
         for (argv, message) in [
-            (&["--command-ratio=2", "--command=get __key__"][..], "no arbitrary command"),
-            (&["--command-key-pattern=S"][..], "no arbitrary command"),
-            (&["--command=get __key__", "--ratio=1:1"][..], "--command-ratio option"),
-            (&["--command=get __key__", "--key-pattern=S:S"][..], "--command-key-pattern option"),
-            (&["--command=get __key__", "-P", "memcache_text"][..], "redis protocols"),
             (
-                &["--command=get __key__", "--command-key-pattern=P", "--command=ping"][..],
+                &["--command-ratio=2", "--command=get __key__"][..],
+                "no arbitrary command",
+            ),
+            (&["--command-key-pattern=S"][..], "no arbitrary command"),
+            (
+                &["--command=get __key__", "--ratio=1:1"][..],
+                "--command-ratio option",
+            ),
+            (
+                &["--command=get __key__", "--key-pattern=S:S"][..],
+                "--command-key-pattern option",
+            ),
+            (
+                &["--command=get __key__", "-P", "memcache_text"][..],
+                "redis protocols",
+            ),
+            (
+                &[
+                    "--command=get __key__",
+                    "--command-key-pattern=P",
+                    "--command=ping",
+                ][..],
                 "parallel key-pattern must be configured to all commands",
             ),
-            (&["--command=get __key__", "--wait-ratio=1:1"][..], "--wait-ratio"),
-            (&["--command=get __key__", "--multi-key-get=2"][..], "--multi-key-get"),
-            (&["--command=get __key__", "--key-stddev=3"][..], "--key-stddev"),
+            (
+                &["--command=get __key__", "--wait-ratio=1:1"][..],
+                "--wait-ratio",
+            ),
+            (
+                &["--command=get __key__", "--multi-key-get=2"][..],
+                "--multi-key-get",
+            ),
+            (
+                &["--command=get __key__", "--key-stddev=3"][..],
+                "--key-stddev",
+            ),
             (
                 &["--command=mget __key__ __key__", "--cluster-mode"][..],
                 "single-key",
             ),
-            (&["--wait-ratio=1:1", "-P", "memcache_text"][..], "redis protocols"),
-            (&["--wait-ratio=1:1", "--cluster-mode"][..], "--cluster-mode"),
+            (
+                &["--wait-ratio=1:1", "-P", "memcache_text"][..],
+                "redis protocols",
+            ),
+            (
+                &["--wait-ratio=1:1", "--cluster-mode"][..],
+                "--cluster-mode",
+            ),
             (&["--num-slaves=1-1"][..], "--wait-ratio"),
         ] {
             let e = parse_argv(argv)
@@ -1474,10 +1519,14 @@ mod tests {
             assert!(parse_argv(argv).is_err(), "{argv:?} should not parse");
         }
         // G and Z per command build their choosers; G allows --key-stddev.
-        let spec = parse_argv(&["--command=get __key__", "--command-key-pattern=G", "--key-stddev=5"])
-            .unwrap()
-            .spec()
-            .unwrap();
+        let spec = parse_argv(&[
+            "--command=get __key__",
+            "--command-key-pattern=G",
+            "--key-stddev=5",
+        ])
+        .unwrap()
+        .spec()
+        .unwrap();
         assert_eq!(spec.key_stddev, Some(5.0));
     }
 
@@ -1489,9 +1538,16 @@ mod tests {
             (w.sets, w.waits, w.min_replicas, w.max_replicas),
             (1, 2, 1, 3)
         );
-        assert_eq!((w.min_timeout_ms, w.max_timeout_ms), (50, 100), "swapped as memtier");
+        assert_eq!(
+            (w.min_timeout_ms, w.max_timeout_ms),
+            (50, 100),
+            "swapped as memtier"
+        );
         let w = args("--wait-ratio=5:1").wait().unwrap();
-        assert_eq!((w.min_replicas, w.max_replicas, w.max_timeout_ms), (0, 0, 0));
+        assert_eq!(
+            (w.min_replicas, w.max_replicas, w.max_timeout_ms),
+            (0, 0, 0)
+        );
         assert_eq!(args("").wait(), None);
     }
 

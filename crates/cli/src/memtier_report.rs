@@ -205,7 +205,10 @@ fn all(
         } else {
             (None, None, recorder.bytes_written())
         };
-        out.push((name.to_string(), figures(h, hit, miss, bytes, secs, percentiles)));
+        out.push((
+            name.to_string(),
+            figures(h, hit, miss, bytes, secs, percentiles),
+        ));
     }
     if *layout == Layout::Wait {
         let h = command(0);

@@ -84,7 +84,12 @@ fn commands_are_sent_by_ratio_and_counted_as_the_server_counts_them() {
     assert_eq!(stats["Sets"]["Count"], 82);
     assert_eq!(stats["Gets"]["Count"], 118);
     assert_eq!(stats["Totals"]["Count"], 200);
-    assert!(stats["Gets"]["Percentile Latencies"]["p99.00"].as_f64().unwrap() > 0.0);
+    assert!(
+        stats["Gets"]["Percentile Latencies"]["p99.00"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     // kvlab's result document names the commands.
     let result = json(&out.join("result.json"));
     let ops = result["results"]["ops"].as_array().unwrap();
@@ -129,7 +134,11 @@ fn a_sequential_command_key_pattern_writes_the_range_in_order() {
     assert_eq!(int(&server, &["DBSIZE"]), 30);
     assert_eq!(int(&server, &["EXISTS", "seq:1", "seq:30"]), 2);
     assert_eq!(int(&server, &["EXISTS", "seq:0", "seq:31"]), 0);
-    assert_eq!(int(&server, &["STRLEN", "seq:17"]), 7, "__data__ is --data-size bytes");
+    assert_eq!(
+        int(&server, &["STRLEN", "seq:17"]),
+        7,
+        "__data__ is --data-size bytes"
+    );
     server.stop().unwrap();
 }
 
@@ -238,10 +247,17 @@ fn memtiers_refusals_exit_2_with_the_reason() {
         ),
         (&["--command=set \"k v"][..], "unbalanced double quotes"),
         (
-            &["--command=get __key__", "--command-key-pattern=P", "--command=ping"][..],
+            &[
+                "--command=get __key__",
+                "--command-key-pattern=P",
+                "--command=ping",
+            ][..],
             "parallel key-pattern must be configured to all commands",
         ),
-        (&["--wait-ratio=1:1", "-P", "memcache_text"][..], "redis protocols"),
+        (
+            &["--wait-ratio=1:1", "-P", "memcache_text"][..],
+            "redis protocols",
+        ),
         (&["--wait-timeout=10-20"][..], "--wait-ratio"),
     ] {
         // Refused before any connection: the port is never used.
@@ -326,7 +342,10 @@ fn waits_reach_a_real_replica_and_have_their_own_row() {
     // The replica holds what the master holds.
     let start = Instant::now();
     while int(&replica, &["DBSIZE"]) != int(&master, &["DBSIZE"]) {
-        assert!(start.elapsed() < Duration::from_secs(10), "the replica lags");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the replica lags"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     replica.stop().unwrap();

@@ -550,7 +550,12 @@ fn account_command(
     let sent = req.args.byte_len() as u64;
     match &slot.result {
         Ok(outcome) => {
-            recorder.record_command(command, outcome.status(), service, sent + outcome.bytes_read());
+            recorder.record_command(
+                command,
+                outcome.status(),
+                service,
+                sent + outcome.bytes_read(),
+            );
         }
         Err(e) => {
             recorder.record_command(command, Status::Error, service, sent);

@@ -82,8 +82,7 @@ use crate::{worker_seed, OpSource, Ticket, Verdict, Workload, WorkloadError};
 mod command;
 
 pub use command::{
-    row_name, split_args, ArbitraryCommand, CommandArg, WaitSpec, DATA_PLACEHOLDER,
-    KEY_PLACEHOLDER,
+    row_name, split_args, ArbitraryCommand, CommandArg, WaitSpec, DATA_PLACEHOLDER, KEY_PLACEHOLDER,
 };
 
 /// Size of the random value pool (before room for one maximal value).
@@ -1475,10 +1474,20 @@ mod tests {
             key_prefix: "p-".into(),
             key_minimum: 5,
             key_maximum: 6,
-            commands: vec![command("mset __key__ __data__ __key__ v", 1, KeyPattern::Sequential)],
+            commands: vec![command(
+                "mset __key__ __data__ __key__ v",
+                1,
+                KeyPattern::Sequential,
+            )],
             data_size: DataSize::List(vec![
-                SizeWeight { size_bytes: 1, weight: 1 },
-                SizeWeight { size_bytes: 2, weight: 1 },
+                SizeWeight {
+                    size_bytes: 1,
+                    weight: 1,
+                },
+                SizeWeight {
+                    size_bytes: 2,
+                    weight: 1,
+                },
             ]),
             ..MemtierSpec::default()
         };
@@ -1492,8 +1501,16 @@ mod tests {
         req.clear();
         assert!(req.command.is_none() && req.args.is_empty());
         src.next(&mut req).unwrap();
-        assert_eq!(req.args.get(2), b"xx", "the size list's round robin goes on");
-        assert_eq!(req.args.get(1), b"p-5", "the sequence wraps within the range");
+        assert_eq!(
+            req.args.get(2),
+            b"xx",
+            "the size list's round robin goes on"
+        );
+        assert_eq!(
+            req.args.get(1),
+            b"p-5",
+            "the sequence wraps within the range"
+        );
     }
 
     #[test]

@@ -53,7 +53,10 @@ impl ArbitraryCommand {
     pub fn parse(text: &str) -> Result<ArbitraryCommand, WorkloadError> {
         let words = split_args(text).map_err(|e| invalid(text, e))?;
         if words.is_empty() {
-            return Err(invalid(text, "no command (expected e.g. \"set __key__ __data__\")"));
+            return Err(invalid(
+                text,
+                "no command (expected e.g. \"set __key__ __data__\")",
+            ));
         }
         let mut args = Vec::with_capacity(words.len());
         for (i, word) in words.into_iter().enumerate() {
@@ -166,7 +169,11 @@ pub fn split_args(text: &str) -> Result<Vec<Vec<u8>>, String> {
         loop {
             let c = at(i);
             if double {
-                if c == b'\\' && at(i + 1) == b'x' && hex(at(i + 2)).is_some() && hex(at(i + 3)).is_some() {
+                if c == b'\\'
+                    && at(i + 1) == b'x'
+                    && hex(at(i + 2)).is_some()
+                    && hex(at(i + 3)).is_some()
+                {
                     let (hi, lo) = (hex(at(i + 2)).unwrap_or(0), hex(at(i + 3)).unwrap_or(0));
                     word.push(hi * 16 + lo);
                     i += 3;
@@ -252,7 +259,10 @@ mod tests {
 
     #[test]
     fn words_split_on_blanks() {
-        assert_eq!(split("set __key__ __data__"), ["set", "__key__", "__data__"]);
+        assert_eq!(
+            split("set __key__ __data__"),
+            ["set", "__key__", "__data__"]
+        );
         assert_eq!(split("  get\t k \n"), ["get", "k"]);
         assert!(split("   ").is_empty());
     }
@@ -279,7 +289,13 @@ mod tests {
 
     #[test]
     fn bad_quoting_is_refused() {
-        for bad in [r#"set "k"#, "set 'k", r#"set "k"v"#, "set 'k'v", "set 'it''s'"] {
+        for bad in [
+            r#"set "k"#,
+            "set 'k",
+            r#"set "k"v"#,
+            "set 'k'v",
+            "set 'it''s'",
+        ] {
             assert!(split_args(bad).is_err(), "{bad}");
         }
     }
@@ -296,7 +312,10 @@ mod tests {
                 CommandArg::Data
             ]
         );
-        assert_eq!((c.name(), c.key_count(), c.ratio), ("HSET".to_string(), 1, 1));
+        assert_eq!(
+            (c.name(), c.key_count(), c.ratio),
+            ("HSET".to_string(), 1, 1)
+        );
         assert_eq!(c.key_pattern, KeyPattern::Random);
         let quoted = ArbitraryCommand::parse(r#"set "__key__" x"#).unwrap();
         assert_eq!(quoted.args[1], CommandArg::Key);
@@ -308,7 +327,10 @@ mod tests {
             (r#"set "k"#, "quotes"),
         ] {
             let e = ArbitraryCommand::parse(bad).unwrap_err().to_string();
-            assert!(e.contains(what) && e.starts_with("--command `"), "{bad}: {e}");
+            assert!(
+                e.contains(what) && e.starts_with("--command `"),
+                "{bad}: {e}"
+            );
         }
     }
 
