@@ -9,6 +9,12 @@
 //! [`RunOutcome::keys_hit`]). Latencies are in milliseconds and throughput in KB/s (1024
 //! bytes), as memtier prints them.
 //!
+//! With `--wait-ratio` a `Waits` row has the WAITs (kvlab's command id 0). With
+//! `--command` the rows are the commands instead — one per command name, memtier's
+//! `Sets`, `Gets`, `Hsets` (see [`kvlab_workload::memtier::row_name`]) — from the
+//! recorder's per-command histograms, then `Totals`; their Hits/sec and Misses/sec are
+//! `---` (0 in the JSON).
+//!
 //! With `-x/--run-count N` (N > 1) the report has memtier's three sections instead of
 //! `ALL STATS`: `BEST RUN RESULTS` and `WORST RUN RESULTS` (the runs with the highest and
 //! lowest total requests per second; on a tie the earlier run) and `AGGREGATED AVERAGE
