@@ -703,4 +703,37 @@ mod tests {
         assert!(s.overall.is_some());
         assert_eq!(Recorder::new().summary(Duration::ZERO).overall, None);
     }
+    #[test]
+    fn commands_are_recorded_per_id_and_merge_and_summarize_by_name() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        a.record(OpKind::Read, Status::Ok, 1_000);
+        a.record_command(CommandId(0), Status::Ok, 2_000, 10);
+        b.record_command(CommandId(2), Status::Error, 3_000, 5);
+        b.record_command(CommandId(0), Status::NotFound, 4_000, 1);
+        b.record_command_intended(CommandId(0), 9_000);
+        assert_eq!((a.commands(), b.commands()), (1, 3));
+        a.merge(&b);
+        assert_eq!(a.commands(), 3);
+        assert_eq!(a.command_count(CommandId(0)), 2);
+        assert_eq!(a.command_count(CommandId(1)), 0);
+        assert_eq!(a.command_status_count(CommandId(2), Status::Error), 1);
+        assert_eq!(a.command_bytes(CommandId(0)), 11);
+        assert_eq!(a.operations(), 4, "a read and three commands");
+        assert_eq!(a.overall().len(), 4);
+        let names = vec!["SET".to_string()];
+        let s = a.summary_named(Duration::from_secs(1), &names);
+        let ops: Vec<(&str, u64)> = s
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.operations))
+            .collect();
+        assert_eq!(ops, [("READ", 1), ("SET", 2), ("COMMAND-2", 1)]);
+        assert_eq!(s.ops[1].returns.get("NOT_FOUND"), Some(&1));
+        assert_eq!(s.intended[0].name, "Intended-SET");
+        assert_eq!(s.operations, 4);
+        a.reset();
+        assert_eq!((a.operations(), a.command_bytes(CommandId(0))), (0, 0));
+    }
+
 }
