@@ -336,6 +336,15 @@ impl Work {
         }
     }
 
+    /// The names of the arbitrary commands the workload sends (memtier's `--command`,
+    /// `WAIT`), by command id, for the results.
+    fn command_names(&self) -> Vec<String> {
+        match self {
+            Work::Memtier(w) => w.spec().command_names(),
+            _ => Vec::new(),
+        }
+    }
+
     fn effective(&self) -> Vec<(String, String)> {
         match self {
             Work::Core(w) => w.effective(),
@@ -1438,7 +1447,9 @@ fn memtier_run_information(
 /// Prints the report of one run (YCSB's text or memtier's summary and JSON).
 fn print_report(ctx: &Phase, done: &RunDone, stats: &StoreStats) -> Result<()> {
     let outcome = &done.outcome;
-    let summary = outcome.total.summary(outcome.elapsed);
+    let summary = outcome
+        .total
+        .summary_named(outcome.elapsed, &ctx.work.command_names());
     let mut out = report_output(ctx)?;
     match &ctx.report {
         ReportStyle::Ycsb => {
@@ -1544,7 +1555,9 @@ fn write_result<S: Store>(
             stats: stats_map(stats.into_iter().chain(extra_stats).collect()),
         },
         host: HostInfo::detect(),
-        results: outcome.total.summary(outcome.elapsed),
+        results: outcome
+            .total
+            .summary_named(outcome.elapsed, &ctx.work.command_names()),
         notes: done.notes.clone(),
     };
     let mut csv = Vec::new();

@@ -437,6 +437,9 @@ impl MemcachedSession {
 
     /// Encodes request `i` (its second-round write, when `merged` is set).
     fn encode(&mut self, req: &Request, i: usize, server: usize) -> Result<(), StoreError> {
+        if req.command.is_some() {
+            return Err(StoreError::command_unsupported("memcached"));
+        }
         let meta = self.inner.config.protocol == Protocol::Meta;
         let encoded_key = !plain_key(&req.key);
         let key: &[u8] = if !encoded_key {

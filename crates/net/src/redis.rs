@@ -709,6 +709,9 @@ enum Part {
     /// `MGET` of the keys of a cluster multi-key read that share one hash slot (one
     /// [`Group`]).
     MGetGroup,
+    /// An arbitrary command ([`Request::command`]), sent as given; any reply but an
+    /// error completes it.
+    Command,
 }
 
 /// A command waiting for its reply on a node's connection.
@@ -976,6 +979,11 @@ impl RedisSession {
             push(Part::Write, w);
             return;
         }
+        if req.command.is_some() {
+            encode_single(out, Part::Command, model, req);
+            push(Part::Command, w);
+            return;
+        }
         let index = inner.config.index_key.as_bytes();
         match (req.kind, model) {
             (OpKind::Read, Model::String) if req.is_multi_read() => {
@@ -1145,6 +1153,9 @@ fn read_command(out: &mut Vec<u8>, req: &Request, key: &[u8]) -> Part {
 /// several commands; so does a multi-key read in a cluster, one `MGET` per hash slot
 /// ([`Group`]), which is why only batches for one server use this.
 fn single_command(model: Model, req: &Request) -> Option<Part> {
+    if req.command.is_some() {
+        return Some(Part::Command);
+    }
     match (req.kind, model) {
         (OpKind::Read, Model::String) if req.is_multi_read() => Some(Part::MGet),
         (OpKind::Read, Model::Hash) if req.is_multi_read() => None,
@@ -1185,8 +1196,34 @@ fn encode_single(out: &mut Vec<u8>, part: Part, model: Model, req: &Request) {
             }
         }
         Part::Del => resp::del(out, &req.key),
+        Part::Command => {
+            let mut cmd = resp::Command::new(out, req.args.len());
+            for arg in req.args.iter() {
+                cmd.arg(arg);
+            }
+        }
         other => unreachable!("{other:?} is not a single command"),
     }
+}
+
+/// The payload bytes of a reply to an arbitrary command: the strings' bytes, or the
+/// encoded elements of an aggregate; numbers, booleans and nil count nothing.
+fn reply_bytes(frame: &Frame<'_>) -> u64 {
+    let n = match frame {
+        Frame::SimpleString(b) | Frame::Error(b) | Frame::BigNumber(b) | Frame::BulkError(b) => {
+            b.len()
+        }
+        Frame::Bulk(Some(b)) => b.len(),
+        Frame::VerbatimString { text, .. } => text.len(),
+        Frame::Array(Some(a)) | Frame::Map(a) | Frame::Set(a) | Frame::Push(a) => a.bytes().len(),
+        Frame::Bulk(None)
+        | Frame::Array(None)
+        | Frame::Null
+        | Frame::Integer(_)
+        | Frame::Boolean(_)
+        | Frame::Double(_) => 0,
+    };
+    n as u64
 }
 
 /// The outcome of a request sent as one command ([`single_command`]) from its reply,
@@ -1194,6 +1231,10 @@ fn encode_single(out: &mut Vec<u8>, part: Part, model: Model, req: &Request) {
 fn single_outcome(part: Part, frame: &Frame<'_>, slot: &mut Slot) -> Result<Outcome, StoreError> {
     let req = &slot.request;
     match part {
+        Part::Command => Ok(Outcome::Replied {
+            bytes: reply_bytes(frame),
+            nil: matches!(frame, Frame::Bulk(None) | Frame::Array(None) | Frame::Null),
+        }),
         Part::Write => Ok(Outcome::Written {
             bytes: req.written_bytes(),
         }),
@@ -1607,9 +1648,13 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
     let slot: &mut Slot = &mut batch.slots_mut()[p.slot];
     let result = match p.part {
         Part::Aside | Part::Index => return,
-        Part::Write | Part::Del | Part::Get | Part::MGet | Part::HGetAll | Part::HMGet => {
-            single_outcome(p.part, frame, slot)
-        }
+        Part::Write
+        | Part::Del
+        | Part::Get
+        | Part::MGet
+        | Part::HGetAll
+        | Part::HMGet
+        | Part::Command => single_outcome(p.part, frame, slot),
         Part::MGetGroup => match frame.as_aggregate() {
             Some(values) => {
                 let req = &slot.request;

@@ -532,6 +532,53 @@ fn ask_retry<Src: OpSource>(
     source.retry_after(slot, retries)
 }
 
+/// Records one completed arbitrary command ([`kvlab_core::Request::command`]) under its
+/// own id: bytes are the command's arguments and its reply's payload.
+#[inline(never)]
+fn account_command(
+    recorder: &mut Recorder,
+    shared: &Shared,
+    slot: &Slot,
+    service: u64,
+    end: Timestamp,
+    intended: Option<Timestamp>,
+) {
+    let req = &slot.request;
+    let Some(command) = req.command else {
+        return;
+    };
+    let sent = req.args.byte_len() as u64;
+    match &slot.result {
+        Ok(outcome) => {
+            recorder.record_command(
+                command,
+                outcome.status(),
+                service,
+                sent + outcome.bytes_read(),
+            );
+        }
+        Err(e) => {
+            recorder.record_command(command, Status::Error, service, sent);
+            recorder.record_error(e.kind);
+            count_error(shared);
+        }
+    }
+    if let Some(due) = intended {
+        recorder.record_command_intended(command, end.nanos_since(due));
+    }
+}
+
+/// Counts a failed request against the shared error budget, stopping the run when it is
+/// spent.
+#[inline]
+fn count_error(shared: &Shared) {
+    let errors = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+    if errors > shared.max_errors {
+        shared.budget_exceeded.store(true, Ordering::Relaxed);
+        shared.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Records one completed request: service time from `started`, and in open loop the
 /// latency from its intended start; errors count against the shared budget.
 #[inline]
@@ -545,6 +592,10 @@ fn account(
 ) {
     let end = slot.completed_at.unwrap_or_else(Timestamp::now);
     let service = end.nanos_since(started);
+    if slot.request.command.is_some() {
+        account_command(recorder, shared, slot, service, end, intended);
+        return;
+    }
     match &slot.result {
         Ok(outcome) => {
             recorder.record(kind, outcome.status(), service);
@@ -553,11 +604,7 @@ fn account(
         Err(e) => {
             recorder.record(kind, Status::Error, service);
             recorder.record_error(e.kind);
-            let errors = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
-            if errors > shared.max_errors {
-                shared.budget_exceeded.store(true, Ordering::Relaxed);
-                shared.stop.store(true, Ordering::Relaxed);
-            }
+            count_error(shared);
         }
     }
     if let Some(due) = intended {

@@ -29,6 +29,20 @@
 //!   ([`Request::more_keys`]: Redis `MGET`, memcached `get k1 … kN`), one request of
 //!   `--requests`; hits and misses are counted per key.
 //!
+//! - **Arbitrary commands** (`--command`, [`MemtierSpec::commands`]): instead of the
+//!   SET/GET cycle, each client cycles through the commands by their ratios
+//!   (`client::advance_arbitrary_command_index`): command `i` is sent `ratio` times in a
+//!   row, then the next, around again — except that the very first round sends the first
+//!   command once more, as memtier's counter starts at 0 where later rounds start at 1
+//!   (ratios 2 and 3: `A A A B B B`, then `A A B B B`, …). Each `__key__` draws a key
+//!   from the command's own key pattern (`S`/`P` counters are per command), each
+//!   `__data__` a value of the object options. A command is a [`Request::command`]
+//!   request whose [`CommandId`] is its *row*: commands of the same name (upper case)
+//!   share one, as memtier's default `--command-stats-breakdown=command` merges them.
+//! - **WAIT** (`--wait-ratio`, [`MemtierSpec::wait`]): `WAIT numreplicas timeout`
+//!   requests interleaved with the SET/GET cycle as memtier interleaves them
+//!   ([`WaitSpec`]); they are commands of [`CommandId`] 0.
+//!
 //! # Deliberate differences from memtier_benchmark
 //!
 //! - **Random source.** Xoshiro256++ seeded from the run seed: client `c`'s stream is
@@ -58,12 +72,18 @@ use std::fmt::Write as _;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use kvlab_core::{OpKind, Request, Slot};
+use kvlab_core::{CommandId, OpKind, Request, Slot};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::generator::{next_below, next_f64};
 use crate::{worker_seed, OpSource, Ticket, Verdict, Workload, WorkloadError};
+
+mod command;
+
+pub use command::{
+    row_name, split_args, ArbitraryCommand, CommandArg, WaitSpec, DATA_PLACEHOLDER, KEY_PLACEHOLDER,
+};
 
 /// Size of the random value pool (before room for one maximal value).
 const VALUE_POOL_BYTES: usize = 256 << 10;
@@ -244,11 +264,54 @@ pub struct MemtierSpec {
     /// `--multi-key-get=N`: GETs of up to `N` keys each (see the module docs); 0 (the
     /// default) sends one key per GET.
     pub multi_key_get: u32,
+    /// `--command` (with `--command-ratio` and `--command-key-pattern`): when not empty,
+    /// the commands replace the SET/GET cycle (see the module docs).
+    pub commands: Vec<ArbitraryCommand>,
+    /// `--wait-ratio`, `--num-slaves`, `--wait-timeout`: WAITs among the SETs and GETs.
+    pub wait: Option<WaitSpec>,
 }
 
 impl MemtierSpec {
     /// memtier's `--requests` default when neither it nor `--test-time` is given.
     pub const DEFAULT_REQUESTS: u64 = 10_000;
+
+    /// True when each client walks its own slice of the key range: `--key-pattern=P:P`,
+    /// or every command's pattern `P`.
+    pub fn parallel(&self) -> bool {
+        if self.commands.is_empty() {
+            self.set_pattern == KeyPattern::Parallel
+        } else {
+            self.commands
+                .iter()
+                .all(|c| c.key_pattern == KeyPattern::Parallel)
+        }
+    }
+
+    /// Every key pattern in use: SET and GET, or the commands'.
+    fn patterns(&self) -> Vec<KeyPattern> {
+        if self.commands.is_empty() {
+            vec![self.set_pattern, self.get_pattern]
+        } else {
+            self.commands.iter().map(|c| c.key_pattern).collect()
+        }
+    }
+
+    /// The name of each [`CommandId`] the workload's requests carry, upper case: the
+    /// distinct command names in order of first appearance (`SET`, `GET`), or `WAIT`
+    /// with `--wait-ratio`; empty for the plain SET/GET cycle.
+    pub fn command_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for c in &self.commands {
+            let name = c.name();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.is_empty() && self.wait.is_some_and(|w| w.waits > 0) {
+            names.push("WAIT".to_string());
+        }
+        names
+    }
 }
 
 impl Default for MemtierSpec {
@@ -270,6 +333,8 @@ impl Default for MemtierSpec {
             total_clients: 200,
             distinct_client_seed: false,
             multi_key_get: 0,
+            commands: Vec::new(),
+            wait: None,
         }
     }
 }
@@ -293,9 +358,51 @@ impl MemtierSpec {
                 "--key-maximum={max} is below --key-minimum={min}"
             )));
         }
-        let patterns = [self.set_pattern, self.get_pattern];
-        let parallel = patterns.contains(&KeyPattern::Parallel);
-        if parallel && self.set_pattern != self.get_pattern {
+        for c in &self.commands {
+            if c.ratio == 0 {
+                return Err(invalid(format!(
+                    "--command-ratio of `{}`: must be greater than zero",
+                    c.text
+                )));
+            }
+            if c.args.is_empty() {
+                return Err(invalid(format!("--command `{}`: no command", c.text)));
+            }
+        }
+        if self.commands.len() > usize::from(u16::MAX) {
+            return Err(invalid(format!(
+                "{} commands: at most {} --command are supported",
+                self.commands.len(),
+                u16::MAX
+            )));
+        }
+        let parallel_commands = self
+            .commands
+            .iter()
+            .filter(|c| c.key_pattern == KeyPattern::Parallel)
+            .count();
+        if parallel_commands > 0 && parallel_commands != self.commands.len() {
+            return Err(invalid(
+                "--command-key-pattern=P: parallel key-pattern must be configured to all \
+                 commands"
+                    .into(),
+            ));
+        }
+        if let Some(w) = self.wait {
+            if w.min_replicas > w.max_replicas || w.min_timeout_ms > w.max_timeout_ms {
+                return Err(invalid(format!(
+                    "--num-slaves={}-{} / --wait-timeout={}-{}: expected MIN-MAX with MIN ≤ \
+                     MAX",
+                    w.min_replicas, w.max_replicas, w.min_timeout_ms, w.max_timeout_ms
+                )));
+            }
+        }
+        let patterns = self.patterns();
+        let parallel = self.parallel();
+        if self.commands.is_empty()
+            && patterns.contains(&KeyPattern::Parallel)
+            && self.set_pattern != self.get_pattern
+        {
             return Err(invalid(format!(
                 "--key-pattern={}:{}: parallel key-pattern must be configured for both SET \
                  and GET commands",
@@ -308,7 +415,7 @@ impl MemtierSpec {
         }
         if parallel && (max - min).saturating_add(1) < self.total_clients {
             return Err(invalid(format!(
-                "--key-pattern=P:P gives each of the {} clients a slice of the {} keys \
+                "the parallel key pattern (P) gives each of the {} clients a slice of the {} keys \
                  [{min}, {max}]: at least one key per client is needed",
                 self.total_clients,
                 (max - min).saturating_add(1)
@@ -415,12 +522,12 @@ impl MemtierSpec {
                 self.get_pattern.letter()
             ),
         );
-        if [self.set_pattern, self.get_pattern].contains(&KeyPattern::Gaussian) {
+        if self.patterns().contains(&KeyPattern::Gaussian) {
             let (stddev, median) = gaussian_parameters(self);
             put("key-stddev", stddev.to_string());
             put("key-median", median.to_string());
         }
-        if [self.set_pattern, self.get_pattern].contains(&KeyPattern::Zipfian) {
+        if self.patterns().contains(&KeyPattern::Zipfian) {
             put("key-zipf-exp", self.key_zipf_exp.to_string());
         }
         match &self.data_size {
@@ -463,6 +570,28 @@ impl MemtierSpec {
             self.distinct_client_seed.to_string(),
         );
         put("multi-key-get", self.multi_key_get.to_string());
+        for (i, c) in self.commands.iter().enumerate() {
+            put(
+                &format!("command-{}", i + 1),
+                format!(
+                    "{} (ratio {}, key pattern {})",
+                    c.text,
+                    c.ratio,
+                    c.key_pattern.letter()
+                ),
+            );
+        }
+        if let Some(w) = self.wait {
+            put("wait-ratio", format!("{}:{}", w.sets, w.waits));
+            put(
+                "num-slaves",
+                format!("{}-{}", w.min_replicas, w.max_replicas),
+            );
+            put(
+                "wait-timeout",
+                format!("{}-{}", w.min_timeout_ms, w.max_timeout_ms),
+            );
+        }
         v
     }
 }
@@ -652,6 +781,12 @@ struct Shared {
     pool: Box<[u8]>,
     gaussian: Option<TruncatedNormal>,
     zipf: Option<Zipf>,
+    /// Arbitrary commands or WAITs: the source leaves the plain SET/GET path.
+    special: bool,
+    /// Per command: the [`CommandId`] of its row ([`MemtierSpec::command_names`]).
+    command_ids: Vec<CommandId>,
+    /// `WAIT`'s timeout chooser (`--wait-timeout`).
+    wait_timeout: Option<TruncatedNormal>,
 }
 
 /// A validated memtier workload, shared by every client; [`Workload::source`] gives
@@ -675,7 +810,7 @@ impl MemtierWorkload {
         } else {
             vec![PLAIN_DATA_BYTE; max_size]
         };
-        let patterns = [spec.set_pattern, spec.get_pattern];
+        let patterns = spec.patterns();
         let gaussian = patterns.contains(&KeyPattern::Gaussian).then(|| {
             let (stddev, median) = gaussian_parameters(&spec);
             TruncatedNormal::new(spec.key_minimum, spec.key_maximum, stddev, median)
@@ -683,13 +818,32 @@ impl MemtierWorkload {
         let zipf = patterns
             .contains(&KeyPattern::Zipfian)
             .then(|| Zipf::new(spec.key_minimum, spec.key_maximum, spec.key_zipf_exp));
+        let names = spec.command_names();
+        let command_ids = spec
+            .commands
+            .iter()
+            .map(|c| {
+                let row = names.iter().position(|n| *n == c.name()).unwrap_or(0);
+                CommandId(row as u16)
+            })
+            .collect();
+        let wait_timeout = spec.wait.map(|w| {
+            // client::create_wait_request: normal_distribution(min, max, 0, (max − min)/2
+            // + min), where a standard deviation of 0 means a sixth of the range.
+            let (lo, hi) = (u64::from(w.min_timeout_ms), u64::from(w.max_timeout_ms));
+            let len = (hi - lo) as f64;
+            TruncatedNormal::new(lo, hi, len / 6.0, len / 2.0 + lo as f64)
+        });
         Ok(MemtierWorkload {
             shared: Arc::new(Shared {
                 prefix: spec.key_prefix.as_bytes().to_vec(),
+                special: !spec.commands.is_empty() || spec.wait.is_some_and(|w| w.waits > 0),
                 spec,
                 pool: pool.into_boxed_slice(),
                 gaussian,
                 zipf,
+                command_ids,
+                wait_timeout,
             }),
         })
     }
@@ -721,7 +875,7 @@ impl MemtierWorkload {
         let spec = &self.shared.spec;
         let stream = if spec.distinct_client_seed { client } else { 0 };
         let (mut lo, mut hi) = (spec.key_minimum, spec.key_maximum);
-        if spec.set_pattern == KeyPattern::Parallel {
+        if spec.parallel() {
             // memtier client::setup_client; `client % clients` as memtier's
             // `next_client_idx % total_num_of_clients`.
             let n = clients.max(1) as u64;
@@ -747,6 +901,12 @@ impl MemtierWorkload {
             gaussian_spare: None,
             size_entry: 0,
             size_used: 0,
+            command: 0,
+            command_sent: 0,
+            command_next_key: vec![lo; spec.commands.len()],
+            sets_sent: 0,
+            waits_sent: 0,
+            wait_spare: None,
         }
     }
 }
@@ -787,6 +947,18 @@ pub struct MemtierSource {
     gaussian_spare: Option<f64>,
     size_entry: usize,
     size_used: u32,
+    /// The arbitrary command to send next, and how many times in a row it was sent
+    /// (memtier's `m_executed_command_index`, `m_arbitrary_command_ratio_count`).
+    command: usize,
+    command_sent: u32,
+    /// Per command: its next sequential (`S`, `P`) key.
+    command_next_key: Vec<u64>,
+    /// SETs and WAITs sent, for `--wait-ratio` (memtier's `m_tot_set_ops`,
+    /// `m_tot_wait_ops`).
+    sets_sent: u64,
+    waits_sent: u64,
+    /// The spare normal draw of the WAIT timeout chooser.
+    wait_spare: Option<f64>,
 }
 
 impl MemtierSource {
@@ -869,9 +1041,25 @@ impl MemtierSource {
 }
 
 impl OpSource for MemtierSource {
-    /// The next request of the cycle: `ratio.sets` SETs, then `ratio.gets` GETs.
+    /// The next request of the cycle: `ratio.sets` SETs, then `ratio.gets` GETs (or
+    /// the next arbitrary command, or a WAIT: see the module docs).
     #[inline]
     fn next(&mut self, req: &mut Request) -> Option<Ticket> {
+        if self.shared.special {
+            return self.next_special(req);
+        }
+        self.next_set_get(req)
+    }
+
+    fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
+        Verdict::Unchecked
+    }
+}
+
+impl MemtierSource {
+    /// The next SET or GET of the cycle.
+    #[inline]
+    fn next_set_get(&mut self, req: &mut Request) -> Option<Ticket> {
         let ratio = self.shared.spec.ratio;
         loop {
             if self.sets_in_cycle < ratio.sets {
@@ -892,8 +1080,124 @@ impl OpSource for MemtierSource {
         }
     }
 
-    fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
-        Verdict::Unchecked
+    /// An arbitrary command, or a WAIT or the next SET/GET with `--wait-ratio`.
+    #[inline(never)]
+    fn next_special(&mut self, req: &mut Request) -> Option<Ticket> {
+        if !self.shared.spec.commands.is_empty() {
+            self.fill_command(req);
+            return Some(Ticket::NONE);
+        }
+        if let Some(w) = self.shared.spec.wait {
+            // client::create_request: WAITs first, then whenever the SETs per WAIT so far
+            // exceed the ratio's (integer divisions, as memtier's).
+            if w.waits > 0
+                && (self.waits_sent == 0
+                    || self.sets_sent / self.waits_sent > u64::from(w.sets / w.waits))
+            {
+                self.fill_wait(req, w);
+                self.waits_sent += 1;
+                return Some(Ticket::NONE);
+            }
+        }
+        let ticket = self.next_set_get(req);
+        if req.kind == OpKind::Insert {
+            self.sets_sent += 1;
+        }
+        ticket
+    }
+
+    /// `WAIT numreplicas timeout` (`client::create_wait_request`).
+    fn fill_wait(&mut self, req: &mut Request, w: WaitSpec) {
+        let replicas = u64::from(w.min_replicas)
+            + next_below(
+                &mut self.rng,
+                u64::from(w.max_replicas - w.min_replicas) + 1,
+            );
+        let timeout = self
+            .shared
+            .wait_timeout
+            .as_ref()
+            .expect("a WAIT timeout chooser exists with --wait-ratio")
+            .next(&mut self.rng, &mut self.wait_spare);
+        req.kind = OpKind::Read;
+        req.key.clear();
+        req.command = Some(CommandId(0));
+        req.args.clear();
+        req.args.push(b"WAIT");
+        req.args.push_with(|out| push_decimal(replicas, out));
+        req.args.push_with(|out| push_decimal(timeout, out));
+    }
+
+    /// The current arbitrary command with its placeholders filled, then on to the next
+    /// (`client::create_arbitrary_request`, `advance_arbitrary_command_index`).
+    fn fill_command(&mut self, req: &mut Request) {
+        let i = self.command;
+        let shared = &*self.shared;
+        let command = &shared.spec.commands[i];
+        req.kind = OpKind::Read;
+        req.key.clear();
+        req.command = Some(shared.command_ids[i]);
+        req.args.clear();
+        let mut first_key = true;
+        for a in 0..command.args.len() {
+            match &self.shared.spec.commands[i].args[a] {
+                CommandArg::Literal(bytes) => req.args.push(bytes),
+                CommandArg::Key => {
+                    let k = self.command_key(i);
+                    let prefix = &self.shared.prefix;
+                    req.args.push_with(|out| {
+                        out.extend_from_slice(prefix);
+                        push_decimal(k, out);
+                    });
+                    if first_key {
+                        // The first key routes the command (a cluster node).
+                        first_key = false;
+                        req.key.extend_from_slice(prefix);
+                        push_decimal(k, &mut req.key);
+                    }
+                }
+                CommandArg::Data => {
+                    // memtier draws the value for key index 0: a spread size is the
+                    // minimum's (kvlab: the key range's first key's).
+                    let size = self.value_size(self.key_min);
+                    let offset = if self.shared.spec.random_data {
+                        next_below(&mut self.rng, (self.shared.pool.len() - size + 1) as u64)
+                            as usize
+                    } else {
+                        0
+                    };
+                    req.args.push(&self.shared.pool[offset..offset + size]);
+                }
+            }
+        }
+        // advance_arbitrary_command_index: the counter starts at 0, so the first command
+        // goes once more in the first round (see the module docs).
+        let commands = &self.shared.spec.commands;
+        loop {
+            if self.command_sent < commands[self.command].ratio {
+                self.command_sent += 1;
+                break;
+            }
+            self.command_sent = 0;
+            self.command = (self.command + 1) % commands.len();
+        }
+    }
+
+    /// The next key of command `i`, from its own key pattern.
+    #[inline]
+    fn command_key(&mut self, i: usize) -> u64 {
+        match self.shared.spec.commands[i].key_pattern {
+            KeyPattern::Sequential | KeyPattern::Parallel => {
+                let k = self.command_next_key[i];
+                self.command_next_key[i] = if k >= self.key_max {
+                    self.key_min
+                } else {
+                    k + 1
+                };
+                k
+            }
+            pattern => self.key_index(pattern, false),
+        }
     }
 }
 
@@ -1086,6 +1390,159 @@ mod tests {
             .collect();
         assert_eq!(flat, single);
         assert_eq!(requests(spec(1), 3), requests(spec(0), 3));
+    }
+
+    /// Each request's command id and arguments (as text) over `n` requests of client 0.
+    fn command_requests(spec: MemtierSpec, n: usize) -> Vec<(Option<u16>, Vec<String>)> {
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        let mut req = Request::default();
+        (0..n)
+            .map(|_| {
+                req.clear();
+                src.next(&mut req).unwrap();
+                let args = req
+                    .args
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                let kind_args = if req.command.is_some() {
+                    args
+                } else {
+                    vec![format!("{:?}", req.kind)]
+                };
+                (req.command.map(|c| c.0), kind_args)
+            })
+            .collect()
+    }
+
+    fn command(text: &str, ratio: u32, key_pattern: KeyPattern) -> ArbitraryCommand {
+        ArbitraryCommand {
+            ratio,
+            key_pattern,
+            ..ArbitraryCommand::parse(text).unwrap()
+        }
+    }
+
+    #[test]
+    fn commands_cycle_by_ratio_with_memtiers_first_round() {
+        let spec = MemtierSpec {
+            key_prefix: "k".into(),
+            key_maximum: 99,
+            commands: vec![
+                command("set __key__ __data__", 2, KeyPattern::Sequential),
+                command("get __key__", 3, KeyPattern::Sequential),
+                command("SET __key__ x", 1, KeyPattern::Sequential),
+            ],
+            data_size: DataSize::Fixed(3),
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 15);
+        let ids: Vec<u16> = got.iter().map(|(id, _)| id.unwrap()).collect();
+        // The first round sends the first command once more (memtier's counter starts
+        // at 0); both SET commands share the SET row.
+        assert_eq!(ids, [0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0]);
+        let text = |i: usize| got[i].1.join(" ");
+        assert_eq!(text(0), "set k0 xxx");
+        assert_eq!(text(2), "set k2 xxx");
+        // Each command walks its own sequence.
+        assert_eq!(text(3), "get k0");
+        assert_eq!(text(5), "get k2");
+        assert_eq!(text(6), "SET k0 x");
+        assert_eq!(text(7), "set k3 xxx");
+        assert_eq!(text(9), "get k3");
+    }
+
+    #[test]
+    fn commands_count_per_ratio_over_a_run() {
+        let spec = MemtierSpec {
+            commands: vec![
+                command("set __key__ __data__", 2, KeyPattern::Random),
+                command("get __key__", 3, KeyPattern::Random),
+            ],
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 100);
+        let sets = got.iter().filter(|(id, _)| *id == Some(0)).count();
+        // 3 + 3, then rounds of 2 + 3: 18 rounds and 2 + 2.
+        assert_eq!((sets, 100 - sets), (41, 59));
+    }
+
+    #[test]
+    fn a_command_key_is_the_routing_key_and_data_follows_the_object_options() {
+        let spec = MemtierSpec {
+            key_prefix: "p-".into(),
+            key_minimum: 5,
+            key_maximum: 6,
+            commands: vec![command(
+                "mset __key__ __data__ __key__ v",
+                1,
+                KeyPattern::Sequential,
+            )],
+            data_size: DataSize::List(vec![
+                SizeWeight {
+                    size_bytes: 1,
+                    weight: 1,
+                },
+                SizeWeight {
+                    size_bytes: 2,
+                    weight: 1,
+                },
+            ]),
+            ..MemtierSpec::default()
+        };
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(1, 0, 1);
+        let mut req = Request::default();
+        src.next(&mut req).unwrap();
+        let args: Vec<&[u8]> = req.args.iter().collect();
+        assert_eq!(args, [&b"mset"[..], b"p-5", b"x", b"p-6", b"v"]);
+        assert_eq!(req.key, b"p-5");
+        req.clear();
+        assert!(req.command.is_none() && req.args.is_empty());
+        src.next(&mut req).unwrap();
+        assert_eq!(
+            req.args.get(2),
+            b"xx",
+            "the size list's round robin goes on"
+        );
+        assert_eq!(
+            req.args.get(1),
+            b"p-5",
+            "the sequence wraps within the range"
+        );
+    }
+
+    #[test]
+    fn waits_interleave_as_memtiers_integer_ratio() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 2 },
+            wait: Some(WaitSpec {
+                sets: 1,
+                waits: 1,
+                min_replicas: 1,
+                max_replicas: 1,
+                min_timeout_ms: 10,
+                max_timeout_ms: 20,
+            }),
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 16);
+        let kinds: Vec<&str> = got.iter().map(|(_, a)| a[0].as_str()).collect();
+        // A WAIT first; then one whenever sets/waits > 1 (integer division): after the
+        // 2nd SET (2/1), the 4th (4/2), the 6th (6/3)…
+        assert_eq!(
+            kinds,
+            [
+                "WAIT", "Insert", "Read", "Read", "Insert", "WAIT", "Read", "Read", "Insert",
+                "Read", "Read", "Insert", "WAIT", "Read", "Read", "Insert"
+            ]
+        );
+        for (_, a) in got.iter().filter(|(id, _)| *id == Some(0)) {
+            assert_eq!(a[1], "1");
+            let t: u32 = a[2].parse().unwrap();
+            assert!((10..=20).contains(&t), "{t}");
+        }
     }
 
     #[test]
