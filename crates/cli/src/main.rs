@@ -3,6 +3,7 @@
 
 mod import_cmd;
 mod memtier_args;
+mod memtier_files;
 mod memtier_report;
 mod progress;
 mod report_cmd;
@@ -559,6 +560,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Work::Extra(w) => w.thread_groups(),
             _ => Vec::new(),
         },
+        ..RunPlan::default()
     };
     let stop = install_stop_handler();
     let ctx = Phase {
@@ -707,6 +709,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         seed,
         max_errors: m.max_errors,
         thread_groups: Vec::new(),
+        client_stats: a.client_stats.is_some(),
     };
     let ctx = Phase {
         phase: "run",
@@ -1210,6 +1213,7 @@ fn execute_observed<S: Store>(
     };
     if runs == 1 {
         let done = run_once(ctx, store, ctx.args.out.as_deref())?;
+        write_memtier_files(ctx, 1, &done)?;
         let mut stats = store.stats();
         if let Some(m) = monitor {
             match m.stop() {
@@ -1250,6 +1254,7 @@ fn execute_observed<S: Store>(
                 .with_context(|| format!("preparing the output directory {}", dir.display()))?;
         }
         let d = run_once(ctx, store, dir.as_deref())?;
+        write_memtier_files(ctx, id, &d)?;
         write_result(ctx, store, dir.as_deref(), &d, store.stats(), extra_stats())?;
         let interrupted = d.outcome.interrupted;
         done.push(d);
@@ -1269,6 +1274,21 @@ fn execute_observed<S: Store>(
         .unwrap_or(ExitCode::SUCCESS);
     print_runs_report(ctx, done)?;
     Ok(code)
+}
+
+/// memtier's per-run files of run `run` (from 1): `--hdr-file-prefix` and
+/// `--client-stats`.
+fn write_memtier_files(ctx: &Phase, run: u32, done: &RunDone) -> Result<()> {
+    let ReportStyle::Memtier(o) = &ctx.report else {
+        return Ok(());
+    };
+    if let Some(prefix) = o.hdr_file_prefix() {
+        memtier_files::write_hdr_files(prefix, run, &done.outcome, done.started)?;
+    }
+    if let Some(prefix) = o.client_stats() {
+        memtier_files::write_client_stats(prefix, run, &done.outcome)?;
+    }
+    Ok(())
 }
 
 /// What one run of a phase leaves behind: its outcome and the series taken during it.

@@ -155,11 +155,13 @@ pub struct MemtierArgs {
     /// Name of the JSON output file (kvlab writes its own result document there).
     #[arg(long, value_name = "FILE")]
     pub json_out_file: Option<PathBuf>,
-    /// Per-client stats files (not supported by kvlab).
-    #[arg(long, value_name = "FILE")]
+    /// Per-client stats files: PREFIX-RUN-THREAD-CLIENT.csv, each client's requests
+    /// second by second and its latency distributions.
+    #[arg(long, value_name = "FILE", value_parser = parse_file_prefix)]
     pub client_stats: Option<String>,
-    /// Prefix of HDR histogram files (not supported: kvlab writes latency.hlog).
-    #[arg(long, value_name = "FILE")]
+    /// Prefix of HDR histogram files: PREFIX_FULL_RUN_N, PREFIX_GET_command_run_N and
+    /// PREFIX_SET_command_run_N, each .txt (percentiles) and .hgrm (HdrHistogram log).
+    #[arg(long, value_name = "FILE", value_parser = parse_file_prefix)]
     pub hdr_file_prefix: Option<String>,
     /// Print the configuration before running.
     #[arg(long)]
@@ -339,16 +341,6 @@ impl MemtierArgs {
                 self.protocol == MemtierProtocol::MemcacheBinary,
                 "-P memcache_binary",
                 "kvlab speaks memcached's text protocol; use -P memcache_text",
-            ),
-            (
-                self.client_stats.is_some(),
-                "--client-stats",
-                "kvlab reports whole-run results and a per-interval timeline",
-            ),
-            (
-                self.hdr_file_prefix.is_some(),
-                "--hdr-file-prefix",
-                "kvlab writes its HDR interval log as latency.hlog in the result directory",
             ),
             (
                 self.reconnect_interval.is_some() || self.reconnect_on_error,
@@ -813,6 +805,14 @@ fn parse_requests(s: &str) -> Result<Requests, String> {
     }
 }
 
+/// `--hdr-file-prefix` and `--client-stats`: a path prefix, not empty.
+fn parse_file_prefix(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("the file prefix must not be empty".to_string());
+    }
+    Ok(s.to_string())
+}
+
 fn parse_f64(s: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
@@ -1153,8 +1153,6 @@ mod tests {
             ("-S /tmp/redis.sock", "-S/--unix-socket"),
             ("-4", "--ipv4"),
             ("-P memcache_binary", "memcache_binary"),
-            ("--client-stats=cs", "--client-stats"),
-            ("--hdr-file-prefix=h", "--hdr-file-prefix"),
             ("--reconnect-interval=10", "--reconnect-interval"),
             ("--reconnect-on-error", "--reconnect-on-error"),
             ("--data-offset=10", "--data-offset"),
@@ -1179,6 +1177,12 @@ mod tests {
         }
         // Harmless values of unsupported flags are accepted.
         assert!(args("-x 3 --data-offset=0").spec().is_ok());
+        // Output files memtier writes are written.
+        let a = args("--client-stats=cs --hdr-file-prefix=out/h");
+        assert!(a.spec().is_ok());
+        assert_eq!(a.hdr_file_prefix.as_deref(), Some("out/h"));
+        assert!(parse("--hdr-file-prefix=").is_err());
+        assert!(parse("--client-stats=").is_err());
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct Options {
     out_file: Option<PathBuf>,
     run_count: u32,
     print_all_runs: bool,
+    hdr_file_prefix: Option<String>,
+    client_stats: Option<String>,
 }
 
 impl Options {
@@ -48,6 +50,8 @@ impl Options {
             out_file: a.out_file.clone(),
             run_count: a.run_count,
             print_all_runs: a.print_all_runs,
+            hdr_file_prefix: a.hdr_file_prefix.clone(),
+            client_stats: a.client_stats.clone(),
         }
     }
 
@@ -64,6 +68,16 @@ impl Options {
     /// `--json-out-file`.
     pub fn json_out(&self) -> Option<&PathBuf> {
         self.json_out.as_ref()
+    }
+
+    /// `--hdr-file-prefix`: where each run's HDR histogram files go.
+    pub fn hdr_file_prefix(&self) -> Option<&str> {
+        self.hdr_file_prefix.as_deref()
+    }
+
+    /// `--client-stats`: the prefix of each run's per-client CSV files.
+    pub fn client_stats(&self) -> Option<&str> {
+        self.client_stats.as_deref()
     }
 }
 
@@ -522,6 +536,7 @@ mod tests {
             groups: Vec::new(),
             keys_hit,
             keys_missed,
+            clients: Vec::new(),
         }
     }
 
@@ -533,6 +548,8 @@ mod tests {
             out_file: None,
             run_count: 1,
             print_all_runs: false,
+            hdr_file_prefix: None,
+            client_stats: None,
         }
     }
 
