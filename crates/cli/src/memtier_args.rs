@@ -243,7 +243,8 @@ pub struct MemtierArgs {
     #[arg(short = 'd', long, value_name = "SIZE", value_parser = parse_data_size,
           conflicts_with_all = ["data_size_range", "data_size_list"])]
     pub data_size: Option<u32>,
-    /// Extra value bytes written with SETRANGE (not supported by kvlab).
+    /// Write values OFFSET bytes into their strings: SETRANGE key OFFSET value and
+    /// GETRANGE key OFFSET -1 (redis only, not with --expiry-range).
     #[arg(long, value_name = "OFFSET")]
     pub data_offset: Option<u32>,
     /// Random value bytes instead of x…x.
@@ -348,11 +349,6 @@ impl MemtierArgs {
                 "kvlab keeps one connection per client for the whole run",
             ),
             (
-                self.data_offset.is_some_and(|o| o > 0),
-                "--data-offset",
-                "SETRANGE/GETRANGE requests are not implemented",
-            ),
-            (
                 !self.command.is_empty()
                     || !self.command_ratio.is_empty()
                     || !self.command_key_pattern.is_empty(),
@@ -412,6 +408,22 @@ impl MemtierArgs {
         }
         if self.cluster_mode && self.select_db.is_some_and(|db| db > 0) {
             return Err("--select-db cannot be used with --cluster-mode".to_string());
+        }
+        // memtier_benchmark.cpp, main: the data offset's own checks.
+        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
+            if offset > kvlab_net::redis::MAX_DATA_OFFSET {
+                return Err(format!(
+                    "--data-offset={offset}: data-offset too long (at most {})",
+                    kvlab_net::redis::MAX_DATA_OFFSET
+                ));
+            }
+            if self.expiry_range.is_some() || !self.protocol.is_redis() {
+                return Err(
+                    "--data-offset can only be used with redis protocol, and cannot be \
+                            used with expiry (--expiry-range)"
+                        .to_string(),
+                );
+            }
         }
         if self.select_db.is_some_and(|db| db > 0) && !self.protocol.is_redis() {
             return Err("--select-db can only be used with the redis protocol".to_string());
@@ -532,6 +544,9 @@ impl MemtierArgs {
         }
         if self.cluster_mode {
             o.push("redis.cluster=yes".to_string());
+        }
+        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
+            o.push(format!("redis.data_offset={offset}"));
         }
         o
     }
@@ -1155,7 +1170,6 @@ mod tests {
             ("-P memcache_binary", "memcache_binary"),
             ("--reconnect-interval=10", "--reconnect-interval"),
             ("--reconnect-on-error", "--reconnect-on-error"),
-            ("--data-offset=10", "--data-offset"),
             ("--command=ping", "--command"),
             ("--command-ratio=2", "--command"),
             ("--command-key-pattern=R", "--command"),
@@ -1177,6 +1191,22 @@ mod tests {
         }
         // Harmless values of unsupported flags are accepted.
         assert!(args("-x 3 --data-offset=0").spec().is_ok());
+        // --data-offset: SETRANGE/GETRANGE, redis only, without expiry.
+        let a = args("--data-offset=100");
+        a.validate().unwrap();
+        assert_eq!(a.store_options(), ["redis.data_offset=100"]);
+        assert!(args("--data-offset=0").store_options().is_empty());
+        for (line, message) in [
+            ("--data-offset=100 -P memcache_text", "redis protocol"),
+            ("--data-offset=100 --expiry-range=1-2", "expiry"),
+            ("--data-offset=536870912", "too long"),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(
+                e.contains(message) && e.contains("data-offset"),
+                "{line}: {e}"
+            );
+        }
         // Output files memtier writes are written.
         let a = args("--client-stats=cs --hdr-file-prefix=out/h");
         assert!(a.spec().is_ok());
