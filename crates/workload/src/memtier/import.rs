@@ -245,13 +245,11 @@ impl Cursor<'_> {
                     return Err(self.error("premature end of file".into()));
                 };
                 self.pos += 1;
-                if b == b'"' {
-                    if !self.eat(b'"') {
-                        return Err(self.error(format!(
-                            "{what} column is {} bytes, expected {len} bytes",
-                            out.len() - start
-                        )));
-                    }
+                if b == b'"' && !self.eat(b'"') {
+                    return Err(self.error(format!(
+                        "{what} column is {} bytes, expected {len} bytes",
+                        out.len() - start
+                    )));
                 }
                 out.push(b);
             }
