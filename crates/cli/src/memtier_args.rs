@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, ValueEnum};
 use kvlab_workload::memtier::{
-    DataSize, ExpiryRange, KeyPattern, MemtierSpec, Ratio, SizePattern, SizeWeight,
+    DataSize, ExpiryRange, ImportedItems, KeyPattern, MemtierSpec, Ratio, SizePattern, SizeWeight,
     MAX_DATA_SIZE_BYTES,
 };
 
@@ -264,20 +264,22 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "RANGE", value_parser = parse_expiry_range)]
     pub expiry_range: Option<ExpiryRange>,
 
-    // ---- Imported data options (not supported by kvlab) ----
-    /// Read objects from a file (not supported by kvlab).
+    // ---- Imported data options ----
+    /// Objects for SETs from a memtier/memcached dump file (`dumpflags, time, exptime, …`
+    /// CSV): keys, values and expiry times.
     #[arg(long, value_name = "FILE")]
     pub data_import: Option<PathBuf>,
-    /// Verify data after the test (not supported by kvlab).
+    /// After the test, read the imported objects back and count those that differ
+    /// (needs --data-import).
     #[arg(long)]
     pub data_verify: bool,
-    /// Only verify data (not supported by kvlab).
+    /// Only verify the imported objects, without a test (implies --data-verify).
     #[arg(long)]
     pub verify_only: bool,
-    /// Generate keys for imported objects (not supported by kvlab).
+    /// Imported values under generated keys (--key-prefix, --key-minimum, --key-maximum).
     #[arg(long)]
     pub generate_keys: bool,
-    /// Ignore imported expiry (not supported by kvlab).
+    /// Write imported objects without their expiry time.
     #[arg(long)]
     pub no_expiry: bool,
 
@@ -326,7 +328,6 @@ impl MemtierArgs {
     /// Refuses every flag kvlab does not implement, and the combinations memtier itself
     /// refuses, with a message naming the flag and why.
     pub fn validate(&self) -> Result<(), String> {
-        const IMPORT: &str = "kvlab does not import memcached dumps";
         let checks: &[(bool, &str, &str)] = &[
             (
                 self.unix_socket.is_some(),
@@ -362,11 +363,6 @@ impl MemtierArgs {
                 "--wait-ratio/--num-slaves/--wait-timeout",
                 "WAIT commands are not implemented",
             ),
-            (self.data_import.is_some(), "--data-import", IMPORT),
-            (self.data_verify, "--data-verify", IMPORT),
-            (self.verify_only, "--verify-only", IMPORT),
-            (self.generate_keys, "--generate-keys", IMPORT),
-            (self.no_expiry, "--no-expiry", IMPORT),
         ];
         if let Some((_, flag, reason)) = checks.iter().find(|c| c.0) {
             return Err(unsupported(flag, reason));
@@ -408,6 +404,49 @@ impl MemtierArgs {
         }
         if self.cluster_mode && self.select_db.is_some_and(|db| db > 0) {
             return Err("--select-db cannot be used with --cluster-mode".to_string());
+        }
+        // memtier_benchmark.cpp, main: imported data.
+        if self.data_import.is_none() {
+            if self.data_verify || self.verify_only {
+                return Err("use data-verify only with data-import: --data-verify and \
+                            --verify-only check the objects of --data-import=FILE"
+                    .to_string());
+            }
+            if self.no_expiry {
+                return Err("use no-expiry only with data-import (--data-import=FILE)".to_string());
+            }
+        } else {
+            if self.cluster_mode {
+                return Err(
+                    "--cluster-mode cannot be specified when importing (--data-import)".to_string(),
+                );
+            }
+            if self.data_size.is_some()
+                || self.data_size_list.is_some()
+                || self.data_size_range.is_some()
+            {
+                return Err(
+                    "data size (--data-size, --data-size-list, --data-size-range) \
+                            cannot be specified when importing (--data-import)"
+                        .to_string(),
+                );
+            }
+            if self.random_data {
+                return Err(
+                    "--random-data cannot be specified when importing (--data-import)".to_string(),
+                );
+            }
+            let default = MemtierSpec::default();
+            if !self.generate_keys
+                && (self.key_prefix != default.key_prefix
+                    || self.key_minimum != default.key_minimum
+                    || self.key_maximum != default.key_maximum)
+            {
+                return Err("use key-minimum, key-maximum and key-prefix only with \
+                            generate-keys (--data-import without --generate-keys uses the \
+                            file's keys)"
+                    .to_string());
+            }
         }
         // memtier_benchmark.cpp, main: the data offset's own checks.
         if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
@@ -466,9 +505,38 @@ impl MemtierArgs {
             total_clients: self.connections() as u64,
             distinct_client_seed: self.distinct_client_seed,
             multi_key_get: self.multi_key_get.unwrap_or(0),
+            import: None,
+            generate_keys: self.generate_keys,
+            no_expiry: self.no_expiry,
+        };
+        let spec = match &self.data_import {
+            None => spec,
+            Some(path) => {
+                let items = ImportedItems::read(path)
+                    .map_err(|e| format!("--data-import={}: {e}", path.display()))?;
+                let n = items.len() as u64;
+                // Without --generate-keys, GETs choose among the file's keys 1..=n
+                // (import_object_generator: key range [1, keys]).
+                let (key_minimum, key_maximum) = if self.generate_keys {
+                    (spec.key_minimum, spec.key_maximum)
+                } else {
+                    (1, n.max(1))
+                };
+                MemtierSpec {
+                    key_minimum,
+                    key_maximum,
+                    import: Some(std::sync::Arc::new(items)),
+                    ..spec
+                }
+            }
         };
         spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
+    }
+
+    /// `--data-verify` (or `--verify-only`, which implies it).
+    pub fn data_verify(&self) -> bool {
+        self.data_verify || self.verify_only
     }
 
     /// The server as a URL: `--uri` if given; otherwise `redis://[USER:PASSWORD@]HOST:PORT
@@ -577,6 +645,11 @@ impl MemtierArgs {
     pub fn requests_per_client(&self) -> Option<u64> {
         match (self.requests, self.test_time) {
             (Some(Requests::PerClient(n)), _) => Some(n),
+            // memtier: without generated keys an import leaves the key range unset, so
+            // `allkeys` is 0 requests, and then the default.
+            (Some(Requests::AllKeys), _) if self.data_import.is_some() && !self.generate_keys => {
+                Some(MemtierSpec::DEFAULT_REQUESTS)
+            }
             (Some(Requests::AllKeys), _) => {
                 // config_init_defaults: key_maximum − key_minimum; for P:P divided per
                 // client, plus one; then, as for no --requests at all, 10 000 if that
@@ -658,6 +731,9 @@ impl MemtierArgs {
                     ));
                 }
             }
+        }
+        if self.generate_keys && self.data_import.is_none() {
+            w.push("--generate-keys has no effect without --data-import".to_string());
         }
         w
     }
@@ -1176,11 +1252,6 @@ mod tests {
             ("--wait-ratio=1:1", "--wait-ratio"),
             ("--num-slaves=1-2", "--num-slaves"),
             ("--wait-timeout=1-2", "--wait-timeout"),
-            ("--data-import=dump", "--data-import"),
-            ("--data-verify", "--data-verify"),
-            ("--verify-only", "--verify-only"),
-            ("--generate-keys", "--generate-keys"),
-            ("--no-expiry", "--no-expiry"),
         ] {
             let err = spec_error(line);
             assert!(
@@ -1207,6 +1278,48 @@ mod tests {
                 "{line}: {e}"
             );
         }
+        // Imported data: memtier's refusals.
+        for (line, message) in [
+            ("--data-verify", "use data-verify only with data-import"),
+            ("--verify-only", "use data-verify only with data-import"),
+            ("--no-expiry", "use no-expiry only with data-import"),
+            (
+                "--data-import=f -d 10",
+                "cannot be specified when importing",
+            ),
+            (
+                "--data-import=f -R",
+                "--random-data cannot be specified when importing",
+            ),
+            (
+                "--data-import=f --cluster-mode",
+                "--cluster-mode cannot be specified",
+            ),
+            (
+                "--data-import=f --key-maximum=10",
+                "only with generate-keys",
+            ),
+            ("--data-import=f --key-prefix=k", "only with generate-keys"),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(e.contains(message), "{line}: {e}");
+        }
+        args("--data-import=f --generate-keys --key-maximum=10 --no-expiry --verify-only")
+            .validate()
+            .unwrap();
+        assert!(args("--verify-only --data-import=f").data_verify());
+        assert_eq!(args("--generate-keys").warnings().len(), 1);
+        assert_eq!(
+            args("--data-import=f -n allkeys").requests_per_client(),
+            Some(MemtierSpec::DEFAULT_REQUESTS)
+        );
+        let e = args("--data-import=/nonexistent/dump.csv")
+            .spec()
+            .unwrap_err();
+        assert!(
+            e.starts_with("--data-import=/nonexistent/dump.csv: reading"),
+            "{e}"
+        );
         // Output files memtier writes are written.
         let a = args("--client-stats=cs --hdr-file-prefix=out/h");
         assert!(a.spec().is_ok());

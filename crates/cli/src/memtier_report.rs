@@ -38,6 +38,8 @@ pub struct Options {
     print_all_runs: bool,
     hdr_file_prefix: Option<String>,
     client_stats: Option<String>,
+    data_verify: bool,
+    verify_only: bool,
 }
 
 impl Options {
@@ -52,6 +54,8 @@ impl Options {
             print_all_runs: a.print_all_runs,
             hdr_file_prefix: a.hdr_file_prefix.clone(),
             client_stats: a.client_stats.clone(),
+            data_verify: a.data_verify(),
+            verify_only: a.verify_only,
         }
     }
 
@@ -73,6 +77,16 @@ impl Options {
     /// `--hdr-file-prefix`: where each run's HDR histogram files go.
     pub fn hdr_file_prefix(&self) -> Option<&str> {
         self.hdr_file_prefix.as_deref()
+    }
+
+    /// `--data-verify` (or `--verify-only`): read the imported objects back at the end.
+    pub fn data_verify(&self) -> bool {
+        self.data_verify
+    }
+
+    /// `--verify-only`: verify without running the test.
+    pub fn verify_only(&self) -> bool {
+        self.verify_only
     }
 
     /// `--client-stats`: the prefix of each run's per-client CSV files.
@@ -550,6 +564,8 @@ mod tests {
             print_all_runs: false,
             hdr_file_prefix: None,
             client_stats: None,
+            data_verify: false,
+            verify_only: false,
         }
     }
 

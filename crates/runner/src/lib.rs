@@ -29,7 +29,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Session, Store, StoreError};
+use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Request, Session, Store, StoreError};
 use kvlab_measure::{ClientStats, Recorder};
 use kvlab_workload::{CoreSource, CoreWorkload, OpSource, Workload};
 
@@ -858,6 +858,78 @@ fn execute<S: Session>(runtime: Option<&tokio::runtime::Runtime>, s: &mut S, b: 
         Some(rt) => rt.block_on(s.execute(b)),
         None => block_on(s.execute(b)),
     }
+}
+
+/// What [`check_values`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValueCheck {
+    /// Reads that returned the expected value.
+    pub verified: u64,
+    /// Reads that did not: another value, no value, or an error.
+    pub failed: u64,
+}
+
+/// How a read checked by [`check_values`] differed from what was expected.
+#[derive(Debug)]
+pub enum Mismatch<'a> {
+    /// Another value.
+    Value(&'a [u8]),
+    /// No value: the key was not found.
+    Missing,
+    /// The read failed.
+    Error(&'a StoreError),
+}
+
+/// Reads back values one at a time on one session, as memtier's verification client
+/// does: `next` fills the request (a blob read) and the value it must return, and
+/// returns false when there is nothing more to check; every read whose value differs
+/// is handed to `mismatch` with the expected value. Stops early when `stop` is set.
+pub fn check_values<S: Store>(
+    store: &S,
+    stop: &AtomicBool,
+    next: &mut dyn FnMut(&mut Request, &mut Vec<u8>) -> bool,
+    mismatch: &mut dyn FnMut(&Request, &[u8], Mismatch<'_>),
+) -> Result<ValueCheck, RunError> {
+    let mut session = open_sessions(store, 1)?
+        .pop()
+        .expect("one session was opened");
+    let runtime = store.capabilities().needs_runtime.then(thread_runtime);
+    let ready = match &runtime {
+        Some(rt) => rt.block_on(session.prepare()),
+        None => block_on(session.prepare()),
+    };
+    ready.map_err(|source| RunError::Session {
+        store: store.name(),
+        source,
+    })?;
+    let mut check = ValueCheck::default();
+    let mut batch = Batch::new();
+    let mut expected = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        batch.clear();
+        if !next(&mut batch.push().request, &mut expected) {
+            break;
+        }
+        execute(runtime.as_ref(), &mut session, &mut batch);
+        let slot = &batch.slots()[0];
+        let found = match &slot.result {
+            Ok(Outcome::Miss) => Err(Mismatch::Missing),
+            Ok(_) => match slot.reply.get(b"") {
+                Some(value) if value == expected.as_slice() => Ok(()),
+                Some(value) => Err(Mismatch::Value(value)),
+                None => Err(Mismatch::Missing),
+            },
+            Err(e) => Err(Mismatch::Error(e)),
+        };
+        match found {
+            Ok(()) => check.verified += 1,
+            Err(m) => {
+                check.failed += 1;
+                mismatch(&slot.request, &expected, m);
+            }
+        }
+    }
+    Ok(check)
 }
 
 /// The result of [`verify`].
