@@ -698,6 +698,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         seed: a.seed.unwrap_or_else(super::random_seed),
         max_errors: a.max_errors,
         thread_groups: Vec::new(),
+        ..RunPlan::default()
     };
     let ctx = Phase {
         phase: "import",

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, ValueEnum};
 use kvlab_workload::memtier::{
-    ArbitraryCommand, DataSize, ExpiryRange, KeyPattern, MemtierSpec, Ratio, SizePattern,
-    SizeWeight, WaitSpec, MAX_DATA_SIZE_BYTES,
+    ArbitraryCommand, DataSize, ExpiryRange, ImportedItems, KeyPattern, MemtierSpec, Ratio,
+    SizePattern, SizeWeight, WaitSpec, MAX_DATA_SIZE_BYTES,
 };
 
 /// The run seed without `--randomize` or `--seed`: memtier's clients use a constant
@@ -174,11 +174,13 @@ pub struct MemtierArgs {
     /// Name of the JSON output file (kvlab writes its own result document there).
     #[arg(long, value_name = "FILE")]
     pub json_out_file: Option<PathBuf>,
-    /// Per-client stats files (not supported by kvlab).
-    #[arg(long, value_name = "FILE")]
+    /// Per-client stats files: PREFIX-RUN-THREAD-CLIENT.csv, each client's requests
+    /// second by second and its latency distributions.
+    #[arg(long, value_name = "FILE", value_parser = parse_file_prefix)]
     pub client_stats: Option<String>,
-    /// Prefix of HDR histogram files (not supported: kvlab writes latency.hlog).
-    #[arg(long, value_name = "FILE")]
+    /// Prefix of HDR histogram files: PREFIX_FULL_RUN_N, PREFIX_GET_command_run_N and
+    /// PREFIX_SET_command_run_N, each .txt (percentiles) and .hgrm (HdrHistogram log).
+    #[arg(long, value_name = "FILE", value_parser = parse_file_prefix)]
     pub hdr_file_prefix: Option<String>,
     /// Print the configuration before running.
     #[arg(long)]
@@ -262,7 +264,8 @@ pub struct MemtierArgs {
     #[arg(short = 'd', long, value_name = "SIZE", value_parser = parse_data_size,
           conflicts_with_all = ["data_size_range", "data_size_list"])]
     pub data_size: Option<u32>,
-    /// Extra value bytes written with SETRANGE (not supported by kvlab).
+    /// Write values OFFSET bytes into their strings: SETRANGE key OFFSET value and
+    /// GETRANGE key OFFSET -1 (redis only, not with --expiry-range).
     #[arg(long, value_name = "OFFSET")]
     pub data_offset: Option<u32>,
     /// Random value bytes instead of x…x.
@@ -282,20 +285,22 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "RANGE", value_parser = parse_expiry_range)]
     pub expiry_range: Option<ExpiryRange>,
 
-    // ---- Imported data options (not supported by kvlab) ----
-    /// Read objects from a file (not supported by kvlab).
+    // ---- Imported data options ----
+    /// Objects for SETs from a memtier/memcached dump file (`dumpflags, time, exptime, …`
+    /// CSV): keys, values and expiry times.
     #[arg(long, value_name = "FILE")]
     pub data_import: Option<PathBuf>,
-    /// Verify data after the test (not supported by kvlab).
+    /// After the test, read the imported objects back and count those that differ
+    /// (needs --data-import).
     #[arg(long)]
     pub data_verify: bool,
-    /// Only verify data (not supported by kvlab).
+    /// Only verify the imported objects, without a test (implies --data-verify).
     #[arg(long)]
     pub verify_only: bool,
-    /// Generate keys for imported objects (not supported by kvlab).
+    /// Imported values under generated keys (--key-prefix, --key-minimum, --key-maximum).
     #[arg(long)]
     pub generate_keys: bool,
-    /// Ignore imported expiry (not supported by kvlab).
+    /// Write imported objects without their expiry time.
     #[arg(long)]
     pub no_expiry: bool,
 
@@ -345,7 +350,6 @@ impl MemtierArgs {
     /// Refuses every flag kvlab does not implement, and the combinations memtier itself
     /// refuses, with a message naming the flag and why.
     pub fn validate(&self) -> Result<(), String> {
-        const IMPORT: &str = "kvlab does not import memcached dumps";
         let checks: &[(bool, &str, &str)] = &[
             (
                 self.unix_socket.is_some(),
@@ -363,30 +367,10 @@ impl MemtierArgs {
                 "kvlab speaks memcached's text protocol; use -P memcache_text",
             ),
             (
-                self.client_stats.is_some(),
-                "--client-stats",
-                "kvlab reports whole-run results and a per-interval timeline",
-            ),
-            (
-                self.hdr_file_prefix.is_some(),
-                "--hdr-file-prefix",
-                "kvlab writes its HDR interval log as latency.hlog in the result directory",
-            ),
-            (
                 self.reconnect_interval.is_some() || self.reconnect_on_error,
                 "--reconnect-interval/--reconnect-on-error",
                 "kvlab keeps one connection per client for the whole run",
             ),
-            (
-                self.data_offset.is_some_and(|o| o > 0),
-                "--data-offset",
-                "SETRANGE/GETRANGE requests are not implemented",
-            ),
-            (self.data_import.is_some(), "--data-import", IMPORT),
-            (self.data_verify, "--data-verify", IMPORT),
-            (self.verify_only, "--verify-only", IMPORT),
-            (self.generate_keys, "--generate-keys", IMPORT),
-            (self.no_expiry, "--no-expiry", IMPORT),
         ];
         if let Some((_, flag, reason)) = checks.iter().find(|c| c.0) {
             return Err(unsupported(flag, reason));
@@ -428,6 +412,65 @@ impl MemtierArgs {
         }
         if self.cluster_mode && self.select_db.is_some_and(|db| db > 0) {
             return Err("--select-db cannot be used with --cluster-mode".to_string());
+        }
+        // memtier_benchmark.cpp, main: imported data.
+        if self.data_import.is_none() {
+            if self.data_verify || self.verify_only {
+                return Err("use data-verify only with data-import: --data-verify and \
+                            --verify-only check the objects of --data-import=FILE"
+                    .to_string());
+            }
+            if self.no_expiry {
+                return Err("use no-expiry only with data-import (--data-import=FILE)".to_string());
+            }
+        } else {
+            if self.cluster_mode {
+                return Err(
+                    "--cluster-mode cannot be specified when importing (--data-import)".to_string(),
+                );
+            }
+            if self.data_size.is_some()
+                || self.data_size_list.is_some()
+                || self.data_size_range.is_some()
+            {
+                return Err(
+                    "data size (--data-size, --data-size-list, --data-size-range) \
+                            cannot be specified when importing (--data-import)"
+                        .to_string(),
+                );
+            }
+            if self.random_data {
+                return Err(
+                    "--random-data cannot be specified when importing (--data-import)".to_string(),
+                );
+            }
+            let default = MemtierSpec::default();
+            if !self.generate_keys
+                && (self.key_prefix != default.key_prefix
+                    || self.key_minimum != default.key_minimum
+                    || self.key_maximum != default.key_maximum)
+            {
+                return Err("use key-minimum, key-maximum and key-prefix only with \
+                            generate-keys (--data-import without --generate-keys uses the \
+                            file's keys)"
+                    .to_string());
+            }
+        }
+        // memtier_benchmark.cpp, main: the data offset's own checks.
+        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
+            if offset > kvlab_net::redis::MAX_DATA_OFFSET {
+                return Err(format!(
+                    "--data-offset={offset}: data-offset too long (at most {})",
+                    kvlab_net::redis::MAX_DATA_OFFSET
+                ));
+            }
+            if self.expiry_range.is_some() || !self.protocol.is_redis() {
+                return Err(
+                    "--data-offset can only be used with redis protocol, and cannot be \
+                            used with expiry (--expiry-range)"
+                        .to_string(),
+                );
+            }
         }
         if self.select_db.is_some_and(|db| db > 0) && !self.protocol.is_redis() {
             return Err("--select-db can only be used with the redis protocol".to_string());
@@ -609,9 +652,38 @@ impl MemtierArgs {
             multi_key_get: self.multi_key_get.unwrap_or(0),
             commands: self.commands()?,
             wait: self.wait(),
+            import: None,
+            generate_keys: self.generate_keys,
+            no_expiry: self.no_expiry,
+        };
+        let spec = match &self.data_import {
+            None => spec,
+            Some(path) => {
+                let items = ImportedItems::read(path)
+                    .map_err(|e| format!("--data-import={}: {e}", path.display()))?;
+                let n = items.len() as u64;
+                // Without --generate-keys, GETs choose among the file's keys 1..=n
+                // (import_object_generator: key range [1, keys]).
+                let (key_minimum, key_maximum) = if self.generate_keys {
+                    (spec.key_minimum, spec.key_maximum)
+                } else {
+                    (1, n.max(1))
+                };
+                MemtierSpec {
+                    key_minimum,
+                    key_maximum,
+                    import: Some(std::sync::Arc::new(items)),
+                    ..spec
+                }
+            }
         };
         spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
+    }
+
+    /// `--data-verify` (or `--verify-only`, which implies it).
+    pub fn data_verify(&self) -> bool {
+        self.data_verify || self.verify_only
     }
 
     /// The server as a URL: `--uri` if given; otherwise `redis://[USER:PASSWORD@]HOST:PORT
@@ -688,6 +760,9 @@ impl MemtierArgs {
         if self.cluster_mode {
             o.push("redis.cluster=yes".to_string());
         }
+        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
+            o.push(format!("redis.data_offset={offset}"));
+        }
         o
     }
 
@@ -728,6 +803,11 @@ impl MemtierArgs {
     pub fn requests_per_client(&self) -> Option<u64> {
         match (self.requests, self.test_time) {
             (Some(Requests::PerClient(n)), _) => Some(n),
+            // memtier: without generated keys an import leaves the key range unset, so
+            // `allkeys` is 0 requests, and then the default.
+            (Some(Requests::AllKeys), _) if self.data_import.is_some() && !self.generate_keys => {
+                Some(MemtierSpec::DEFAULT_REQUESTS)
+            }
             (Some(Requests::AllKeys), _) => {
                 // config_init_defaults: key_maximum − key_minimum; for P:P divided per
                 // client, plus one; then, as for no --requests at all, 10 000 if that
@@ -809,6 +889,9 @@ impl MemtierArgs {
                     ));
                 }
             }
+        }
+        if self.generate_keys && self.data_import.is_none() {
+            w.push("--generate-keys has no effect without --data-import".to_string());
         }
         w
     }
@@ -1042,6 +1125,14 @@ fn parse_requests(s: &str) -> Result<Requests, String> {
             "`{s}`: requests must be a number greater than zero, or allkeys"
         )),
     }
+}
+
+/// `--hdr-file-prefix` and `--client-stats`: a path prefix, not empty.
+fn parse_file_prefix(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("the file prefix must not be empty".to_string());
+    }
+    Ok(s.to_string())
 }
 
 fn parse_f64(s: &str) -> Option<f64> {
@@ -1384,16 +1475,8 @@ mod tests {
             ("-S /tmp/redis.sock", "-S/--unix-socket"),
             ("-4", "--ipv4"),
             ("-P memcache_binary", "memcache_binary"),
-            ("--client-stats=cs", "--client-stats"),
-            ("--hdr-file-prefix=h", "--hdr-file-prefix"),
             ("--reconnect-interval=10", "--reconnect-interval"),
             ("--reconnect-on-error", "--reconnect-on-error"),
-            ("--data-offset=10", "--data-offset"),
-            ("--data-import=dump", "--data-import"),
-            ("--data-verify", "--data-verify"),
-            ("--verify-only", "--verify-only"),
-            ("--generate-keys", "--generate-keys"),
-            ("--no-expiry", "--no-expiry"),
         ] {
             let err = spec_error(line);
             assert!(
@@ -1404,6 +1487,70 @@ mod tests {
         }
         // Harmless values of unsupported flags are accepted.
         assert!(args("-x 3 --data-offset=0").spec().is_ok());
+        // --data-offset: SETRANGE/GETRANGE, redis only, without expiry.
+        let a = args("--data-offset=100");
+        a.validate().unwrap();
+        assert_eq!(a.store_options(), ["redis.data_offset=100"]);
+        assert!(args("--data-offset=0").store_options().is_empty());
+        for (line, message) in [
+            ("--data-offset=100 -P memcache_text", "redis protocol"),
+            ("--data-offset=100 --expiry-range=1-2", "expiry"),
+            ("--data-offset=536870912", "too long"),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(
+                e.contains(message) && e.contains("data-offset"),
+                "{line}: {e}"
+            );
+        }
+        // Imported data: memtier's refusals.
+        for (line, message) in [
+            ("--data-verify", "use data-verify only with data-import"),
+            ("--verify-only", "use data-verify only with data-import"),
+            ("--no-expiry", "use no-expiry only with data-import"),
+            (
+                "--data-import=f -d 10",
+                "cannot be specified when importing",
+            ),
+            (
+                "--data-import=f -R",
+                "--random-data cannot be specified when importing",
+            ),
+            (
+                "--data-import=f --cluster-mode",
+                "--cluster-mode cannot be specified",
+            ),
+            (
+                "--data-import=f --key-maximum=10",
+                "only with generate-keys",
+            ),
+            ("--data-import=f --key-prefix=k", "only with generate-keys"),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(e.contains(message), "{line}: {e}");
+        }
+        args("--data-import=f --generate-keys --key-maximum=10 --no-expiry --verify-only")
+            .validate()
+            .unwrap();
+        assert!(args("--verify-only --data-import=f").data_verify());
+        assert_eq!(args("--generate-keys").warnings().len(), 1);
+        assert_eq!(
+            args("--data-import=f -n allkeys").requests_per_client(),
+            Some(MemtierSpec::DEFAULT_REQUESTS)
+        );
+        let e = args("--data-import=/nonexistent/dump.csv")
+            .spec()
+            .unwrap_err();
+        assert!(
+            e.starts_with("--data-import=/nonexistent/dump.csv: reading"),
+            "{e}"
+        );
+        // Output files memtier writes are written.
+        let a = args("--client-stats=cs --hdr-file-prefix=out/h");
+        assert!(a.spec().is_ok());
+        assert_eq!(a.hdr_file_prefix.as_deref(), Some("out/h"));
+        assert!(parse("--hdr-file-prefix=").is_err());
+        assert!(parse("--client-stats=").is_err());
     }
 
     /// Parses memtier arguments given one by one (values with spaces stay whole).

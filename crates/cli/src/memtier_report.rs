@@ -43,6 +43,10 @@ pub struct Options {
     run_count: u32,
     print_all_runs: bool,
     layout: Layout,
+    hdr_file_prefix: Option<String>,
+    client_stats: Option<String>,
+    data_verify: bool,
+    verify_only: bool,
 }
 
 /// Which rows the table has.
@@ -82,6 +86,10 @@ impl Options {
             run_count: a.run_count,
             print_all_runs: a.print_all_runs,
             layout,
+            hdr_file_prefix: a.hdr_file_prefix.clone(),
+            client_stats: a.client_stats.clone(),
+            data_verify: a.data_verify(),
+            verify_only: a.verify_only,
         }
     }
 
@@ -98,6 +106,35 @@ impl Options {
     /// `--json-out-file`.
     pub fn json_out(&self) -> Option<&PathBuf> {
         self.json_out.as_ref()
+    }
+
+    /// `--hdr-file-prefix`: where each run's HDR histogram files go.
+    pub fn hdr_file_prefix(&self) -> Option<&str> {
+        self.hdr_file_prefix.as_deref()
+    }
+
+    /// The names of the arbitrary commands (`--command`), one per row of the table, in
+    /// [`kvlab_core::CommandId`] order; empty for memtier's SET/GET (and WAIT) requests.
+    pub fn command_names(&self) -> &[String] {
+        match &self.layout {
+            Layout::Commands(names) => names,
+            _ => &[],
+        }
+    }
+
+    /// `--data-verify` (or `--verify-only`): read the imported objects back at the end.
+    pub fn data_verify(&self) -> bool {
+        self.data_verify
+    }
+
+    /// `--verify-only`: verify without running the test.
+    pub fn verify_only(&self) -> bool {
+        self.verify_only
+    }
+
+    /// `--client-stats`: the prefix of each run's per-client CSV files.
+    pub fn client_stats(&self) -> Option<&str> {
+        self.client_stats.as_deref()
     }
 }
 
@@ -618,6 +655,7 @@ mod tests {
             groups: Vec::new(),
             keys_hit,
             keys_missed,
+            clients: Vec::new(),
         }
     }
 
@@ -630,6 +668,10 @@ mod tests {
             run_count: 1,
             print_all_runs: false,
             layout: Layout::SetGet,
+            hdr_file_prefix: None,
+            client_stats: None,
+            data_verify: false,
+            verify_only: false,
         }
     }
 

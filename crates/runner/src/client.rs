@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use kvlab_core::{Batch, OpKind, Record, Session, Slot, Status, Timestamp};
-use kvlab_measure::Recorder;
+use kvlab_measure::{ClientStats, Recorder};
 use kvlab_workload::{OpSource, Ticket, Verdict};
 
 use crate::{Handover, Shared, TargetRate};
@@ -201,6 +201,10 @@ pub(crate) struct Client<S, Src> {
     /// Where each of `retry_batch`'s slots belongs in `batch`.
     retry_index: Vec<usize>,
     pub(crate) totals: ClientTotals,
+    /// With [`crate::RunPlan::client_stats`]: the measured requests second by second.
+    pub(crate) stats: Option<Box<ClientStats>>,
+    /// When the measured part started ([`ClientStats`] counts seconds from it).
+    pub(crate) measured_from: Timestamp,
     exhausted: bool,
 }
 
@@ -219,6 +223,8 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             retry_batch: Batch::new(),
             retry_index: Vec::new(),
             totals: ClientTotals::default(),
+            stats: None,
+            measured_from: Timestamp::now(),
             exhausted: false,
         }
     }
@@ -472,6 +478,15 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 let (hit, missed) = outcome.key_hits();
                 self.totals.keys_hit += hit;
                 self.totals.keys_missed += missed;
+                if let Some(stats) = self.stats.as_deref_mut() {
+                    let end = slot.completed_at.unwrap_or_else(Timestamp::now);
+                    stats.record(
+                        slot.request.kind,
+                        end.nanos_since(self.measured_from),
+                        end.nanos_since(started),
+                        *outcome,
+                    );
+                }
             }
         }
     }

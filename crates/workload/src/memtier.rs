@@ -72,6 +72,9 @@ use std::fmt::Write as _;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
+mod import;
+pub use import::{write_import_item, ImportedItems, IMPORT_HEADER, IMPORT_HEADER_PREFIX};
+
 use kvlab_core::{CommandId, OpKind, Request, Slot};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -269,6 +272,18 @@ pub struct MemtierSpec {
     pub commands: Vec<ArbitraryCommand>,
     /// `--wait-ratio`, `--num-slaves`, `--wait-timeout`: WAITs among the SETs and GETs.
     pub wait: Option<WaitSpec>,
+    /// `--data-import`: the items SETs write, in file order (each client from the
+    /// first, around again at the end), with the item's key — or with
+    /// [`MemtierSpec::generate_keys`] a generated one — its value and its `exptime` as
+    /// time to live. Without generated keys GETs read the items' keys: key number `k`
+    /// of `[key_minimum, key_maximum]` (which must lie within `[1, items]`) is item
+    /// `k − 1`.
+    pub import: Option<Arc<ImportedItems>>,
+    /// `--generate-keys`: imported values under generated keys (prefix and number, as
+    /// without an import).
+    pub generate_keys: bool,
+    /// `--no-expiry`: imported items are written without a time to live.
+    pub no_expiry: bool,
 }
 
 impl MemtierSpec {
@@ -335,6 +350,9 @@ impl Default for MemtierSpec {
             multi_key_get: 0,
             commands: Vec::new(),
             wait: None,
+            import: None,
+            generate_keys: false,
+            no_expiry: false,
         }
     }
 }
@@ -502,6 +520,18 @@ impl MemtierSpec {
         if self.requests == Some(0) {
             return Err(invalid("--requests must be greater than zero".into()));
         }
+        if let Some(items) = &self.import {
+            if items.is_empty() {
+                return Err(invalid("--data-import: the file has no items".into()));
+            }
+            let n = items.len() as u64;
+            if !self.generate_keys && (min < 1 || max > n) {
+                return Err(invalid(format!(
+                    "--data-import without --generate-keys reads the {n} imported keys: the key \
+                     range [{min}, {max}] must lie within [1, {n}]"
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -591,6 +621,11 @@ impl MemtierSpec {
                 "wait-timeout",
                 format!("{}-{}", w.min_timeout_ms, w.max_timeout_ms),
             );
+        }
+        if let Some(items) = &self.import {
+            put("data-import", format!("{} items", items.len()));
+            put("generate-keys", self.generate_keys.to_string());
+            put("no-expiry", self.no_expiry.to_string());
         }
         v
     }
@@ -777,6 +812,9 @@ impl Zipf {
 struct Shared {
     spec: MemtierSpec,
     prefix: Vec<u8>,
+    /// The imported items whose keys name the keys (`--data-import` without
+    /// `--generate-keys`).
+    named_keys: Option<Arc<ImportedItems>>,
     /// `x…x`, or random bytes with room for a random offset.
     pool: Box<[u8]>,
     gaussian: Option<TruncatedNormal>,
@@ -834,10 +872,12 @@ impl MemtierWorkload {
             let len = (hi - lo) as f64;
             TruncatedNormal::new(lo, hi, len / 6.0, len / 2.0 + lo as f64)
         });
+        let named_keys = spec.import.clone().filter(|_| !spec.generate_keys);
         Ok(MemtierWorkload {
             shared: Arc::new(Shared {
                 prefix: spec.key_prefix.as_bytes().to_vec(),
                 special: !spec.commands.is_empty() || spec.wait.is_some_and(|w| w.waits > 0),
+                named_keys,
                 spec,
                 pool: pool.into_boxed_slice(),
                 gaussian,
@@ -863,8 +903,7 @@ impl MemtierWorkload {
     /// memtier's `"%s%llu"`.
     pub fn key_name(&self, n: u64, out: &mut Vec<u8>) {
         out.clear();
-        out.extend_from_slice(&self.shared.prefix);
-        push_decimal(n, out);
+        put_key(&self.shared, n, out);
     }
 
     /// Client `client` of `clients` with its own random stream (see the module docs on
@@ -907,6 +946,70 @@ impl MemtierWorkload {
             sets_sent: 0,
             waits_sent: 0,
             wait_spare: None,
+            next_item: 0,
+        }
+    }
+
+    /// memtier's verification client (`verify_client`, `--data-verify`): one client
+    /// that walks the SET/GET cycle as client 0 of a one-client run would, but reads
+    /// each SET's key back instead of writing it, expecting the SET's value; GETs only
+    /// advance their keys. It stops after `requests` requests of the cycle (memtier's
+    /// `--requests`, GETs included), or — bounded by time — after one read per imported
+    /// item (one per key of the range without an import).
+    pub fn verifier(&self, seed: u64) -> MemtierVerifier {
+        let spec = &self.shared.spec;
+        let limit = match (spec.requests, &spec.import) {
+            (Some(n), _) => VerifyLimit::Requests(n),
+            (None, Some(items)) => VerifyLimit::Reads(items.len() as u64),
+            (None, None) => VerifyLimit::Reads(spec.key_maximum - spec.key_minimum + 1),
+        };
+        MemtierVerifier {
+            source: self.client(seed, 0, 1),
+            limit,
+        }
+    }
+}
+
+/// How long a [`MemtierVerifier`] goes on.
+#[derive(Clone, Copy, Debug)]
+enum VerifyLimit {
+    /// Requests of the cycle left, SETs (read back) and GETs (skipped).
+    Requests(u64),
+    /// Reads left.
+    Reads(u64),
+}
+
+/// The reads of memtier's verification client ([`MemtierWorkload::verifier`]).
+#[derive(Debug)]
+pub struct MemtierVerifier {
+    source: MemtierSource,
+    limit: VerifyLimit,
+}
+
+impl MemtierVerifier {
+    /// Fills `req` with the next read to check and `expected` with the value it must
+    /// return; false when done.
+    pub fn next(&mut self, req: &mut Request, expected: &mut Vec<u8>) -> bool {
+        loop {
+            match &mut self.limit {
+                VerifyLimit::Requests(0) | VerifyLimit::Reads(0) => return false,
+                VerifyLimit::Requests(n) => *n -= 1,
+                VerifyLimit::Reads(_) => {}
+            }
+            self.source.next(req);
+            if req.kind != OpKind::Insert {
+                continue;
+            }
+            if let VerifyLimit::Reads(n) = &mut self.limit {
+                *n -= 1;
+            }
+            expected.clear();
+            expected.extend_from_slice(req.blob_value());
+            req.kind = OpKind::Read;
+            req.read_all = true;
+            req.ttl_s = 0;
+            req.record.clear();
+            return true;
         }
     }
 }
@@ -959,6 +1062,8 @@ pub struct MemtierSource {
     waits_sent: u64,
     /// The spare normal draw of the WAIT timeout chooser.
     wait_spare: Option<f64>,
+    /// The imported item the next SET writes.
+    next_item: usize,
 }
 
 impl MemtierSource {
@@ -1204,6 +1309,10 @@ impl MemtierSource {
 impl MemtierSource {
     #[inline]
     fn fill_set(&mut self, req: &mut Request) {
+        if self.shared.spec.import.is_some() {
+            self.fill_imported_set(req);
+            return;
+        }
         let key = self.key_index(self.shared.spec.set_pattern, true);
         let size = self.value_size(key);
         let offset = if self.shared.spec.random_data {
@@ -1227,6 +1336,37 @@ impl MemtierSource {
         req.more_keys.clear();
     }
 
+    /// A SET of the next imported item (`import_object_generator::get_object`): its key,
+    /// or a generated one, its value, and its `exptime` as time to live unless
+    /// `--no-expiry` (or `--expiry-range`, which draws one).
+    #[cold]
+    fn fill_imported_set(&mut self, req: &mut Request) {
+        let shared = Arc::clone(&self.shared);
+        let spec = &shared.spec;
+        let items = spec.import.as_ref().expect("called with an import");
+        let i = self.next_item;
+        self.next_item = (i + 1) % items.len();
+        req.key.clear();
+        if spec.generate_keys {
+            let key = self.key_index(spec.set_pattern, true);
+            put_key(&shared, key, &mut req.key);
+        } else {
+            req.key.extend_from_slice(items.key(i));
+        }
+        req.ttl_s = match (spec.no_expiry, spec.expiry) {
+            (true, _) => 0,
+            (false, Some(e)) => {
+                e.min_s + next_below(&mut self.rng, u64::from(e.max_s - e.min_s) + 1) as u32
+            }
+            (false, None) => items.exptime(i),
+        };
+        req.kind = OpKind::Insert;
+        req.blob = true;
+        req.record.clear();
+        req.record.push(b"", items.value(i));
+        req.more_keys.clear();
+    }
+
     /// A GET of `keys` keys (0 and 1 both mean one key: a plain GET).
     #[inline]
     fn fill_get(&mut self, req: &mut Request, keys: u32) {
@@ -1237,18 +1377,27 @@ impl MemtierSource {
         req.read_all = true;
         req.ttl_s = 0;
         req.key.clear();
-        req.key.extend_from_slice(&self.shared.prefix);
-        push_decimal(key, &mut req.key);
+        put_key(&self.shared, key, &mut req.key);
         req.record.clear();
         req.more_keys.clear();
         for _ in 1..keys {
             let key = self.key_index(pattern, false);
-            let prefix = &self.shared.prefix;
-            req.more_keys.push_with(|out| {
-                out.extend_from_slice(prefix);
-                push_decimal(key, out);
-            });
+            let shared = &*self.shared;
+            req.more_keys.push_with(|out| put_key(shared, key, out));
         }
+    }
+}
+
+/// Appends key number `k`'s name: the prefix and `k` in decimal (`"%s%llu"`), or with
+/// imported keys the key of item `k − 1`.
+#[inline]
+fn put_key(shared: &Shared, k: u64, out: &mut Vec<u8>) {
+    match &shared.named_keys {
+        None => {
+            out.extend_from_slice(&shared.prefix);
+            push_decimal(k, out);
+        }
+        Some(items) => out.extend_from_slice(items.key((k - 1) as usize)),
     }
 }
 
@@ -1339,6 +1488,123 @@ mod tests {
                 (req.kind, req.keys().map(<[u8]>::to_vec).collect())
             })
             .collect()
+    }
+
+    fn three_items() -> Arc<ImportedItems> {
+        let mut file = format!("{IMPORT_HEADER}\n").into_bytes();
+        for (k, v, exp) in [("a", "va", 0), ("bb", "vbb", 60), ("c", "", 0)] {
+            write_import_item(&mut file, k.as_bytes(), v.as_bytes(), exp).unwrap();
+        }
+        Arc::new(ImportedItems::parse(&file, std::path::Path::new("x")).unwrap())
+    }
+
+    #[test]
+    fn imported_items_are_set_in_file_order_and_their_keys_read() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 1 },
+            key_minimum: 1,
+            key_maximum: 3,
+            set_pattern: KeyPattern::Sequential,
+            get_pattern: KeyPattern::Sequential,
+            import: Some(three_items()),
+            ..MemtierSpec::default()
+        };
+        let wl = MemtierWorkload::new(spec.clone()).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        let mut req = Request::default();
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            src.next(&mut req).unwrap();
+            let key = String::from_utf8(req.key.clone()).unwrap();
+            let value = String::from_utf8(req.blob_value().to_vec()).unwrap();
+            seen.push((req.kind, key, value, req.ttl_s));
+        }
+        let insert = |k: &str, v: &str, ttl| (OpKind::Insert, k.to_string(), v.to_string(), ttl);
+        let read = |k: &str| (OpKind::Read, k.to_string(), String::new(), 0);
+        assert_eq!(
+            seen,
+            [
+                insert("a", "va", 0),
+                read("a"),
+                insert("bb", "vbb", 60),
+                read("bb"),
+                insert("c", "", 0),
+                read("c"),
+                insert("a", "va", 0),
+                read("a"),
+            ]
+        );
+        // --generate-keys: generated names, imported values; --no-expiry: no TTL.
+        let spec = MemtierSpec {
+            generate_keys: true,
+            no_expiry: true,
+            key_prefix: "g-".into(),
+            ..spec
+        };
+        let got = requests(spec.clone(), 4);
+        assert_eq!(got[0].1, [b"g-1".to_vec()]);
+        assert_eq!(got[3].1, [b"g-2".to_vec()]);
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        src.next(&mut req).unwrap();
+        src.next(&mut req).unwrap();
+        src.next(&mut req).unwrap();
+        assert_eq!((req.blob_value(), req.ttl_s), (&b"vbb"[..], 0));
+        // The key range must name imported items.
+        let bad = MemtierSpec {
+            key_minimum: 0,
+            key_maximum: 3,
+            import: Some(three_items()),
+            ..MemtierSpec::default()
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("within [1, 3]"));
+    }
+
+    #[test]
+    fn the_verifier_reads_back_what_sets_wrote_and_skips_gets() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 2 },
+            key_minimum: 1,
+            key_maximum: 3,
+            set_pattern: KeyPattern::Sequential,
+            get_pattern: KeyPattern::Sequential,
+            import: Some(three_items()),
+            requests: Some(7),
+            ..MemtierSpec::default()
+        };
+        let wl = MemtierWorkload::new(spec.clone()).unwrap();
+        let mut v = wl.verifier(0);
+        let (mut req, mut expected) = (Request::default(), Vec::new());
+        let mut reads = Vec::new();
+        while v.next(&mut req, &mut expected) {
+            assert_eq!(req.kind, OpKind::Read);
+            reads.push((req.key.clone(), expected.clone()));
+        }
+        // 7 requests of the 1:2 cycle hold 3 SETs.
+        assert_eq!(
+            reads,
+            [
+                (b"a".to_vec(), b"va".to_vec()),
+                (b"bb".to_vec(), b"vbb".to_vec()),
+                (b"c".to_vec(), b"".to_vec())
+            ]
+        );
+        // Bounded by time: every item once.
+        let wl = MemtierWorkload::new(MemtierSpec {
+            requests: None,
+            ..spec
+        })
+        .unwrap();
+        let mut v = wl.verifier(0);
+        let mut n = 0;
+        while v.next(&mut req, &mut expected) {
+            n += 1;
+        }
+        assert_eq!(n, 3);
     }
 
     #[test]
