@@ -44,8 +44,8 @@ use kvlab_core::{
 use kvlab_proto::resp::{self, Frame};
 use kvlab_stores::StoreOptions;
 
-use crate::conn::{tls_settings, Conn, Endpoint, Link, Tls, TlsVersion};
-use crate::url::ServerUrl;
+use crate::conn::{tls_settings, Addr, Conn, Endpoint, Link, Recycle, Tls, TlsVersion};
+use crate::url::{resolve_host, AddressFamily, ServerUrl};
 
 /// Every `redis.*` option.
 pub const OPTION_NAMES: &[&str] = &[
@@ -61,6 +61,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "tls_key_file",
     "cluster",
     "index_key",
+    "address_family",
+    "reconnect_interval",
 ];
 
 /// How records map onto Redis data types.
@@ -121,6 +123,10 @@ pub struct RedisConfig {
     pub cluster: ClusterMode,
     /// The sorted set indexing keys for scans (hash model).
     pub index_key: String,
+    /// Which addresses host names resolve to.
+    pub address_family: AddressFamily,
+    /// Close and reopen a session's connections after this many requests (0: never).
+    pub reconnect_interval: u64,
 }
 
 fn config_err(message: String) -> StoreError {
@@ -135,8 +141,8 @@ impl RedisConfig {
         default_model: Model,
         mut opts: StoreOptions,
     ) -> Result<RedisConfig, StoreError> {
-        let url = ServerUrl::parse(url, &["redis", "rediss"], 6379)?;
-        if url.hosts.len() != 1 {
+        let url = ServerUrl::parse(url, &["redis", "rediss", "redis+unix", "unix"], 6379)?;
+        if url.server_count() != 1 {
             return Err(config_err(format!(
                 "{url}: give one server (a cluster is discovered from any of its nodes)"
             )));
@@ -185,6 +191,18 @@ impl RedisConfig {
             _ => ClusterMode::Auto,
         };
         let index_key = opts.string("index_key", "_indices");
+        let address_family = AddressFamily::parse(&opts.choice(
+            "address_family",
+            AddressFamily::NAMES,
+            "any",
+        )?)
+        .expect("a listed choice");
+        let reconnect_interval = opts.int("reconnect_interval", 0)?;
+        if reconnect_interval < 0 {
+            return Err(config_err(
+                "redis.reconnect_interval must be >= 0 (0: never)".into(),
+            ));
+        }
         opts.finish(OPTION_NAMES)?;
         Ok(RedisConfig {
             url,
@@ -199,6 +217,8 @@ impl RedisConfig {
             tls_client_cert,
             cluster,
             index_key,
+            address_family,
+            reconnect_interval: reconnect_interval as u64,
         })
     }
 
@@ -229,6 +249,11 @@ impl RedisConfig {
                 StatValue::from(self.tls_client_cert.is_some()),
             ),
             ("index_key".into(), self.index_key.as_str().into()),
+            ("address_family".into(), self.address_family.name().into()),
+            (
+                "reconnect_interval".into(),
+                StatValue::from(self.reconnect_interval),
+            ),
         ]
     }
 }
@@ -276,17 +301,10 @@ impl Inner {
         } else {
             format!("{host}:{port}")
         };
-        use std::net::ToSocketAddrs;
-        let addr = (host, port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| {
-                StoreError::new(StoreErrorKind::Connection, format!("cannot resolve {name}"))
-            })?;
+        let addr = resolve_host(host, port, self.config.address_family)?;
         Ok(Endpoint {
             name,
-            addr,
+            addr: Addr::Tcp(addr),
             tls: self.tls.clone(),
             connect_timeout: self.config.connect_timeout,
             timeout: self.config.timeout,
@@ -492,8 +510,22 @@ impl RedisStore {
             nodes: RwLock::new(Vec::new()),
             slots: None,
         };
-        let (host, port) = inner.config.url.hosts[0].clone();
-        inner.node_index(&host, port)?;
+        match &inner.config.url.socket {
+            Some(path) => {
+                let ep = Endpoint {
+                    name: path.display().to_string(),
+                    addr: Addr::Unix(path.clone()),
+                    tls: None,
+                    connect_timeout: inner.config.connect_timeout,
+                    timeout: inner.config.timeout,
+                };
+                inner.nodes.write().expect("node list lock poisoned").push(ep);
+            }
+            None => {
+                let (host, port) = inner.config.url.hosts[0].clone();
+                inner.node_index(&host, port)?;
+            }
+        }
         let (server, cluster) = runtime.block_on(async {
             let mut conn = inner.connect(0).await?;
             let info = info(&mut conn, Some("server")).await?;
@@ -646,6 +678,7 @@ impl Store for RedisStore {
             inner: Arc::clone(&self.inner),
             links: Vec::new(),
             work: Work::default(),
+            recycle: Recycle::new(self.inner.config.reconnect_interval),
         })
     }
 
@@ -875,6 +908,8 @@ pub struct RedisSession {
     inner: Arc<Inner>,
     links: Vec<Link>,
     work: Work,
+    /// `redis.reconnect_interval`.
+    recycle: Recycle,
 }
 
 /// How many rounds a batch may take: a scan needs two, and each redirection one more.
@@ -1245,21 +1280,10 @@ fn single_outcome(part: Part, frame: &Frame<'_>, slot: &mut Slot) -> Result<Outc
     }
 }
 
-impl Session for RedisSession {
-    async fn prepare(&mut self) -> Result<(), StoreError> {
-        let nodes = self
-            .inner
-            .nodes
-            .read()
-            .expect("node list lock poisoned")
-            .len();
-        for node in 0..nodes {
-            self.ensure_connected(node).await?;
-        }
-        Ok(())
-    }
-
-    async fn execute(&mut self, batch: &mut Batch) {
+impl RedisSession {
+    /// Executes a batch: in one pass when it can ([`RedisSession::execute_direct`]),
+    /// else in rounds.
+    async fn execute_rounds(&mut self, batch: &mut Batch) {
         if self.inner.slots.is_none() && self.execute_direct(batch).await {
             return;
         }
@@ -1356,6 +1380,31 @@ impl Session for RedisSession {
                     "request left incomplete",
                 )));
                 slot.complete(r);
+            }
+        }
+    }
+}
+
+impl Session for RedisSession {
+    async fn prepare(&mut self) -> Result<(), StoreError> {
+        let nodes = self
+            .inner
+            .nodes
+            .read()
+            .expect("node list lock poisoned")
+            .len();
+        for node in 0..nodes {
+            self.ensure_connected(node).await?;
+        }
+        Ok(())
+    }
+
+    async fn execute(&mut self, batch: &mut Batch) {
+        self.execute_rounds(batch).await;
+        if self.recycle.count(batch.len()) {
+            // memtier's --reconnect-interval: the next batch connects afresh.
+            for link in &mut self.links {
+                link.conn = None;
             }
         }
     }
