@@ -555,6 +555,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         interval: args.interval,
         seed,
         max_errors: args.max_errors,
+        stop_on_connection_error: false,
         thread_groups: match &work {
             Work::Extra(w) => w.thread_groups(),
             _ => Vec::new(),
@@ -706,6 +707,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         interval: args.interval,
         seed,
         max_errors: m.max_errors,
+        // memtier stops at a lost connection unless told to reconnect.
+        stop_on_connection_error: !a.reconnect_on_error(),
         thread_groups: Vec::new(),
     };
     let ctx = Phase {
@@ -1360,6 +1363,12 @@ fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunD
             ctx.plan.max_errors.unwrap_or(0)
         ));
     }
+    if let Some(e) = &outcome.connection_lost {
+        notes.push(format!(
+            "stopped: {e} (without --reconnect-on-error a lost connection ends the run, as \
+             in memtier_benchmark)"
+        ));
+    }
     if outcome.fell_behind {
         notes.push(format!(
             "fell behind: the client lagged its schedule by up to {:.1} ms; the offered load \
@@ -1393,6 +1402,7 @@ fn exit_code(ctx: &Phase, outcome: &RunOutcome) -> ExitCode {
     if outcome.interrupted {
         ExitCode::from(130)
     } else if outcome.error_budget_exceeded
+        || outcome.connection_lost.is_some()
         || outcome.integrity_failed > 0
         || ctx.work.extra_failed()
     {

@@ -99,12 +99,9 @@ impl MemcachedConfig {
             "binary" => Protocol::Binary,
             _ => Protocol::Text,
         };
-        let address_family = AddressFamily::parse(&opts.choice(
-            "address_family",
-            AddressFamily::NAMES,
-            "any",
-        )?)
-        .expect("a listed choice");
+        let address_family =
+            AddressFamily::parse(&opts.choice("address_family", AddressFamily::NAMES, "any")?)
+                .expect("a listed choice");
         let reconnect_interval = opts.int("reconnect_interval", 0)?;
         if reconnect_interval < 0 {
             return Err(StoreError::new(
@@ -210,10 +207,30 @@ impl MemcachedStore {
             let binary = inner.config.protocol == Protocol::Binary;
             let v = runtime.block_on(async {
                 let mut conn = Conn::connect(ep).await?;
-                if binary {
-                    binary_version(&mut conn).await
-                } else {
-                    text_version(&mut conn).await
+                // A server that does not speak the protocol may never answer.
+                let asked = async {
+                    if binary {
+                        binary_version(&mut conn).await
+                    } else {
+                        text_version(&mut conn).await
+                    }
+                };
+                match tokio::time::timeout(ep.connect_timeout, asked).await {
+                    Ok(v) => v,
+                    Err(_) => Err(StoreError::new(
+                        StoreErrorKind::Connection,
+                        format!(
+                            "{}: no answer to `version` within {:?}{}",
+                            ep.name,
+                            ep.connect_timeout,
+                            if binary {
+                                "; does the server speak the binary protocol (memcached -B \
+                                 auto or -B binary)?"
+                            } else {
+                                ""
+                            }
+                        ),
+                    )),
                 }
             })?;
             versions.push(v);
@@ -262,7 +279,10 @@ async fn binary_version(conn: &mut Conn) -> Result<String, StoreError> {
             Ok(Some((r, _))) => {
                 return Err(StoreError::new(
                     StoreErrorKind::Protocol,
-                    format!("{}: a binary VERSION request was answered {r:?}", conn.name()),
+                    format!(
+                        "{}: a binary VERSION request was answered {r:?}",
+                        conn.name()
+                    ),
                 ))
             }
             Ok(None) => conn.fill().await?,

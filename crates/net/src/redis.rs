@@ -191,12 +191,9 @@ impl RedisConfig {
             _ => ClusterMode::Auto,
         };
         let index_key = opts.string("index_key", "_indices");
-        let address_family = AddressFamily::parse(&opts.choice(
-            "address_family",
-            AddressFamily::NAMES,
-            "any",
-        )?)
-        .expect("a listed choice");
+        let address_family =
+            AddressFamily::parse(&opts.choice("address_family", AddressFamily::NAMES, "any")?)
+                .expect("a listed choice");
         let reconnect_interval = opts.int("reconnect_interval", 0)?;
         if reconnect_interval < 0 {
             return Err(config_err(
@@ -519,7 +516,11 @@ impl RedisStore {
                     connect_timeout: inner.config.connect_timeout,
                     timeout: inner.config.timeout,
                 };
-                inner.nodes.write().expect("node list lock poisoned").push(ep);
+                inner
+                    .nodes
+                    .write()
+                    .expect("node list lock poisoned")
+                    .push(ep);
             }
             None => {
                 let (host, port) = inner.config.url.hosts[0].clone();

@@ -8,7 +8,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use kvlab_core::{Batch, OpKind, Record, Session, Slot, Status, Timestamp};
+use kvlab_core::{
+    Batch, OpKind, Record, Session, Slot, Status, StoreError, StoreErrorKind, Timestamp,
+};
 use kvlab_measure::Recorder;
 use kvlab_workload::{OpSource, Ticket, Verdict};
 
@@ -532,6 +534,18 @@ fn ask_retry<Src: OpSource>(
     source.retry_after(slot, retries)
 }
 
+/// Stops the run at a lost connection, keeping the first one's error.
+#[cold]
+#[inline(never)]
+fn connection_lost(shared: &Shared, e: &StoreError) {
+    let mut first = shared
+        .connection_lost
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    first.get_or_insert_with(|| e.clone());
+    shared.stop.store(true, Ordering::Relaxed);
+}
+
 /// Records one completed request: service time from `started`, and in open loop the
 /// latency from its intended start; errors count against the shared budget.
 #[inline]
@@ -557,6 +571,9 @@ fn account(
             if errors > shared.max_errors {
                 shared.budget_exceeded.store(true, Ordering::Relaxed);
                 shared.stop.store(true, Ordering::Relaxed);
+            }
+            if e.kind == StoreErrorKind::Connection && shared.stop_on_connection_error {
+                connection_lost(shared, e);
             }
         }
     }
