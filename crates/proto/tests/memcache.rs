@@ -809,12 +809,12 @@ mod binary_protocol {
         out
     }
 
-    /// Parses a stream fed `chunk` bytes at a time, as a connection reads it: the
-    /// (opcode, status, opaque, key, value) of every response.
-    fn parse_in_chunks(
-        stream: &[u8],
-        chunk: usize,
-    ) -> Vec<(Opcode, Status, u32, Vec<u8>, Vec<u8>)> {
+    /// A parsed response's opcode, status, opaque, key and value, owned.
+    type Parsed = (Opcode, Status, u32, Vec<u8>, Vec<u8>);
+
+    /// Parses a stream fed `chunk` bytes at a time, as a connection reads it: every
+    /// response.
+    fn parse_in_chunks(stream: &[u8], chunk: usize) -> Vec<Parsed> {
         let mut buf = Vec::new();
         let mut got = Vec::new();
         for piece in stream.chunks(chunk) {
