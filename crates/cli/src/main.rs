@@ -118,12 +118,14 @@ struct PhaseArgs {
     #[arg(long, value_name = "SIZE")]
     disk_size: Option<String>,
     /// Server of a network store: redis://user:password@host:port/db (credentials and
-    /// db optional), rediss://… for TLS, memcached://host:port,host:port….
+    /// db optional), rediss://… for TLS, memcached://host:port,host:port…; a UNIX
+    /// domain socket: redis+unix:///path?db=N (or unix:///path), memcached+unix:///path.
     #[arg(long, value_name = "URL")]
     url: Option<String>,
     /// Start a local server for the run (redis-server or memcached from PATH) on a free
-    /// loopback port, with comma-separated settings, e.g. maxmemory=512mb or m=64,t=4;
-    /// it starts empty, so `run` loads the workload's records first.
+    /// loopback port, with comma-separated settings, e.g. maxmemory=512mb or m=64,t=4
+    /// (unixsocket=PATH or s=PATH: on a UNIX domain socket); it starts empty, so `run`
+    /// loads the workload's records first.
     #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "")]
     spawn: Option<String>,
     /// Worker threads (YCSB `threadcount`).
@@ -991,6 +993,11 @@ fn spawn_server(ctx: &Phase, kind: kvlab_spawn::ServerKind) -> Result<Option<kvl
 fn server_url(ctx: &Phase, server: Option<&kvlab_spawn::Server>, default: &str) -> Result<String> {
     Ok(match (server, &ctx.args.url) {
         (Some(s), _) => match s.config().iter().find(|(k, _)| k == "requirepass") {
+            Some((_, password)) if s.unix_socket().is_some() => format!(
+                "{}?pass={}",
+                s.url(),
+                memtier_args::percent_encode(password)
+            ),
             Some((_, password)) => s.url().replacen(
                 "://",
                 &format!("://:{}@", memtier_args::percent_encode(password)),
