@@ -1,5 +1,6 @@
 //! The `redis` store: any server that speaks RESP (Redis, Valkey, Dragonfly, KeyDB,
-//! Kvrocks…), one node or a Redis Cluster, over plain TCP or TLS, RESP2 or RESP3.
+//! Kvrocks…), one node or a Redis Cluster, over plain TCP, TLS or a UNIX domain socket
+//! (`redis+unix:///path?db=N`), RESP2 or RESP3.
 //!
 //! Two data models (`redis.model`):
 //!

@@ -395,7 +395,10 @@ mod tests {
                 "redis+unix:///tmp/r.sock?db=2&pass=s3cret --x",
                 "redis+unix:///tmp/r.sock?db=2&pass=*** --x",
             ),
-            ("unix:///s?password=p&user=u", "unix:///s?password=***&user=u"),
+            (
+                "unix:///s?password=p&user=u",
+                "unix:///s?password=***&user=u",
+            ),
             ("unix:///s?db=1", "unix:///s?db=1"),
         ] {
             assert_eq!(redact_url(input), want, "{input}");
