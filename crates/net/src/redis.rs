@@ -30,7 +30,8 @@
 //! read). A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
 //! `ZRANGEBYLEX` and reads) and, in a cluster, several nodes: the session works in
 //! rounds until every request of the batch is complete, following `MOVED` and `ASK`
-//! redirections. The common batch — one server, not a cluster, every request one
+//! redirections, and sending again, after a pause, an `MGET` answered `-TRYAGAIN` (its
+//! slot's keys split by a resharding in progress). The common batch — one server, not a cluster, every request one
 //! command (GET, SET, DEL, MGET, HGETALL, HMGET, a hash update's HSET) — is sent and
 //! read in one pass without that bookkeeping.
 
@@ -824,6 +825,8 @@ struct Work {
     /// The command of each request of a batch sent the direct way
     /// ([`RedisSession::execute_direct`]).
     parts: Vec<Part>,
+    /// A `-TRYAGAIN` came back this round: the next round waits first.
+    try_again: bool,
 }
 
 impl Work {
@@ -916,6 +919,15 @@ pub struct RedisSession {
 
 /// How many rounds a batch may take: a scan needs two, and each redirection one more.
 const MAX_ROUNDS: usize = 6;
+
+/// The pause before resending an `MGET` answered `-TRYAGAIN` (keys of a slot split by a
+/// resharding), doubled at each of up to [`TRY_AGAIN_WAITS`] waits per batch: 10 ms to
+/// 640 ms, 1.27 s in all.
+const TRY_AGAIN_FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// How many times a batch waits for a resharding before `-TRYAGAIN` counts as a
+/// redirection round.
+const TRY_AGAIN_WAITS: u32 = 7;
 
 impl RedisSession {
     /// Grows the per-node link and queue lists to hold `node`.
@@ -1299,7 +1311,15 @@ impl RedisSession {
         // Cloned once per batch: encoding a request does not touch the shared count.
         let inner = Arc::clone(&self.inner);
         let mut todo = std::mem::take(&mut self.work.todo);
-        for round in 0..MAX_ROUNDS {
+        let mut round = 0;
+        let mut waits = 0;
+        self.work.try_again = false;
+        while round < MAX_ROUNDS {
+            if std::mem::take(&mut self.work.try_again) {
+                // Rounds that only wait out a resharding do not count as redirections.
+                tokio::time::sleep(TRY_AGAIN_FIRST_WAIT * (1 << waits)).await;
+                waits += 1;
+            }
             // Requests with something left to send this round.
             todo.clear();
             todo.extend((0..n).filter(|&i| {
@@ -1363,7 +1383,10 @@ impl RedisSession {
                 }
             }
             self.exchange(batch).await;
-            if round == MAX_ROUNDS - 1 {
+            if !self.work.try_again || waits == TRY_AGAIN_WAITS {
+                round += 1;
+            }
+            if round == MAX_ROUNDS {
                 for w in &mut self.work.slots {
                     if w.outcome.is_none() {
                         w.outcome = Some(Err(StoreError::new(
@@ -1611,11 +1634,24 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
         current,
         groups,
         group_keys,
+        try_again,
         ..
     } = work;
     let w = &mut slots[p.slot];
     w.waiting = w.waiting.saturating_sub(1);
     if let Some(msg) = error_message(frame) {
+        if p.part == Part::MGetGroup && inner.slots.is_some() && msg.starts_with("TRYAGAIN") {
+            // A slot being resharded holds some of the MGET's keys, its target the
+            // others: send the MGET again, to the slot's owner, after a pause (the
+            // cluster specification's advice, and redis-rs's wait-and-retry).
+            let group = &mut groups[p.key as usize];
+            let first = group_keys[group.keys.start];
+            let node = inner.route(nth_key(&batch.slots()[p.slot].request, first));
+            group.target = Some((node, false));
+            w.group_resends += 1;
+            *try_again = true;
+            return;
+        }
         if let Some(r) = frame.redirect() {
             if inner.slots.is_some() {
                 if let Some(port) = r.port() {
