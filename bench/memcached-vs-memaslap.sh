@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# kvlab's memcached client (text protocol) beside memaslap (Debian's libmemcached-tools
-# ships it as `memcaslap`), in one go against one memcached (-t 2): SET then GET, one
-# client thread, 50 connections, no pipelining, 32-byte values; rounds alternate which
-# tool goes first. Each tool's CPU time (user + system, from /usr/bin/time) is divided
-# by the requests it sent.
+# kvlab's memcached client beside memaslap (Debian's libmemcached-tools ships it as
+# `memcaslap`), in one go against one memcached (-t 2): SET then GET, one client thread,
+# 50 connections, no pipelining, 32-byte values; rounds alternate which tool goes first.
+# Each tool's CPU time (user + system, from /usr/bin/time) is divided by the requests it
+# sent.
+#
+# PROTOCOL=text (default) compares the text protocols; PROTOCOL=binary compares the
+# binary protocols (kvlab memtier -P memcache_binary, memaslap -B) and runs kvlab's text
+# protocol in the same rounds too, for the binary / text ratio.
 #
 # Both tools read and write the same number of keys of the same size:
 # - keys: memaslap makes random 16-byte keys, a window of 1024 per connection (-w 1k):
@@ -21,11 +25,18 @@
 # Prints every round and a table of medians with the ratios kvlab / memaslap:
 # throughput (target >= 1.0) and CPU per request.
 #
-# Usage: bench/memcached-vs-memaslap.sh [ROUNDS] (default 3); SECS per run (default 5).
+# Usage: bench/memcached-vs-memaslap.sh [ROUNDS] (default 3); SECS per run (default 5),
+# PROTOCOL text or binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-3}"
 SECS="${SECS:-5}"
+PROTOCOL="${PROTOCOL:-text}"
+case "$PROTOCOL" in
+  text) KV_PROTO=memcache_text; MS_FLAGS=(); TOOLS="ms kv" ;;
+  binary) KV_PROTO=memcache_binary; MS_FLAGS=(-B); TOOLS="ms kv kt" ;;
+  *) echo "PROTOCOL is text or binary" >&2; exit 2 ;;
+esac
 CLIENTS=50
 MEMASLAP="$(command -v memcaslap || command -v memaslap || true)"
 [ -n "$MEMASLAP" ] || { echo "missing memcaslap (apt-get install libmemcached-tools)" >&2; exit 1; }
@@ -61,7 +72,7 @@ done
 
 # kvlab's keys: prefix + 5 digits = 16 bytes, as memaslap's; 51200 of them.
 KEYS=(--key-prefix memtier-key --key-minimum 10000 --key-maximum 61199)
-"$KVLAB" memtier -s 127.0.0.1 -p "$port" -P memcache_text -t 1 -c "$CLIENTS" --ratio 1:0 \
+"$KVLAB" memtier -s 127.0.0.1 -p "$port" -P "$KV_PROTO" -t 1 -c "$CLIENTS" --ratio 1:0 \
   --key-pattern P:P -n allkeys --data-size 32 "${KEYS[@]}" --hide-histogram >/dev/null
 
 # memaslap's configuration: key sizes, value sizes, then SET (0) and GET (1) shares.
@@ -77,7 +88,7 @@ timed() {
 per_request() { awk -v c="$cpu" -v n="$1" 'BEGIN { printf "%.3f", c * 1e6 / n }'; }
 run_ms() { # TEST
   timed "$MEMASLAP" -s "127.0.0.1:$port" -T 1 -c "$CLIENTS" -t "${SECS}s" -S 1s -w 1k \
-    -F "$work/$1.cfg"
+    "${MS_FLAGS[@]}" -F "$work/$1.cfg"
   local sent
   sent="$(awk '/^cmd_get:/ { g = $2 } /^cmd_set:/ { s = $2 } END { print g + s }' "$work/out")"
   if [ "$1" = set ]; then
@@ -89,10 +100,13 @@ run_ms() { # TEST
   fi
   cpu_us="$(per_request "$sent")"
 }
-run_kv() { # TEST
+run_kt() { # TEST: kvlab over the text protocol
+  run_kv "$1" memcache_text
+}
+run_kv() { # TEST [PROTOCOL]
   local ratio=1:0
   [ "$1" = get ] && ratio=0:1
-  timed "$KVLAB" memtier -s 127.0.0.1 -p "$port" -P memcache_text -t 1 -c "$CLIENTS" \
+  timed "$KVLAB" memtier -s 127.0.0.1 -p "$port" -P "${2:-$KV_PROTO}" -t 1 -c "$CLIENTS" \
     --ratio "$ratio" --distinct-client-seed --test-time "$SECS" --data-size 32 "${KEYS[@]}" \
     --hide-histogram --json-out-file "$work/kv.json"
   if [ "$1" = set ]; then
@@ -112,20 +126,21 @@ run_kv() { # TEST
   hits="$(awk '$1 == "Totals" { print $3 }' "$work/out")"
 }
 
-echo "$(memcached -V) -t 2 on 127.0.0.1:$port; $MEMASLAP; $(nproc) CPUs;" \
+echo "$(memcached -V) -t 2 on 127.0.0.1:$port; $MEMASLAP; $PROTOCOL protocol; $(nproc) CPUs;" \
   "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A RPS CPU
 for r in $(seq 1 "$ROUNDS"); do
-  order="ms kv"
-  [ $((r % 2)) = 0 ] && order="kv ms"
+  order="$TOOLS"
+  [ $((r % 2)) = 0 ] && order="$(echo "$TOOLS" | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')"
   for test in set get; do
     for tool in $order; do
       hits=""
       "run_$tool" "$test"
       RPS[$tool,$test]+="$rps "
       CPU[$tool,$test]+="$cpu_us "
-      printf 'round %d  %-3s %-9s %10.0f req/s %8.3f CPU us/req%s\n' "$r" "$test" \
-        "$([ "$tool" = ms ] && echo memaslap || echo kvlab)" "$rps" "$cpu_us" \
+      case $tool in ms) name=memaslap ;; kv) name="kvlab" ;; kt) name="kvlab-text" ;; esac
+      printf 'round %d  %-3s %-10s %10.0f req/s %8.3f CPU us/req%s\n' "$r" "$test" \
+        "$name" "$rps" "$cpu_us" \
         "$([ "$test" = get ] && [ -n "$hits" ] && echo "  (hits/s $hits)")"
     done
   done
@@ -143,4 +158,19 @@ for test in set get; do
     "$ms_r" "$kv_r" "$(awk -v a="$kv_r" -v b="$ms_r" 'BEGIN { print a / b }')" \
     "$ms_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$ms_c" 'BEGIN { print a / b }')"
 done
-echo "(medians of $ROUNDS rounds; ratio = kvlab / memaslap)"
+echo "(medians of $ROUNDS rounds; ratio = kvlab / memaslap; $PROTOCOL protocol)"
+if [ "$PROTOCOL" = binary ]; then
+  echo
+  printf '| test | kvlab text req/s | kvlab binary req/s | binary / text | text CPU us/req | binary CPU us/req | binary / text |\n'
+  printf '|---|---|---|---|---|---|---|\n'
+  for test in set get; do
+    # shellcheck disable=SC2086
+    kt_r="$(median ${RPS[kt,$test]})"; kv_r="$(median ${RPS[kv,$test]})"
+    # shellcheck disable=SC2086
+    kt_c="$(median ${CPU[kt,$test]})"; kv_c="$(median ${CPU[kv,$test]})"
+    printf '| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f |\n' "${test^^}" \
+      "$kt_r" "$kv_r" "$(awk -v a="$kv_r" -v b="$kt_r" 'BEGIN { print a / b }')" \
+      "$kt_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$kt_c" 'BEGIN { print a / b }')"
+  done
+  echo "(medians of $ROUNDS rounds, kvlab's two protocols alternated in each round)"
+fi

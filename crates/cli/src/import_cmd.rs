@@ -697,6 +697,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         interval: a.interval,
         seed: a.seed.unwrap_or_else(super::random_seed),
         max_errors: a.max_errors,
+        stop_on_connection_error: false,
         thread_groups: Vec::new(),
         ..RunPlan::default()
     };

@@ -119,12 +119,14 @@ struct PhaseArgs {
     #[arg(long, value_name = "SIZE")]
     disk_size: Option<String>,
     /// Server of a network store: redis://user:password@host:port/db (credentials and
-    /// db optional), rediss://… for TLS, memcached://host:port,host:port….
+    /// db optional), rediss://… for TLS, memcached://host:port,host:port…; a UNIX
+    /// domain socket: redis+unix:///path?db=N (or unix:///path), memcached+unix:///path.
     #[arg(long, value_name = "URL")]
     url: Option<String>,
     /// Start a local server for the run (redis-server or memcached from PATH) on a free
-    /// loopback port, with comma-separated settings, e.g. maxmemory=512mb or m=64,t=4;
-    /// it starts empty, so `run` loads the workload's records first.
+    /// loopback port, with comma-separated settings, e.g. maxmemory=512mb or m=64,t=4
+    /// (unixsocket=PATH or s=PATH: on a UNIX domain socket); it starts empty, so `run`
+    /// loads the workload's records first.
     #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "")]
     spawn: Option<String>,
     /// Worker threads (YCSB `threadcount`).
@@ -565,6 +567,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         interval: args.interval,
         seed,
         max_errors: args.max_errors,
+        stop_on_connection_error: false,
         thread_groups: match &work {
             Work::Extra(w) => w.thread_groups(),
             _ => Vec::new(),
@@ -725,6 +728,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         interval: args.interval,
         seed,
         max_errors: m.max_errors,
+        // memtier stops at a lost connection unless told to reconnect.
+        stop_on_connection_error: !a.reconnect_on_error(),
         thread_groups: Vec::new(),
         client_stats: a.client_stats.is_some(),
     };
@@ -1008,6 +1013,11 @@ fn spawn_server(ctx: &Phase, kind: kvlab_spawn::ServerKind) -> Result<Option<kvl
 fn server_url(ctx: &Phase, server: Option<&kvlab_spawn::Server>, default: &str) -> Result<String> {
     Ok(match (server, &ctx.args.url) {
         (Some(s), _) => match s.config().iter().find(|(k, _)| k == "requirepass") {
+            Some((_, password)) if s.unix_socket().is_some() => format!(
+                "{}?pass={}",
+                s.url(),
+                memtier_args::percent_encode(password)
+            ),
             Some((_, password)) => s.url().replacen(
                 "://",
                 &format!("://:{}@", memtier_args::percent_encode(password)),
@@ -1484,6 +1494,12 @@ fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunD
             ctx.plan.max_errors.unwrap_or(0)
         ));
     }
+    if let Some(e) = &outcome.connection_lost {
+        notes.push(format!(
+            "stopped: {e} (without --reconnect-on-error a lost connection ends the run, as \
+             in memtier_benchmark)"
+        ));
+    }
     if outcome.fell_behind {
         notes.push(format!(
             "fell behind: the client lagged its schedule by up to {:.1} ms; the offered load \
@@ -1517,6 +1533,7 @@ fn exit_code(ctx: &Phase, outcome: &RunOutcome) -> ExitCode {
     if outcome.interrupted {
         ExitCode::from(130)
     } else if outcome.error_budget_exceeded
+        || outcome.connection_lost.is_some()
         || outcome.integrity_failed > 0
         || ctx.work.extra_failed()
     {

@@ -38,7 +38,7 @@ pub enum MemtierProtocol {
     /// memcached's text protocol.
     #[value(name = "memcache_text")]
     MemcacheText,
-    /// memcached's binary protocol (not supported by kvlab).
+    /// memcached's binary protocol.
     #[value(name = "memcache_binary")]
     MemcacheBinary,
 }
@@ -111,16 +111,17 @@ pub struct MemtierArgs {
         value_parser = clap::value_parser!(u16).range(1..)
     )]
     pub port: Option<u16>,
-    /// UNIX domain socket name (not supported by kvlab).
+    /// UNIX domain socket to connect to instead of --server/--port
+    /// (redis+unix:// or memcached+unix://).
     #[arg(short = 'S', long, value_name = "SOCKET")]
     pub unix_socket: Option<PathBuf>,
-    /// Force IPv4 address resolution (not supported by kvlab).
+    /// Resolve --server to IPv4 addresses only.
     #[arg(short = '4', long)]
     pub ipv4: bool,
-    /// Force IPv6 address resolution (not supported by kvlab).
+    /// Resolve --server to IPv6 addresses only.
     #[arg(short = '6', long)]
     pub ipv6: bool,
-    /// Protocol: redis, resp2, resp3, memcache_text (memcache_binary is not supported).
+    /// Protocol: redis, resp2, resp3, memcache_text, memcache_binary.
     #[arg(short = 'P', long, value_name = "PROTOCOL", default_value = "redis")]
     pub protocol: MemtierProtocol,
     /// Credentials: a password, or USER:PASSWORD for Redis 6 ACL users.
@@ -221,10 +222,11 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "NUMBER", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub pipeline: u32,
-    /// Reconnect after this many requests (not supported by kvlab).
+    /// Close and reopen each client's connection after this many requests.
     #[arg(long, value_name = "NUM")]
     pub reconnect_interval: Option<u32>,
-    /// Reconnect on connection errors (not supported by kvlab).
+    /// On a lost connection, reconnect (with back-off) and go on; without it the run
+    /// stops at the first lost connection.
     #[arg(long)]
     pub reconnect_on_error: bool,
     /// Connection (and TLS handshake) timeout in seconds (default 5).
@@ -350,28 +352,11 @@ impl MemtierArgs {
     /// Refuses every flag kvlab does not implement, and the combinations memtier itself
     /// refuses, with a message naming the flag and why.
     pub fn validate(&self) -> Result<(), String> {
-        let checks: &[(bool, &str, &str)] = &[
-            (
-                self.unix_socket.is_some(),
-                "-S/--unix-socket",
-                "kvlab connects over TCP only",
-            ),
-            (
-                self.ipv4 || self.ipv6,
-                "-4/--ipv4, -6/--ipv6",
-                "give an IPv4 or IPv6 address with -s instead",
-            ),
-            (
-                self.protocol == MemtierProtocol::MemcacheBinary,
-                "-P memcache_binary",
-                "kvlab speaks memcached's text protocol; use -P memcache_text",
-            ),
-            (
-                self.reconnect_interval.is_some() || self.reconnect_on_error,
-                "--reconnect-interval/--reconnect-on-error",
-                "kvlab keeps one connection per client for the whole run",
-            ),
-        ];
+        let checks: &[(bool, &str, &str)] = &[(
+            self.authenticate.is_some() && self.protocol == MemtierProtocol::MemcacheBinary,
+            "--authenticate with -P memcache_binary",
+            "memcached SASL authentication is not implemented",
+        )];
         if let Some((_, flag, reason)) = checks.iter().find(|c| c.0) {
             return Err(unsupported(flag, reason));
         }
@@ -406,6 +391,12 @@ impl MemtierArgs {
         }
         if self.cert.is_some() != self.key.is_some() {
             return Err("--cert and --key go together".to_string());
+        }
+        if self.ipv4 && self.ipv6 {
+            return Err("give -4/--ipv4 or -6/--ipv6, not both".to_string());
+        }
+        if self.unix_socket.is_some() && (self.tls || self.cluster_mode) {
+            return Err("-S/--unix-socket cannot be used with --tls or --cluster-mode".to_string());
         }
         if self.cluster_mode && !self.protocol.is_redis() {
             return Err("--cluster-mode can only be used with the redis protocols".to_string());
@@ -688,11 +679,15 @@ impl MemtierArgs {
 
     /// The server as a URL: `--uri` if given; otherwise `redis://[USER:PASSWORD@]HOST:PORT
     /// [/DB]` for the Redis protocols (a password alone gives `:PASSWORD@`), or
-    /// `memcached://HOST:PORT`. Credentials are percent-encoded; the RESP version is
-    /// [`MemtierArgs::protocol`]'s.
+    /// `memcached://HOST:PORT`; with `--unix-socket`, `redis+unix:///PATH[?db=DB&user=
+    /// USER&pass=PASSWORD]` or `memcached+unix:///PATH` (a relative path made absolute).
+    /// Credentials are percent-encoded; the RESP version is [`MemtierArgs::protocol`]'s.
     pub fn url(&self) -> String {
         if let Some(uri) = &self.uri {
             return uri.clone();
+        }
+        if let Some(socket) = &self.unix_socket {
+            return self.unix_url(socket);
         }
         let host = self.server.as_deref().unwrap_or("localhost");
         let host = if host.contains(':') && !host.starts_with('[') {
@@ -721,6 +716,36 @@ impl MemtierArgs {
         format!("{scheme}://{credentials}{host}:{port}{db}")
     }
 
+    /// [`MemtierArgs::url`] for a UNIX domain socket.
+    fn unix_url(&self, socket: &std::path::Path) -> String {
+        let path = std::path::absolute(socket).unwrap_or_else(|_| socket.to_path_buf());
+        if !self.protocol.is_redis() {
+            return format!("memcached+unix://{}", path.display());
+        }
+        let mut params = Vec::new();
+        if let Some(db) = self.select_db.filter(|&db| db > 0) {
+            params.push(format!("db={db}"));
+        }
+        match self
+            .authenticate
+            .as_deref()
+            .map(|a| a.split_once(':').unwrap_or(("", a)))
+        {
+            Some(("", password)) => params.push(format!("pass={}", percent_encode(password))),
+            Some((user, password)) => {
+                params.push(format!("user={}", percent_encode(user)));
+                params.push(format!("pass={}", percent_encode(password)));
+            }
+            None => {}
+        }
+        let query = if params.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", params.join("&"))
+        };
+        format!("redis+unix://{}{query}", path.display())
+    }
+
     /// Store options (`redis.*` or `memcached.*`) for the TLS and cluster flags
     /// (`--cacert`, `--tls-skip-verify`, `--tls-protocols`, `--sni`, `--cert`/`--key`,
     /// `--cluster-mode`),
@@ -740,6 +765,21 @@ impl MemtierArgs {
         }
         if self.protocol == MemtierProtocol::Resp3 {
             o.push("redis.protocol=resp3".to_string());
+        }
+        let store = if self.protocol.is_redis() {
+            "redis"
+        } else {
+            "memcached"
+        };
+        if self.protocol == MemtierProtocol::MemcacheBinary {
+            o.push("memcached.protocol=binary".to_string());
+        }
+        if self.ipv4 || self.ipv6 {
+            let family = if self.ipv4 { "ipv4" } else { "ipv6" };
+            o.push(format!("{store}.address_family={family}"));
+        }
+        if let Some(n) = self.reconnect_interval.filter(|&n| n > 0) {
+            o.push(format!("{store}.reconnect_interval={n}"));
         }
         if let Some(ca) = &self.cacert {
             o.push(format!("redis.tls_ca_file={}", ca.display()));
@@ -780,6 +820,11 @@ impl MemtierArgs {
     pub fn key_pattern(&self) -> (KeyPattern, KeyPattern) {
         self.key_pattern
             .unwrap_or((KeyPattern::Random, KeyPattern::Random))
+    }
+
+    /// `--reconnect-on-error`: reconnect and go on after a lost connection.
+    pub fn reconnect_on_error(&self) -> bool {
+        self.reconnect_on_error
     }
 
     /// Threads (`-t`).
@@ -1390,6 +1435,24 @@ mod tests {
         assert!(spec_error("-P memcache_text -a pw").contains("--authenticate"));
         assert!(spec_error("-P memcache_text --select-db=2").contains("--select-db"));
         assert!(parse("-P memcache_ascii").is_err());
+        let a = args("-S /tmp/r.sock -s ignored --select-db 2 -a u:p@ss");
+        assert_eq!(a.url(), "redis+unix:///tmp/r.sock?db=2&user=u&pass=p%40ss");
+        let a = args("-S /tmp/m.sock -P memcache_binary");
+        assert_eq!(a.url(), "memcached+unix:///tmp/m.sock");
+        assert_eq!(a.store_options(), ["memcached.protocol=binary"]);
+        let a = args("--unix-socket rel.sock");
+        assert!(a.url().starts_with("redis+unix:///") && a.url().ends_with("/rel.sock"));
+        assert!(spec_error("-S /r.sock --tls --tls-skip-verify").contains("--unix-socket"));
+        assert_eq!(args("-4").store_options(), ["redis.address_family=ipv4"]);
+        assert_eq!(
+            args("-6 -P memcache_text --reconnect-interval=5").store_options(),
+            [
+                "memcached.address_family=ipv6",
+                "memcached.reconnect_interval=5"
+            ]
+        );
+        assert!(spec_error("-4 -6").contains("not both"));
+        assert!(args("--reconnect-on-error").spec().is_ok());
         assert!(parse("-p 0").is_err());
     }
 
@@ -1471,13 +1534,7 @@ mod tests {
 
     #[test]
     fn unsupported_flags_parse_then_are_refused_by_name() {
-        for (line, flag) in [
-            ("-S /tmp/redis.sock", "-S/--unix-socket"),
-            ("-4", "--ipv4"),
-            ("-P memcache_binary", "memcache_binary"),
-            ("--reconnect-interval=10", "--reconnect-interval"),
-            ("--reconnect-on-error", "--reconnect-on-error"),
-        ] {
+        for (line, flag) in [("-P memcache_binary -a pw", "memcache_binary")] {
             let err = spec_error(line);
             assert!(
                 err.starts_with("not supported by kvlab memtier: ") && err.contains(flag),

@@ -648,6 +648,7 @@ mod tests {
             elapsed: Duration::from_secs(secs),
             interrupted: false,
             error_budget_exceeded: false,
+            connection_lost: None,
             fell_behind: false,
             max_schedule_lag_ms: 0.0,
             integrity_checked: 0,

@@ -1,20 +1,29 @@
-//! A connection: a TCP or TLS stream with a write buffer that a batch is encoded into
-//! and a read buffer that replies are parsed from, plus the reconnect back-off.
+//! A connection: a TCP, TLS or UNIX domain socket stream with a write buffer that a
+//! batch is encoded into and a read buffer that replies are parsed from, plus the
+//! reconnect back-off.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kvlab_core::{StoreError, StoreErrorKind, Timestamp};
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
+
+/// A server's address: a TCP socket address or a UNIX domain socket path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Addr {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
 
 /// Where to connect, and how.
 #[derive(Clone)]
 pub(crate) struct Endpoint {
-    /// `host:port` as given, for messages.
+    /// `host:port` (or the socket path) as given, for messages.
     pub(crate) name: String,
-    pub(crate) addr: SocketAddr,
+    pub(crate) addr: Addr,
     pub(crate) tls: Option<Arc<Tls>>,
     pub(crate) connect_timeout: Duration,
     /// Per read or write of a batch; `None` waits forever.
@@ -30,6 +39,7 @@ pub(crate) struct Tls {
 enum Io {
     Tcp(TcpStream),
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    Unix(UnixStream),
 }
 
 /// An open connection with its buffers.
@@ -56,8 +66,25 @@ impl Conn {
                 format!("{what} {}: {e}", ep.name),
             )
         };
-        let tcp = match tokio::time::timeout(ep.connect_timeout, TcpStream::connect(ep.addr)).await
-        {
+        let addr = match &ep.addr {
+            Addr::Tcp(addr) => *addr,
+            Addr::Unix(path) => {
+                let io = match tokio::time::timeout(ep.connect_timeout, UnixStream::connect(path))
+                    .await
+                {
+                    Ok(Ok(s)) => Io::Unix(s),
+                    Ok(Err(e)) => return Err(fail("connecting to", &e)),
+                    Err(_) => {
+                        return Err(fail(
+                            "connecting to",
+                            &format!("no answer within {:?}", ep.connect_timeout),
+                        ))
+                    }
+                };
+                return Ok(Conn::new(io, ep));
+            }
+        };
+        let tcp = match tokio::time::timeout(ep.connect_timeout, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(fail("connecting to", &e)),
             Err(_) => {
@@ -88,7 +115,11 @@ impl Conn {
                 }
             }
         };
-        Ok(Conn {
+        Ok(Conn::new(io, ep))
+    }
+
+    fn new(io: Io, ep: &Endpoint) -> Conn {
+        Conn {
             io,
             wbuf: Vec::with_capacity(16 * 1024),
             rbuf: Vec::with_capacity(READ_CHUNK),
@@ -96,7 +127,7 @@ impl Conn {
             received_at: Timestamp::now(),
             timeout: ep.timeout,
             name: ep.name.clone(),
-        })
+        }
     }
 
     /// Sends everything in the write buffer and empties it.
@@ -105,6 +136,7 @@ impl Conn {
             match &mut self.io {
                 Io::Tcp(s) => write_all(s, &self.wbuf).await,
                 Io::Tls(s) => write_all(s.as_mut(), &self.wbuf).await,
+                Io::Unix(s) => write_all(s, &self.wbuf).await,
             }
         };
         let result = with_timeout(self.timeout, write).await;
@@ -149,6 +181,7 @@ impl Conn {
             match &mut self.io {
                 Io::Tcp(s) => s.read_buf(&mut self.rbuf).await,
                 Io::Tls(s) => s.read_buf(&mut self.rbuf).await,
+                Io::Unix(s) => s.read_buf(&mut self.rbuf).await,
             }
         };
         match with_timeout(self.timeout, read).await {
@@ -162,6 +195,11 @@ impl Conn {
             }
             Err(e) => Err(self.io_error("reading from", e)),
         }
+    }
+
+    /// The server's name, for messages.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     /// A reply that breaks the protocol, naming the server that sent it.
@@ -205,6 +243,34 @@ async fn with_timeout<T>(
 pub(crate) struct Link {
     pub(crate) conn: Option<Conn>,
     pub(crate) backoff: Backoff,
+}
+
+/// memtier's `--reconnect-interval`: counts a session's requests and says when its
+/// connections are due to be closed, to be opened again by the next batch. Counting
+/// whole batches, a pipeline that does not divide the interval reconnects after the
+/// batch that reaches or passes each multiple of it.
+#[derive(Debug, Default)]
+pub(crate) struct Recycle {
+    interval: u64,
+    done: u64,
+}
+
+impl Recycle {
+    /// Every `interval` requests; 0 never.
+    pub(crate) fn new(interval: u64) -> Recycle {
+        Recycle { interval, done: 0 }
+    }
+
+    /// Counts `n` more requests: true when they reach or pass a multiple of the interval.
+    #[inline]
+    pub(crate) fn count(&mut self, n: usize) -> bool {
+        if self.interval == 0 {
+            return false;
+        }
+        let before = self.done / self.interval;
+        self.done += n as u64;
+        self.done / self.interval != before
+    }
 }
 
 /// Adds a server statistic to `totals`: numbers found on several servers add up (whole

@@ -1,6 +1,7 @@
 //! The `memcached` store: one or several memcached servers (keys spread by ketama
-//! consistent hashing, as libmemcached), over the text protocol (`get`/`set`/`delete`)
-//! or the meta protocol (`mg`/`ms`/`md`).
+//! consistent hashing, as libmemcached) or one on a UNIX domain socket, over the text
+//! protocol (`get`/`set`/`delete`), the meta protocol (`mg`/`ms`/`md`) or the binary
+//! protocol (`GET`/`SET`/`DELETE` packets).
 //!
 //! A record is one item: a blob's bytes verbatim, or the record in kvlab's field
 //! encoding (a partial update reads, merges and writes it back, in a second round). A
@@ -9,7 +10,9 @@
 //! A multi-key read ([`Request::is_multi_read`], memtier's `--multi-key-get`) is one
 //! `get k1 … kN` over the text protocol (the `VALUE`s, then `END`), or over the meta
 //! protocol one quiet `mg <key> v q O<index>` per key and an `mn` (hits answer `VA`,
-//! misses nothing, `MN` ends it). With several servers its keys are split by ketama
+//! misses nothing, `MN` ends it), or over the binary protocol one `GETKQ` per key (its
+//! opaque the key's index) and a `NOOP` (hits answer with their key, misses nothing, the
+//! `NOOP`'s response ends it). With several servers its keys are split by ketama
 //! server: one command per server, all sent in the same pipeline, and the request
 //! completes when the last server has answered. Each found value is a reply field named
 //! by its key.
@@ -17,7 +20,11 @@
 //! Keys memcached cannot take — longer than 250 bytes, or with spaces or control
 //! characters — go over the meta protocol base64-encoded (its `b` flag); over the text
 //! protocol they are sent as `~` and their hex digits (documented, so a text-protocol key
-//! that really starts with `~` could collide with one).
+//! that really starts with `~` could collide with one). The binary protocol carries any
+//! key of 1 to 250 bytes as it is.
+//!
+//! With `memcached.reconnect_interval=N` a session closes its connections after every
+//! N requests and opens them again for the next (memtier's `--reconnect-interval`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,14 +33,20 @@ use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
     StoreErrorKind, StoreStats,
 };
-use kvlab_proto::memcache::{self, Ketama, MetaFlag, MetaReply, Reply};
+use kvlab_proto::memcache::{self, binary, Ketama, MetaFlag, MetaReply, Reply};
 use kvlab_stores::StoreOptions;
 
-use crate::conn::{Conn, Endpoint, Link};
-use crate::url::ServerUrl;
+use crate::conn::{Conn, Endpoint, Link, Recycle};
+use crate::url::{AddressFamily, ServerUrl};
 
 /// Every `memcached.*` option.
-pub const OPTION_NAMES: &[&str] = &["protocol", "timeout_ms", "connect_timeout_ms"];
+pub const OPTION_NAMES: &[&str] = &[
+    "protocol",
+    "timeout_ms",
+    "connect_timeout_ms",
+    "address_family",
+    "reconnect_interval",
+];
 
 /// The wire protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +55,19 @@ pub enum Protocol {
     Text,
     /// `mg`/`ms`/`md`.
     Meta,
+    /// Binary packets: `GET`/`SET`/`DELETE`, `GETKQ` and `NOOP` for multi-key reads.
+    Binary,
+}
+
+impl Protocol {
+    /// The option value: `text`, `meta` or `binary`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Text => "text",
+            Protocol::Meta => "meta",
+            Protocol::Binary => "binary",
+        }
+    }
 }
 
 /// A validated configuration of the `memcached` store.
@@ -55,16 +81,34 @@ pub struct MemcachedConfig {
     pub timeout: Option<Duration>,
     /// Connection timeout.
     pub connect_timeout: Duration,
+    /// Which addresses host names resolve to.
+    pub address_family: AddressFamily,
+    /// Close and reopen a session's connections after this many requests (0: never).
+    pub reconnect_interval: u64,
 }
 
 impl MemcachedConfig {
     /// Validates `memcached.*` options for the servers in `url`.
     pub fn from_options(url: &str, mut opts: StoreOptions) -> Result<MemcachedConfig, StoreError> {
-        let url = ServerUrl::parse(url, &["memcached"], 11211)?;
-        let protocol = match opts.choice("protocol", &["text", "meta"], "text")?.as_str() {
+        let url = ServerUrl::parse(url, &["memcached", "memcached+unix"], 11211)?;
+        let protocol = match opts
+            .choice("protocol", &["text", "meta", "binary"], "text")?
+            .as_str()
+        {
             "meta" => Protocol::Meta,
+            "binary" => Protocol::Binary,
             _ => Protocol::Text,
         };
+        let address_family =
+            AddressFamily::parse(&opts.choice("address_family", AddressFamily::NAMES, "any")?)
+                .expect("a listed choice");
+        let reconnect_interval = opts.int("reconnect_interval", 0)?;
+        if reconnect_interval < 0 {
+            return Err(StoreError::new(
+                StoreErrorKind::Config,
+                "memcached.reconnect_interval must be >= 0 (0: never)",
+            ));
+        }
         let timeout_ms = opts.int("timeout_ms", 0)?;
         let connect_timeout_ms = opts.int("connect_timeout_ms", 5000)?;
         if timeout_ms < 0 || connect_timeout_ms <= 0 {
@@ -79,6 +123,8 @@ impl MemcachedConfig {
             protocol,
             timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms as u64)),
             connect_timeout: Duration::from_millis(connect_timeout_ms as u64),
+            address_family,
+            reconnect_interval: reconnect_interval as u64,
         })
     }
 
@@ -88,19 +134,17 @@ impl MemcachedConfig {
             ("url".into(), StatValue::from(self.url.to_string())),
             (
                 "servers".into(),
-                StatValue::from(self.url.hosts.len() as u64),
+                StatValue::from(self.url.server_count() as u64),
             ),
-            (
-                "protocol".into(),
-                match self.protocol {
-                    Protocol::Text => "text",
-                    Protocol::Meta => "meta",
-                }
-                .into(),
-            ),
+            ("protocol".into(), self.protocol.name().into()),
             (
                 "timeout_ms".into(),
                 StatValue::from(self.timeout.map_or(0, |t| t.as_millis() as u64)),
+            ),
+            ("address_family".into(), self.address_family.name().into()),
+            (
+                "reconnect_interval".into(),
+                StatValue::from(self.reconnect_interval),
             ),
         ]
     }
@@ -134,24 +178,20 @@ impl MemcachedStore {
     pub fn open(config: MemcachedConfig) -> Result<MemcachedStore, StoreError> {
         let mut endpoints = Vec::new();
         let mut names = Vec::new();
-        for i in 0..config.url.hosts.len() {
+        for i in 0..config.url.server_count() {
             endpoints.push(Endpoint {
-                name: config.url.host_port(i),
-                addr: config.url.resolve(i)?,
+                name: config.url.server_name(i),
+                addr: config.url.addr(i, config.address_family)?,
                 tls: None,
                 connect_timeout: config.connect_timeout,
                 timeout: config.timeout,
             });
             // libmemcached's ketama names a server `host:port`, or `host` on 11211.
-            let (h, p) = &config.url.hosts[i];
-            names.push((
-                if *p == 11211 {
-                    h.clone()
-                } else {
-                    config.url.host_port(i)
-                },
-                1u32,
-            ));
+            let name = match config.url.hosts.get(i) {
+                Some((h, 11211)) => h.clone(),
+                _ => config.url.server_name(i),
+            };
+            names.push((name, 1u32));
         }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -164,24 +204,33 @@ impl MemcachedStore {
         };
         let mut versions = Vec::new();
         for ep in &inner.endpoints {
+            let binary = inner.config.protocol == Protocol::Binary;
             let v = runtime.block_on(async {
                 let mut conn = Conn::connect(ep).await?;
-                memcache::version(&mut conn.wbuf);
-                conn.flush().await?;
-                loop {
-                    match memcache::parse(conn.buffered()) {
-                        Ok(Some((Reply::Version(v), _))) => {
-                            break Ok(String::from_utf8_lossy(v).into_owned())
-                        }
-                        Ok(Some((other, _))) => {
-                            break Err(StoreError::new(
-                                StoreErrorKind::Protocol,
-                                format!("{}: `version` answered {other:?}", ep.name),
-                            ))
-                        }
-                        Ok(None) => conn.fill().await?,
-                        Err(e) => break Err(conn.protocol_error(e)),
+                // A server that does not speak the protocol may never answer.
+                let asked = async {
+                    if binary {
+                        binary_version(&mut conn).await
+                    } else {
+                        text_version(&mut conn).await
                     }
+                };
+                match tokio::time::timeout(ep.connect_timeout, asked).await {
+                    Ok(v) => v,
+                    Err(_) => Err(StoreError::new(
+                        StoreErrorKind::Connection,
+                        format!(
+                            "{}: no answer to `version` within {:?}{}",
+                            ep.name,
+                            ep.connect_timeout,
+                            if binary {
+                                "; does the server speak the binary protocol (memcached -B \
+                                 auto or -B binary)?"
+                            } else {
+                                ""
+                            }
+                        ),
+                    )),
                 }
             })?;
             versions.push(v);
@@ -196,6 +245,117 @@ impl MemcachedStore {
     /// Each server's version string.
     pub fn versions(&self) -> &[String] {
         &self.versions
+    }
+}
+
+/// The server's version, asked over the text (or meta) protocol.
+async fn text_version(conn: &mut Conn) -> Result<String, StoreError> {
+    memcache::version(&mut conn.wbuf);
+    conn.flush().await?;
+    loop {
+        match memcache::parse(conn.buffered()) {
+            Ok(Some((Reply::Version(v), _))) => return Ok(String::from_utf8_lossy(v).into_owned()),
+            Ok(Some((other, _))) => {
+                return Err(StoreError::new(
+                    StoreErrorKind::Protocol,
+                    format!("{}: `version` answered {other:?}", conn.name()),
+                ))
+            }
+            Ok(None) => conn.fill().await?,
+            Err(e) => return Err(conn.protocol_error(e)),
+        }
+    }
+}
+
+/// The server's version, asked with a binary `VERSION` packet.
+async fn binary_version(conn: &mut Conn) -> Result<String, StoreError> {
+    binary::version(&mut conn.wbuf, 0);
+    conn.flush().await?;
+    loop {
+        match binary::parse(conn.buffered()) {
+            Ok(Some((r, _))) if r.opcode == binary::Opcode::VERSION && r.is_ok() => {
+                return Ok(String::from_utf8_lossy(r.value).into_owned())
+            }
+            Ok(Some((r, _))) => {
+                return Err(StoreError::new(
+                    StoreErrorKind::Protocol,
+                    format!(
+                        "{}: a binary VERSION request was answered {r:?}",
+                        conn.name()
+                    ),
+                ))
+            }
+            Ok(None) => conn.fill().await?,
+            Err(e) => {
+                return Err(StoreError::new(
+                    StoreErrorKind::Protocol,
+                    format!(
+                        "{}: {e}; does the server speak the binary protocol (memcached -B \
+                         auto or -B binary)?",
+                        conn.name()
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+/// Appends a `stats [group]` reply's pairs (text protocol).
+async fn text_stats(
+    conn: &mut Conn,
+    group: Option<&[u8]>,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), StoreError> {
+    memcache::stats(&mut conn.wbuf, group);
+    conn.flush().await?;
+    loop {
+        match memcache::parse(conn.buffered()) {
+            Ok(Some((reply, n))) => {
+                let done = !matches!(reply, Reply::Stat { .. });
+                if let Reply::Stat { name, value } = reply {
+                    out.push((
+                        String::from_utf8_lossy(name).into_owned(),
+                        String::from_utf8_lossy(value).into_owned(),
+                    ));
+                }
+                conn.consume(n);
+                if done {
+                    return Ok(());
+                }
+            }
+            Ok(None) => conn.fill().await?,
+            Err(e) => return Err(conn.protocol_error(e)),
+        }
+    }
+}
+
+/// Appends a binary `STAT [group]` reply's pairs: one packet per statistic, then one
+/// with an empty key (or an error status, for a group the server does not have).
+async fn binary_stats(
+    conn: &mut Conn,
+    group: Option<&[u8]>,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), StoreError> {
+    binary::stat(&mut conn.wbuf, group, 0);
+    conn.flush().await?;
+    loop {
+        match binary::parse(conn.buffered()) {
+            Ok(Some((r, n))) => {
+                let done = r.key.is_empty() || !r.is_ok();
+                if !done {
+                    out.push((
+                        String::from_utf8_lossy(r.key).into_owned(),
+                        String::from_utf8_lossy(r.value).into_owned(),
+                    ));
+                }
+                conn.consume(n);
+                if done {
+                    return Ok(());
+                }
+            }
+            Ok(None) => conn.fill().await?,
+            Err(e) => return Err(conn.protocol_error(e)),
+        }
     }
 }
 
@@ -254,6 +414,7 @@ impl Store for MemcachedStore {
             current: Record::new(),
             routes: Vec::new(),
             down: vec![None; self.inner.endpoints.len()],
+            recycle: Recycle::new(self.inner.config.reconnect_interval),
         })
     }
 
@@ -268,30 +429,15 @@ impl Store for MemcachedStore {
     fn stats(&self) -> StoreStats {
         let mut totals: StoreStats = Vec::new();
         for ep in &self.inner.endpoints {
+            let binary = self.inner.config.protocol == Protocol::Binary;
             let got: Result<Vec<(String, String)>, StoreError> = self.runtime.block_on(async {
                 let mut conn = Conn::connect(ep).await?;
                 let mut out = Vec::new();
-                for arg in [None, Some(&b"extstore"[..])] {
-                    memcache::stats(&mut conn.wbuf, arg);
-                    conn.flush().await?;
-                    loop {
-                        match memcache::parse(conn.buffered()) {
-                            Ok(Some((reply, n))) => {
-                                let done = !matches!(reply, Reply::Stat { .. });
-                                if let Reply::Stat { name, value } = reply {
-                                    out.push((
-                                        String::from_utf8_lossy(name).into_owned(),
-                                        String::from_utf8_lossy(value).into_owned(),
-                                    ));
-                                }
-                                conn.consume(n);
-                                if done {
-                                    break;
-                                }
-                            }
-                            Ok(None) => conn.fill().await?,
-                            Err(e) => return Err(conn.protocol_error(e)),
-                        }
+                for group in [None, Some(&b"extstore"[..])] {
+                    if binary {
+                        binary_stats(&mut conn, group, &mut out).await?;
+                    } else {
+                        text_stats(&mut conn, group, &mut out).await?;
                     }
                 }
                 Ok(out)
@@ -346,6 +492,8 @@ pub struct MemcachedSession {
     /// Per server: the error of this batch's failed connection attempt; the batch's
     /// other requests to it fail at once instead of each waiting for its own attempt.
     down: Vec<Option<StoreError>>,
+    /// `memcached.reconnect_interval`.
+    recycle: Recycle,
 }
 
 /// Longest key memcached accepts.
@@ -375,6 +523,20 @@ fn hex_key(key: &[u8], out: &mut Vec<u8>) -> Result<(), StoreError> {
     for b in key {
         out.push(HEX[(b >> 4) as usize]);
         out.push(HEX[(b & 15) as usize]);
+    }
+    Ok(())
+}
+
+/// Checks a key the binary protocol can carry: 1 to 250 bytes, any bytes.
+fn binary_key(key: &[u8]) -> Result<(), StoreError> {
+    if key.is_empty() || key.len() > MAX_KEY {
+        return Err(StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "key of {} bytes: memcached takes keys of 1 to {MAX_KEY} bytes",
+                key.len()
+            ),
+        ));
     }
     Ok(())
 }
@@ -439,6 +601,9 @@ impl MemcachedSession {
     fn encode(&mut self, req: &Request, i: usize, server: usize) -> Result<(), StoreError> {
         if req.command.is_some() {
             return Err(StoreError::command_unsupported("memcached"));
+        }
+        if self.inner.config.protocol == Protocol::Binary {
+            return self.encode_binary(req, i, server);
         }
         let meta = self.inner.config.protocol == Protocol::Meta;
         let encoded_key = !plain_key(&req.key);
@@ -517,14 +682,68 @@ impl MemcachedSession {
         Ok(())
     }
 
+    /// Encodes request `i` as a binary packet whose opaque is `i` (its second-round
+    /// write, when `merged` is set).
+    fn encode_binary(&mut self, req: &Request, i: usize, server: usize) -> Result<(), StoreError> {
+        binary_key(&req.key)?;
+        let key = &req.key[..];
+        let conn = self.links[server]
+            .conn
+            .as_mut()
+            .expect("connected before encoding");
+        let out = &mut conn.wbuf;
+        let opaque = i as u32;
+        let part = if let Some(value) = self.state[i].merged.take() {
+            binary::set(out, key, &value, 0, req.ttl_s, opaque);
+            Part::Set
+        } else {
+            match req.kind {
+                OpKind::Read | OpKind::Update if req.kind == OpKind::Read || !req.blob => {
+                    binary::get(out, key, opaque);
+                    if req.kind == OpKind::Read {
+                        Part::Get
+                    } else {
+                        Part::UpdateGet
+                    }
+                }
+                OpKind::Read | OpKind::Insert | OpKind::Update => {
+                    if req.blob {
+                        binary::set(out, key, req.blob_value(), 0, req.ttl_s, opaque);
+                    } else {
+                        let mut value = Vec::with_capacity(req.record.encoded_len());
+                        req.encode_value(&mut value);
+                        binary::set(out, key, &value, 0, req.ttl_s, opaque);
+                    }
+                    Part::Set
+                }
+                OpKind::Delete => {
+                    binary::delete(out, key, opaque);
+                    Part::Delete
+                }
+                OpKind::Scan => {
+                    return Err(StoreError::new(
+                        StoreErrorKind::Unsupported,
+                        "memcached cannot scan",
+                    ))
+                }
+                OpKind::ReadModifyWrite => return Err(StoreError::read_modify_write_unsplit()),
+            }
+        };
+        self.queues[server].push((i, part));
+        Ok(())
+    }
+
     /// Connects the servers the keys of multi-key read `i` live on and queues one
     /// command per server. Nothing is queued when a key cannot be sent or a server is
     /// down.
     async fn queue_multi_get(&mut self, req: &Request, i: usize) -> Result<(), StoreError> {
         let meta = self.inner.config.protocol == Protocol::Meta;
+        let bin = self.inner.config.protocol == Protocol::Binary;
         self.routes.clear();
         for key in req.keys() {
-            if !plain_key(key) {
+            if bin {
+                binary_key(key)?;
+            } else if !plain_key(key) {
                 // Fails on keys too long even when encoded.
                 wire_key(key, meta, &mut self.key)?;
             }
@@ -554,6 +773,18 @@ impl MemcachedSession {
                 .as_mut()
                 .expect("connected before encoding");
             let out = &mut conn.wbuf;
+            if bin {
+                // One quiet GETKQ per key, its opaque the key's index, then a NOOP.
+                for (j, key) in req.keys().enumerate() {
+                    if self.routes[j] == server {
+                        binary::getkq(out, key, j as u32);
+                    }
+                }
+                binary::noop(out, i as u32);
+                self.queues[server].push((i, Part::MultiGet));
+                self.state[i].waiting += 1;
+                continue;
+            }
             if !meta {
                 out.extend_from_slice(b"get");
             }
@@ -602,7 +833,8 @@ impl MemcachedSession {
                 self.fail_server(server, &e);
                 continue;
             }
-            let meta = self.inner.config.protocol == Protocol::Meta;
+            let protocol = self.inner.config.protocol;
+            let meta = protocol == Protocol::Meta;
             let mut k = 0;
             while k < self.queues[server].len() {
                 let (i, part) = self.queues[server][k];
@@ -610,7 +842,9 @@ impl MemcachedSession {
                 let slot = &mut batch.slots_mut()[i];
                 let result = if part == Part::MultiGet {
                     let state = &mut self.state[i];
-                    let share = if meta {
+                    let share = if protocol == Protocol::Binary {
+                        read_binary_multi(conn, &slot.request, &mut slot.reply, state).await
+                    } else if meta {
                         read_meta_multi(conn, &slot.request, &mut slot.reply, state).await
                     } else {
                         read_text_multi(conn, &mut slot.reply, state, &mut self.key).await
@@ -624,6 +858,16 @@ impl MemcachedSession {
                             bytes: state.bytes,
                         }),
                     })
+                } else if protocol == Protocol::Binary {
+                    read_binary(
+                        conn,
+                        part,
+                        i,
+                        &slot.request,
+                        &mut slot.reply,
+                        &mut self.current,
+                    )
+                    .await
                 } else if meta {
                     read_meta(
                         conn,
@@ -817,6 +1061,134 @@ async fn read_meta(
     }
 }
 
+/// A binary protocol error status as a request's error.
+fn binary_error(status: binary::Status, message: &[u8]) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Protocol,
+        format!(
+            "server replied: {status}: {}",
+            String::from_utf8_lossy(message)
+        ),
+    )
+}
+
+/// A binary response that answers another request than the one expected: the
+/// connection is out of step.
+fn out_of_step(r: &binary::Response<'_>, what: &str) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Protocol,
+        format!(
+            "a binary {:?} response with opaque {} where {what} was expected",
+            r.opcode, r.opaque
+        ),
+    )
+}
+
+/// Reads the response to binary request `i` (its opaque).
+async fn read_binary(
+    conn: &mut Conn,
+    part: Part,
+    i: usize,
+    req: &Request,
+    reply: &mut Record,
+    current: &mut Record,
+) -> Result<Step, StoreError> {
+    let opcode = match part {
+        Part::Get | Part::UpdateGet => binary::Opcode::GET,
+        Part::Set => binary::Opcode::SET,
+        Part::Delete => binary::Opcode::DELETE,
+        Part::MultiGet => unreachable!("multi-key reads are read by read_binary_multi"),
+    };
+    loop {
+        let parsed = match binary::parse(conn.buffered()) {
+            Ok(Some((r, n))) => {
+                if r.opaque != i as u32 || r.opcode != opcode {
+                    return Err(out_of_step(
+                        &r,
+                        &format!("the {:?} response to request {i}", opcode),
+                    ));
+                }
+                let s = match (part, r.status) {
+                    (Part::Get | Part::UpdateGet, binary::Status::OK) => {
+                        found(part, req, r.value, reply, current)
+                    }
+                    (Part::Get | Part::UpdateGet, binary::Status::KEY_NOT_FOUND) => {
+                        Step::Done(Outcome::Miss)
+                    }
+                    (Part::Set, binary::Status::OK) => Step::Done(written(req)),
+                    (Part::Delete, binary::Status::OK | binary::Status::KEY_NOT_FOUND) => {
+                        Step::Done(Outcome::Deleted)
+                    }
+                    (_, status) => Step::Failed(binary_error(status, r.value)),
+                };
+                Some((s, n))
+            }
+            Ok(None) => None,
+            Err(e) => return Err(conn.protocol_error(e)),
+        };
+        match parsed {
+            Some((s, n)) => {
+                conn.consume(n);
+                return Ok(s);
+            }
+            None => conn.fill().await?,
+        }
+    }
+}
+
+/// Reads one server's `GETKQ` hits (misses are quiet) and the `NOOP` that ends a
+/// multi-key read, adding the hits to `reply` and `state`. `Ok(Some(e))` when the
+/// server refused a key.
+async fn read_binary_multi(
+    conn: &mut Conn,
+    req: &Request,
+    reply: &mut Record,
+    state: &mut SlotState,
+) -> Result<Option<StoreError>, StoreError> {
+    let mut failed = None;
+    loop {
+        let n = match binary::parse(conn.buffered()) {
+            Ok(Some((r, n))) if r.opcode == binary::Opcode::NOOP => {
+                conn.consume(n);
+                state.waiting -= 1;
+                return Ok(failed);
+            }
+            Ok(Some((r, n))) if r.opcode == binary::Opcode::GETKQ => {
+                match r.status {
+                    binary::Status::OK => {
+                        let j = r.opaque as usize;
+                        if j >= req.key_count() {
+                            return Err(out_of_step(&r, "a key index of the multi-key read"));
+                        }
+                        let key = if j == 0 {
+                            &req.key[..]
+                        } else {
+                            req.more_keys.get(j - 1)
+                        };
+                        reply.push(key, r.value);
+                        state.hits += 1;
+                        state.bytes += r.value.len() as u64;
+                    }
+                    binary::Status::KEY_NOT_FOUND => {}
+                    status => {
+                        failed.get_or_insert_with(|| binary_error(status, r.value));
+                    }
+                }
+                n
+            }
+            Ok(Some((r, _))) => {
+                return Err(out_of_step(&r, "a GETKQ or NOOP response"));
+            }
+            Ok(None) => {
+                conn.fill().await?;
+                continue;
+            }
+            Err(e) => return Err(conn.protocol_error(e)),
+        };
+        conn.consume(n);
+    }
+}
+
 /// The key a multi-key read's reply names: `~`-hex stand-ins decoded back into `scratch`.
 fn reply_key<'a>(wire: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
     let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
@@ -983,6 +1355,12 @@ impl Session for MemcachedSession {
                 }
             }
             self.exchange(batch).await;
+        }
+        if self.recycle.count(n) {
+            // memtier's --reconnect-interval: the next batch connects afresh.
+            for link in &mut self.links {
+                link.conn = None;
+            }
         }
         for (slot, st) in batch.slots_mut().iter_mut().zip(&mut self.state) {
             if slot.completed_at.is_none() {

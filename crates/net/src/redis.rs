@@ -1,5 +1,6 @@
 //! The `redis` store: any server that speaks RESP (Redis, Valkey, Dragonfly, KeyDB,
-//! Kvrocks…), one node or a Redis Cluster, over plain TCP or TLS, RESP2 or RESP3.
+//! Kvrocks…), one node or a Redis Cluster, over plain TCP, TLS or a UNIX domain socket
+//! (`redis+unix:///path?db=N`), RESP2 or RESP3.
 //!
 //! Two data models (`redis.model`):
 //!
@@ -29,7 +30,8 @@
 //! read). A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
 //! `ZRANGEBYLEX` and reads) and, in a cluster, several nodes: the session works in
 //! rounds until every request of the batch is complete, following `MOVED` and `ASK`
-//! redirections. The common batch — one server, not a cluster, every request one
+//! redirections, and sending again, after a pause, an `MGET` answered `-TRYAGAIN` (its
+//! slot's keys split by a resharding in progress). The common batch — one server, not a cluster, every request one
 //! command (GET, SET, DEL, MGET, HGETALL, HMGET, a hash update's HSET) — is sent and
 //! read in one pass without that bookkeeping.
 
@@ -44,8 +46,8 @@ use kvlab_core::{
 use kvlab_proto::resp::{self, Frame};
 use kvlab_stores::StoreOptions;
 
-use crate::conn::{tls_settings, Conn, Endpoint, Link, Tls, TlsVersion};
-use crate::url::ServerUrl;
+use crate::conn::{tls_settings, Addr, Conn, Endpoint, Link, Recycle, Tls, TlsVersion};
+use crate::url::{resolve_host, AddressFamily, ServerUrl};
 
 /// Largest `redis.data_offset`: memtier's limit (`2^29 − 1`, so that offset and value
 /// stay within Redis' 512 MiB strings).
@@ -66,6 +68,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "cluster",
     "index_key",
     "data_offset",
+    "address_family",
+    "reconnect_interval",
 ];
 
 /// How records map onto Redis data types.
@@ -130,6 +134,10 @@ pub struct RedisConfig {
     /// `SETRANGE key OFFSET value` (no time to live) and a single-key read
     /// `GETRANGE key OFFSET -1`, so values sit `OFFSET` bytes into their strings.
     pub data_offset: u32,
+    /// Which addresses host names resolve to.
+    pub address_family: AddressFamily,
+    /// Close and reopen a session's connections after this many requests (0: never).
+    pub reconnect_interval: u64,
 }
 
 fn config_err(message: String) -> StoreError {
@@ -144,8 +152,8 @@ impl RedisConfig {
         default_model: Model,
         mut opts: StoreOptions,
     ) -> Result<RedisConfig, StoreError> {
-        let url = ServerUrl::parse(url, &["redis", "rediss"], 6379)?;
-        if url.hosts.len() != 1 {
+        let url = ServerUrl::parse(url, &["redis", "rediss", "redis+unix", "unix"], 6379)?;
+        if url.server_count() != 1 {
             return Err(config_err(format!(
                 "{url}: give one server (a cluster is discovered from any of its nodes)"
             )));
@@ -205,6 +213,15 @@ impl RedisConfig {
                 "redis.data_offset (SETRANGE/GETRANGE) needs redis.model=string".into(),
             ));
         }
+        let address_family =
+            AddressFamily::parse(&opts.choice("address_family", AddressFamily::NAMES, "any")?)
+                .expect("a listed choice");
+        let reconnect_interval = opts.int("reconnect_interval", 0)?;
+        if reconnect_interval < 0 {
+            return Err(config_err(
+                "redis.reconnect_interval must be >= 0 (0: never)".into(),
+            ));
+        }
         opts.finish(OPTION_NAMES)?;
         Ok(RedisConfig {
             url,
@@ -220,6 +237,8 @@ impl RedisConfig {
             cluster,
             index_key,
             data_offset: data_offset as u32,
+            address_family,
+            reconnect_interval: reconnect_interval as u64,
         })
     }
 
@@ -253,6 +272,11 @@ impl RedisConfig {
             (
                 "data_offset".into(),
                 StatValue::from(u64::from(self.data_offset)),
+            ),
+            ("address_family".into(), self.address_family.name().into()),
+            (
+                "reconnect_interval".into(),
+                StatValue::from(self.reconnect_interval),
             ),
         ]
     }
@@ -301,17 +325,10 @@ impl Inner {
         } else {
             format!("{host}:{port}")
         };
-        use std::net::ToSocketAddrs;
-        let addr = (host, port)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| {
-                StoreError::new(StoreErrorKind::Connection, format!("cannot resolve {name}"))
-            })?;
+        let addr = resolve_host(host, port, self.config.address_family)?;
         Ok(Endpoint {
             name,
-            addr,
+            addr: Addr::Tcp(addr),
             tls: self.tls.clone(),
             connect_timeout: self.config.connect_timeout,
             timeout: self.config.timeout,
@@ -517,8 +534,26 @@ impl RedisStore {
             nodes: RwLock::new(Vec::new()),
             slots: None,
         };
-        let (host, port) = inner.config.url.hosts[0].clone();
-        inner.node_index(&host, port)?;
+        match &inner.config.url.socket {
+            Some(path) => {
+                let ep = Endpoint {
+                    name: path.display().to_string(),
+                    addr: Addr::Unix(path.clone()),
+                    tls: None,
+                    connect_timeout: inner.config.connect_timeout,
+                    timeout: inner.config.timeout,
+                };
+                inner
+                    .nodes
+                    .write()
+                    .expect("node list lock poisoned")
+                    .push(ep);
+            }
+            None => {
+                let (host, port) = inner.config.url.hosts[0].clone();
+                inner.node_index(&host, port)?;
+            }
+        }
         let (server, cluster) = runtime.block_on(async {
             let mut conn = inner.connect(0).await?;
             let info = info(&mut conn, Some("server")).await?;
@@ -671,6 +706,7 @@ impl Store for RedisStore {
             inner: Arc::clone(&self.inner),
             links: Vec::new(),
             work: Work::default(),
+            recycle: Recycle::new(self.inner.config.reconnect_interval),
         })
     }
 
@@ -817,6 +853,8 @@ struct Work {
     /// The command of each request of a batch sent the direct way
     /// ([`RedisSession::execute_direct`]).
     parts: Vec<Part>,
+    /// A `-TRYAGAIN` came back this round: the next round waits first.
+    try_again: bool,
 }
 
 impl Work {
@@ -903,10 +941,21 @@ pub struct RedisSession {
     inner: Arc<Inner>,
     links: Vec<Link>,
     work: Work,
+    /// `redis.reconnect_interval`.
+    recycle: Recycle,
 }
 
 /// How many rounds a batch may take: a scan needs two, and each redirection one more.
 const MAX_ROUNDS: usize = 6;
+
+/// The pause before resending an `MGET` answered `-TRYAGAIN` (keys of a slot split by a
+/// resharding), doubled at each of up to [`TRY_AGAIN_WAITS`] waits per batch: 10 ms to
+/// 640 ms, 1.27 s in all.
+const TRY_AGAIN_FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// How many times a batch waits for a resharding before `-TRYAGAIN` counts as a
+/// redirection round.
+const TRY_AGAIN_WAITS: u32 = 7;
 
 impl RedisSession {
     /// Grows the per-node link and queue lists to hold `node`.
@@ -1328,21 +1377,10 @@ fn single_outcome(part: Part, frame: &Frame<'_>, slot: &mut Slot) -> Result<Outc
     }
 }
 
-impl Session for RedisSession {
-    async fn prepare(&mut self) -> Result<(), StoreError> {
-        let nodes = self
-            .inner
-            .nodes
-            .read()
-            .expect("node list lock poisoned")
-            .len();
-        for node in 0..nodes {
-            self.ensure_connected(node).await?;
-        }
-        Ok(())
-    }
-
-    async fn execute(&mut self, batch: &mut Batch) {
+impl RedisSession {
+    /// Executes a batch: in one pass when it can ([`RedisSession::execute_direct`]),
+    /// else in rounds.
+    async fn execute_rounds(&mut self, batch: &mut Batch) {
         if self.inner.slots.is_none() && self.execute_direct(batch).await {
             return;
         }
@@ -1356,7 +1394,15 @@ impl Session for RedisSession {
         // Cloned once per batch: encoding a request does not touch the shared count.
         let inner = Arc::clone(&self.inner);
         let mut todo = std::mem::take(&mut self.work.todo);
-        for round in 0..MAX_ROUNDS {
+        let mut round = 0;
+        let mut waits = 0;
+        self.work.try_again = false;
+        while round < MAX_ROUNDS {
+            if std::mem::take(&mut self.work.try_again) {
+                // Rounds that only wait out a resharding do not count as redirections.
+                tokio::time::sleep(TRY_AGAIN_FIRST_WAIT * (1 << waits)).await;
+                waits += 1;
+            }
             // Requests with something left to send this round.
             todo.clear();
             todo.extend((0..n).filter(|&i| {
@@ -1420,7 +1466,10 @@ impl Session for RedisSession {
                 }
             }
             self.exchange(batch).await;
-            if round == MAX_ROUNDS - 1 {
+            if !self.work.try_again || waits == TRY_AGAIN_WAITS {
+                round += 1;
+            }
+            if round == MAX_ROUNDS {
                 for w in &mut self.work.slots {
                     if w.outcome.is_none() {
                         w.outcome = Some(Err(StoreError::new(
@@ -1439,6 +1488,31 @@ impl Session for RedisSession {
                     "request left incomplete",
                 )));
                 slot.complete(r);
+            }
+        }
+    }
+}
+
+impl Session for RedisSession {
+    async fn prepare(&mut self) -> Result<(), StoreError> {
+        let nodes = self
+            .inner
+            .nodes
+            .read()
+            .expect("node list lock poisoned")
+            .len();
+        for node in 0..nodes {
+            self.ensure_connected(node).await?;
+        }
+        Ok(())
+    }
+
+    async fn execute(&mut self, batch: &mut Batch) {
+        self.execute_rounds(batch).await;
+        if self.recycle.count(batch.len()) {
+            // memtier's --reconnect-interval: the next batch connects afresh.
+            for link in &mut self.links {
+                link.conn = None;
             }
         }
     }
@@ -1644,11 +1718,24 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
         current,
         groups,
         group_keys,
+        try_again,
         ..
     } = work;
     let w = &mut slots[p.slot];
     w.waiting = w.waiting.saturating_sub(1);
     if let Some(msg) = error_message(frame) {
+        if p.part == Part::MGetGroup && inner.slots.is_some() && msg.starts_with("TRYAGAIN") {
+            // A slot being resharded holds some of the MGET's keys, its target the
+            // others: send the MGET again, to the slot's owner, after a pause (the
+            // cluster specification's advice, and redis-rs's wait-and-retry).
+            let group = &mut groups[p.key as usize];
+            let first = group_keys[group.keys.start];
+            let node = inner.route(nth_key(&batch.slots()[p.slot].request, first));
+            group.target = Some((node, false));
+            w.group_resends += 1;
+            *try_again = true;
+            return;
+        }
         if let Some(r) = frame.redirect() {
             if inner.slots.is_some() {
                 if let Some(port) = r.port() {

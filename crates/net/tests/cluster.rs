@@ -732,3 +732,54 @@ fn a_multi_key_read_across_slots_is_one_mget_per_slot_and_follows_redirections()
     assert_eq!(error_count(moved_from, "MOVED"), moves + 1);
     assert_eq!(error_count(ask_from, "ASK"), asks + 1);
 }
+
+#[test]
+fn an_mget_answered_tryagain_during_a_resharding_is_sent_again_after_a_pause() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let store = open(&cluster.urls()[0], "string");
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    // Four keys of one slot, all written.
+    let keys = tagged("try", 4);
+    for k in &keys {
+        push(&mut b, OpKind::Insert, k, "v");
+    }
+    exec(&rt, &mut s, &mut b);
+    assert!(b.slots().iter().all(|s| s.result.is_ok()));
+    let slot = key_slot(keys[0].as_bytes());
+    let from = owner(&cluster, slot);
+    let to = cluster.addrs().into_iter().find(|&a| a != from).unwrap();
+    // Half the keys move: the source has some of the MGET's keys, not all, and answers
+    // -TRYAGAIN until the resharding ends, 150 ms later.
+    begin_migration(slot, from, to);
+    migrate_keys(from, to, &keys[..2]);
+    let tries = error_count(from, "TRYAGAIN");
+    let rest = keys[2..].to_vec();
+    let finisher = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        migrate_keys(from, to, &rest);
+    });
+    b.clear();
+    push_multi_read(&mut b, &keys);
+    let started = std::time::Instant::now();
+    exec(&rt, &mut s, &mut b);
+    finisher.join().unwrap();
+    end_migration(&cluster, slot, to);
+    // Not an error: after the last keys moved, the source answered ASK and the MGET
+    // went to the target.
+    assert_eq!(
+        b.slots()[0].result,
+        Ok(Outcome::MultiRead {
+            hits: 4,
+            misses: 0,
+            bytes: 4
+        })
+    );
+    assert!(
+        error_count(from, "TRYAGAIN") > tries,
+        "the source said TRYAGAIN"
+    );
+    assert!(started.elapsed() >= std::time::Duration::from_millis(150));
+    assert_eq!(error_count(from, "ASK"), 1);
+}

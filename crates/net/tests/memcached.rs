@@ -26,14 +26,16 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 #[test]
-fn text_and_meta_protocols_conform_on_one_and_on_two_servers() {
+fn text_meta_and_binary_protocols_conform_on_one_and_on_two_servers() {
     let (a, b) = (memcached(), memcached());
     let two = format!("memcached://127.0.0.1:{},127.0.0.1:{}", a.port(), b.port());
     for (url, protocol) in [
         (a.url(), "text"),
         (b.url(), "meta"),
+        (a.url(), "binary"),
         (two.clone(), "text"),
-        (two, "meta"),
+        (two.clone(), "meta"),
+        (two, "binary"),
     ] {
         let store = open(&url, protocol);
         let rt = runtime();
@@ -131,7 +133,7 @@ fn get_counters(store: &MemcachedStore) -> (i64, i64) {
 fn multi_key_reads_count_hits_per_key_over_two_servers_as_the_servers_do() {
     let (a, b) = (memcached(), memcached());
     let url = format!("memcached://127.0.0.1:{},127.0.0.1:{}", a.port(), b.port());
-    for protocol in ["text", "meta"] {
+    for protocol in ["text", "meta", "binary"] {
         let store = open(&url, protocol);
         let rt = runtime();
         let mut s = store.session().unwrap();

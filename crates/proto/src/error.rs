@@ -11,6 +11,8 @@ pub enum Protocol {
     MemcacheText,
     /// memcached's meta protocol (`mg`, `ms`, `md`, `mn`).
     MemcacheMeta,
+    /// memcached's binary protocol.
+    MemcacheBinary,
 }
 
 impl fmt::Display for Protocol {
@@ -19,6 +21,7 @@ impl fmt::Display for Protocol {
             Protocol::Resp => "RESP",
             Protocol::MemcacheText => "memcached text",
             Protocol::MemcacheMeta => "memcached meta",
+            Protocol::MemcacheBinary => "memcached binary",
         })
     }
 }

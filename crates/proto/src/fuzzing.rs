@@ -103,3 +103,25 @@ pub fn memcache_parse(data: &[u8]) -> usize {
     }
     whole
 }
+
+/// The `memcache_binary_parse` fuzz target: binary protocol responses. Returns whether
+/// `data` starts with a whole valid response; when it does, the response's parts lie
+/// within the input, every proper prefix is incomplete, and the response written back
+/// parses the same.
+pub fn memcache_binary_parse(data: &[u8]) -> bool {
+    let Ok(Some((r, n))) = memcache::binary::parse(data) else {
+        return false;
+    };
+    assert!(n >= memcache::binary::HEADER_LEN && n <= data.len());
+    assert_eq!(
+        r.extras.len() + r.key.len() + r.value.len(),
+        n - memcache::binary::HEADER_LEN,
+        "the parts do not add up to the body"
+    );
+    let _ = (r.item_flags(), r.status.text(), r.opcode.name());
+    check_prefixes(data, n, |b| matches!(memcache::binary::parse(b), Ok(None)));
+    let mut out = Vec::new();
+    r.write(&mut out);
+    assert_eq!(memcache::binary::parse(&out), Ok(Some((r, out.len()))));
+    true
+}

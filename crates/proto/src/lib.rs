@@ -1,4 +1,5 @@
-//! kvlab's sans-IO protocol codecs: Redis RESP2/RESP3 and memcached (text and meta).
+//! kvlab's sans-IO protocol codecs: Redis RESP2/RESP3 and memcached (text, meta and
+//! binary).
 //!
 //! Nothing here does I/O. A connection owns a write buffer (`Vec<u8>`) and a read buffer;
 //! the client appends a pipeline of commands with the encoders, writes the buffer, then
@@ -17,7 +18,8 @@
 //!   [`memcache::parse`], which reads one [`memcache::Reply`] unit (a `VALUE` item, `END`,
 //!   `STORED`, …); meta protocol encoders ([`memcache::mg`], [`memcache::ms`], …) and
 //!   [`memcache::parse_meta`], which reads a [`memcache::MetaReply`] with its
-//!   [`memcache::MetaFlags`]; [`memcache::parse_request`] reads commands (for test servers);
+//!   [`memcache::MetaFlags`]; binary protocol encoders and [`memcache::binary::parse`],
+//!   which reads a [`memcache::binary::Response`]; [`memcache::parse_request`] reads commands (for test servers);
 //!   [`memcache::Ketama`] picks a server for a key by consistent hashing.
 //! - [`ProtoError`]: the one error type, naming the protocol, what was expected, what was
 //!   found, and where; [`ErrorKind`] is its variant without fields.

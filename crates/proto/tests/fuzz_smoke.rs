@@ -153,6 +153,42 @@ fn memcache_seeds() -> Vec<Vec<u8>> {
     .collect()
 }
 
+/// Binary protocol responses as memcached 1.6 sends them: a hit (flags extras), a
+/// GETK hit (key), a miss with its message, a store, a NOOP, a STAT pair and its end.
+fn memcache_binary_seeds() -> Vec<Vec<u8>> {
+    use kvlab_proto::memcache::binary::{Opcode, Response, Status};
+    let response = |opcode, status, extras: &[u8], key: &[u8], value: &[u8]| {
+        let mut out = Vec::new();
+        Response {
+            opcode,
+            status,
+            opaque: 0x0102_0304,
+            cas: 42,
+            extras,
+            key,
+            value,
+        }
+        .write(&mut out);
+        out
+    };
+    vec![
+        response(Opcode::GET, Status::OK, &[0, 0, 0, 7], b"", b"value"),
+        response(Opcode::GETKQ, Status::OK, &[0, 0, 0, 0], b"key", b"v"),
+        response(Opcode::GET, Status::KEY_NOT_FOUND, b"", b"", b"Not found"),
+        response(Opcode::SET, Status::OK, b"", b"", b""),
+        response(Opcode::NOOP, Status::OK, b"", b"", b""),
+        response(Opcode::STAT, Status::OK, b"", b"pid", b"123"),
+        response(Opcode::STAT, Status::OK, b"", b"", b""),
+        response(
+            Opcode::SET,
+            Status::VALUE_TOO_LARGE,
+            b"",
+            b"",
+            b"Too large.",
+        ),
+    ]
+}
+
 const ITERATIONS: usize = 200_000;
 
 #[test]
@@ -190,6 +226,20 @@ fn memcache_parse_survives_mutated_replies() {
         whole += fuzzing::memcache_parse(&mutate(&mut rng, &seeds));
     }
     assert!(whole > ITERATIONS / 10, "only {whole} valid inputs");
+}
+
+#[test]
+fn memcache_binary_parse_survives_mutated_responses() {
+    let seeds = memcache_binary_seeds();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for seed in &seeds {
+        assert!(fuzzing::memcache_binary_parse(seed), "{seed:?}");
+    }
+    let mut whole = 0;
+    for _ in 0..ITERATIONS {
+        whole += fuzzing::memcache_binary_parse(&mutate(&mut rng, &seeds)) as usize;
+    }
+    assert!(whole > ITERATIONS / 20, "only {whole} valid inputs");
 }
 
 #[test]

@@ -779,3 +779,191 @@ fn ketama_adding_a_server_moves_about_a_quarter() {
     let frac = moved as f64 / n as f64;
     assert!((0.17..0.33).contains(&frac), "{frac}");
 }
+
+// ---- Binary protocol ----
+
+mod binary_protocol {
+    use kvlab_proto::memcache::binary::{self, Opcode, Response, Status, HEADER_LEN};
+    use kvlab_proto::ErrorKind;
+
+    /// A response as memcached writes it.
+    fn response(
+        opcode: Opcode,
+        status: Status,
+        opaque: u32,
+        extras: &[u8],
+        key: &[u8],
+        value: &[u8],
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        Response {
+            opcode,
+            status,
+            opaque,
+            cas: 0,
+            extras,
+            key,
+            value,
+        }
+        .write(&mut out);
+        out
+    }
+
+    /// A parsed response's opcode, status, opaque, key and value, owned.
+    type Parsed = (Opcode, Status, u32, Vec<u8>, Vec<u8>);
+
+    /// Parses a stream fed `chunk` bytes at a time, as a connection reads it: every
+    /// response.
+    fn parse_in_chunks(stream: &[u8], chunk: usize) -> Vec<Parsed> {
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        for piece in stream.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            let mut pos = 0;
+            while let Some((r, n)) = binary::parse(&buf[pos..]).unwrap() {
+                got.push((
+                    r.opcode,
+                    r.status,
+                    r.opaque,
+                    r.key.to_vec(),
+                    r.value.to_vec(),
+                ));
+                pos += n;
+            }
+            buf.drain(..pos);
+        }
+        assert!(buf.is_empty(), "{} bytes left over", buf.len());
+        got
+    }
+
+    #[test]
+    fn requests_are_laid_out_as_memcached_reads_them() {
+        let mut out = Vec::new();
+        binary::get(&mut out, b"foo", 1);
+        assert_eq!(
+            out,
+            [
+                0x80, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00,
+                0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, b'f', b'o', b'o'
+            ]
+        );
+        out.clear();
+        binary::getkq(&mut out, b"a b\x01", 5);
+        assert_eq!(out[1], 0x0d);
+        assert_eq!(&out[HEADER_LEN..], b"a b\x01", "binary keys go as they are");
+        out.clear();
+        binary::delete(&mut out, b"k", 0);
+        assert_eq!((out[1], out.len()), (0x04, HEADER_LEN + 1));
+        out.clear();
+        binary::noop(&mut out, 3);
+        assert_eq!((out[1], out.len()), (0x0a, HEADER_LEN));
+        out.clear();
+        binary::stat(&mut out, None, 0);
+        assert_eq!((out[1], out.len()), (0x10, HEADER_LEN));
+    }
+
+    #[test]
+    fn a_pipelined_stream_parses_the_same_in_any_fragmentation() {
+        let mut stream = Vec::new();
+        stream.extend(response(
+            Opcode::GET,
+            Status::OK,
+            1,
+            &[0, 0, 0, 9],
+            b"",
+            b"hello",
+        ));
+        stream.extend(response(
+            Opcode::GET,
+            Status::KEY_NOT_FOUND,
+            2,
+            b"",
+            b"",
+            b"Not found",
+        ));
+        stream.extend(response(Opcode::SET, Status::OK, 3, b"", b"", b""));
+        stream.extend(response(
+            Opcode::GETKQ,
+            Status::OK,
+            4,
+            &[0; 4],
+            b"k1",
+            &[7u8; 3000],
+        ));
+        stream.extend(response(Opcode::NOOP, Status::OK, 5, b"", b"", b""));
+        stream.extend(response(
+            Opcode::DELETE,
+            Status::KEY_NOT_FOUND,
+            6,
+            b"",
+            b"",
+            b"",
+        ));
+        let whole = parse_in_chunks(&stream, stream.len());
+        assert_eq!(whole.len(), 6);
+        assert_eq!(whole[0].4, b"hello");
+        assert_eq!(
+            whole[1].1,
+            Status::KEY_NOT_FOUND,
+            "a miss is a status, not an error"
+        );
+        assert_eq!(
+            (whole[3].3.as_slice(), whole[3].4.len()),
+            (&b"k1"[..], 3000)
+        );
+        for chunk in [1, 2, 3, 7, 23, 24, 25, 100, 1000] {
+            assert_eq!(parse_in_chunks(&stream, chunk), whole, "chunks of {chunk}");
+        }
+        // Every proper prefix of a response is incomplete, never an error.
+        let one = response(Opcode::GET, Status::OK, 1, &[0, 0, 0, 9], b"", b"hello");
+        for cut in 0..one.len() {
+            assert_eq!(binary::parse(&one[..cut]), Ok(None), "cut at {cut}");
+        }
+        let (r, n) = binary::parse(&one).unwrap().unwrap();
+        assert_eq!((r.item_flags(), n), (Some(9), one.len()));
+    }
+
+    #[test]
+    fn malformed_responses_are_clear_errors() {
+        // A text reply where a binary one was expected fails on its first byte.
+        let e = binary::parse(b"E").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnexpectedByte);
+        assert!(e.to_string().contains("memcached binary"), "{e}");
+        assert!(e.to_string().contains("0x81"), "{e}");
+        // A request echoed back is not a response.
+        let mut req = Vec::new();
+        binary::get(&mut req, b"k", 0);
+        assert_eq!(
+            binary::parse(&req).unwrap_err().kind(),
+            ErrorKind::UnexpectedByte
+        );
+        // Extras and key longer than the body.
+        let mut bad = response(Opcode::GET, Status::OK, 0, &[0; 4], b"", b"");
+        bad[2..4].copy_from_slice(&10u16.to_be_bytes());
+        let e = binary::parse(&bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadValue);
+        assert!(e.to_string().contains("within the body length"), "{e}");
+        // A body above the limit fails before it arrives.
+        let mut huge = response(Opcode::GET, Status::OK, 0, b"", b"", b"");
+        huge[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(
+            binary::parse(&huge).unwrap_err().kind(),
+            ErrorKind::TooLarge
+        );
+        // A data type other than raw bytes.
+        let mut typed = response(Opcode::GET, Status::OK, 0, b"", b"", b"");
+        typed[5] = 1;
+        assert!(binary::parse(&typed[..6]).is_err());
+    }
+
+    #[test]
+    fn statuses_read_as_memcached_names_them() {
+        assert_eq!(
+            Status::KEY_NOT_FOUND.to_string(),
+            "key not found (status 0x0001)"
+        );
+        assert_eq!(Status(0x0082).text(), "out of memory");
+        assert_eq!(format!("{:?}", Opcode::GETKQ), "GETKQ");
+        assert_eq!(format!("{:?}", Opcode(0x42)), "Opcode(0x42)");
+    }
+}

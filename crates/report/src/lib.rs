@@ -208,8 +208,10 @@ impl ResultDocument {
 /// Replaces the password of every URL in `s` with `***`:
 /// `redis://user:secret@host:6379/0` → `redis://user:***@host:6379/0`, and
 /// `redis://:secret@host` → `redis://:***@host`. A user name alone (`scheme://user@host`),
-/// an empty password and strings without credentials are left unchanged. Passwords passed
-/// as separate arguments (`-a secret`) are the caller's to redact.
+/// an empty password and strings without credentials are left unchanged. A `pass=` (or
+/// `password=`) query parameter (`redis+unix:///s.sock?db=1&pass=secret`) becomes
+/// `pass=***`. Passwords passed as separate arguments (`-a secret`) are the caller's to
+/// redact.
 pub fn redact_url(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -238,6 +240,26 @@ pub fn redact_url(s: &str) -> String {
             None => out.push_str(authority),
         }
         rest = &rest[authority_len..];
+        // The `pass=` (or `password=`) parameter of a query, as UNIX socket URLs
+        // (`redis+unix:///path?pass=secret`) carry the password.
+        let url_len = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        if let Some(q) = rest[..url_len].find('?') {
+            out.push_str(&rest[..=q]);
+            let query = &rest[q + 1..url_len];
+            for (i, param) in query.split('&').enumerate() {
+                if i > 0 {
+                    out.push('&');
+                }
+                match param.split_once('=') {
+                    Some((name @ ("pass" | "password"), value)) if !value.is_empty() => {
+                        out.push_str(name);
+                        out.push_str("=***");
+                    }
+                    _ => out.push_str(param),
+                }
+            }
+            rest = &rest[url_len..];
+        }
     }
     out.push_str(rest);
     out
@@ -369,6 +391,15 @@ mod tests {
             ("a://u:p@h, b://v:q@i/x@y", "a://u:***@h, b://v:***@i/x@y"),
             ("", ""),
             ("://", "://"),
+            (
+                "redis+unix:///tmp/r.sock?db=2&pass=s3cret --x",
+                "redis+unix:///tmp/r.sock?db=2&pass=*** --x",
+            ),
+            (
+                "unix:///s?password=p&user=u",
+                "unix:///s?password=***&user=u",
+            ),
+            ("unix:///s?db=1", "unix:///s?db=1"),
         ] {
             assert_eq!(redact_url(input), want, "{input}");
         }

@@ -8,7 +8,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use kvlab_core::{Batch, OpKind, Record, Session, Slot, Status, Timestamp};
+use kvlab_core::{
+    Batch, OpKind, Record, Session, Slot, Status, StoreError, StoreErrorKind, Timestamp,
+};
 use kvlab_measure::{ClientStats, Recorder};
 use kvlab_workload::{OpSource, Ticket, Verdict};
 
@@ -575,7 +577,7 @@ fn account_command(
         Err(e) => {
             recorder.record_command(command, Status::Error, service, sent);
             recorder.record_error(e.kind);
-            count_error(shared);
+            count_error(shared, e);
         }
     }
     if let Some(due) = intended {
@@ -583,15 +585,30 @@ fn account_command(
     }
 }
 
-/// Counts a failed request against the shared error budget, stopping the run when it is
-/// spent.
+/// Counts failed request `e` against the shared error budget, stopping the run when it
+/// is spent — or at once for a lost connection when the run stops on those.
 #[inline]
-fn count_error(shared: &Shared) {
+fn count_error(shared: &Shared, e: &StoreError) {
     let errors = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
     if errors > shared.max_errors {
         shared.budget_exceeded.store(true, Ordering::Relaxed);
         shared.stop.store(true, Ordering::Relaxed);
     }
+    if e.kind == StoreErrorKind::Connection && shared.stop_on_connection_error {
+        connection_lost(shared, e);
+    }
+}
+
+/// Stops the run at a lost connection, keeping the first one's error.
+#[cold]
+#[inline(never)]
+fn connection_lost(shared: &Shared, e: &StoreError) {
+    let mut first = shared
+        .connection_lost
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    first.get_or_insert_with(|| e.clone());
+    shared.stop.store(true, Ordering::Relaxed);
 }
 
 /// Records one completed request: service time from `started`, and in open loop the
@@ -619,7 +636,7 @@ fn account(
         Err(e) => {
             recorder.record(kind, Status::Error, service);
             recorder.record_error(e.kind);
-            count_error(shared);
+            count_error(shared, e);
         }
     }
     if let Some(due) = intended {

@@ -154,6 +154,11 @@ pub struct RunPlan {
     pub seed: u64,
     /// Stop when more than this many operations have failed.
     pub max_errors: Option<u64>,
+    /// Stop at the first request that fails because its connection was lost or could not
+    /// be made (memtier without `--reconnect-on-error`); the outcome then says which
+    /// ([`RunOutcome::connection_lost`]). Otherwise sessions reconnect with back-off and
+    /// the run goes on.
+    pub stop_on_connection_error: bool,
     /// Thread plans: the group of each thread (`thread_groups[t]`), so that results are
     /// also kept per group ([`RunOutcome::groups`]); empty for one group.
     pub thread_groups: Vec<usize>,
@@ -175,6 +180,7 @@ impl Default for RunPlan {
             interval: Duration::from_secs(1),
             seed: 0,
             max_errors: None,
+            stop_on_connection_error: false,
             thread_groups: Vec::new(),
             client_stats: false,
         }
@@ -211,6 +217,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// Stopped because the error budget was exhausted.
     pub error_budget_exceeded: bool,
+    /// Stopped at a lost connection ([`RunPlan::stop_on_connection_error`]): its error.
+    pub connection_lost: Option<StoreError>,
     /// Open loop: the client could not keep to its schedule.
     pub fell_behind: bool,
     /// Open loop: the largest lag behind schedule seen by a worker, in milliseconds.
@@ -305,6 +313,9 @@ pub(crate) struct Shared {
     done: AtomicU64,
     pub(crate) max_errors: u64,
     pub(crate) budget_exceeded: AtomicBool,
+    pub(crate) stop_on_connection_error: bool,
+    /// The first lost connection, with [`RunPlan::stop_on_connection_error`].
+    pub(crate) connection_lost: std::sync::Mutex<Option<StoreError>>,
     /// The first session that could not get ready; the run stops and fails with it.
     setup_error: std::sync::Mutex<Option<StoreError>>,
 }
@@ -377,6 +388,8 @@ fn drive<S: Store, Src: OpSource + 'static>(
         done: AtomicU64::new(0),
         max_errors: plan.max_errors.unwrap_or(u64::MAX),
         budget_exceeded: AtomicBool::new(false),
+        stop_on_connection_error: plan.stop_on_connection_error,
+        connection_lost: std::sync::Mutex::new(None),
         setup_error: std::sync::Mutex::new(None),
     });
     let threads = plan.threads;
@@ -632,6 +645,11 @@ fn collect(
         elapsed,
         interrupted: caller_stop.load(Ordering::Relaxed),
         error_budget_exceeded: shared.budget_exceeded.load(Ordering::Relaxed),
+        connection_lost: shared
+            .connection_lost
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take(),
         fell_behind: false,
         max_schedule_lag_ms: 0.0,
         integrity_checked: 0,

@@ -85,6 +85,11 @@ pub struct Server {
     exited: Option<ExitStatus>,
     pid: u32,
     addr: SocketAddr,
+    /// The UNIX domain socket it also (Redis `unixsocket`) or only (memcached `s`)
+    /// listens on.
+    socket: Option<PathBuf>,
+    /// memcached `B=binary`: it speaks the binary protocol only.
+    binary_only: bool,
     tls: bool,
     binary: PathBuf,
     version: String,
@@ -116,7 +121,12 @@ impl Server {
     /// - Redis answers `PING` over plain TCP with `+PONG` (or `-NOAUTH`, when the spec sets
     ///   a password), or its log says `Ready to accept connections` — the only check for a
     ///   TLS server, which gets `port 0` and `tls-port <free port>`;
-    /// - memcached answers `version` with `VERSION ...`.
+    /// - memcached answers `version` with `VERSION ...` (a binary `VERSION` packet with
+    ///   `B=binary`; over its socket with `s=PATH`).
+    ///
+    /// A UNIX domain socket path (Redis `unixsocket=PATH`, memcached `s=PATH`, which turns
+    /// memcached's TCP off) that is relative is taken in the work directory; then
+    /// [`Server::url`] names the socket.
     ///
     /// Redis runs from a generated `redis.conf`: `port`, `bind 127.0.0.1`, `dir <workdir>`,
     /// `logfile ""` (the log goes to stdout, which kvlab writes to `redis-server.log` beside
@@ -167,6 +177,7 @@ impl Server {
             .tempdir()
             .map_err(|e| SpawnError::io("creating a temporary work directory", e))?;
         let dir = workdir.path();
+        let socket;
         let (port, config, args) = match kind {
             ServerKind::Redis => {
                 let cluster = cluster
@@ -176,12 +187,14 @@ impl Server {
                 let bus_port = cluster && spec.get("cluster-port").is_none();
                 let (port, bus) = free_ports(bus_port)?;
                 let config = redis_config(spec, dir, port, cluster, bus);
+                socket = spec.get("unixsocket").map(|p| dir.join(p));
                 let path = dir.join("redis.conf");
                 write_redis_config(&path, &config)?;
                 (port, config, vec![path.display().to_string()])
             }
             ServerKind::Memcached => {
                 let (port, _) = free_ports(false)?;
+                socket = spec.get("s").map(|p| dir.join(p));
                 let (config, args) = memcached_args(spec, dir, port)?;
                 (port, config, args)
             }
@@ -213,6 +226,9 @@ impl Server {
             exited: None,
             pid,
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+            socket,
+            binary_only: kind == ServerKind::Memcached
+                && spec.get("B").is_some_and(|b| b == "binary"),
             tls: spec.tls,
             binary: binary.to_path_buf(),
             version: version.to_string(),
@@ -287,7 +303,16 @@ impl Server {
                 self.log_tail(50).contains(REDIS_READY_LINE)
             }
             ServerKind::Memcached => {
-                memcached_version(self.addr, timeout).is_ok_and(|line| line.starts_with("VERSION "))
+                let target = match &self.socket {
+                    Some(path) => Target::Unix(path),
+                    None => Target::Tcp(self.addr),
+                };
+                if self.binary_only {
+                    memcached_binary_version(target, timeout).is_ok()
+                } else {
+                    memcached_version(target, timeout)
+                        .is_ok_and(|line| line.starts_with("VERSION "))
+                }
             }
         }
     }
@@ -317,9 +342,18 @@ impl Server {
         self.tls
     }
 
+    /// The UNIX domain socket the server listens on, if one was asked for.
+    pub fn unix_socket(&self) -> Option<&Path> {
+        self.socket.as_deref()
+    }
+
     /// Where clients connect: `redis://127.0.0.1:PORT`, `rediss://127.0.0.1:PORT` for TLS,
-    /// or `memcached://127.0.0.1:PORT`.
+    /// or `memcached://127.0.0.1:PORT`; `redis+unix:///PATH` or `memcached+unix:///PATH`
+    /// for a server on a UNIX domain socket.
     pub fn url(&self) -> String {
+        if let Some(path) = &self.socket {
+            return format!("{}+unix://{}", self.kind.scheme(), path.display());
+        }
         let scheme = match (self.kind, self.tls) {
             (ServerKind::Redis, true) => "rediss",
             (kind, _) => kind.scheme(),
@@ -653,6 +687,9 @@ fn redis_config(
     for (name, value) in &spec.options {
         let value = if value.is_empty() {
             "\"\"".to_string()
+        } else if name == "unixsocket" {
+            // A relative socket path is in the work directory.
+            redis_quote(&dir.join(value).display().to_string())
         } else {
             value.clone()
         };
@@ -677,11 +714,16 @@ fn memcached_args(
     dir: &Path,
     port: u16,
 ) -> Result<(Settings, Vec<String>), SpawnError> {
-    let mut settings: Settings = vec![
-        ("l".into(), "127.0.0.1".into()),
-        ("p".into(), port.to_string()),
-        ("U".into(), "0".into()),
-    ];
+    // With a UNIX domain socket (`s`), memcached serves no TCP.
+    let mut settings: Settings = if spec.get("s").is_some() {
+        Vec::new()
+    } else {
+        vec![
+            ("l".into(), "127.0.0.1".into()),
+            ("p".into(), port.to_string()),
+            ("U".into(), "0".into()),
+        ]
+    };
     for (name, default) in [("m", "64"), ("t", "4")] {
         if spec.get(name).is_none() {
             settings.push((name.into(), default.into()));
@@ -690,7 +732,13 @@ fn memcached_args(
     if running_as_root() && spec.get("u").is_none() {
         settings.push(("u".into(), "root".into()));
     }
-    settings.extend(spec.options.iter().cloned());
+    settings.extend(spec.options.iter().map(|(k, v)| {
+        if k == "s" {
+            (k.clone(), dir.join(v).display().to_string())
+        } else {
+            (k.clone(), v.clone())
+        }
+    }));
 
     let mut args = Vec::new();
     for (name, value) in &settings {
@@ -720,15 +768,58 @@ fn memcached_args(
     Ok((settings, args))
 }
 
+/// Where a readiness probe connects.
+enum Target<'a> {
+    Tcp(SocketAddr),
+    Unix(&'a Path),
+}
+
+/// A blocking stream to a server, read and written with timeouts.
+fn probe_stream(target: Target<'_>, timeout: Duration) -> std::io::Result<Box<dyn ReadWrite>> {
+    let stream: Box<dyn ReadWrite> = match target {
+        Target::Tcp(addr) => {
+            let s = TcpStream::connect_timeout(&addr, timeout)?;
+            s.set_read_timeout(Some(timeout))?;
+            s.set_write_timeout(Some(timeout))?;
+            Box::new(s)
+        }
+        Target::Unix(path) => {
+            let s = std::os::unix::net::UnixStream::connect(path)?;
+            s.set_read_timeout(Some(timeout))?;
+            s.set_write_timeout(Some(timeout))?;
+            Box::new(s)
+        }
+    };
+    Ok(stream)
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
 /// Sends memcached's `version` command and returns the reply line.
-fn memcached_version(addr: SocketAddr, timeout: Duration) -> std::io::Result<String> {
-    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
-    stream.set_read_timeout(Some(timeout))?;
-    stream.set_write_timeout(Some(timeout))?;
+fn memcached_version(target: Target<'_>, timeout: Duration) -> std::io::Result<String> {
+    let mut stream = probe_stream(target, timeout)?;
     stream.write_all(b"version\r\n")?;
     let mut line = String::new();
     BufReader::new(stream).read_line(&mut line)?;
     Ok(line.trim_end().to_string())
+}
+
+/// Sends a binary protocol `VERSION` packet (opcode 0x0b) and checks a response packet
+/// (magic 0x81) comes back.
+fn memcached_binary_version(target: Target<'_>, timeout: Duration) -> std::io::Result<()> {
+    let mut stream = probe_stream(target, timeout)?;
+    let mut request = [0u8; 24];
+    request[0] = 0x80;
+    request[1] = 0x0b;
+    stream.write_all(&request)?;
+    let mut header = [0u8; 24];
+    stream.read_exact(&mut header)?;
+    if header[0] == 0x81 && header[1] == 0x0b {
+        Ok(())
+    } else {
+        Err(std::io::Error::other("not a binary VERSION response"))
+    }
 }
 
 /// The last `lines` lines of the file at `path` (reading at most its last 64 KiB).

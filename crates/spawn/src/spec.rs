@@ -56,8 +56,9 @@ impl fmt::Display for ServerKind {
 /// Settings that kvlab itself writes for Redis and that a spec may not override.
 const REDIS_RESERVED: &[&str] = &["port", "tls-port", "bind", "dir", "logfile", "daemonize"];
 
-/// memcached flags that kvlab itself passes and that a spec may not override.
-const MEMCACHED_RESERVED: &[&str] = &["l", "p", "U", "d", "s"];
+/// memcached flags that kvlab itself passes and that a spec may not override (`s`, a
+/// UNIX domain socket, replaces the TCP port).
+const MEMCACHED_RESERVED: &[&str] = &["l", "p", "U", "d"];
 
 /// What to start: a kind of server and its settings.
 ///

@@ -433,8 +433,9 @@ impl MemtierSpec {
         }
         if parallel && (max - min).saturating_add(1) < self.total_clients {
             return Err(invalid(format!(
-                "the parallel key pattern (P) gives each of the {} clients a slice of the {} keys \
-                 [{min}, {max}]: at least one key per client is needed",
+                "the parallel key pattern (--key-pattern=P:P or --command-key-pattern=P) gives \
+                 each of the {} clients a slice of the {} keys [{min}, {max}]: at least one key \
+                 per client is needed",
                 self.total_clients,
                 (max - min).saturating_add(1)
             )));

@@ -1,4 +1,5 @@
-//! memcached: text and meta protocol encoding and reply parsing, and ketama hashing.
+//! memcached: text, meta and binary protocol encoding and reply parsing, and ketama
+//! hashing.
 //!
 //! - Text protocol: encoders [`get`], [`get_multi`], [`gets`], [`set`], [`add`],
 //!   [`replace`], [`cas`], [`delete`], [`touch`], [`incr`], [`decr`], [`version`],
@@ -7,6 +8,9 @@
 //! - Meta protocol: encoders [`mg`], [`ms`], [`md`], [`mn`] taking [`MetaFlag`]s;
 //!   [`parse_meta`] reads one [`MetaReply`], whose returned flags are a borrowed
 //!   [`MetaFlags`] with lookups ([`MetaFlags::opaque`], [`MetaFlags::key`], …).
+//! - Binary protocol: the [`binary`] module — encoders ([`binary::get`],
+//!   [`binary::getkq`], [`binary::set`], [`binary::delete`], [`binary::noop`], …) and
+//!   [`binary::parse`], which reads one [`binary::Response`] packet.
 //! - [`parse_request`] reads a command of either protocol ([`Request`]), for test servers.
 //! - [`Ketama`]: consistent hashing of keys over several servers.
 //!
@@ -24,6 +28,7 @@
 //! assert_eq!(memcache::parse(&buf[n..]).unwrap(), Some((Reply::End, 5)));
 //! ```
 
+pub mod binary;
 mod ketama;
 mod meta;
 mod request;
