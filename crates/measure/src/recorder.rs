@@ -735,5 +735,4 @@ mod tests {
         a.reset();
         assert_eq!((a.operations(), a.command_bytes(CommandId(0))), (0, 0));
     }
-
 }
