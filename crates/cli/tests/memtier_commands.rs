@@ -351,3 +351,47 @@ fn waits_reach_a_real_replica_and_have_their_own_row() {
     replica.stop().unwrap();
     master.stop().unwrap();
 }
+
+#[test]
+fn in_a_cluster_each_command_goes_to_its_first_keys_master() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let port = cluster.addrs()[0].port().to_string();
+    // P for every command: the 2 clients write keys 1..=400 once each, then read them.
+    let o = memtier_on(
+        &port,
+        &[
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "400",
+            "--command=set __key__ __data__",
+            "--command-key-pattern=P",
+            "--command=get __key__",
+            "--command-key-pattern=P",
+            "--command=ping",
+            "--command-key-pattern=P",
+            "--key-minimum=1",
+            "--key-maximum=400",
+            "--max-errors=0",
+            "--hide-histogram",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let total = |name: &str| -> u64 { cluster.nodes().iter().map(|n| calls(n, name)).sum() };
+    // Per client: 400 requests over SET, GET, PING (the first round sends SET twice);
+    // kvlab's connections also PING the nodes as they connect.
+    assert_eq!((total("set"), total("get")), (2 * 134, 2 * 133));
+    assert!(total("ping") >= 2 * 133);
+    let mut keys = 0;
+    for node in cluster.nodes() {
+        let n = int(node, &["DBSIZE"]);
+        assert!(n > 0, "no keys on {}", node.addr());
+        keys += n;
+    }
+    assert_eq!(keys, 2 * 134, "every SET went to its key's master");
+    assert!(all_stats_row(&stdout, "Pings")[1].parse::<f64>().unwrap() > 0.0);
+}
