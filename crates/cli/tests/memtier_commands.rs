@@ -395,3 +395,45 @@ fn in_a_cluster_each_command_goes_to_its_first_keys_master() {
     assert_eq!(keys, 2 * 134, "every SET went to its key's master");
     assert!(all_stats_row(&stdout, "Pings")[1].parse::<f64>().unwrap() > 0.0);
 }
+
+#[test]
+fn run_sends_commands_to_redis_and_reports_them_by_name() {
+    let server = redis("");
+    let url = format!("redis://127.0.0.1:{}", server.port());
+    let o = common::kvlab(&[
+        "run",
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "--threads",
+        "1",
+        "--connections",
+        "2",
+        "--requests",
+        "50",
+        "--command=set __key__ __data__",
+        "--command-ratio=2",
+        "--command=get __key__",
+        "--progress",
+        "never",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    // Per connection: SET ×3, GET, then 15 rounds of SET SET GET, and a SET.
+    assert_eq!((calls(&server, "set"), calls(&server, "get")), (68, 32));
+    assert_eq!(common::report_u64(&stdout, "SET", "Operations"), 68);
+    assert_eq!(common::report_u64(&stdout, "GET", "Operations"), 32);
+    let o = common::kvlab(&[
+        "run",
+        "--db",
+        "null",
+        "--command=get __key__",
+        "--progress",
+        "never",
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs --db redis"), "{stderr}");
+    server.stop().unwrap();
+}
