@@ -132,14 +132,42 @@ fn stat_fields(pid: u32, stat: &str) -> Result<Vec<&str>, SpawnError> {
 
 /// The state letter of a process (`R`, `S`, `Z`...), or `None` if it does not exist.
 pub(crate) fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_state(&format!("/proc/{pid}/stat"))
+}
+
+/// The state letter of a `stat` file (of a process or of one of its threads).
+fn stat_state(path: &str) -> Option<char> {
+    let stat = std::fs::read_to_string(path).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().next()?.chars().next()
 }
 
-/// True while `pid` exists and has not exited (a zombie has exited).
+/// True while `pid` exists and has not exited. A zombie has exited — unless it is the
+/// main thread of a multi-threaded server (Redis, memcached) whose other threads are
+/// still on their way out: `/proc/PID/stat` shows the leader's state, and the process
+/// cannot be reaped before its last thread has gone.
 pub(crate) fn is_running(pid: u32) -> bool {
-    !matches!(process_state(pid), None | Some('Z') | Some('X') | Some('x'))
+    match process_state(pid) {
+        None | Some('X') | Some('x') => false,
+        Some('Z') => live_threads(pid) > 0,
+        Some(_) => true,
+    }
+}
+
+/// The threads of `pid` other than its main thread that have not exited.
+fn live_threads(pid: u32) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| t.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&tid| tid != pid)
+        .filter(|&tid| {
+            let state = stat_state(&format!("/proc/{pid}/task/{tid}/stat"));
+            !matches!(state, None | Some('Z') | Some('X') | Some('x'))
+        })
+        .count()
 }
 
 fn parse_kb(pid: u32, text: &str) -> Result<u64, SpawnError> {
