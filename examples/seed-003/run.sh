@@ -40,12 +40,12 @@ lineitem() {
 echo "== import $LINES lines (through a pipe), sampling 7% of the keys"
 "$KVLAB" import <(lineitem) --delimiter '|' --key-fields 0,1,2 --db rocksdb --path "$DB" \
   --sample-keys 0.07 --keys-out "$OUT/keys.txt" --seed 3 --threads "$THREADS" \
-  --out "$OUT/import" --overwrite --progress never | grep -E '^\[(OVERALL|IMPORT)\]'
+  --workload-label lineitem --out "$OUT/import" --overwrite --progress never | grep -E '^\[(OVERALL|IMPORT)\]'
 
 echo "== random reads of the sampled keys with a thread plan (readers + writers)"
 "$KVLAB" run --keys "$OUT/keys.txt" --plan examples/seed-003/plan.txt \
   -p operationcount="$OPS" --db rocksdb --path "$DB" --seed 3 \
-  --out "$OUT/run" --overwrite --progress never \
+  --workload-label lineitem --out "$OUT/run" --overwrite --progress never \
   | grep -E '^\[(OVERALL|READ|UPDATE|INSERT|GROUP:[a-z]+)\], (Throughput|Operations|.*Return|Threads|99th)'
 
 echo "== verify: every sampled key is present"

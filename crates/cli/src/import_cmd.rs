@@ -699,6 +699,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         max_errors: a.max_errors,
         stop_on_connection_error: false,
         thread_groups: Vec::new(),
+        ..RunPlan::default()
     };
     let ctx = Phase {
         phase: "import",

@@ -3,6 +3,7 @@
 
 mod import_cmd;
 mod memtier_args;
+mod memtier_files;
 mod memtier_report;
 mod progress;
 mod report_cmd;
@@ -338,6 +339,15 @@ impl Work {
         }
     }
 
+    /// The names of the arbitrary commands the workload sends (memtier's `--command`,
+    /// `WAIT`), by command id, for the results.
+    fn command_names(&self) -> Vec<String> {
+        match self {
+            Work::Memtier(w) => w.spec().command_names(),
+            _ => Vec::new(),
+        }
+    }
+
     fn effective(&self) -> Vec<(String, String)> {
         match self {
             Work::Core(w) => w.effective(),
@@ -562,6 +572,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Work::Extra(w) => w.thread_groups(),
             _ => Vec::new(),
         },
+        ..RunPlan::default()
     };
     let stop = install_stop_handler();
     let ctx = Phase {
@@ -647,6 +658,14 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     for w in a.warnings() {
         eprintln!("kvlab: warning: {w}");
     }
+    if let (Some(path), Some(items), false) = (&a.data_import, &spec.import, a.generate_keys) {
+        // memtier reads the keys first (imported_keylist::read_keys).
+        eprintln!(
+            "Reading keys from {}... {} keys read.",
+            path.display(),
+            items.len()
+        );
+    }
     let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
     if a.show_config {
         for (k, v) in workload.spec().effective() {
@@ -712,6 +731,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         // memtier stops at a lost connection unless told to reconnect.
         stop_on_connection_error: !a.reconnect_on_error(),
         thread_groups: Vec::new(),
+        client_stats: a.client_stats.is_some(),
     };
     let ctx = Phase {
         phase: "run",
@@ -1175,6 +1195,11 @@ fn execute_observed<S: Store>(
     if ctx.phase == "verify" {
         return verify(ctx, store);
     }
+    if let ReportStyle::Memtier(o) = &ctx.report {
+        if o.verify_only() {
+            return memtier_verification(ctx, store, ExitCode::SUCCESS);
+        }
+    }
     if let Some(dir) = &ctx.args.out {
         kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;
@@ -1220,6 +1245,7 @@ fn execute_observed<S: Store>(
     };
     if runs == 1 {
         let done = run_once(ctx, store, ctx.args.out.as_deref())?;
+        write_memtier_files(ctx, 1, &done)?;
         let mut stats = store.stats();
         if let Some(m) = monitor {
             match m.stop() {
@@ -1241,7 +1267,8 @@ fn execute_observed<S: Store>(
             stats,
             extra_stats(),
         )?;
-        return Ok(exit_code(ctx, &done.outcome));
+        let code = exit_code(ctx, &done.outcome);
+        return memtier_verification(ctx, store, code);
     }
     // memtier's -x: the whole test several times against the same store, a second
     // apart, each run's result files in OUT/run-N; the monitor covers them all.
@@ -1260,6 +1287,7 @@ fn execute_observed<S: Store>(
                 .with_context(|| format!("preparing the output directory {}", dir.display()))?;
         }
         let d = run_once(ctx, store, dir.as_deref())?;
+        write_memtier_files(ctx, id, &d)?;
         write_result(ctx, store, dir.as_deref(), &d, store.stats(), extra_stats())?;
         let interrupted = d.outcome.interrupted;
         done.push(d);
@@ -1278,7 +1306,103 @@ fn execute_observed<S: Store>(
         .find(|c| *c != ExitCode::SUCCESS)
         .unwrap_or(ExitCode::SUCCESS);
     print_runs_report(ctx, done)?;
-    Ok(code)
+    memtier_verification(ctx, store, code)
+}
+
+/// memtier's `--data-verify` after the runs (and all of `--verify-only`): its
+/// verification client reads the imported objects back ([`kvlab_runner::check_values`]),
+/// each failure on stderr as memtier prints it, the counts in the report and the JSON.
+/// Returns `code` (the runs' exit code), or 1 when keys failed; nothing is verified
+/// after an interrupted run, or without `--data-verify`.
+fn memtier_verification<S: Store>(ctx: &Phase, store: &S, code: ExitCode) -> Result<ExitCode> {
+    let (ReportStyle::Memtier(o), Work::Memtier(w)) = (&ctx.report, &ctx.work) else {
+        return Ok(code);
+    };
+    if !o.data_verify() || ctx.stop.load(Ordering::SeqCst) {
+        return Ok(code);
+    }
+    let mut out: Box<dyn Write> = match o.out_file() {
+        Some(path) => Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    write!(out, "\n\nPerforming data verification...\n")?;
+    out.flush()?;
+    let mut verifier = w.verifier(ctx.plan.seed);
+    let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let check = kvlab_runner::check_values(
+        store,
+        &ctx.stop,
+        &mut |req, expected| verifier.next(req, expected),
+        &mut |req, expected, mismatch| match mismatch {
+            kvlab_runner::Mismatch::Error(e) => {
+                eprintln!("error: request for key [{}] failed: {e}", shown(&req.key));
+            }
+            kvlab_runner::Mismatch::Value(got) => eprintln!(
+                "error: key [{}]: expected [{}], got [{}]",
+                shown(&req.key),
+                shown(expected),
+                shown(got)
+            ),
+            kvlab_runner::Mismatch::Missing => eprintln!(
+                "error: key [{}]: expected [{}], got []",
+                shown(&req.key),
+                shown(expected)
+            ),
+        },
+    )?;
+    write!(
+        out,
+        "Data verification completed:\n{:<10} keys verified successfuly.\n{:<10} keys failed.\n",
+        check.verified, check.failed
+    )?;
+    out.flush()?;
+    if let Some(path) = o.json_out() {
+        let mut doc: serde_json::Value = match std::fs::read(path) {
+            Ok(text) => serde_json::from_slice(&text)
+                .with_context(|| format!("reading {}", path.display()))?,
+            Err(_) => serde_json::json!({
+                "configuration": ctx.work.effective().into_iter().collect::<BTreeMap<_, _>>()
+            }),
+        };
+        doc["client verifications results"] = serde_json::json!({
+            "keys verified successfuly": check.verified,
+            "keys failed": check.failed,
+        });
+        let text = serde_json::to_string_pretty(&doc)?;
+        kvlab_report::write_atomic(path, text.as_bytes(), true)?;
+    }
+    Ok(if check.failed > 0 && code == ExitCode::SUCCESS {
+        ExitCode::from(1)
+    } else {
+        code
+    })
+}
+
+/// memtier's per-run files of run `run` (from 1): `--hdr-file-prefix` and
+/// `--client-stats`.
+fn write_memtier_files(ctx: &Phase, run: u32, done: &RunDone) -> Result<()> {
+    let ReportStyle::Memtier(o) = &ctx.report else {
+        return Ok(());
+    };
+    if let Some(prefix) = o.hdr_file_prefix() {
+        memtier_files::write_hdr_files(
+            prefix,
+            run,
+            &done.outcome,
+            done.started,
+            o.command_names(),
+        )?;
+    }
+    if let Some(prefix) = o.client_stats() {
+        memtier_files::write_client_stats(prefix, run, &done.outcome)?;
+    }
+    Ok(())
 }
 
 /// What one run of a phase leaves behind: its outcome and the series taken during it.
@@ -1455,7 +1579,9 @@ fn memtier_run_information(
 /// Prints the report of one run (YCSB's text or memtier's summary and JSON).
 fn print_report(ctx: &Phase, done: &RunDone, stats: &StoreStats) -> Result<()> {
     let outcome = &done.outcome;
-    let summary = outcome.total.summary(outcome.elapsed);
+    let summary = outcome
+        .total
+        .summary_named(outcome.elapsed, &ctx.work.command_names());
     let mut out = report_output(ctx)?;
     match &ctx.report {
         ReportStyle::Ycsb => {
@@ -1561,7 +1687,9 @@ fn write_result<S: Store>(
             stats: stats_map(stats.into_iter().chain(extra_stats).collect()),
         },
         host: HostInfo::detect(),
-        results: outcome.total.summary(outcome.elapsed),
+        results: outcome
+            .total
+            .summary_named(outcome.elapsed, &ctx.work.command_names()),
         notes: done.notes.clone(),
     };
     let mut csv = Vec::new();

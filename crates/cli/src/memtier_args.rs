@@ -10,12 +10,13 @@
 //! `not supported by kvlab memtier: --FLAG (reason)` — never silently ignored.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clap::{ArgAction, Args, ValueEnum};
 use kvlab_workload::memtier::{
-    DataSize, ExpiryRange, KeyPattern, MemtierSpec, Ratio, SizePattern, SizeWeight,
-    MAX_DATA_SIZE_BYTES,
+    ArbitraryCommand, DataSize, ExpiryRange, ImportedItems, KeyPattern, MemtierSpec, Ratio,
+    SizePattern, SizeWeight, WaitSpec, MAX_DATA_SIZE_BYTES,
 };
 
 /// The run seed without `--randomize` or `--seed`: memtier's clients use a constant
@@ -65,6 +66,24 @@ pub enum Requests {
 /// `--data-size-list`'s entries (a newtype so that clap takes the list as one value).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SizeList(pub Vec<SizeWeight>);
+
+/// One occurrence of `--command`, `--command-ratio` or `--command-key-pattern`,
+/// numbered in command-line order: memtier applies a ratio or key pattern to the last
+/// `--command` before it, so the three lists are merged back into that order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sequenced<T> {
+    /// The position among every sequenced value parsed so far (increasing along a
+    /// command line).
+    pub seq: u64,
+    /// The value.
+    pub value: T,
+}
+
+/// The next sequence number: clap parses a command line's values in order.
+fn next_seq() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
 
 /// `--print-percentiles`' values, in percent.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,11 +175,13 @@ pub struct MemtierArgs {
     /// Name of the JSON output file (kvlab writes its own result document there).
     #[arg(long, value_name = "FILE")]
     pub json_out_file: Option<PathBuf>,
-    /// Per-client stats files (not supported by kvlab).
-    #[arg(long, value_name = "FILE")]
+    /// Per-client stats files: PREFIX-RUN-THREAD-CLIENT.csv, each client's requests
+    /// second by second and its latency distributions.
+    #[arg(long, value_name = "FILE", value_parser = parse_file_prefix)]
     pub client_stats: Option<String>,
-    /// Prefix of HDR histogram files (not supported: kvlab writes latency.hlog).
-    #[arg(long, value_name = "FILE")]
+    /// Prefix of HDR histogram files: PREFIX_FULL_RUN_N, PREFIX_GET_command_run_N and
+    /// PREFIX_SET_command_run_N, each .txt (percentiles) and .hgrm (HdrHistogram log).
+    #[arg(long, value_name = "FILE", value_parser = parse_file_prefix)]
     pub hdr_file_prefix: Option<String>,
     /// Print the configuration before running.
     #[arg(long)]
@@ -194,9 +215,9 @@ pub struct MemtierArgs {
     /// Seconds to run the test.
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..))]
     pub test_time: Option<u32>,
-    /// Set:Get ratio: per cycle, SETS sets then GETS gets.
-    #[arg(long, value_name = "SETS:GETS", default_value = "1:10", value_parser = parse_ratio)]
-    pub ratio: Ratio,
+    /// Set:Get ratio: per cycle, SETS sets then GETS gets (default: 1:10).
+    #[arg(long, value_name = "SETS:GETS", value_parser = parse_ratio)]
+    pub ratio: Option<Ratio>,
     /// Pipelined requests per connection.
     #[arg(long, value_name = "NUMBER", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -227,23 +248,26 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    // ---- Arbitrary commands (not supported by kvlab) ----
-    /// A command to send (not supported by kvlab).
-    #[arg(long, value_name = "COMMAND")]
-    pub command: Vec<String>,
-    /// Ratio of the last --command (not supported by kvlab).
-    #[arg(long, value_name = "NUMBER")]
-    pub command_ratio: Vec<String>,
-    /// Key pattern of the last --command (not supported by kvlab).
-    #[arg(long, value_name = "PATTERN")]
-    pub command_key_pattern: Vec<String>,
+    // ---- Arbitrary commands ----
+    /// A command to send instead of SET/GET, in quotes (repeatable), e.g.
+    /// --command="set __key__ __data__": __key__ is a key of the key options, __data__ a
+    /// value of the object options (redis protocols only).
+    #[arg(long, value_name = "COMMAND", value_parser = parse_command)]
+    pub command: Vec<Sequenced<ArbitraryCommand>>,
+    /// Times the last --command is sent in a row per cycle (default: 1).
+    #[arg(long, value_name = "NUMBER", value_parser = parse_command_ratio)]
+    pub command_ratio: Vec<Sequenced<u32>>,
+    /// Key pattern of the last --command: R, S, G, P or Z (default: R).
+    #[arg(long, value_name = "R|S|G|P|Z", value_parser = parse_command_key_pattern)]
+    pub command_key_pattern: Vec<Sequenced<KeyPattern>>,
 
     // ---- Object options ----
     /// Value size in bytes (default: 32).
     #[arg(short = 'd', long, value_name = "SIZE", value_parser = parse_data_size,
           conflicts_with_all = ["data_size_range", "data_size_list"])]
     pub data_size: Option<u32>,
-    /// Extra value bytes written with SETRANGE (not supported by kvlab).
+    /// Write values OFFSET bytes into their strings: SETRANGE key OFFSET value and
+    /// GETRANGE key OFFSET -1 (redis only, not with --expiry-range).
     #[arg(long, value_name = "OFFSET")]
     pub data_offset: Option<u32>,
     /// Random value bytes instead of x…x.
@@ -263,20 +287,22 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "RANGE", value_parser = parse_expiry_range)]
     pub expiry_range: Option<ExpiryRange>,
 
-    // ---- Imported data options (not supported by kvlab) ----
-    /// Read objects from a file (not supported by kvlab).
+    // ---- Imported data options ----
+    /// Objects for SETs from a memtier/memcached dump file (`dumpflags, time, exptime, …`
+    /// CSV): keys, values and expiry times.
     #[arg(long, value_name = "FILE")]
     pub data_import: Option<PathBuf>,
-    /// Verify data after the test (not supported by kvlab).
+    /// After the test, read the imported objects back and count those that differ
+    /// (needs --data-import).
     #[arg(long)]
     pub data_verify: bool,
-    /// Only verify data (not supported by kvlab).
+    /// Only verify the imported objects, without a test (implies --data-verify).
     #[arg(long)]
     pub verify_only: bool,
-    /// Generate keys for imported objects (not supported by kvlab).
+    /// Imported values under generated keys (--key-prefix, --key-minimum, --key-maximum).
     #[arg(long)]
     pub generate_keys: bool,
-    /// Ignore imported expiry (not supported by kvlab).
+    /// Write imported objects without their expiry time.
     #[arg(long)]
     pub no_expiry: bool,
 
@@ -291,9 +317,10 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "NUMBER", default_value_t = 10_000_000,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub key_maximum: u64,
-    /// SET:GET key patterns: R random, S sequential, G Gaussian, P parallel, Z Zipf.
-    #[arg(long, value_name = "PATTERN", default_value = "R:R", value_parser = parse_key_pattern)]
-    pub key_pattern: (KeyPattern, KeyPattern),
+    /// SET:GET key patterns: R random, S sequential, G Gaussian, P parallel, Z Zipf
+    /// (default: R:R).
+    #[arg(long, value_name = "PATTERN", value_parser = parse_key_pattern)]
+    pub key_pattern: Option<(KeyPattern, KeyPattern)>,
     /// Standard deviation of G (default: key range / 6).
     #[arg(long, value_name = "NUMBER", value_parser = parse_key_stddev)]
     pub key_stddev: Option<f64>,
@@ -304,16 +331,16 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "NUMBER", value_parser = parse_zipf_exp)]
     pub key_zipf_exp: Option<f64>,
 
-    // ---- WAIT options (not supported by kvlab) ----
-    /// Set:Wait ratio (not supported by kvlab).
-    #[arg(long, value_name = "RATIO")]
-    pub wait_ratio: Option<String>,
-    /// WAIT for a number of replicas in a range (not supported by kvlab).
-    #[arg(long, value_name = "RANGE")]
-    pub num_slaves: Option<String>,
-    /// WAIT timeout range in milliseconds (not supported by kvlab).
-    #[arg(long, value_name = "RANGE")]
-    pub wait_timeout: Option<String>,
+    // ---- WAIT options ----
+    /// Set:Wait ratio: WAIT numreplicas timeout among the SETs and GETs (redis only).
+    #[arg(long, value_name = "SETS:WAITS", value_parser = parse_wait_ratio)]
+    pub wait_ratio: Option<Ratio>,
+    /// Replicas each WAIT waits for, uniform in MIN-MAX (default: 0-0).
+    #[arg(long, value_name = "MIN-MAX", value_parser = parse_num_slaves)]
+    pub num_slaves: Option<(u32, u32)>,
+    /// WAIT timeouts in milliseconds, Gaussian in MIN-MAX (default: 0-0).
+    #[arg(long, value_name = "MIN-MAX", value_parser = parse_wait_timeout)]
+    pub wait_timeout: Option<(u32, u32)>,
 }
 
 /// `not supported by kvlab memtier: FLAG (reason)`.
@@ -325,48 +352,11 @@ impl MemtierArgs {
     /// Refuses every flag kvlab does not implement, and the combinations memtier itself
     /// refuses, with a message naming the flag and why.
     pub fn validate(&self) -> Result<(), String> {
-        const IMPORT: &str = "kvlab does not import memcached dumps";
-        let checks: &[(bool, &str, &str)] = &[
-            (
-                self.authenticate.is_some() && self.protocol == MemtierProtocol::MemcacheBinary,
-                "--authenticate with -P memcache_binary",
-                "memcached SASL authentication is not implemented",
-            ),
-            (
-                self.client_stats.is_some(),
-                "--client-stats",
-                "kvlab reports whole-run results and a per-interval timeline",
-            ),
-            (
-                self.hdr_file_prefix.is_some(),
-                "--hdr-file-prefix",
-                "kvlab writes its HDR interval log as latency.hlog in the result directory",
-            ),
-            (
-                self.data_offset.is_some_and(|o| o > 0),
-                "--data-offset",
-                "SETRANGE/GETRANGE requests are not implemented",
-            ),
-            (
-                !self.command.is_empty()
-                    || !self.command_ratio.is_empty()
-                    || !self.command_key_pattern.is_empty(),
-                "--command/--command-ratio/--command-key-pattern",
-                "kvlab memtier sends memtier's SET and GET only",
-            ),
-            (
-                self.wait_ratio.is_some()
-                    || self.num_slaves.is_some()
-                    || self.wait_timeout.is_some(),
-                "--wait-ratio/--num-slaves/--wait-timeout",
-                "WAIT commands are not implemented",
-            ),
-            (self.data_import.is_some(), "--data-import", IMPORT),
-            (self.data_verify, "--data-verify", IMPORT),
-            (self.verify_only, "--verify-only", IMPORT),
-            (self.generate_keys, "--generate-keys", IMPORT),
-            (self.no_expiry, "--no-expiry", IMPORT),
-        ];
+        let checks: &[(bool, &str, &str)] = &[(
+            self.authenticate.is_some() && self.protocol == MemtierProtocol::MemcacheBinary,
+            "--authenticate with -P memcache_binary",
+            "memcached SASL authentication is not implemented",
+        )];
         if let Some((_, flag, reason)) = checks.iter().find(|c| c.0) {
             return Err(unsupported(flag, reason));
         }
@@ -414,10 +404,206 @@ impl MemtierArgs {
         if self.cluster_mode && self.select_db.is_some_and(|db| db > 0) {
             return Err("--select-db cannot be used with --cluster-mode".to_string());
         }
+        // memtier_benchmark.cpp, main: imported data.
+        if self.data_import.is_none() {
+            if self.data_verify || self.verify_only {
+                return Err("use data-verify only with data-import: --data-verify and \
+                            --verify-only check the objects of --data-import=FILE"
+                    .to_string());
+            }
+            if self.no_expiry {
+                return Err("use no-expiry only with data-import (--data-import=FILE)".to_string());
+            }
+        } else {
+            if self.cluster_mode {
+                return Err(
+                    "--cluster-mode cannot be specified when importing (--data-import)".to_string(),
+                );
+            }
+            if self.data_size.is_some()
+                || self.data_size_list.is_some()
+                || self.data_size_range.is_some()
+            {
+                return Err(
+                    "data size (--data-size, --data-size-list, --data-size-range) \
+                            cannot be specified when importing (--data-import)"
+                        .to_string(),
+                );
+            }
+            if self.random_data {
+                return Err(
+                    "--random-data cannot be specified when importing (--data-import)".to_string(),
+                );
+            }
+            let default = MemtierSpec::default();
+            if !self.generate_keys
+                && (self.key_prefix != default.key_prefix
+                    || self.key_minimum != default.key_minimum
+                    || self.key_maximum != default.key_maximum)
+            {
+                return Err("use key-minimum, key-maximum and key-prefix only with \
+                            generate-keys (--data-import without --generate-keys uses the \
+                            file's keys)"
+                    .to_string());
+            }
+        }
+        // memtier_benchmark.cpp, main: the data offset's own checks.
+        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
+            if offset > kvlab_net::redis::MAX_DATA_OFFSET {
+                return Err(format!(
+                    "--data-offset={offset}: data-offset too long (at most {})",
+                    kvlab_net::redis::MAX_DATA_OFFSET
+                ));
+            }
+            if self.expiry_range.is_some() || !self.protocol.is_redis() {
+                return Err(
+                    "--data-offset can only be used with redis protocol, and cannot be \
+                            used with expiry (--expiry-range)"
+                        .to_string(),
+                );
+            }
+        }
         if self.select_db.is_some_and(|db| db > 0) && !self.protocol.is_redis() {
             return Err("--select-db can only be used with the redis protocol".to_string());
         }
+        self.validate_commands()?;
         Ok(())
+    }
+
+    /// memtier's refusals around `--command` and `--wait-ratio`
+    /// (`verify_arbitrary_command_option`, `verify_cluster_option`,
+    /// `format_arbitrary_command`), and kvlab's own for flags memtier would silently
+    /// ignore beside them.
+    fn validate_commands(&self) -> Result<(), String> {
+        let commands = self.commands()?;
+        let wait = self.wait_ratio.is_some();
+        if !commands.is_empty() {
+            if !self.protocol.is_redis() {
+                return Err(format!(
+                    "--command can only be used with the redis protocols (-P redis, resp2, \
+                     resp3), not -P {}",
+                    protocol_name(self.protocol)
+                ));
+            }
+            if self.key_pattern.is_some() {
+                return Err(
+                    "when using arbitrary command, key pattern is configured with \
+                            --command-key-pattern option (not --key-pattern)"
+                        .to_string(),
+                );
+            }
+            if self.ratio.is_some() {
+                return Err("when using arbitrary command, ratio is configured with \
+                            --command-ratio option (not --ratio)"
+                    .to_string());
+            }
+            for (given, flag) in [
+                (wait, "--wait-ratio"),
+                (self.multi_key_get.is_some(), "--multi-key-get"),
+                (self.expiry_range.is_some(), "--expiry-range"),
+            ] {
+                if given {
+                    return Err(format!(
+                        "{flag} does not apply to --command (memtier ignores it beside \
+                         arbitrary commands); leave it out"
+                    ));
+                }
+            }
+            if self.cluster_mode {
+                if let Some(c) = commands.iter().find(|c| c.key_count() > 1) {
+                    return Err(format!(
+                        "--command `{}`: cluster mode supports only single-key commands",
+                        c.text
+                    ));
+                }
+            }
+        }
+        if wait {
+            if !self.protocol.is_redis() {
+                return Err("--wait-ratio can only be used with the redis protocols".into());
+            }
+            if self.cluster_mode {
+                return Err("--wait-ratio cannot be used with --cluster-mode (memtier: \
+                            cluster mode does not support wait-ratio)"
+                    .into());
+            }
+        } else if self.num_slaves.is_some() || self.wait_timeout.is_some() {
+            return Err(
+                "--num-slaves and --wait-timeout set the WAITs of --wait-ratio, \
+                        which is not given"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The `--command`s in order, each with the `--command-ratio` and
+    /// `--command-key-pattern` given after it (before the next `--command`); an error
+    /// for a ratio or key pattern before any command.
+    pub fn commands(&self) -> Result<Vec<ArbitraryCommand>, String> {
+        enum Item<'a> {
+            Command(&'a ArbitraryCommand),
+            Ratio(u32),
+            Pattern(KeyPattern),
+        }
+        let mut items: Vec<(u64, Item<'_>)> = Vec::new();
+        items.extend(
+            self.command
+                .iter()
+                .map(|c| (c.seq, Item::Command(&c.value))),
+        );
+        items.extend(
+            self.command_ratio
+                .iter()
+                .map(|r| (r.seq, Item::Ratio(r.value))),
+        );
+        items.extend(
+            self.command_key_pattern
+                .iter()
+                .map(|p| (p.seq, Item::Pattern(p.value))),
+        );
+        items.sort_by_key(|(seq, _)| *seq);
+        let mut commands: Vec<ArbitraryCommand> = Vec::new();
+        for (_, item) in items {
+            match item {
+                Item::Command(c) => commands.push(c.clone()),
+                Item::Ratio(r) => match commands.last_mut() {
+                    Some(c) => c.ratio = r,
+                    None => {
+                        return Err(format!(
+                            "--command-ratio={r}: no arbitrary command found (it applies to \
+                             the --command before it)"
+                        ))
+                    }
+                },
+                Item::Pattern(p) => match commands.last_mut() {
+                    Some(c) => c.key_pattern = p,
+                    None => {
+                        return Err(format!(
+                            "--command-key-pattern={}: no arbitrary command found (it \
+                             applies to the --command before it)",
+                            p.letter()
+                        ))
+                    }
+                },
+            }
+        }
+        Ok(commands)
+    }
+
+    /// `--wait-ratio`, `--num-slaves` and `--wait-timeout` (memtier's defaults: 0-0).
+    pub fn wait(&self) -> Option<WaitSpec> {
+        let ratio = self.wait_ratio?;
+        let (min_replicas, max_replicas) = self.num_slaves.unwrap_or((0, 0));
+        let (min_timeout_ms, max_timeout_ms) = self.wait_timeout.unwrap_or((0, 0));
+        Some(WaitSpec {
+            sets: ratio.sets,
+            waits: ratio.gets,
+            min_replicas,
+            max_replicas,
+            min_timeout_ms,
+            max_timeout_ms,
+        })
     }
 
     /// The workload these flags describe: [`MemtierArgs::validate`], then memtier's
@@ -437,9 +623,9 @@ impl MemtierArgs {
         } else {
             DataSize::default()
         };
-        let (set_pattern, get_pattern) = self.key_pattern;
+        let (set_pattern, get_pattern) = self.key_pattern();
         let spec = MemtierSpec {
-            ratio: self.ratio,
+            ratio: self.ratio(),
             key_prefix: self.key_prefix.clone(),
             key_minimum: self.key_minimum,
             key_maximum: self.key_maximum,
@@ -455,9 +641,40 @@ impl MemtierArgs {
             total_clients: self.connections() as u64,
             distinct_client_seed: self.distinct_client_seed,
             multi_key_get: self.multi_key_get.unwrap_or(0),
+            commands: self.commands()?,
+            wait: self.wait(),
+            import: None,
+            generate_keys: self.generate_keys,
+            no_expiry: self.no_expiry,
+        };
+        let spec = match &self.data_import {
+            None => spec,
+            Some(path) => {
+                let items = ImportedItems::read(path)
+                    .map_err(|e| format!("--data-import={}: {e}", path.display()))?;
+                let n = items.len() as u64;
+                // Without --generate-keys, GETs choose among the file's keys 1..=n
+                // (import_object_generator: key range [1, keys]).
+                let (key_minimum, key_maximum) = if self.generate_keys {
+                    (spec.key_minimum, spec.key_maximum)
+                } else {
+                    (1, n.max(1))
+                };
+                MemtierSpec {
+                    key_minimum,
+                    key_maximum,
+                    import: Some(std::sync::Arc::new(items)),
+                    ..spec
+                }
+            }
         };
         spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
+    }
+
+    /// `--data-verify` (or `--verify-only`, which implies it).
+    pub fn data_verify(&self) -> bool {
+        self.data_verify || self.verify_only
     }
 
     /// The server as a URL: `--uri` if given; otherwise `redis://[USER:PASSWORD@]HOST:PORT
@@ -583,12 +800,26 @@ impl MemtierArgs {
         if self.cluster_mode {
             o.push("redis.cluster=yes".to_string());
         }
+        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
+            o.push(format!("redis.data_offset={offset}"));
+        }
         o
     }
 
     /// The wire protocol.
     pub fn protocol(&self) -> MemtierProtocol {
         self.protocol
+    }
+
+    /// `--ratio`, memtier's 1:10 by default.
+    pub fn ratio(&self) -> Ratio {
+        self.ratio.unwrap_or_default()
+    }
+
+    /// `--key-pattern`, memtier's R:R by default.
+    pub fn key_pattern(&self) -> (KeyPattern, KeyPattern) {
+        self.key_pattern
+            .unwrap_or((KeyPattern::Random, KeyPattern::Random))
     }
 
     /// `--reconnect-on-error`: reconnect and go on after a lost connection.
@@ -617,12 +848,17 @@ impl MemtierArgs {
     pub fn requests_per_client(&self) -> Option<u64> {
         match (self.requests, self.test_time) {
             (Some(Requests::PerClient(n)), _) => Some(n),
+            // memtier: without generated keys an import leaves the key range unset, so
+            // `allkeys` is 0 requests, and then the default.
+            (Some(Requests::AllKeys), _) if self.data_import.is_some() && !self.generate_keys => {
+                Some(MemtierSpec::DEFAULT_REQUESTS)
+            }
             (Some(Requests::AllKeys), _) => {
                 // config_init_defaults: key_maximum − key_minimum; for P:P divided per
                 // client, plus one; then, as for no --requests at all, 10 000 if that
                 // is 0.
                 let range = self.key_maximum.saturating_sub(self.key_minimum);
-                let parallel = self.key_pattern == (KeyPattern::Parallel, KeyPattern::Parallel);
+                let parallel = self.key_pattern() == (KeyPattern::Parallel, KeyPattern::Parallel);
                 Some(if parallel {
                     range / self.connections() as u64 + 1
                 } else if range > 0 {
@@ -699,6 +935,9 @@ impl MemtierArgs {
                 }
             }
         }
+        if self.generate_keys && self.data_import.is_none() {
+            w.push("--generate-keys has no effect without --data-import".to_string());
+        }
         w
     }
 }
@@ -762,6 +1001,79 @@ fn parse_ratio(s: &str) -> Result<Ratio, String> {
         ));
     }
     Ok(Ratio { sets, gets })
+}
+
+/// memtier's name of a protocol.
+fn protocol_name(p: MemtierProtocol) -> &'static str {
+    match p {
+        MemtierProtocol::Redis => "redis",
+        MemtierProtocol::Resp2 => "resp2",
+        MemtierProtocol::Resp3 => "resp3",
+        MemtierProtocol::MemcacheText => "memcache_text",
+        MemtierProtocol::MemcacheBinary => "memcache_binary",
+    }
+}
+
+/// One `--command`, split and checked ([`ArbitraryCommand::parse`]).
+fn parse_command(s: &str) -> Result<Sequenced<ArbitraryCommand>, String> {
+    let value = ArbitraryCommand::parse(s).map_err(|e| e.to_string())?;
+    Ok(Sequenced {
+        seq: next_seq(),
+        value,
+    })
+}
+
+/// `--command-ratio`: a whole number greater than zero.
+fn parse_command_ratio(s: &str) -> Result<Sequenced<u32>, String> {
+    match s.parse::<u32>() {
+        Ok(n) if n > 0 && !s.starts_with('+') => Ok(Sequenced {
+            seq: next_seq(),
+            value: n,
+        }),
+        _ => Err(format!(
+            "`{s}`: command-ratio must be a whole number greater than zero"
+        )),
+    }
+}
+
+/// `--command-key-pattern`: one of R, S, G, P, Z.
+fn parse_command_key_pattern(s: &str) -> Result<Sequenced<KeyPattern>, String> {
+    let mut chars = s.chars();
+    match (chars.next().and_then(KeyPattern::from_letter), chars.next()) {
+        (Some(value), None) => Ok(Sequenced {
+            seq: next_seq(),
+            value,
+        }),
+        _ => Err(format!(
+            "`{s}`: command-key-pattern must be one of S, R, Z, G, P"
+        )),
+    }
+}
+
+/// `--wait-ratio=SETS:WAITS`, not both zero.
+fn parse_wait_ratio(s: &str) -> Result<Ratio, String> {
+    parse_ratio(s)
+        .map_err(|_| format!("`{s}`: wait-ratio must be expressed as [0-n]:[0-n], not 0:0"))
+}
+
+/// `--num-slaves=MIN-MAX` (memtier's `config_range`: MAX at least 1).
+fn parse_num_slaves(s: &str) -> Result<(u32, u32), String> {
+    match parse_range(s) {
+        Some((min, max)) if max > 0 => Ok((min, max)),
+        _ => Err(format!(
+            "`{s}`: num-slaves must be expressed as [0-n]-[1-n]"
+        )),
+    }
+}
+
+/// `--wait-timeout=MIN-MAX` in milliseconds (MAX at least 1).
+fn parse_wait_timeout(s: &str) -> Result<(u32, u32), String> {
+    match parse_range(s) {
+        Some((min, max)) if max > 0 => Ok((min, max)),
+        _ => Err(format!(
+            "`{s}`: wait-timeout must be expressed as [0-n]-[1-n] (milliseconds)"
+        )),
+    }
 }
 
 /// `X:Y` with X, Y one of R, S, G, P, Z; P on both sides or neither.
@@ -858,6 +1170,14 @@ fn parse_requests(s: &str) -> Result<Requests, String> {
             "`{s}`: requests must be a number greater than zero, or allkeys"
         )),
     }
+}
+
+/// `--hdr-file-prefix` and `--client-stats`: a path prefix, not empty.
+fn parse_file_prefix(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("the file prefix must not be empty".to_string());
+    }
+    Ok(s.to_string())
 }
 
 fn parse_f64(s: &str) -> Option<f64> {
@@ -991,9 +1311,9 @@ mod tests {
             "--ratio 1:4 --key-pattern S:G -n7",
         ] {
             let a = args(line);
-            assert_eq!(a.ratio, Ratio { sets: 1, gets: 4 }, "{line}");
+            assert_eq!(a.ratio(), Ratio { sets: 1, gets: 4 }, "{line}");
             assert_eq!(
-                a.key_pattern,
+                a.key_pattern(),
                 (KeyPattern::Sequential, KeyPattern::Gaussian)
             );
             assert_eq!(a.requests_per_client(), Some(7));
@@ -1214,23 +1534,7 @@ mod tests {
 
     #[test]
     fn unsupported_flags_parse_then_are_refused_by_name() {
-        for (line, flag) in [
-            ("-P memcache_binary -a pw", "memcache_binary"),
-            ("--client-stats=cs", "--client-stats"),
-            ("--hdr-file-prefix=h", "--hdr-file-prefix"),
-            ("--data-offset=10", "--data-offset"),
-            ("--command=ping", "--command"),
-            ("--command-ratio=2", "--command"),
-            ("--command-key-pattern=R", "--command"),
-            ("--wait-ratio=1:1", "--wait-ratio"),
-            ("--num-slaves=1-2", "--num-slaves"),
-            ("--wait-timeout=1-2", "--wait-timeout"),
-            ("--data-import=dump", "--data-import"),
-            ("--data-verify", "--data-verify"),
-            ("--verify-only", "--verify-only"),
-            ("--generate-keys", "--generate-keys"),
-            ("--no-expiry", "--no-expiry"),
-        ] {
+        for (line, flag) in [("-P memcache_binary -a pw", "memcache_binary")] {
             let err = spec_error(line);
             assert!(
                 err.starts_with("not supported by kvlab memtier: ") && err.contains(flag),
@@ -1240,6 +1544,215 @@ mod tests {
         }
         // Harmless values of unsupported flags are accepted.
         assert!(args("-x 3 --data-offset=0").spec().is_ok());
+        // --data-offset: SETRANGE/GETRANGE, redis only, without expiry.
+        let a = args("--data-offset=100");
+        a.validate().unwrap();
+        assert_eq!(a.store_options(), ["redis.data_offset=100"]);
+        assert!(args("--data-offset=0").store_options().is_empty());
+        for (line, message) in [
+            ("--data-offset=100 -P memcache_text", "redis protocol"),
+            ("--data-offset=100 --expiry-range=1-2", "expiry"),
+            ("--data-offset=536870912", "too long"),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(
+                e.contains(message) && e.contains("data-offset"),
+                "{line}: {e}"
+            );
+        }
+        // Imported data: memtier's refusals.
+        for (line, message) in [
+            ("--data-verify", "use data-verify only with data-import"),
+            ("--verify-only", "use data-verify only with data-import"),
+            ("--no-expiry", "use no-expiry only with data-import"),
+            (
+                "--data-import=f -d 10",
+                "cannot be specified when importing",
+            ),
+            (
+                "--data-import=f -R",
+                "--random-data cannot be specified when importing",
+            ),
+            (
+                "--data-import=f --cluster-mode",
+                "--cluster-mode cannot be specified",
+            ),
+            (
+                "--data-import=f --key-maximum=10",
+                "only with generate-keys",
+            ),
+            ("--data-import=f --key-prefix=k", "only with generate-keys"),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(e.contains(message), "{line}: {e}");
+        }
+        args("--data-import=f --generate-keys --key-maximum=10 --no-expiry --verify-only")
+            .validate()
+            .unwrap();
+        assert!(args("--verify-only --data-import=f").data_verify());
+        assert_eq!(args("--generate-keys").warnings().len(), 1);
+        assert_eq!(
+            args("--data-import=f -n allkeys").requests_per_client(),
+            Some(MemtierSpec::DEFAULT_REQUESTS)
+        );
+        let e = args("--data-import=/nonexistent/dump.csv")
+            .spec()
+            .unwrap_err();
+        assert!(
+            e.starts_with("--data-import=/nonexistent/dump.csv: reading"),
+            "{e}"
+        );
+        // Output files memtier writes are written.
+        let a = args("--client-stats=cs --hdr-file-prefix=out/h");
+        assert!(a.spec().is_ok());
+        assert_eq!(a.hdr_file_prefix.as_deref(), Some("out/h"));
+        assert!(parse("--hdr-file-prefix=").is_err());
+        assert!(parse("--client-stats=").is_err());
+    }
+
+    /// Parses memtier arguments given one by one (values with spaces stay whole).
+    fn parse_argv(argv: &[&str]) -> Result<MemtierArgs, clap::Error> {
+        T::try_parse_from(std::iter::once("memtier_benchmark").chain(argv.iter().copied()))
+            .map(|t| t.a)
+    }
+
+    #[test]
+    fn command_ratio_and_key_pattern_apply_to_the_command_before_them() {
+        let a = parse_argv(&[
+            "--command=set __key__ __data__",
+            "--command-ratio=2",
+            "--command-key-pattern=S",
+            "--command",
+            "get __key__",
+            "--command-key-pattern",
+            "Z",
+            "--command=ping",
+            "--command-ratio=5",
+        ])
+        .unwrap();
+        let spec = a.spec().unwrap();
+        let got: Vec<(String, u32, char)> = spec
+            .commands
+            .iter()
+            .map(|c| (c.name(), c.ratio, c.key_pattern.letter()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("SET".to_string(), 2, 'S'),
+                ("GET".to_string(), 1, 'Z'),
+                ("PING".to_string(), 5, 'R')
+            ]
+        );
+        assert_eq!(spec.command_names(), ["SET", "GET", "PING"]);
+        let quoted = parse_argv(&[r#"--command=hset __key__ "a field" '__data__'"#]).unwrap();
+        let args = &quoted.spec().unwrap().commands[0].args;
+        assert_eq!(args.len(), 4);
+    }
+
+    #[test]
+    fn command_refusals_are_memtiers() {
+        for (argv, message) in [
+            (
+                &["--command-ratio=2", "--command=get __key__"][..],
+                "no arbitrary command",
+            ),
+            (&["--command-key-pattern=S"][..], "no arbitrary command"),
+            (
+                &["--command=get __key__", "--ratio=1:1"][..],
+                "--command-ratio option",
+            ),
+            (
+                &["--command=get __key__", "--key-pattern=S:S"][..],
+                "--command-key-pattern option",
+            ),
+            (
+                &["--command=get __key__", "-P", "memcache_text"][..],
+                "redis protocols",
+            ),
+            (
+                &[
+                    "--command=get __key__",
+                    "--command-key-pattern=P",
+                    "--command=ping",
+                ][..],
+                "parallel key-pattern must be configured to all commands",
+            ),
+            (
+                &["--command=get __key__", "--wait-ratio=1:1"][..],
+                "--wait-ratio",
+            ),
+            (
+                &["--command=get __key__", "--multi-key-get=2"][..],
+                "--multi-key-get",
+            ),
+            (
+                &["--command=get __key__", "--key-stddev=3"][..],
+                "--key-stddev",
+            ),
+            (
+                &["--command=mget __key__ __key__", "--cluster-mode"][..],
+                "single-key",
+            ),
+            (
+                &["--wait-ratio=1:1", "-P", "memcache_text"][..],
+                "redis protocols",
+            ),
+            (
+                &["--wait-ratio=1:1", "--cluster-mode"][..],
+                "--cluster-mode",
+            ),
+            (&["--num-slaves=1-1"][..], "--wait-ratio"),
+        ] {
+            let e = parse_argv(argv)
+                .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+                .spec()
+                .unwrap_err();
+            assert!(e.contains(message), "{argv:?}: {e}");
+        }
+        for argv in [
+            &["--command=set k__key__"][..],
+            &["--command=set \"k"][..],
+            &["--command="][..],
+            &["--command=get __key__", "--command-ratio=0"][..],
+            &["--command=get __key__", "--command-ratio=-1"][..],
+            &["--command=get __key__", "--command-key-pattern=Q"][..],
+            &["--wait-ratio=0:0"][..],
+            &["--wait-ratio=1:1", "--num-slaves=0-0"][..],
+        ] {
+            assert!(parse_argv(argv).is_err(), "{argv:?} should not parse");
+        }
+        // G and Z per command build their choosers; G allows --key-stddev.
+        let spec = parse_argv(&[
+            "--command=get __key__",
+            "--command-key-pattern=G",
+            "--key-stddev=5",
+        ])
+        .unwrap()
+        .spec()
+        .unwrap();
+        assert_eq!(spec.key_stddev, Some(5.0));
+    }
+
+    #[test]
+    fn wait_flags_make_a_wait_spec() {
+        let a = args("--wait-ratio=1:2 --num-slaves=1-3 --wait-timeout=100-50");
+        let w = a.spec().unwrap().wait.unwrap();
+        assert_eq!(
+            (w.sets, w.waits, w.min_replicas, w.max_replicas),
+            (1, 2, 1, 3)
+        );
+        assert_eq!(
+            (w.min_timeout_ms, w.max_timeout_ms),
+            (50, 100),
+            "swapped as memtier"
+        );
+        let w = args("--wait-ratio=5:1").wait().unwrap();
+        assert_eq!(
+            (w.min_replicas, w.max_replicas, w.max_timeout_ms),
+            (0, 0, 0)
+        );
+        assert_eq!(args("").wait(), None);
     }
 
     #[test]

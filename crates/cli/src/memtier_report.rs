@@ -9,6 +9,12 @@
 //! [`RunOutcome::keys_hit`]). Latencies are in milliseconds and throughput in KB/s (1024
 //! bytes), as memtier prints them.
 //!
+//! With `--wait-ratio` a `Waits` row has the WAITs (kvlab's command id 0). With
+//! `--command` the rows are the commands instead — one per command name, memtier's
+//! `Sets`, `Gets`, `Hsets` (see [`kvlab_workload::memtier::row_name`]) — from the
+//! recorder's per-command histograms, then `Totals`; their Hits/sec and Misses/sec are
+//! `---` (0 in the JSON).
+//!
 //! With `-x/--run-count N` (N > 1) the report has memtier's three sections instead of
 //! `ALL STATS`: `BEST RUN RESULTS` and `WORST RUN RESULTS` (the runs with the highest and
 //! lowest total requests per second; on a tie the earlier run) and `AGGREGATED AVERAGE
@@ -20,7 +26,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
-use kvlab_core::{OpKind, Status};
+use kvlab_core::{CommandId, OpKind, Status};
 use kvlab_measure::Recorder;
 use kvlab_runner::RunOutcome;
 use serde_json::{json, Map, Value};
@@ -36,11 +42,42 @@ pub struct Options {
     out_file: Option<PathBuf>,
     run_count: u32,
     print_all_runs: bool,
+    layout: Layout,
+    hdr_file_prefix: Option<String>,
+    client_stats: Option<String>,
+    data_verify: bool,
+    verify_only: bool,
+}
+
+/// Which rows the table has.
+#[derive(Clone, Debug, PartialEq)]
+enum Layout {
+    /// `Sets`, `Gets`, an empty `Waits` row (in the text only) and `Totals`.
+    SetGet,
+    /// `Sets`, `Gets`, `Waits` (the WAITs of `--wait-ratio`, [`CommandId`] 0) and
+    /// `Totals`.
+    Wait,
+    /// One row per command name (upper case, per [`CommandId`]: `Sets`, `Hsets`) and
+    /// `Totals`, as memtier prints arbitrary commands.
+    Commands(Vec<String>),
 }
 
 impl Options {
     /// The output flags of a memtier command line.
     pub fn from_args(a: &MemtierArgs) -> Options {
+        let layout = match a.commands() {
+            Ok(commands) if !commands.is_empty() => {
+                let mut names: Vec<String> = Vec::new();
+                for c in commands {
+                    if !names.contains(&c.name()) {
+                        names.push(c.name());
+                    }
+                }
+                Layout::Commands(names)
+            }
+            _ if a.wait_ratio.is_some_and(|w| w.gets > 0) => Layout::Wait,
+            _ => Layout::SetGet,
+        };
         Options {
             percentiles: a.percentiles(),
             hide_histogram: a.hide_histogram,
@@ -48,6 +85,11 @@ impl Options {
             out_file: a.out_file.clone(),
             run_count: a.run_count,
             print_all_runs: a.print_all_runs,
+            layout,
+            hdr_file_prefix: a.hdr_file_prefix.clone(),
+            client_stats: a.client_stats.clone(),
+            data_verify: a.data_verify(),
+            verify_only: a.verify_only,
         }
     }
 
@@ -64,6 +106,35 @@ impl Options {
     /// `--json-out-file`.
     pub fn json_out(&self) -> Option<&PathBuf> {
         self.json_out.as_ref()
+    }
+
+    /// `--hdr-file-prefix`: where each run's HDR histogram files go.
+    pub fn hdr_file_prefix(&self) -> Option<&str> {
+        self.hdr_file_prefix.as_deref()
+    }
+
+    /// The names of the arbitrary commands (`--command`), one per row of the table, in
+    /// [`kvlab_core::CommandId`] order; empty for memtier's SET/GET (and WAIT) requests.
+    pub fn command_names(&self) -> &[String] {
+        match &self.layout {
+            Layout::Commands(names) => names,
+            _ => &[],
+        }
+    }
+
+    /// `--data-verify` (or `--verify-only`): read the imported objects back at the end.
+    pub fn data_verify(&self) -> bool {
+        self.data_verify
+    }
+
+    /// `--verify-only`: verify without running the test.
+    pub fn verify_only(&self) -> bool {
+        self.verify_only
+    }
+
+    /// `--client-stats`: the prefix of each run's per-client CSV files.
+    pub fn client_stats(&self) -> Option<&str> {
+        self.client_stats.as_deref()
     }
 }
 
@@ -95,7 +166,8 @@ struct Figures {
     min_ms: Option<f64>,
     max_ms: Option<f64>,
     percentiles_ms: Vec<Option<f64>>,
-    kb_per_sec: f64,
+    /// `None` where memtier prints `---` (WAITs).
+    kb_per_sec: Option<f64>,
 }
 
 fn figures(
@@ -121,21 +193,47 @@ fn figures(
             .iter()
             .map(|&p| some.then(|| ms(histogram.value_at_quantile(p / 100.0))))
             .collect(),
-        kb_per_sec: rate(bytes) / 1024.0,
+        kb_per_sec: Some(rate(bytes) / 1024.0),
     }
 }
 
-/// The figures of every type and the totals, from `recorder` over `secs` seconds. GET
+/// The figures of every row and the totals, from `recorder` over `secs` seconds. GET
 /// hits and misses are `keys` (counted per key) when given, else the recorder's
 /// per-request counts.
 fn all(
+    layout: &Layout,
     recorder: &Recorder,
     keys: Option<(u64, u64)>,
     secs: f64,
     percentiles: &[f64],
-) -> Vec<(&'static str, Figures)> {
+) -> Vec<(String, Figures)> {
     let mut out = Vec::new();
     let mut total = Histogram::<u64>::new(3).expect("3 significant digits is valid");
+    let add = |total: &mut Histogram<u64>, h: &Histogram<u64>| {
+        total
+            .add(h)
+            .expect("histograms of one recorder are compatible")
+    };
+    let empty = Histogram::<u64>::new(3).expect("3 significant digits is valid");
+    let command = |i: usize| {
+        recorder
+            .command_histogram(CommandId(i as u16))
+            .unwrap_or(&empty)
+    };
+    let mut bytes = recorder.bytes_read() + recorder.bytes_written();
+    if let Layout::Commands(names) = layout {
+        for (i, name) in names.iter().enumerate() {
+            let h = command(i);
+            add(&mut total, h);
+            let b = recorder.command_bytes(CommandId(i as u16));
+            bytes += b;
+            let f = figures(h, None, None, b, secs, percentiles);
+            out.push((kvlab_workload::memtier::row_name(name), f));
+        }
+        let f = figures(&total, None, None, bytes, secs, percentiles);
+        out.push(("Totals".to_string(), f));
+        return out;
+    }
     let (hits, misses) = keys.unwrap_or_else(|| {
         (
             recorder.status_count(OpKind::Read, Status::Ok),
@@ -144,19 +242,26 @@ fn all(
     });
     for (name, kind) in TYPES {
         let h = recorder.histogram(kind);
-        total
-            .add(h)
-            .expect("histograms of one recorder are compatible");
+        add(&mut total, h);
         let (hit, miss, bytes) = if kind == OpKind::Read {
             (Some(hits), Some(misses), recorder.bytes_read())
         } else {
             (None, None, recorder.bytes_written())
         };
-        out.push((name, figures(h, hit, miss, bytes, secs, percentiles)));
+        out.push((
+            name.to_string(),
+            figures(h, hit, miss, bytes, secs, percentiles),
+        ));
     }
-    let bytes = recorder.bytes_read() + recorder.bytes_written();
+    if *layout == Layout::Wait {
+        let h = command(0);
+        add(&mut total, h);
+        let mut f = figures(h, None, None, 0, secs, percentiles);
+        f.kb_per_sec = None;
+        out.push(("Waits".to_string(), f));
+    }
     out.push((
-        "Totals",
+        "Totals".to_string(),
         figures(&total, Some(hits), Some(misses), bytes, secs, percentiles),
     ));
     out
@@ -164,7 +269,7 @@ fn all(
 
 /// Prints the `ALL STATS` table of a run and, unless hidden, the latency distribution.
 pub fn print(opts: &Options, run: &RunOutcome, out: &mut dyn Write) -> std::io::Result<()> {
-    let rows = run_rows(run, &opts.percentiles);
+    let rows = run_rows(&opts.layout, run, &opts.percentiles);
     print_section(opts, "ALL STATS", &rows, &run.total, out)
 }
 
@@ -176,27 +281,28 @@ pub fn print_runs(opts: &Options, runs: &[RunOutcome], out: &mut dyn Write) -> s
         return Ok(());
     };
     let p = &opts.percentiles;
+    let l = &opts.layout;
     if opts.print_all_runs {
         for (i, run) in runs.iter().enumerate() {
             let title = format!("RUN #{} RESULTS", i + 1);
-            print_section(opts, &title, &run_rows(run, p), &run.total, out)?;
+            print_section(opts, &title, &run_rows(l, run, p), &run.total, out)?;
         }
     }
     print_section(
         opts,
         BEST,
-        &run_rows(&runs[best], p),
+        &run_rows(l, &runs[best], p),
         &runs[best].total,
         out,
     )?;
     print_section(
         opts,
         WORST,
-        &run_rows(&runs[worst], p),
+        &run_rows(l, &runs[worst], p),
         &runs[worst].total,
         out,
     )?;
-    let (rows, merged) = average_rows(runs, p);
+    let (rows, merged) = average_rows(l, runs, p);
     print_section(opts, &average_title(runs.len()), &rows, &merged, out)
 }
 
@@ -209,8 +315,9 @@ fn average_title(runs: usize) -> String {
 
 /// The figures of one run: its requests over its elapsed time, GET hits and misses
 /// counted per key.
-fn run_rows(run: &RunOutcome, percentiles: &[f64]) -> Vec<(&'static str, Figures)> {
+fn run_rows(layout: &Layout, run: &RunOutcome, percentiles: &[f64]) -> Vec<(String, Figures)> {
     all(
+        layout,
         &run.total,
         Some((run.keys_hit, run.keys_missed)),
         run.elapsed.as_secs_f64(),
@@ -239,16 +346,20 @@ pub fn best_and_worst(runs: &[RunOutcome]) -> Option<(usize, usize)> {
 /// counts their sums, minimum and maximum latencies the extremes, and percentiles
 /// those of the merged histograms (also returned, for the latency distribution).
 fn average_rows(
+    layout: &Layout,
     runs: &[RunOutcome],
     percentiles: &[f64],
-) -> (Vec<(&'static str, Figures)>, Recorder) {
+) -> (Vec<(String, Figures)>, Recorder) {
     let mut merged = Recorder::new();
     for r in runs {
         merged.merge(&r.total);
     }
-    let per_run: Vec<_> = runs.iter().map(|r| run_rows(r, percentiles)).collect();
+    let per_run: Vec<_> = runs
+        .iter()
+        .map(|r| run_rows(layout, r, percentiles))
+        .collect();
     let n = runs.len().max(1) as f64;
-    let merged_rows = all(&merged, Some((0, 0)), 1.0, percentiles);
+    let merged_rows = all(layout, &merged, Some((0, 0)), 1.0, percentiles);
     let rows = merged_rows
         .into_iter()
         .enumerate()
@@ -268,7 +379,7 @@ fn average_rows(
                 min_ms: column().filter_map(|f| f.min_ms).reduce(f64::min),
                 max_ms: column().filter_map(|f| f.max_ms).reduce(f64::max),
                 percentiles_ms: m.percentiles_ms,
-                kb_per_sec: mean(column().map(|f| f.kb_per_sec).sum()),
+                kb_per_sec: mean_of(|f| f.kb_per_sec),
             };
             (name, figures)
         })
@@ -281,19 +392,21 @@ fn average_rows(
 fn print_section(
     opts: &Options,
     title: &str,
-    rows: &[(&'static str, Figures)],
+    rows: &[(String, Figures)],
     recorder: &Recorder,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let p = &opts.percentiles;
-    let width = 13 + 13 * 3 + 16 * (1 + p.len()) + 13;
+    // memtier widens the type column to its longest command name.
+    let type_width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(6);
+    let width = type_width + 7 + 13 * 3 + 16 * (1 + p.len()) + 13;
     writeln!(out)?;
     writeln!(out)?;
     writeln!(out, "{title}")?;
     writeln!(out, "{}", "=".repeat(width))?;
     write!(
         out,
-        "{:<6}{:>13}{:>13}{:>13}{:>16}",
+        "{:<type_width$}{:>13}{:>13}{:>13}{:>16}",
         "Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg. Latency"
     )?;
     for &q in p {
@@ -306,11 +419,11 @@ fn print_section(
         None => format!("{:>w$}", "---"),
     };
     for (i, (name, f)) in rows.iter().enumerate() {
-        if i == TYPES.len() {
-            // memtier's WAIT row: kvlab sends no WAIT commands.
+        if i == TYPES.len() && opts.layout == Layout::SetGet {
+            // memtier's WAIT row: no --wait-ratio, no WAITs.
             write!(
                 out,
-                "{:<6}{:>13.2}{:>13}{:>13}{:>16}",
+                "{:<type_width$}{:>13.2}{:>13}{:>13}{:>16}",
                 "Waits", 0.0, "---", "---", "---"
             )?;
             for _ in p {
@@ -320,7 +433,7 @@ fn print_section(
         }
         write!(
             out,
-            "{:<6}{:>13.2}{}{}{}",
+            "{:<type_width$}{:>13.2}{}{}{}",
             name,
             f.ops_per_sec,
             dash(f.hits_per_sec, 13, 2),
@@ -330,7 +443,7 @@ fn print_section(
         for v in &f.percentiles_ms {
             write!(out, "{}", dash(*v, 16, 5))?;
         }
-        writeln!(out, "{:>13.2} ", f.kb_per_sec)?;
+        writeln!(out, "{} ", dash(f.kb_per_sec, 13, 2))?;
     }
     if !opts.hide_histogram {
         writeln!(out)?;
@@ -338,8 +451,28 @@ fn print_section(
         writeln!(out, "Request Latency Distribution")?;
         writeln!(out, "{:<6}{:>12}{:>16}", "Type", "<= msec", "Percent")?;
         writeln!(out, "{}", "-".repeat(72))?;
-        for (label, kind) in [("SET", OpKind::Insert), ("GET", OpKind::Read)] {
-            let h = recorder.histogram(kind);
+        let empty = Histogram::<u64>::new(3).expect("3 significant digits is valid");
+        let mut hists: Vec<(String, &Histogram<u64>)> = Vec::new();
+        let command = |i: usize| {
+            recorder
+                .command_histogram(CommandId(i as u16))
+                .unwrap_or(&empty)
+        };
+        match &opts.layout {
+            Layout::Commands(names) => {
+                for (i, name) in names.iter().enumerate() {
+                    hists.push((name.clone(), command(i)));
+                }
+            }
+            layout => {
+                hists.push(("SET".into(), recorder.histogram(OpKind::Insert)));
+                hists.push(("GET".into(), recorder.histogram(OpKind::Read)));
+                if *layout == Layout::Wait {
+                    hists.push(("WAIT".into(), command(0)));
+                }
+            }
+        }
+        for (label, h) in hists {
             if h.is_empty() {
                 continue;
             }
@@ -371,7 +504,7 @@ fn figures_json(f: &Figures, percentiles: &[f64]) -> Map<String, Value> {
     m.insert("Average Latency".into(), json!(f.avg_ms.unwrap_or(0.0)));
     m.insert("Min Latency".into(), json!(f.min_ms.unwrap_or(0.0)));
     m.insert("Max Latency".into(), json!(f.max_ms.unwrap_or(0.0)));
-    m.insert("KB/sec".into(), json!(f.kb_per_sec));
+    m.insert("KB/sec".into(), json!(f.kb_per_sec.unwrap_or(0.0)));
     let mut pm = Map::new();
     for (q, v) in percentiles.iter().zip(&f.percentiles_ms) {
         pm.insert(percentile_key(*q), json!(v.unwrap_or(0.0)));
@@ -382,14 +515,14 @@ fn figures_json(f: &Figures, percentiles: &[f64]) -> Map<String, Value> {
 
 /// One second (reporting interval) of a run, for the JSON `Time-Serie`.
 pub struct Second {
-    figures: Vec<(&'static str, Figures)>,
+    figures: Vec<(String, Figures)>,
 }
 
 impl Second {
     /// The figures of one interval's recorder.
     pub fn from_interval(opts: &Options, recorder: &Recorder, interval_s: f64) -> Second {
         Second {
-            figures: all(recorder, None, interval_s, &opts.percentiles),
+            figures: all(&opts.layout, recorder, None, interval_s, &opts.percentiles),
         }
     }
 }
@@ -404,7 +537,7 @@ pub fn json_document(
     seconds: &[Second],
 ) -> Value {
     let stats = stats_json(
-        &run_rows(run, &opts.percentiles),
+        &run_rows(&opts.layout, run, &opts.percentiles),
         seconds,
         &opts.percentiles,
     );
@@ -430,10 +563,10 @@ pub fn json_document_runs(
     if let Some((best, worst)) = best_and_worst(runs) {
         let series = |i: usize| seconds.get(i).map_or(&[][..], Vec::as_slice);
         for (title, i) in [(BEST, best), (WORST, worst)] {
-            let stats = stats_json(&run_rows(&runs[i], p), series(i), p);
+            let stats = stats_json(&run_rows(&opts.layout, &runs[i], p), series(i), p);
             sections.push((title.to_string(), stats));
         }
-        let (rows, _) = average_rows(runs, p);
+        let (rows, _) = average_rows(&opts.layout, runs, p);
         sections.push((average_title(runs.len()), stats_json(&rows, &[], p)));
     }
     document(configuration, run_information, sections)
@@ -441,7 +574,7 @@ pub fn json_document_runs(
 
 /// Each type's totals with percentiles and its per-second `Time-Serie`.
 fn stats_json(
-    rows: &[(&'static str, Figures)],
+    rows: &[(String, Figures)],
     seconds: &[Second],
     percentiles: &[f64],
 ) -> Map<String, Value> {
@@ -523,6 +656,7 @@ mod tests {
             groups: Vec::new(),
             keys_hit,
             keys_missed,
+            clients: Vec::new(),
         }
     }
 
@@ -534,6 +668,11 @@ mod tests {
             out_file: None,
             run_count: 1,
             print_all_runs: false,
+            layout: Layout::SetGet,
+            hdr_file_prefix: None,
+            client_stats: None,
+            data_verify: false,
+            verify_only: false,
         }
     }
 

@@ -185,3 +185,61 @@ fn without_a_retry_limit_nothing_is_retried() {
     );
     assert!(doc.results.runtime_ms < 4000.0, "nothing waited 5 s");
 }
+
+/// An embedded store's client waits on its own thread (the blocking pacer): a real
+/// LMDB environment of 1 MiB refuses every 300 KB insert past its map size
+/// (`MDB_MAP_FULL`), and keeps refusing them.
+#[test]
+fn an_embedded_store_retries_on_its_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("load");
+    let db = dir.path().join("lmdb");
+    let o = kvlab(&[
+        "load",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=6",
+        "-p",
+        "fieldcount=1",
+        "-p",
+        "fieldlength=300000",
+        "-p",
+        "core_workload_insertion_retry_limit=2",
+        "-p",
+        "core_workload_insertion_retry_interval=0.1",
+        "-p",
+        "lmdb.map_size=1MiB",
+        "--db",
+        "lmdb",
+        "--path",
+        db.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--seed",
+        "3",
+        "--progress",
+        "never",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    let doc = ResultDocument::load(&out.join("result.json"))
+        .unwrap_or_else(|e| panic!("no result ({e}):\n{stdout}\n{stderr}"));
+    let insert = insert_entry(&doc);
+    let errors = insert.returns.get("ERROR").copied().unwrap_or(0);
+    assert_eq!(insert.operations, 6, "{insert:?}");
+    assert!(
+        errors >= 3,
+        "a 1 MiB map took more than 3 records: {insert:?}"
+    );
+    assert_eq!(insert.retries, 2 * errors, "{insert:?}");
+    assert_eq!(report_u64(&stdout, "INSERT", "Retries"), insert.retries);
+    assert!(
+        doc.results.runtime_ms >= insert.retries as f64 * 80.0,
+        "{} retries in {} ms",
+        insert.retries,
+        doc.results.runtime_ms
+    );
+    assert_eq!(doc.results.errors.values().sum::<u64>(), errors);
+}

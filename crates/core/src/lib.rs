@@ -24,8 +24,8 @@ pub use clock::Timestamp;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use shared::SharedBytes;
 pub use store::{
-    Batch, Capabilities, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue, Status,
-    Store, StoreError, StoreErrorKind, StoreStats,
+    Batch, Capabilities, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue,
+    Status, Store, StoreError, StoreErrorKind, StoreStats,
 };
 
 /// Drives a future to completion on the current thread by polling it in a loop.

@@ -132,6 +132,12 @@ impl KeyList {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         (0..self.ends.len()).map(move |i| self.get(i))
     }
+
+    /// The total length of the keys, in bytes.
+    #[inline]
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 impl fmt::Debug for KeyList {
@@ -156,6 +162,13 @@ impl fmt::Debug for KeyList {
 ///   `record` do not apply), and the outcome is [`Outcome::MultiRead`], which counts hits
 ///   and misses per key. Stores that cannot send several keys in one command refuse it
 ///   ([`StoreError::multi_read_unsupported`]).
+/// - **Command** (memtier's `--command` and `WAIT`): when [`Request::command`] is set,
+///   the request is that command, sent verbatim: [`Request::args`] holds its arguments,
+///   the command name first. `kind` does not apply; `key` names the command's first key
+///   (empty when it has none), for stores that route by key. Its reply may be of any
+///   type: the outcome is [`Outcome::Replied`]. Only the Redis store sends commands
+///   (the memcached store refuses them with [`StoreError::command_unsupported`]); a
+///   workload with commands is refused before it runs on any other store.
 ///
 /// **Blobs.** memtier-style and cache workloads have no fields: a key maps to one
 /// opaque value. They set [`Request::blob`] and put the value in `record` as a single
@@ -186,6 +199,25 @@ pub struct Request {
     /// A blob write's value as a range of a shared buffer; when non-empty it is the
     /// value, and `record` is empty. Read it through [`Request::blob_value`].
     pub shared_value: SharedBytes,
+    /// An arbitrary command (see the type's docs): the index its results are kept under
+    /// ([`CommandId`]); `None` for the operations of `kind`.
+    pub command: Option<CommandId>,
+    /// The arguments of a command ([`Request::command`]), its name first; empty
+    /// otherwise.
+    pub args: KeyList,
+}
+
+/// Which arbitrary command a [`Request`] is: a dense index, under which the runner keeps
+/// the command's results beside those of the [`OpKind`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommandId(pub u16);
+
+impl CommandId {
+    /// The index, for per-command arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
 }
 
 impl Default for Request {
@@ -200,6 +232,8 @@ impl Default for Request {
             ttl_s: 0,
             more_keys: KeyList::new(),
             shared_value: SharedBytes::new(),
+            command: None,
+            args: KeyList::new(),
         }
     }
 }
@@ -217,6 +251,10 @@ impl Request {
         self.ttl_s = 0;
         self.shared_value.clear();
         self.more_keys.clear();
+        if self.command.is_some() {
+            self.command = None;
+            self.args.clear();
+        }
     }
 
     /// True for a multi-key read: a `Read` with [`Request::more_keys`].
@@ -328,6 +366,15 @@ pub enum Outcome {
         /// Bytes of value data returned.
         bytes: u64,
     },
+    /// An arbitrary command ([`Request::command`]) was answered with a reply that is not
+    /// an error (an error reply is a [`StoreError`]). A nil reply (`$-1`, `*-1`, RESP3
+    /// `_`) is `NotFound`, any other `Ok`.
+    Replied {
+        /// Bytes of the reply's payload (bulk strings, simple strings, numbers).
+        bytes: u64,
+        /// The reply was nil.
+        nil: bool,
+    },
 }
 
 impl Outcome {
@@ -336,7 +383,9 @@ impl Outcome {
     #[inline]
     pub fn status(self) -> Status {
         match self {
-            Outcome::Miss | Outcome::MultiRead { hits: 0, .. } => Status::NotFound,
+            Outcome::Miss
+            | Outcome::MultiRead { hits: 0, .. }
+            | Outcome::Replied { nil: true, .. } => Status::NotFound,
             _ => Status::Ok,
         }
     }
@@ -360,7 +409,8 @@ impl Outcome {
         match self {
             Outcome::Hit { bytes }
             | Outcome::Scanned { bytes, .. }
-            | Outcome::MultiRead { bytes, .. } => bytes,
+            | Outcome::MultiRead { bytes, .. }
+            | Outcome::Replied { bytes, .. } => bytes,
             _ => 0,
         }
     }
@@ -475,6 +525,18 @@ impl StoreError {
             format!(
                 "{store} cannot read several keys in one request (memtier --multi-key-get); \
                  the redis (string model) and memcached stores can"
+            ),
+        )
+    }
+
+    /// The error a store returns for an arbitrary command ([`Request::command`]) it
+    /// cannot send.
+    pub fn command_unsupported(store: &str) -> StoreError {
+        StoreError::new(
+            StoreErrorKind::Unsupported,
+            format!(
+                "{store} cannot send arbitrary commands (memtier --command, --wait-ratio); \
+                 the redis store can"
             ),
         )
     }

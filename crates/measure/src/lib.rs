@@ -11,16 +11,30 @@
 //!   result document and printed in YCSB's text format by [`write_ycsb_text`].
 //! - Over time: [`TimelineRow`]s (one per interval, written by [`write_timeline_csv`]) and
 //!   an [`IntervalLog`] of per-interval histograms that HdrHistogram's tools read.
+//! - Per client, with memtier's `--client-stats`: [`ClientStats`], second by second.
+//! - For one histogram: its percentile distribution
+//!   ([`write_percentile_distribution`]) and a one-histogram log ([`write_histogram_log`]),
+//!   as HdrHistogram_c prints them.
 //!
 //! [`OpKind`]: kvlab_core::OpKind
 //! [`Status`]: kvlab_core::Status
 //! [`StoreErrorKind`]: kvlab_core::StoreErrorKind
 
+mod client_stats;
+mod hdr_text;
 mod interval;
 mod recorder;
 mod summary;
 mod timeline;
 
+pub use client_stats::{
+    ClientSecond, ClientStats, CommandSecond, CLIENT_HIGHEST_TRACKABLE_US,
+    CLIENT_SIGNIFICANT_DIGITS,
+};
+pub use hdr_text::{
+    percentile_steps, write_histogram_log, write_percentile_distribution, PercentileFormat,
+    PercentileStep,
+};
 pub use interval::IntervalLog;
 pub use recorder::{Recorder, HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS};
 pub use summary::{write_ycsb_text, LatencySummary, OpSummary, RunSummary};

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use kvlab_core::{OpKind, Status, StoreErrorKind};
+use kvlab_core::{CommandId, OpKind, Status, StoreErrorKind};
 
 use crate::summary::{LatencySummary, OpSummary, RunSummary};
 
@@ -67,6 +67,15 @@ pub(crate) fn add_histogram(into: &mut Histogram<u64>, from: &Histogram<u64>) {
 /// Latencies are recorded in nanoseconds with 3 significant digits over 1 ns .. 1 hour;
 /// longer latencies are clamped to one hour. Reports convert to microseconds.
 ///
+/// # Arbitrary commands
+///
+/// Requests that are arbitrary commands (memtier's `--command`, `WAIT`: see
+/// [`kvlab_core::Request::command`]) are recorded per [`CommandId`] instead of per kind
+/// ([`Recorder::record_command`]), with their own histograms, status counts and bytes.
+/// A command's histograms are allocated the first time the recorder sees it (once per
+/// recorder, not per request). They count in [`Recorder::operations`] and
+/// [`Recorder::overall`], and appear in [`Recorder::summary_named`].
+///
 /// # Read-modify-write
 ///
 /// As in YCSB, the runner records a [`OpKind::ReadModifyWrite`] as a whole *and* its
@@ -84,6 +93,29 @@ pub struct Recorder {
     retries: [u64; KINDS],
     bytes_read: u64,
     bytes_written: u64,
+    /// Per [`CommandId`]: what the arbitrary commands measured (grown on demand).
+    commands: Vec<CommandStats>,
+}
+
+/// One arbitrary command's measurements in a [`Recorder`].
+#[derive(Clone)]
+struct CommandStats {
+    service: Histogram<u64>,
+    intended: Histogram<u64>,
+    returns: [u64; STATUSES],
+    /// Bytes of the command and of its replies.
+    bytes: u64,
+}
+
+impl CommandStats {
+    fn new() -> CommandStats {
+        CommandStats {
+            service: new_histogram(),
+            intended: new_histogram(),
+            returns: [0; STATUSES],
+            bytes: 0,
+        }
+    }
 }
 
 /// Counts only: the derived form would print some 400 000 histogram counters.
@@ -103,6 +135,14 @@ impl std::fmt::Debug for Recorder {
             .field("errors", &self.errors_total())
             .field("bytes_read", &self.bytes_read)
             .field("bytes_written", &self.bytes_written)
+            .field(
+                "commands",
+                &self
+                    .commands
+                    .iter()
+                    .map(|c| c.service.len())
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -124,7 +164,81 @@ impl Recorder {
             retries: [0; KINDS],
             bytes_read: 0,
             bytes_written: 0,
+            commands: Vec::new(),
         }
+    }
+
+    /// The stats of `command`, allocated on first use.
+    #[inline]
+    fn command_stats(&mut self, command: CommandId) -> &mut CommandStats {
+        let i = command.index();
+        if i >= self.commands.len() {
+            self.grow_commands(i + 1);
+        }
+        &mut self.commands[i]
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_commands(&mut self, len: usize) {
+        self.commands.resize_with(len, CommandStats::new);
+    }
+
+    /// Records one arbitrary command's service time and status, and the bytes of the
+    /// command and its reply.
+    #[inline]
+    pub fn record_command(
+        &mut self,
+        command: CommandId,
+        status: Status,
+        latency_ns: u64,
+        bytes: u64,
+    ) {
+        let c = self.command_stats(command);
+        c.service.saturating_record(latency_ns);
+        c.returns[status.index()] += 1;
+        c.bytes += bytes;
+    }
+
+    /// Records one arbitrary command's latency from its intended start (open loop).
+    #[inline]
+    pub fn record_command_intended(&mut self, command: CommandId, latency_ns: u64) {
+        self.command_stats(command)
+            .intended
+            .saturating_record(latency_ns);
+    }
+
+    /// How many commands the recorder has room for: one more than the highest
+    /// [`CommandId`] recorded (0 when none was).
+    pub fn commands(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// The service-time histogram of `command` (`None` when it was never recorded).
+    pub fn command_histogram(&self, command: CommandId) -> Option<&Histogram<u64>> {
+        self.commands.get(command.index()).map(|c| &c.service)
+    }
+
+    /// The intended-start histogram of `command` (`None` when it was never recorded).
+    pub fn command_intended_histogram(&self, command: CommandId) -> Option<&Histogram<u64>> {
+        self.commands.get(command.index()).map(|c| &c.intended)
+    }
+
+    /// The number of `command`s that ended with `status`.
+    pub fn command_status_count(&self, command: CommandId, status: Status) -> u64 {
+        self.commands
+            .get(command.index())
+            .map_or(0, |c| c.returns[status.index()])
+    }
+
+    /// The number of `command`s recorded, all statuses.
+    pub fn command_count(&self, command: CommandId) -> u64 {
+        self.command_histogram(command).map_or(0, Histogram::len)
+    }
+
+    /// Bytes of `command`s sent and of their replies.
+    pub fn command_bytes(&self, command: CommandId) -> u64 {
+        self.commands.get(command.index()).map_or(0, |c| c.bytes)
     }
 
     /// Records one operation's service time (from send to completion) and its status.
@@ -185,6 +299,17 @@ impl Recorder {
         }
         self.bytes_read += other.bytes_read;
         self.bytes_written += other.bytes_written;
+        if self.commands.len() < other.commands.len() {
+            self.grow_commands(other.commands.len());
+        }
+        for (into, from) in self.commands.iter_mut().zip(&other.commands) {
+            add_histogram(&mut into.service, &from.service);
+            add_histogram(&mut into.intended, &from.intended);
+            for (a, b) in into.returns.iter_mut().zip(&from.returns) {
+                *a += b;
+            }
+            into.bytes += from.bytes;
+        }
     }
 
     /// Clears every count, keeping the histograms' allocations.
@@ -196,19 +321,27 @@ impl Recorder {
         self.retries = [0; KINDS];
         self.bytes_read = 0;
         self.bytes_written = 0;
+        for c in &mut self.commands {
+            c.service.reset();
+            c.intended.reset();
+            c.returns = [0; STATUSES];
+            c.bytes = 0;
+        }
     }
 
     /// The number of operations, all kinds and statuses, counting each read-modify-write
-    /// once (see the type's docs): the figure throughput is computed from.
+    /// once (see the type's docs), and every arbitrary command: the figure throughput is
+    /// computed from.
     pub fn operations(&self) -> u64 {
         let store_ops: u64 = OpKind::ALL
             .iter()
             .filter(|k| **k != OpKind::ReadModifyWrite)
             .map(|k| self.count(*k))
             .sum();
+        let commands: u64 = self.commands.iter().map(|c| c.service.len()).sum();
         // Each read-modify-write was also recorded as one read and one update: count the
         // pair once.
-        store_ops.saturating_sub(self.count(OpKind::ReadModifyWrite))
+        store_ops.saturating_sub(self.count(OpKind::ReadModifyWrite)) + commands
     }
 
     /// The number of service-time records of one kind, all statuses.
@@ -266,11 +399,58 @@ impl Recorder {
                 add_histogram(&mut all, self.histogram(kind));
             }
         }
+        for c in &self.commands {
+            add_histogram(&mut all, &c.service);
+        }
         all
     }
 
-    /// Summarizes everything recorded over a run that took `elapsed`.
+    /// Summarizes everything recorded over a run that took `elapsed`; arbitrary commands
+    /// are named `COMMAND-0`, `COMMAND-1`, … (see [`Recorder::summary_named`]).
     pub fn summary(&self, elapsed: Duration) -> RunSummary {
+        self.summary_named(elapsed, &[])
+    }
+
+    /// [`Recorder::summary`] with the arbitrary commands named: command `i` is
+    /// `command_names[i]` (`COMMAND-i` past the end of the list). They follow the
+    /// operation kinds, in command order, with their intended-time entries after the
+    /// kinds' (`Intended-NAME`).
+    pub fn summary_named(&self, elapsed: Duration, command_names: &[String]) -> RunSummary {
+        let name = |i: usize| {
+            command_names
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("COMMAND-{i}"))
+        };
+        let mut summary = self.kinds_summary(elapsed);
+        for (i, c) in self.commands.iter().enumerate() {
+            if !c.service.is_empty() {
+                summary.ops.push(OpSummary {
+                    name: name(i),
+                    operations: c.service.len(),
+                    returns: Status::ALL
+                        .iter()
+                        .map(|s| (s.ycsb_name().to_string(), c.returns[s.index()]))
+                        .filter(|(_, n)| *n > 0)
+                        .collect(),
+                    retries: 0,
+                    latency: LatencySummary::from_histogram(&c.service),
+                });
+            }
+            if !c.intended.is_empty() {
+                summary.intended.push(OpSummary {
+                    name: format!("Intended-{}", name(i)),
+                    operations: c.intended.len(),
+                    returns: BTreeMap::new(),
+                    retries: 0,
+                    latency: LatencySummary::from_histogram(&c.intended),
+                });
+            }
+        }
+        summary
+    }
+
+    fn kinds_summary(&self, elapsed: Duration) -> RunSummary {
         let operations = self.operations();
         let secs = elapsed.as_secs_f64();
         let overall = self.overall();
@@ -522,5 +702,37 @@ mod tests {
         assert_eq!(s.errors.get("connection"), Some(&1));
         assert!(s.overall.is_some());
         assert_eq!(Recorder::new().summary(Duration::ZERO).overall, None);
+    }
+    #[test]
+    fn commands_are_recorded_per_id_and_merge_and_summarize_by_name() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        a.record(OpKind::Read, Status::Ok, 1_000);
+        a.record_command(CommandId(0), Status::Ok, 2_000, 10);
+        b.record_command(CommandId(2), Status::Error, 3_000, 5);
+        b.record_command(CommandId(0), Status::NotFound, 4_000, 1);
+        b.record_command_intended(CommandId(0), 9_000);
+        assert_eq!((a.commands(), b.commands()), (1, 3));
+        a.merge(&b);
+        assert_eq!(a.commands(), 3);
+        assert_eq!(a.command_count(CommandId(0)), 2);
+        assert_eq!(a.command_count(CommandId(1)), 0);
+        assert_eq!(a.command_status_count(CommandId(2), Status::Error), 1);
+        assert_eq!(a.command_bytes(CommandId(0)), 11);
+        assert_eq!(a.operations(), 4, "a read and three commands");
+        assert_eq!(a.overall().len(), 4);
+        let names = vec!["SET".to_string()];
+        let s = a.summary_named(Duration::from_secs(1), &names);
+        let ops: Vec<(&str, u64)> = s
+            .ops
+            .iter()
+            .map(|o| (o.name.as_str(), o.operations))
+            .collect();
+        assert_eq!(ops, [("READ", 1), ("SET", 2), ("COMMAND-2", 1)]);
+        assert_eq!(s.ops[1].returns.get("NOT_FOUND"), Some(&1));
+        assert_eq!(s.intended[0].name, "Intended-SET");
+        assert_eq!(s.operations, 4);
+        a.reset();
+        assert_eq!((a.operations(), a.command_bytes(CommandId(0))), (0, 0));
     }
 }

@@ -599,6 +599,9 @@ impl MemcachedSession {
 
     /// Encodes request `i` (its second-round write, when `merged` is set).
     fn encode(&mut self, req: &Request, i: usize, server: usize) -> Result<(), StoreError> {
+        if req.command.is_some() {
+            return Err(StoreError::command_unsupported("memcached"));
+        }
         if self.inner.config.protocol == Protocol::Binary {
             return self.encode_binary(req, i, server);
         }

@@ -49,6 +49,10 @@ use kvlab_stores::StoreOptions;
 use crate::conn::{tls_settings, Addr, Conn, Endpoint, Link, Recycle, Tls, TlsVersion};
 use crate::url::{resolve_host, AddressFamily, ServerUrl};
 
+/// Largest `redis.data_offset`: memtier's limit (`2^29 − 1`, so that offset and value
+/// stay within Redis' 512 MiB strings).
+pub const MAX_DATA_OFFSET: u32 = (1 << 29) - 1;
+
 /// Every `redis.*` option.
 pub const OPTION_NAMES: &[&str] = &[
     "model",
@@ -63,6 +67,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "tls_key_file",
     "cluster",
     "index_key",
+    "data_offset",
     "address_family",
     "reconnect_interval",
 ];
@@ -125,6 +130,10 @@ pub struct RedisConfig {
     pub cluster: ClusterMode,
     /// The sorted set indexing keys for scans (hash model).
     pub index_key: String,
+    /// memtier's `--data-offset` (string model): when above 0, a blob write is
+    /// `SETRANGE key OFFSET value` (no time to live) and a single-key read
+    /// `GETRANGE key OFFSET -1`, so values sit `OFFSET` bytes into their strings.
+    pub data_offset: u32,
     /// Which addresses host names resolve to.
     pub address_family: AddressFamily,
     /// Close and reopen a session's connections after this many requests (0: never).
@@ -193,6 +202,17 @@ impl RedisConfig {
             _ => ClusterMode::Auto,
         };
         let index_key = opts.string("index_key", "_indices");
+        let data_offset = opts.int("data_offset", 0)?;
+        if !(0..=i64::from(MAX_DATA_OFFSET)).contains(&data_offset) {
+            return Err(config_err(format!(
+                "redis.data_offset must be 0 to {MAX_DATA_OFFSET}, got {data_offset}"
+            )));
+        }
+        if data_offset > 0 && model != Model::String {
+            return Err(config_err(
+                "redis.data_offset (SETRANGE/GETRANGE) needs redis.model=string".into(),
+            ));
+        }
         let address_family =
             AddressFamily::parse(&opts.choice("address_family", AddressFamily::NAMES, "any")?)
                 .expect("a listed choice");
@@ -216,6 +236,7 @@ impl RedisConfig {
             tls_client_cert,
             cluster,
             index_key,
+            data_offset: data_offset as u32,
             address_family,
             reconnect_interval: reconnect_interval as u64,
         })
@@ -248,6 +269,10 @@ impl RedisConfig {
                 StatValue::from(self.tls_client_cert.is_some()),
             ),
             ("index_key".into(), self.index_key.as_str().into()),
+            (
+                "data_offset".into(),
+                StatValue::from(u64::from(self.data_offset)),
+            ),
             ("address_family".into(), self.address_family.name().into()),
             (
                 "reconnect_interval".into(),
@@ -745,6 +770,9 @@ enum Part {
     /// `MGET` of the keys of a cluster multi-key read that share one hash slot (one
     /// [`Group`]).
     MGetGroup,
+    /// An arbitrary command ([`Request::command`]), sent as given; any reply but an
+    /// error completes it.
+    Command,
 }
 
 /// A command waiting for its reply on a node's connection.
@@ -992,6 +1020,7 @@ impl RedisSession {
             return;
         }
         let model = inner.config.model;
+        let offset = inner.config.data_offset;
         let redirect = self.work.slots[i].redirect.take();
         let (node, ask, _) = inner.target(req, redirect);
         self.make_room(node);
@@ -1025,10 +1054,15 @@ impl RedisSession {
             push(Part::Write, w);
             return;
         }
+        if req.command.is_some() {
+            encode_single(out, Part::Command, model, 0, req);
+            push(Part::Command, w);
+            return;
+        }
         let index = inner.config.index_key.as_bytes();
         match (req.kind, model) {
             (OpKind::Read, Model::String) if req.is_multi_read() => {
-                encode_single(out, Part::MGet, model, req);
+                encode_single(out, Part::MGet, model, offset, req);
                 push(Part::MGet, w);
             }
             (OpKind::Read, Model::Hash) if req.is_multi_read() => {
@@ -1038,7 +1072,7 @@ impl RedisSession {
                 )));
             }
             (OpKind::Read, Model::String) => {
-                encode_single(out, Part::Get, model, req);
+                encode_single(out, Part::Get, model, offset, req);
                 push(Part::Get, w);
             }
             (OpKind::Read, Model::Hash) => {
@@ -1050,7 +1084,7 @@ impl RedisSession {
                     resp::get(out, &req.key);
                     push(Part::UpdateGet, w);
                 } else {
-                    encode_single(out, Part::Write, model, req);
+                    encode_single(out, Part::Write, model, offset, req);
                     push(Part::Write, w);
                 }
             }
@@ -1194,6 +1228,9 @@ fn read_command(out: &mut Vec<u8>, req: &Request, key: &[u8]) -> Part {
 /// several commands; so does a multi-key read in a cluster, one `MGET` per hash slot
 /// ([`Group`]), which is why only batches for one server use this.
 fn single_command(model: Model, req: &Request) -> Option<Part> {
+    if req.command.is_some() {
+        return Some(Part::Command);
+    }
     match (req.kind, model) {
         (OpKind::Read, Model::String) if req.is_multi_read() => Some(Part::MGet),
         (OpKind::Read, Model::Hash) if req.is_multi_read() => None,
@@ -1207,10 +1244,26 @@ fn single_command(model: Model, req: &Request) -> Option<Part> {
     }
 }
 
-/// Encodes the command `part` ([`single_command`]) of `req`.
-fn encode_single(out: &mut Vec<u8>, part: Part, model: Model, req: &Request) {
+/// Encodes the command `part` ([`single_command`]) of `req`; with a data offset
+/// ([`RedisConfig::data_offset`]) a string read or blob write addresses its value at that
+/// offset, as memtier's `write_command_get` and `write_command_set` do.
+fn encode_single(out: &mut Vec<u8>, part: Part, model: Model, data_offset: u32, req: &Request) {
     match part {
+        Part::Get if data_offset > 0 => {
+            resp::Command::new(out, 4)
+                .arg(b"GETRANGE")
+                .arg(&req.key)
+                .arg_u64(u64::from(data_offset))
+                .arg(b"-1");
+        }
         Part::Get => resp::get(out, &req.key),
+        Part::Write if data_offset > 0 && model == Model::String && req.blob => {
+            resp::Command::new(out, 4)
+                .arg(b"SETRANGE")
+                .arg(&req.key)
+                .arg_u64(u64::from(data_offset))
+                .arg(req.blob_value());
+        }
         Part::MGet => {
             let mut cmd = resp::Command::new(out, 1 + req.key_count());
             cmd.arg(b"MGET");
@@ -1234,8 +1287,34 @@ fn encode_single(out: &mut Vec<u8>, part: Part, model: Model, req: &Request) {
             }
         }
         Part::Del => resp::del(out, &req.key),
+        Part::Command => {
+            let mut cmd = resp::Command::new(out, req.args.len());
+            for arg in req.args.iter() {
+                cmd.arg(arg);
+            }
+        }
         other => unreachable!("{other:?} is not a single command"),
     }
+}
+
+/// The payload bytes of a reply to an arbitrary command: the strings' bytes, or the
+/// encoded elements of an aggregate; numbers, booleans and nil count nothing.
+fn reply_bytes(frame: &Frame<'_>) -> u64 {
+    let n = match frame {
+        Frame::SimpleString(b) | Frame::Error(b) | Frame::BigNumber(b) | Frame::BulkError(b) => {
+            b.len()
+        }
+        Frame::Bulk(Some(b)) => b.len(),
+        Frame::VerbatimString { text, .. } => text.len(),
+        Frame::Array(Some(a)) | Frame::Map(a) | Frame::Set(a) | Frame::Push(a) => a.bytes().len(),
+        Frame::Bulk(None)
+        | Frame::Array(None)
+        | Frame::Null
+        | Frame::Integer(_)
+        | Frame::Boolean(_)
+        | Frame::Double(_) => 0,
+    };
+    n as u64
 }
 
 /// The outcome of a request sent as one command ([`single_command`]) from its reply,
@@ -1243,6 +1322,10 @@ fn encode_single(out: &mut Vec<u8>, part: Part, model: Model, req: &Request) {
 fn single_outcome(part: Part, frame: &Frame<'_>, slot: &mut Slot) -> Result<Outcome, StoreError> {
     let req = &slot.request;
     match part {
+        Part::Command => Ok(Outcome::Replied {
+            bytes: reply_bytes(frame),
+            nil: matches!(frame, Frame::Bulk(None) | Frame::Array(None) | Frame::Null),
+        }),
         Part::Write => Ok(Outcome::Written {
             bytes: req.written_bytes(),
         }),
@@ -1443,6 +1526,7 @@ impl RedisSession {
     /// needs the general way.
     async fn execute_direct(&mut self, batch: &mut Batch) -> bool {
         let model = self.inner.config.model;
+        let offset = self.inner.config.data_offset;
         let Some(link) = self.links.first_mut().filter(|l| l.conn.is_some()) else {
             return false;
         };
@@ -1456,7 +1540,7 @@ impl RedisSession {
         }
         let conn = link.conn.as_mut().expect("checked above");
         for (slot, &part) in batch.slots().iter().zip(parts.iter()) {
-            encode_single(&mut conn.wbuf, part, model, &slot.request);
+            encode_single(&mut conn.wbuf, part, model, offset, &slot.request);
         }
         let mut failed = conn.flush().await.err();
         let mut i = 0;
@@ -1694,9 +1778,13 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
     let slot: &mut Slot = &mut batch.slots_mut()[p.slot];
     let result = match p.part {
         Part::Aside | Part::Index => return,
-        Part::Write | Part::Del | Part::Get | Part::MGet | Part::HGetAll | Part::HMGet => {
-            single_outcome(p.part, frame, slot)
-        }
+        Part::Write
+        | Part::Del
+        | Part::Get
+        | Part::MGet
+        | Part::HGetAll
+        | Part::HMGet
+        | Part::Command => single_outcome(p.part, frame, slot),
         Part::MGetGroup => match frame.as_aggregate() {
             Some(values) => {
                 let req = &slot.request;
@@ -1813,6 +1901,59 @@ fn hash_reply(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_data_offset_makes_writes_setrange_and_reads_getrange() {
+        let mut req = Request {
+            kind: OpKind::Insert,
+            blob: true,
+            key: b"k1".to_vec(),
+            ..Request::default()
+        };
+        req.record.push(b"", b"abc");
+        let mut out = Vec::new();
+        encode_single(&mut out, Part::Write, Model::String, 10, &req);
+        assert_eq!(
+            out,
+            b"*4\r\n$8\r\nSETRANGE\r\n$2\r\nk1\r\n$2\r\n10\r\n$3\r\nabc\r\n"
+        );
+        req.kind = OpKind::Read;
+        out.clear();
+        encode_single(&mut out, Part::Get, Model::String, 10, &req);
+        assert_eq!(
+            out,
+            b"*4\r\n$8\r\nGETRANGE\r\n$2\r\nk1\r\n$2\r\n10\r\n$2\r\n-1\r\n"
+        );
+        out.clear();
+        encode_single(&mut out, Part::Get, Model::String, 0, &req);
+        assert_eq!(out, b"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n");
+        let o = |pairs: &[(&str, &str)]| {
+            StoreOptions::new(
+                "redis.",
+                pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+            )
+        };
+        let c = RedisConfig::from_options(
+            "redis://h:1",
+            Model::String,
+            o(&[("redis.data_offset", "7")]),
+        )
+        .unwrap();
+        assert_eq!(c.data_offset, 7);
+        for (model, offset, message) in [
+            (Model::Hash, "7", "redis.model=string"),
+            (Model::String, "536870912", "0 to 536870911"),
+            (Model::String, "-1", "0 to"),
+        ] {
+            let e = RedisConfig::from_options(
+                "redis://h:1",
+                model,
+                o(&[("redis.data_offset", offset)]),
+            )
+            .unwrap_err();
+            assert!(e.message.contains(message), "{e}");
+        }
+    }
 
     #[test]
     fn the_index_range_starts_at_the_key_inclusive() {

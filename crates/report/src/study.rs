@@ -520,7 +520,8 @@ pub(crate) fn workload_name(doc: &ResultDocument) -> String {
 }
 
 /// What the workload is, whatever its label: its property files' names, a CacheBench
-/// config's directory, `memtier`, or the workload class. Cache charts draw workloads of one
+/// config's directory, `memtier`, an imported file's name, its thread plan or key file
+/// (`plan:NAME`, `keys:NAME`), or the workload class. Cache charts draw workloads of one
 /// family at several data sizes as one curve.
 pub(crate) fn family_name(doc: &ResultDocument) -> String {
     fn stem(p: &str) -> (&Path, String) {
@@ -544,11 +545,7 @@ pub(crate) fn family_name(doc: &ResultDocument) -> String {
         .unwrap_or_default();
     if !files.is_empty() {
         files.join("+")
-    } else if let Some(config) = doc.command.iter().enumerate().find_map(|(i, a)| {
-        a.strip_prefix("--cachebench=").or_else(|| {
-            (a == "--cachebench").then(|| doc.command.get(i + 1).map(String::as_str))?
-        })
-    }) {
+    } else if let Some(config) = command_option(doc, "--cachebench") {
         let (path, stem) = stem(config);
         let dir = path
             .parent()
@@ -560,11 +557,37 @@ pub(crate) fn family_name(doc: &ResultDocument) -> String {
         }
     } else if doc.command.get(1).is_some_and(|c| c == "memtier") {
         "memtier".to_string()
+    } else if let Some(file) = imported_file(doc) {
+        stem(file).1
+    } else if let Some(plan) = command_option(doc, "--plan") {
+        format!("plan:{}", stem(plan).1)
+    } else if let Some(keys) = command_option(doc, "--keys") {
+        format!("keys:{}", stem(keys).1)
     } else if let Some(w) = doc.workload.get("workload") {
         w.rsplit('.').next().unwrap_or(w).to_string()
     } else {
         "workload".to_string()
     }
+}
+
+/// The file an import read (its `import.file` property), unless it came through a pipe
+/// (`<(zcat …)` names `/dev/fd/N`).
+fn imported_file(doc: &ResultDocument) -> Option<&str> {
+    let file = doc.workload.get("import.file")?;
+    (!file.starts_with("/dev/fd/") && !file.starts_with("/proc/")).then_some(file)
+}
+
+/// The value of option `name` on the result's command line, given as `NAME VALUE` or
+/// `NAME=VALUE`.
+fn command_option<'a>(doc: &'a ResultDocument, name: &str) -> Option<&'a str> {
+    doc.command
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix(name) {
+            Some("") => doc.command.get(i + 1).map(String::as_str),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        })
 }
 
 /// How a differing property shows in a workload name.

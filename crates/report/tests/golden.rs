@@ -601,3 +601,51 @@ fn monitor_columns_that_are_always_zero_are_named_not_charted() {
         "keys is 7 for one store: charted"
     );
 }
+
+/// Runs without property files are named by their thread plan or key file, imports by
+/// their file (none for a pipe), so an import and the runs over its sampled keys do not
+/// all read `workload`.
+#[test]
+fn plan_and_key_file_runs_are_named_by_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in [
+        (
+            "plan",
+            &["--keys", "/data/keys.txt", "--plan=examples/plan.txt"][..],
+        ),
+        ("keys", &["--keys", "/data/li-keys.txt"][..]),
+        ("import", &["/data/lineitem.tbl", "--delimiter", "|"][..]),
+        ("pipe", &["/dev/fd/63", "--delimiter", "|"][..]),
+    ] {
+        copy_result("null/workloada/1x1/round-1", &dir.path().join(name));
+        edit_result(dir.path(), name, |doc| {
+            doc.runner.remove("property_files");
+            let import = matches!(name, "import" | "pipe");
+            if import {
+                doc.phase = "import".into();
+                doc.workload = [("import.file".to_string(), args[0].to_string())].into();
+            }
+            doc.command = ["kvlab", if import { "import" } else { "run" }]
+                .iter()
+                .chain(args)
+                .map(|s| s.to_string())
+                .collect();
+        });
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let mut names: Vec<&str> = study
+        .cells
+        .iter()
+        .map(|c| c.key.workload.as_str())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "keys:li-keys",
+            "lineitem [import]",
+            "plan:plan",
+            "workload [import]"
+        ]
+    );
+}

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use kvlab_core::{
     Batch, OpKind, Record, Session, Slot, Status, StoreError, StoreErrorKind, Timestamp,
 };
-use kvlab_measure::Recorder;
+use kvlab_measure::{ClientStats, Recorder};
 use kvlab_workload::{OpSource, Ticket, Verdict};
 
 use crate::{Handover, Shared, TargetRate};
@@ -203,6 +203,10 @@ pub(crate) struct Client<S, Src> {
     /// Where each of `retry_batch`'s slots belongs in `batch`.
     retry_index: Vec<usize>,
     pub(crate) totals: ClientTotals,
+    /// With [`crate::RunPlan::client_stats`]: the measured requests second by second.
+    pub(crate) stats: Option<Box<ClientStats>>,
+    /// When the measured part started ([`ClientStats`] counts seconds from it).
+    pub(crate) measured_from: Timestamp,
     exhausted: bool,
 }
 
@@ -221,6 +225,8 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             retry_batch: Batch::new(),
             retry_index: Vec::new(),
             totals: ClientTotals::default(),
+            stats: None,
+            measured_from: Timestamp::now(),
             exhausted: false,
         }
     }
@@ -474,6 +480,15 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 let (hit, missed) = outcome.key_hits();
                 self.totals.keys_hit += hit;
                 self.totals.keys_missed += missed;
+                if let Some(stats) = self.stats.as_deref_mut() {
+                    let end = slot.completed_at.unwrap_or_else(Timestamp::now);
+                    stats.record(
+                        slot.request.kind,
+                        end.nanos_since(self.measured_from),
+                        end.nanos_since(started),
+                        *outcome,
+                    );
+                }
             }
         }
     }
@@ -534,6 +549,56 @@ fn ask_retry<Src: OpSource>(
     source.retry_after(slot, retries)
 }
 
+/// Records one completed arbitrary command ([`kvlab_core::Request::command`]) under its
+/// own id: bytes are the command's arguments and its reply's payload.
+#[inline(never)]
+fn account_command(
+    recorder: &mut Recorder,
+    shared: &Shared,
+    slot: &Slot,
+    service: u64,
+    end: Timestamp,
+    intended: Option<Timestamp>,
+) {
+    let req = &slot.request;
+    let Some(command) = req.command else {
+        return;
+    };
+    let sent = req.args.byte_len() as u64;
+    match &slot.result {
+        Ok(outcome) => {
+            recorder.record_command(
+                command,
+                outcome.status(),
+                service,
+                sent + outcome.bytes_read(),
+            );
+        }
+        Err(e) => {
+            recorder.record_command(command, Status::Error, service, sent);
+            recorder.record_error(e.kind);
+            count_error(shared, e);
+        }
+    }
+    if let Some(due) = intended {
+        recorder.record_command_intended(command, end.nanos_since(due));
+    }
+}
+
+/// Counts failed request `e` against the shared error budget, stopping the run when it
+/// is spent — or at once for a lost connection when the run stops on those.
+#[inline]
+fn count_error(shared: &Shared, e: &StoreError) {
+    let errors = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+    if errors > shared.max_errors {
+        shared.budget_exceeded.store(true, Ordering::Relaxed);
+        shared.stop.store(true, Ordering::Relaxed);
+    }
+    if e.kind == StoreErrorKind::Connection && shared.stop_on_connection_error {
+        connection_lost(shared, e);
+    }
+}
+
 /// Stops the run at a lost connection, keeping the first one's error.
 #[cold]
 #[inline(never)]
@@ -559,6 +624,10 @@ fn account(
 ) {
     let end = slot.completed_at.unwrap_or_else(Timestamp::now);
     let service = end.nanos_since(started);
+    if slot.request.command.is_some() {
+        account_command(recorder, shared, slot, service, end, intended);
+        return;
+    }
     match &slot.result {
         Ok(outcome) => {
             recorder.record(kind, outcome.status(), service);
@@ -567,14 +636,7 @@ fn account(
         Err(e) => {
             recorder.record(kind, Status::Error, service);
             recorder.record_error(e.kind);
-            let errors = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
-            if errors > shared.max_errors {
-                shared.budget_exceeded.store(true, Ordering::Relaxed);
-                shared.stop.store(true, Ordering::Relaxed);
-            }
-            if e.kind == StoreErrorKind::Connection && shared.stop_on_connection_error {
-                connection_lost(shared, e);
-            }
+            count_error(shared, e);
         }
     }
     if let Some(due) = intended {

@@ -29,8 +29,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Session, Store, StoreError};
-use kvlab_measure::Recorder;
+use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Request, Session, Store, StoreError};
+use kvlab_measure::{ClientStats, Recorder};
 use kvlab_workload::{CoreSource, CoreWorkload, OpSource, Workload};
 
 use client::{BlockingPacer, Client, ClientTotals, Schedule, ThreadState, TokioPacer};
@@ -162,6 +162,9 @@ pub struct RunPlan {
     /// Thread plans: the group of each thread (`thread_groups[t]`), so that results are
     /// also kept per group ([`RunOutcome::groups`]); empty for one group.
     pub thread_groups: Vec<usize>,
+    /// Keep each client's requests second by second ([`RunOutcome::clients`], memtier's
+    /// `--client-stats`).
+    pub client_stats: bool,
 }
 
 impl Default for RunPlan {
@@ -179,6 +182,7 @@ impl Default for RunPlan {
             max_errors: None,
             stop_on_connection_error: false,
             thread_groups: Vec::new(),
+            client_stats: false,
         }
     }
 }
@@ -231,6 +235,9 @@ pub struct RunOutcome {
     pub keys_hit: u64,
     /// Keys that measured reads did not find, counted per key as [`RunOutcome::keys_hit`].
     pub keys_missed: u64,
+    /// With [`RunPlan::client_stats`]: each client's measured requests, second by second,
+    /// ordered by thread and client; empty otherwise.
+    pub clients: Vec<ClientStats>,
 }
 
 /// Loads the workload's records (`[insertstart, insertstart+insertcount)`), split
@@ -401,11 +408,14 @@ fn drive<S: Store, Src: OpSource + 'static>(
         (0..threads).map(|_| Vec::new()).collect();
     for (c, ((source, quota), session)) in sources.into_iter().zip(sessions).enumerate() {
         let warm = split(warm_total, total_clients, c);
-        per_thread[c / plan.clients].push((
-            Client::new(session, source, plan.pipeline),
-            quota,
-            warm,
-        ));
+        let mut client = Client::new(session, source, plan.pipeline);
+        if plan.client_stats {
+            client.stats = Some(Box::new(ClientStats::new(
+                c / plan.clients,
+                c % plan.clients,
+            )));
+        }
+        per_thread[c / plan.clients].push((client, quota, warm));
     }
 
     std::thread::scope(|scope| {
@@ -523,7 +533,7 @@ fn collect(
     rx: &mpsc::Receiver<Handover>,
     caller_stop: &AtomicBool,
     observer: &mut dyn FnMut(&Interval<'_>),
-    handles: Vec<std::thread::ScopedJoinHandle<'_, ClientTotals>>,
+    handles: Vec<std::thread::ScopedJoinHandle<'_, (ClientTotals, Vec<ClientStats>)>>,
     timing: &Timing,
 ) -> Result<RunOutcome, RunError> {
     let threads = handles.len();
@@ -647,10 +657,12 @@ fn collect(
         groups: Vec::new(),
         keys_hit: 0,
         keys_missed: 0,
+        clients: Vec::new(),
     };
     let mut max_lag = Duration::ZERO;
     for h in handles {
-        let r = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let (r, clients) = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        outcome.clients.extend(clients);
         outcome.integrity_checked += r.integrity_checked;
         outcome.integrity_failed += r.integrity_failed;
         outcome.keys_hit += r.keys_hit;
@@ -691,7 +703,7 @@ struct Worker<S: Session, Src: OpSource> {
 }
 
 impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
-    fn work(self) -> ClientTotals {
+    fn work(self) -> (ClientTotals, Vec<ClientStats>) {
         let Worker {
             first_client,
             total_clients,
@@ -728,6 +740,10 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
         barrier.wait();
         let start = *timing.start.wait();
         ts.begin(false);
+        let started = kvlab_core::Timestamp::from_instant(start);
+        for c in &mut clients {
+            c.measured_from = started;
+        }
         let phases = budgets
             .iter()
             .enumerate()
@@ -748,7 +764,8 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             totals.keys_hit += c.totals.keys_hit;
             totals.keys_missed += c.totals.keys_missed;
         }
-        totals
+        let stats = clients.into_iter().filter_map(|c| c.stats).map(|s| *s);
+        (totals, stats.collect())
     }
 }
 
@@ -859,6 +876,78 @@ fn execute<S: Session>(runtime: Option<&tokio::runtime::Runtime>, s: &mut S, b: 
         Some(rt) => rt.block_on(s.execute(b)),
         None => block_on(s.execute(b)),
     }
+}
+
+/// What [`check_values`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ValueCheck {
+    /// Reads that returned the expected value.
+    pub verified: u64,
+    /// Reads that did not: another value, no value, or an error.
+    pub failed: u64,
+}
+
+/// How a read checked by [`check_values`] differed from what was expected.
+#[derive(Debug)]
+pub enum Mismatch<'a> {
+    /// Another value.
+    Value(&'a [u8]),
+    /// No value: the key was not found.
+    Missing,
+    /// The read failed.
+    Error(&'a StoreError),
+}
+
+/// Reads back values one at a time on one session, as memtier's verification client
+/// does: `next` fills the request (a blob read) and the value it must return, and
+/// returns false when there is nothing more to check; every read whose value differs
+/// is handed to `mismatch` with the expected value. Stops early when `stop` is set.
+pub fn check_values<S: Store>(
+    store: &S,
+    stop: &AtomicBool,
+    next: &mut dyn FnMut(&mut Request, &mut Vec<u8>) -> bool,
+    mismatch: &mut dyn FnMut(&Request, &[u8], Mismatch<'_>),
+) -> Result<ValueCheck, RunError> {
+    let mut session = open_sessions(store, 1)?
+        .pop()
+        .expect("one session was opened");
+    let runtime = store.capabilities().needs_runtime.then(thread_runtime);
+    let ready = match &runtime {
+        Some(rt) => rt.block_on(session.prepare()),
+        None => block_on(session.prepare()),
+    };
+    ready.map_err(|source| RunError::Session {
+        store: store.name(),
+        source,
+    })?;
+    let mut check = ValueCheck::default();
+    let mut batch = Batch::new();
+    let mut expected = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        batch.clear();
+        if !next(&mut batch.push().request, &mut expected) {
+            break;
+        }
+        execute(runtime.as_ref(), &mut session, &mut batch);
+        let slot = &batch.slots()[0];
+        let found = match &slot.result {
+            Ok(Outcome::Miss) => Err(Mismatch::Missing),
+            Ok(_) => match slot.reply.get(b"") {
+                Some(value) if value == expected.as_slice() => Ok(()),
+                Some(value) => Err(Mismatch::Value(value)),
+                None => Err(Mismatch::Missing),
+            },
+            Err(e) => Err(Mismatch::Error(e)),
+        };
+        match found {
+            Ok(()) => check.verified += 1,
+            Err(m) => {
+                check.failed += 1;
+                mismatch(&slot.request, &expected, m);
+            }
+        }
+    }
+    Ok(check)
 }
 
 /// The result of [`verify`].

@@ -29,6 +29,20 @@
 //!   ([`Request::more_keys`]: Redis `MGET`, memcached `get k1 … kN`), one request of
 //!   `--requests`; hits and misses are counted per key.
 //!
+//! - **Arbitrary commands** (`--command`, [`MemtierSpec::commands`]): instead of the
+//!   SET/GET cycle, each client cycles through the commands by their ratios
+//!   (`client::advance_arbitrary_command_index`): command `i` is sent `ratio` times in a
+//!   row, then the next, around again — except that the very first round sends the first
+//!   command once more, as memtier's counter starts at 0 where later rounds start at 1
+//!   (ratios 2 and 3: `A A A B B B`, then `A A B B B`, …). Each `__key__` draws a key
+//!   from the command's own key pattern (`S`/`P` counters are per command), each
+//!   `__data__` a value of the object options. A command is a [`Request::command`]
+//!   request whose [`CommandId`] is its *row*: commands of the same name (upper case)
+//!   share one, as memtier's default `--command-stats-breakdown=command` merges them.
+//! - **WAIT** (`--wait-ratio`, [`MemtierSpec::wait`]): `WAIT numreplicas timeout`
+//!   requests interleaved with the SET/GET cycle as memtier interleaves them
+//!   ([`WaitSpec`]); they are commands of [`CommandId`] 0.
+//!
 //! # Deliberate differences from memtier_benchmark
 //!
 //! - **Random source.** Xoshiro256++ seeded from the run seed: client `c`'s stream is
@@ -58,12 +72,21 @@ use std::fmt::Write as _;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
-use kvlab_core::{OpKind, Request, Slot};
+mod import;
+pub use import::{write_import_item, ImportedItems, IMPORT_HEADER, IMPORT_HEADER_PREFIX};
+
+use kvlab_core::{CommandId, OpKind, Request, Slot};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::generator::{next_below, next_f64};
 use crate::{worker_seed, OpSource, Ticket, Verdict, Workload, WorkloadError};
+
+mod command;
+
+pub use command::{
+    row_name, split_args, ArbitraryCommand, CommandArg, WaitSpec, DATA_PLACEHOLDER, KEY_PLACEHOLDER,
+};
 
 /// Size of the random value pool (before room for one maximal value).
 const VALUE_POOL_BYTES: usize = 256 << 10;
@@ -244,11 +267,66 @@ pub struct MemtierSpec {
     /// `--multi-key-get=N`: GETs of up to `N` keys each (see the module docs); 0 (the
     /// default) sends one key per GET.
     pub multi_key_get: u32,
+    /// `--command` (with `--command-ratio` and `--command-key-pattern`): when not empty,
+    /// the commands replace the SET/GET cycle (see the module docs).
+    pub commands: Vec<ArbitraryCommand>,
+    /// `--wait-ratio`, `--num-slaves`, `--wait-timeout`: WAITs among the SETs and GETs.
+    pub wait: Option<WaitSpec>,
+    /// `--data-import`: the items SETs write, in file order (each client from the
+    /// first, around again at the end), with the item's key — or with
+    /// [`MemtierSpec::generate_keys`] a generated one — its value and its `exptime` as
+    /// time to live. Without generated keys GETs read the items' keys: key number `k`
+    /// of `[key_minimum, key_maximum]` (which must lie within `[1, items]`) is item
+    /// `k − 1`.
+    pub import: Option<Arc<ImportedItems>>,
+    /// `--generate-keys`: imported values under generated keys (prefix and number, as
+    /// without an import).
+    pub generate_keys: bool,
+    /// `--no-expiry`: imported items are written without a time to live.
+    pub no_expiry: bool,
 }
 
 impl MemtierSpec {
     /// memtier's `--requests` default when neither it nor `--test-time` is given.
     pub const DEFAULT_REQUESTS: u64 = 10_000;
+
+    /// True when each client walks its own slice of the key range: `--key-pattern=P:P`,
+    /// or every command's pattern `P`.
+    pub fn parallel(&self) -> bool {
+        if self.commands.is_empty() {
+            self.set_pattern == KeyPattern::Parallel
+        } else {
+            self.commands
+                .iter()
+                .all(|c| c.key_pattern == KeyPattern::Parallel)
+        }
+    }
+
+    /// Every key pattern in use: SET and GET, or the commands'.
+    fn patterns(&self) -> Vec<KeyPattern> {
+        if self.commands.is_empty() {
+            vec![self.set_pattern, self.get_pattern]
+        } else {
+            self.commands.iter().map(|c| c.key_pattern).collect()
+        }
+    }
+
+    /// The name of each [`CommandId`] the workload's requests carry, upper case: the
+    /// distinct command names in order of first appearance (`SET`, `GET`), or `WAIT`
+    /// with `--wait-ratio`; empty for the plain SET/GET cycle.
+    pub fn command_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for c in &self.commands {
+            let name = c.name();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.is_empty() && self.wait.is_some_and(|w| w.waits > 0) {
+            names.push("WAIT".to_string());
+        }
+        names
+    }
 }
 
 impl Default for MemtierSpec {
@@ -270,6 +348,11 @@ impl Default for MemtierSpec {
             total_clients: 200,
             distinct_client_seed: false,
             multi_key_get: 0,
+            commands: Vec::new(),
+            wait: None,
+            import: None,
+            generate_keys: false,
+            no_expiry: false,
         }
     }
 }
@@ -293,9 +376,51 @@ impl MemtierSpec {
                 "--key-maximum={max} is below --key-minimum={min}"
             )));
         }
-        let patterns = [self.set_pattern, self.get_pattern];
-        let parallel = patterns.contains(&KeyPattern::Parallel);
-        if parallel && self.set_pattern != self.get_pattern {
+        for c in &self.commands {
+            if c.ratio == 0 {
+                return Err(invalid(format!(
+                    "--command-ratio of `{}`: must be greater than zero",
+                    c.text
+                )));
+            }
+            if c.args.is_empty() {
+                return Err(invalid(format!("--command `{}`: no command", c.text)));
+            }
+        }
+        if self.commands.len() > usize::from(u16::MAX) {
+            return Err(invalid(format!(
+                "{} commands: at most {} --command are supported",
+                self.commands.len(),
+                u16::MAX
+            )));
+        }
+        let parallel_commands = self
+            .commands
+            .iter()
+            .filter(|c| c.key_pattern == KeyPattern::Parallel)
+            .count();
+        if parallel_commands > 0 && parallel_commands != self.commands.len() {
+            return Err(invalid(
+                "--command-key-pattern=P: parallel key-pattern must be configured to all \
+                 commands"
+                    .into(),
+            ));
+        }
+        if let Some(w) = self.wait {
+            if w.min_replicas > w.max_replicas || w.min_timeout_ms > w.max_timeout_ms {
+                return Err(invalid(format!(
+                    "--num-slaves={}-{} / --wait-timeout={}-{}: expected MIN-MAX with MIN ≤ \
+                     MAX",
+                    w.min_replicas, w.max_replicas, w.min_timeout_ms, w.max_timeout_ms
+                )));
+            }
+        }
+        let patterns = self.patterns();
+        let parallel = self.parallel();
+        if self.commands.is_empty()
+            && patterns.contains(&KeyPattern::Parallel)
+            && self.set_pattern != self.get_pattern
+        {
             return Err(invalid(format!(
                 "--key-pattern={}:{}: parallel key-pattern must be configured for both SET \
                  and GET commands",
@@ -308,8 +433,9 @@ impl MemtierSpec {
         }
         if parallel && (max - min).saturating_add(1) < self.total_clients {
             return Err(invalid(format!(
-                "--key-pattern=P:P gives each of the {} clients a slice of the {} keys \
-                 [{min}, {max}]: at least one key per client is needed",
+                "the parallel key pattern (--key-pattern=P:P or --command-key-pattern=P) gives \
+                 each of the {} clients a slice of the {} keys [{min}, {max}]: at least one key \
+                 per client is needed",
                 self.total_clients,
                 (max - min).saturating_add(1)
             )));
@@ -395,6 +521,18 @@ impl MemtierSpec {
         if self.requests == Some(0) {
             return Err(invalid("--requests must be greater than zero".into()));
         }
+        if let Some(items) = &self.import {
+            if items.is_empty() {
+                return Err(invalid("--data-import: the file has no items".into()));
+            }
+            let n = items.len() as u64;
+            if !self.generate_keys && (min < 1 || max > n) {
+                return Err(invalid(format!(
+                    "--data-import without --generate-keys reads the {n} imported keys: the key \
+                     range [{min}, {max}] must lie within [1, {n}]"
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -415,12 +553,12 @@ impl MemtierSpec {
                 self.get_pattern.letter()
             ),
         );
-        if [self.set_pattern, self.get_pattern].contains(&KeyPattern::Gaussian) {
+        if self.patterns().contains(&KeyPattern::Gaussian) {
             let (stddev, median) = gaussian_parameters(self);
             put("key-stddev", stddev.to_string());
             put("key-median", median.to_string());
         }
-        if [self.set_pattern, self.get_pattern].contains(&KeyPattern::Zipfian) {
+        if self.patterns().contains(&KeyPattern::Zipfian) {
             put("key-zipf-exp", self.key_zipf_exp.to_string());
         }
         match &self.data_size {
@@ -463,6 +601,33 @@ impl MemtierSpec {
             self.distinct_client_seed.to_string(),
         );
         put("multi-key-get", self.multi_key_get.to_string());
+        for (i, c) in self.commands.iter().enumerate() {
+            put(
+                &format!("command-{}", i + 1),
+                format!(
+                    "{} (ratio {}, key pattern {})",
+                    c.text,
+                    c.ratio,
+                    c.key_pattern.letter()
+                ),
+            );
+        }
+        if let Some(w) = self.wait {
+            put("wait-ratio", format!("{}:{}", w.sets, w.waits));
+            put(
+                "num-slaves",
+                format!("{}-{}", w.min_replicas, w.max_replicas),
+            );
+            put(
+                "wait-timeout",
+                format!("{}-{}", w.min_timeout_ms, w.max_timeout_ms),
+            );
+        }
+        if let Some(items) = &self.import {
+            put("data-import", format!("{} items", items.len()));
+            put("generate-keys", self.generate_keys.to_string());
+            put("no-expiry", self.no_expiry.to_string());
+        }
         v
     }
 }
@@ -648,10 +813,19 @@ impl Zipf {
 struct Shared {
     spec: MemtierSpec,
     prefix: Vec<u8>,
+    /// The imported items whose keys name the keys (`--data-import` without
+    /// `--generate-keys`).
+    named_keys: Option<Arc<ImportedItems>>,
     /// `x…x`, or random bytes with room for a random offset.
     pool: Box<[u8]>,
     gaussian: Option<TruncatedNormal>,
     zipf: Option<Zipf>,
+    /// Arbitrary commands or WAITs: the source leaves the plain SET/GET path.
+    special: bool,
+    /// Per command: the [`CommandId`] of its row ([`MemtierSpec::command_names`]).
+    command_ids: Vec<CommandId>,
+    /// `WAIT`'s timeout chooser (`--wait-timeout`).
+    wait_timeout: Option<TruncatedNormal>,
 }
 
 /// A validated memtier workload, shared by every client; [`Workload::source`] gives
@@ -675,7 +849,7 @@ impl MemtierWorkload {
         } else {
             vec![PLAIN_DATA_BYTE; max_size]
         };
-        let patterns = [spec.set_pattern, spec.get_pattern];
+        let patterns = spec.patterns();
         let gaussian = patterns.contains(&KeyPattern::Gaussian).then(|| {
             let (stddev, median) = gaussian_parameters(&spec);
             TruncatedNormal::new(spec.key_minimum, spec.key_maximum, stddev, median)
@@ -683,13 +857,34 @@ impl MemtierWorkload {
         let zipf = patterns
             .contains(&KeyPattern::Zipfian)
             .then(|| Zipf::new(spec.key_minimum, spec.key_maximum, spec.key_zipf_exp));
+        let names = spec.command_names();
+        let command_ids = spec
+            .commands
+            .iter()
+            .map(|c| {
+                let row = names.iter().position(|n| *n == c.name()).unwrap_or(0);
+                CommandId(row as u16)
+            })
+            .collect();
+        let wait_timeout = spec.wait.map(|w| {
+            // client::create_wait_request: normal_distribution(min, max, 0, (max − min)/2
+            // + min), where a standard deviation of 0 means a sixth of the range.
+            let (lo, hi) = (u64::from(w.min_timeout_ms), u64::from(w.max_timeout_ms));
+            let len = (hi - lo) as f64;
+            TruncatedNormal::new(lo, hi, len / 6.0, len / 2.0 + lo as f64)
+        });
+        let named_keys = spec.import.clone().filter(|_| !spec.generate_keys);
         Ok(MemtierWorkload {
             shared: Arc::new(Shared {
                 prefix: spec.key_prefix.as_bytes().to_vec(),
+                special: !spec.commands.is_empty() || spec.wait.is_some_and(|w| w.waits > 0),
+                named_keys,
                 spec,
                 pool: pool.into_boxed_slice(),
                 gaussian,
                 zipf,
+                command_ids,
+                wait_timeout,
             }),
         })
     }
@@ -709,8 +904,7 @@ impl MemtierWorkload {
     /// memtier's `"%s%llu"`.
     pub fn key_name(&self, n: u64, out: &mut Vec<u8>) {
         out.clear();
-        out.extend_from_slice(&self.shared.prefix);
-        push_decimal(n, out);
+        put_key(&self.shared, n, out);
     }
 
     /// Client `client` of `clients` with its own random stream (see the module docs on
@@ -721,7 +915,7 @@ impl MemtierWorkload {
         let spec = &self.shared.spec;
         let stream = if spec.distinct_client_seed { client } else { 0 };
         let (mut lo, mut hi) = (spec.key_minimum, spec.key_maximum);
-        if spec.set_pattern == KeyPattern::Parallel {
+        if spec.parallel() {
             // memtier client::setup_client; `client % clients` as memtier's
             // `next_client_idx % total_num_of_clients`.
             let n = clients.max(1) as u64;
@@ -747,6 +941,76 @@ impl MemtierWorkload {
             gaussian_spare: None,
             size_entry: 0,
             size_used: 0,
+            command: 0,
+            command_sent: 0,
+            command_next_key: vec![lo; spec.commands.len()],
+            sets_sent: 0,
+            waits_sent: 0,
+            wait_spare: None,
+            next_item: 0,
+        }
+    }
+
+    /// memtier's verification client (`verify_client`, `--data-verify`): one client
+    /// that walks the SET/GET cycle as client 0 of a one-client run would, but reads
+    /// each SET's key back instead of writing it, expecting the SET's value; GETs only
+    /// advance their keys. It stops after `requests` requests of the cycle (memtier's
+    /// `--requests`, GETs included), or — bounded by time — after one read per imported
+    /// item (one per key of the range without an import).
+    pub fn verifier(&self, seed: u64) -> MemtierVerifier {
+        let spec = &self.shared.spec;
+        let limit = match (spec.requests, &spec.import) {
+            (Some(n), _) => VerifyLimit::Requests(n),
+            (None, Some(items)) => VerifyLimit::Reads(items.len() as u64),
+            (None, None) => VerifyLimit::Reads(spec.key_maximum - spec.key_minimum + 1),
+        };
+        MemtierVerifier {
+            source: self.client(seed, 0, 1),
+            limit,
+        }
+    }
+}
+
+/// How long a [`MemtierVerifier`] goes on.
+#[derive(Clone, Copy, Debug)]
+enum VerifyLimit {
+    /// Requests of the cycle left, SETs (read back) and GETs (skipped).
+    Requests(u64),
+    /// Reads left.
+    Reads(u64),
+}
+
+/// The reads of memtier's verification client ([`MemtierWorkload::verifier`]).
+#[derive(Debug)]
+pub struct MemtierVerifier {
+    source: MemtierSource,
+    limit: VerifyLimit,
+}
+
+impl MemtierVerifier {
+    /// Fills `req` with the next read to check and `expected` with the value it must
+    /// return; false when done.
+    pub fn next(&mut self, req: &mut Request, expected: &mut Vec<u8>) -> bool {
+        loop {
+            match &mut self.limit {
+                VerifyLimit::Requests(0) | VerifyLimit::Reads(0) => return false,
+                VerifyLimit::Requests(n) => *n -= 1,
+                VerifyLimit::Reads(_) => {}
+            }
+            self.source.next(req);
+            if req.kind != OpKind::Insert {
+                continue;
+            }
+            if let VerifyLimit::Reads(n) = &mut self.limit {
+                *n -= 1;
+            }
+            expected.clear();
+            expected.extend_from_slice(req.blob_value());
+            req.kind = OpKind::Read;
+            req.read_all = true;
+            req.ttl_s = 0;
+            req.record.clear();
+            return true;
         }
     }
 }
@@ -787,6 +1051,20 @@ pub struct MemtierSource {
     gaussian_spare: Option<f64>,
     size_entry: usize,
     size_used: u32,
+    /// The arbitrary command to send next, and how many times in a row it was sent
+    /// (memtier's `m_executed_command_index`, `m_arbitrary_command_ratio_count`).
+    command: usize,
+    command_sent: u32,
+    /// Per command: its next sequential (`S`, `P`) key.
+    command_next_key: Vec<u64>,
+    /// SETs and WAITs sent, for `--wait-ratio` (memtier's `m_tot_set_ops`,
+    /// `m_tot_wait_ops`).
+    sets_sent: u64,
+    waits_sent: u64,
+    /// The spare normal draw of the WAIT timeout chooser.
+    wait_spare: Option<f64>,
+    /// The imported item the next SET writes.
+    next_item: usize,
 }
 
 impl MemtierSource {
@@ -869,9 +1147,25 @@ impl MemtierSource {
 }
 
 impl OpSource for MemtierSource {
-    /// The next request of the cycle: `ratio.sets` SETs, then `ratio.gets` GETs.
+    /// The next request of the cycle: `ratio.sets` SETs, then `ratio.gets` GETs (or
+    /// the next arbitrary command, or a WAIT: see the module docs).
     #[inline]
     fn next(&mut self, req: &mut Request) -> Option<Ticket> {
+        if self.shared.special {
+            return self.next_special(req);
+        }
+        self.next_set_get(req)
+    }
+
+    fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
+        Verdict::Unchecked
+    }
+}
+
+impl MemtierSource {
+    /// The next SET or GET of the cycle.
+    #[inline]
+    fn next_set_get(&mut self, req: &mut Request) -> Option<Ticket> {
         let ratio = self.shared.spec.ratio;
         loop {
             if self.sets_in_cycle < ratio.sets {
@@ -892,14 +1186,134 @@ impl OpSource for MemtierSource {
         }
     }
 
-    fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
-        Verdict::Unchecked
+    /// An arbitrary command, or a WAIT or the next SET/GET with `--wait-ratio`.
+    #[inline(never)]
+    fn next_special(&mut self, req: &mut Request) -> Option<Ticket> {
+        if !self.shared.spec.commands.is_empty() {
+            self.fill_command(req);
+            return Some(Ticket::NONE);
+        }
+        if let Some(w) = self.shared.spec.wait {
+            // client::create_request: WAITs first, then whenever the SETs per WAIT so far
+            // exceed the ratio's (integer divisions, as memtier's).
+            if w.waits > 0
+                && (self.waits_sent == 0
+                    || self.sets_sent / self.waits_sent > u64::from(w.sets / w.waits))
+            {
+                self.fill_wait(req, w);
+                self.waits_sent += 1;
+                return Some(Ticket::NONE);
+            }
+        }
+        let ticket = self.next_set_get(req);
+        if req.kind == OpKind::Insert {
+            self.sets_sent += 1;
+        }
+        ticket
+    }
+
+    /// `WAIT numreplicas timeout` (`client::create_wait_request`).
+    fn fill_wait(&mut self, req: &mut Request, w: WaitSpec) {
+        let replicas = u64::from(w.min_replicas)
+            + next_below(
+                &mut self.rng,
+                u64::from(w.max_replicas - w.min_replicas) + 1,
+            );
+        let timeout = self
+            .shared
+            .wait_timeout
+            .as_ref()
+            .expect("a WAIT timeout chooser exists with --wait-ratio")
+            .next(&mut self.rng, &mut self.wait_spare);
+        req.kind = OpKind::Read;
+        req.key.clear();
+        req.command = Some(CommandId(0));
+        req.args.clear();
+        req.args.push(b"WAIT");
+        req.args.push_with(|out| push_decimal(replicas, out));
+        req.args.push_with(|out| push_decimal(timeout, out));
+    }
+
+    /// The current arbitrary command with its placeholders filled, then on to the next
+    /// (`client::create_arbitrary_request`, `advance_arbitrary_command_index`).
+    fn fill_command(&mut self, req: &mut Request) {
+        let i = self.command;
+        let shared = &*self.shared;
+        let command = &shared.spec.commands[i];
+        req.kind = OpKind::Read;
+        req.key.clear();
+        req.command = Some(shared.command_ids[i]);
+        req.args.clear();
+        let mut first_key = true;
+        for a in 0..command.args.len() {
+            match &self.shared.spec.commands[i].args[a] {
+                CommandArg::Literal(bytes) => req.args.push(bytes),
+                CommandArg::Key => {
+                    let k = self.command_key(i);
+                    let prefix = &self.shared.prefix;
+                    req.args.push_with(|out| {
+                        out.extend_from_slice(prefix);
+                        push_decimal(k, out);
+                    });
+                    if first_key {
+                        // The first key routes the command (a cluster node).
+                        first_key = false;
+                        req.key.extend_from_slice(prefix);
+                        push_decimal(k, &mut req.key);
+                    }
+                }
+                CommandArg::Data => {
+                    // memtier draws the value for key index 0: a spread size is the
+                    // minimum's (kvlab: the key range's first key's).
+                    let size = self.value_size(self.key_min);
+                    let offset = if self.shared.spec.random_data {
+                        next_below(&mut self.rng, (self.shared.pool.len() - size + 1) as u64)
+                            as usize
+                    } else {
+                        0
+                    };
+                    req.args.push(&self.shared.pool[offset..offset + size]);
+                }
+            }
+        }
+        // advance_arbitrary_command_index: the counter starts at 0, so the first command
+        // goes once more in the first round (see the module docs).
+        let commands = &self.shared.spec.commands;
+        loop {
+            if self.command_sent < commands[self.command].ratio {
+                self.command_sent += 1;
+                break;
+            }
+            self.command_sent = 0;
+            self.command = (self.command + 1) % commands.len();
+        }
+    }
+
+    /// The next key of command `i`, from its own key pattern.
+    #[inline]
+    fn command_key(&mut self, i: usize) -> u64 {
+        match self.shared.spec.commands[i].key_pattern {
+            KeyPattern::Sequential | KeyPattern::Parallel => {
+                let k = self.command_next_key[i];
+                self.command_next_key[i] = if k >= self.key_max {
+                    self.key_min
+                } else {
+                    k + 1
+                };
+                k
+            }
+            pattern => self.key_index(pattern, false),
+        }
     }
 }
 
 impl MemtierSource {
     #[inline]
     fn fill_set(&mut self, req: &mut Request) {
+        if self.shared.spec.import.is_some() {
+            self.fill_imported_set(req);
+            return;
+        }
         let key = self.key_index(self.shared.spec.set_pattern, true);
         let size = self.value_size(key);
         let offset = if self.shared.spec.random_data {
@@ -923,6 +1337,37 @@ impl MemtierSource {
         req.more_keys.clear();
     }
 
+    /// A SET of the next imported item (`import_object_generator::get_object`): its key,
+    /// or a generated one, its value, and its `exptime` as time to live unless
+    /// `--no-expiry` (or `--expiry-range`, which draws one).
+    #[cold]
+    fn fill_imported_set(&mut self, req: &mut Request) {
+        let shared = Arc::clone(&self.shared);
+        let spec = &shared.spec;
+        let items = spec.import.as_ref().expect("called with an import");
+        let i = self.next_item;
+        self.next_item = (i + 1) % items.len();
+        req.key.clear();
+        if spec.generate_keys {
+            let key = self.key_index(spec.set_pattern, true);
+            put_key(&shared, key, &mut req.key);
+        } else {
+            req.key.extend_from_slice(items.key(i));
+        }
+        req.ttl_s = match (spec.no_expiry, spec.expiry) {
+            (true, _) => 0,
+            (false, Some(e)) => {
+                e.min_s + next_below(&mut self.rng, u64::from(e.max_s - e.min_s) + 1) as u32
+            }
+            (false, None) => items.exptime(i),
+        };
+        req.kind = OpKind::Insert;
+        req.blob = true;
+        req.record.clear();
+        req.record.push(b"", items.value(i));
+        req.more_keys.clear();
+    }
+
     /// A GET of `keys` keys (0 and 1 both mean one key: a plain GET).
     #[inline]
     fn fill_get(&mut self, req: &mut Request, keys: u32) {
@@ -933,18 +1378,27 @@ impl MemtierSource {
         req.read_all = true;
         req.ttl_s = 0;
         req.key.clear();
-        req.key.extend_from_slice(&self.shared.prefix);
-        push_decimal(key, &mut req.key);
+        put_key(&self.shared, key, &mut req.key);
         req.record.clear();
         req.more_keys.clear();
         for _ in 1..keys {
             let key = self.key_index(pattern, false);
-            let prefix = &self.shared.prefix;
-            req.more_keys.push_with(|out| {
-                out.extend_from_slice(prefix);
-                push_decimal(key, out);
-            });
+            let shared = &*self.shared;
+            req.more_keys.push_with(|out| put_key(shared, key, out));
         }
+    }
+}
+
+/// Appends key number `k`'s name: the prefix and `k` in decimal (`"%s%llu"`), or with
+/// imported keys the key of item `k − 1`.
+#[inline]
+fn put_key(shared: &Shared, k: u64, out: &mut Vec<u8>) {
+    match &shared.named_keys {
+        None => {
+            out.extend_from_slice(&shared.prefix);
+            push_decimal(k, out);
+        }
+        Some(items) => out.extend_from_slice(items.key((k - 1) as usize)),
     }
 }
 
@@ -1037,6 +1491,123 @@ mod tests {
             .collect()
     }
 
+    fn three_items() -> Arc<ImportedItems> {
+        let mut file = format!("{IMPORT_HEADER}\n").into_bytes();
+        for (k, v, exp) in [("a", "va", 0), ("bb", "vbb", 60), ("c", "", 0)] {
+            write_import_item(&mut file, k.as_bytes(), v.as_bytes(), exp).unwrap();
+        }
+        Arc::new(ImportedItems::parse(&file, std::path::Path::new("x")).unwrap())
+    }
+
+    #[test]
+    fn imported_items_are_set_in_file_order_and_their_keys_read() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 1 },
+            key_minimum: 1,
+            key_maximum: 3,
+            set_pattern: KeyPattern::Sequential,
+            get_pattern: KeyPattern::Sequential,
+            import: Some(three_items()),
+            ..MemtierSpec::default()
+        };
+        let wl = MemtierWorkload::new(spec.clone()).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        let mut req = Request::default();
+        let mut seen = Vec::new();
+        for _ in 0..8 {
+            src.next(&mut req).unwrap();
+            let key = String::from_utf8(req.key.clone()).unwrap();
+            let value = String::from_utf8(req.blob_value().to_vec()).unwrap();
+            seen.push((req.kind, key, value, req.ttl_s));
+        }
+        let insert = |k: &str, v: &str, ttl| (OpKind::Insert, k.to_string(), v.to_string(), ttl);
+        let read = |k: &str| (OpKind::Read, k.to_string(), String::new(), 0);
+        assert_eq!(
+            seen,
+            [
+                insert("a", "va", 0),
+                read("a"),
+                insert("bb", "vbb", 60),
+                read("bb"),
+                insert("c", "", 0),
+                read("c"),
+                insert("a", "va", 0),
+                read("a"),
+            ]
+        );
+        // --generate-keys: generated names, imported values; --no-expiry: no TTL.
+        let spec = MemtierSpec {
+            generate_keys: true,
+            no_expiry: true,
+            key_prefix: "g-".into(),
+            ..spec
+        };
+        let got = requests(spec.clone(), 4);
+        assert_eq!(got[0].1, [b"g-1".to_vec()]);
+        assert_eq!(got[3].1, [b"g-2".to_vec()]);
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        src.next(&mut req).unwrap();
+        src.next(&mut req).unwrap();
+        src.next(&mut req).unwrap();
+        assert_eq!((req.blob_value(), req.ttl_s), (&b"vbb"[..], 0));
+        // The key range must name imported items.
+        let bad = MemtierSpec {
+            key_minimum: 0,
+            key_maximum: 3,
+            import: Some(three_items()),
+            ..MemtierSpec::default()
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("within [1, 3]"));
+    }
+
+    #[test]
+    fn the_verifier_reads_back_what_sets_wrote_and_skips_gets() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 2 },
+            key_minimum: 1,
+            key_maximum: 3,
+            set_pattern: KeyPattern::Sequential,
+            get_pattern: KeyPattern::Sequential,
+            import: Some(three_items()),
+            requests: Some(7),
+            ..MemtierSpec::default()
+        };
+        let wl = MemtierWorkload::new(spec.clone()).unwrap();
+        let mut v = wl.verifier(0);
+        let (mut req, mut expected) = (Request::default(), Vec::new());
+        let mut reads = Vec::new();
+        while v.next(&mut req, &mut expected) {
+            assert_eq!(req.kind, OpKind::Read);
+            reads.push((req.key.clone(), expected.clone()));
+        }
+        // 7 requests of the 1:2 cycle hold 3 SETs.
+        assert_eq!(
+            reads,
+            [
+                (b"a".to_vec(), b"va".to_vec()),
+                (b"bb".to_vec(), b"vbb".to_vec()),
+                (b"c".to_vec(), b"".to_vec())
+            ]
+        );
+        // Bounded by time: every item once.
+        let wl = MemtierWorkload::new(MemtierSpec {
+            requests: None,
+            ..spec
+        })
+        .unwrap();
+        let mut v = wl.verifier(0);
+        let mut n = 0;
+        while v.next(&mut req, &mut expected) {
+            n += 1;
+        }
+        assert_eq!(n, 3);
+    }
+
     #[test]
     fn multi_key_gets_take_the_cycles_gets_up_to_n() {
         let spec = MemtierSpec {
@@ -1086,6 +1657,159 @@ mod tests {
             .collect();
         assert_eq!(flat, single);
         assert_eq!(requests(spec(1), 3), requests(spec(0), 3));
+    }
+
+    /// Each request's command id and arguments (as text) over `n` requests of client 0.
+    fn command_requests(spec: MemtierSpec, n: usize) -> Vec<(Option<u16>, Vec<String>)> {
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(7, 0, 1);
+        let mut req = Request::default();
+        (0..n)
+            .map(|_| {
+                req.clear();
+                src.next(&mut req).unwrap();
+                let args = req
+                    .args
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                let kind_args = if req.command.is_some() {
+                    args
+                } else {
+                    vec![format!("{:?}", req.kind)]
+                };
+                (req.command.map(|c| c.0), kind_args)
+            })
+            .collect()
+    }
+
+    fn command(text: &str, ratio: u32, key_pattern: KeyPattern) -> ArbitraryCommand {
+        ArbitraryCommand {
+            ratio,
+            key_pattern,
+            ..ArbitraryCommand::parse(text).unwrap()
+        }
+    }
+
+    #[test]
+    fn commands_cycle_by_ratio_with_memtiers_first_round() {
+        let spec = MemtierSpec {
+            key_prefix: "k".into(),
+            key_maximum: 99,
+            commands: vec![
+                command("set __key__ __data__", 2, KeyPattern::Sequential),
+                command("get __key__", 3, KeyPattern::Sequential),
+                command("SET __key__ x", 1, KeyPattern::Sequential),
+            ],
+            data_size: DataSize::Fixed(3),
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 15);
+        let ids: Vec<u16> = got.iter().map(|(id, _)| id.unwrap()).collect();
+        // The first round sends the first command once more (memtier's counter starts
+        // at 0); both SET commands share the SET row.
+        assert_eq!(ids, [0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0]);
+        let text = |i: usize| got[i].1.join(" ");
+        assert_eq!(text(0), "set k0 xxx");
+        assert_eq!(text(2), "set k2 xxx");
+        // Each command walks its own sequence.
+        assert_eq!(text(3), "get k0");
+        assert_eq!(text(5), "get k2");
+        assert_eq!(text(6), "SET k0 x");
+        assert_eq!(text(7), "set k3 xxx");
+        assert_eq!(text(9), "get k3");
+    }
+
+    #[test]
+    fn commands_count_per_ratio_over_a_run() {
+        let spec = MemtierSpec {
+            commands: vec![
+                command("set __key__ __data__", 2, KeyPattern::Random),
+                command("get __key__", 3, KeyPattern::Random),
+            ],
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 100);
+        let sets = got.iter().filter(|(id, _)| *id == Some(0)).count();
+        // 3 + 3, then rounds of 2 + 3: 18 rounds and 2 + 2.
+        assert_eq!((sets, 100 - sets), (41, 59));
+    }
+
+    #[test]
+    fn a_command_key_is_the_routing_key_and_data_follows_the_object_options() {
+        let spec = MemtierSpec {
+            key_prefix: "p-".into(),
+            key_minimum: 5,
+            key_maximum: 6,
+            commands: vec![command(
+                "mset __key__ __data__ __key__ v",
+                1,
+                KeyPattern::Sequential,
+            )],
+            data_size: DataSize::List(vec![
+                SizeWeight {
+                    size_bytes: 1,
+                    weight: 1,
+                },
+                SizeWeight {
+                    size_bytes: 2,
+                    weight: 1,
+                },
+            ]),
+            ..MemtierSpec::default()
+        };
+        let wl = MemtierWorkload::new(spec).unwrap();
+        let mut src = wl.client(1, 0, 1);
+        let mut req = Request::default();
+        src.next(&mut req).unwrap();
+        let args: Vec<&[u8]> = req.args.iter().collect();
+        assert_eq!(args, [&b"mset"[..], b"p-5", b"x", b"p-6", b"v"]);
+        assert_eq!(req.key, b"p-5");
+        req.clear();
+        assert!(req.command.is_none() && req.args.is_empty());
+        src.next(&mut req).unwrap();
+        assert_eq!(
+            req.args.get(2),
+            b"xx",
+            "the size list's round robin goes on"
+        );
+        assert_eq!(
+            req.args.get(1),
+            b"p-5",
+            "the sequence wraps within the range"
+        );
+    }
+
+    #[test]
+    fn waits_interleave_as_memtiers_integer_ratio() {
+        let spec = MemtierSpec {
+            ratio: Ratio { sets: 1, gets: 2 },
+            wait: Some(WaitSpec {
+                sets: 1,
+                waits: 1,
+                min_replicas: 1,
+                max_replicas: 1,
+                min_timeout_ms: 10,
+                max_timeout_ms: 20,
+            }),
+            ..MemtierSpec::default()
+        };
+        let got = command_requests(spec, 16);
+        let kinds: Vec<&str> = got.iter().map(|(_, a)| a[0].as_str()).collect();
+        // A WAIT first; then one whenever sets/waits > 1 (integer division): after the
+        // 2nd SET (2/1), the 4th (4/2), the 6th (6/3)…
+        assert_eq!(
+            kinds,
+            [
+                "WAIT", "Insert", "Read", "Read", "Insert", "WAIT", "Read", "Read", "Insert",
+                "Read", "Read", "Insert", "WAIT", "Read", "Read", "Insert"
+            ]
+        );
+        for (_, a) in got.iter().filter(|(id, _)| *id == Some(0)) {
+            assert_eq!(a[1], "1");
+            let t: u32 = a[2].parse().unwrap();
+            assert!((10..=20).contains(&t), "{t}");
+        }
     }
 
     #[test]

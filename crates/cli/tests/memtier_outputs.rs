@@ -1,0 +1,386 @@
+//! memtier_benchmark's result files from `kvlab memtier` against real servers:
+//! `--hdr-file-prefix` (HDR percentile text and histogram logs per run and command type)
+//! and `--client-stats` (per-client CSV files), checked against the run's own summary
+//! and the server's counters.
+
+use std::path::Path;
+
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use kvlab_spawn::{Server, ServerKind, ServerSpec};
+
+mod common;
+use common::{memtier_on, section_row, text};
+
+fn start(kind: ServerKind, spec: &str) -> Server {
+    Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
+}
+
+/// The file names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The body lines of an HdrHistogram classic percentile text: (value, percentile,
+/// total count).
+fn percentile_lines(txt: &str) -> Vec<(f64, f64, u64)> {
+    let mut lines = txt.lines();
+    assert_eq!(
+        lines.next(),
+        Some("       Value   Percentile   TotalCount 1/(1-Percentile)")
+    );
+    assert_eq!(lines.next(), Some(""));
+    lines
+        .take_while(|l| !l.starts_with('#'))
+        .map(|l| {
+            let c: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(c.len(), 4, "{l}");
+            (
+                c[0].parse().unwrap(),
+                c[1].parse().unwrap(),
+                c[2].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `#[Max     = VALUE, Total count    = COUNT]` of a classic percentile text.
+fn footer_total(txt: &str) -> u64 {
+    let line = txt.lines().find(|l| l.starts_with("#[Max")).unwrap();
+    line.rsplit('=')
+        .next()
+        .unwrap()
+        .trim_end_matches(']')
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Standard base64, as HdrHistogram logs encode histograms.
+fn base64_decode(s: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes().filter(|&c| c != b'=') {
+        acc = (acc << 6) | u32::from(value(c));
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+/// The one histogram of a memtier `.hgrm` log, read with hdrhistogram's own log reader.
+fn log_histogram(hgrm: &str) -> Histogram<u64> {
+    let intervals: Vec<_> = IntervalLogIterator::new(hgrm.as_bytes())
+        .map(|e| e.unwrap())
+        .filter_map(|e| match e {
+            LogEntry::Interval(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(intervals.len(), 1, "{hgrm}");
+    let bytes = base64_decode(intervals[0].encoded_histogram());
+    Deserializer::new().deserialize(&mut &bytes[..]).unwrap()
+}
+
+#[test]
+fn hdr_files_are_memtiers_per_run_and_type_and_agree_with_the_summary() {
+    let server = start(ServerKind::Redis, "");
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("lat");
+    let prefix_arg = format!("--hdr-file-prefix={}", prefix.display());
+    // Two runs of 2 × 3 clients × 200 requests at 1:3: 300 SETs and 900 GETs per run.
+    let o = memtier_on(
+        &server.port().to_string(),
+        &[
+            "-t",
+            "2",
+            "-c",
+            "3",
+            "-n",
+            "200",
+            "--ratio=1:3",
+            "--key-maximum=2000",
+            "--hide-histogram",
+            "-x",
+            "2",
+            "--print-all-runs",
+            &prefix_arg,
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let mut expected = Vec::new();
+    for run in 1..=2 {
+        for stem in ["FULL_RUN_", "GET_command_run_", "SET_command_run_"] {
+            for ext in ["hgrm", "txt"] {
+                expected.push(format!("lat_{stem}{run}.{ext}"));
+            }
+        }
+    }
+    expected.sort();
+    assert_eq!(names(dir.path()), expected);
+    assert!(stderr.contains(&format!(
+        "Writing GET command HDR latency histogram results to {}_GET_command_run_1.txt...",
+        prefix.display()
+    )));
+
+    for run in 1..=2 {
+        let table = format!("RUN #{run} RESULTS");
+        for (stem, row, count) in [
+            ("FULL_RUN_", "Totals", 1200),
+            ("GET_command_run_", "Gets", 900),
+            ("SET_command_run_", "Sets", 300),
+        ] {
+            let path = |ext: &str| dir.path().join(format!("lat_{stem}{run}.{ext}"));
+            let txt = std::fs::read_to_string(path("txt")).unwrap();
+            let lines = percentile_lines(&txt);
+            assert_eq!(footer_total(&txt), count, "{txt}");
+            let last = lines.last().unwrap();
+            assert_eq!((last.1, last.2), (1.0, count), "{txt}");
+            assert!(txt.contains("SubBuckets     =         2048]"), "{txt}");
+            // The summary's p50 and p99 (milliseconds, 5 decimals): p50 is a step of the
+            // distribution, p99 lies between two steps.
+            let cols = section_row(&stdout, &table, row);
+            let (p50, p99): (f64, f64) = (cols[5].parse().unwrap(), cols[6].parse().unwrap());
+            let median = lines.iter().find(|l| l.1 == 0.5).unwrap();
+            assert!(
+                (median.0 - p50).abs() <= 0.000_51,
+                "p50 {p50} vs {median:?}"
+            );
+            let i = lines.iter().position(|l| l.1 >= 0.99).unwrap();
+            assert!(
+                lines[i - 1].0 - 0.000_51 <= p99 && p99 <= lines[i].0 + 0.000_51,
+                "p99 {p99} vs {:?} {:?}",
+                lines[i - 1],
+                lines[i]
+            );
+
+            let hgrm = std::fs::read_to_string(path("hgrm")).unwrap();
+            let mut header = hgrm.lines();
+            let what = if row == "Totals" {
+                "Full Run"
+            } else {
+                &stem[..3]
+            };
+            assert_eq!(
+                header.next().unwrap(),
+                format!("#[{what} command HDR latency histogram results]")
+            );
+            assert_eq!(header.next(), Some("#[Histogram log format version 1.2]"));
+            assert!(header.next().unwrap().starts_with("#[StartTime: "));
+            assert_eq!(
+                header.next(),
+                Some("\"StartTimestamp\",\"EndTimestamp\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")
+            );
+            // Microseconds, as memtier logs them.
+            let h = log_histogram(&hgrm);
+            assert_eq!(h.len(), count);
+            let p50_us = h.value_at_quantile(0.5) as f64;
+            assert!(
+                (p50_us - p50 * 1000.0).abs() <= 1.0 + p50 * 1000.0 * 0.002,
+                "{p50_us} µs vs {p50} ms"
+            );
+        }
+    }
+}
+
+#[test]
+fn client_stats_are_one_file_per_client_whose_seconds_add_up_to_the_run() {
+    let server = start(ServerKind::Redis, "");
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("cs");
+    let prefix_arg = format!("--client-stats={}", prefix.display());
+    let json = dir.path().join("run.json");
+    let json_arg = format!("--json-out-file={}", json.display());
+    let o = memtier_on(
+        &server.port().to_string(),
+        &[
+            "-t",
+            "2",
+            "-c",
+            "2",
+            "-n",
+            "300",
+            "--ratio=1:2",
+            "--key-maximum=500",
+            "--hide-histogram",
+            &prefix_arg,
+            &json_arg,
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("[RUN 1] Writing client stats files..."),
+        "{stderr}"
+    );
+    let files = [
+        "cs-1-0-0.csv",
+        "cs-1-0-1.csv",
+        "cs-1-1-0.csv",
+        "cs-1-1-1.csv",
+    ];
+    let mut expected: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+    expected.push("run.json".into());
+    assert_eq!(names(dir.path()), expected);
+
+    let (mut sets, mut gets, mut hits, mut misses) = (0u64, 0u64, 0u64, 0u64);
+    for f in files {
+        let csv = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("Per-Second Benchmark Data"));
+        assert_eq!(
+            lines.next(),
+            Some(
+                "Second,SET Requests,SET Average Latency,SET Total Bytes,SET Total Bytes TX,\
+                 SET Total Bytes RX,GET Requests,GET Average Latency,GET Total Bytes,\
+                 GET Total Bytes TX,GET Total Bytes RX,GET Misses,GET Hits,WAIT Requests,\
+                 WAIT Average Latency"
+            )
+        );
+        let (mut client_sets, mut client_gets) = (0, 0);
+        let mut last_second = None;
+        for row in lines.by_ref().take_while(|l| !l.is_empty()) {
+            let c: Vec<&str> = row.split(',').collect();
+            assert_eq!(c.len(), 15, "{row}");
+            let n = |i: usize| c[i].parse::<u64>().unwrap();
+            let second = n(0);
+            assert!(last_second.is_none_or(|s| second > s), "{csv}");
+            last_second = Some(second);
+            client_sets += n(1);
+            client_gets += n(6);
+            misses += n(11);
+            hits += n(12);
+            assert_eq!(n(3), n(4) + n(5));
+            assert!(
+                c[2].len() == 8 && c[2].as_bytes()[1] == b'.',
+                "seconds.micros: {row}"
+            );
+            // Each SET sends its key (memtier-N) and a 32-byte value.
+            assert!(n(4) >= (32 + 9) * n(1), "{row}");
+        }
+        // Each client sends its 300 requests: 100 SETs and 200 GETs.
+        assert_eq!((client_sets, client_gets), (100, 200), "{f}:\n{csv}");
+        sets += client_sets;
+        gets += client_gets;
+        for (section, count) in [("GET", 200), ("SET", 100), ("WAIT", 0)] {
+            let part = csv
+                .split(&format!(
+                    "\nFull-Test {section} Latency\nLatency (<= msec),Percent\n"
+                ))
+                .nth(1)
+                .unwrap_or_else(|| panic!("no {section} section in {f}:\n{csv}"));
+            let steps: Vec<(f64, f64)> = part
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .map(|l| {
+                    let (v, p) = l.split_once(',').unwrap();
+                    (v.trim().parse().unwrap(), p.parse().unwrap())
+                })
+                .collect();
+            assert_eq!(steps.last().unwrap().1, 100.0, "{section} of {f}");
+            if count > 0 {
+                assert_eq!(steps[0].1, 0.0);
+                assert!(steps.windows(2).all(|w| w[0] <= w[1]), "{section} of {f}");
+            } else {
+                assert_eq!(steps, [(0.0, 100.0)]);
+            }
+        }
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let stats = &doc["ALL STATS"];
+    assert_eq!(stats["Sets"]["Count"], serde_json::json!(sets));
+    assert_eq!(stats["Gets"]["Count"], serde_json::json!(gets));
+    assert_eq!(stats["Totals"]["Count"], serde_json::json!(1200));
+    // The GETs' hits and misses are the server's.
+    let info = kvlab_spawn::resp::command(server.addr(), &["INFO", "stats"]).unwrap();
+    let info = info.as_str().unwrap().to_string();
+    let counter = |name: &str| -> u64 {
+        info.lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        (hits, misses),
+        (counter("keyspace_hits"), counter("keyspace_misses"))
+    );
+}
+
+/// With `--command`, the files are per command name (`PREFIX_HSET_command_run_1`), and
+/// the full run's counts every command's requests.
+#[test]
+fn hdr_files_of_arbitrary_commands_are_named_by_command() {
+    let server = start(ServerKind::Redis, "");
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("cmd");
+    let prefix_arg = format!("--hdr-file-prefix={}", prefix.display());
+    // 2 clients × 60 requests of HSET (ratio 1) and GET (ratio 2).
+    let o = memtier_on(
+        &server.port().to_string(),
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "60",
+            "--command=hset __key__ f __data__",
+            "--command=get __key__",
+            "--command-ratio=2",
+            "--hide-histogram",
+            &prefix_arg,
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let mut expected: Vec<String> = ["FULL_RUN_1", "GET_command_run_1", "HSET_command_run_1"]
+        .iter()
+        .flat_map(|s| [format!("cmd_{s}.hgrm"), format!("cmd_{s}.txt")])
+        .collect();
+    expected.sort();
+    assert_eq!(names(dir.path()), expected);
+    // The requests of each command, as the server counted them.
+    let info = kvlab_spawn::resp::command(server.addr(), &["INFO", "commandstats"]).unwrap();
+    let calls = |name: &str| -> u64 {
+        let prefix = format!("cmdstat_{name}:calls=");
+        let line = info
+            .as_str()
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix));
+        line.and_then(|v| v.split(',').next())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (hsets, gets) = (calls("hset"), calls("get"));
+    assert_eq!(hsets + gets, 120);
+    for (stem, count) in [
+        ("FULL_RUN_1", 120),
+        ("HSET_command_run_1", hsets),
+        ("GET_command_run_1", gets),
+    ] {
+        let txt = std::fs::read_to_string(dir.path().join(format!("cmd_{stem}.txt"))).unwrap();
+        assert_eq!(footer_total(&txt), count, "{stem}:\n{txt}");
+    }
+}
