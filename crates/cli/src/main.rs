@@ -630,6 +630,12 @@ fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<Work> {
         .memtier
         .spec(threads.max(1), args.connections.max(1))
         .map_err(usage)?;
+    if !spec.commands.is_empty() && args.db != "redis" {
+        return Err(usage(format!(
+            "--command sends Redis commands: it needs --db redis, not --db {}",
+            args.db
+        )));
+    }
     let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
     Ok(Work::Memtier(Arc::new(workload)))
 }

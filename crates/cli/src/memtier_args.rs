@@ -80,7 +80,7 @@ pub struct Sequenced<T> {
 }
 
 /// The next sequence number: clap parses a command line's values in order.
-fn next_seq() -> u64 {
+pub(crate) fn next_seq() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }

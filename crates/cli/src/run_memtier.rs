@@ -9,7 +9,7 @@
 use clap::{Args, Parser};
 use kvlab_workload::memtier::MemtierSpec;
 
-use crate::memtier_args::MemtierArgs;
+use crate::memtier_args::{next_seq, MemtierArgs, Sequenced};
 
 /// The memtier workload flags `run` takes (long forms only: `-c`, `-t`, `-P`, `-p` and
 /// `-d` mean other things to `run`).
@@ -67,6 +67,25 @@ pub struct RunMemtierArgs {
     /// A different random stream per connection.
     #[arg(long)]
     distinct_client_seed: bool,
+    /// A Redis command instead of SET/GET (repeatable; --db redis only), e.g.
+    /// --command="set __key__ __data__".
+    #[arg(long, value_name = "COMMAND", value_parser = sequenced)]
+    command: Vec<Sequenced<String>>,
+    /// Times the last --command is sent in a row per cycle (default 1).
+    #[arg(long, value_name = "N", value_parser = sequenced)]
+    command_ratio: Vec<Sequenced<String>>,
+    /// Key pattern of the last --command: R, S, G, P or Z (default R).
+    #[arg(long, value_name = "R|S|G|P|Z", value_parser = sequenced)]
+    command_key_pattern: Vec<Sequenced<String>>,
+}
+
+/// A value of `--command`, `--command-ratio` or `--command-key-pattern`, numbered in
+/// command-line order (checked by memtier's parser in [`RunMemtierArgs::spec`]).
+fn sequenced(s: &str) -> Result<Sequenced<String>, String> {
+    Ok(Sequenced {
+        seq: next_seq(),
+        value: s.to_string(),
+    })
 }
 
 /// memtier's flags alone, to parse them as `kvlab memtier` does.
@@ -85,7 +104,12 @@ impl RunMemtierArgs {
 
     /// Whether any flag of the group was given.
     pub fn given(&self) -> bool {
-        !self.pairs().is_empty() || self.random_data || self.distinct_client_seed
+        !self.pairs().is_empty()
+            || self.random_data
+            || self.distinct_client_seed
+            || !self.command.is_empty()
+            || !self.command_ratio.is_empty()
+            || !self.command_key_pattern.is_empty()
     }
 
     /// The valued flags given, as (memtier flag, value).
@@ -126,6 +150,22 @@ impl RunMemtierArgs {
         if self.distinct_client_seed {
             argv.push("--distinct-client-seed".into());
         }
+        // The command flags in their command-line order: a ratio or key pattern applies
+        // to the --command before it.
+        let mut commands: Vec<(u64, String)> = Vec::new();
+        for (flag, values) in [
+            ("--command", &self.command),
+            ("--command-ratio", &self.command_ratio),
+            ("--command-key-pattern", &self.command_key_pattern),
+        ] {
+            commands.extend(
+                values
+                    .iter()
+                    .map(|v| (v.seq, format!("{flag}={}", v.value))),
+            );
+        }
+        commands.sort_by_key(|(seq, _)| *seq);
+        argv.extend(commands.into_iter().map(|(_, arg)| arg));
         let flags = Flags::try_parse_from(&argv).map_err(|e| {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
@@ -191,6 +231,39 @@ mod tests {
         assert_eq!(spec.multi_key_get, 3);
         assert!(matches!(spec.data_size, DataSize::Fixed(7)));
         assert_eq!(spec.key_prefix, "memtier-", "memtier's defaults otherwise");
+    }
+
+    #[test]
+    fn commands_keep_their_order_and_memtiers_rules() {
+        #[derive(Parser)]
+        #[command(no_binary_name = true)]
+        struct Run {
+            #[command(flatten)]
+            memtier: RunMemtierArgs,
+        }
+        let parse = |argv: &[&str]| Run::try_parse_from(argv).unwrap().memtier;
+        let run = parse(&[
+            "--command=set __key__ __data__",
+            "--command-ratio=2",
+            "--command",
+            "get __key__",
+            "--command-key-pattern=S",
+        ]);
+        assert!(run.given());
+        let spec = run.spec(1, 1).unwrap();
+        let got: Vec<(String, u32, char)> = spec
+            .commands
+            .iter()
+            .map(|c| (c.name(), c.ratio, c.key_pattern.letter()))
+            .collect();
+        assert_eq!(
+            got,
+            [("SET".to_string(), 2, 'R'), ("GET".to_string(), 1, 'S')]
+        );
+        let e = parse(&["--command=get __key__", "--ratio=1:1"])
+            .spec(1, 1)
+            .unwrap_err();
+        assert!(e.contains("--command-ratio"), "{e}");
     }
 
     #[test]

@@ -351,3 +351,89 @@ fn waits_reach_a_real_replica_and_have_their_own_row() {
     replica.stop().unwrap();
     master.stop().unwrap();
 }
+
+#[test]
+fn in_a_cluster_each_command_goes_to_its_first_keys_master() {
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let port = cluster.addrs()[0].port().to_string();
+    // P for every command: the 2 clients write keys 1..=400 once each, then read them.
+    let o = memtier_on(
+        &port,
+        &[
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "400",
+            "--command=set __key__ __data__",
+            "--command-key-pattern=P",
+            "--command=get __key__",
+            "--command-key-pattern=P",
+            "--command=ping",
+            "--command-key-pattern=P",
+            "--key-minimum=1",
+            "--key-maximum=400",
+            "--max-errors=0",
+            "--hide-histogram",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let total = |name: &str| -> u64 { cluster.nodes().iter().map(|n| calls(n, name)).sum() };
+    // Per client: 400 requests over SET, GET, PING (the first round sends SET twice);
+    // kvlab's connections also PING the nodes as they connect.
+    assert_eq!((total("set"), total("get")), (2 * 134, 2 * 133));
+    assert!(total("ping") >= 2 * 133);
+    let mut keys = 0;
+    for node in cluster.nodes() {
+        let n = int(node, &["DBSIZE"]);
+        assert!(n > 0, "no keys on {}", node.addr());
+        keys += n;
+    }
+    assert_eq!(keys, 2 * 134, "every SET went to its key's master");
+    assert!(all_stats_row(&stdout, "Pings")[1].parse::<f64>().unwrap() > 0.0);
+}
+
+#[test]
+fn run_sends_commands_to_redis_and_reports_them_by_name() {
+    let server = redis("");
+    let url = format!("redis://127.0.0.1:{}", server.port());
+    let o = common::kvlab(&[
+        "run",
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "--threads",
+        "1",
+        "--connections",
+        "2",
+        "--requests",
+        "50",
+        "--command=set __key__ __data__",
+        "--command-ratio=2",
+        "--command=get __key__",
+        "--progress",
+        "never",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    // Per connection: SET ×3, GET, then 15 rounds of SET SET GET, and a SET.
+    assert_eq!((calls(&server, "set"), calls(&server, "get")), (68, 32));
+    assert_eq!(common::report_u64(&stdout, "SET", "Operations"), 68);
+    assert_eq!(common::report_u64(&stdout, "GET", "Operations"), 32);
+    let o = common::kvlab(&[
+        "run",
+        "--db",
+        "null",
+        "--command=get __key__",
+        "--progress",
+        "never",
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs --db redis"), "{stderr}");
+    server.stop().unwrap();
+}

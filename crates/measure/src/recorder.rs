@@ -128,22 +128,18 @@ impl std::fmt::Debug for Recorder {
                 .map(|k| (k.ycsb_name(), h[k.index()].len()))
                 .collect::<Vec<_>>()
         };
-        f.debug_struct("Recorder")
-            .field("operations", &self.operations())
+        let mut d = f.debug_struct("Recorder");
+        d.field("operations", &self.operations())
             .field("service", &per_kind(&self.service))
             .field("intended", &per_kind(&self.intended))
             .field("errors", &self.errors_total())
             .field("bytes_read", &self.bytes_read)
-            .field("bytes_written", &self.bytes_written)
-            .field(
-                "commands",
-                &self
-                    .commands
-                    .iter()
-                    .map(|c| c.service.len())
-                    .collect::<Vec<_>>(),
-            )
-            .finish()
+            .field("bytes_written", &self.bytes_written);
+        if !self.commands.is_empty() {
+            let counts: Vec<u64> = self.commands.iter().map(|c| c.service.len()).collect();
+            d.field("commands", &counts);
+        }
+        d.finish()
     }
 }
 

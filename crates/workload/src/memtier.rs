@@ -433,9 +433,13 @@ impl MemtierSpec {
         }
         if parallel && (max - min).saturating_add(1) < self.total_clients {
             return Err(invalid(format!(
-                "the parallel key pattern (--key-pattern=P:P or --command-key-pattern=P) gives \
-                 each of the {} clients a slice of the {} keys [{min}, {max}]: at least one key \
-                 per client is needed",
+                "{} gives each of the {} clients a slice of the {} keys [{min}, {max}]: at \
+                 least one key per client is needed",
+                if self.commands.is_empty() {
+                    "--key-pattern=P:P"
+                } else {
+                    "--command-key-pattern=P"
+                },
                 self.total_clients,
                 (max - min).saturating_add(1)
             )));
