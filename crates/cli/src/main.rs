@@ -1135,14 +1135,21 @@ fn numeric_stats(stats: StoreStats) -> Vec<(String, f64)> {
 }
 
 /// The statistics of the servers of `url` (Redis `INFO`, memcached `stats`), sampled over
-/// connections of their own; `None` over TLS, which they do not speak, or when no server
-/// name resolves.
+/// connections of their own (over the URL's UNIX domain socket, if it names one); `None`
+/// over TLS, which they do not speak, or when no server name resolves.
 fn server_stats(
     kind: kvlab_spawn::ServerKind,
     url: &kvlab_net::ServerUrl,
 ) -> Option<kvlab_monitor::StoreStatsFn> {
     if url.scheme == "rediss" {
         return None;
+    }
+    if let Some(path) = &url.socket {
+        let mut stats = kvlab_monitor::ServerStats::unix(kind, path.clone()).with_db(url.db);
+        if let Some(password) = &url.password {
+            stats = stats.with_auth(url.user.clone(), password.clone());
+        }
+        return Some(stats.into_fn());
     }
     let addrs: Vec<std::net::SocketAddr> = (0..url.hosts.len())
         .filter_map(|i| url.resolve(i).ok())

@@ -383,3 +383,56 @@ fn memtier_without_reconnect_on_error_stops_at_a_lost_connection() {
         "stopped early: {elapsed:?}"
     );
 }
+
+#[test]
+fn spawned_servers_on_unix_sockets_and_address_families() {
+    for (db, spawn) in [("memcached", "s=m.sock"), ("redis", "unixsocket=r.sock")] {
+        let o = kvlab(&[
+            "run",
+            "-P",
+            "workloads/ycsb/workloadc",
+            "-p",
+            "recordcount=200",
+            "-p",
+            "operationcount=500",
+            "--db",
+            db,
+            "--spawn",
+            spawn,
+        ]);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{db}: {stderr}");
+        assert!(
+            stderr.contains("+unix:///"),
+            "{db} runs over its socket: {stderr}"
+        );
+        assert_eq!(report_u64(&stdout, "READ", "Return=OK"), 500, "{db}");
+    }
+    // -4 resolves a name to its IPv4 address; -6 finds no IPv6 address for an IPv4 one.
+    let server = start(ServerKind::Memcached, "");
+    let port = server.port().to_string();
+    let o = kvlab(&[
+        "memtier",
+        "-4",
+        "-s",
+        "localhost",
+        "-p",
+        &port,
+        "-P",
+        "memcache_text",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "-n",
+        "20",
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let o = memtier_on(&port, &["-6", "-P", "memcache_text", "-n", "20"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("IPv6"), "{stderr}");
+    let o = memtier_on(&port, &["-4", "-6"]);
+    assert_eq!(o.status.code(), Some(2));
+}

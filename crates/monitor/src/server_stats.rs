@@ -3,8 +3,10 @@
 //! server kvlab started or one given by URL.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use kvlab_spawn::{resp, ServerKind};
@@ -69,13 +71,24 @@ pub struct ServerStats {
 
 /// One server and its connection, if open.
 struct Link {
-    addr: SocketAddr,
+    addr: Target,
     conn: Option<Conn>,
 }
 
+/// Where a server listens.
+#[derive(Clone, Debug)]
+enum Target {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+/// A blocking byte stream: TCP or a UNIX domain socket.
+trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
 enum Conn {
     Redis(resp::Connection),
-    Memcached(BufReader<TcpStream>),
+    Memcached(BufReader<Box<dyn Stream>>),
 }
 
 impl ServerStats {
@@ -85,8 +98,27 @@ impl ServerStats {
             kind,
             servers: addrs
                 .into_iter()
-                .map(|addr| Link { addr, conn: None })
+                .map(|addr| Link {
+                    addr: Target::Tcp(addr),
+                    conn: None,
+                })
                 .collect(),
+            user: None,
+            password: None,
+            db: None,
+        }
+    }
+
+    /// Statistics of the server on the UNIX domain socket at `path`, without
+    /// authentication. memcached is asked over the text protocol (a binary-only server,
+    /// `-B binary`, gives no sample).
+    pub fn unix(kind: ServerKind, path: PathBuf) -> ServerStats {
+        ServerStats {
+            kind,
+            servers: vec![Link {
+                addr: Target::Unix(path),
+                conn: None,
+            }],
             user: None,
             password: None,
             db: None,
@@ -141,7 +173,7 @@ impl ServerStats {
     /// The statistics of server `i` as text, `None` if it could not be read.
     fn sample_server(&mut self, i: usize) -> Option<HashMap<String, String>> {
         if self.servers[i].conn.is_none() {
-            let conn = self.connect(self.servers[i].addr)?;
+            let conn = self.connect(&self.servers[i].addr)?;
             self.servers[i].conn = Some(conn);
         }
         match self.servers[i].conn.as_mut()? {
@@ -164,10 +196,13 @@ impl ServerStats {
         }
     }
 
-    fn connect(&self, addr: SocketAddr) -> Option<Conn> {
+    fn connect(&self, addr: &Target) -> Option<Conn> {
         match self.kind {
             ServerKind::Redis => {
-                let mut c = resp::Connection::connect(addr, TIMEOUT).ok()?;
+                let mut c = match addr {
+                    Target::Tcp(addr) => resp::Connection::connect(*addr, TIMEOUT).ok()?,
+                    Target::Unix(path) => resp::Connection::connect_unix(path, TIMEOUT).ok()?,
+                };
                 if let Some(password) = &self.password {
                     let mut args = vec!["AUTH"];
                     args.extend(self.user.as_deref());
@@ -187,10 +222,21 @@ impl ServerStats {
                 Some(Conn::Redis(c))
             }
             ServerKind::Memcached => {
-                let s = TcpStream::connect_timeout(&addr, TIMEOUT).ok()?;
-                s.set_read_timeout(Some(TIMEOUT)).ok()?;
-                s.set_write_timeout(Some(TIMEOUT)).ok()?;
-                Some(Conn::Memcached(BufReader::new(s)))
+                let stream: Box<dyn Stream> = match addr {
+                    Target::Tcp(addr) => {
+                        let s = TcpStream::connect_timeout(addr, TIMEOUT).ok()?;
+                        s.set_read_timeout(Some(TIMEOUT)).ok()?;
+                        s.set_write_timeout(Some(TIMEOUT)).ok()?;
+                        Box::new(s)
+                    }
+                    Target::Unix(path) => {
+                        let s = UnixStream::connect(path).ok()?;
+                        s.set_read_timeout(Some(TIMEOUT)).ok()?;
+                        s.set_write_timeout(Some(TIMEOUT)).ok()?;
+                        Box::new(s)
+                    }
+                };
+                Some(Conn::Memcached(BufReader::new(stream)))
             }
         }
     }
@@ -202,7 +248,7 @@ impl std::fmt::Debug for ServerStats {
             .field("kind", &self.kind)
             .field(
                 "servers",
-                &self.servers.iter().map(|l| l.addr).collect::<Vec<_>>(),
+                &self.servers.iter().map(|l| &l.addr).collect::<Vec<_>>(),
             )
             .field("db", &self.db)
             .finish_non_exhaustive()
@@ -210,7 +256,7 @@ impl std::fmt::Debug for ServerStats {
 }
 
 /// memcached's `stats` on an open connection, as name-value pairs.
-fn memcached_stats(r: &mut BufReader<TcpStream>) -> Option<HashMap<String, String>> {
+fn memcached_stats(r: &mut BufReader<Box<dyn Stream>>) -> Option<HashMap<String, String>> {
     r.get_mut().write_all(b"stats\r\n").ok()?;
     let mut out = HashMap::new();
     let mut line = String::new();

@@ -294,3 +294,32 @@ fn server_stats_read_redis_info_with_a_password_and_memcached_stats() {
     a.stop().unwrap();
     b.stop().unwrap();
 }
+
+#[test]
+fn server_statistics_are_sampled_over_unix_domain_sockets() {
+    use kvlab_monitor::ServerStats;
+    let redis =
+        Server::start(&ServerSpec::parse(ServerKind::Redis, "unixsocket=r.sock").unwrap()).unwrap();
+    let mut conn = kvlab_spawn::resp::Connection::connect_unix(
+        redis.unix_socket().unwrap(),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    conn.call(&["SELECT", "1"]).unwrap();
+    for i in 0..5 {
+        conn.call(&["SET", &format!("k{i}"), "v"]).unwrap();
+    }
+    let mut stats =
+        ServerStats::unix(ServerKind::Redis, redis.unix_socket().unwrap().into()).with_db(Some(1));
+    assert_eq!(stat(&stats.sample(), "keys"), 5.0);
+
+    let memcached =
+        Server::start(&ServerSpec::parse(ServerKind::Memcached, "s=m.sock,m=16").unwrap()).unwrap();
+    let mut stats = ServerStats::unix(
+        ServerKind::Memcached,
+        memcached.unix_socket().unwrap().into(),
+    );
+    let row = stats.sample();
+    assert_eq!(stat(&row, "limit_maxbytes"), 16.0 * 1024.0 * 1024.0);
+    assert_eq!(stat(&row, "curr_items"), 0.0);
+}

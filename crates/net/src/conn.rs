@@ -529,3 +529,27 @@ impl rustls::client::danger::ServerCertVerifier for NoVerification {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Recycle;
+
+    #[test]
+    fn a_recycle_is_due_each_time_a_multiple_of_its_interval_is_reached_or_passed() {
+        let mut r = Recycle::new(10);
+        let due: Vec<bool> = (0..25).map(|_| r.count(1)).collect();
+        let at: Vec<usize> = due
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| **d)
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert_eq!(at, [10, 20]);
+        // Batches of 4: 12 passes 10, 20 is reached, 32 passes 30.
+        let mut r = Recycle::new(10);
+        let due: Vec<bool> = (0..8).map(|_| r.count(4)).collect();
+        assert_eq!(due, [false, false, true, false, true, false, false, true]);
+        let mut never = Recycle::new(0);
+        assert!((0..100).all(|_| !never.count(7)));
+    }
+}

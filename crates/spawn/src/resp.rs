@@ -10,8 +10,10 @@
 //! # Ok(()) }
 //! ```
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::SpawnError;
@@ -61,10 +63,14 @@ impl Value {
     }
 }
 
-/// One connection to a Redis server.
+/// A blocking byte stream: TCP or a UNIX domain socket.
+trait Stream: Read + Write + Send + std::fmt::Debug {}
+impl<T: Read + Write + Send + std::fmt::Debug> Stream for T {}
+
+/// One connection to a Redis server, over TCP or a UNIX domain socket.
 #[derive(Debug)]
 pub struct Connection {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Box<dyn Stream>>,
 }
 
 impl Connection {
@@ -80,7 +86,22 @@ impl Connection {
         };
         setup(&stream).map_err(|e| SpawnError::io(format!("configuring socket to {addr}"), e))?;
         Ok(Connection {
-            reader: BufReader::new(stream),
+            reader: BufReader::new(Box::new(stream)),
+        })
+    }
+
+    /// Connects to the UNIX domain socket at `path`; `timeout` bounds each read and write.
+    pub fn connect_unix(path: &Path, timeout: Duration) -> Result<Connection, SpawnError> {
+        let shown = path.display();
+        let stream = UnixStream::connect(path)
+            .map_err(|e| SpawnError::io(format!("connecting to {shown}"), e))?;
+        let setup = |stream: &UnixStream| -> std::io::Result<()> {
+            stream.set_read_timeout(Some(timeout))?;
+            stream.set_write_timeout(Some(timeout))
+        };
+        setup(&stream).map_err(|e| SpawnError::io(format!("configuring socket {shown}"), e))?;
+        Ok(Connection {
+            reader: BufReader::new(Box::new(stream)),
         })
     }
 
