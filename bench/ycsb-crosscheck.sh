@@ -310,6 +310,15 @@ crosscheck "workloada one-field reads, all-field writes" workloads/ycsb/workload
 crosscheck "workloadf one-field reads, all-field writes" workloads/ycsb/workloadf \
   -p readallfields=false -p writeallfields=true
 crosscheck "workloadb all-field writes" workloads/ycsb/workloadb -p writeallfields=true
+for dist in hotspot exponential sequential; do
+  crosscheck "workloadb $dist" workloads/ycsb/workloadb -p requestdistribution="$dist"
+done
+crosscheck "workloade zipfian scan lengths" workloads/ycsb/workloade \
+  -p scanlengthdistribution=zipfian
+crosscheck_load "uniform field lengths" workloads/ycsb/workloada \
+  -p fieldlengthdistribution=uniform -p minfieldlength=10
+crosscheck_load "zipfian field lengths" workloads/ycsb/workloada \
+  -p fieldlengthdistribution=zipfian
 crosscheck_load "ordered keys" workloads/ycsb/workloada -p insertorder=ordered
 crosscheck_load "zero padding 12" workloads/ycsb/workloada -p zeropadding=12
 crosscheck_load "ordered, zero padding 8" workloads/ycsb/workloada -p insertorder=ordered \
