@@ -5,7 +5,9 @@ Subcommands (standard library only):
 
   dump PORT OUT            writes the keys of a server, each key's field names and value
                            lengths, and the `_indices` sorted set (members and scores), as JSON
-  load NAME A.json B.json  compares two dumps: key set, fields, value lengths, index
+  load NAME A.json B.json [deterministic]
+                           compares two dumps: key set, fields, value lengths, index, and
+                           with `deterministic` (dataintegrity=true) the values themselves
   run NAME PROPS A_LOAD A_RUN B_LOAD B_RUN
                            compares two MONITOR logs of the run phase (the load logs give
                            the insertion order): operation mix, key popularity, recency of
@@ -18,6 +20,7 @@ p < ALPHA: both tools draw from the same distributions with different random str
 a correct implementation passes with probability 1 - ALPHA per check, and a wrong
 distribution (another requestdistribution, theta, or an unscrambled Zipfian) fails.
 """
+import hashlib
 import json
 import math
 import re
@@ -75,7 +78,9 @@ def dump(port, out):
     records, other = {}, {}
     hashes = [k for k, t in zip(keys, types) if t == "hash"]
     for k, fields in zip(hashes, resp_commands(port, [["HGETALL", k] for k in hashes])):
-        records[k] = {fields[i].decode(): len(fields[i + 1]) for i in range(0, len(fields), 2)}
+        records[k] = {fields[i].decode(): [len(fields[i + 1]),
+                                           hashlib.sha1(fields[i + 1]).hexdigest()[:16]]
+                      for i in range(0, len(fields), 2)}
     for k, t in zip(keys, types):
         if t != "hash":
             other[k] = t
@@ -104,7 +109,7 @@ def check(name, ok, detail):
         FAILED.append(name)
 
 
-def compare_load(name, a_path, b_path):
+def compare_load(name, a_path, b_path, values="random"):
     a, b = (json.load(open(p)) for p in (a_path, b_path))
     ka, kb = set(a["records"]), set(b["records"])
     check(name + " keys", ka == kb and len(ka) > 0,
@@ -116,8 +121,14 @@ def compare_load(name, a_path, b_path):
     bad = [k for k in same if sorted(a["records"][k]) != sorted(b["records"][k])]
     check(name + " field names", not bad,
           "%d keys differ %s; YCSB field sets %s" % (len(bad), bad[:2], list(fa)[:1]))
-    la = Counter(v for k in same for v in a["records"][k].values())
-    lb = Counter(v for k in same for v in b["records"][k].values())
+    la = Counter(v[0] for k in same for v in a["records"][k].values())
+    lb = Counter(v[0] for k in same for v in b["records"][k].values())
+    if values == "deterministic":  # dataintegrity=true: values are YCSB's function of key
+        bad = [(k, f) for k in same for f in a["records"][k]
+               if a["records"][k][f] != b["records"][k].get(f)]
+        check(name + " values (dataintegrity)", not bad,
+              "%d of %d values differ %s" % (len(bad), sum(len(a["records"][k]) for k in same),
+                                             bad[:2]))
     if len(la) <= 1 and len(lb) <= 1:
         check(name + " value lengths", la == lb,
               "YCSB %s, kvlab %s" % (dict(la), dict(lb)))
@@ -424,7 +435,7 @@ def main(argv):
         dump(argv[2], argv[3])
         return 0
     if cmd == "load":
-        compare_load(*argv[2:5])
+        compare_load(*argv[2:6])
     elif cmd == "run":
         compare_run(*argv[2:8])
     elif cmd == "report":

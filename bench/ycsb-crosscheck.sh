@@ -6,12 +6,15 @@
 # 1. load: the keys in redis (names), each key's field names and value lengths, and the
 #    `_indices` sorted set (members and scores: YCSB's binding scores a member by the
 #    key's Java String.hashCode);
-# 2. key sets of insertorder=ordered, zeropadding and insertstart/insertcount loads;
+# 2. key sets of insertorder=ordered, zeropadding and insertstart/insertcount loads,
+#    value lengths of uniform and zipfian field lengths, and with dataintegrity=true the
+#    values themselves (YCSB's deterministic values);
 # 3. run: the commands each tool sent (redis MONITOR): operation mix, key popularity
 #    (rank-frequency, which keys are hot, position in the load order, recency of reads
 #    for `latest`, no read of a key not inserted yet), scan lengths, records per scan,
 #    fields read (HGETALL or HMGET of which fields) and written — two-sample chi-square
-#    tests, failing at p < 1e-4; readallfields/writeallfields both ways;
+#    tests, failing at p < 1e-4; readallfields/writeallfields both ways, every request
+#    distribution, zipfian scan lengths;
 # 4. the report: every `[SECTION], Name` line YCSB prints is in kvlab's.
 #
 # Then it runs one check against a deliberately wrong kvlab setting (uniform instead of
@@ -29,9 +32,12 @@
 # fields) or HMGET (named fields) per read, HMSET per update, ZRANGEBYSCORE _indices
 # hashCode(start) +inf LIMIT 0 n and a read per key per scan, DEL and ZREM per delete.
 #
-# Usage: bench/ycsb-crosscheck.sh  (environment: OPS run-phase operations per workload,
-# default 20000; SCAN_OPS for scan workloads, default 3000; KVLAB=/path/to/kvlab to
-# use that binary instead of building this checkout's)
+# Usage: bench/ycsb-crosscheck.sh
+# Environment: OPS run-phase operations per workload (default 20000), SCAN_OPS for scan
+# workloads (default 3000); WORKLOADS a glob of workload files (default
+# workloads/ycsb/*; empty: none), VARIANTS=0 skips the property variants; KVLAB=/path
+# to run that binary instead of building this checkout's; KEEP=1 keeps the logs.
+# Takes about 5 minutes (YCSB's JVM starts twice per workload).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OPS="${OPS:-20000}"
@@ -297,11 +303,14 @@ crosscheck_load() {
   kvlab load "$file" "$work/b.load" "$work/b.load.txt" "$@"
   "${compare[@]}" dump "$port_a" "$work/a.json"
   "${compare[@]}" dump "$port_b" "$work/b.json"
-  "${compare[@]}" load "$name load" "$work/a.json" "$work/b.json" | say || true
+  local values=random
+  [[ " $* " == *" dataintegrity=true "* ]] && values=deterministic
+  "${compare[@]}" load "$name load" "$work/a.json" "$work/b.json" "$values" | say || true
 }
 
-# WORKLOADS (a glob) limits the run to some files, VARIANTS=0 skips the variants.
-for file in ${WORKLOADS:-workloads/ycsb/*}; do
+# WORKLOADS (a glob; empty: none) limits the run to some files, VARIANTS=0 skips the
+# variants.
+for file in ${WORKLOADS-workloads/ycsb/*}; do
   crosscheck "$(basename "$file")" "$file"
 done
 if [ "${VARIANTS:-1}" = 1 ]; then
@@ -319,7 +328,10 @@ crosscheck_load "uniform field lengths" workloads/ycsb/workloada \
   -p fieldlengthdistribution=uniform -p minfieldlength=10
 crosscheck_load "zipfian field lengths" workloads/ycsb/workloada \
   -p fieldlengthdistribution=zipfian
-crosscheck_load "ordered keys" workloads/ycsb/workloada -p insertorder=ordered
+crosscheck "workloadb ordered keys" workloads/ycsb/workloadb -p insertorder=ordered
+crosscheck_load "data integrity" workloads/ycsb/workloada -p dataintegrity=true
+crosscheck_load "data integrity, 3 fields of 250 bytes" workloads/ycsb/workloada \
+  -p dataintegrity=true -p fieldcount=3 -p fieldlength=250
 crosscheck_load "zero padding 12" workloads/ycsb/workloada -p zeropadding=12
 crosscheck_load "ordered, zero padding 8" workloads/ycsb/workloada -p insertorder=ordered \
   -p zeropadding=8
