@@ -17,8 +17,9 @@
 #    distribution, zipfian scan lengths;
 # 4. the report: every `[SECTION], Name` line YCSB prints is in kvlab's.
 #
-# Then it runs one check against a deliberately wrong kvlab setting (uniform instead of
-# zipfian) and expects that check to FAIL (printed as PASS "wrong setting detected").
+# Then it runs workload C with deliberately wrong kvlab settings (uniform keys instead of
+# zipfian; a Zipfian of theta 0.9 instead of 0.99) and expects the popularity checks to
+# FAIL (printed as PASS "wrong setting detected").
 #
 # Prints a PASS/FAIL line per check and a summary; exits 1 on any FAIL.
 #
@@ -341,23 +342,27 @@ crosscheck_load "ordered, insertstart 300 insertcount 400" workloads/ycsb/worklo
   -p insertorder=ordered -p insertstart=300 -p insertcount=400
 fi
 
-# The checks must catch a wrong distribution: kvlab with uniform keys against YCSB's
-# zipfian has to fail the key-popularity checks.
-echo "== deliberately wrong: kvlab requestdistribution=uniform against YCSB zipfian"
-wrong="$work/wrong"
-: >"$wrong"
-results_saved=$results
-results=$wrong
-crosscheck "wrong workloadc" workloads/ycsb/workloadc -- -p requestdistribution=uniform \
-  >/dev/null
-results=$results_saved
-grep -E '^FAIL .*(hot keys|rank-frequency)' "$wrong" | sed 's/^/  expected: /' || true
-if grep -Eq '^FAIL .*hot keys' "$wrong" && grep -Eq '^FAIL .*rank-frequency' "$wrong"; then
-  echo "PASS wrong setting detected: uniform kvlab keys fail against YCSB's zipfian" | say
-else
-  echo "FAIL wrong setting not detected: uniform kvlab keys passed against YCSB's zipfian" \
-    | say
-fi
+# The checks must catch a wrong distribution: kvlab with uniform keys, and kvlab with a
+# Zipfian of another theta (zipfianconstant, a kvlab extension), against YCSB's zipfian
+# have to fail the key-popularity checks.
+wrong() { # WHAT -p OVERRIDE...
+  local what=$1 log="$work/wrong"
+  shift
+  echo "== deliberately wrong: kvlab $* against YCSB zipfian"
+  : >"$log"
+  results_saved=$results
+  results=$log
+  crosscheck "wrong workloadc ($*)" workloads/ycsb/workloadc -- "$@" >/dev/null
+  results=$results_saved
+  grep -E '^FAIL .*(hot keys|rank-frequency)' "$log" | sed 's/^/  expected: /' || true
+  if grep -Eq '^FAIL .*hot keys' "$log" && grep -Eq '^FAIL .*rank-frequency' "$log"; then
+    echo "PASS wrong setting detected: $what fails against YCSB's zipfian" | say
+  else
+    echo "FAIL wrong setting not detected: $what passed against YCSB's zipfian" | say
+  fi
+}
+wrong "uniform keys" -p requestdistribution=uniform
+wrong "a Zipfian of theta 0.9" -p zipfianconstant=0.9
 
 pass=$(grep -c '^PASS' "$results" || true)
 fail=$(grep -c '^FAIL' "$results" || true)
