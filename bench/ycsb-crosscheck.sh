@@ -185,8 +185,13 @@ ycsb_cp="$CACHE/lib/*:$BINDING_JAR"
 # --- two redis servers ---------------------------------------------------------------
 work="$(mktemp -d)"
 pids=()
+monitor_pid=""
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+  if [ -n "$monitor_pid" ]; then kill "$monitor_pid" 2>/dev/null || true; fi
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ -n "${KEEP:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -214,13 +219,15 @@ start_server() { # PORT NAME
   exit 1
 }
 port_a="$(free_port)" # YCSB's
+[ -n "$port_a" ] || exit 1
 start_server "$port_a" ycsb
 port_b="$(free_port)" # kvlab's
+[ -n "$port_b" ] || exit 1
 start_server "$port_b" kvlab
 echo "YCSB 0.17.0 (binding $BINDING_CLASS) on 127.0.0.1:$port_a, kvlab on 127.0.0.1:$port_b," \
   "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')"
 
-monitor_pid=""
+# MONITOR answers OK once it is on: commands are recorded from when the log is non-empty.
 monitor() { # PORT LOG: records every command the server receives until `unmonitor`
   redis-cli -p "$1" monitor >"$2" &
   monitor_pid=$!
@@ -232,15 +239,14 @@ unmonitor() {
   local marker="crosscheck-end-$RANDOM"
   redis-cli -p "$monitor_port" echo "$marker" >/dev/null
   for _ in $(seq 1 200); do grep -q "$marker" "$monitor_log" && break; sleep 0.05; done
-  kill "$monitor_pid" 2>/dev/null
+  kill "$monitor_pid" 2>/dev/null || true
   wait "$monitor_pid" 2>/dev/null || true
+  monitor_pid=""
 }
-# Monitor starts print "OK" once connected: wait for it so no command is missed.
 
 ycsb() { # PHASE(load|run) FILE LOG REPORT EXTRA...
   local phase=$1 file=$2 log=$3 report=$4
   shift 4
-  redis-cli -p "$port_a" ping >/dev/null
   monitor "$port_a" "$log"
   local flag=-t
   [ "$phase" = load ] && flag=-load
@@ -311,6 +317,7 @@ crosscheck_load() {
 
 # WORKLOADS (a glob; empty: none) limits the run to some files, VARIANTS=0 skips the
 # variants.
+# shellcheck disable=SC2086 # WORKLOADS is a glob
 for file in ${WORKLOADS-workloads/ycsb/*}; do
   crosscheck "$(basename "$file")" "$file"
 done
