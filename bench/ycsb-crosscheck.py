@@ -207,7 +207,7 @@ def homogeneous(name, a, b, bins, what):
 class Run:
     """What one tool did in the run phase, from its MONITOR logs."""
 
-    def __init__(self, load_log, run_log):
+    def __init__(self, load_log, run_log, rmw):
         self.order = {}  # key -> insertion index
         for c in commands(load_log):
             if c[0] == "ZADD":
@@ -234,8 +234,8 @@ class Run:
         # One client sends one command at a time (pipeline 1), so the log is in operation
         # order: the reads after a scan's ZRANGE… are its records, until another command
         # (the shipped scan workloads have no reads besides); a read immediately followed
-        # by a write of the same key is a read-modify-write (the shipped read-modify-write
-        # workload has no updates besides).
+        # by a write of the same key is a read-modify-write, when the workload has them
+        # (the shipped read-modify-write workload has no updates besides).
         in_scan = False
         last_read = None
         for c in commands(run_log):
@@ -277,7 +277,7 @@ class Run:
                 last_read = (key, shape, sorted(c[2:]) if op == "HMGET" else None)
                 continue
             if op in ("HSET", "HMSET"):
-                if last_read and last_read[0] == c[1]:
+                if rmw and last_read and last_read[0] == c[1]:
                     # A read-modify-write: its read was counted as a read operation.
                     self.reads[last_read[1]] -= 1
                     self.rmw_reads[last_read[1]] += 1
@@ -304,7 +304,8 @@ def bin_recency(d):
 
 def compare_run(name, props_text, a_load, a_run, b_load, b_run):
     props = dict(kv.split("=", 1) for kv in props_text.split(";") if kv)
-    a, b = Run(a_load, a_run), Run(b_load, b_run)
+    rmw = float(props.get("readmodifywriteproportion", 0)) > 0
+    a, b = Run(a_load, a_run, rmw), Run(b_load, b_run, rmw)
     dist = props.get("requestdistribution", "uniform")
     # Operation mix: commands per kind (HMSET and HSET are one thing: a hash write).
     kinds = ["read", "update", "insert", "scan", "read-modify-write", "delete"]
