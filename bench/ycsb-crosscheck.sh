@@ -13,7 +13,7 @@
 #    (rank-frequency, which keys are hot, position in the load order, recency of reads
 #    for `latest`, no read of a key not inserted yet), scan lengths, records per scan,
 #    fields read (HGETALL or HMGET of which fields) and written — two-sample chi-square
-#    tests, failing at p < 1e-4; readallfields/writeallfields both ways, every request
+#    tests, failing at p < 1e-5; readallfields/writeallfields both ways, every request
 #    distribution, zipfian scan lengths;
 # 4. the report: every `[SECTION], Name` line YCSB prints is in kvlab's.
 #
