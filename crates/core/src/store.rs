@@ -154,6 +154,10 @@ impl fmt::Debug for KeyList {
 /// - `Read`: when `read_all` is true every field is read; otherwise `record` names the
 ///   fields to read (their values are empty).
 /// - `Scan`: `scan_len` records from `key` on; `read_all`/`record` as for `Read`.
+/// - `ReadModifyWrite` (split by the runner into a read and an update; stores never see
+///   it): `record` holds the fields the update writes; the read reads every field when
+///   `read_all` is true, otherwise the fields [`Request::rmw_read`] names, or, when that
+///   is empty, the fields the update writes.
 /// - `Delete`: only `key` matters.
 /// - **Multi-key read** (memtier's `--multi-key-get`): a `Read` whose
 ///   [`Request::more_keys`] is not empty reads `key` and every key in `more_keys` in one
@@ -199,6 +203,10 @@ pub struct Request {
     /// A blob write's value as a range of a shared buffer; when non-empty it is the
     /// value, and `record` is empty. Read it through [`Request::blob_value`].
     pub shared_value: SharedBytes,
+    /// The names of the fields a read-modify-write's read reads when `read_all` is false
+    /// (values empty), e.g. YCSB's one random field; empty: the fields the update writes.
+    /// Unused by other kinds.
+    pub rmw_read: Record,
     /// An arbitrary command (see the type's docs): the index its results are kept under
     /// ([`CommandId`]); `None` for the operations of `kind`.
     pub command: Option<CommandId>,
@@ -234,6 +242,7 @@ impl Default for Request {
             shared_value: SharedBytes::new(),
             command: None,
             args: KeyList::new(),
+            rmw_read: Record::new(),
         }
     }
 }
@@ -255,6 +264,7 @@ impl Request {
             self.command = None;
             self.args.clear();
         }
+        self.rmw_read.clear();
     }
 
     /// True for a multi-key read: a `Read` with [`Request::more_keys`].

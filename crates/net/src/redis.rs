@@ -7,11 +7,13 @@
 //! - `hash` (YCSB's redis binding): a record is a hash — insert and update are
 //!   `HSET key field value…`, a read is `HGETALL` (or `HMGET` of the named fields), a
 //!   delete is `DEL`; inserts also `ZADD` the key to a sorted-set index (`_indices`)
-//!   and scans walk it and then read each key. Unlike YCSB's binding, which scores
-//!   index members by the key's Java `hashCode` (so a "scan" returns keys in hash
-//!   order), every member scores 0 and scans use `ZRANGEBYLEX index [key + LIMIT 0 n`:
-//!   a scan returns the keys that follow the start key in key order, as on every other
-//!   store.
+//!   and scans walk it and then read each key. By default ([`IndexOrder::Ycsb`]) the
+//!   index is YCSB's: a member scores the key's Java `String.hashCode`, and a scan is
+//!   `ZRANGEBYSCORE index hashCode(start) +inf LIMIT 0 n`, so a "scan" returns keys in
+//!   hash order, and a data set loaded by kvlab is scanned by YCSB as its own.
+//!   With [`IndexOrder::Key`] every member scores 0 and scans use
+//!   `ZRANGEBYLEX index [key + LIMIT 0 n`: a scan returns the keys that follow the start
+//!   key in key order, as on every other store.
 //! - `string` (memtier's): a record is one value — `SET key value [EX ttl]`, `GET`,
 //!   `DEL`; a record of several fields is stored in kvlab's field encoding, and a partial
 //!   update reads, merges and writes it back. No scans.
@@ -28,7 +30,7 @@
 //! writes it, then parses the replies as they arrive; each request is timed to its own
 //! reply (to the socket read that brought it: replies of one read share one clock
 //! read). A request may take several commands (an insert's `HSET` and `ZADD`, a scan's
-//! `ZRANGEBYLEX` and reads) and, in a cluster, several nodes: the session works in
+//! `ZRANGEBYSCORE` or `ZRANGEBYLEX` and reads) and, in a cluster, several nodes: the session works in
 //! rounds until every request of the batch is complete, following `MOVED` and `ASK`
 //! redirections, and sending again, after a pause, an `MGET` answered `-TRYAGAIN` (its
 //! slot's keys split by a resharding in progress). The common batch — one server, not a cluster, every request one
@@ -70,6 +72,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "data_offset",
     "address_family",
     "reconnect_interval",
+    "index_order",
 ];
 
 /// How records map onto Redis data types.
@@ -88,6 +91,40 @@ impl Model {
             Model::String => "string",
             Model::Hash => "hash",
         }
+    }
+}
+
+/// How the hash model's scan index orders its members (`redis.index_order`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexOrder {
+    /// YCSB's redis binding (`RedisClient.java`): a member scores its key's Java
+    /// `String.hashCode` ([`java_string_hash`]); a scan is `ZRANGEBYSCORE` from the start
+    /// key's score, so it returns keys in hash order.
+    Ycsb,
+    /// Every member scores 0 and a scan is `ZRANGEBYLEX`: keys in byte order, from the
+    /// start key on, as a scan on every other store.
+    Key,
+}
+
+impl IndexOrder {
+    /// `ycsb` or `key`.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexOrder::Ycsb => "ycsb",
+            IndexOrder::Key => "key",
+        }
+    }
+}
+
+/// Java's `String.hashCode` of a key: `s[0]·31^(n−1) + … + s[n−1]` over its UTF-16 code
+/// units, wrapping at 32 bits — the score YCSB's redis binding gives a key in its scan
+/// index (`hash(key)` in `RedisClient.java`). A key that is not UTF-8 counts one unit per
+/// byte.
+pub fn java_string_hash(key: &[u8]) -> i32 {
+    let step = |h: i32, unit: u16| h.wrapping_mul(31).wrapping_add(i32::from(unit));
+    match std::str::from_utf8(key) {
+        Ok(s) => s.encode_utf16().fold(0, step),
+        Err(_) => key.iter().fold(0, |h, &b| step(h, u16::from(b))),
     }
 }
 
@@ -138,6 +175,8 @@ pub struct RedisConfig {
     pub address_family: AddressFamily,
     /// Close and reopen a session's connections after this many requests (0: never).
     pub reconnect_interval: u64,
+    /// How the index orders keys, and so what a scan returns (hash model).
+    pub index_order: IndexOrder,
 }
 
 fn config_err(message: String) -> StoreError {
@@ -222,6 +261,13 @@ impl RedisConfig {
                 "redis.reconnect_interval must be >= 0 (0: never)".into(),
             ));
         }
+        let index_order = match opts
+            .choice("index_order", &["ycsb", "key"], "ycsb")?
+            .as_str()
+        {
+            "key" => IndexOrder::Key,
+            _ => IndexOrder::Ycsb,
+        };
         opts.finish(OPTION_NAMES)?;
         Ok(RedisConfig {
             url,
@@ -239,6 +285,7 @@ impl RedisConfig {
             data_offset: data_offset as u32,
             address_family,
             reconnect_interval: reconnect_interval as u64,
+            index_order,
         })
     }
 
@@ -278,17 +325,29 @@ impl RedisConfig {
                 "reconnect_interval".into(),
                 StatValue::from(self.reconnect_interval),
             ),
+            ("index_order".into(), self.index_order.name().into()),
         ]
     }
 }
 
-/// `ZADD index 0 key`: every member scores 0, so the set is ordered by key bytes.
-fn index_add(out: &mut Vec<u8>, index: &[u8], key: &[u8]) {
-    resp::zadd(out, index, 0.0, key);
+/// `ZADD index score key`: the score is the key's Java `hashCode` (YCSB's order) or 0
+/// (key order: a set of equal scores is ordered by member bytes).
+fn index_add(out: &mut Vec<u8>, order: IndexOrder, index: &[u8], key: &[u8]) {
+    let score = match order {
+        IndexOrder::Ycsb => f64::from(java_string_hash(key)),
+        IndexOrder::Key => 0.0,
+    };
+    resp::zadd(out, index, score, key);
 }
 
-/// `ZRANGEBYLEX index [key + LIMIT 0 n`: the first `n` indexed keys from `key` on.
-fn index_range(out: &mut Vec<u8>, index: &[u8], key: &[u8], n: u32) {
+/// The index command of a scan of `n` keys from `key`: `ZRANGEBYSCORE index
+/// hashCode(key) +inf LIMIT 0 n` (YCSB's), or `ZRANGEBYLEX index [key + LIMIT 0 n`.
+fn index_range(out: &mut Vec<u8>, order: IndexOrder, index: &[u8], key: &[u8], n: u32) {
+    if order == IndexOrder::Ycsb {
+        let score = f64::from(java_string_hash(key));
+        resp::zrangebyscore_limit(out, index, score, u64::from(n));
+        return;
+    }
     let mut start = Vec::with_capacity(key.len() + 1);
     start.push(b'[');
     start.extend_from_slice(key);
@@ -1060,6 +1119,7 @@ impl RedisSession {
             return;
         }
         let index = inner.config.index_key.as_bytes();
+        let order = inner.config.index_order;
         match (req.kind, model) {
             (OpKind::Read, Model::String) if req.is_multi_read() => {
                 encode_single(out, Part::MGet, model, offset, req);
@@ -1093,7 +1153,7 @@ impl RedisSession {
                 push(Part::Write, w);
                 if req.kind == OpKind::Insert {
                     // The index lives in its own slot: in a cluster, another node.
-                    self.pending_index(i, |out| index_add(out, index, &req.key));
+                    self.pending_index(i, |out| index_add(out, order, index, &req.key));
                 }
             }
             (OpKind::Delete, _) => {
@@ -1110,7 +1170,7 @@ impl RedisSession {
             }
             (OpKind::Scan, _) => {
                 // `target` sent the scan to the index's node.
-                index_range(out, index, &req.key, req.scan_len);
+                index_range(out, order, index, &req.key, req.scan_len);
                 push(Part::ScanIndex, w);
             }
             (OpKind::ReadModifyWrite, _) => {
@@ -1841,7 +1901,7 @@ fn apply(inner: &Inner, work: &mut Work, batch: &mut Batch, p: Pending, frame: &
                     return;
                 }
             }
-            None => Err(unexpected("ZRANGEBYLEX", frame)),
+            None => Err(unexpected("ZRANGEBYSCORE/ZRANGEBYLEX", frame)),
         },
         Part::UpdateGet => match frame {
             Frame::Bulk(Some(v)) => match slot.request.decode_value(v, current) {
@@ -1958,11 +2018,49 @@ mod tests {
     #[test]
     fn the_index_range_starts_at_the_key_inclusive() {
         let mut out = Vec::new();
-        index_range(&mut out, b"_indices", b"user5", 10);
+        index_range(&mut out, IndexOrder::Key, b"_indices", b"user5", 10);
         assert_eq!(
             out,
             b"*7\r\n$11\r\nZRANGEBYLEX\r\n$8\r\n_indices\r\n$6\r\n[user5\r\n$1\r\n+\r\n\
               $5\r\nLIMIT\r\n$1\r\n0\r\n$2\r\n10\r\n"
+        );
+    }
+
+    /// Scores computed by Java 17: `"user6284781860667377211".hashCode()` (YCSB's key 0)
+    /// and others, as YCSB 0.17.0's redis binding wrote them into `_indices`.
+    #[test]
+    fn index_scores_are_java_string_hash_codes() {
+        assert_eq!(java_string_hash(b""), 0);
+        assert_eq!(java_string_hash(b"a"), 97);
+        assert_eq!(java_string_hash(b"user6284781860667377211"), -594_971_599);
+        assert_eq!(java_string_hash(b"user3474177960281627268"), -1_813_444_199);
+        assert_eq!(java_string_hash(b"user1361870457709653378"), 1_851_385_811);
+        // Non-ASCII: UTF-16 code units, as Java's String ("é" is one unit, 0xE9).
+        assert_eq!(java_string_hash("é".as_bytes()), 0xE9);
+        let mut out = Vec::new();
+        index_add(
+            &mut out,
+            IndexOrder::Ycsb,
+            b"_indices",
+            b"user3474177960281627268",
+        );
+        assert_eq!(
+            out,
+            b"*4\r\n$4\r\nZADD\r\n$8\r\n_indices\r\n$13\r\n-1813444199.0\r\n\
+              $23\r\nuser3474177960281627268\r\n"
+        );
+        out.clear();
+        index_range(
+            &mut out,
+            IndexOrder::Ycsb,
+            b"_indices",
+            b"user3474177960281627268",
+            7,
+        );
+        assert_eq!(
+            out,
+            b"*7\r\n$13\r\nZRANGEBYSCORE\r\n$8\r\n_indices\r\n$13\r\n-1813444199.0\r\n\
+              $4\r\n+inf\r\n$5\r\nLIMIT\r\n$1\r\n0\r\n$1\r\n7\r\n"
         );
     }
 
@@ -1976,8 +2074,8 @@ mod tests {
         };
         let c = RedisConfig::from_options("redis://127.0.0.1:1", Model::Hash, o(&[])).unwrap();
         assert_eq!(
-            (c.model, c.resp3, c.cluster),
-            (Model::Hash, false, ClusterMode::Auto)
+            (c.model, c.resp3, c.cluster, c.index_order),
+            (Model::Hash, false, ClusterMode::Auto, IndexOrder::Ycsb)
         );
         let c = RedisConfig::from_options(
             "rediss://u:p@h:2/1",

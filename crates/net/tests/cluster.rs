@@ -11,7 +11,14 @@ use kvlab_spawn::Cluster;
 use kvlab_stores::StoreOptions;
 
 fn open(url: &str, model: &str) -> RedisStore {
-    let opts = StoreOptions::new("redis.", [("redis.model".to_string(), model.to_string())]);
+    // Key order: the scans below expect the keys that follow the start key.
+    let opts = StoreOptions::new(
+        "redis.",
+        [
+            ("redis.model".to_string(), model.to_string()),
+            ("redis.index_order".to_string(), "key".to_string()),
+        ],
+    );
     RedisStore::open(RedisConfig::from_options(url, Model::Hash, opts).unwrap()).unwrap()
 }
 

@@ -9,10 +9,18 @@ fn redis(spec: &str) -> Server {
     Server::start(&ServerSpec::parse(ServerKind::Redis, spec).unwrap()).unwrap()
 }
 
+/// Opens the store; the hash model's index is in key order (`redis.index_order=key`)
+/// unless `pairs` say otherwise, as the conformance suite's scans expect key order.
 fn open(url: &str, pairs: &[(&str, &str)]) -> Result<RedisStore, kvlab_core::StoreError> {
+    let key_order = [("redis.index_order", "key")];
+    let defaults = key_order
+        .iter()
+        .filter(|(k, _)| !pairs.iter().any(|(p, _)| p == k));
     let opts = StoreOptions::new(
         "redis.",
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+        defaults
+            .chain(pairs)
+            .map(|(k, v)| (k.to_string(), v.to_string())),
     );
     RedisStore::open(RedisConfig::from_options(url, Model::Hash, opts)?)
 }
@@ -106,6 +114,74 @@ fn a_pipelined_batch_completes_every_request_in_order() {
             );
         }
     }
+}
+
+/// The YCSB index (the default) is YCSB's (RedisClient.java of YCSB 0.17.0's redis binding): a
+/// member scores its key's Java `String.hashCode`, and a scan takes the keys whose score
+/// is at least the start key's, in score order. Scores as Java 17 computes them.
+#[test]
+fn the_ycsb_index_scores_java_hash_codes_and_scans_in_their_order() {
+    let server = redis("");
+    let store = open(&server.url(), &[("redis.index_order", "ycsb")]).unwrap();
+    let rt = runtime();
+    let mut s = store.session().unwrap();
+    let mut b = Batch::new();
+    // YCSB's keys 0, 1 and 2 and their Java hash codes.
+    let keys = [
+        ("user6284781860667377211", -594_971_599i64),
+        ("user3474177960281627268", -1_813_444_199),
+        ("user1361870457709653378", 1_851_385_811),
+    ];
+    for (key, _) in keys {
+        let slot = b.push();
+        slot.request.kind = OpKind::Insert;
+        slot.request.key.extend_from_slice(key.as_bytes());
+        slot.request.record.push(b"field0", b"v");
+    }
+    rt.block_on(async {
+        s.prepare().await.unwrap();
+        s.execute(&mut b).await
+    });
+    for (key, score) in keys {
+        let got = kvlab_spawn::resp::command(server.addr(), &["ZSCORE", "_indices", key]);
+        let got = match got.unwrap() {
+            kvlab_spawn::resp::Value::Bulk(Some(v)) => String::from_utf8(v).unwrap(),
+            other => panic!("ZSCORE {key}: {other:?}"),
+        };
+        assert_eq!(got, score.to_string(), "score of {key}");
+    }
+    // From key 0 (score −594971599) on: key 0 and key 2; key 1 scores lower.
+    let mut scan = |b: &mut Batch, start: &str, len: u32| {
+        b.clear();
+        let slot = b.push();
+        slot.request.kind = OpKind::Scan;
+        slot.request.key.extend_from_slice(start.as_bytes());
+        slot.request.scan_len = len;
+        slot.request.read_all = true;
+        rt.block_on(s.execute(b));
+        b.slots()[0].result.clone()
+    };
+    assert_eq!(
+        scan(&mut b, keys[0].0, 10),
+        Ok(Outcome::Scanned {
+            records: 2,
+            bytes: 2
+        })
+    );
+    assert_eq!(
+        scan(&mut b, keys[1].0, 10),
+        Ok(Outcome::Scanned {
+            records: 3,
+            bytes: 3
+        })
+    );
+    assert_eq!(
+        scan(&mut b, keys[2].0, 10),
+        Ok(Outcome::Scanned {
+            records: 1,
+            bytes: 1
+        })
+    );
 }
 
 #[test]

@@ -145,10 +145,18 @@ fn tls_redis_with(pki: &Pki, extra: &str) -> Server {
     server
 }
 
+/// Opens the store; the hash model's index is in key order (`redis.index_order=key`)
+/// unless `pairs` say otherwise, as the conformance suite's scans expect key order.
 fn open(url: &str, pairs: &[(&str, &str)]) -> Result<RedisStore, kvlab_core::StoreError> {
+    let key_order = [("redis.index_order", "key")];
+    let defaults = key_order
+        .iter()
+        .filter(|(k, _)| !pairs.iter().any(|(p, _)| p == k));
     let opts = StoreOptions::new(
         "redis.",
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+        defaults
+            .chain(pairs)
+            .map(|(k, v)| (k.to_string(), v.to_string())),
     );
     RedisStore::open(RedisConfig::from_options(url, Model::Hash, opts)?)
 }

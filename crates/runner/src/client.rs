@@ -318,13 +318,18 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             self.rmw.push(is_rmw);
             if is_rmw {
                 let mut fields = self.rmw_records.pop().unwrap_or_default();
-                // The read names the fields the update will write, unless it reads all.
+                // The read names the fields the source chose for it (`rmw_read`), or
+                // else the fields the update will write, unless it reads all.
                 std::mem::swap(&mut fields, &mut slot.request.record);
                 slot.request.kind = OpKind::Read;
                 slot.request.record.clear();
                 if !slot.request.read_all {
-                    for (name, _) in fields.iter() {
-                        slot.request.record.push(name, b"");
+                    if slot.request.rmw_read.is_empty() {
+                        for (name, _) in fields.iter() {
+                            slot.request.record.push(name, b"");
+                        }
+                    } else {
+                        std::mem::swap(&mut slot.request.record, &mut slot.request.rmw_read);
                     }
                 }
                 let update = self.rmw_batch.push();

@@ -1035,8 +1035,9 @@ impl RunWorker {
     /// - `Scan`: `scan_len` from the scan length distribution; `read_all`/`record` as
     ///   for reads.
     /// - `ReadModifyWrite`: `record` holds the update's fields; `read_all` per
-    ///   `readallfields`. When false, the read reads the fields the update writes (YCSB
-    ///   draws a separate random field for the read; a `Request` has one field list).
+    ///   `readallfields`. When false, the read reads one random field of its own,
+    ///   [`Request::rmw_read`], drawn before the update's fields as YCSB's
+    ///   `doTransactionReadModifyWrite` draws it.
     /// - `Delete` (kvlab extension): only the key.
     ///
     /// Keys are chosen as YCSB's `nextKeynum`: never above the highest acknowledged
@@ -1095,6 +1096,10 @@ impl RunWorker {
             OpKind::Update | OpKind::ReadModifyWrite => {
                 if kind == OpKind::ReadModifyWrite {
                     req.read_all = wl.read_all_fields;
+                    if !wl.read_all_fields {
+                        let index = wl.field_chooser.next(rng) as usize;
+                        req.rmw_read.push(&wl.shared.field_names[index], b"");
+                    }
                 }
                 if wl.write_all_fields {
                     for index in 0..wl.shared.field_names.len() {

@@ -407,6 +407,7 @@ fn request_shapes_per_kind() {
                 assert_eq!(req.record.field(0).1.len(), 100);
                 if req.kind == OpKind::ReadModifyWrite {
                     assert!(!req.read_all);
+                    assert_eq!(req.rmw_read.len(), 1, "the read's own random field");
                 }
             }
             OpKind::Insert => {
@@ -419,6 +420,46 @@ fn request_shapes_per_kind() {
         assert_eq!(inserted, None);
     }
     assert_eq!(seen.len(), 6, "{seen:?}");
+}
+
+/// YCSB's `doTransactionReadModifyWrite` with `readallfields=false` reads one random
+/// field, drawn apart from the update's: with `writeallfields=true` the update writes all
+/// ten fields and the read still names one, uniform over the ten; with
+/// `readallfields=true` the read reads every field and names none.
+#[test]
+fn read_modify_writes_read_one_field_of_their_own() {
+    let wl = ycsb_workload("workloadf", &["readallfields=false", "writeallfields=true"]);
+    let mut w = wl.run_worker(5, 0);
+    let mut req = Request::default();
+    let mut names: HashMap<Vec<u8>, u64> = HashMap::new();
+    let mut rmws = 0;
+    while rmws < 20_000 {
+        w.next(&mut req);
+        if req.kind != OpKind::ReadModifyWrite {
+            continue;
+        }
+        rmws += 1;
+        assert!(!req.read_all);
+        assert_eq!(
+            req.record.len(),
+            10,
+            "writeallfields=true: every field written"
+        );
+        assert_eq!(req.rmw_read.len(), 1, "one field read");
+        *names.entry(req.rmw_read.field(0).0.to_vec()).or_default() += 1;
+    }
+    let observed: Vec<u64> = (0..10)
+        .map(|i| names[format!("field{i}").as_bytes()])
+        .collect();
+    assert_fits("read field of read-modify-writes", &observed, &[0.1; 10]);
+    let wl = ycsb_workload("workloadf", &[]);
+    let mut w = wl.run_worker(5, 0);
+    for _ in 0..1000 {
+        w.next(&mut req);
+        if req.kind == OpKind::ReadModifyWrite {
+            assert!(req.read_all && req.rmw_read.is_empty());
+        }
+    }
 }
 
 /// Counts op kinds over `ops` operations of one worker, acknowledging inserts.
