@@ -578,6 +578,15 @@ fn wire_key(key: &[u8], meta: bool, out: &mut Vec<u8>) -> Result<(), StoreError>
     }
 }
 
+/// Why a request of `kind` (a scan, or a read-modify-write the runner should have split)
+/// cannot be sent to memcached.
+fn not_encodable(kind: OpKind) -> StoreError {
+    match kind {
+        OpKind::Scan => StoreError::new(StoreErrorKind::Unsupported, "memcached cannot scan"),
+        _ => StoreError::read_modify_write_unsplit(),
+    }
+}
+
 impl MemcachedSession {
     async fn ensure_connected(&mut self, server: usize) -> Result<(), StoreError> {
         if self.links[server].conn.is_some() {
@@ -669,13 +678,7 @@ impl MemcachedSession {
                     }
                     Part::Delete
                 }
-                OpKind::Scan => {
-                    return Err(StoreError::new(
-                        StoreErrorKind::Unsupported,
-                        "memcached cannot scan",
-                    ))
-                }
-                OpKind::ReadModifyWrite => return Err(StoreError::read_modify_write_unsplit()),
+                OpKind::Scan | OpKind::ReadModifyWrite => return Err(not_encodable(req.kind)),
             }
         };
         self.queues[server].push((i, part));
@@ -720,13 +723,7 @@ impl MemcachedSession {
                     binary::delete(out, key, opaque);
                     Part::Delete
                 }
-                OpKind::Scan => {
-                    return Err(StoreError::new(
-                        StoreErrorKind::Unsupported,
-                        "memcached cannot scan",
-                    ))
-                }
-                OpKind::ReadModifyWrite => return Err(StoreError::read_modify_write_unsplit()),
+                OpKind::Scan | OpKind::ReadModifyWrite => return Err(not_encodable(req.kind)),
             }
         };
         self.queues[server].push((i, part));
