@@ -278,6 +278,16 @@ impl Request {
         std::iter::once(self.key.as_slice()).chain(self.more_keys.iter())
     }
 
+    /// Key `i` of the request: [`Request::key`] for 0, else [`Request::more_keys`]'s
+    /// `i − 1`; `None` past [`Request::key_count`].
+    pub fn key_at(&self, i: usize) -> Option<&[u8]> {
+        match i {
+            0 => Some(&self.key),
+            _ if i < self.key_count() => Some(self.more_keys.get(i - 1)),
+            _ => None,
+        }
+    }
+
     /// How many keys the request names (1 + [`Request::more_keys`]).
     pub fn key_count(&self) -> usize {
         1 + self.more_keys.len()
@@ -871,6 +881,9 @@ mod tests {
         let keys: Vec<&[u8]> = req.keys().collect();
         assert_eq!(keys, [&b"k0"[..], b"k1", b"key2", b""]);
         assert_eq!(req.more_keys.get(1), b"key2");
+        let by_index: Vec<&[u8]> = (0..req.key_count()).filter_map(|i| req.key_at(i)).collect();
+        assert_eq!(by_index, keys);
+        assert_eq!(req.key_at(4), None);
         assert_eq!(format!("{:?}", req.more_keys), r#"["k1", "key2", ""]"#);
         req.clear();
         assert!(req.more_keys.is_empty());

@@ -197,6 +197,26 @@ impl Conn {
         }
     }
 
+    /// Reads replies until `take` has what it waits for. `take` sees the connection's
+    /// buffered bytes and returns `Ok(None)` when they hold no whole reply yet (more are
+    /// read), else how many bytes it used — consumed — and, once done, the result.
+    pub(crate) async fn read_until<T>(
+        &mut self,
+        mut take: impl FnMut(&Conn) -> Result<Option<(usize, Option<T>)>, StoreError>,
+    ) -> Result<T, StoreError> {
+        loop {
+            match take(self)? {
+                Some((n, done)) => {
+                    self.consume(n);
+                    if let Some(done) = done {
+                        return Ok(done);
+                    }
+                }
+                None => self.fill().await?,
+            }
+        }
+    }
+
     /// The server's name, for messages.
     pub(crate) fn name(&self) -> &str {
         &self.name

@@ -961,6 +961,15 @@ fn written(req: &Request) -> Outcome {
     }
 }
 
+/// A reply that does not answer what was sent: `what` names the command (a [`Part`], or
+/// a multi-key read's).
+fn unexpected(reply: &impl std::fmt::Debug, what: impl std::fmt::Display) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Protocol,
+        format!("unexpected reply {reply:?} to a {what}"),
+    )
+}
+
 /// Reads the reply to one text-protocol command (a get's `VALUE` and `END` included).
 async fn read_text(
     conn: &mut Conn,
@@ -970,47 +979,29 @@ async fn read_text(
     current: &mut Record,
 ) -> Result<Step, StoreError> {
     let mut step = None;
-    loop {
-        let parsed = match memcache::parse(conn.buffered()) {
-            Ok(Some((r, n))) => {
-                let s = match (r, part) {
-                    (Reply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
-                        // The item comes before END; keep reading.
-                        step = Some(found(part, req, data, reply, current));
-                        None
-                    }
-                    (Reply::End, Part::Get | Part::UpdateGet) => {
-                        Some(step.take().unwrap_or(Step::Done(Outcome::Miss)))
-                    }
-                    (Reply::Stored, Part::Set) => Some(Step::Done(written(req))),
-                    (Reply::Deleted | Reply::NotFound, Part::Delete) => {
-                        Some(Step::Done(Outcome::Deleted))
-                    }
-                    (Reply::ServerError(m) | Reply::ClientError(m), _) => {
-                        Some(Step::Failed(server_error(m)))
-                    }
-                    (other, _) => {
-                        return Err(StoreError::new(
-                            StoreErrorKind::Protocol,
-                            format!("unexpected reply {other:?} to a {part:?}"),
-                        ))
-                    }
-                };
-                Some((s, n))
-            }
-            Ok(None) => None,
-            Err(e) => return Err(conn.protocol_error(e)),
+    conn.read_until(|c| {
+        let Some((r, n)) = memcache::parse(c.buffered()).map_err(|e| c.protocol_error(e))? else {
+            return Ok(None);
         };
-        match parsed {
-            Some((s, n)) => {
-                conn.consume(n);
-                if let Some(s) = s {
-                    return Ok(s);
-                }
+        let done = match (r, part) {
+            (Reply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
+                // The item comes before END; keep reading.
+                step = Some(found(part, req, data, reply, current));
+                None
             }
-            None => conn.fill().await?,
-        }
-    }
+            (Reply::End, Part::Get | Part::UpdateGet) => {
+                Some(step.take().unwrap_or(Step::Done(Outcome::Miss)))
+            }
+            (Reply::Stored, Part::Set) => Some(Step::Done(written(req))),
+            (Reply::Deleted | Reply::NotFound, Part::Delete) => Some(Step::Done(Outcome::Deleted)),
+            (Reply::ServerError(m) | Reply::ClientError(m), _) => {
+                Some(Step::Failed(server_error(m)))
+            }
+            (other, _) => return Err(unexpected(&other, format_args!("{part:?}"))),
+        };
+        Ok(Some((n, done)))
+    })
+    .await
 }
 
 /// Reads the reply to one meta-protocol command.
@@ -1021,41 +1012,28 @@ async fn read_meta(
     reply: &mut Record,
     current: &mut Record,
 ) -> Result<Step, StoreError> {
-    loop {
-        let parsed = match memcache::parse_meta(conn.buffered()) {
-            Ok(Some((r, n))) => {
-                let s = match (r, part) {
-                    (MetaReply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
-                        found(part, req, data, reply, current)
-                    }
-                    (MetaReply::Miss(_), Part::Get | Part::UpdateGet) => Step::Done(Outcome::Miss),
-                    (MetaReply::Hit(_), Part::Set) => Step::Done(written(req)),
-                    (MetaReply::Hit(_) | MetaReply::NotFound(_), Part::Delete) => {
-                        Step::Done(Outcome::Deleted)
-                    }
-                    (MetaReply::ServerError(m) | MetaReply::ClientError(m), _) => {
-                        Step::Failed(server_error(m))
-                    }
-                    (other, _) => {
-                        return Err(StoreError::new(
-                            StoreErrorKind::Protocol,
-                            format!("unexpected reply {other:?} to a {part:?}"),
-                        ))
-                    }
-                };
-                Some((s, n))
-            }
-            Ok(None) => None,
-            Err(e) => return Err(conn.protocol_error(e)),
+    conn.read_until(|c| {
+        let Some((r, n)) = memcache::parse_meta(c.buffered()).map_err(|e| c.protocol_error(e))?
+        else {
+            return Ok(None);
         };
-        match parsed {
-            Some((s, n)) => {
-                conn.consume(n);
-                return Ok(s);
+        let step = match (r, part) {
+            (MetaReply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
+                found(part, req, data, reply, current)
             }
-            None => conn.fill().await?,
-        }
-    }
+            (MetaReply::Miss(_), Part::Get | Part::UpdateGet) => Step::Done(Outcome::Miss),
+            (MetaReply::Hit(_), Part::Set) => Step::Done(written(req)),
+            (MetaReply::Hit(_) | MetaReply::NotFound(_), Part::Delete) => {
+                Step::Done(Outcome::Deleted)
+            }
+            (MetaReply::ServerError(m) | MetaReply::ClientError(m), _) => {
+                Step::Failed(server_error(m))
+            }
+            (other, _) => return Err(unexpected(&other, format_args!("{part:?}"))),
+        };
+        Ok(Some((n, Some(step))))
+    })
+    .await
 }
 
 /// A binary protocol error status as a request's error.
@@ -1096,41 +1074,32 @@ async fn read_binary(
         Part::Delete => binary::Opcode::DELETE,
         Part::MultiGet => unreachable!("multi-key reads are read by read_binary_multi"),
     };
-    loop {
-        let parsed = match binary::parse(conn.buffered()) {
-            Ok(Some((r, n))) => {
-                if r.opaque != i as u32 || r.opcode != opcode {
-                    return Err(out_of_step(
-                        &r,
-                        &format!("the {:?} response to request {i}", opcode),
-                    ));
-                }
-                let s = match (part, r.status) {
-                    (Part::Get | Part::UpdateGet, binary::Status::OK) => {
-                        found(part, req, r.value, reply, current)
-                    }
-                    (Part::Get | Part::UpdateGet, binary::Status::KEY_NOT_FOUND) => {
-                        Step::Done(Outcome::Miss)
-                    }
-                    (Part::Set, binary::Status::OK) => Step::Done(written(req)),
-                    (Part::Delete, binary::Status::OK | binary::Status::KEY_NOT_FOUND) => {
-                        Step::Done(Outcome::Deleted)
-                    }
-                    (_, status) => Step::Failed(binary_error(status, r.value)),
-                };
-                Some((s, n))
-            }
-            Ok(None) => None,
-            Err(e) => return Err(conn.protocol_error(e)),
+    conn.read_until(|c| {
+        let Some((r, n)) = binary::parse(c.buffered()).map_err(|e| c.protocol_error(e))? else {
+            return Ok(None);
         };
-        match parsed {
-            Some((s, n)) => {
-                conn.consume(n);
-                return Ok(s);
-            }
-            None => conn.fill().await?,
+        if r.opaque != i as u32 || r.opcode != opcode {
+            return Err(out_of_step(
+                &r,
+                &format!("the {:?} response to request {i}", opcode),
+            ));
         }
-    }
+        let step = match (part, r.status) {
+            (Part::Get | Part::UpdateGet, binary::Status::OK) => {
+                found(part, req, r.value, reply, current)
+            }
+            (Part::Get | Part::UpdateGet, binary::Status::KEY_NOT_FOUND) => {
+                Step::Done(Outcome::Miss)
+            }
+            (Part::Set, binary::Status::OK) => Step::Done(written(req)),
+            (Part::Delete, binary::Status::OK | binary::Status::KEY_NOT_FOUND) => {
+                Step::Done(Outcome::Deleted)
+            }
+            (_, status) => Step::Failed(binary_error(status, r.value)),
+        };
+        Ok(Some((n, Some(step))))
+    })
+    .await
 }
 
 /// Reads one server's `GETKQ` hits (misses are quiet) and the `NOOP` that ends a
@@ -1143,47 +1112,36 @@ async fn read_binary_multi(
     state: &mut SlotState,
 ) -> Result<Option<StoreError>, StoreError> {
     let mut failed = None;
-    loop {
-        let n = match binary::parse(conn.buffered()) {
-            Ok(Some((r, n))) if r.opcode == binary::Opcode::NOOP => {
-                conn.consume(n);
-                state.waiting -= 1;
-                return Ok(failed);
-            }
-            Ok(Some((r, n))) if r.opcode == binary::Opcode::GETKQ => {
-                match r.status {
-                    binary::Status::OK => {
-                        let j = r.opaque as usize;
-                        if j >= req.key_count() {
-                            return Err(out_of_step(&r, "a key index of the multi-key read"));
-                        }
-                        let key = if j == 0 {
-                            &req.key[..]
-                        } else {
-                            req.more_keys.get(j - 1)
-                        };
-                        reply.push(key, r.value);
-                        state.hits += 1;
-                        state.bytes += r.value.len() as u64;
-                    }
-                    binary::Status::KEY_NOT_FOUND => {}
-                    status => {
-                        failed.get_or_insert_with(|| binary_error(status, r.value));
-                    }
-                }
-                n
-            }
-            Ok(Some((r, _))) => {
-                return Err(out_of_step(&r, "a GETKQ or NOOP response"));
-            }
-            Ok(None) => {
-                conn.fill().await?;
-                continue;
-            }
-            Err(e) => return Err(conn.protocol_error(e)),
+    conn.read_until(|c| {
+        let Some((r, n)) = binary::parse(c.buffered()).map_err(|e| c.protocol_error(e))? else {
+            return Ok(None);
         };
-        conn.consume(n);
-    }
+        match r.opcode {
+            binary::Opcode::NOOP => {
+                state.waiting -= 1;
+                return Ok(Some((n, Some(failed.take()))));
+            }
+            binary::Opcode::GETKQ => {}
+            _ => return Err(out_of_step(&r, "a GETKQ or NOOP response")),
+        }
+        match r.status {
+            binary::Status::OK => {
+                let key = usize::try_from(r.opaque)
+                    .ok()
+                    .and_then(|j| req.key_at(j))
+                    .ok_or_else(|| out_of_step(&r, "a key index of the multi-key read"))?;
+                reply.push(key, r.value);
+                state.hits += 1;
+                state.bytes += r.value.len() as u64;
+            }
+            binary::Status::KEY_NOT_FOUND => {}
+            status => {
+                failed.get_or_insert_with(|| binary_error(status, r.value));
+            }
+        }
+        Ok(Some((n, None)))
+    })
+    .await
 }
 
 /// The key a multi-key read's reply names: `~`-hex stand-ins decoded back into `scratch`.
@@ -1210,37 +1168,26 @@ async fn read_text_multi(
     state: &mut SlotState,
     scratch: &mut Vec<u8>,
 ) -> Result<Option<StoreError>, StoreError> {
-    loop {
-        let (done, n) = match memcache::parse(conn.buffered()) {
-            Ok(Some((Reply::Value { key, data, .. }, n))) => {
+    conn.read_until(|c| {
+        let Some((r, n)) = memcache::parse(c.buffered()).map_err(|e| c.protocol_error(e))? else {
+            return Ok(None);
+        };
+        let failed = match r {
+            Reply::Value { key, data, .. } => {
                 reply.push(reply_key(key, scratch), data);
                 state.hits += 1;
                 state.bytes += data.len() as u64;
-                (None, n)
+                return Ok(Some((n, None)));
             }
-            Ok(Some((Reply::End, n))) => (Some(None), n),
+            Reply::End => None,
             // A refused `get` has no END.
-            Ok(Some((Reply::ServerError(m) | Reply::ClientError(m), n))) => {
-                (Some(Some(server_error(m))), n)
-            }
-            Ok(Some((other, _))) => {
-                return Err(StoreError::new(
-                    StoreErrorKind::Protocol,
-                    format!("unexpected reply {other:?} to a multi-key get"),
-                ))
-            }
-            Ok(None) => {
-                conn.fill().await?;
-                continue;
-            }
-            Err(e) => return Err(conn.protocol_error(e)),
+            Reply::ServerError(m) | Reply::ClientError(m) => Some(server_error(m)),
+            other => return Err(unexpected(&other, "multi-key get")),
         };
-        conn.consume(n);
-        if let Some(failed) = done {
-            state.waiting -= 1;
-            return Ok(failed);
-        }
-    }
+        state.waiting -= 1;
+        Ok(Some((n, Some(failed))))
+    })
+    .await
 }
 
 /// Reads one server's `VA`s (misses are quiet) and `MN` for a multi-key read's
@@ -1253,53 +1200,40 @@ async fn read_meta_multi(
     state: &mut SlotState,
 ) -> Result<Option<StoreError>, StoreError> {
     let mut failed = None;
-    loop {
-        let n = match memcache::parse_meta(conn.buffered()) {
-            Ok(Some((MetaReply::Value { data, flags }, n))) => {
-                let index = flags
+    conn.read_until(|c| {
+        let Some((r, n)) = memcache::parse_meta(c.buffered()).map_err(|e| c.protocol_error(e))?
+        else {
+            return Ok(None);
+        };
+        match r {
+            MetaReply::Value { data, flags } => {
+                let key = flags
                     .opaque()
                     .and_then(|o| std::str::from_utf8(o).ok()?.parse::<usize>().ok())
-                    .filter(|&j| j < req.key_count());
-                let Some(j) = index else {
+                    .and_then(|j| req.key_at(j));
+                let Some(key) = key else {
                     return Err(StoreError::new(
                         StoreErrorKind::Protocol,
                         "a multi-key read's VA reply lacks the key index sent as its opaque",
                     ));
                 };
-                let key = if j == 0 {
-                    &req.key[..]
-                } else {
-                    req.more_keys.get(j - 1)
-                };
                 reply.push(key, data);
                 state.hits += 1;
                 state.bytes += data.len() as u64;
-                n
             }
-            Ok(Some((MetaReply::NoOp, n))) => {
-                conn.consume(n);
+            MetaReply::NoOp => {
                 state.waiting -= 1;
-                return Ok(failed);
+                return Ok(Some((n, Some(failed.take()))));
             }
-            Ok(Some((MetaReply::Miss(_), n))) => n,
-            Ok(Some((MetaReply::ServerError(m) | MetaReply::ClientError(m), n))) => {
+            MetaReply::Miss(_) => {}
+            MetaReply::ServerError(m) | MetaReply::ClientError(m) => {
                 failed.get_or_insert_with(|| server_error(m));
-                n
             }
-            Ok(Some((other, _))) => {
-                return Err(StoreError::new(
-                    StoreErrorKind::Protocol,
-                    format!("unexpected reply {other:?} to a multi-key mg"),
-                ))
-            }
-            Ok(None) => {
-                conn.fill().await?;
-                continue;
-            }
-            Err(e) => return Err(conn.protocol_error(e)),
-        };
-        conn.consume(n);
-    }
+            other => return Err(unexpected(&other, "multi-key mg")),
+        }
+        Ok(Some((n, None)))
+    })
+    .await
 }
 
 impl Session for MemcachedSession {
