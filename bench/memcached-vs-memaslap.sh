@@ -147,30 +147,23 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '| test | memaslap req/s | kvlab req/s | ratio | memaslap CPU us/req | kvlab CPU us/req | ratio |\n'
-printf '|---|---|---|---|---|---|---|\n'
-for test in set get; do
-  # shellcheck disable=SC2086
-  ms_r="$(median ${RPS[ms,$test]})"; kv_r="$(median ${RPS[kv,$test]})"
-  # shellcheck disable=SC2086
-  ms_c="$(median ${CPU[ms,$test]})"; kv_c="$(median ${CPU[kv,$test]})"
-  printf '| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f |\n' "${test^^}" \
-    "$ms_r" "$kv_r" "$(awk -v a="$kv_r" -v b="$ms_r" 'BEGIN { print a / b }')" \
-    "$ms_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$ms_c" 'BEGIN { print a / b }')"
-done
+# table BASE OTHER HEADER: the medians of tool OTHER against tool BASE, per test (the
+# per-round figures are space-separated lists, split on purpose).
+# shellcheck disable=SC2086
+table() {
+  printf '%s\n|---|---|---|---|---|---|---|\n' "$3"
+  for test in set get; do
+    a_r="$(median ${RPS[$1,$test]})"; b_r="$(median ${RPS[$2,$test]})"
+    a_c="$(median ${CPU[$1,$test]})"; b_c="$(median ${CPU[$2,$test]})"
+    printf '| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f |\n' "${test^^}" \
+      "$a_r" "$b_r" "$(awk -v a="$b_r" -v b="$a_r" 'BEGIN { print a / b }')" \
+      "$a_c" "$b_c" "$(awk -v a="$b_c" -v b="$a_c" 'BEGIN { print a / b }')"
+  done
+}
+table ms kv '| test | memaslap req/s | kvlab req/s | ratio | memaslap CPU us/req | kvlab CPU us/req | ratio |'
 echo "(medians of $ROUNDS rounds; ratio = kvlab / memaslap; $PROTOCOL protocol)"
 if [ "$PROTOCOL" = binary ]; then
   echo
-  printf '| test | kvlab text req/s | kvlab binary req/s | binary / text | text CPU us/req | binary CPU us/req | binary / text |\n'
-  printf '|---|---|---|---|---|---|---|\n'
-  for test in set get; do
-    # shellcheck disable=SC2086
-    kt_r="$(median ${RPS[kt,$test]})"; kv_r="$(median ${RPS[kv,$test]})"
-    # shellcheck disable=SC2086
-    kt_c="$(median ${CPU[kt,$test]})"; kv_c="$(median ${CPU[kv,$test]})"
-    printf '| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f |\n' "${test^^}" \
-      "$kt_r" "$kv_r" "$(awk -v a="$kv_r" -v b="$kt_r" 'BEGIN { print a / b }')" \
-      "$kt_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$kt_c" 'BEGIN { print a / b }')"
-  done
+  table kt kv '| test | kvlab text req/s | kvlab binary req/s | binary / text | text CPU us/req | binary CPU us/req | binary / text |'
   echo "(medians of $ROUNDS rounds, kvlab's two protocols alternated in each round)"
 fi
