@@ -107,9 +107,9 @@ pub(crate) enum ExtraWork {
     /// `run --keys` (and `verify --keys`).
     Keys(Arc<KeyFileWorkload>),
     /// `run --plan` on YCSB keys.
-    CorePlan(Arc<PlanWorkload<Arc<CoreWorkload>>>),
+    CorePlan(Arc<PlanWorkload<CoreWorkload>>),
     /// `run --plan --keys`.
-    KeyPlan(Arc<PlanWorkload<Arc<KeyFileWorkload>>>),
+    KeyPlan(Arc<PlanWorkload<KeyFileWorkload>>),
 }
 
 impl ExtraWork {
@@ -123,14 +123,14 @@ impl ExtraWork {
     ) -> Result<RunOutcome> {
         Ok(match self {
             ExtraWork::Import(w) => {
-                let o = kvlab_runner::run(store, &**w, plan, stop, observer)?;
+                let o = kvlab_runner::run(store, w, plan, stop, observer)?;
                 w.finish();
                 store.flush().context("flushing the store after import")?;
                 o
             }
             ExtraWork::Keys(w) => kvlab_runner::run(store, w, plan, stop, observer)?,
-            ExtraWork::CorePlan(w) => kvlab_runner::run(store, &**w, plan, stop, observer)?,
-            ExtraWork::KeyPlan(w) => kvlab_runner::run(store, &**w, plan, stop, observer)?,
+            ExtraWork::CorePlan(w) => kvlab_runner::run(store, w, plan, stop, observer)?,
+            ExtraWork::KeyPlan(w) => kvlab_runner::run(store, w, plan, stop, observer)?,
         })
     }
 

@@ -556,7 +556,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 // CacheBench's numOps is per thread.
                 (_, Some(per_thread)) => per_thread.saturating_mul(threads as u64),
                 (Work::Core(w), None) => w.operation_count(),
-                (Work::Cache(w), None) => kvlab_workload::Workload::operation_count(w),
+                (Work::Cache(w), None) => kvlab_workload::Workload::operation_count(&**w),
                 (Work::Memtier(w), None) => kvlab_workload::Workload::operation_count(&**w),
                 (Work::Extra(w), None) => w.operation_count(),
             })
@@ -1483,9 +1483,7 @@ fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunD
     } else {
         let o = match &ctx.work {
             Work::Core(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
-            Work::Memtier(w) => {
-                kvlab_runner::run(store, &**w, &ctx.plan, &ctx.stop, &mut observer)?
-            }
+            Work::Memtier(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
             Work::Cache(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
             Work::Extra(w) => w.run(store, &ctx.plan, &ctx.stop, &mut observer)?,
         };

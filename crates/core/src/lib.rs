@@ -1,12 +1,17 @@
 //! kvlab's core vocabulary, shared by every other crate.
 //!
-//! The three types that matter:
+//! The types that matter:
 //!
 //! - [`Request`]: one operation a workload asks for (kind, key, fields, scan length), held
 //!   in reusable owned buffers so that generating a request never allocates once warm.
 //! - [`Store`] opens [`Session`]s; a session executes a [`Batch`] of requests (the batch
 //!   length is the pipeline depth) and fills each slot with an [`Outcome`] or a
 //!   [`StoreError`]. A miss is an outcome ([`Outcome::Miss`]), never an error.
+//! - [`Workload`] makes one [`OpSource`] per client: the seam between workloads and the
+//!   runner. A source fills requests, may say when each is due ([`OpSource::due`]), and
+//!   learns how each ended; a workload's [`Needs`] are checked against the store's
+//!   [`Capabilities`] before it runs. A [`Dataset`] is the records a load phase writes
+//!   and a verify phase reads back.
 //! - [`Record`]: a YCSB-style record — named fields with byte values — stored flat in one
 //!   buffer, with the single-value encoding that key-value engines store.
 //!
@@ -18,11 +23,13 @@
 mod clock;
 mod record;
 mod shared;
+mod source;
 mod store;
 
 pub use clock::Timestamp;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use shared::SharedBytes;
+pub use source::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
 pub use store::{
     Batch, Capabilities, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue,
     Status, Store, StoreError, StoreErrorKind, StoreStats,

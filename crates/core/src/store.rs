@@ -684,6 +684,27 @@ pub struct Capabilities {
     /// runtime (network stores). When false, every future a session returns is ready on
     /// first poll and [`crate::block_on`] drives it.
     pub needs_runtime: bool,
+    /// Reads of several keys in one request ([`Request::is_multi_read`]) are sent as one
+    /// command.
+    pub multi_read: bool,
+    /// Arbitrary commands ([`Request::command`]) are sent verbatim.
+    pub commands: bool,
+    /// A write's own time to live ([`Request::ttl_s`]) is honoured.
+    pub ttl: bool,
+}
+
+impl Capabilities {
+    /// A store that can do none of the optional things: no scans, multi-key reads,
+    /// commands or TTLs; not persistent; no runtime. Meant as the base of a struct
+    /// update (`Capabilities { scan: true, ..Capabilities::NONE }`).
+    pub const NONE: Capabilities = Capabilities {
+        scan: false,
+        persistent: false,
+        needs_runtime: false,
+        multi_read: false,
+        commands: false,
+        ttl: false,
+    };
 }
 
 /// A named statistic value reported by a store.

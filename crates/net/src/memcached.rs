@@ -396,9 +396,11 @@ impl Store for MemcachedStore {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            scan: false,
             persistent: true,
             needs_runtime: true,
+            multi_read: true,
+            ttl: true,
+            ..Capabilities::NONE
         }
     }
 

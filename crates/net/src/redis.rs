@@ -757,6 +757,9 @@ impl Store for RedisStore {
             scan: self.inner.config.model == Model::Hash,
             persistent: true,
             needs_runtime: true,
+            multi_read: self.inner.config.model == Model::String,
+            commands: true,
+            ttl: true,
         }
     }
 

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use kvlab_core::{
     Batch, OpKind, Record, Session, Slot, Status, StoreError, StoreErrorKind, Timestamp,
 };
+use kvlab_core::{OpSource, Ticket, Verdict};
 use kvlab_measure::{ClientStats, Recorder};
-use kvlab_workload::{OpSource, Ticket, Verdict};
 
 use crate::{Handover, Shared, TargetRate};
 
@@ -163,7 +163,7 @@ impl Schedule {
     }
 
     /// The next departure, advancing the schedule.
-    fn next_due(&mut self) -> Instant {
+    pub(crate) fn next_due(&mut self) -> Instant {
         let due = self.start + Duration::from_secs_f64(self.next_s);
         self.next_s += self.gap_s(self.next_s);
         due
@@ -208,6 +208,16 @@ pub(crate) struct Client<S, Src> {
     /// When the measured part started ([`ClientStats`] counts seconds from it).
     pub(crate) measured_from: Timestamp,
     exhausted: bool,
+    /// When the phase started: the source's due times ([`OpSource::due`]) count from it.
+    pub(crate) phase_start: Instant,
+    /// Per slot of `batch`, when the source said it is due; empty when the source said
+    /// nothing for any request of the batch (the common case).
+    dues: Vec<Option<Instant>>,
+    /// A request the source made that is due after the batch it would have joined
+    /// departs: it waits here, with its ticket and due time, to lead the next batch.
+    held: Option<(Box<Slot>, Ticket, Instant)>,
+    /// The box of the last held request, reused for the next.
+    spare_slot: Option<Box<Slot>>,
 }
 
 impl<S: Session, Src: OpSource> Client<S, Src> {
@@ -228,6 +238,10 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             stats: None,
             measured_from: Timestamp::now(),
             exhausted: false,
+            phase_start: Instant::now(),
+            dues: Vec::new(),
+            held: None,
+            spare_slot: None,
         }
     }
 
@@ -250,19 +264,24 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             if n == 0 {
                 break;
             }
-            let intended = match schedule.as_mut() {
-                Some(s) => {
-                    let due = s.next_due();
-                    let now = Instant::now();
-                    if due > now {
-                        pacer.sleep_until(due).await;
-                    } else {
-                        self.totals.max_lag = self.totals.max_lag.max(now - due);
-                    }
-                    Some(Timestamp::from_instant(due))
-                }
-                None => None,
+            // The source's due time for the batch (its first request's: the others are
+            // due no later, or already overdue when the batch was filled), else the
+            // plan's schedule.
+            let due = match self.dues.first() {
+                Some(&due) => due,
+                None => schedule.as_mut().map(Schedule::next_due),
             };
+            if let Some(due) = due {
+                let now = Instant::now();
+                if due > now {
+                    if !wait_until(ts, due, deadline, pacer).await {
+                        break;
+                    }
+                } else {
+                    self.totals.max_lag = self.totals.max_lag.max(now - due);
+                }
+            }
+            let intended = due.map(Timestamp::from_instant);
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
             // Failures are rare: only then are retries looked for, and the batch recorded
@@ -304,15 +323,30 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         self.rmw.clear();
         self.rmw_batch.clear();
         self.retrying.clear();
+        self.dues.clear();
         let want = (self.pipeline as u64).min(budget) as usize;
         while self.batch.len() < want {
             let at = self.batch.len();
             let slot = self.batch.push();
-            let Some(ticket) = self.source.next(&mut slot.request) else {
-                self.batch.truncate(at);
-                self.exhausted = true;
-                break;
+            let (ticket, due) = match self.held.take() {
+                Some((mut held, ticket, due)) => {
+                    std::mem::swap(slot, &mut *held);
+                    self.held_spare(held);
+                    (ticket, Some(due))
+                }
+                None => {
+                    let Some(ticket) = self.source.next(&mut slot.request) else {
+                        self.batch.truncate(at);
+                        self.exhausted = true;
+                        break;
+                    };
+                    (ticket, self.source.due().map(|d| self.phase_start + d))
+                }
             };
+            if (due.is_some() || !self.dues.is_empty()) && self.hold(at, ticket, due) {
+                break;
+            }
+            let slot = &mut self.batch.slots_mut()[at];
             self.tickets.push(ticket);
             let is_rmw = slot.request.kind == OpKind::ReadModifyWrite;
             self.rmw.push(is_rmw);
@@ -346,6 +380,40 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             }
         }
         self.batch.len()
+    }
+
+    /// For a request with a due time (or joining a batch whose requests have one): holds
+    /// it back — moving it out of the batch and returning true — when it is due after
+    /// the batch departs (its first request's due time, or now if that has passed);
+    /// otherwise notes its due time in `dues`.
+    #[cold]
+    #[inline(never)]
+    fn hold(&mut self, at: usize, ticket: Ticket, due: Option<Instant>) -> bool {
+        if at > 0 {
+            let now = Instant::now();
+            let departs = self
+                .dues
+                .first()
+                .copied()
+                .flatten()
+                .map_or(now, |d| d.max(now));
+            if due.is_some_and(|d| d > departs) {
+                let mut held = self.spare_slot.take().unwrap_or_default();
+                std::mem::swap(&mut *held, &mut self.batch.slots_mut()[at]);
+                self.batch.truncate(at);
+                self.held = Some((held, ticket, due.expect("checked above")));
+                return true;
+            }
+        }
+        self.dues.resize(at, None);
+        self.dues.push(due);
+        false
+    }
+
+    /// Keeps a held request's emptied box for the next one.
+    fn held_spare(&mut self, mut spare: Box<Slot>) {
+        spare.request.clear();
+        self.spare_slot = Some(spare);
     }
 
     /// After retry round `retries`: asks the source which failed requests among the
@@ -438,7 +506,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                     slot.request.kind,
                     slot,
                     started,
-                    intended,
+                    intended_of(&self.dues, i, intended),
                 );
             }
         }
@@ -472,7 +540,11 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             if SKIP_RETRYING && self.retrying[i] {
                 continue;
             }
-            let intended = if rmw { None } else { intended };
+            let intended = if rmw {
+                None
+            } else {
+                intended_of(&self.dues, i, intended)
+            };
             account(
                 &mut recorder,
                 &ts.shared,
@@ -507,8 +579,10 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         intended: Option<Timestamp>,
     ) {
         let mut recorder = ts.recorder.borrow_mut();
-        let reads = self.batch.slots().iter().zip(&self.rmw).filter(|(_, &r)| r);
-        for ((read, _), update) in reads.zip(self.rmw_batch.slots()) {
+        let reads = self.batch.slots().iter().zip(&self.rmw).enumerate();
+        let reads = reads.filter(|(_, (_, &r))| r);
+        for ((i, (read, _)), update) in reads.zip(self.rmw_batch.slots()) {
+            let intended = intended_of(&self.dues, i, intended);
             account(&mut recorder, &ts.shared, OpKind::Update, update, mid, None);
             let end = update.completed_at.unwrap_or_else(Timestamp::now);
             let status = match (&read.result, &update.result) {
@@ -534,6 +608,44 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 }
             }
         }
+    }
+}
+
+/// The intended start of slot `i` of a batch: its own due time when the source gave the
+/// batch's requests due times (`dues` not empty), else the batch's.
+#[inline]
+fn intended_of(dues: &[Option<Instant>], i: usize, batch: Option<Timestamp>) -> Option<Timestamp> {
+    if dues.is_empty() {
+        batch
+    } else {
+        dues[i].map(Timestamp::from_instant)
+    }
+}
+
+/// Waits until `due` — for the open-loop schedule or a request's due time — handing the
+/// thread's recorder over at each new interval meanwhile (so a long wait does not hold
+/// back what the thread already did). Returns false, early, when the run is stopping
+/// or `deadline` passes first.
+async fn wait_until<P: Pacer>(
+    ts: &ThreadState,
+    due: Instant,
+    deadline: Option<Instant>,
+    pacer: &P,
+) -> bool {
+    const STEP: Duration = Duration::from_millis(50);
+    loop {
+        let now = Instant::now();
+        if now >= due {
+            return true;
+        }
+        if ts.shared.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d) {
+            return false;
+        }
+        let until = if due - now > STEP { now + STEP } else { due };
+        pacer
+            .sleep_until(deadline.map_or(until, |d| until.min(d)))
+            .await;
+        ts.hand_over_on_new_epoch();
     }
 }
 

@@ -22,6 +22,8 @@
 #![warn(missing_docs)]
 
 mod client;
+#[cfg(test)]
+mod tests;
 
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,9 +31,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use kvlab_core::{block_on, Batch, OpKind, Outcome, Record, Request, Session, Store, StoreError};
+use kvlab_core::{block_on, Batch, Dataset, Outcome, Request, Session, Store, StoreError};
+use kvlab_core::{OpSource, Workload};
 use kvlab_measure::{ClientStats, Recorder};
-use kvlab_workload::{CoreSource, CoreWorkload, OpSource, Workload};
 
 use client::{BlockingPacer, Client, ClientTotals, Schedule, ThreadState, TokioPacer};
 
@@ -219,9 +221,11 @@ pub struct RunOutcome {
     pub error_budget_exceeded: bool,
     /// Stopped at a lost connection ([`RunPlan::stop_on_connection_error`]): its error.
     pub connection_lost: Option<StoreError>,
-    /// Open loop: the client could not keep to its schedule.
+    /// Open loop (a target rate, or a source's due times): the client could not keep to
+    /// its schedule.
     pub fell_behind: bool,
-    /// Open loop: the largest lag behind schedule seen by a worker, in milliseconds.
+    /// Open loop (a target rate, or a source's due times): the largest lag behind
+    /// schedule seen by a worker, in milliseconds.
     pub max_schedule_lag_ms: f64,
     /// Reads whose values were checked (`dataintegrity=true`).
     pub integrity_checked: u64,
@@ -240,18 +244,23 @@ pub struct RunOutcome {
     pub clients: Vec<ClientStats>,
 }
 
-/// Loads the workload's records (`[insertstart, insertstart+insertcount)`), split
-/// among the plan's clients as YCSB splits them among threads. `plan.operations` and
-/// `duration` are ignored; warm-up is not applied.
-pub fn load<S: Store>(
+/// Loads a dataset's records (for YCSB, `[insertstart, insertstart+insertcount)`),
+/// split among the plan's clients as YCSB splits them among threads. `plan.operations`
+/// and `duration` are ignored; warm-up is not applied.
+pub fn load<S: Store, D: Dataset>(
     store: &S,
-    workload: &Arc<CoreWorkload>,
+    dataset: &D,
     plan: &RunPlan,
     stop: &AtomicBool,
     observer: &mut dyn FnMut(&Interval<'_>),
 ) -> Result<RunOutcome, RunError> {
+    dataset
+        .load_needs()
+        .check(store.name(), &store.capabilities())
+        .map_err(RunError::Unsupported)?;
+    let count = dataset.count();
     let plan = RunPlan {
-        operations: Some(workload.insert_count()),
+        operations: Some(count),
         duration: None,
         warmup: Warmup::None,
         ..plan.clone()
@@ -259,9 +268,10 @@ pub fn load<S: Store>(
     let clients = plan.threads * plan.clients;
     let sources: Vec<_> = (0..clients)
         .map(|i| {
-            let w = workload.load_worker(plan.seed, i, clients);
-            let quota = w.remaining();
-            (CoreSource::Load(w), quota)
+            (
+                dataset.loader(plan.seed, i, clients),
+                split(count, clients, i),
+            )
         })
         .collect();
     drive(store, &plan, sources, stop, observer)
@@ -272,17 +282,15 @@ pub fn load<S: Store>(
 /// neither — the workload's own operation count.
 pub fn run<S: Store, W: Workload>(
     store: &S,
-    workload: &W,
+    workload: &Arc<W>,
     plan: &RunPlan,
     stop: &AtomicBool,
     observer: &mut dyn FnMut(&Interval<'_>),
 ) -> Result<RunOutcome, RunError> {
-    if workload.needs_scan() && !store.capabilities().scan {
-        return Err(RunError::Unsupported(format!(
-            "the workload has scans but the {} store cannot scan",
-            store.name()
-        )));
-    }
+    workload
+        .needs()
+        .check(store.name(), &store.capabilities())
+        .map_err(RunError::Unsupported)?;
     let total = match (plan.operations, plan.duration) {
         (Some(n), _) => n,
         (None, Some(_)) => u64::MAX,
@@ -456,6 +464,7 @@ fn drive<S: Store, Src: OpSource + 'static>(
 /// When the warm-up ends and the measured part starts, set by the collector.
 #[derive(Default)]
 struct Timing {
+    warmup_start: std::sync::OnceLock<Instant>,
     warmup_end: std::sync::OnceLock<Instant>,
     start: std::sync::OnceLock<Instant>,
 }
@@ -550,6 +559,7 @@ fn collect(
         Warmup::Time(d) => warmup_start + d,
         _ => warmup_start,
     };
+    let _ = timing.warmup_start.set(warmup_start);
     let _ = timing.warmup_end.set(warmup_end);
     let mut last_tick = warmup_start;
     if plan.warmup != Warmup::None {
@@ -677,7 +687,9 @@ fn collect(
         }
     }
     outcome.groups = groups.groups;
-    if plan.target_rate.is_some() {
+    // A schedule: the plan's target rate, or a source's due times (which alone make
+    // the lag non-zero in a closed-loop plan).
+    if plan.target_rate.is_some() || !max_lag.is_zero() {
         outcome.max_schedule_lag_ms = max_lag.as_secs_f64() * 1e3;
         // Behind by more than 100 ms, or by more than 1% of the run: the offered load was
         // not the target, and the intended-time latencies show what that cost.
@@ -732,6 +744,10 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
                 Warmup::Time(_) => Some(*timing.warmup_end.wait()),
                 _ => None,
             };
+            let warmup_start = *timing.warmup_start.wait();
+            for c in &mut clients {
+                c.phase_start = warmup_start;
+            }
             let phases = budgets.iter().map(|&(_, w)| (w, deadline, None)).collect();
             clients = run_clients(runtime.as_ref(), &ts, clients, phases);
             ts.hand_over(ts.epoch());
@@ -743,6 +759,7 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
         let started = kvlab_core::Timestamp::from_instant(start);
         for c in &mut clients {
             c.measured_from = started;
+            c.phase_start = start;
         }
         let phases = budgets
             .iter()
@@ -994,19 +1011,19 @@ impl VerifyReport {
 
 const FIRST_FEW: usize = 10;
 
-/// Reads back every record of `[insertstart, insertstart+insertcount)` and checks it
-/// against what `load` wrote: present, the same field names, and — with
-/// `dataintegrity=true` — the same values. One session per thread.
-pub fn verify<S: Store>(
+/// Reads back every record of a dataset and checks it against what `load` wrote
+/// ([`Dataset::check`]; for YCSB: present, the same field names, and — with
+/// `dataintegrity=true` — the same values). One session per thread.
+pub fn verify<S: Store, D: Dataset>(
     store: &S,
-    workload: &Arc<CoreWorkload>,
+    dataset: &D,
     threads: usize,
     stop: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<VerifyReport, RunError> {
     let threads = threads.max(1);
-    let start = workload.insert_start();
-    let count = workload.insert_count();
+    let start = dataset.first();
+    let count = dataset.count();
     let checked = AtomicU64::new(0);
     let sessions = open_sessions(store, threads)?;
     let needs_runtime = store.capabilities().needs_runtime;
@@ -1031,15 +1048,14 @@ pub fn verify<S: Store>(
                         return report;
                     }
                     let mut batch = Batch::new();
-                    let mut expected = Record::new();
                     for keynum in lo..hi {
                         if stop.load(Ordering::Relaxed) {
                             break;
                         }
                         batch.clear();
                         let slot = batch.push();
-                        slot.request.kind = OpKind::Read;
-                        workload.key_name(keynum, &mut slot.request.key);
+                        dataset.key(keynum, &mut slot.request.key);
+                        dataset.verify_request(keynum, &mut slot.request);
                         execute(runtime.as_ref(), &mut session, &mut batch);
                         let slot = &batch.slots()[0];
                         let key = || String::from_utf8_lossy(&slot.request.key).into_owned();
@@ -1052,15 +1068,7 @@ pub fn verify<S: Store>(
                                 }
                             }
                             Ok(_) => {
-                                workload.expected_record(keynum, &mut expected);
-                                let good = if workload.data_integrity() {
-                                    slot.reply.len() == expected.len()
-                                        && workload.check_read(&slot.request.key, &slot.reply)
-                                } else {
-                                    slot.reply.len() == expected.len()
-                                        && expected.iter().all(|(n, _)| slot.reply.get(n).is_some())
-                                };
-                                if !good {
+                                if !dataset.check(keynum, &slot.request.key, &slot.reply) {
                                     report.corrupted += 1;
                                     if report.first_corrupted.len() < FIRST_FEW {
                                         report.first_corrupted.push(key());

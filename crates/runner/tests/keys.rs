@@ -18,7 +18,7 @@ fn multi_key_reads_are_one_operation_each_and_count_every_key() {
         total_clients: 2,
         ..MemtierSpec::default()
     };
-    let workload = MemtierWorkload::new(spec).unwrap();
+    let workload = std::sync::Arc::new(MemtierWorkload::new(spec).unwrap());
     let plan = RunPlan {
         threads: 2,
         operations: Some(800),

@@ -25,11 +25,7 @@ impl Store for Recording {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            scan: false,
-            persistent: false,
-            needs_runtime: false,
-        }
+        Capabilities::NONE
     }
 
     fn session(&self) -> Result<RecordingSession, StoreError> {

@@ -530,9 +530,8 @@ impl Store for FoyerStore {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            scan: false,
-            persistent: false,
             needs_runtime: true,
+            ..Capabilities::NONE
         }
     }
 

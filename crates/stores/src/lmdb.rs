@@ -255,7 +255,7 @@ impl Store for LmdbStore {
         Capabilities {
             scan: true,
             persistent: true,
-            needs_runtime: false,
+            ..Capabilities::NONE
         }
     }
 

@@ -268,9 +268,8 @@ impl Store for MokaStore {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            scan: false,
-            persistent: false,
-            needs_runtime: false,
+            ttl: self.config.per_entry_ttl,
+            ..Capabilities::NONE
         }
     }
 

@@ -20,10 +20,13 @@ impl Store for NullStore {
     }
 
     fn capabilities(&self) -> Capabilities {
+        // Takes everything: every key is there, every write and command succeeds.
         Capabilities {
             scan: true,
-            persistent: false,
-            needs_runtime: false,
+            multi_read: true,
+            commands: true,
+            ttl: true,
+            ..Capabilities::NONE
         }
     }
 

@@ -342,7 +342,7 @@ impl Store for RocksDbStore {
         Capabilities {
             scan: true,
             persistent: true,
-            needs_runtime: false,
+            ..Capabilities::NONE
         }
     }
 

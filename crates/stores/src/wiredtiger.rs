@@ -628,7 +628,7 @@ impl Store for WiredTigerStore {
         Capabilities {
             scan: true,
             persistent: true,
-            needs_runtime: false,
+            ..Capabilities::NONE
         }
     }
 

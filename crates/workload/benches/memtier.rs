@@ -66,7 +66,7 @@ fn next(c: &mut Criterion) {
         ),
     ];
     for (name, spec) in cases {
-        let wl = MemtierWorkload::new(spec).expect("bench spec validates");
+        let wl = std::sync::Arc::new(MemtierWorkload::new(spec).expect("bench spec validates"));
         let mut source = wl.source(1, 0, 1);
         let mut req = Request::default();
         g.bench_function(name, |b| {

@@ -25,8 +25,8 @@ use dist::{mix64, Alias, KeyRng, SizeSampler, TruncatedNormal, ZipfMixture};
 pub use dist::{SizeDist, SizePiece};
 
 use crate::generator::{next_below, next_f64, Zipfian};
-use crate::source::{OpSource, Ticket, Verdict, Workload};
 use crate::{worker_seed, WorkloadError};
+use kvlab_core::{Needs, OpSource, Ticket, Verdict, Workload};
 
 /// How keys are chosen for gets, sets and deletes.
 #[derive(Clone, Debug, PartialEq)]
@@ -927,15 +927,19 @@ impl OpSource for CacheSource {
 }
 
 /// Client `client` gets [`CacheSource::new`]`(…, seed, client)`.
-impl Workload for Arc<CacheWorkload> {
+impl Workload for CacheWorkload {
     type Source = CacheSource;
 
-    fn source(&self, seed: u64, client: usize, _clients: usize) -> CacheSource {
+    fn source(self: &Arc<Self>, seed: u64, client: usize, _clients: usize) -> CacheSource {
         CacheSource::new(self.clone(), seed, client)
     }
 
-    fn needs_scan(&self) -> bool {
-        false
+    fn needs(&self) -> Needs {
+        Needs {
+            ttl: self.spec.ttl_s.is_some(),
+            blob: true,
+            ..Needs::default()
+        }
     }
 
     fn operation_count(&self) -> u64 {

@@ -50,7 +50,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use kvlab_core::{OpKind, Request, Slot};
 
 use crate::keyfile::escape_key;
-use crate::{OpSource, Ticket, Verdict, Workload, WorkloadError};
+use crate::{Needs, OpSource, Ticket, Verdict, Workload, WorkloadError};
 
 /// Bytes the reader aims to put in one chunk (it ends at a line boundary).
 const CHUNK_BYTES: usize = 256 << 10;
@@ -694,7 +694,7 @@ fn trim_line(line: &[u8], delimiter: u8, strip: bool) -> &[u8] {
 impl Workload for ImportWorkload {
     type Source = ImportSource;
 
-    fn source(&self, seed: u64, _client: usize, _clients: usize) -> ImportSource {
+    fn source(self: &Arc<Self>, seed: u64, _client: usize, _clients: usize) -> ImportSource {
         ImportSource {
             shared: Arc::clone(&self.shared),
             chunk: Vec::new(),
@@ -710,8 +710,11 @@ impl Workload for ImportWorkload {
         }
     }
 
-    fn needs_scan(&self) -> bool {
-        false
+    fn needs(&self) -> Needs {
+        Needs {
+            blob: self.spec().value_format == ValueFormat::Blob,
+            ..Needs::default()
+        }
     }
 
     fn operation_count(&self) -> u64 {

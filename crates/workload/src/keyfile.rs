@@ -17,8 +17,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::generator::{next_below, next_f64, ScrambledZipfian};
 use crate::{
-    fnvhash64, worker_seed, CoreWorkload, OpSource, Properties, Proportions, Ticket, ValueFormat,
-    Verdict, Workload, WorkloadError,
+    fnvhash64, worker_seed, CoreWorkload, Needs, OpSource, Properties, Proportions, Ticket,
+    ValueFormat, Verdict, Workload, WorkloadError,
 };
 
 /// Appends `key`, escaped for a key file (see [`KeyFile`]), to `out`.
@@ -503,10 +503,10 @@ impl std::fmt::Write for KeySuffix<'_> {
 
 /// Clients of a key-file workload; client `c` is seeded with
 /// [`worker_seed`]`(seed, c)`.
-impl Workload for Arc<KeyFileWorkload> {
+impl Workload for KeyFileWorkload {
     type Source = KeyFileSource;
 
-    fn source(&self, seed: u64, client: usize, clients: usize) -> KeyFileSource {
+    fn source(self: &Arc<Self>, seed: u64, client: usize, clients: usize) -> KeyFileSource {
         let n = self.keys.len();
         KeyFileSource {
             workload: Arc::clone(self),
@@ -517,8 +517,12 @@ impl Workload for Arc<KeyFileWorkload> {
         }
     }
 
-    fn needs_scan(&self) -> bool {
-        self.mix.weight(OpKind::Scan) > 0.0
+    fn needs(&self) -> Needs {
+        Needs {
+            scan: self.mix.weight(OpKind::Scan) > 0.0,
+            blob: self.format == ValueFormat::Blob,
+            ..Needs::default()
+        }
     }
 
     fn operation_count(&self) -> u64 {
@@ -583,10 +587,10 @@ fn keep_first<T>(list: &Mutex<Vec<(usize, T)>>, index: usize, item: impl FnOnce(
     v.truncate(FIRST_FEW);
 }
 
-impl Workload for Arc<KeyCheck> {
+impl Workload for KeyCheck {
     type Source = KeyCheckSource;
 
-    fn source(&self, _seed: u64, client: usize, clients: usize) -> KeyCheckSource {
+    fn source(self: &Arc<Self>, _seed: u64, client: usize, clients: usize) -> KeyCheckSource {
         let n = self.keys.len();
         let clients = clients.max(1);
         let (base, extra) = (n / clients, n % clients);
@@ -598,8 +602,11 @@ impl Workload for Arc<KeyCheck> {
         }
     }
 
-    fn needs_scan(&self) -> bool {
-        false
+    fn needs(&self) -> Needs {
+        Needs {
+            blob: self.blob,
+            ..Needs::default()
+        }
     }
 
     fn operation_count(&self) -> u64 {

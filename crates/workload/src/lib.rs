@@ -68,10 +68,11 @@ pub use import::{ImportReport, ImportSource, ImportSpec, ImportWorkload, KeySamp
 pub use import::{MalformedLine, TrailingDelimiter, ValueFormat};
 pub use keyfile::{escape_key, unescape_key, KeyCheck, KeyCheckSource, KeyFile};
 pub use keyfile::{KeyFileSource, KeyFileWorkload};
+pub use kvlab_core::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
 pub use plan::PROPORTION_KEYS;
 pub use plan::{GroupCounts, Plan, PlanGroup, PlanSource, PlanWorkload, Proportions};
 pub use props::{Origin, Properties};
-pub use source::{CoreSource, OpSource, Ticket, Verdict, Workload};
+pub use source::CoreSource;
 pub use workload::{CoreWorkload, LoadWorker, RunWorker};
 
 /// Everything that can go wrong reading or validating a workload.

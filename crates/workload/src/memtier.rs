@@ -80,7 +80,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::generator::{next_below, next_f64};
-use crate::{worker_seed, OpSource, Ticket, Verdict, Workload, WorkloadError};
+use crate::{worker_seed, Needs, OpSource, Ticket, Verdict, Workload, WorkloadError};
 
 mod command;
 
@@ -1022,12 +1022,19 @@ impl MemtierVerifier {
 impl Workload for MemtierWorkload {
     type Source = MemtierSource;
 
-    fn source(&self, seed: u64, client: usize, clients: usize) -> MemtierSource {
+    fn source(self: &Arc<Self>, seed: u64, client: usize, clients: usize) -> MemtierSource {
         self.client(seed, client, clients)
     }
 
-    fn needs_scan(&self) -> bool {
-        false
+    fn needs(&self) -> Needs {
+        let spec = &self.shared.spec;
+        Needs {
+            multi_read: spec.multi_key_get > 1,
+            commands: !spec.commands.is_empty() || spec.wait.is_some_and(|w| w.waits > 0),
+            ttl: spec.expiry.is_some(),
+            blob: true,
+            ..Needs::default()
+        }
     }
 
     /// `requests × total_clients` (memtier's `--requests` is per client); with

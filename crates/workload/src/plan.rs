@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 
 use kvlab_core::{OpKind, Request, Slot, Status};
 
-use crate::{OpSource, Origin, Properties, Ticket, Verdict, Workload, WorkloadError};
+use crate::{Needs, OpSource, Origin, Properties, Ticket, Verdict, Workload, WorkloadError};
 
 /// The property names of the six operation proportions, in [`OpKind::ALL`] order.
 pub const PROPORTION_KEYS: [&str; 6] = [
@@ -515,7 +515,7 @@ impl GroupCounts {
 #[derive(Debug)]
 pub struct PlanWorkload<W> {
     plan: Plan,
-    workloads: Vec<W>,
+    workloads: Vec<Arc<W>>,
     counts: Vec<Arc<Mutex<GroupCounts>>>,
 }
 
@@ -526,7 +526,7 @@ impl<W: Workload> PlanWorkload<W> {
     /// # Panics
     ///
     /// When `workloads` does not have one workload per group (a caller bug).
-    pub fn new(plan: Plan, workloads: Vec<W>) -> PlanWorkload<W> {
+    pub fn new(plan: Plan, workloads: Vec<Arc<W>>) -> PlanWorkload<W> {
         assert_eq!(
             plan.groups().len(),
             workloads.len(),
@@ -549,7 +549,7 @@ impl<W: Workload> PlanWorkload<W> {
     }
 
     /// The groups' workloads, in [`Plan::groups`] order.
-    pub fn workloads(&self) -> &[W] {
+    pub fn workloads(&self) -> &[Arc<W>] {
         &self.workloads
     }
 
@@ -568,7 +568,7 @@ impl<W: Workload> Workload for PlanWorkload<W> {
 
     /// Client `client` of `clients` runs on thread `client * threads / clients` (the
     /// runner puts `clients / threads` consecutive clients on each thread).
-    fn source(&self, seed: u64, client: usize, clients: usize) -> PlanSource<W::Source> {
+    fn source(self: &Arc<Self>, seed: u64, client: usize, clients: usize) -> PlanSource<W::Source> {
         let thread = client * self.plan.threads() / clients.max(1);
         let group = self.plan.group_of_thread(thread);
         PlanSource {
@@ -579,14 +579,17 @@ impl<W: Workload> Workload for PlanWorkload<W> {
         }
     }
 
-    fn needs_scan(&self) -> bool {
-        self.workloads.iter().any(Workload::needs_scan)
+    fn needs(&self) -> Needs {
+        self.workloads
+            .iter()
+            .map(|w| w.needs())
+            .fold(Needs::default(), Needs::union)
     }
 
     fn operation_count(&self) -> u64 {
         self.workloads
             .iter()
-            .map(Workload::operation_count)
+            .map(|w| w.operation_count())
             .max()
             .unwrap_or(0)
     }

@@ -1,78 +1,13 @@
-//! The interface between workloads and the runner: a [`Workload`] hands each client an
-//! [`OpSource`], which fills requests one at a time and is told how each one ended.
+//! [`CoreWorkload`] behind the runner's seam ([`kvlab_core::Workload`],
+//! [`kvlab_core::Dataset`]): its clients are [`CoreSource`]s.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use kvlab_core::{OpKind, Outcome, Request, Slot};
+use kvlab_core::{Dataset, Needs, OpKind, OpSource, Outcome, Record, Request, Slot};
+use kvlab_core::{Ticket, Verdict, Workload};
 
 use crate::{CoreWorkload, LoadWorker, RunWorker};
-
-/// What a source asks the runner to hand back with a request's completion: an opaque
-/// value the source chose (e.g. the key number of an insert to acknowledge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ticket(pub u64);
-
-impl Ticket {
-    /// A ticket that carries nothing.
-    pub const NONE: Ticket = Ticket(u64::MAX);
-}
-
-/// What a source concluded about a completed request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Nothing to check.
-    Unchecked,
-    /// The reply was checked and is what was written.
-    Good,
-    /// The reply was checked and differs from what was written.
-    Bad,
-}
-
-/// One client's stream of operations.
-///
-/// The runner calls [`OpSource::next`] for each request it sends and, once the request
-/// has completed, [`OpSource::completed`] with the slot and the ticket `next` returned —
-/// in the order the requests were generated. A source may react to a completion, e.g. a
-/// look-aside cache workload queues a set after a get that missed and returns it from
-/// the next call to `next`.
-///
-/// A request that failed may be sent again: before completing a failed request the
-/// runner asks [`OpSource::retry_after`], and when it names a delay the runner waits that
-/// long — only this client waits; the thread's other clients go on — and sends the same
-/// request again. `completed` is called once, after the last attempt.
-pub trait OpSource: Send {
-    /// Fills `req` (the caller cleared it) with the next operation; `None` when the
-    /// source is exhausted.
-    fn next(&mut self, req: &mut Request) -> Option<Ticket>;
-
-    /// Learns how a request from [`OpSource::next`] ended.
-    fn completed(&mut self, slot: &Slot, ticket: Ticket) -> Verdict;
-
-    /// For a request from [`OpSource::next`] that failed (`slot.result` is an error) and
-    /// has been retried `retries` times so far: how long to wait before sending it again,
-    /// or `None` to give up and complete it with this result. The default never retries.
-    #[inline]
-    fn retry_after(&mut self, slot: &Slot, retries: u64) -> Option<Duration> {
-        let _ = (slot, retries);
-        None
-    }
-}
-
-/// A workload the runner can run: it makes one [`OpSource`] per client.
-pub trait Workload: Send + Sync {
-    /// The per-client source.
-    type Source: OpSource + 'static;
-
-    /// The source of client `client` of `clients`, seeded from the run seed.
-    fn source(&self, seed: u64, client: usize, clients: usize) -> Self::Source;
-
-    /// True when the workload issues scans (stores that cannot scan refuse it).
-    fn needs_scan(&self) -> bool;
-
-    /// Operations to run when the plan gives neither a count nor a duration.
-    fn operation_count(&self) -> u64;
-}
 
 /// A [`CoreWorkload`] client: its load-phase or transaction-phase stream.
 #[derive(Debug)]
@@ -132,18 +67,49 @@ impl OpSource for CoreSource {
 }
 
 /// The transaction phase of a [`CoreWorkload`]; client `c` is YCSB worker `c`.
-impl Workload for Arc<CoreWorkload> {
+impl Workload for CoreWorkload {
     type Source = CoreSource;
 
-    fn source(&self, seed: u64, client: usize, _clients: usize) -> CoreSource {
+    fn source(self: &Arc<Self>, seed: u64, client: usize, _clients: usize) -> CoreSource {
         CoreSource::Run(self.run_worker(seed, client))
     }
 
-    fn needs_scan(&self) -> bool {
-        CoreWorkload::needs_scan(self)
+    fn needs(&self) -> Needs {
+        Needs {
+            scan: CoreWorkload::needs_scan(self),
+            ..Needs::default()
+        }
     }
 
     fn operation_count(&self) -> u64 {
         CoreWorkload::operation_count(self)
+    }
+}
+
+/// The records of a [`CoreWorkload`]: `[insertstart, insertstart + insertcount)`, loaded
+/// by [`LoadWorker`]s (client `c` is YCSB load worker `c`) and verified field by field.
+impl Dataset for CoreWorkload {
+    type Loader = CoreSource;
+
+    fn first(&self) -> u64 {
+        self.insert_start()
+    }
+
+    fn count(&self) -> u64 {
+        self.insert_count()
+    }
+
+    fn loader(&self, seed: u64, client: usize, clients: usize) -> CoreSource {
+        CoreSource::Load(self.load_worker(seed, client, clients))
+    }
+
+    fn key(&self, n: u64, key: &mut Vec<u8>) {
+        self.key_name(n, key);
+    }
+
+    /// Present with every field the load wrote, and — with `dataintegrity=true` — the
+    /// same values.
+    fn check(&self, _n: u64, key: &[u8], reply: &Record) -> bool {
+        self.check_loaded(key, reply)
     }
 }

@@ -951,6 +951,18 @@ impl CoreWorkload {
         }
     }
 
+    /// Checks a record read back after loading: it has exactly the workload's fields, and
+    /// with `dataintegrity` their values are as written ([`CoreWorkload::check_read`]).
+    pub fn check_loaded(&self, key: &[u8], reply: &Record) -> bool {
+        let names = &self.shared.field_names;
+        reply.len() == names.len()
+            && if self.shared.data_integrity {
+                self.check_read(key, reply)
+            } else {
+                names.iter().all(|n| reply.get(n).is_some())
+            }
+    }
+
     /// With `dataintegrity`, checks a read as YCSB's `verifyRow`: true when `reply` has
     /// at least one field and every field equals `buildDeterministicValue(key, name)`.
     /// Without `dataintegrity` there is nothing to check and this returns true.

@@ -43,7 +43,9 @@ fn keys_and_values_follow_the_spec() {
     let dir = tempfile::tempdir().unwrap();
     let data = file(dir.path(), "t.tbl", "1|a|x|p|\n2|b|y|q|\n\n3|c|z|r|\r\n");
     // Key fields 2,0: the key is `x|1`; the value is the others joined, `a|p`.
-    let w = ImportWorkload::open(&data, ImportSpec::new(b'|', vec![2, 0])).unwrap();
+    let w = std::sync::Arc::new(
+        ImportWorkload::open(&data, ImportSpec::new(b'|', vec![2, 0])).unwrap(),
+    );
     assert_eq!(w.expected_fields(), 4);
     let got = drain(&mut w.source(1, 0, 1));
     let got: Vec<(String, String)> = got
@@ -63,7 +65,7 @@ fn keys_and_values_follow_the_spec() {
         value_format: ValueFormat::Fields,
         ..ImportSpec::new(b'|', vec![0])
     };
-    let w = ImportWorkload::open(&data, spec).unwrap();
+    let w = std::sync::Arc::new(ImportWorkload::open(&data, spec).unwrap());
     let mut s = w.source(1, 0, 1);
     let mut slot = Slot::default();
     next(&mut s, &mut slot).unwrap();
@@ -83,7 +85,7 @@ fn keys_and_values_follow_the_spec() {
         trailing_delimiter: TrailingDelimiter::Keep,
         ..ImportSpec::new(b'|', vec![0])
     };
-    let w = ImportWorkload::open(&data, spec).unwrap();
+    let w = std::sync::Arc::new(ImportWorkload::open(&data, spec).unwrap());
     assert_eq!(w.expected_fields(), 5);
     assert_eq!(drain(&mut w.source(1, 0, 1))[0].1, b"a|x|p|");
 }
@@ -100,7 +102,8 @@ fn malformed_lines_are_skipped_or_stop_a_strict_import() {
         }
     }
     let data = file(dir.path(), "m.tbl", &text);
-    let w = ImportWorkload::open(&data, ImportSpec::new(b'|', vec![0])).unwrap();
+    let w =
+        std::sync::Arc::new(ImportWorkload::open(&data, ImportSpec::new(b'|', vec![0])).unwrap());
     assert_eq!(drain(&mut w.source(0, 0, 1)).len(), 48);
     let r = w.finish().clone();
     assert_eq!(r.malformed, 2);
@@ -117,7 +120,7 @@ fn malformed_lines_are_skipped_or_stop_a_strict_import() {
         strict: true,
         ..ImportSpec::new(b'|', vec![0])
     };
-    let w = ImportWorkload::open(&data, spec).unwrap();
+    let w = std::sync::Arc::new(ImportWorkload::open(&data, spec).unwrap());
     assert_eq!(drain(&mut w.source(0, 0, 1)).len(), 6);
     let r = w.finish();
     assert_eq!(r.strict_failure.as_ref().map(|m| m.line), Some(7));
@@ -142,7 +145,7 @@ fn the_key_sample_depends_on_the_seed_not_the_threads() {
             }),
             ..ImportSpec::new(b'|', vec![0])
         };
-        let w = ImportWorkload::open(&data, spec).unwrap();
+        let w = std::sync::Arc::new(ImportWorkload::open(&data, spec).unwrap());
         // Clients take turns a request at a time, as threads would interleave.
         let mut sources: Vec<_> = (0..clients).map(|c| w.source(seed, c, clients)).collect();
         let mut slot = Slot::default();
@@ -199,7 +202,7 @@ fn a_fifo_is_read_to_its_end() {
         limit: Some(99_999),
         ..ImportSpec::new(b'|', vec![0])
     };
-    let w = ImportWorkload::open(&fifo, spec).unwrap();
+    let w = std::sync::Arc::new(ImportWorkload::open(&fifo, spec).unwrap());
     let got = drain(&mut w.source(0, 0, 1));
     assert_eq!(got.len(), 99_999);
     assert_eq!(got[12_345].0, b"12345");
@@ -298,7 +301,7 @@ fn plan_clients_get_their_groups_mix_and_counts_add_up() {
         .iter()
         .map(|g| Arc::new(base.with_mix(g.mix)))
         .collect();
-    let w = PlanWorkload::new(plan, groups);
+    let w = Arc::new(PlanWorkload::new(plan, groups));
     // 3 threads × 2 connections: clients 0-3 are readers, 4-5 the writer's.
     let mut slot = Slot::default();
     for client in 0..6 {

@@ -5,6 +5,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use common::assert_fits;
 use kvlab_core::{OpKind, Request};
@@ -18,8 +19,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 const SEED: u64 = 0x5eed;
 
-fn workload(spec: MemtierSpec) -> MemtierWorkload {
-    MemtierWorkload::new(spec).expect("spec validates")
+fn workload(spec: MemtierSpec) -> Arc<MemtierWorkload> {
+    Arc::new(MemtierWorkload::new(spec).expect("spec validates"))
 }
 
 /// One generated request, owned.
@@ -43,7 +44,7 @@ fn next_op(source: &mut MemtierSource, req: &mut Request) -> Op {
     }
 }
 
-fn ops(wl: &MemtierWorkload, seed: u64, client: usize, clients: usize, n: usize) -> Vec<Op> {
+fn ops(wl: &Arc<MemtierWorkload>, seed: u64, client: usize, clients: usize, n: usize) -> Vec<Op> {
     let mut source = wl.source(seed, client, clients);
     let mut req = Request::default();
     (0..n).map(|_| next_op(&mut source, &mut req)).collect()
@@ -83,7 +84,7 @@ fn defaults_are_memtiers() {
     let wl = workload(spec);
     assert_eq!(wl.operation_count(), 2_000_000);
     assert_eq!(wl.requests_per_client(), Some(10_000));
-    assert!(!wl.needs_scan());
+    assert!(!wl.needs().scan);
 }
 
 #[test]
