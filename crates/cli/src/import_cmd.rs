@@ -8,20 +8,20 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use kvlab_core::{OpKind, Status, Store};
-use kvlab_runner::{Interval, RunOutcome, RunPlan, Warmup};
+use kvlab_runner::{RunOutcome, RunPlan, Warmup};
 use kvlab_workload::{
-    CoreWorkload, ImportSpec, ImportWorkload, KeyCheck, KeyFile, KeyFileWorkload, KeySample, Plan,
-    PlanWorkload, Properties, TrailingDelimiter, ValueFormat, WorkloadError,
+    AnyWorkload, CoreWorkload, ImportSpec, ImportWorkload, KeyCheck, KeyFile, KeyFileWorkload,
+    KeySample, Plan, PlanWorkload, Properties, TrailingDelimiter, ValueFormat, WorkloadError,
 };
 use serde_json::json;
 
-use super::{usage, Phase, PhaseArgs, ReportStyle, Work, CLI_PROPERTIES, STORE_PREFIXES};
+use super::{usage, Phase, PhaseArgs, ReportStyle, CLI_PROPERTIES, STORE_PREFIXES};
 
 /// Options of `run` and `verify` for key files and thread plans.
 #[derive(Args, Debug, Clone, Default)]
@@ -99,342 +99,227 @@ pub(crate) struct ImportCommand {
     phase: PhaseArgs,
 }
 
-/// The workloads this module adds to [`Work`].
-#[derive(Clone)]
-pub(crate) enum ExtraWork {
-    /// `kvlab import`.
-    Import(Arc<ImportWorkload>),
-    /// `run --keys` (and `verify --keys`).
-    Keys(Arc<KeyFileWorkload>),
-    /// `run --plan` on YCSB keys.
-    CorePlan(Arc<PlanWorkload<CoreWorkload>>),
-    /// `run --plan --keys`.
-    KeyPlan(Arc<PlanWorkload<KeyFileWorkload>>),
-}
+// The report lines, notes and result entries of imports, key files and plans.
 
-impl ExtraWork {
-    /// Runs the workload; an import then flushes the store, as `load` does.
-    pub(crate) fn run<S: Store>(
-        &self,
-        store: &S,
-        plan: &RunPlan,
-        stop: &AtomicBool,
-        observer: &mut dyn FnMut(&Interval<'_>),
-    ) -> Result<RunOutcome> {
-        Ok(match self {
-            ExtraWork::Import(w) => {
-                let o = kvlab_runner::run(store, w, plan, stop, observer)?;
-                w.finish();
-                store.flush().context("flushing the store after import")?;
-                o
+/// Remarks for stderr and the result's notes: malformed lines, a strict stop, the
+/// sampled key file, per-group operation counts.
+pub(crate) fn extra_notes(work: &AnyWorkload, outcome: &RunOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    match work {
+        AnyWorkload::Import(w) => {
+            let r = w.finish();
+            let path = r.path.display();
+            notes.push(format!(
+                "import: {} lines of {path}: {} imported, {} malformed{}, {} blank",
+                r.lines,
+                outcome.total.status_count(OpKind::Insert, Status::Ok),
+                r.malformed,
+                if w.spec().strict { "" } else { " (skipped)" },
+                r.blank
+            ));
+            for m in &r.first_malformed {
+                notes.push(format!("import: malformed {path}:{}", malformed_at(m)));
             }
-            ExtraWork::Keys(w) => kvlab_runner::run(store, w, plan, stop, observer)?,
-            ExtraWork::CorePlan(w) => kvlab_runner::run(store, w, plan, stop, observer)?,
-            ExtraWork::KeyPlan(w) => kvlab_runner::run(store, w, plan, stop, observer)?,
-        })
-    }
-
-    /// Operations when the command line gives neither a count nor a duration.
-    pub(crate) fn operation_count(&self) -> u64 {
-        use kvlab_workload::Workload;
-        match self {
-            ExtraWork::Import(w) => w.operation_count(),
-            ExtraWork::Keys(w) => w.operation_count(),
-            ExtraWork::CorePlan(w) => w.operation_count(),
-            ExtraWork::KeyPlan(w) => w.operation_count(),
-        }
-    }
-
-    /// The YCSB workload behind a plan on YCSB keys (its records are what `load`
-    /// writes and a fresh server is preloaded with).
-    pub(crate) fn core(&self) -> Option<&Arc<CoreWorkload>> {
-        match self {
-            ExtraWork::CorePlan(w) => w.workloads().first(),
-            _ => None,
-        }
-    }
-
-    /// True when values are blobs (Redis string model), false for YCSB fields.
-    pub(crate) fn blob(&self) -> bool {
-        match self {
-            ExtraWork::Import(w) => w.spec().value_format == ValueFormat::Blob,
-            ExtraWork::Keys(w) => w.value_format() == ValueFormat::Blob,
-            ExtraWork::CorePlan(_) => false,
-            ExtraWork::KeyPlan(w) => w.workloads()[0].value_format() == ValueFormat::Blob,
-        }
-    }
-
-    /// Every setting, for the result document.
-    pub(crate) fn effective(&self) -> Vec<(String, String)> {
-        match self {
-            ExtraWork::Import(w) => w.effective(),
-            ExtraWork::Keys(w) => w.effective(),
-            ExtraWork::CorePlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
-            ExtraWork::KeyPlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
-        }
-    }
-
-    /// A thread plan's group of each of its threads; empty without a plan.
-    pub(crate) fn thread_groups(&self) -> Vec<usize> {
-        let plan = match self {
-            ExtraWork::CorePlan(w) => w.plan(),
-            ExtraWork::KeyPlan(w) => w.plan(),
-            _ => return Vec::new(),
-        };
-        (0..plan.threads())
-            .map(|t| plan.group_of_thread(t))
-            .collect()
-    }
-
-    fn plan_counts(&self) -> Option<(&Plan, Vec<kvlab_workload::GroupCounts>)> {
-        match self {
-            ExtraWork::CorePlan(w) => Some((w.plan(), w.counts())),
-            ExtraWork::KeyPlan(w) => Some((w.plan(), w.counts())),
-            _ => None,
-        }
-    }
-}
-
-/// A plan's settings: the base workload's, without its mix, and each group's.
-fn plan_effective(plan: &Plan, base: Vec<(String, String)>) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = base
-        .into_iter()
-        .filter(|(k, _)| !kvlab_workload::PROPORTION_KEYS.contains(&k.as_str()))
-        .collect();
-    out.extend(plan.effective());
-    out
-}
-
-/// The report lines, notes and result entries of the extra workloads.
-impl Work {
-    fn extra(&self) -> Option<&ExtraWork> {
-        match self {
-            Work::Extra(w) => Some(w),
-            _ => None,
-        }
-    }
-
-    /// Remarks for stderr and the result's notes: malformed lines, a strict stop, the
-    /// sampled key file, per-group operation counts.
-    pub(crate) fn extra_notes(&self, outcome: &RunOutcome) -> Vec<String> {
-        let mut notes = Vec::new();
-        match self.extra() {
-            Some(ExtraWork::Import(w)) => {
-                let r = w.finish();
-                let path = r.path.display();
+            if let Some(m) = &r.strict_failure {
                 notes.push(format!(
-                    "import: {} lines of {path}: {} imported, {} malformed{}, {} blank",
-                    r.lines,
-                    outcome.total.status_count(OpKind::Insert, Status::Ok),
-                    r.malformed,
-                    if w.spec().strict { "" } else { " (skipped)" },
-                    r.blank
+                    "import stopped (--strict): {path}:{}",
+                    malformed_at(m)
                 ));
-                for m in &r.first_malformed {
-                    notes.push(format!("import: malformed {path}:{}", malformed_at(m)));
-                }
-                if let Some(m) = &r.strict_failure {
-                    notes.push(format!(
-                        "import stopped (--strict): {path}:{}",
-                        malformed_at(m)
-                    ));
-                }
-                if let Some(e) = &r.read_error {
-                    notes.push(format!("import: {path}: {e}"));
-                }
-                if r.failed_inserts > 0 {
-                    notes.push(format!(
-                        "import: {} inserts failed (see the ERROR counts above)",
-                        r.failed_inserts
-                    ));
-                }
-                if let Some(s) = &w.spec().sample {
-                    notes.push(format!(
-                        "import: {} keys written to {}",
-                        r.sampled_keys,
-                        s.path.display()
-                    ));
-                }
-                if let Some(e) = &r.keys_out_error {
-                    notes.push(format!("import: writing the key file failed: {e}"));
-                }
             }
-            Some(w) => {
-                if let Some((plan, counts)) = w.plan_counts() {
-                    for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
-                        let kinds: Vec<String> = OpKind::ALL
-                            .iter()
-                            .filter(|k| c.issued[k.index()] > 0)
-                            .map(|k| {
-                                let s = &c.status[k.index()];
-                                format!(
-                                    "{k} {} (NOT_FOUND {}, ERROR {})",
-                                    c.issued[k.index()],
-                                    s[Status::NotFound.index()],
-                                    s[Status::Error.index()]
-                                )
-                            })
-                            .collect();
-                        notes.push(format!(
-                            "group {} (threads {}): {} operations: {}",
-                            g.name,
-                            plan.thread_ranges(i),
-                            c.total(),
-                            kinds.join(", ")
-                        ));
-                    }
-                }
+            if let Some(e) = &r.read_error {
+                notes.push(format!("import: {path}: {e}"));
             }
-            None => {}
+            if r.failed_inserts > 0 {
+                notes.push(format!(
+                    "import: {} inserts failed (see the ERROR counts above)",
+                    r.failed_inserts
+                ));
+            }
+            if let Some(s) = &w.spec().sample {
+                notes.push(format!(
+                    "import: {} keys written to {}",
+                    r.sampled_keys,
+                    s.path.display()
+                ));
+            }
+            if let Some(e) = &r.keys_out_error {
+                notes.push(format!("import: writing the key file failed: {e}"));
+            }
         }
-        notes
+        _ => {
+            if let Some((plan, counts)) = work.plan_counts() {
+                for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
+                    let kinds: Vec<String> = OpKind::ALL
+                        .iter()
+                        .filter(|k| c.issued[k.index()] > 0)
+                        .map(|k| {
+                            let s = &c.status[k.index()];
+                            format!(
+                                "{k} {} (NOT_FOUND {}, ERROR {})",
+                                c.issued[k.index()],
+                                s[Status::NotFound.index()],
+                                s[Status::Error.index()]
+                            )
+                        })
+                        .collect();
+                    notes.push(format!(
+                        "group {} (threads {}): {} operations: {}",
+                        g.name,
+                        plan.thread_ranges(i),
+                        c.total(),
+                        kinds.join(", ")
+                    ));
+                }
+            }
+        }
     }
+    notes
+}
 
-    /// `[IMPORT]`, `[GROUP:name]` or `[MULTI-GET]` lines after the YCSB report.
-    pub(crate) fn write_extra_report(
-        &self,
-        outcome: &RunOutcome,
-        out: &mut dyn Write,
-    ) -> Result<()> {
-        match self.extra() {
-            Some(ExtraWork::Import(w)) => {
-                let r = w.finish();
-                let secs = outcome.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
-                writeln!(out, "[IMPORT], File, {}", r.path.display())?;
-                writeln!(out, "[IMPORT], Lines, {}", r.lines)?;
+/// `[IMPORT]`, `[GROUP:name]` or `[MULTI-GET]` lines after the YCSB report.
+pub(crate) fn write_extra_report(
+    work: &AnyWorkload,
+    outcome: &RunOutcome,
+    out: &mut dyn Write,
+) -> Result<()> {
+    match work {
+        AnyWorkload::Import(w) => {
+            let r = w.finish();
+            let secs = outcome.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+            writeln!(out, "[IMPORT], File, {}", r.path.display())?;
+            writeln!(out, "[IMPORT], Lines, {}", r.lines)?;
+            writeln!(
+                out,
+                "[IMPORT], Imported, {}",
+                outcome.total.status_count(OpKind::Insert, Status::Ok)
+            )?;
+            writeln!(out, "[IMPORT], Malformed, {}", r.malformed)?;
+            writeln!(out, "[IMPORT], Blank, {}", r.blank)?;
+            writeln!(out, "[IMPORT], Lines/sec, {:.1}", r.lines as f64 / secs)?;
+            for m in &r.first_malformed {
                 writeln!(
                     out,
-                    "[IMPORT], Imported, {}",
-                    outcome.total.status_count(OpKind::Insert, Status::Ok)
+                    "[IMPORT], MalformedLine, {}:{}",
+                    r.path.display(),
+                    malformed_at(m)
                 )?;
-                writeln!(out, "[IMPORT], Malformed, {}", r.malformed)?;
-                writeln!(out, "[IMPORT], Blank, {}", r.blank)?;
-                writeln!(out, "[IMPORT], Lines/sec, {:.1}", r.lines as f64 / secs)?;
-                for m in &r.first_malformed {
-                    writeln!(
-                        out,
-                        "[IMPORT], MalformedLine, {}:{}",
-                        r.path.display(),
-                        malformed_at(m)
-                    )?;
-                }
-                if let Some(s) = &w.spec().sample {
-                    writeln!(out, "[IMPORT], SampledKeys, {}", r.sampled_keys)?;
-                    writeln!(out, "[IMPORT], KeysOut, {}", s.path.display())?;
-                }
             }
-            Some(w) => {
-                if let Some((plan, counts)) = w.plan_counts() {
-                    for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
-                        let section = format!("[GROUP:{}]", g.name);
-                        writeln!(out, "{section}, Threads, {}", plan.thread_ranges(i))?;
-                        writeln!(out, "{section}, Operations, {}", c.total())?;
-                        // Latency per group, from the runner's per-group recorders.
-                        if let Some(rec) = outcome.groups.get(i) {
-                            let summary = rec.summary(outcome.elapsed);
+            if let Some(s) = &w.spec().sample {
+                writeln!(out, "[IMPORT], SampledKeys, {}", r.sampled_keys)?;
+                writeln!(out, "[IMPORT], KeysOut, {}", s.path.display())?;
+            }
+        }
+        _ => {
+            if let Some((plan, counts)) = work.plan_counts() {
+                for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
+                    let section = format!("[GROUP:{}]", g.name);
+                    writeln!(out, "{section}, Threads, {}", plan.thread_ranges(i))?;
+                    writeln!(out, "{section}, Operations, {}", c.total())?;
+                    // Latency per group, from the runner's per-group recorders.
+                    if let Some(rec) = outcome.groups.get(i) {
+                        let summary = rec.summary(outcome.elapsed);
+                        writeln!(
+                            out,
+                            "{section}, Throughput(ops/sec), {}",
+                            summary.throughput_ops_per_sec
+                        )?;
+                        for op in &summary.ops {
+                            let l = &op.latency;
                             writeln!(
                                 out,
-                                "{section}, Throughput(ops/sec), {}",
-                                summary.throughput_ops_per_sec
+                                "{section}, {} AverageLatency(us), {}",
+                                op.name, l.avg_us
                             )?;
-                            for op in &summary.ops {
-                                let l = &op.latency;
-                                writeln!(
-                                    out,
-                                    "{section}, {} AverageLatency(us), {}",
-                                    op.name, l.avg_us
-                                )?;
-                                writeln!(
-                                    out,
-                                    "{section}, {} 99thPercentileLatency(us), {}",
-                                    op.name, l.p99_us
-                                )?;
-                                writeln!(
-                                    out,
-                                    "{section}, {} 99.9PercentileLatency(us), {}",
-                                    op.name, l.p999_us
-                                )?;
-                            }
+                            writeln!(
+                                out,
+                                "{section}, {} 99thPercentileLatency(us), {}",
+                                op.name, l.p99_us
+                            )?;
+                            writeln!(
+                                out,
+                                "{section}, {} 99.9PercentileLatency(us), {}",
+                                op.name, l.p999_us
+                            )?;
                         }
-                        for k in OpKind::ALL {
-                            let n = c.issued[k.index()];
-                            if n == 0 {
-                                continue;
-                            }
-                            writeln!(out, "{section}, {k} Operations, {n}")?;
+                    }
+                    for k in OpKind::ALL {
+                        let n = c.issued[k.index()];
+                        if n == 0 {
+                            continue;
+                        }
+                        writeln!(out, "{section}, {k} Operations, {n}")?;
+                        writeln!(
+                            out,
+                            "{section}, {k} Share(%), {:.2}",
+                            100.0 * n as f64 / c.total() as f64
+                        )?;
+                        for s in Status::ALL {
                             writeln!(
                                 out,
-                                "{section}, {k} Share(%), {:.2}",
-                                100.0 * n as f64 / c.total() as f64
+                                "{section}, {k} Return={}, {}",
+                                s.ycsb_name(),
+                                c.status[k.index()][s.index()]
                             )?;
-                            for s in Status::ALL {
-                                writeln!(
-                                    out,
-                                    "{section}, {k} Return={}, {}",
-                                    s.ycsb_name(),
-                                    c.status[k.index()][s.index()]
-                                )?;
-                            }
                         }
                     }
                 }
             }
-            None => {}
         }
-        if let Work::Memtier(w) = self {
-            if w.spec().multi_key_get > 1 {
-                // A multi-key GET is one READ above; its keys count here one by one.
-                let keys = outcome.keys_hit + outcome.keys_missed;
-                let reads = outcome.total.count(OpKind::Read);
-                writeln!(out, "[MULTI-GET], Keys, {keys}")?;
-                writeln!(out, "[MULTI-GET], KeysFound, {}", outcome.keys_hit)?;
-                writeln!(out, "[MULTI-GET], KeysNotFound, {}", outcome.keys_missed)?;
-                if reads > 0 {
-                    writeln!(
-                        out,
-                        "[MULTI-GET], KeysPerRead, {:.2}",
-                        keys as f64 / reads as f64
-                    )?;
-                }
+    }
+    if let AnyWorkload::Memtier(w) = work {
+        if w.spec().multi_key_get > 1 {
+            // A multi-key GET is one READ above; its keys count here one by one.
+            let keys = outcome.keys_hit + outcome.keys_missed;
+            let reads = outcome.total.count(OpKind::Read);
+            writeln!(out, "[MULTI-GET], Keys, {keys}")?;
+            writeln!(out, "[MULTI-GET], KeysFound, {}", outcome.keys_hit)?;
+            writeln!(out, "[MULTI-GET], KeysNotFound, {}", outcome.keys_missed)?;
+            if reads > 0 {
+                writeln!(
+                    out,
+                    "[MULTI-GET], KeysPerRead, {:.2}",
+                    keys as f64 / reads as f64
+                )?;
             }
         }
-        Ok(())
     }
+    Ok(())
+}
 
-    /// True when the phase failed although the runner did not: a strict import that
-    /// stopped at a malformed line, a read error, failed inserts, an incomplete key
-    /// file.
-    pub(crate) fn extra_failed(&self) -> bool {
-        matches!(self.extra(), Some(ExtraWork::Import(w)) if w.finish().failed())
-    }
+/// True when the phase failed although the runner did not: a strict import that
+/// stopped at a malformed line, a read error, failed inserts, an incomplete key
+/// file.
+pub(crate) fn extra_failed(work: &AnyWorkload) -> bool {
+    matches!(work, AnyWorkload::Import(w) if w.finish().failed())
+}
 
-    /// Entries for the result's `runner` section: the import's report, or the plan's
-    /// per-group operation counts.
-    pub(crate) fn extra_runner(&self) -> Vec<(String, serde_json::Value)> {
-        match self.extra() {
-            Some(ExtraWork::Import(w)) => {
-                let r = w.finish();
-                vec![(
-                    "import".into(),
-                    json!({
-                        "file": r.path.display().to_string(),
-                        "lines": r.lines,
-                        "blank": r.blank,
-                        "malformed": r.malformed,
-                        "first_malformed": r.first_malformed.iter().map(|m| json!({
-                            "line": m.line, "fields": m.fields, "expected": m.expected,
-                        })).collect::<Vec<_>>(),
-                        "strict_failure_line": r.strict_failure.as_ref().map(|m| m.line),
-                        "read_error": r.read_error,
-                        "failed_inserts": r.failed_inserts,
-                        "sampled_keys": r.sampled_keys,
-                        "keys_out_error": r.keys_out_error,
-                    }),
-                )]
-            }
-            Some(w) => match w.plan_counts() {
-                Some((plan, counts)) => {
-                    let groups: Vec<serde_json::Value> = plan
+/// Entries for the result's `runner` section: the import's report, or the plan's
+/// per-group operation counts.
+pub(crate) fn extra_runner(work: &AnyWorkload) -> Vec<(String, serde_json::Value)> {
+    match work {
+        AnyWorkload::Import(w) => {
+            let r = w.finish();
+            vec![(
+                "import".into(),
+                json!({
+                    "file": r.path.display().to_string(),
+                    "lines": r.lines,
+                    "blank": r.blank,
+                    "malformed": r.malformed,
+                    "first_malformed": r.first_malformed.iter().map(|m| json!({
+                        "line": m.line, "fields": m.fields, "expected": m.expected,
+                    })).collect::<Vec<_>>(),
+                    "strict_failure_line": r.strict_failure.as_ref().map(|m| m.line),
+                    "read_error": r.read_error,
+                    "failed_inserts": r.failed_inserts,
+                    "sampled_keys": r.sampled_keys,
+                    "keys_out_error": r.keys_out_error,
+                }),
+            )]
+        }
+        _ => match work.plan_counts() {
+            Some((plan, counts)) => {
+                let groups: Vec<serde_json::Value> = plan
                         .groups()
                         .iter()
                         .zip(&counts)
@@ -466,12 +351,10 @@ impl Work {
                             })
                         })
                         .collect();
-                    vec![("plan_groups".into(), json!(groups))]
-                }
-                None => Vec::new(),
-            },
+                vec![("plan_groups".into(), json!(groups))]
+            }
             None => Vec::new(),
-        }
+        },
     }
 }
 
@@ -499,8 +382,8 @@ pub(crate) fn phase_work(
     phase: &str,
     args: &mut PhaseArgs,
     props: &Properties,
-    work: Work,
-) -> Result<Work> {
+    work: AnyWorkload,
+) -> Result<AnyWorkload> {
     let k = args.keys.clone();
     let has_plan = k.plan.is_some() || !k.plan_config.is_empty() || !k.thread_plan_map.is_empty();
     if k.keys.is_none() && !has_plan {
@@ -516,7 +399,7 @@ pub(crate) fn phase_work(
              verify"
         )));
     }
-    if !matches!(work, Work::Core(_)) {
+    if !matches!(work, AnyWorkload::Core(_)) {
         return Err(usage(format!(
             "{what} works with YCSB property files, not with memtier or cache workloads"
         )));
@@ -544,7 +427,7 @@ pub(crate) fn phase_work(
     };
     if !has_plan {
         let keys = keys.expect("--keys was given");
-        return Ok(Work::Extra(ExtraWork::Keys(keys)));
+        return Ok(AnyWorkload::Keys(keys));
     }
     let plan = match &k.plan {
         Some(path) => Plan::load(path).map_err(workload_error)?,
@@ -568,8 +451,8 @@ pub(crate) fn phase_work(
     if let Some(keys) = keys {
         let groups = plan.groups().iter().map(|g| Arc::new(keys.with_mix(g.mix)));
         let groups = groups.collect();
-        return Ok(Work::Extra(ExtraWork::KeyPlan(Arc::new(
-            PlanWorkload::new(plan, groups),
+        return Ok(AnyWorkload::KeyPlan(Arc::new(PlanWorkload::new(
+            plan, groups,
         ))));
     }
     // YCSB keys: one CoreWorkload per group, with the group's mix. Each has its own
@@ -597,8 +480,8 @@ pub(crate) fn phase_work(
             .map_err(workload_error)?;
         workloads.push(Arc::new(w));
     }
-    Ok(Work::Extra(ExtraWork::CorePlan(Arc::new(
-        PlanWorkload::new(plan, workloads),
+    Ok(AnyWorkload::CorePlan(Arc::new(PlanWorkload::new(
+        plan, workloads,
     ))))
 }
 
@@ -705,7 +588,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         phase: "import",
         args: cmd.phase,
         props,
-        work: Work::Extra(ExtraWork::Import(Arc::new(workload))),
+        work: AnyWorkload::Import(Arc::new(workload)),
         plan,
         report: ReportStyle::Ycsb,
         stop: super::install_stop_handler(),

@@ -27,7 +27,9 @@ use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
 use kvlab_workload::memtier::MemtierWorkload;
-use kvlab_workload::{CacheBenchConfig, CacheWorkload, CoreWorkload, Properties};
+use kvlab_workload::{
+    with_workload, AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, Properties,
+};
 
 /// kvlab: a workload lab for key-value stores and caches.
 #[derive(Parser, Debug)]
@@ -304,7 +306,7 @@ struct Phase {
     phase: &'static str,
     args: PhaseArgs,
     props: Properties,
-    work: Work,
+    work: AnyWorkload,
     plan: RunPlan,
     report: ReportStyle,
     stop: Arc<AtomicBool>,
@@ -312,87 +314,19 @@ struct Phase {
     server: StoreStats,
 }
 
-/// The workload a phase runs.
-#[derive(Clone)]
-enum Work {
-    /// A YCSB CoreWorkload (load, run, verify).
-    Core(Arc<CoreWorkload>),
-    /// A memtier_benchmark-style workload (run only).
-    Memtier(Arc<MemtierWorkload>),
-    /// A CacheBench-style cache workload (run only).
-    Cache(Arc<CacheWorkload>),
-    /// An import, a key-file workload or a thread plan.
-    Extra(import_cmd::ExtraWork),
+/// The records a phase that has them (load, verify, a fresh server's preload) works
+/// on, or a usage error naming the workload family that has no such phase.
+fn records<'a>(work: &'a AnyWorkload, phase: &str) -> Result<&'a Arc<CoreWorkload>> {
+    work.records().ok_or_else(|| usage(work.no_phase(phase)))
 }
 
-impl Work {
-    fn data_integrity(&self) -> bool {
-        matches!(self, Work::Core(w) if w.data_integrity())
-    }
-
-    /// Records a fresh server must hold before `run`.
-    fn insert_count(&self) -> u64 {
-        match self {
-            Work::Core(w) => w.insert_count(),
-            Work::Memtier(_) | Work::Cache(_) => 0,
-            Work::Extra(w) => w.core().map_or(0, |c| c.insert_count()),
-        }
-    }
-
-    /// The names of the arbitrary commands the workload sends (memtier's `--command`,
-    /// `WAIT`), by command id, for the results.
-    fn command_names(&self) -> Vec<String> {
-        match self {
-            Work::Memtier(w) => w.spec().command_names(),
-            _ => Vec::new(),
-        }
-    }
-
-    fn effective(&self) -> Vec<(String, String)> {
-        match self {
-            Work::Core(w) => w.effective(),
-            Work::Memtier(w) => w.spec().effective(),
-            Work::Cache(w) => w.effective(),
-            Work::Extra(w) => w.effective(),
-        }
-    }
-
-    /// True when the workload's writes carry times to live.
-    fn has_ttls(&self) -> bool {
-        match self {
-            Work::Core(_) => false,
-            Work::Memtier(w) => w.spec().expiry.is_some(),
-            Work::Cache(w) => w.spec().ttl_s.is_some(),
-            Work::Extra(_) => false,
-        }
-    }
-
-    /// The YCSB workload, for the phases only it has.
-    fn core(&self, phase: &str) -> Result<&Arc<CoreWorkload>> {
-        match self {
-            Work::Core(w) => Ok(w),
-            Work::Memtier(_) => Err(usage(format!(
-                "a memtier-style workload has no {phase} phase"
-            ))),
-            Work::Cache(_) => Err(usage(format!(
-                "a cache workload has no {phase} phase: caches fill as they run \
-                 (look-aside sets after misses)"
-            ))),
-            Work::Extra(w) => w
-                .core()
-                .ok_or_else(|| usage(format!("this workload has no {phase} phase"))),
-        }
-    }
-
-    /// The Redis data model a workload means: YCSB records are hashes, memtier values
-    /// are strings.
-    fn redis_model(&self) -> kvlab_net::redis::Model {
-        match self {
-            Work::Core(_) => kvlab_net::redis::Model::Hash,
-            Work::Memtier(_) | Work::Cache(_) => kvlab_net::redis::Model::String,
-            Work::Extra(w) if w.blob() => kvlab_net::redis::Model::String,
-            Work::Extra(_) => kvlab_net::redis::Model::Hash,
-        }
+/// The Redis data model a workload means: YCSB records are hashes, blob values (memtier,
+/// cache, blob imports and key files) are strings.
+fn redis_model(work: &AnyWorkload) -> kvlab_net::redis::Model {
+    if work.needs().blob {
+        kvlab_net::redis::Model::String
+    } else {
+        kvlab_net::redis::Model::Hash
     }
 }
 
@@ -486,17 +420,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         defaults.target_rate = config.target_rate_ops_per_s();
         defaults.cache_size_mb = config.cache_size_mb();
         defaults.disk_size_mb = config.nvm_cache_size_mb();
-        Work::Cache(Arc::new(
+        AnyWorkload::Cache(Arc::new(
             config.workload().map_err(|e| usage(e.to_string()))?,
         ))
     } else if props.get("workload") == Some(CacheWorkload::CLASS) {
         let w = CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
             .map_err(|e| usage(e.to_string()))?;
-        Work::Cache(Arc::new(w))
+        AnyWorkload::Cache(Arc::new(w))
     } else {
         let w = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
             .map_err(|e| usage(e.to_string()))?;
-        Work::Core(Arc::new(w))
+        AnyWorkload::Core(Arc::new(w))
     };
     let work = import_cmd::phase_work(phase, &mut args, &props, work)?;
     let threads = given_threads(&args, &props)?
@@ -552,13 +486,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         operations: if args.duration.is_some() {
             None
         } else {
-            Some(match (&work, defaults.ops_per_thread) {
-                // CacheBench's numOps is per thread.
-                (_, Some(per_thread)) => per_thread.saturating_mul(threads as u64),
-                (Work::Core(w), None) => w.operation_count(),
-                (Work::Cache(w), None) => kvlab_workload::Workload::operation_count(&**w),
-                (Work::Memtier(w), None) => kvlab_workload::Workload::operation_count(&**w),
-                (Work::Extra(w), None) => w.operation_count(),
+            // CacheBench's numOps is per thread.
+            Some(match defaults.ops_per_thread {
+                Some(per_thread) => per_thread.saturating_mul(threads as u64),
+                None => work.operation_count(),
             })
         },
         duration,
@@ -568,10 +499,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         seed,
         max_errors: args.max_errors,
         stop_on_connection_error: false,
-        thread_groups: match &work {
-            Work::Extra(w) => w.thread_groups(),
-            _ => Vec::new(),
-        },
+        thread_groups: work.thread_groups(),
         ..RunPlan::default()
     };
     let stop = install_stop_handler();
@@ -609,7 +537,7 @@ fn given_threads(args: &PhaseArgs, props: &Properties) -> Result<Option<usize>> 
 
 /// The memtier-style workload of `run --ratio …` (and the other memtier flags): no
 /// property file or CacheBench config beside it, and no workload properties.
-fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<Work> {
+fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<AnyWorkload> {
     if !args.property_files.is_empty() || args.cachebench.is_some() {
         return Err(usage(
             "the memtier flags (--ratio, --key-*, --data-size*, --requests, …) describe the \
@@ -637,7 +565,7 @@ fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<Work> {
         )));
     }
     let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
-    Ok(Work::Memtier(Arc::new(workload)))
+    Ok(AnyWorkload::Memtier(Arc::new(workload)))
 }
 
 /// Handles Ctrl-C: the first stops the run (results so far are written), the second
@@ -743,7 +671,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         phase: "run",
         args,
         props,
-        work: Work::Memtier(Arc::new(workload)),
+        work: AnyWorkload::Memtier(Arc::new(workload)),
         plan,
         report: ReportStyle::Memtier(memtier_report::Options::from_args(a)),
         stop: install_stop_handler(),
@@ -803,7 +731,7 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
                 pairs.push(("moka.capacity".into(), size.clone()));
             }
             // Per-entry expiry costs reads; turn it on only for workloads with TTLs.
-            if ctx.work.has_ttls() && !pairs.iter().any(|(k, _)| k == "moka.per_entry_ttl") {
+            if ctx.work.needs().ttl && !pairs.iter().any(|(k, _)| k == "moka.per_entry_ttl") {
                 pairs.push(("moka.per_entry_ttl".into(), "true".into()));
             }
             let config = MokaConfig::from_options(StoreOptions::new("moka.", pairs))
@@ -853,7 +781,7 @@ fn open_store(ctx: Phase) -> Result<ExitCode> {
             }
             let config = RedisConfig::from_options(
                 &url,
-                ctx.work.redis_model(),
+                redis_model(&ctx.work),
                 StoreOptions::new("redis.", pairs),
             )
             .map_err(|e| usage(e.message))?;
@@ -1168,18 +1096,18 @@ fn server_stats(
 /// cache), loads the workload's records, unmeasured, so reads find what a separate
 /// `load` would have written.
 fn preload<S: Store>(ctx: &Phase, store: &S, what: &str) -> Result<()> {
-    if ctx.phase != "run" || ctx.work.insert_count() == 0 {
+    if ctx.phase != "run" || ctx.work.records().map_or(0, |c| c.insert_count()) == 0 {
         return Ok(());
     }
     eprintln!(
         "kvlab: {what} starts empty: loading {} records first",
-        ctx.work.insert_count()
+        ctx.work.records().map_or(0, |c| c.insert_count())
     );
     let plan = RunPlan {
         target_rate: None,
         ..ctx.plan.clone()
     };
-    let workload = ctx.work.core("load")?;
+    let workload = records(&ctx.work, "load")?;
     let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut |_| {})?;
     let failed = o.total.errors_total();
     if failed > 0 || o.interrupted {
@@ -1328,7 +1256,7 @@ fn execute_observed<S: Store>(
 /// Returns `code` (the runs' exit code), or 1 when keys failed; nothing is verified
 /// after an interrupted run, or without `--data-verify`.
 fn memtier_verification<S: Store>(ctx: &Phase, store: &S, code: ExitCode) -> Result<ExitCode> {
-    let (ReportStyle::Memtier(o), Work::Memtier(w)) = (&ctx.report, &ctx.work) else {
+    let (ReportStyle::Memtier(o), AnyWorkload::Memtier(w)) = (&ctx.report, &ctx.work) else {
         return Ok(code);
     };
     if !o.data_verify() || ctx.stop.load(Ordering::SeqCst) {
@@ -1474,19 +1402,21 @@ fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunD
         }
     };
     let outcome = if ctx.phase == "load" {
-        let workload = ctx.work.core("load")?;
+        let workload = records(&ctx.work, "load")?;
         let o = kvlab_runner::load(store, workload, &ctx.plan, &ctx.stop, &mut observer)?;
         display.finish();
         eprintln!("kvlab: flushing {} after load", store.name());
         store.flush().context("flushing the store after load")?;
         o
     } else {
-        let o = match &ctx.work {
-            Work::Core(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
-            Work::Memtier(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
-            Work::Cache(w) => kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?,
-            Work::Extra(w) => w.run(store, &ctx.plan, &ctx.stop, &mut observer)?,
-        };
+        let o = with_workload!(&ctx.work, w => {
+            kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?
+        });
+        if let AnyWorkload::Import(w) = &ctx.work {
+            // An import then flushes the store, as `load` does.
+            w.finish();
+            store.flush().context("flushing the store after import")?;
+        }
         display.finish();
         o
     };
@@ -1524,7 +1454,7 @@ fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunD
             outcome.integrity_checked, outcome.integrity_failed
         ));
     }
-    notes.extend(ctx.work.extra_notes(&outcome));
+    notes.extend(import_cmd::extra_notes(&ctx.work, &outcome));
 
     for n in &notes {
         eprintln!("kvlab: {n}");
@@ -1546,7 +1476,7 @@ fn exit_code(ctx: &Phase, outcome: &RunOutcome) -> ExitCode {
     } else if outcome.error_budget_exceeded
         || outcome.connection_lost.is_some()
         || outcome.integrity_failed > 0
-        || ctx.work.extra_failed()
+        || import_cmd::extra_failed(&ctx.work)
     {
         ExitCode::from(1)
     } else {
@@ -1597,8 +1527,10 @@ fn print_report(ctx: &Phase, done: &RunDone, stats: &StoreStats) -> Result<()> {
     match &ctx.report {
         ReportStyle::Ycsb => {
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
-            ctx.work.write_extra_report(outcome, &mut out)?;
-            if matches!(ctx.work, Work::Cache(_)) || stats.iter().any(|(k, _)| k == "dram_hits") {
+            import_cmd::write_extra_report(&ctx.work, outcome, &mut out)?;
+            if matches!(ctx.work, AnyWorkload::Cache(_))
+                || stats.iter().any(|(k, _)| k == "dram_hits")
+            {
                 write_cache_lines(outcome, stats, &mut out)?;
             }
         }
@@ -1841,18 +1773,18 @@ fn runner_section(ctx: &Phase, outcome: &RunOutcome) -> BTreeMap<String, serde_j
             .collect::<Vec<_>>()),
     );
     m.insert("overrides".into(), json!(ctx.args.properties));
-    m.extend(ctx.work.extra_runner());
+    m.extend(import_cmd::extra_runner(&ctx.work));
     m
 }
 
 fn verify<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
-    if let Work::Extra(import_cmd::ExtraWork::Keys(k)) = &ctx.work {
+    if let AnyWorkload::Keys(k) = &ctx.work {
         return import_cmd::verify_keys(ctx, store, k);
     }
     let show = progress::enabled(ctx.args.progress);
     let report = kvlab_runner::verify(
         store,
-        ctx.work.core("verify")?,
+        records(&ctx.work, "verify")?,
         ctx.plan.threads,
         &ctx.stop,
         &|done, total| {

@@ -48,6 +48,7 @@
 //!   `zipfian` and `latest` key choosers, default 0.99) and `deleteproportion`
 //!   (default 0, produces `OpKind::Delete`).
 
+mod any;
 mod cache;
 mod cachebench;
 mod import;
@@ -62,6 +63,7 @@ pub mod memtier;
 
 use std::path::PathBuf;
 
+pub use any::AnyWorkload;
 pub use cache::{CacheSource, CacheSpec, CacheWorkload, OpMix, Popularity, SizeDist, SizePiece};
 pub use cachebench::{CacheBenchConfig, CacheBenchWarning, CACHEBENCH_OVERRIDES};
 pub use import::{ImportReport, ImportSource, ImportSpec, ImportWorkload, KeySample};
