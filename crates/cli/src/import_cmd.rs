@@ -1,7 +1,7 @@
 //! `kvlab import`, key files (`run|verify --keys`) and thread plans (`run --plan`,
-//! `--plan_config`/`--thread_plan_map`): seed 003's workflow.
+//! `--plan_config`/`--thread_plan_map`), as Terark's benchmark runs them.
 //!
-//! Each is a workload the runner drives like any other ([`ExtraWork`]), so stores,
+//! Each is a workload the runner drives like any other ([`kvlab_workload::AnyWorkload`]), so stores,
 //! threads × connections × pipeline, progress and the result files work as for `run`;
 //! this module adds their options, their checks and their report lines.
 

@@ -21,7 +21,7 @@
 //!   `--key-fields 0,1,2` on `1|155190|7706|1|17|…` gives the key `1|155190|7706`.
 //! - **Value**: every other field, in line order. As a blob ([`ValueFormat::Blob`],
 //!   the default) the fields are joined with the delimiter — the line minus its key
-//!   fields, as seed 003's tool stores it. As fields ([`ValueFormat::Fields`]) they are
+//!   fields, as Terark's benchmark stores it. As fields ([`ValueFormat::Fields`]) they are
 //!   YCSB fields `field0`, `field1`, … (numbered over the value fields) in the store's
 //!   record encoding.
 //!

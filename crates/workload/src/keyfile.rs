@@ -2,7 +2,8 @@
 //! `kvlab run|verify --keys` reads them.
 //!
 //! - [`KeyFile`] holds every key of a file in one buffer (no allocation per key), so a
-//!   random key is one index away — the sampled key file of seed 003's random reads.
+//!   random key is one index away — the sampled key file of Terark's benchmark's random
+//!   reads.
 //! - [`KeyFileWorkload`] runs an operation mix ([`Proportions`]) on keys chosen from a
 //!   key file; [`KeyFileSource`] is one client of it.
 //! - [`KeyCheck`] reads every key of a file once, for `verify --keys`.
@@ -175,12 +176,12 @@ impl KeyFile {
 /// How a key-file client picks its next key.
 #[derive(Clone, Debug)]
 enum KeyOrder {
-    /// Uniform over the file (seed 003's random reads).
+    /// Uniform over the file (Terark's benchmark's random reads).
     Uniform,
     /// YCSB's scrambled Zipfian over the file's line numbers.
     Zipfian(ScrambledZipfian),
     /// Each client walks the file in order from its own starting point, wrapping (a
-    /// pre-shuffled key file read in order: seed 003's `--use_shuf_key`).
+    /// pre-shuffled key file read in order: Terark's benchmark's `--use_shuf_key`).
     Sequential,
 }
 

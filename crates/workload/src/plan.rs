@@ -2,7 +2,7 @@
 //!
 //! - [`Proportions`] is an operation mix (YCSB's six `*proportion` properties).
 //! - [`Plan`] assigns every worker thread to a [`PlanGroup`] (a name, a thread count and
-//!   a mix). It comes from a plan file ([`Plan::load`]) or from seed 003's
+//!   a mix). It comes from a plan file ([`Plan::load`]) or from Terark's benchmark's
 //!   `--plan_config` / `--thread_plan_map` flags ([`Plan::from_thread_map`]).
 //! - [`PlanWorkload`] runs one workload per group (built by the caller with the group's
 //!   mix) and hands each client the source of its thread's group, wrapped in a
@@ -304,8 +304,8 @@ impl Plan {
         })
     }
 
-    /// A plan from seed 003's flags: `--plan_config ID:READ:INSERT:UPDATE` (percentages
-    /// of reads, writes — inserts — and updates; they are weights and need not sum to
+    /// A plan from Terark's benchmark's flags: `--plan_config ID:READ:INSERT:UPDATE`
+    /// (percentages of reads, writes — inserts — and updates; they are weights and need not sum to
     /// 100) and `--thread_plan_map THREADS:ID`, where `THREADS` is a thread number or an
     /// inclusive range `MIN-MAX`. Threads that no map names use config `0`, as in the
     /// original tool. Each config that some thread uses becomes a group `config<ID>`.

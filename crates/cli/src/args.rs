@@ -1,0 +1,241 @@
+//! The command line: `kvlab`'s subcommands and their options (clap), and the parsers
+//! of durations, target rates and warm-ups.
+
+use super::*;
+
+/// kvlab: a workload lab for key-value stores and caches.
+#[derive(Parser, Debug)]
+#[command(name = "kvlab", version, about, long_about = None, max_term_width = 100)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Insert the workload's records into the store (YCSB's load phase).
+    Load(PhaseArgs),
+    /// Run the workload's operation mix against the store (YCSB's transaction phase).
+    Run(PhaseArgs),
+    /// Read every loaded record back and report missing or corrupted ones.
+    Verify(PhaseArgs),
+    /// Run a memtier_benchmark command line: memtier's own flags (-s, -p, -t, -c,
+    /// --ratio, --key-pattern, --data-size, --test-time, …) and its summary output.
+    Memtier(Box<MemtierCommand>),
+    /// Report the results below result directories: markdown tables, and with --html
+    /// one self-contained HTML page with charts.
+    Report(report_cmd::ReportArgs),
+    /// Compare two results: throughput, latency per operation, errors and hit ratio, with
+    /// the ratio B/A.
+    Compare(report_cmd::CompareArgs),
+    /// Load records from a delimited text file (e.g. TPC-H lineitem.tbl): key = the
+    /// --key-fields joined with the delimiter, value = the other fields.
+    Import(Box<import_cmd::ImportCommand>),
+    /// Run a suite file: stores × workloads × threads/connections × rounds, each cell
+    /// as its own kvlab process, with resumable results and a summary (docs/suites.md).
+    Suite(suite::SuiteCommand),
+}
+
+/// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct MemtierCommand {
+    #[command(flatten)]
+    pub(crate) memtier: memtier_args::MemtierArgs,
+    /// Directory for kvlab's result.json, timeline.csv and latency.hlog.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// Replace results already in --out.
+    #[arg(long)]
+    pub(crate) overwrite: bool,
+    /// Start a local server instead of connecting to -s/-p (settings as for `run`).
+    #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) spawn: Option<String>,
+    /// Stop once more than this many requests have failed.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_errors: Option<u64>,
+    /// A name for the store in results and reports (default: redis or memcached).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) label: Option<String>,
+    /// A name for the workload in results and reports (default: `memtier`, told apart from
+    /// other memtier runs by the flags that differ); a suite passes its workload's name.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) workload_label: Option<String>,
+    /// Progress display on stderr: auto, always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub(crate) progress: progress::When,
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct PhaseArgs {
+    /// A YCSB workload property file; several are read in order, later ones win.
+    #[arg(short = 'P', value_name = "FILE")]
+    pub(crate) property_files: Vec<PathBuf>,
+    /// A property override, `name=value` (after every -P file).
+    #[arg(short = 'p', value_name = "NAME=VALUE")]
+    pub(crate) properties: Vec<String>,
+    /// The store: rocksdb, redis, memcached, null.
+    #[arg(long, value_name = "STORE")]
+    pub(crate) db: String,
+    /// Data directory of an embedded store (same as -p rocksdb.dir=DIR).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) path: Option<PathBuf>,
+    /// A CacheBench config (JSON with a test_config): its workload runs instead of a
+    /// property file's; scale it with -p numKeys=… -p numOps=… -p numThreads=….
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cachebench: Option<PathBuf>,
+    /// Capacity of an in-process cache (moka; foyer's memory tier), e.g. 256MiB.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) cache_size: Option<String>,
+    /// Directory of a hybrid cache's disk tier (foyer).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) disk_path: Option<PathBuf>,
+    /// Capacity of a hybrid cache's disk tier (foyer), e.g. 1GiB.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) disk_size: Option<String>,
+    /// Server of a network store: redis://user:password@host:port/db (credentials and
+    /// db optional), rediss://… for TLS, memcached://host:port,host:port…; a UNIX
+    /// domain socket: redis+unix:///path?db=N (or unix:///path), memcached+unix:///path.
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// Start a local server for the run (redis-server or memcached from PATH) on a free
+    /// loopback port, with comma-separated settings, e.g. maxmemory=512mb or m=64,t=4
+    /// (unixsocket=PATH or s=PATH: on a UNIX domain socket); it starts empty, so `run`
+    /// loads the workload's records first.
+    #[arg(long, value_name = "SETTINGS", num_args = 0..=1, default_missing_value = "")]
+    pub(crate) spawn: Option<String>,
+    /// Worker threads (YCSB `threadcount`).
+    #[arg(long, short = 't', value_name = "N")]
+    pub(crate) threads: Option<usize>,
+    /// Connections per thread (network stores), each its own client.
+    #[arg(long, short = 'c', value_name = "N", default_value_t = 1)]
+    pub(crate) connections: usize,
+    /// Requests in flight per connection: each client sends this many, then reads the
+    /// replies.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub(crate) pipeline: usize,
+    /// Per-request timeout of network stores (e.g. 500ms, 2s); none by default.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub(crate) timeout: Option<Duration>,
+    /// Open loop at this many operations per second in total (YCSB `-target`), or a
+    /// swinging load `sine:MEAN,AMPLITUDE,PERIOD` (e.g. sine:20000,10000,60s); latency
+    /// is then also measured from each request's intended start.
+    #[arg(long, alias = "target", value_name = "OPS", value_parser = parse_target_rate)]
+    pub(crate) target_rate: Option<TargetRate>,
+    /// Run for this long instead of `operationcount` operations (e.g. 30, 30s, 2m).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub(crate) duration: Option<Duration>,
+    /// Warm up before measuring: a time (10s) or an operation count (50000ops).
+    #[arg(long, value_name = "TIME|Nops")]
+    pub(crate) warmup: Option<String>,
+    /// Seed of every random choice; printed and stored in the result. Random if unset.
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+    /// Directory for result.json, timeline.csv and latency.hlog.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// Replace results already in --out.
+    #[arg(long)]
+    pub(crate) overwrite: bool,
+    /// Reporting interval (timeline rows, interval log, progress), e.g. 1s.
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = parse_duration)]
+    pub(crate) interval: Duration,
+    /// Stop once more than this many operations have failed.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_errors: Option<u64>,
+    /// Progress display on stderr: auto (when stderr is a terminal), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub(crate) progress: progress::When,
+    /// A name for the store in results and reports (default: the --db kind), e.g. to
+    /// tell two redis configurations apart.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) label: Option<String>,
+    /// A name for the workload in results and reports (default: the property files'
+    /// names, told apart by the properties that differ); a suite passes its workload's name.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) workload_label: Option<String>,
+    #[command(flatten)]
+    pub(crate) keys: import_cmd::KeyArgs,
+    #[command(flatten)]
+    pub(crate) memtier: run_memtier::RunMemtierArgs,
+}
+
+/// A usage error: bad flags, properties or configuration (exit code 2).
+#[derive(Debug)]
+pub(crate) struct UsageError(String);
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UsageError {}
+
+pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+pub(crate) fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Duration::from_secs_f64(v * mult)),
+        _ => Err(format!("`{s}` is not a duration (e.g. 30, 30s, 500ms, 2m)")),
+    }
+}
+
+pub(crate) fn parse_target_rate(s: &str) -> std::result::Result<TargetRate, String> {
+    let t = s.trim();
+    let Some(sine) = t.strip_prefix("sine:") else {
+        return match t.parse::<f64>() {
+            Ok(r) if r.is_finite() && r > 0.0 => Ok(TargetRate::Constant(r)),
+            _ => Err(format!(
+                "`{s}` is not a rate: give operations per second (e.g. 5000) or \
+                 sine:MEAN,AMPLITUDE,PERIOD"
+            )),
+        };
+    };
+    let parts: Vec<&str> = sine.split(',').map(str::trim).collect();
+    let bad = || format!("`{s}`: expected sine:MEAN,AMPLITUDE,PERIOD, e.g. sine:20000,10000,60s");
+    let [mean, amplitude, period] = parts[..] else {
+        return Err(bad());
+    };
+    let mean: f64 = mean.parse().map_err(|_| bad())?;
+    let amplitude: f64 = amplitude.parse().map_err(|_| bad())?;
+    let period = parse_duration(period)?;
+    if !(mean > 0.0 && (0.0..mean).contains(&amplitude) && !period.is_zero()) {
+        return Err(format!(
+            "`{s}`: a sine rate needs MEAN > 0, 0 <= AMPLITUDE < MEAN and PERIOD > 0"
+        ));
+    }
+    Ok(TargetRate::Sine {
+        mean,
+        amplitude,
+        period,
+    })
+}
+
+pub(crate) fn parse_warmup(s: &str) -> Result<Warmup> {
+    let t = s.trim();
+    if let Some(n) = t.strip_suffix("ops") {
+        let n: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| usage(format!("--warmup `{s}`: expected e.g. 10s or 50000ops")))?;
+        return Ok(Warmup::Ops(n));
+    }
+    let d = parse_duration(t).map_err(|e| usage(format!("--warmup: {e}; or e.g. 50000ops")))?;
+    Ok(if d.is_zero() {
+        Warmup::None
+    } else {
+        Warmup::Time(d)
+    })
+}

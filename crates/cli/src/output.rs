@@ -1,0 +1,375 @@
+//! What a phase writes: the YCSB or memtier report on stdout, result.json (with its
+//! runner section), memtier's result files, and secrets redacted from all of them.
+
+use super::*;
+
+/// The command line as stored in results: passwords in URLs and the value of memtier's
+/// `-a`/`--authenticate` replaced by `***`.
+pub(crate) fn redact_args(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut secret_next = false;
+    for a in args {
+        if secret_next {
+            out.push("***".into());
+            secret_next = false;
+            continue;
+        }
+        if a == "-a" || a == "--authenticate" {
+            secret_next = true;
+            out.push(a);
+        } else if a.starts_with("--authenticate=") {
+            out.push("--authenticate=***".into());
+        } else if a.starts_with("-a") && a.len() > 2 && !a.starts_with("--") {
+            out.push("-a***".into());
+        } else {
+            out.push(redact_settings(&kvlab_report::redact_url(&a)));
+        }
+    }
+    out
+}
+
+/// Server settings whose values are secrets: hidden wherever settings are shown.
+pub(crate) const SECRET_SETTINGS: &[&str] = &["requirepass", "masterauth"];
+
+/// `--spawn` settings with the values of [`SECRET_SETTINGS`] replaced by `***`
+/// (`requirepass=x,maxmemory=1gb` → `requirepass=***,maxmemory=1gb`).
+pub(crate) fn redact_settings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((at, name)) = SECRET_SETTINGS
+        .iter()
+        .filter_map(|n| rest.find(&format!("{n}=")).map(|at| (at, *n)))
+        .min()
+    {
+        let value_start = at + name.len() + 1;
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        let value_len = rest[value_start..]
+            .find(',')
+            .unwrap_or(rest.len() - value_start);
+        rest = &rest[value_start + value_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// memtier's per-run files of run `run` (from 1): `--hdr-file-prefix` and
+/// `--client-stats`.
+pub(crate) fn write_memtier_files(ctx: &Phase, run: u32, done: &RunDone) -> Result<()> {
+    let ReportStyle::Memtier(o) = &ctx.report else {
+        return Ok(());
+    };
+    if let Some(prefix) = o.hdr_file_prefix() {
+        memtier_files::write_hdr_files(
+            prefix,
+            run,
+            &done.outcome,
+            done.started,
+            o.command_names(),
+        )?;
+    }
+    if let Some(prefix) = o.client_stats() {
+        memtier_files::write_client_stats(prefix, run, &done.outcome)?;
+    }
+    Ok(())
+}
+
+/// Where the text report goes: memtier's `--out-file`, or stdout.
+pub(crate) fn report_output(ctx: &Phase) -> Result<Box<dyn Write>> {
+    Ok(match &ctx.report {
+        ReportStyle::Memtier(o) if o.out_file().is_some() => {
+            let path = o.out_file().expect("checked just above");
+            Box::new(std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("creating {}", path.display()))?,
+            ))
+        }
+        _ => Box::new(std::io::stdout().lock()),
+    })
+}
+
+/// memtier's `run information` of the JSON document.
+pub(crate) fn memtier_run_information(
+    ctx: &Phase,
+    runtime: Duration,
+    interrupted: bool,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut run = serde_json::Map::new();
+    run.insert("Threads".into(), ctx.plan.threads.into());
+    run.insert("Connections per thread".into(), ctx.plan.clients.into());
+    run.insert("Pipeline".into(), ctx.plan.pipeline.into());
+    run.insert("Seed".into(), ctx.plan.seed.into());
+    run.insert(
+        "Runtime (msec)".into(),
+        (runtime.as_secs_f64() * 1e3).into(),
+    );
+    run.insert("Interrupted".into(), interrupted.into());
+    run
+}
+
+/// Prints the report of one run (YCSB's text or memtier's summary and JSON).
+pub(crate) fn print_report(ctx: &Phase, done: &RunDone, stats: &StoreStats) -> Result<()> {
+    let outcome = &done.outcome;
+    let summary = outcome
+        .total
+        .summary_named(outcome.elapsed, &ctx.work.command_names());
+    let mut out = report_output(ctx)?;
+    match &ctx.report {
+        ReportStyle::Ycsb => {
+            kvlab_measure::write_ycsb_text(&summary, &mut out)?;
+            import_cmd::write_extra_report(&ctx.work, outcome, &mut out)?;
+            if matches!(ctx.work, AnyWorkload::Cache(_))
+                || stats.iter().any(|(k, _)| k == "dram_hits")
+            {
+                write_cache_lines(outcome, stats, &mut out)?;
+            }
+        }
+        ReportStyle::Memtier(o) => {
+            memtier_report::print(o, outcome, &mut out)?;
+            if let Some(path) = o.json_out() {
+                let run = memtier_run_information(ctx, outcome.elapsed, outcome.interrupted);
+                let doc = memtier_report::json_document(
+                    o,
+                    ctx.work.effective(),
+                    run,
+                    outcome,
+                    &done.seconds,
+                );
+                let text = serde_json::to_string_pretty(&doc)?;
+                kvlab_report::write_atomic(path, text.as_bytes(), true)?;
+            }
+        }
+    }
+    if ctx.work.data_integrity() {
+        writeln!(out, "[VERIFY], Operations, {}", outcome.integrity_checked)?;
+        writeln!(
+            out,
+            "[VERIFY], Return=OK, {}",
+            outcome.integrity_checked - outcome.integrity_failed
+        )?;
+        if outcome.integrity_failed > 0 {
+            writeln!(
+                out,
+                "[VERIFY], Return=UNEXPECTED_STATE, {}",
+                outcome.integrity_failed
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints memtier's report of several runs (`-x`): best, worst and average, and its JSON.
+pub(crate) fn print_runs_report(ctx: &Phase, done: Vec<RunDone>) -> Result<()> {
+    let ReportStyle::Memtier(o) = &ctx.report else {
+        return Ok(());
+    };
+    let mut out = report_output(ctx)?;
+    let (outcomes, seconds): (Vec<RunOutcome>, Vec<Vec<memtier_report::Second>>) =
+        done.into_iter().map(|d| (d.outcome, d.seconds)).unzip();
+    memtier_report::print_runs(o, &outcomes, &mut out)?;
+    out.flush()?;
+    if let Some(path) = o.json_out() {
+        let runtime = outcomes.iter().map(|r| r.elapsed).sum();
+        let interrupted = outcomes.iter().any(|r| r.interrupted);
+        let mut run = memtier_run_information(ctx, runtime, interrupted);
+        run.insert("Runs".into(), outcomes.len().into());
+        let doc =
+            memtier_report::json_document_runs(o, ctx.work.effective(), run, &outcomes, &seconds);
+        let text = serde_json::to_string_pretty(&doc)?;
+        kvlab_report::write_atomic(path, text.as_bytes(), true)?;
+    }
+    Ok(())
+}
+
+/// Writes `result.json` and `timeline.csv` of a finished run into `dir`, if given.
+pub(crate) fn write_result<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    dir: Option<&Path>,
+    done: &RunDone,
+    stats: StoreStats,
+    extra_stats: StoreStats,
+) -> Result<()> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    let outcome = &done.outcome;
+    let doc = ResultDocument {
+        kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        command: redact_args(std::env::args()),
+        phase: ctx.phase.to_string(),
+        started_at: kvlab_report::rfc3339(done.started),
+        finished_at: kvlab_report::rfc3339(SystemTime::now()),
+        seed: ctx.plan.seed,
+        interrupted: outcome.interrupted,
+        fell_behind: outcome.fell_behind,
+        workload: ctx.work.effective().into_iter().collect(),
+        workload_label: ctx.args.workload_label.clone(),
+        runner: runner_section(ctx, outcome),
+        store: StoreSection {
+            name: store.name().to_string(),
+            label: ctx.args.label.clone(),
+            options: stats_map(
+                store
+                    .options()
+                    .into_iter()
+                    .chain(ctx.server.clone())
+                    .collect(),
+            ),
+            stats: stats_map(stats.into_iter().chain(extra_stats).collect()),
+        },
+        host: HostInfo::detect(),
+        results: outcome
+            .total
+            .summary_named(outcome.elapsed, &ctx.work.command_names()),
+        notes: done.notes.clone(),
+    };
+    let mut csv = Vec::new();
+    kvlab_measure::write_timeline_csv(&done.timeline, &kvlab_core::OpKind::ALL, &mut csv)?;
+    kvlab_report::write_atomic(&dir.join("timeline.csv"), &csv, true)?;
+    kvlab_report::write_atomic(
+        &dir.join("result.json"),
+        doc.to_json_pretty().as_bytes(),
+        ctx.args.overwrite,
+    )?;
+    eprintln!("kvlab: results in {}", dir.display());
+    Ok(())
+}
+
+/// The cache lines of the text report: hit ratio of the gets (reads), get and set
+/// throughput, and, when the store reports them, its tiers' hit ratios and evictions.
+pub(crate) fn write_cache_lines(
+    outcome: &RunOutcome,
+    stats: &StoreStats,
+    out: &mut dyn Write,
+) -> Result<()> {
+    use kvlab_core::{OpKind, Status};
+    let t = &outcome.total;
+    let hits = t.status_count(OpKind::Read, Status::Ok);
+    let misses = t.status_count(OpKind::Read, Status::NotFound);
+    let secs = outcome.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+    let ratio = |n: u64, of: u64| {
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / of as f64
+        }
+    };
+    writeln!(out, "[CACHE], Gets, {}", hits + misses)?;
+    writeln!(
+        out,
+        "[CACHE], HitRatio(%), {:.2}",
+        ratio(hits, hits + misses)
+    )?;
+    let int = |name: &str| {
+        stats.iter().find_map(|(k, v)| match v {
+            StatValue::Int(i) if k == name => Some(*i as u64),
+            _ => None,
+        })
+    };
+    if let (Some(dram), Some(disk)) = (int("dram_hits"), int("disk_hits")) {
+        let gets = dram + disk + int("misses").unwrap_or(0);
+        writeln!(out, "[CACHE], DramHitRatio(%), {:.2}", ratio(dram, gets))?;
+        writeln!(out, "[CACHE], DiskHitRatio(%), {:.2}", ratio(disk, gets))?;
+    }
+    writeln!(
+        out,
+        "[CACHE], GetThroughput(ops/sec), {:.1}",
+        (hits + misses) as f64 / secs
+    )?;
+    let sets = t.count(OpKind::Insert) + t.count(OpKind::Update);
+    writeln!(
+        out,
+        "[CACHE], SetThroughput(ops/sec), {:.1}",
+        sets as f64 / secs
+    )?;
+    if let Some(e) = ["evictions", "evicted_keys"].iter().find_map(|n| int(n)) {
+        writeln!(out, "[CACHE], Evictions, {e}")?;
+    }
+    Ok(())
+}
+
+pub(crate) fn runner_section(
+    ctx: &Phase,
+    outcome: &RunOutcome,
+) -> BTreeMap<String, serde_json::Value> {
+    use serde_json::json;
+    let p = &ctx.plan;
+    let mut m = BTreeMap::new();
+    m.insert("threads".into(), json!(p.threads));
+    if !outcome.groups.is_empty() {
+        // Thread plans: each group's results, in the plan's group order.
+        let groups: Vec<serde_json::Value> = outcome
+            .groups
+            .iter()
+            .map(|g| serde_json::to_value(g.summary(outcome.elapsed)).unwrap_or_default())
+            .collect();
+        m.insert("group_results".into(), json!(groups));
+    }
+    m.insert("connections_per_thread".into(), json!(p.clients));
+    m.insert("pipeline".into(), json!(p.pipeline));
+    // Reads counted per key: differs from the READ counts only for multi-key GETs.
+    m.insert("keys_found".into(), json!(outcome.keys_hit));
+    m.insert("keys_not_found".into(), json!(outcome.keys_missed));
+    if let Some(TargetRate::Sine {
+        mean,
+        amplitude,
+        period,
+    }) = p.target_rate
+    {
+        m.insert(
+            "target_rate_sine".into(),
+            json!({ "mean": mean, "amplitude": amplitude, "period_s": period.as_secs_f64() }),
+        );
+    }
+    m.insert("operations".into(), json!(p.operations));
+    m.insert(
+        "duration_s".into(),
+        json!(p.duration.map(|d| d.as_secs_f64())),
+    );
+    m.insert(
+        "warmup".into(),
+        match p.warmup {
+            Warmup::None => json!(null),
+            Warmup::Ops(n) => json!({ "operations": n }),
+            Warmup::Time(d) => json!({ "seconds": d.as_secs_f64() }),
+        },
+    );
+    m.insert(
+        "target_rate_ops_per_sec".into(),
+        json!(p.target_rate.map(|r| r.mean())),
+    );
+    m.insert(
+        "loop".into(),
+        json!(if p.target_rate.is_some() {
+            "open"
+        } else {
+            "closed"
+        }),
+    );
+    m.insert("interval_s".into(), json!(p.interval.as_secs_f64()));
+    m.insert("max_errors".into(), json!(p.max_errors));
+    m.insert(
+        "max_schedule_lag_ms".into(),
+        json!(outcome.max_schedule_lag_ms),
+    );
+    m.insert(
+        "error_budget_exceeded".into(),
+        json!(outcome.error_budget_exceeded),
+    );
+    m.insert("integrity_checked".into(), json!(outcome.integrity_checked));
+    m.insert("integrity_failed".into(), json!(outcome.integrity_failed));
+    m.insert(
+        "property_files".into(),
+        json!(ctx
+            .args
+            .property_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()),
+    );
+    m.insert("overrides".into(), json!(ctx.args.properties));
+    m.extend(import_cmd::extra_runner(&ctx.work));
+    m
+}

@@ -1,0 +1,436 @@
+//! Running a phase on an open store: load, run (once or memtier's repeated runs) and
+//! verify, with progress, interval files and the exit code.
+
+use super::*;
+
+/// What a phase needs besides the store.
+pub(crate) struct Phase {
+    pub(crate) phase: &'static str,
+    pub(crate) args: PhaseArgs,
+    pub(crate) props: Properties,
+    pub(crate) work: AnyWorkload,
+    pub(crate) plan: RunPlan,
+    pub(crate) report: ReportStyle,
+    pub(crate) stop: Arc<AtomicBool>,
+    /// Facts about a server kvlab started (`spawned.*`), for the result.
+    pub(crate) server: StoreStats,
+}
+
+/// How results are printed.
+#[derive(Clone)]
+pub(crate) enum ReportStyle {
+    /// YCSB's text report.
+    Ycsb,
+    /// memtier_benchmark's summary (and optionally its JSON).
+    Memtier(memtier_report::Options),
+}
+
+/// Runs the phase; `store_stats` is sampled every interval into `monitor/store.csv`,
+/// `extra_stats` adds statistics taken at the end (a spawned server's resource use).
+pub(crate) fn execute_observed<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    store_stats: Option<kvlab_monitor::StoreStatsFn>,
+    extra_stats: impl Fn() -> StoreStats,
+) -> Result<ExitCode> {
+    eprintln!(
+        "kvlab {} {} on {} ({} thread{}, seed {})",
+        env!("CARGO_PKG_VERSION"),
+        ctx.phase,
+        store.name(),
+        ctx.plan.threads,
+        if ctx.plan.threads == 1 { "" } else { "s" },
+        ctx.plan.seed
+    );
+    if ctx.phase == "verify" {
+        return verify(ctx, store);
+    }
+    if let ReportStyle::Memtier(o) = &ctx.report {
+        if o.verify_only() {
+            return memtier_verification(ctx, store, ExitCode::SUCCESS);
+        }
+    }
+    if let Some(dir) = &ctx.args.out {
+        kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+            .with_context(|| format!("preparing the output directory {}", dir.display()))?;
+    }
+    // Resource monitoring and the store's statistics into OUT/monitor/*.csv, every
+    // interval, for the whole phase. A parent such as `kvlab suite` may turn it off
+    // (KVLAB_MONITOR=off), set its interval (KVLAB_MONITOR_INTERVAL, seconds) and name
+    // the server process it started (KVLAB_MONITOR_SERVER_PID).
+    let monitor_off = std::env::var_os("KVLAB_MONITOR").is_some_and(|v| v == "off");
+    let monitor = ctx
+        .args
+        .out
+        .as_ref()
+        .filter(|_| !monitor_off)
+        .and_then(|dir| {
+            let mut config = kvlab_monitor::MonitorConfig::new(dir);
+            config.interval = std::env::var("KVLAB_MONITOR_INTERVAL")
+                .ok()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map_or(ctx.args.interval, Duration::from_secs_f64);
+            config.server_pid = ctx
+                .server
+                .iter()
+                .find_map(|(k, v)| match v {
+                    StatValue::Int(pid) if k == "spawned.pid" => Some(*pid as u32),
+                    _ => None,
+                })
+                .or_else(|| {
+                    std::env::var("KVLAB_MONITOR_SERVER_PID")
+                        .ok()
+                        .and_then(|p| p.trim().parse::<u32>().ok())
+                });
+            config.data_dir = ctx.args.path.clone();
+            config.store_stats = store_stats;
+            kvlab_monitor::Monitor::start(config)
+                .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
+                .ok()
+        });
+    let runs = match &ctx.report {
+        ReportStyle::Memtier(o) => o.run_count(),
+        ReportStyle::Ycsb => 1,
+    };
+    if runs == 1 {
+        let done = run_once(ctx, store, ctx.args.out.as_deref())?;
+        write_memtier_files(ctx, 1, &done)?;
+        let mut stats = store.stats();
+        if let Some(m) = monitor {
+            match m.stop() {
+                Ok(summary) => stats.extend(
+                    summary
+                        .flat()
+                        .into_iter()
+                        .map(|(k, v)| (format!("monitor.{k}"), StatValue::Float(v))),
+                ),
+                Err(e) => eprintln!("kvlab: warning: resource monitoring: {e}"),
+            }
+        }
+        print_report(ctx, &done, &stats)?;
+        write_result(
+            ctx,
+            store,
+            ctx.args.out.as_deref(),
+            &done,
+            stats,
+            extra_stats(),
+        )?;
+        let code = exit_code(ctx, &done.outcome);
+        return memtier_verification(ctx, store, code);
+    }
+    // memtier's -x: the whole test several times against the same store, a second
+    // apart, each run's result files in OUT/run-N; the monitor covers them all.
+    let mut done: Vec<RunDone> = Vec::new();
+    for id in 1..=runs {
+        if id > 1 {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        if ctx.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        eprintln!("kvlab: run {id} of {runs}");
+        let dir = ctx.args.out.as_ref().map(|d| d.join(format!("run-{id}")));
+        if let Some(dir) = &dir {
+            kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+                .with_context(|| format!("preparing the output directory {}", dir.display()))?;
+        }
+        let d = run_once(ctx, store, dir.as_deref())?;
+        write_memtier_files(ctx, id, &d)?;
+        write_result(ctx, store, dir.as_deref(), &d, store.stats(), extra_stats())?;
+        let interrupted = d.outcome.interrupted;
+        done.push(d);
+        if interrupted {
+            break;
+        }
+    }
+    if let Some(m) = monitor {
+        if let Err(e) = m.stop() {
+            eprintln!("kvlab: warning: resource monitoring: {e}");
+        }
+    }
+    let code = done
+        .iter()
+        .map(|d| exit_code(ctx, &d.outcome))
+        .find(|c| *c != ExitCode::SUCCESS)
+        .unwrap_or(ExitCode::SUCCESS);
+    print_runs_report(ctx, done)?;
+    memtier_verification(ctx, store, code)
+}
+
+/// memtier's `--data-verify` after the runs (and all of `--verify-only`): its
+/// verification client reads the imported objects back ([`kvlab_runner::check_values`]),
+/// each failure on stderr as memtier prints it, the counts in the report and the JSON.
+/// Returns `code` (the runs' exit code), or 1 when keys failed; nothing is verified
+/// after an interrupted run, or without `--data-verify`.
+pub(crate) fn memtier_verification<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    code: ExitCode,
+) -> Result<ExitCode> {
+    let (ReportStyle::Memtier(o), AnyWorkload::Memtier(w)) = (&ctx.report, &ctx.work) else {
+        return Ok(code);
+    };
+    if !o.data_verify() || ctx.stop.load(Ordering::SeqCst) {
+        return Ok(code);
+    }
+    let mut out: Box<dyn Write> = match o.out_file() {
+        Some(path) => Box::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    write!(out, "\n\nPerforming data verification...\n")?;
+    out.flush()?;
+    let mut verifier = w.verifier(ctx.plan.seed);
+    let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let check = kvlab_runner::check_values(
+        store,
+        &ctx.stop,
+        &mut |req, expected| verifier.next(req, expected),
+        &mut |req, expected, mismatch| match mismatch {
+            kvlab_runner::Mismatch::Error(e) => {
+                eprintln!("error: request for key [{}] failed: {e}", shown(&req.key));
+            }
+            kvlab_runner::Mismatch::Value(got) => eprintln!(
+                "error: key [{}]: expected [{}], got [{}]",
+                shown(&req.key),
+                shown(expected),
+                shown(got)
+            ),
+            kvlab_runner::Mismatch::Missing => eprintln!(
+                "error: key [{}]: expected [{}], got []",
+                shown(&req.key),
+                shown(expected)
+            ),
+        },
+    )?;
+    write!(
+        out,
+        "Data verification completed:\n{:<10} keys verified successfuly.\n{:<10} keys failed.\n",
+        check.verified, check.failed
+    )?;
+    out.flush()?;
+    if let Some(path) = o.json_out() {
+        let mut doc: serde_json::Value = match std::fs::read(path) {
+            Ok(text) => serde_json::from_slice(&text)
+                .with_context(|| format!("reading {}", path.display()))?,
+            Err(_) => serde_json::json!({
+                "configuration": ctx.work.effective().into_iter().collect::<BTreeMap<_, _>>()
+            }),
+        };
+        doc["client verifications results"] = serde_json::json!({
+            "keys verified successfuly": check.verified,
+            "keys failed": check.failed,
+        });
+        let text = serde_json::to_string_pretty(&doc)?;
+        kvlab_report::write_atomic(path, text.as_bytes(), true)?;
+    }
+    Ok(if check.failed > 0 && code == ExitCode::SUCCESS {
+        ExitCode::from(1)
+    } else {
+        code
+    })
+}
+
+/// What one run of a phase leaves behind: its outcome and the series taken during it.
+pub(crate) struct RunDone {
+    pub(crate) outcome: RunOutcome,
+    pub(crate) started: SystemTime,
+    pub(crate) timeline: Vec<TimelineRow>,
+    /// memtier's per-second figures, when its JSON is asked for.
+    pub(crate) seconds: Vec<memtier_report::Second>,
+    /// Remarks on the run (interrupted, fell behind, …), printed and kept in the result.
+    pub(crate) notes: Vec<String>,
+}
+
+/// Runs the phase's workload once, writing the HDR interval log into `dir`.
+pub(crate) fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunDone> {
+    let started = SystemTime::now();
+    let mut hlog = match dir {
+        Some(dir) => {
+            let path = dir.join("latency.hlog");
+            let file = std::fs::File::create(&path)
+                .with_context(|| format!("creating {}", path.display()))?;
+            Some(IntervalLog::new(std::io::BufWriter::new(file), started)?)
+        }
+        None => None,
+    };
+    let mut timeline: Vec<TimelineRow> = Vec::new();
+    let mut display = progress::Progress::new(ctx.args.progress, ctx.phase);
+    let mut hlog_error = None;
+    let mut seconds: Vec<memtier_report::Second> = Vec::new();
+    let mut observer = |iv: &kvlab_runner::Interval<'_>| {
+        display.update(iv);
+        if iv.warmup {
+            return;
+        }
+        if let ReportStyle::Memtier(o) = &ctx.report {
+            if o.json_out().is_some() {
+                seconds.push(memtier_report::Second::from_interval(
+                    o,
+                    iv.recorder,
+                    iv.interval_s,
+                ));
+            }
+        }
+        timeline.push(TimelineRow::from_interval(
+            iv.time_s,
+            iv.interval_s,
+            iv.recorder,
+        ));
+        if let Some(log) = hlog.as_mut() {
+            let start = Duration::from_secs_f64((iv.time_s - iv.interval_s).max(0.0));
+            if let Err(e) =
+                log.write_interval(start, Duration::from_secs_f64(iv.interval_s), iv.recorder)
+            {
+                hlog_error.get_or_insert(e);
+            }
+        }
+    };
+    let outcome = if ctx.phase == "load" {
+        let workload = records(&ctx.work, "load")?;
+        let o = kvlab_runner::load(store, workload, &ctx.plan, &ctx.stop, &mut observer)?;
+        display.finish();
+        eprintln!("kvlab: flushing {} after load", store.name());
+        store.flush().context("flushing the store after load")?;
+        o
+    } else {
+        let o = with_workload!(&ctx.work, w => {
+            kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?
+        });
+        if let AnyWorkload::Import(w) = &ctx.work {
+            // An import then flushes the store, as `load` does.
+            w.finish();
+            store.flush().context("flushing the store after import")?;
+        }
+        display.finish();
+        o
+    };
+    // Dropping the log flushes its buffered writer.
+    drop(hlog.take());
+    if let Some(e) = hlog_error {
+        eprintln!("kvlab: warning: writing the interval log: {e}");
+    }
+    let mut notes = Vec::new();
+    if outcome.interrupted {
+        notes.push("interrupted: results cover the operations completed before the stop".into());
+    }
+    if outcome.error_budget_exceeded {
+        notes.push(format!(
+            "stopped: more than {} operations failed (--max-errors)",
+            ctx.plan.max_errors.unwrap_or(0)
+        ));
+    }
+    if let Some(e) = &outcome.connection_lost {
+        notes.push(format!(
+            "stopped: {e} (without --reconnect-on-error a lost connection ends the run, as \
+             in memtier_benchmark)"
+        ));
+    }
+    if outcome.fell_behind {
+        notes.push(format!(
+            "fell behind: the client lagged its schedule by up to {:.1} ms; the offered load \
+             was below --target-rate, see the Intended-* latencies",
+            outcome.max_schedule_lag_ms
+        ));
+    }
+    if ctx.work.data_integrity() {
+        notes.push(format!(
+            "dataintegrity: {} reads checked, {} did not match",
+            outcome.integrity_checked, outcome.integrity_failed
+        ));
+    }
+    notes.extend(import_cmd::extra_notes(&ctx.work, &outcome));
+
+    for n in &notes {
+        eprintln!("kvlab: {n}");
+    }
+    Ok(RunDone {
+        outcome,
+        started,
+        timeline,
+        seconds,
+        notes,
+    })
+}
+
+/// The exit code of a finished run: 130 if interrupted, 1 if requests failed beyond
+/// `--max-errors` or reads did not match, else success.
+pub(crate) fn exit_code(ctx: &Phase, outcome: &RunOutcome) -> ExitCode {
+    if outcome.interrupted {
+        ExitCode::from(130)
+    } else if outcome.error_budget_exceeded
+        || outcome.connection_lost.is_some()
+        || outcome.integrity_failed > 0
+        || import_cmd::extra_failed(&ctx.work)
+    {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+pub(crate) fn verify<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+    if let AnyWorkload::Keys(k) = &ctx.work {
+        return import_cmd::verify_keys(ctx, store, k);
+    }
+    let show = progress::enabled(ctx.args.progress);
+    let report = kvlab_runner::verify(
+        store,
+        records(&ctx.work, "verify")?,
+        ctx.plan.threads,
+        &ctx.stop,
+        &|done, total| {
+            if show {
+                eprint!("\r\x1b[2Kverify {done}/{total}");
+            }
+        },
+    )?;
+    if show {
+        eprintln!();
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "[VERIFY], Records, {}", report.checked)?;
+    writeln!(out, "[VERIFY], Missing, {}", report.missing)?;
+    writeln!(out, "[VERIFY], Corrupted, {}", report.corrupted)?;
+    writeln!(out, "[VERIFY], Errors, {}", report.errors)?;
+    writeln!(
+        out,
+        "[VERIFY], Values, {}",
+        if ctx.work.data_integrity() {
+            "checked (dataintegrity=true)"
+        } else {
+            "not checked (field names only; set -p dataintegrity=true when loading and verifying)"
+        }
+    )?;
+    for k in &report.first_missing {
+        writeln!(out, "[VERIFY], MissingKey, {k}")?;
+    }
+    for k in &report.first_corrupted {
+        writeln!(out, "[VERIFY], CorruptedKey, {k}")?;
+    }
+    for k in &report.first_errors {
+        writeln!(out, "[VERIFY], Error, {k}")?;
+    }
+    out.flush()?;
+    if ctx.stop.load(Ordering::Relaxed) {
+        eprintln!("kvlab: verify interrupted after {} records", report.checked);
+        return Ok(ExitCode::from(130));
+    }
+    if report.ok() {
+        eprintln!("kvlab: verify: all {} records intact", report.checked);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "kvlab: verify: {} missing, {} corrupted, {} errors of {} records",
+            report.missing, report.corrupted, report.errors, report.checked
+        );
+        Ok(ExitCode::from(1))
+    }
+}

@@ -1,0 +1,244 @@
+//! From arguments to a workload and a plan: the one place that chooses what a phase
+//! runs (a memtier-style workload, a CacheBench config, a cache or YCSB property file,
+//! a key file or a thread plan) and how (threads, connections, rate, duration).
+
+use super::*;
+
+/// The records a phase that has them (load, verify, a fresh server's preload) works
+/// on, or a usage error naming the workload family that has no such phase.
+pub(crate) fn records<'a>(work: &'a AnyWorkload, phase: &str) -> Result<&'a Arc<CoreWorkload>> {
+    work.records().ok_or_else(|| usage(work.no_phase(phase)))
+}
+
+/// The Redis data model a workload means: YCSB records are hashes, blob values (memtier,
+/// cache, blob imports and key files) are strings.
+pub(crate) fn redis_model(work: &AnyWorkload) -> kvlab_net::redis::Model {
+    if work.needs().blob {
+        kvlab_net::redis::Model::String
+    } else {
+        kvlab_net::redis::Model::Hash
+    }
+}
+
+/// Settings a CacheBench config brings, used where the command line is silent.
+#[derive(Default)]
+pub(crate) struct Defaults {
+    pub(crate) threads: Option<usize>,
+    pub(crate) ops_per_thread: Option<u64>,
+    pub(crate) target_rate: Option<f64>,
+    pub(crate) cache_size_mb: Option<u64>,
+    pub(crate) disk_size_mb: Option<u64>,
+}
+
+/// Property names consumed here rather than by the workload.
+pub(crate) const CLI_PROPERTIES: &[&str] = &[
+    "threadcount",
+    "target",
+    "db",
+    "exporter",
+    "exportfile",
+    "measurementtype",
+    "measurement.interval",
+    "status.interval",
+    "hdrhistogram.percentiles",
+    "hdrhistogram.fileoutput",
+    "histogram.buckets",
+    "maxexecutiontime",
+];
+
+/// Option prefixes that stores declare: passed to the store, which validates them.
+pub(crate) const STORE_PREFIXES: &[&str] = &[
+    "rocksdb.",
+    "lmdb.",
+    "wiredtiger.",
+    "moka.",
+    "foyer.",
+    "redis.",
+    "memcached.",
+    "null.",
+];
+
+/// `load`, `run` and `verify`: the workload (a memtier-style one from its flags, a
+/// CacheBench config, a cache property file, or YCSB's CoreWorkload, then a key file
+/// or thread plan over it) and the runner's plan, from the command line and the
+/// properties — the one place where arguments become a workload.
+pub(crate) fn select_phase(phase: &'static str, mut args: PhaseArgs) -> Result<Phase> {
+    let mut props = Properties::new();
+    for f in &args.property_files {
+        props.load_file(f).map_err(|e| usage(e.to_string()))?;
+    }
+    for p in &args.properties {
+        props.set_override(p).map_err(|e| usage(e.to_string()))?;
+    }
+    // The workload: a CacheBench config, a cache property file, or YCSB's CoreWorkload.
+    let mut defaults = Defaults::default();
+    let work = if args.memtier.given() {
+        memtier_work(&args, &props)?
+    } else if let Some(path) = &args.cachebench {
+        let mut overrides = Vec::new();
+        for (k, v) in props.iter() {
+            if kvlab_workload::CACHEBENCH_OVERRIDES.contains(&k) {
+                overrides.push((k.to_string(), v.to_string()));
+            } else if !is_runner_or_store_property(k) {
+                return Err(usage(format!(
+                    "property `{k}` does not apply to a CacheBench config; its overrides are: {}",
+                    kvlab_workload::CACHEBENCH_OVERRIDES.join(", ")
+                )));
+            }
+        }
+        let config = CacheBenchConfig::load(path, &overrides).map_err(|e| usage(e.to_string()))?;
+        for w in config.warnings() {
+            eprintln!("kvlab: warning: {}: {w}", path.display());
+        }
+        defaults.threads = Some(config.threads() as usize);
+        defaults.ops_per_thread = Some(config.ops_per_thread());
+        defaults.target_rate = config.target_rate_ops_per_s();
+        defaults.cache_size_mb = config.cache_size_mb();
+        defaults.disk_size_mb = config.nvm_cache_size_mb();
+        AnyWorkload::Cache(Arc::new(
+            config.workload().map_err(|e| usage(e.to_string()))?,
+        ))
+    } else if props.get("workload") == Some(CacheWorkload::CLASS) {
+        let w = CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| usage(e.to_string()))?;
+        AnyWorkload::Cache(Arc::new(w))
+    } else {
+        let w = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| usage(e.to_string()))?;
+        AnyWorkload::Core(Arc::new(w))
+    };
+    let work = import_cmd::phase_work(phase, &mut args, &props, work)?;
+    let threads = given_threads(&args, &props)?
+        .or(defaults.threads)
+        .unwrap_or(1);
+    if args.cache_size.is_none() {
+        args.cache_size = defaults.cache_size_mb.map(|mb| format!("{mb}MiB"));
+    }
+    if args.disk_size.is_none() {
+        args.disk_size = defaults
+            .disk_size_mb
+            .filter(|&mb| mb > 0)
+            .map(|mb| format!("{mb}MiB"));
+    }
+    if threads == 0 {
+        return Err(usage("--threads must be at least 1"));
+    }
+    let target_rate = match (args.target_rate, props.get("target")) {
+        (Some(t), _) => Some(t),
+        (None, Some(t)) => {
+            let v: f64 = t
+                .trim()
+                .parse()
+                .map_err(|_| usage(format!("property target: `{t}` is not a number")))?;
+            (v > 0.0).then_some(TargetRate::Constant(v))
+        }
+        (None, None) => defaults.target_rate.map(TargetRate::Constant),
+    };
+    if args.connections == 0 || args.pipeline == 0 {
+        return Err(usage("--connections and --pipeline must be at least 1"));
+    }
+    let duration = match (args.duration, props.get("maxexecutiontime")) {
+        (Some(d), _) => Some(d),
+        (None, Some(t)) => Some(Duration::from_secs(t.trim().parse().map_err(|_| {
+            usage(format!(
+                "property maxexecutiontime: `{t}` is not a number of seconds"
+            ))
+        })?)),
+        (None, None) => None,
+    };
+    let warmup = match &args.warmup {
+        Some(w) => parse_warmup(w)?,
+        None => Warmup::None,
+    };
+    if args.interval.is_zero() {
+        return Err(usage("--interval must be greater than zero"));
+    }
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let plan = RunPlan {
+        threads,
+        clients: args.connections,
+        pipeline: args.pipeline,
+        operations: if args.duration.is_some() {
+            None
+        } else {
+            // CacheBench's numOps is per thread.
+            Some(match defaults.ops_per_thread {
+                Some(per_thread) => per_thread.saturating_mul(threads as u64),
+                None => work.operation_count(),
+            })
+        },
+        duration,
+        warmup,
+        target_rate,
+        interval: args.interval,
+        seed,
+        max_errors: args.max_errors,
+        stop_on_connection_error: false,
+        thread_groups: work.thread_groups(),
+        ..RunPlan::default()
+    };
+    let stop = install_stop_handler();
+    let ctx = Phase {
+        phase,
+        args,
+        props,
+        work,
+        plan,
+        report: ReportStyle::Ycsb,
+        stop,
+        server: Vec::new(),
+    };
+    Ok(ctx)
+}
+
+/// Whether a property is read here ([`CLI_PROPERTIES`]) or by the store
+/// ([`STORE_PREFIXES`]) rather than by a workload.
+pub(crate) fn is_runner_or_store_property(k: &str) -> bool {
+    CLI_PROPERTIES.contains(&k) || STORE_PREFIXES.iter().any(|p| k.starts_with(p))
+}
+
+/// The worker threads asked for: `--threads`, else the `threadcount` property.
+pub(crate) fn given_threads(args: &PhaseArgs, props: &Properties) -> Result<Option<usize>> {
+    match (args.threads, props.get("threadcount")) {
+        (Some(t), _) => Ok(Some(t)),
+        (None, Some(t)) => {
+            Ok(Some(t.trim().parse().map_err(|_| {
+                usage(format!("property threadcount: `{t}` is not a number"))
+            })?))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// The memtier-style workload of `run --ratio …` (and the other memtier flags): no
+/// property file or CacheBench config beside it, and no workload properties.
+pub(crate) fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<AnyWorkload> {
+    if !args.property_files.is_empty() || args.cachebench.is_some() {
+        return Err(usage(
+            "the memtier flags (--ratio, --key-*, --data-size*, --requests, …) describe the \
+             workload: give them instead of -P or --cachebench, not with them",
+        ));
+    }
+    if args.memtier.has_requests() && args.duration.is_some() {
+        return Err(usage("give either --requests or --duration, not both"));
+    }
+    if let Some((k, _)) = props.iter().find(|(k, _)| !is_runner_or_store_property(k)) {
+        return Err(usage(format!(
+            "property `{k}` does not apply to a memtier-style workload (its flags are \
+             --ratio, --key-*, --data-size*, --expiry-range, --requests; see docs/memtier.md)"
+        )));
+    }
+    let threads = given_threads(args, props)?.unwrap_or(1);
+    let spec = args
+        .memtier
+        .spec(threads.max(1), args.connections.max(1))
+        .map_err(usage)?;
+    if !spec.commands.is_empty() && args.db != "redis" {
+        return Err(usage(format!(
+            "--command sends Redis commands: it needs --db redis, not --db {}",
+            args.db
+        )));
+    }
+    let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
+    Ok(AnyWorkload::Memtier(Arc::new(workload)))
+}

@@ -1,0 +1,384 @@
+//! Opening the chosen store (the one `match` over store names), starting a server when
+//! asked (`--spawn`), watching its statistics, and preloading a fresh one.
+
+use super::*;
+
+/// Opens the phase's store and runs the phase on it.
+pub(crate) fn open_store(ctx: Phase) -> Result<ExitCode> {
+    let store_pairs: Vec<(String, String)> = ctx
+        .props
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+
+    // The one place that knows every store.
+    match ctx.args.db.as_str() {
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => {
+            use kvlab_stores::rocksdb::{RocksDbConfig, RocksDbStore};
+            let options = StoreOptions::new("rocksdb.", store_pairs);
+            let config = RocksDbConfig::from_options(ctx.args.path.as_deref(), options)
+                .map_err(|e| usage(e.message))?;
+            let path = config.path.clone();
+            let store = RocksDbStore::open(config)
+                .with_context(|| format!("opening rocksdb at {}", path.display()))?;
+            execute(&ctx, Arc::new(store))
+        }
+        #[cfg(feature = "lmdb")]
+        "lmdb" => {
+            use kvlab_stores::lmdb::{LmdbConfig, LmdbStore};
+            let options = StoreOptions::new("lmdb.", store_pairs);
+            let config = LmdbConfig::from_options(ctx.args.path.as_deref(), options)
+                .map_err(|e| usage(e.message))?;
+            let path = config.path.clone();
+            let store = LmdbStore::open(config)
+                .with_context(|| format!("opening lmdb at {}", path.display()))?;
+            execute(&ctx, Arc::new(store))
+        }
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger" => {
+            use kvlab_stores::wiredtiger::{WiredTigerConfig, WiredTigerStore};
+            let options = StoreOptions::new("wiredtiger.", store_pairs);
+            let config = WiredTigerConfig::from_options(ctx.args.path.as_deref(), options)
+                .map_err(|e| usage(e.message))?;
+            let path = config.path.clone();
+            let store = WiredTigerStore::open(config)
+                .with_context(|| format!("opening wiredtiger at {}", path.display()))?;
+            execute(&ctx, Arc::new(store))
+        }
+        #[cfg(feature = "moka")]
+        "moka" => {
+            use kvlab_stores::moka::{MokaConfig, MokaStore};
+            let mut pairs = store_pairs;
+            if let Some(size) = &ctx.args.cache_size {
+                pairs.push(("moka.capacity".into(), size.clone()));
+            }
+            // Per-entry expiry costs reads; turn it on only for workloads with TTLs.
+            if ctx.work.needs().ttl && !pairs.iter().any(|(k, _)| k == "moka.per_entry_ttl") {
+                pairs.push(("moka.per_entry_ttl".into(), "true".into()));
+            }
+            let config = MokaConfig::from_options(StoreOptions::new("moka.", pairs))
+                .map_err(|e| usage(e.message))?;
+            let store = MokaStore::open(config).context("opening the moka cache")?;
+            execute(&ctx, Arc::new(store))
+        }
+        #[cfg(feature = "foyer")]
+        "foyer" => {
+            use kvlab_stores::foyer::{FoyerConfig, FoyerStore};
+            let mut pairs = store_pairs;
+            for (name, value) in [
+                ("foyer.memory", ctx.args.cache_size.clone()),
+                (
+                    "foyer.disk_path",
+                    ctx.args.disk_path.as_ref().map(|p| p.display().to_string()),
+                ),
+                ("foyer.disk_size", ctx.args.disk_size.clone()),
+            ] {
+                if let Some(v) = value {
+                    pairs.push((name.into(), v));
+                }
+            }
+            let config = FoyerConfig::from_options(StoreOptions::new("foyer.", pairs))
+                .map_err(|e| usage(e.message))?;
+            let store = FoyerStore::open(config).context("opening the foyer cache")?;
+            execute(&ctx, Arc::new(store))
+        }
+        "redis" => {
+            use kvlab_net::redis::{RedisConfig, RedisStore};
+            let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
+            let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
+            let mut pairs = store_pairs;
+            if let Some(t) = ctx.args.timeout {
+                pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
+            }
+            // A TLS server kvlab started is trusted through its own CA file.
+            if let Some(ca) = server.as_ref().filter(|s| s.tls()).and_then(|s| {
+                s.config()
+                    .iter()
+                    .find(|(k, _)| k == "tls-ca-cert-file")
+                    .map(|(_, v)| v.trim_matches('"').to_string())
+            }) {
+                if !pairs.iter().any(|(k, _)| k == "redis.tls_ca_file") {
+                    pairs.push(("redis.tls_ca_file".into(), ca));
+                }
+            }
+            let config = RedisConfig::from_options(
+                &url,
+                redis_model(&ctx.work),
+                StoreOptions::new("redis.", pairs),
+            )
+            .map_err(|e| usage(e.message))?;
+            let shown = config.url.to_string();
+            let stats = server_stats(kvlab_spawn::ServerKind::Redis, &config.url);
+            let store =
+                RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
+            execute_with_server(&ctx, &store, server, stats)
+        }
+        "memcached" => {
+            use kvlab_net::memcached::{MemcachedConfig, MemcachedStore};
+            let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Memcached)?;
+            let url = server_url(&ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
+            let mut pairs = store_pairs;
+            if let Some(t) = ctx.args.timeout {
+                pairs.push((
+                    "memcached.timeout_ms".into(),
+                    t.as_millis().max(1).to_string(),
+                ));
+            }
+            let config =
+                MemcachedConfig::from_options(&url, StoreOptions::new("memcached.", pairs))
+                    .map_err(|e| usage(e.message))?;
+            let shown = config.url.to_string();
+            let stats = server_stats(kvlab_spawn::ServerKind::Memcached, &config.url);
+            let store = MemcachedStore::open(config)
+                .with_context(|| format!("opening memcached at {shown}"))?;
+            execute_with_server(&ctx, &store, server, stats)
+        }
+        "null" => {
+            StoreOptions::new("null.", store_pairs)
+                .finish(&[])
+                .map_err(|e| usage(e.message))?;
+            execute(&ctx, Arc::new(NullStore))
+        }
+        other => Err(usage(format!(
+            "unknown store `{other}`; available: {}",
+            available_stores().join(", ")
+        ))),
+    }
+}
+
+pub(crate) fn available_stores() -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if cfg!(feature = "rocksdb") {
+        v.push("rocksdb");
+    }
+    if cfg!(feature = "lmdb") {
+        v.push("lmdb");
+    }
+    if cfg!(feature = "wiredtiger") {
+        v.push("wiredtiger");
+    }
+    if cfg!(feature = "moka") {
+        v.push("moka");
+    }
+    if cfg!(feature = "foyer") {
+        v.push("foyer");
+    }
+    v.extend(["redis", "memcached", "null"]);
+    v
+}
+
+pub(crate) fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value> {
+    stats
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                StatValue::Int(i) => serde_json::Value::from(i),
+                StatValue::Float(f) => serde_json::Value::from(f),
+                StatValue::Text(s) => serde_json::Value::from(s),
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+/// Starts the `--spawn` server of a network store, if asked.
+pub(crate) fn spawn_server(
+    ctx: &Phase,
+    kind: kvlab_spawn::ServerKind,
+) -> Result<Option<kvlab_spawn::Server>> {
+    let Some(settings) = &ctx.args.spawn else {
+        return Ok(None);
+    };
+    if ctx.args.url.is_some() {
+        return Err(usage("give either --url or --spawn, not both"));
+    }
+    let spec = kvlab_spawn::ServerSpec::parse(kind, settings).map_err(|e| usage(e.to_string()))?;
+    let server = kvlab_spawn::Server::start(&spec)?;
+    eprintln!(
+        "kvlab: started {} {} at {} (pid {})",
+        kind,
+        server.version(),
+        server.url(),
+        server.pid()
+    );
+    Ok(Some(server))
+}
+
+/// The server URL: the spawned server's (with its `requirepass` as the password, so a
+/// run can authenticate to the server it started), `--url`, or the default.
+pub(crate) fn server_url(
+    ctx: &Phase,
+    server: Option<&kvlab_spawn::Server>,
+    default: &str,
+) -> Result<String> {
+    Ok(match (server, &ctx.args.url) {
+        (Some(s), _) => match s.config().iter().find(|(k, _)| k == "requirepass") {
+            Some((_, password)) if s.unix_socket().is_some() => format!(
+                "{}?pass={}",
+                s.url(),
+                memtier_args::percent_encode(password)
+            ),
+            Some((_, password)) => s.url().replacen(
+                "://",
+                &format!("://:{}@", memtier_args::percent_encode(password)),
+                1,
+            ),
+            None => s.url(),
+        },
+        (None, Some(u)) => u.clone(),
+        (None, None) => default.to_string(),
+    })
+}
+
+/// Runs the phase on a store whose server kvlab may have started: a fresh server is
+/// empty, so `run` loads the workload's records first; the server is stopped at the
+/// end and its version, settings and resource use go into the result.
+///
+/// `stats` samples the server's statistics for `monitor/store.csv` (over a connection of
+/// its own, so never through the store's sessions).
+pub(crate) fn execute_with_server<S: Store>(
+    ctx: &Phase,
+    store: &S,
+    server: Option<kvlab_spawn::Server>,
+    stats: Option<kvlab_monitor::StoreStatsFn>,
+) -> Result<ExitCode> {
+    let Some(server) = server else {
+        if !store.capabilities().persistent {
+            preload(ctx, store, &format!("the {} store", store.name()))?;
+        }
+        return execute_observed(ctx, store, stats, Vec::new);
+    };
+    preload(ctx, store, "the new server")?;
+    let before = server.sample().ok();
+    let mut info: Vec<(String, StatValue)> = vec![
+        (
+            "spawned.binary".into(),
+            server.binary().display().to_string().into(),
+        ),
+        ("spawned.version".into(), server.version().into()),
+        ("spawned.pid".into(), StatValue::from(server.pid() as u64)),
+        (
+            "spawned.command_line".into(),
+            server.command_line().join(" ").into(),
+        ),
+    ];
+    for (k, v) in server.config() {
+        let v = if SECRET_SETTINGS.contains(&k.as_str()) {
+            "***"
+        } else {
+            v.as_str()
+        };
+        info.push((format!("spawned.config.{k}"), v.into()));
+    }
+    let ctx = Phase {
+        phase: ctx.phase,
+        args: ctx.args.clone(),
+        props: ctx.props.clone(),
+        work: ctx.work.clone(),
+        plan: ctx.plan.clone(),
+        report: ctx.report.clone(),
+        stop: Arc::clone(&ctx.stop),
+        server: info,
+    };
+    let code = execute_observed(&ctx, store, stats, || {
+        let mut stats = Vec::new();
+        if let (Some(b), Ok(a)) = (&before, server.sample()) {
+            stats.push((
+                "spawned.cpu_user_s".to_string(),
+                StatValue::from(a.user_secs - b.user_secs),
+            ));
+            stats.push((
+                "spawned.cpu_system_s".to_string(),
+                StatValue::from(a.system_secs - b.system_secs),
+            ));
+            stats.push((
+                "spawned.rss_bytes".to_string(),
+                StatValue::from(a.rss_bytes),
+            ));
+        }
+        stats
+    });
+    match server.stop() {
+        Ok(r) => eprintln!("kvlab: server {}", r.describe()),
+        Err(e) => eprintln!("kvlab: warning: stopping the server: {e}"),
+    }
+    code
+}
+
+/// Runs the phase on an embedded or in-process store, whose own statistics
+/// ([`Store::stats`]) the monitor samples for `monitor/store.csv`.
+pub(crate) fn execute<S: Store>(ctx: &Phase, store: Arc<S>) -> Result<ExitCode> {
+    if !store.capabilities().persistent {
+        preload(ctx, &*store, &format!("the {} store", store.name()))?;
+    }
+    let sampled = Arc::clone(&store);
+    let stats: kvlab_monitor::StoreStatsFn = Box::new(move || numeric_stats(sampled.stats()));
+    execute_observed(ctx, &*store, Some(stats), Vec::new)
+}
+
+/// The numbers among a store's statistics (text ones, such as a version, are left out).
+pub(crate) fn numeric_stats(stats: StoreStats) -> Vec<(String, f64)> {
+    stats
+        .into_iter()
+        .filter_map(|(name, v)| match v {
+            StatValue::Int(i) => Some((name, i as f64)),
+            StatValue::Float(f) => Some((name, f)),
+            StatValue::Text(_) => None,
+        })
+        .collect()
+}
+
+/// The statistics of the servers of `url` (Redis `INFO`, memcached `stats`), sampled over
+/// connections of their own (over the URL's UNIX domain socket, if it names one); `None`
+/// over TLS, which they do not speak, or when no server name resolves.
+pub(crate) fn server_stats(
+    kind: kvlab_spawn::ServerKind,
+    url: &kvlab_net::ServerUrl,
+) -> Option<kvlab_monitor::StoreStatsFn> {
+    if url.scheme == "rediss" {
+        return None;
+    }
+    if let Some(path) = &url.socket {
+        let mut stats = kvlab_monitor::ServerStats::unix(kind, path.clone()).with_db(url.db);
+        if let Some(password) = &url.password {
+            stats = stats.with_auth(url.user.clone(), password.clone());
+        }
+        return Some(stats.into_fn());
+    }
+    let addrs: Vec<std::net::SocketAddr> = (0..url.hosts.len())
+        .filter_map(|i| url.resolve(i).ok())
+        .collect();
+    if addrs.is_empty() {
+        return None;
+    }
+    let mut stats = kvlab_monitor::ServerStats::new(kind, addrs).with_db(url.db);
+    if let Some(password) = &url.password {
+        stats = stats.with_auth(url.user.clone(), password.clone());
+    }
+    Some(stats.into_fn())
+}
+
+/// Before `run` on a store that starts empty (a server kvlab started, an in-process
+/// cache), loads the workload's records, unmeasured, so reads find what a separate
+/// `load` would have written.
+pub(crate) fn preload<S: Store>(ctx: &Phase, store: &S, what: &str) -> Result<()> {
+    if ctx.phase != "run" || ctx.work.records().map_or(0, |c| c.insert_count()) == 0 {
+        return Ok(());
+    }
+    eprintln!(
+        "kvlab: {what} starts empty: loading {} records first",
+        ctx.work.records().map_or(0, |c| c.insert_count())
+    );
+    let plan = RunPlan {
+        target_rate: None,
+        ..ctx.plan.clone()
+    };
+    let workload = records(&ctx.work, "load")?;
+    let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut |_| {})?;
+    let failed = o.total.errors_total();
+    if failed > 0 || o.interrupted {
+        anyhow::bail!("loading {what} failed: {failed} inserts failed");
+    }
+    Ok(())
+}
