@@ -63,6 +63,34 @@ pub(crate) struct MemtierCommand {
     /// Progress display on stderr: auto, always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     pub(crate) progress: progress::When,
+    #[command(flatten)]
+    pub(crate) monitor: MonitorArgs,
+}
+
+/// Resource monitoring of a phase with `--out` (`OUT/monitor/*.csv`): on by default,
+/// every `--interval`. A parent such as `kvlab suite` passes its own settings here.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct MonitorArgs {
+    /// Resource monitoring (host, kvlab, server and store statistics into
+    /// OUT/monitor/*.csv): on (default) or off.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off,
+          action = clap::ArgAction::Set)]
+    pub(crate) monitor: bool,
+    /// How often the monitor samples (default: --interval).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub(crate) monitor_interval: Option<Duration>,
+    /// A server process to sample into the monitor's server_* columns, when kvlab did
+    /// not start it itself (--spawn names its own).
+    #[arg(long, value_name = "PID")]
+    pub(crate) monitor_server_pid: Option<u32>,
+}
+
+fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{s}`: expected on or off")),
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -153,6 +181,8 @@ pub(crate) struct PhaseArgs {
     /// names, told apart by the properties that differ); a suite passes its workload's name.
     #[arg(long, value_name = "NAME")]
     pub(crate) workload_label: Option<String>,
+    #[command(flatten)]
+    pub(crate) monitor: MonitorArgs,
     #[command(flatten)]
     pub(crate) keys: import_cmd::KeyArgs,
     #[command(flatten)]

@@ -21,7 +21,9 @@ use kvlab_workload::{
 };
 use serde_json::json;
 
-use super::{usage, Phase, PhaseArgs, ReportStyle, CLI_PROPERTIES, STORE_PREFIXES};
+use kvlab_report::Phase;
+
+use super::{usage, PhaseArgs, PhaseCtx, ReportStyle, CLI_PROPERTIES, STORE_PREFIXES};
 
 /// Options of `run` and `verify` for key files and thread plans.
 #[derive(Args, Debug, Clone, Default)]
@@ -379,7 +381,7 @@ fn workload_error(e: WorkloadError) -> anyhow::Error {
 /// `--keys` or a plan is given; errors for options that do not apply to the phase.
 /// A plan sets the thread count (`--threads`, when given, must match it).
 pub(crate) fn phase_work(
-    phase: &str,
+    phase: Phase,
     args: &mut PhaseArgs,
     props: &Properties,
     work: AnyWorkload,
@@ -393,7 +395,7 @@ pub(crate) fn phase_work(
         return Ok(work);
     }
     let what = if has_plan { "a thread plan" } else { "--keys" };
-    if phase == "load" || (phase == "verify" && has_plan) {
+    if phase == Phase::Load || (phase == Phase::Verify && has_plan) {
         return Err(usage(format!(
             "{what} does not apply to {phase}: plans are for run, key files for run and \
              verify"
@@ -584,8 +586,8 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         thread_groups: Vec::new(),
         ..RunPlan::default()
     };
-    let ctx = Phase {
-        phase: "import",
+    let ctx = PhaseCtx {
+        phase: Phase::Import,
         args: cmd.phase,
         props,
         work: AnyWorkload::Import(Arc::new(workload)),
@@ -599,7 +601,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
 
 /// `verify --keys`: reads every key of the file and reports the missing ones.
 pub(crate) fn verify_keys<S: Store>(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     store: &S,
     keys: &KeyFileWorkload,
 ) -> Result<ExitCode> {

@@ -42,7 +42,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use kvlab_core::{StatValue, Store, StoreStats};
 use kvlab_measure::{IntervalLog, TimelineRow};
-use kvlab_report::{HostInfo, ResultDocument, StoreSection};
+use kvlab_report::{HostInfo, Phase, ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
@@ -86,9 +86,9 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     let (phase, args) = match cli.command {
-        Command::Load(a) => ("load", a),
-        Command::Run(a) => ("run", a),
-        Command::Verify(a) => ("verify", a),
+        Command::Load(a) => (Phase::Load, a),
+        Command::Run(a) => (Phase::Run, a),
+        Command::Verify(a) => (Phase::Verify, a),
         Command::Memtier(m) => return memtier(*m),
         Command::Report(a) => return report_cmd::report(a),
         Command::Compare(a) => return report_cmd::compare(a),
@@ -174,6 +174,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         progress: m.progress,
         label: m.label.clone(),
         workload_label: m.workload_label.clone(),
+        monitor: m.monitor.clone(),
         keys: Default::default(),
         memtier: Default::default(),
     };
@@ -197,8 +198,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         thread_groups: Vec::new(),
         client_stats: a.client_stats.is_some(),
     };
-    let ctx = Phase {
-        phase: "run",
+    let ctx = PhaseCtx {
+        phase: Phase::Run,
         args,
         props,
         work: AnyWorkload::Memtier(Arc::new(workload)),

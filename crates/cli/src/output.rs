@@ -55,7 +55,7 @@ pub(crate) fn redact_settings(text: &str) -> String {
 
 /// memtier's per-run files of run `run` (from 1): `--hdr-file-prefix` and
 /// `--client-stats`.
-pub(crate) fn write_memtier_files(ctx: &Phase, run: u32, done: &RunDone) -> Result<()> {
+pub(crate) fn write_memtier_files(ctx: &PhaseCtx, run: u32, done: &RunDone) -> Result<()> {
     let ReportStyle::Memtier(o) = &ctx.report else {
         return Ok(());
     };
@@ -75,7 +75,7 @@ pub(crate) fn write_memtier_files(ctx: &Phase, run: u32, done: &RunDone) -> Resu
 }
 
 /// Where the text report goes: memtier's `--out-file`, or stdout.
-pub(crate) fn report_output(ctx: &Phase) -> Result<Box<dyn Write>> {
+pub(crate) fn report_output(ctx: &PhaseCtx) -> Result<Box<dyn Write>> {
     Ok(match &ctx.report {
         ReportStyle::Memtier(o) if o.out_file().is_some() => {
             let path = o.out_file().expect("checked just above");
@@ -90,7 +90,7 @@ pub(crate) fn report_output(ctx: &Phase) -> Result<Box<dyn Write>> {
 
 /// memtier's `run information` of the JSON document.
 pub(crate) fn memtier_run_information(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     runtime: Duration,
     interrupted: bool,
 ) -> serde_json::Map<String, serde_json::Value> {
@@ -108,7 +108,7 @@ pub(crate) fn memtier_run_information(
 }
 
 /// Prints the report of one run (YCSB's text or memtier's summary and JSON).
-pub(crate) fn print_report(ctx: &Phase, done: &RunDone, stats: &StoreStats) -> Result<()> {
+pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -> Result<()> {
     let outcome = &done.outcome;
     let summary = outcome
         .total
@@ -160,7 +160,7 @@ pub(crate) fn print_report(ctx: &Phase, done: &RunDone, stats: &StoreStats) -> R
 }
 
 /// Prints memtier's report of several runs (`-x`): best, worst and average, and its JSON.
-pub(crate) fn print_runs_report(ctx: &Phase, done: Vec<RunDone>) -> Result<()> {
+pub(crate) fn print_runs_report(ctx: &PhaseCtx, done: Vec<RunDone>) -> Result<()> {
     let ReportStyle::Memtier(o) = &ctx.report else {
         return Ok(());
     };
@@ -184,7 +184,7 @@ pub(crate) fn print_runs_report(ctx: &Phase, done: Vec<RunDone>) -> Result<()> {
 
 /// Writes `result.json` and `timeline.csv` of a finished run into `dir`, if given.
 pub(crate) fn write_result<S: Store>(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     store: &S,
     dir: Option<&Path>,
     done: &RunDone,
@@ -198,7 +198,7 @@ pub(crate) fn write_result<S: Store>(
     let doc = ResultDocument {
         kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
         command: redact_args(std::env::args()),
-        phase: ctx.phase.to_string(),
+        phase: ctx.phase,
         started_at: kvlab_report::rfc3339(done.started),
         finished_at: kvlab_report::rfc3339(SystemTime::now()),
         seed: ctx.plan.seed,
@@ -291,7 +291,7 @@ pub(crate) fn write_cache_lines(
 }
 
 pub(crate) fn runner_section(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     outcome: &RunOutcome,
 ) -> BTreeMap<String, serde_json::Value> {
     use serde_json::json;

@@ -4,8 +4,8 @@
 use super::*;
 
 /// What a phase needs besides the store.
-pub(crate) struct Phase {
-    pub(crate) phase: &'static str,
+pub(crate) struct PhaseCtx {
+    pub(crate) phase: Phase,
     pub(crate) args: PhaseArgs,
     pub(crate) props: Properties,
     pub(crate) work: AnyWorkload,
@@ -28,7 +28,7 @@ pub(crate) enum ReportStyle {
 /// Runs the phase; `store_stats` is sampled every interval into `monitor/store.csv`,
 /// `extra_stats` adds statistics taken at the end (a spawned server's resource use).
 pub(crate) fn execute_observed<S: Store>(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     store: &S,
     store_stats: Option<kvlab_monitor::StoreStatsFn>,
     extra_stats: impl Fn() -> StoreStats,
@@ -42,7 +42,7 @@ pub(crate) fn execute_observed<S: Store>(
         if ctx.plan.threads == 1 { "" } else { "s" },
         ctx.plan.seed
     );
-    if ctx.phase == "verify" {
+    if ctx.phase == Phase::Verify {
         return verify(ctx, store);
     }
     if let ReportStyle::Memtier(o) = &ctx.report {
@@ -56,39 +56,29 @@ pub(crate) fn execute_observed<S: Store>(
     }
     // Resource monitoring and the store's statistics into OUT/monitor/*.csv, every
     // interval, for the whole phase. A parent such as `kvlab suite` may turn it off
-    // (KVLAB_MONITOR=off), set its interval (KVLAB_MONITOR_INTERVAL, seconds) and name
-    // the server process it started (KVLAB_MONITOR_SERVER_PID).
-    let monitor_off = std::env::var_os("KVLAB_MONITOR").is_some_and(|v| v == "off");
-    let monitor = ctx
-        .args
-        .out
-        .as_ref()
-        .filter(|_| !monitor_off)
-        .and_then(|dir| {
-            let mut config = kvlab_monitor::MonitorConfig::new(dir);
-            config.interval = std::env::var("KVLAB_MONITOR_INTERVAL")
-                .ok()
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s > 0.0)
-                .map_or(ctx.args.interval, Duration::from_secs_f64);
-            config.server_pid = ctx
-                .server
-                .iter()
-                .find_map(|(k, v)| match v {
-                    StatValue::Int(pid) if k == "spawned.pid" => Some(*pid as u32),
-                    _ => None,
-                })
-                .or_else(|| {
-                    std::env::var("KVLAB_MONITOR_SERVER_PID")
-                        .ok()
-                        .and_then(|p| p.trim().parse::<u32>().ok())
-                });
-            config.data_dir = ctx.args.path.clone();
-            config.store_stats = store_stats;
-            kvlab_monitor::Monitor::start(config)
-                .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
-                .ok()
-        });
+    // (--monitor off), set its interval (--monitor-interval) and name the server
+    // process it started (--monitor-server-pid).
+    let m = &ctx.args.monitor;
+    let monitor = ctx.args.out.as_ref().filter(|_| m.monitor).and_then(|dir| {
+        let mut config = kvlab_monitor::MonitorConfig::new(dir);
+        config.interval = m
+            .monitor_interval
+            .filter(|d| !d.is_zero())
+            .unwrap_or(ctx.args.interval);
+        config.server_pid = ctx
+            .server
+            .iter()
+            .find_map(|(k, v)| match v {
+                StatValue::Int(pid) if k == "spawned.pid" => Some(*pid as u32),
+                _ => None,
+            })
+            .or(m.monitor_server_pid);
+        config.data_dir = ctx.args.path.clone();
+        config.store_stats = store_stats;
+        kvlab_monitor::Monitor::start(config)
+            .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
+            .ok()
+    });
     let runs = match &ctx.report {
         ReportStyle::Memtier(o) => o.run_count(),
         ReportStyle::Ycsb => 1,
@@ -165,7 +155,7 @@ pub(crate) fn execute_observed<S: Store>(
 /// Returns `code` (the runs' exit code), or 1 when keys failed; nothing is verified
 /// after an interrupted run, or without `--data-verify`.
 pub(crate) fn memtier_verification<S: Store>(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     store: &S,
     code: ExitCode,
 ) -> Result<ExitCode> {
@@ -250,7 +240,7 @@ pub(crate) struct RunDone {
 }
 
 /// Runs the phase's workload once, writing the HDR interval log into `dir`.
-pub(crate) fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> Result<RunDone> {
+pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) -> Result<RunDone> {
     let started = SystemTime::now();
     let mut hlog = match dir {
         Some(dir) => {
@@ -262,7 +252,7 @@ pub(crate) fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> 
         None => None,
     };
     let mut timeline: Vec<TimelineRow> = Vec::new();
-    let mut display = progress::Progress::new(ctx.args.progress, ctx.phase);
+    let mut display = progress::Progress::new(ctx.args.progress, ctx.phase.as_str());
     let mut hlog_error = None;
     let mut seconds: Vec<memtier_report::Second> = Vec::new();
     let mut observer = |iv: &kvlab_runner::Interval<'_>| {
@@ -293,7 +283,7 @@ pub(crate) fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> 
             }
         }
     };
-    let outcome = if ctx.phase == "load" {
+    let outcome = if ctx.phase == Phase::Load {
         let workload = records(&ctx.work, "load")?;
         let o = kvlab_runner::load(store, workload, &ctx.plan, &ctx.stop, &mut observer)?;
         display.finish();
@@ -362,7 +352,7 @@ pub(crate) fn run_once<S: Store>(ctx: &Phase, store: &S, dir: Option<&Path>) -> 
 
 /// The exit code of a finished run: 130 if interrupted, 1 if requests failed beyond
 /// `--max-errors` or reads did not match, else success.
-pub(crate) fn exit_code(ctx: &Phase, outcome: &RunOutcome) -> ExitCode {
+pub(crate) fn exit_code(ctx: &PhaseCtx, outcome: &RunOutcome) -> ExitCode {
     if outcome.interrupted {
         ExitCode::from(130)
     } else if outcome.error_budget_exceeded
@@ -376,7 +366,7 @@ pub(crate) fn exit_code(ctx: &Phase, outcome: &RunOutcome) -> ExitCode {
     }
 }
 
-pub(crate) fn verify<S: Store>(ctx: &Phase, store: &S) -> Result<ExitCode> {
+pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
     if let AnyWorkload::Keys(k) = &ctx.work {
         return import_cmd::verify_keys(ctx, store, k);
     }

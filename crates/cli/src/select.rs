@@ -62,7 +62,7 @@ pub(crate) const STORE_PREFIXES: &[&str] = &[
 /// CacheBench config, a cache property file, or YCSB's CoreWorkload, then a key file
 /// or thread plan over it) and the runner's plan, from the command line and the
 /// properties — the one place where arguments become a workload.
-pub(crate) fn select_phase(phase: &'static str, mut args: PhaseArgs) -> Result<Phase> {
+pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx> {
     let mut props = Properties::new();
     for f in &args.property_files {
         props.load_file(f).map_err(|e| usage(e.to_string()))?;
@@ -178,7 +178,7 @@ pub(crate) fn select_phase(phase: &'static str, mut args: PhaseArgs) -> Result<P
         ..RunPlan::default()
     };
     let stop = install_stop_handler();
-    let ctx = Phase {
+    let ctx = PhaseCtx {
         phase,
         args,
         props,

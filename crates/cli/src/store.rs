@@ -4,7 +4,7 @@
 use super::*;
 
 /// Opens the phase's store and runs the phase on it.
-pub(crate) fn open_store(ctx: Phase) -> Result<ExitCode> {
+pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
     let store_pairs: Vec<(String, String)> = ctx
         .props
         .iter()
@@ -184,7 +184,7 @@ pub(crate) fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value
 
 /// Starts the `--spawn` server of a network store, if asked.
 pub(crate) fn spawn_server(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     kind: kvlab_spawn::ServerKind,
 ) -> Result<Option<kvlab_spawn::Server>> {
     let Some(settings) = &ctx.args.spawn else {
@@ -208,7 +208,7 @@ pub(crate) fn spawn_server(
 /// The server URL: the spawned server's (with its `requirepass` as the password, so a
 /// run can authenticate to the server it started), `--url`, or the default.
 pub(crate) fn server_url(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     server: Option<&kvlab_spawn::Server>,
     default: &str,
 ) -> Result<String> {
@@ -238,7 +238,7 @@ pub(crate) fn server_url(
 /// `stats` samples the server's statistics for `monitor/store.csv` (over a connection of
 /// its own, so never through the store's sessions).
 pub(crate) fn execute_with_server<S: Store>(
-    ctx: &Phase,
+    ctx: &PhaseCtx,
     store: &S,
     server: Option<kvlab_spawn::Server>,
     stats: Option<kvlab_monitor::StoreStatsFn>,
@@ -271,7 +271,7 @@ pub(crate) fn execute_with_server<S: Store>(
         };
         info.push((format!("spawned.config.{k}"), v.into()));
     }
-    let ctx = Phase {
+    let ctx = PhaseCtx {
         phase: ctx.phase,
         args: ctx.args.clone(),
         props: ctx.props.clone(),
@@ -308,7 +308,7 @@ pub(crate) fn execute_with_server<S: Store>(
 
 /// Runs the phase on an embedded or in-process store, whose own statistics
 /// ([`Store::stats`]) the monitor samples for `monitor/store.csv`.
-pub(crate) fn execute<S: Store>(ctx: &Phase, store: Arc<S>) -> Result<ExitCode> {
+pub(crate) fn execute<S: Store>(ctx: &PhaseCtx, store: Arc<S>) -> Result<ExitCode> {
     if !store.capabilities().persistent {
         preload(ctx, &*store, &format!("the {} store", store.name()))?;
     }
@@ -362,8 +362,8 @@ pub(crate) fn server_stats(
 /// Before `run` on a store that starts empty (a server kvlab started, an in-process
 /// cache), loads the workload's records, unmeasured, so reads find what a separate
 /// `load` would have written.
-pub(crate) fn preload<S: Store>(ctx: &Phase, store: &S, what: &str) -> Result<()> {
-    if ctx.phase != "run" || ctx.work.records().map_or(0, |c| c.insert_count()) == 0 {
+pub(crate) fn preload<S: Store>(ctx: &PhaseCtx, store: &S, what: &str) -> Result<()> {
+    if ctx.phase != Phase::Run || ctx.work.records().map_or(0, |c| c.insert_count()) == 0 {
         return Ok(());
     }
     eprintln!(

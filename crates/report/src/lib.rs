@@ -115,16 +115,55 @@ pub enum ReportError {
     },
 }
 
-/// Everything one phase (`load`, `run` or `verify`) of a kvlab run produced, as stored in
-/// `result.json`.
+/// A phase of a kvlab run, as `result.json` names it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// `kvlab load`: the workload's records are inserted.
+    Load,
+    /// `kvlab run` (and `kvlab memtier`): the workload's operations.
+    Run,
+    /// `kvlab verify`: the records are read back and checked.
+    Verify,
+    /// `kvlab import`: the records of a file are inserted.
+    Import,
+}
+
+impl Phase {
+    /// The phase's name: `load`, `run`, `verify` or `import`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Run => "run",
+            Phase::Verify => "verify",
+            Phase::Import => "import",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A phase equals its name.
+impl PartialEq<&str> for Phase {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// Everything one phase (`load`, `run`, `verify` or `import`) of a kvlab run produced, as
+/// stored in `result.json`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct ResultDocument {
     /// The kvlab version that produced the document.
     pub kvlab_version: String,
     /// The command line, with credentials redacted by the caller (see [`redact_url`]).
     pub command: Vec<String>,
-    /// `load`, `run` or `verify`.
-    pub phase: String,
+    /// The phase: `load`, `run`, `verify` or `import`.
+    pub phase: Phase,
     /// When the phase started, RFC 3339 UTC (see [`rfc3339`]).
     pub started_at: String,
     /// When the phase finished, RFC 3339 UTC.
@@ -291,7 +330,7 @@ mod tests {
                 "run".into(),
                 redact_url("redis://u:pw@h:6379"),
             ],
-            phase: "run".into(),
+            phase: Phase::Run,
             started_at: rfc3339(UNIX_EPOCH + Duration::from_secs(1_700_000_000)),
             finished_at: rfc3339(UNIX_EPOCH + Duration::from_millis(1_700_000_010_500)),
             seed: u64::MAX,

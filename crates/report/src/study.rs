@@ -10,7 +10,7 @@ use kvlab_measure::{LatencySummary, OpSummary};
 use crate::chart::Palette;
 use crate::format;
 use crate::load::{find_result_files, LatencyLog, MonitorSeries, ResultDir, Timeline};
-use crate::{ReportError, ResultDocument};
+use crate::{Phase, ReportError, ResultDocument};
 
 /// How a study judges its cells.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -513,7 +513,7 @@ pub(crate) fn workload_name(doc: &ResultDocument) -> String {
         Some(label) => label.clone(),
         None => family_name(doc),
     };
-    if doc.phase != "run" {
+    if doc.phase != Phase::Run {
         name.push_str(&format!(" [{}]", doc.phase));
     }
     name

@@ -486,7 +486,7 @@ fn workload_labels_name_suite_cells_and_a_prefill_is_a_load() {
                 ("requests", "allkeys"),
             ],
         );
-        d.phase = "load".into();
+        d.phase = kvlab_report::Phase::Load;
     });
     // Two loose memtier runs, without labels.
     for (name, ratio) in [("loose-a", "0:1"), ("loose-b", "1:1")] {
@@ -622,7 +622,7 @@ fn plan_and_key_file_runs_are_named_by_their_files() {
             doc.runner.remove("property_files");
             let import = matches!(name, "import" | "pipe");
             if import {
-                doc.phase = "import".into();
+                doc.phase = kvlab_report::Phase::Import;
                 doc.workload = [("import.file".to_string(), args[0].to_string())].into();
             }
             doc.command = ["kvlab", if import { "import" } else { "run" }]

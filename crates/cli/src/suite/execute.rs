@@ -13,7 +13,7 @@ use kvlab_spawn::Server;
 use serde::Serialize;
 
 use super::matrix::{Access, DataMode, DataSet, Plan};
-use super::server::{monitor_env, server_record};
+use super::server::{monitor_args, server_record};
 use super::SuiteCommand;
 
 /// Ctrl-C presses (and SIGTERMs) seen by the suite.
@@ -535,6 +535,8 @@ impl<'a> Runner<'a> {
             .with_context(|| format!("creating {}", stdout_path.display()))?;
         let stderr = std::fs::File::create(&stderr_path)
             .with_context(|| format!("creating {}", stderr_path.display()))?;
+        let mut args = args.to_vec();
+        args.extend(monitor_args(self.plan.monitor, server));
         let mut command = vec![self.exe.display().to_string()];
         command.extend(args.iter().cloned());
         let started = Instant::now();
@@ -542,8 +544,7 @@ impl<'a> Runner<'a> {
         // Its own process group: the terminal's Ctrl-C reaches the suite only, which
         // forwards exactly one SIGINT per press.
         let spawned = Command::new(&self.exe)
-            .args(args)
-            .envs(monitor_env(self.plan.monitor, server))
+            .args(&args)
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)
@@ -693,7 +694,7 @@ fn mark_prefill(dir: &Path) -> Result<bool> {
     let Ok(mut doc) = ResultDocument::load(&file) else {
         return Ok(false);
     };
-    doc.phase = "load".into();
+    doc.phase = kvlab_report::Phase::Load;
     doc.notes
         .push("a suite's prefill of a data set: the suite recorded its phase as `load`".into());
     kvlab_report::write_atomic(&file, doc.to_json_pretty().as_bytes(), true)

@@ -6,22 +6,22 @@ use std::time::Duration;
 
 use kvlab_spawn::{ProcessSample, Server};
 
-/// The environment that sets up a child's monitor: off when the suite does not monitor
+/// The arguments that set up a child's monitor: off when the suite does not monitor
 /// (`monitor = false`); else its interval, and the spawned server's pid for the
 /// `server_*` columns. The child samples the store's statistics (`store.csv`) itself:
 /// from the server over its own connection, or from an embedded store it opened.
-pub(super) fn monitor_env(
-    monitor: Option<Duration>,
-    server: Option<&Server>,
-) -> Vec<(&'static str, String)> {
+pub(super) fn monitor_args(monitor: Option<Duration>, server: Option<&Server>) -> Vec<String> {
     let Some(interval) = monitor else {
-        return vec![("KVLAB_MONITOR", "off".into())];
+        return vec!["--monitor".into(), "off".into()];
     };
-    let mut env = vec![("KVLAB_MONITOR_INTERVAL", interval.as_secs_f64().to_string())];
+    let mut args = vec![
+        "--monitor-interval".into(),
+        format!("{}ms", interval.as_millis().max(1)),
+    ];
     if let Some(s) = server {
-        env.push(("KVLAB_MONITOR_SERVER_PID", s.pid().to_string()));
+        args.extend(["--monitor-server-pid".into(), s.pid().to_string()]);
     }
-    env
+    args
 }
 
 /// A cell's `server.json`: the server's address, binary, version and configuration, and
