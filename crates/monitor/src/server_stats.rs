@@ -3,7 +3,7 @@
 //! server kvlab started or one given by URL.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -14,35 +14,13 @@ use kvlab_spawn::{resp, ServerKind};
 use crate::StoreStatsFn;
 
 /// The Redis statistics sampled, in `store.csv`'s column order: fields of `INFO all`,
-/// then `keys` (`DBSIZE` of the selected database).
-pub const REDIS_STATS: &[&str] = &[
-    "used_memory",
-    "used_memory_rss",
-    "maxmemory",
-    "connected_clients",
-    "total_commands_processed",
-    "keyspace_hits",
-    "keyspace_misses",
-    "evicted_keys",
-    "expired_keys",
-    "keys",
-];
+/// then `keys` (`DBSIZE` of the selected database). The one list is kvlab-proto's.
+pub const REDIS_STATS: &[&str] = kvlab_proto::stats::REDIS_SAMPLED_FIELDS;
 
 /// The memcached statistics sampled (fields of `stats`), in `store.csv`'s column order.
-/// The `extstore_*` and `get_extstore` fields exist only with extstore.
-pub const MEMCACHED_STATS: &[&str] = &[
-    "curr_items",
-    "bytes",
-    "limit_maxbytes",
-    "curr_connections",
-    "get_hits",
-    "get_misses",
-    "evictions",
-    "extstore_objects_written",
-    "extstore_bytes_written",
-    "extstore_bytes_read",
-    "get_extstore",
-];
+/// The `extstore_*` and `get_extstore` fields exist only with extstore. The one list is
+/// kvlab-proto's.
+pub const MEMCACHED_STATS: &[&str] = kvlab_proto::stats::MEMCACHED_SAMPLED_FIELDS;
 
 /// How long a sample waits to connect, and then for each read or write.
 const TIMEOUT: Duration = Duration::from_secs(1);
@@ -88,7 +66,7 @@ impl<T: Read + Write + Send> Stream for T {}
 
 enum Conn {
     Redis(resp::Connection),
-    Memcached(BufReader<Box<dyn Stream>>),
+    Memcached(Box<dyn Stream>),
 }
 
 impl ServerStats {
@@ -182,9 +160,7 @@ impl ServerStats {
                     resp::Value::Bulk(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
                     _ => return None,
                 };
-                let mut out: HashMap<String, String> = info
-                    .lines()
-                    .filter_map(|l| l.trim().split_once(':'))
+                let mut out: HashMap<String, String> = kvlab_proto::stats::info_fields(&info)
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect();
                 if let resp::Value::Integer(n) = c.call(&["DBSIZE"]).ok()? {
@@ -192,7 +168,7 @@ impl ServerStats {
                 }
                 Some(out)
             }
-            Conn::Memcached(r) => memcached_stats(r),
+            Conn::Memcached(stream) => memcached_stats(stream),
         }
     }
 
@@ -236,7 +212,7 @@ impl ServerStats {
                         Box::new(s)
                     }
                 };
-                Some(Conn::Memcached(BufReader::new(stream)))
+                Some(Conn::Memcached(stream))
             }
         }
     }
@@ -255,28 +231,38 @@ impl std::fmt::Debug for ServerStats {
     }
 }
 
-/// memcached's `stats` on an open connection, as name-value pairs.
-fn memcached_stats(r: &mut BufReader<Box<dyn Stream>>) -> Option<HashMap<String, String>> {
-    r.get_mut().write_all(b"stats\r\n").ok()?;
+/// memcached's `stats` on an open connection, as name-value pairs, read with kvlab's
+/// text-protocol parser; `None` for anything but `STAT` lines and `END`.
+fn memcached_stats(stream: &mut Box<dyn Stream>) -> Option<HashMap<String, String>> {
+    use kvlab_proto::memcache::{self, Reply};
+    let mut request = Vec::new();
+    memcache::stats(&mut request, None);
+    stream.write_all(&request).ok()?;
     let mut out = HashMap::new();
-    let mut line = String::new();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
     loop {
-        line.clear();
-        if r.read_line(&mut line).ok()? == 0 {
+        let mut pos = 0;
+        while let Some((reply, used)) = memcache::parse(&buf[pos..]).ok()? {
+            pos += used;
+            match reply {
+                Reply::Stat { name, value } => {
+                    out.insert(
+                        String::from_utf8_lossy(name).into_owned(),
+                        String::from_utf8_lossy(value).trim().to_string(),
+                    );
+                }
+                Reply::End => return Some(out),
+                // ERROR, SERVER_ERROR …: not a stats reply.
+                _ => return None,
+            }
+        }
+        buf.drain(..pos);
+        let n = stream.read(&mut chunk).ok()?;
+        if n == 0 {
             return None;
         }
-        let l = line.trim_end();
-        if l == "END" {
-            return Some(out);
-        }
-        let mut w = l.split_whitespace();
-        match (w.next(), w.next(), w.next()) {
-            (Some("STAT"), Some(k), Some(v)) => {
-                out.insert(k.to_string(), v.to_string());
-            }
-            // ERROR, SERVER_ERROR …: not a stats reply.
-            _ => return None,
-        }
+        buf.extend_from_slice(&chunk[..n]);
     }
 }
 

@@ -359,34 +359,6 @@ async fn binary_stats(
     }
 }
 
-/// `stats` fields copied into the result; counters are summed over servers.
-const STATS: &[&str] = &[
-    "curr_items",
-    "total_items",
-    "bytes",
-    "limit_maxbytes",
-    "curr_connections",
-    "get_hits",
-    "get_misses",
-    "get_expired",
-    "evictions",
-    "reclaimed",
-    "cmd_get",
-    "cmd_set",
-    "rusage_user",
-    "rusage_system",
-    "threads",
-    "extstore_bytes_written",
-    "extstore_bytes_read",
-    "extstore_objects_written",
-    "extstore_objects_read",
-    "extstore_bytes_used",
-    "extstore_page_evictions",
-    "get_extstore",
-    "get_flushed",
-    "miss_from_extstore",
-];
-
 impl Store for MemcachedStore {
     type Session = MemcachedSession;
 
@@ -446,7 +418,7 @@ impl Store for MemcachedStore {
             });
             let Ok(pairs) = got else { continue };
             for (k, v) in pairs {
-                if !STATS.contains(&k.as_str()) {
+                if !kvlab_proto::stats::MEMCACHED_RESULT_FIELDS.contains(&k.as_str()) {
                     continue;
                 }
                 // Counters add up over servers; the rest are the first server's.

@@ -716,34 +716,12 @@ async fn info(conn: &mut Conn, section: Option<&str>) -> Result<String, StoreErr
     info_text(conn, section.unwrap_or("all")).await
 }
 
-/// `name:value` lines of an INFO reply.
+/// `name:value` lines of an INFO reply ([`kvlab_proto::stats::info_fields`]), owned.
 fn info_map(text: &str) -> Vec<(String, String)> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+    kvlab_proto::stats::info_fields(text)
+        .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
-
-/// INFO fields copied into the result's store statistics.
-const INFO_STATS: &[&str] = &[
-    "redis_version",
-    "used_memory",
-    "used_memory_peak",
-    "maxmemory",
-    "maxmemory_policy",
-    "mem_fragmentation_ratio",
-    "connected_clients",
-    "total_commands_processed",
-    "total_connections_received",
-    "keyspace_hits",
-    "keyspace_misses",
-    "evicted_keys",
-    "expired_keys",
-    "used_cpu_sys",
-    "used_cpu_user",
-    "io_threads_active",
-];
 
 impl Store for RedisStore {
     type Session = RedisSession;
@@ -792,7 +770,7 @@ impl Store for RedisStore {
             });
             let Ok(text) = got else { continue };
             for (k, v) in info_map(&text) {
-                if !INFO_STATS.contains(&k.as_str()) {
+                if !kvlab_proto::stats::REDIS_RESULT_FIELDS.contains(&k.as_str()) {
                     continue;
                 }
                 // Counters add up over a cluster's nodes; the rest are the first node's.

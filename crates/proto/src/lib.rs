@@ -21,6 +21,8 @@
 //!   [`memcache::MetaFlags`]; binary protocol encoders and [`memcache::binary::parse`],
 //!   which reads a [`memcache::binary::Response`]; [`memcache::parse_request`] reads commands (for test servers);
 //!   [`memcache::Ketama`] picks a server for a key by consistent hashing.
+//! - [`stats`]: the Redis `INFO` and memcached `stats` fields kvlab keeps, in one place,
+//!   and [`stats::info_fields`], which splits an `INFO` reply's text.
 //! - [`ProtoError`]: the one error type, naming the protocol, what was expected, what was
 //!   found, and where; [`ErrorKind`] is its variant without fields.
 //!
@@ -62,5 +64,6 @@ mod md5;
 pub mod memcache;
 mod num;
 pub mod resp;
+pub mod stats;
 
 pub use error::{ErrorKind, ProtoError, Protocol, Snippet};

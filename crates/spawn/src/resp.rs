@@ -10,11 +10,13 @@
 //! # Ok(()) }
 //! ```
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
+
+use kvlab_proto::resp::Frame;
 
 use crate::SpawnError;
 
@@ -67,10 +69,13 @@ impl Value {
 trait Stream: Read + Write + Send + std::fmt::Debug {}
 impl<T: Read + Write + Send + std::fmt::Debug> Stream for T {}
 
-/// One connection to a Redis server, over TCP or a UNIX domain socket.
+/// One connection to a Redis server, over TCP or a UNIX domain socket. Commands are
+/// encoded and replies parsed by kvlab's RESP codec ([`kvlab_proto::resp`]).
 #[derive(Debug)]
 pub struct Connection {
-    reader: BufReader<Box<dyn Stream>>,
+    stream: Box<dyn Stream>,
+    /// Bytes read but not yet parsed.
+    buf: Vec<u8>,
 }
 
 impl Connection {
@@ -85,9 +90,7 @@ impl Connection {
             stream.set_nodelay(true)
         };
         setup(&stream).map_err(|e| SpawnError::io(format!("configuring socket to {addr}"), e))?;
-        Ok(Connection {
-            reader: BufReader::new(Box::new(stream)),
-        })
+        Ok(Connection::over(Box::new(stream)))
     }
 
     /// Connects to the UNIX domain socket at `path`; `timeout` bounds each read and write.
@@ -100,25 +103,39 @@ impl Connection {
             stream.set_write_timeout(Some(timeout))
         };
         setup(&stream).map_err(|e| SpawnError::io(format!("configuring socket {shown}"), e))?;
-        Ok(Connection {
-            reader: BufReader::new(Box::new(stream)),
-        })
+        Ok(Connection::over(Box::new(stream)))
+    }
+
+    fn over(stream: Box<dyn Stream>) -> Connection {
+        Connection {
+            stream,
+            buf: Vec::new(),
+        }
     }
 
     /// Sends one command and reads its reply. An error reply is returned as
     /// [`Value::Error`], not as an `Err`.
     pub fn call(&mut self, args: &[&str]) -> Result<Value, SpawnError> {
-        let mut request = format!("*{}\r\n", args.len()).into_bytes();
-        for arg in args {
-            request.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            request.extend_from_slice(arg.as_bytes());
-            request.extend_from_slice(b"\r\n");
-        }
-        self.reader
-            .get_mut()
+        let mut request = Vec::new();
+        kvlab_proto::resp::encode_command(&mut request, args);
+        self.stream
             .write_all(&request)
             .map_err(|e| SpawnError::io("sending a RESP command", e))?;
-        read_value(&mut self.reader)
+        loop {
+            if let Some((value, used)) = parse_value(&self.buf)? {
+                self.buf.drain(..used);
+                return Ok(value);
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            let n = self
+                .stream
+                .read(&mut chunk)
+                .map_err(|e| SpawnError::io("reading a RESP reply", e))?;
+            if n == 0 {
+                return Err(SpawnError::Protocol("connection closed".into()));
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
     }
 }
 
@@ -135,64 +152,34 @@ pub fn command(addr: SocketAddr, args: &[&str]) -> Result<Value, SpawnError> {
     }
 }
 
-fn read_line(reader: &mut impl BufRead) -> Result<String, SpawnError> {
-    let mut line = Vec::new();
-    reader
-        .read_until(b'\n', &mut line)
-        .map_err(|e| SpawnError::io("reading a RESP reply", e))?;
-    if line.is_empty() {
-        return Err(SpawnError::Protocol("connection closed".into()));
+/// The first whole reply in `buf` and the bytes it took; `None` while it is incomplete.
+fn parse_value(buf: &[u8]) -> Result<Option<(Value, usize)>, SpawnError> {
+    match kvlab_proto::resp::parse(buf) {
+        Ok(Some((frame, used))) => Ok(Some((Value::from_frame(frame), used))),
+        Ok(None) => Ok(None),
+        Err(e) => Err(SpawnError::Protocol(e.to_string())),
     }
-    if !line.ends_with(b"\r\n") {
-        return Err(SpawnError::Protocol(format!(
-            "line without CRLF: {:?}",
-            String::from_utf8_lossy(&line)
-        )));
-    }
-    line.truncate(line.len() - 2);
-    String::from_utf8(line).map_err(|e| SpawnError::Protocol(format!("non-UTF-8 line: {e}")))
 }
 
-fn read_value(reader: &mut impl BufRead) -> Result<Value, SpawnError> {
-    let line = read_line(reader)?;
-    let Some(kind) = line.chars().next() else {
-        return Err(SpawnError::Protocol("empty reply line".into()));
-    };
-    let rest = &line[1..];
-    let number = || -> Result<i64, SpawnError> {
-        rest.parse::<i64>()
-            .map_err(|e| SpawnError::Protocol(format!("bad number in {line:?}: {e}")))
-    };
-    match kind {
-        '+' => Ok(Value::Simple(rest.to_string())),
-        '-' => Ok(Value::Error(rest.to_string())),
-        ':' => Ok(Value::Integer(number()?)),
-        '$' => {
-            let Ok(len) = usize::try_from(number()?) else {
-                return Ok(Value::Bulk(None));
-            };
-            let mut data = vec![0; len + 2];
-            reader
-                .read_exact(&mut data)
-                .map_err(|e| SpawnError::io("reading a RESP bulk string", e))?;
-            if !data.ends_with(b"\r\n") {
-                return Err(SpawnError::Protocol("bulk string without CRLF".into()));
-            }
-            data.truncate(len);
-            Ok(Value::Bulk(Some(data)))
+impl Value {
+    /// An owned copy of a parsed frame. RESP3 types (which a server sends only after
+    /// `HELLO 3`) map to their nearest RESP2 kind.
+    fn from_frame(frame: Frame<'_>) -> Value {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let all = |a: kvlab_proto::resp::Aggregate<'_>| a.iter().map(Value::from_frame).collect();
+        match frame {
+            Frame::SimpleString(s) => Value::Simple(text(s)),
+            Frame::Error(e) | Frame::BulkError(e) => Value::Error(text(e)),
+            Frame::Integer(i) => Value::Integer(i),
+            Frame::Bulk(b) => Value::Bulk(b.map(<[u8]>::to_vec)),
+            Frame::Null => Value::Bulk(None),
+            Frame::Array(a) => Value::Array(a.map(all)),
+            Frame::Map(a) | Frame::Set(a) | Frame::Push(a) => Value::Array(Some(all(a))),
+            Frame::Boolean(b) => Value::Integer(i64::from(b)),
+            Frame::Double(d) => Value::Simple(d.to_string()),
+            Frame::BigNumber(n) => Value::Simple(text(n)),
+            Frame::VerbatimString { text: t, .. } => Value::Bulk(Some(t.to_vec())),
         }
-        '*' => {
-            let Ok(len) = usize::try_from(number()?) else {
-                return Ok(Value::Array(None));
-            };
-            let items = (0..len)
-                .map(|_| read_value(reader))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(Value::Array(Some(items)))
-        }
-        other => Err(SpawnError::Protocol(format!(
-            "unknown reply type {other:?} in {line:?}"
-        ))),
     }
 }
 
@@ -200,8 +187,13 @@ fn read_value(reader: &mut impl BufRead) -> Result<Value, SpawnError> {
 mod tests {
     use super::*;
 
+    /// The one whole reply `bytes` hold; an incomplete one is an error here.
     fn parse(bytes: &[u8]) -> Result<Value, SpawnError> {
-        read_value(&mut &bytes[..])
+        match parse_value(bytes)? {
+            Some((v, used)) if used == bytes.len() => Ok(v),
+            Some(_) => Err(SpawnError::Protocol("trailing bytes".into())),
+            None => Err(SpawnError::Protocol("incomplete".into())),
+        }
     }
 
     #[test]
