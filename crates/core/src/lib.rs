@@ -12,6 +12,8 @@
 //!   learns how each ended; a workload's [`Needs`] are checked against the store's
 //!   [`Capabilities`] before it runs. A [`Dataset`] is the records a load phase writes
 //!   and a verify phase reads back.
+//! - [`inline`]: embedded engines implement a few blocking primitives ([`inline::Engine`])
+//!   and share one request loop, refusals and YCSB's partial-update merge.
 //! - [`Record`]: a YCSB-style record — named fields with byte values — stored flat in one
 //!   buffer, with the single-value encoding that key-value engines store.
 //!
@@ -21,6 +23,7 @@
 #![warn(missing_docs)]
 
 mod clock;
+pub mod inline;
 mod record;
 mod shared;
 mod source;

@@ -911,13 +911,9 @@ fn server_error(msg: &[u8]) -> StoreError {
 /// Decodes a found value for a read, or merges it for a partial update.
 fn found(part: Part, req: &Request, data: &[u8], reply: &mut Record, current: &mut Record) -> Step {
     if part == Part::UpdateGet {
-        return match req.decode_value(data, current) {
-            Ok(()) => {
-                current.merge_from(&req.record);
-                let mut value = Vec::with_capacity(current.encoded_len());
-                current.encode_into(&mut value);
-                Step::Write(value)
-            }
+        let mut value = Vec::new();
+        return match kvlab_core::inline::merge_update(data, req, current, &mut value) {
+            Ok(()) => Step::Write(value),
             Err(e) => Step::Failed(e),
         };
     }

@@ -42,6 +42,7 @@ use foyer::{
     S3FifoConfig, SieveConfig, Source, Spawner, Statistics, StorageFilter, StorageFilterCondition,
     StorageFilterResult,
 };
+use kvlab_core::inline::merge_update;
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
     StoreErrorKind, StoreStats,
@@ -710,13 +711,9 @@ impl FoyerSession {
                 let Some(entry) = entry else {
                     return Ok(Outcome::Miss);
                 };
-                self.current.decode_from(entry.value(), None).map_err(|e| {
-                    StoreError::new(StoreErrorKind::Corrupt, format!("update: {e}"))
-                })?;
+                let mut value = Vec::new();
+                merge_update(entry.value(), req, &mut self.current, &mut value)?;
                 drop(entry);
-                self.current.merge_from(&req.record);
-                let mut value = Vec::with_capacity(self.current.encoded_len());
-                self.current.encode_into(&mut value);
                 self.put(req, value);
                 Ok(written(req))
             }

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use heed::types::Bytes;
 use heed::WithoutTls;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn};
+use kvlab_core::inline::{execute_one, Engine, Scratch};
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Store, StoreError,
     StoreErrorKind, StoreStats,
@@ -262,13 +263,11 @@ impl Store for LmdbStore {
     fn session(&self) -> Result<LmdbSession, StoreError> {
         Ok(LmdbSession {
             env: self.env.clone(),
-            ops: Ops {
+            db: Db {
                 db: self.db,
                 map_size_bytes: self.config.map_size_bytes,
-                encoded: Vec::new(),
-                current: Record::new(),
-                scratch: Record::new(),
             },
+            scratch: Scratch::new(),
         })
     }
 
@@ -332,132 +331,109 @@ impl Store for LmdbStore {
     }
 }
 
-/// A worker's handle on an [`LmdbStore`].
+/// A worker's handle on an [`LmdbStore`]: each request (or each batch of several
+/// writes) runs in a transaction of its own, through the shared embedded-store adapter
+/// ([`kvlab_core::inline`]).
 pub struct LmdbSession {
     env: Env<WithoutTls>,
-    ops: Ops,
+    db: Db,
+    scratch: Scratch,
 }
 
-/// The operations of a session, apart from the environment so that a transaction
-/// borrowed from the environment can be passed to them.
-struct Ops {
+/// The database and what its errors name.
+#[derive(Clone, Copy)]
+struct Db {
     db: Database<'static, Bytes, Bytes>,
     map_size_bytes: u64,
-    encoded: Vec<u8>,
-    current: Record,
-    scratch: Record,
 }
 
-fn written(req: &Request) -> Outcome {
-    Outcome::Written {
-        bytes: req.written_bytes(),
-    }
-}
-
-impl Ops {
+impl Db {
     fn err(&self, context: &str, e: heed::Error) -> StoreError {
         lmdb_err(context, e, self.map_size_bytes)
     }
+}
 
-    fn read(&self, txn: &RoTxn, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
-        if req.is_multi_read() {
-            return Err(StoreError::multi_read_unsupported("lmdb"));
-        }
-        match self.db.get(txn, &req.key) {
-            Ok(Some(value)) => {
-                req.decode_value(value, reply)?;
-                Ok(Outcome::Hit {
-                    bytes: reply.value_bytes() as u64,
-                })
-            }
-            Ok(None) => Ok(Outcome::Miss),
-            Err(e) => Err(self.err("get", e)),
+/// The transaction an engine works in.
+enum Txn<'t, 'e> {
+    /// Reads and scans.
+    Read(&'t RoTxn<'e, WithoutTls>),
+    /// Anything; a partial update's read and write are atomic in it.
+    Write(&'t mut RwTxn<'e>),
+}
+
+/// The engine's primitives inside one transaction.
+struct TxnEngine<'t, 'e> {
+    db: Db,
+    txn: Txn<'t, 'e>,
+}
+
+impl<'e> TxnEngine<'_, 'e> {
+    fn read_txn(&self) -> &RoTxn<'_, WithoutTls> {
+        match &self.txn {
+            Txn::Read(t) => t,
+            Txn::Write(t) => t,
         }
     }
 
-    fn scan(&mut self, txn: &RoTxn, req: &Request) -> Result<Outcome, StoreError> {
-        let (mut records, mut bytes) = (0u64, 0u64);
-        if req.scan_len == 0 {
-            return Ok(Outcome::Scanned { records, bytes });
+    fn write_txn(&mut self) -> Result<&mut RwTxn<'e>, StoreError> {
+        match &mut self.txn {
+            Txn::Write(t) => Ok(t),
+            Txn::Read(_) => Err(StoreError::new(
+                StoreErrorKind::Unsupported,
+                "lmdb: a write in a read transaction",
+            )),
         }
-        let from: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(&req.key), Bound::Unbounded);
+    }
+}
+
+impl Engine for TxnEngine<'_, '_> {
+    const NAME: &'static str = "lmdb";
+
+    fn get<R>(
+        &mut self,
+        key: &[u8],
+        with: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, StoreError> {
+        match self.db.db.get(self.read_txn(), key) {
+            Ok(value) => Ok(value.map(with)),
+            Err(e) => Err(self.db.err("get", e)),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8], _req: &Request) -> Result<(), StoreError> {
+        let db = self.db;
+        db.db
+            .put(self.write_txn()?, key, value)
+            .map_err(|e| db.err("put", e))
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        let db = self.db;
+        db.db
+            .delete(self.write_txn()?, key)
+            .map(drop)
+            .map_err(|e| db.err("delete", e))
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        n: u32,
+        mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<u64, StoreError> {
+        let from: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(start), Bound::Unbounded);
         let range = self
             .db
-            .range(txn, &from)
-            .map_err(|e| lmdb_err("scan", e, self.map_size_bytes))?;
-        for entry in range.take(req.scan_len as usize) {
-            let (_, value) = entry.map_err(|e| lmdb_err("scan", e, self.map_size_bytes))?;
-            req.decode_value(value, &mut self.scratch)?;
+            .db
+            .range(self.read_txn(), &from)
+            .map_err(|e| self.db.err("scan", e))?;
+        let mut records = 0;
+        for entry in range.take(n as usize) {
+            let (_, value) = entry.map_err(|e| self.db.err("scan", e))?;
+            each(value)?;
             records += 1;
-            bytes += self.scratch.value_bytes() as u64;
         }
-        Ok(Outcome::Scanned { records, bytes })
-    }
-
-    fn write(&mut self, txn: &mut RwTxn, req: &Request) -> Result<Outcome, StoreError> {
-        match req.kind {
-            OpKind::Insert => {
-                self.encoded.clear();
-                req.encode_value(&mut self.encoded);
-                self.db
-                    .put(txn, &req.key, &self.encoded)
-                    .map_err(|e| self.err("put", e))?;
-                Ok(written(req))
-            }
-            OpKind::Update if req.blob => {
-                // A blob update replaces the value, if there is one.
-                match self.db.get(txn, &req.key) {
-                    Ok(Some(_)) => {}
-                    Ok(None) => return Ok(Outcome::Miss),
-                    Err(e) => return Err(self.err("get for update", e)),
-                }
-                self.db
-                    .put(txn, &req.key, req.blob_value())
-                    .map_err(|e| self.err("put", e))?;
-                Ok(written(req))
-            }
-            OpKind::Update => {
-                // Read, merge the updated fields, write back — atomically, in `txn`.
-                match self.db.get(txn, &req.key) {
-                    Ok(Some(value)) => self.current.decode_from(value, None).map_err(|e| {
-                        StoreError::new(StoreErrorKind::Corrupt, format!("update: {e}"))
-                    })?,
-                    Ok(None) => return Ok(Outcome::Miss),
-                    Err(e) => return Err(self.err("get for update", e)),
-                }
-                self.current.merge_from(&req.record);
-                self.encoded.clear();
-                self.current.encode_into(&mut self.encoded);
-                self.db
-                    .put(txn, &req.key, &self.encoded)
-                    .map_err(|e| self.err("put", e))?;
-                Ok(written(req))
-            }
-            OpKind::Delete => {
-                self.db
-                    .delete(txn, &req.key)
-                    .map_err(|e| self.err("delete", e))?;
-                Ok(Outcome::Deleted)
-            }
-            OpKind::Read | OpKind::Scan | OpKind::ReadModifyWrite => {
-                unreachable!("Ops::write is only called with a write kind")
-            }
-        }
-    }
-
-    /// Runs any request inside an open write transaction.
-    fn in_write_txn(
-        &mut self,
-        txn: &mut RwTxn,
-        req: &Request,
-        reply: &mut Record,
-    ) -> Result<Outcome, StoreError> {
-        match req.kind {
-            OpKind::Read => self.read(txn, req, reply),
-            OpKind::Scan => self.scan(txn, req),
-            OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
-            _ => self.write(txn, req),
-        }
+        Ok(records)
     }
 }
 
@@ -466,44 +442,53 @@ fn is_write(kind: OpKind) -> bool {
 }
 
 impl LmdbSession {
-    /// Runs one request in its own transaction.
+    /// Runs one request in its own transaction: a read transaction for reads and scans
+    /// (and for what the adapter refuses), a committed write transaction for writes.
     fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
-        match req.kind {
-            OpKind::Read | OpKind::Scan => {
-                let txn = self
-                    .env
-                    .read_txn()
-                    .map_err(|e| self.ops.err("starting a read transaction", e))?;
-                if req.kind == OpKind::Read {
-                    self.ops.read(&txn, req, reply)
-                } else {
-                    self.ops.scan(&txn, req)
-                }
-            }
-            OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
-            OpKind::Insert | OpKind::Update | OpKind::Delete => {
-                let mut txn = self
-                    .env
-                    .write_txn()
-                    .map_err(|e| self.ops.err("starting a write transaction", e))?;
-                let outcome = self.ops.write(&mut txn, req)?;
-                txn.commit().map_err(|e| self.ops.err("commit", e))?;
-                Ok(outcome)
-            }
+        let db = self.db;
+        if !is_write(req.kind) {
+            let txn = self
+                .env
+                .read_txn()
+                .map_err(|e| db.err("starting a read transaction", e))?;
+            let mut engine = TxnEngine {
+                db,
+                txn: Txn::Read(&txn),
+            };
+            return execute_one(&mut engine, &mut self.scratch, req, reply);
         }
+        let mut txn = self
+            .env
+            .write_txn()
+            .map_err(|e| db.err("starting a write transaction", e))?;
+        let mut engine = TxnEngine {
+            db,
+            txn: Txn::Write(&mut txn),
+        };
+        let outcome = execute_one(&mut engine, &mut self.scratch, req, reply)?;
+        txn.commit().map_err(|e| db.err("commit", e))?;
+        Ok(outcome)
     }
 
     /// Runs a whole batch in one write transaction, leaving each slot's result in
     /// `slot.result`; fails (and aborts) on the first engine error or a failed commit.
     fn run_grouped(&mut self, batch: &mut Batch) -> Result<(), StoreError> {
+        let db = self.db;
         let mut txn = self
             .env
             .write_txn()
-            .map_err(|e| self.ops.err("starting a write transaction", e))?;
+            .map_err(|e| db.err("starting a write transaction", e))?;
+        let mut engine = TxnEngine {
+            db,
+            txn: Txn::Write(&mut txn),
+        };
         for slot in batch.slots_mut() {
-            let result = self
-                .ops
-                .in_write_txn(&mut txn, &slot.request, &mut slot.reply);
+            let result = execute_one(
+                &mut engine,
+                &mut self.scratch,
+                &slot.request,
+                &mut slot.reply,
+            );
             if let Err(e) = &result {
                 if e.kind == StoreErrorKind::Io {
                     // An engine error leaves the transaction unusable: abort it all.
@@ -512,7 +497,7 @@ impl LmdbSession {
             }
             slot.result = result;
         }
-        txn.commit().map_err(|e| self.ops.err("commit", e))
+        txn.commit().map_err(|e| db.err("commit", e))
     }
 }
 

@@ -31,9 +31,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kvlab_core::inline::{execute_batch, Engine, Scratch};
 use kvlab_core::{
-    Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
-    StoreErrorKind, StoreStats,
+    Batch, Capabilities, Request, Session, StatValue, Store, StoreError, StoreErrorKind, StoreStats,
 };
 use moka::notification::RemovalCause;
 use moka::policy::EvictionPolicy;
@@ -276,10 +276,11 @@ impl Store for MokaStore {
     fn session(&self) -> Result<MokaSession, StoreError> {
         let tally = self.tallies.register();
         Ok(MokaSession {
-            cache: self.cache.clone(),
-            tally,
-            encoded: Vec::new(),
-            current: Record::new(),
+            engine: MokaEngine {
+                cache: self.cache.clone(),
+                tally,
+            },
+            scratch: Scratch::new(),
         })
     }
 
@@ -333,12 +334,18 @@ impl Store for MokaStore {
     }
 }
 
-/// A worker's handle on a [`MokaStore`]'s shared cache.
+/// A worker's handle on a [`MokaStore`]'s shared cache, run by the shared
+/// embedded-store adapter ([`kvlab_core::inline`]).
 pub struct MokaSession {
+    engine: MokaEngine,
+    scratch: Scratch,
+}
+
+/// The cache's primitives, counting reads' hits and misses, inserts and deletes in the
+/// session's tally.
+struct MokaEngine {
     cache: MokaCache,
     tally: Arc<Tally>,
-    encoded: Vec<u8>,
-    current: Record,
 }
 
 impl std::fmt::Debug for MokaSession {
@@ -347,94 +354,63 @@ impl std::fmt::Debug for MokaSession {
     }
 }
 
-impl MokaSession {
-    fn written(req: &Request) -> Outcome {
-        Outcome::Written {
-            bytes: req.written_bytes(),
-        }
-    }
+impl Engine for MokaEngine {
+    const NAME: &'static str = "moka";
 
-    fn put(&mut self, req: &Request, bytes: Arc<[u8]>) {
-        let value = CachedValue {
-            bytes,
-            ttl_s: req.ttl_s,
-        };
-        self.cache.insert(req.key.as_slice().into(), value);
-        bump(&self.tally.inserts);
+    #[inline]
+    fn read<R>(
+        &mut self,
+        key: &[u8],
+        with: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, StoreError> {
+        match self.cache.get(key) {
+            Some(value) => {
+                bump(&self.tally.hits);
+                Ok(Some(with(&value.bytes)))
+            }
+            None => {
+                bump(&self.tally.misses);
+                Ok(None)
+            }
+        }
     }
 
     #[inline]
-    fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
-        match req.kind {
-            OpKind::Read if req.is_multi_read() => Err(StoreError::multi_read_unsupported("moka")),
-            OpKind::Read => match self.cache.get(req.key.as_slice()) {
-                Some(value) => {
-                    bump(&self.tally.hits);
-                    req.decode_value(&value.bytes, reply)?;
-                    Ok(Outcome::Hit {
-                        bytes: reply.value_bytes() as u64,
-                    })
-                }
-                None => {
-                    bump(&self.tally.misses);
-                    Ok(Outcome::Miss)
-                }
-            },
-            OpKind::Insert => {
-                let bytes = if req.blob {
-                    Arc::from(req.blob_value())
-                } else {
-                    self.encoded.clear();
-                    req.encode_value(&mut self.encoded);
-                    Arc::from(self.encoded.as_slice())
-                };
-                self.put(req, bytes);
-                Ok(Self::written(req))
-            }
-            OpKind::Update if req.blob => {
-                // A blob update replaces the value, if there is one.
-                if !self.cache.contains_key(req.key.as_slice()) {
-                    return Ok(Outcome::Miss);
-                }
-                self.put(req, Arc::from(req.blob_value()));
-                Ok(Self::written(req))
-            }
-            OpKind::Update => {
-                // Read, merge the updated fields, write back.
-                let Some(value) = self.cache.get(req.key.as_slice()) else {
-                    return Ok(Outcome::Miss);
-                };
-                self.current.decode_from(&value.bytes, None).map_err(|e| {
-                    StoreError::new(StoreErrorKind::Corrupt, format!("update: {e}"))
-                })?;
-                self.current.merge_from(&req.record);
-                self.encoded.clear();
-                self.current.encode_into(&mut self.encoded);
-                let bytes = Arc::from(self.encoded.as_slice());
-                self.put(req, bytes);
-                Ok(Self::written(req))
-            }
-            OpKind::Delete => {
-                self.cache.invalidate(req.key.as_slice());
-                bump(&self.tally.deletes);
-                Ok(Outcome::Deleted)
-            }
-            OpKind::Scan => Err(StoreError::new(
-                StoreErrorKind::Unsupported,
-                "moka is a hash cache and cannot scan",
-            )),
-            OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
-        }
+    fn get<R>(
+        &mut self,
+        key: &[u8],
+        with: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, StoreError> {
+        Ok(self.cache.get(key).map(|value| with(&value.bytes)))
+    }
+
+    /// Without touching the entry's popularity.
+    fn contains(&mut self, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.cache.contains_key(key))
+    }
+
+    #[inline]
+    fn put(&mut self, key: &[u8], value: &[u8], req: &Request) -> Result<(), StoreError> {
+        let value = CachedValue {
+            bytes: Arc::from(value),
+            ttl_s: req.ttl_s,
+        };
+        self.cache.insert(key.into(), value);
+        bump(&self.tally.inserts);
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.cache.invalidate(key);
+        bump(&self.tally.deletes);
+        Ok(())
     }
 }
 
 impl Session for MokaSession {
     #[inline]
     fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
-        for slot in batch.slots_mut() {
-            let result = self.run(&slot.request, &mut slot.reply);
-            slot.complete(result);
-        }
+        execute_batch(&mut self.engine, &mut self.scratch, batch);
         std::future::ready(())
     }
 }

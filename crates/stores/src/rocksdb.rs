@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use kvlab_core::inline::{execute_batch, Engine, Scratch};
 use kvlab_core::{
-    Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
-    StoreErrorKind, StoreStats,
+    Batch, Capabilities, Request, Session, StatValue, Store, StoreError, StoreErrorKind, StoreStats,
 };
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
@@ -353,13 +353,13 @@ impl Store for RocksDbStore {
         let mut read = ReadOptions::default();
         read.set_verify_checksums(self.config.verify_checksums);
         Ok(RocksDbSession {
-            db: Arc::clone(&self.db),
-            write,
-            read,
-            verify_checksums: self.config.verify_checksums,
-            encoded: Vec::new(),
-            current: Record::new(),
-            scratch: Record::new(),
+            engine: RocksDbEngine {
+                db: Arc::clone(&self.db),
+                write,
+                read,
+                verify_checksums: self.config.verify_checksums,
+            },
+            scratch: Scratch::new(),
         })
     }
 
@@ -388,113 +388,78 @@ impl Store for RocksDbStore {
     }
 }
 
-/// A worker's handle on a [`RocksDbStore`].
+/// A worker's handle on a [`RocksDbStore`]: the engine's primitives, run by the shared
+/// embedded-store adapter ([`kvlab_core::inline`]).
 pub struct RocksDbSession {
+    engine: RocksDbEngine,
+    scratch: Scratch,
+}
+
+/// One session's view of the database, with its read and write options.
+struct RocksDbEngine {
     db: Arc<DB>,
     write: WriteOptions,
     read: ReadOptions,
     verify_checksums: bool,
-    encoded: Vec<u8>,
-    current: Record,
-    scratch: Record,
 }
 
-impl RocksDbSession {
-    fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
-        match req.kind {
-            OpKind::Read if req.is_multi_read() => {
-                Err(StoreError::multi_read_unsupported("rocksdb"))
-            }
-            OpKind::Read => match self.db.get_pinned_opt(&req.key, &self.read) {
-                Ok(Some(value)) => {
-                    req.decode_value(&value, reply)?;
-                    Ok(Outcome::Hit {
-                        bytes: reply.value_bytes() as u64,
-                    })
-                }
-                Ok(None) => Ok(Outcome::Miss),
-                Err(e) => Err(io_err("get", e)),
-            },
-            OpKind::Insert => {
-                self.encoded.clear();
-                req.encode_value(&mut self.encoded);
-                self.db
-                    .put_opt(&req.key, &self.encoded, &self.write)
-                    .map_err(|e| io_err("put", e))?;
-                Ok(Outcome::Written {
-                    bytes: req.written_bytes(),
-                })
-            }
-            OpKind::Update if req.blob => {
-                // A blob update replaces the value, if there is one.
-                match self.db.get_pinned_opt(&req.key, &self.read) {
-                    Ok(Some(_)) => {}
-                    Ok(None) => return Ok(Outcome::Miss),
-                    Err(e) => return Err(io_err("get for update", e)),
-                }
-                self.db
-                    .put_opt(&req.key, req.blob_value(), &self.write)
-                    .map_err(|e| io_err("put", e))?;
-                Ok(Outcome::Written {
-                    bytes: req.written_bytes(),
-                })
-            }
-            OpKind::Update => {
-                // Read, merge the updated fields, write back (YCSB's RocksDB binding).
-                match self.db.get_pinned_opt(&req.key, &self.read) {
-                    Ok(Some(value)) => self.current.decode_from(&value, None).map_err(|e| {
-                        StoreError::new(StoreErrorKind::Corrupt, format!("update: {e}"))
-                    })?,
-                    Ok(None) => return Ok(Outcome::Miss),
-                    Err(e) => return Err(io_err("get for update", e)),
-                }
-                self.current.merge_from(&req.record);
-                self.encoded.clear();
-                self.current.encode_into(&mut self.encoded);
-                self.db
-                    .put_opt(&req.key, &self.encoded, &self.write)
-                    .map_err(|e| io_err("put", e))?;
-                Ok(Outcome::Written {
-                    bytes: req.written_bytes(),
-                })
-            }
-            OpKind::Delete => {
-                self.db
-                    .delete_opt(&req.key, &self.write)
-                    .map_err(|e| io_err("delete", e))?;
-                Ok(Outcome::Deleted)
-            }
-            OpKind::Scan => {
-                // An iterator owns its ReadOptions, so each scan makes its own.
-                let mut scan = ReadOptions::default();
-                scan.set_verify_checksums(self.verify_checksums);
-                let mut it = self.db.raw_iterator_opt(scan);
-                it.seek(&req.key);
-                let (mut records, mut bytes) = (0u64, 0u64);
-                while it.valid() && records < req.scan_len as u64 {
-                    if let Some(value) = it.value() {
-                        req.decode_value(value, &mut self.scratch)?;
-                        bytes += self.scratch.value_bytes() as u64;
-                    }
-                    records += 1;
-                    it.next();
-                }
-                let status = it.status();
-                drop(it);
-                status.map_err(|e| io_err("scan", e))?;
-                Ok(Outcome::Scanned { records, bytes })
-            }
-            OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
+impl Engine for RocksDbEngine {
+    const NAME: &'static str = "rocksdb";
+
+    #[inline]
+    fn get<R>(
+        &mut self,
+        key: &[u8],
+        with: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, StoreError> {
+        match self.db.get_pinned_opt(key, &self.read) {
+            Ok(value) => Ok(value.map(|v| with(&v))),
+            Err(e) => Err(io_err("get", e)),
         }
+    }
+
+    #[inline]
+    fn put(&mut self, key: &[u8], value: &[u8], _req: &Request) -> Result<(), StoreError> {
+        self.db
+            .put_opt(key, value, &self.write)
+            .map_err(|e| io_err("put", e))
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.db
+            .delete_opt(key, &self.write)
+            .map_err(|e| io_err("delete", e))
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        n: u32,
+        mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<u64, StoreError> {
+        // An iterator owns its ReadOptions, so each scan makes its own.
+        let mut scan = ReadOptions::default();
+        scan.set_verify_checksums(self.verify_checksums);
+        let mut it = self.db.raw_iterator_opt(scan);
+        it.seek(start);
+        let mut records = 0u64;
+        while it.valid() && records < u64::from(n) {
+            if let Some(value) = it.value() {
+                each(value)?;
+            }
+            records += 1;
+            it.next();
+        }
+        let status = it.status();
+        drop(it);
+        status.map_err(|e| io_err("scan", e))?;
+        Ok(records)
     }
 }
 
 impl Session for RocksDbSession {
     fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
-        for slot in batch.slots_mut() {
-            let result = self.run(&slot.request, &mut slot.reply);
-            slot.complete(result);
-        }
+        execute_batch(&mut self.engine, &mut self.scratch, batch);
         std::future::ready(())
     }
 }

@@ -31,9 +31,9 @@ use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::Arc;
 
+use kvlab_core::inline::{execute_batch, Engine, Scratch};
 use kvlab_core::{
-    Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
-    StoreErrorKind, StoreStats,
+    Batch, Capabilities, Request, Session, StatValue, Store, StoreError, StoreErrorKind, StoreStats,
 };
 
 use self::ffi::{WtConnection, WtCursor, WtEventHandler, WtItem, WtSession, WT_NOTFOUND};
@@ -636,11 +636,9 @@ impl Store for WiredTigerStore {
         let handle = SessionHandle::open(&self.conn)?;
         let cursor = handle.open_cursor(TABLE_URI)?;
         Ok(WiredTigerSession {
-            cursor,
+            engine: CursorEngine { cursor },
             _session: handle,
-            encoded: Vec::new(),
-            current: Record::new(),
-            scratch: Record::new(),
+            scratch: Scratch::new(),
         })
     }
 
@@ -679,27 +677,24 @@ impl Store for WiredTigerStore {
 }
 
 /// A worker's handle on a [`WiredTigerStore`]: one WiredTiger session and one cursor
-/// on the table.
+/// on the table, run by the shared embedded-store adapter ([`kvlab_core::inline`]).
 pub struct WiredTigerSession {
-    cursor: *mut WtCursor,
+    engine: CursorEngine,
     /// Owns the cursor: closing the session on drop closes it too.
     _session: SessionHandle,
-    encoded: Vec<u8>,
-    current: Record,
-    scratch: Record,
+    scratch: Scratch,
+}
+
+/// The engine's primitives on one cursor.
+struct CursorEngine {
+    cursor: *mut WtCursor,
 }
 
 // SAFETY: a WiredTiger session and its cursors may move between threads as long as
 // one thread uses them at a time, which `Session`'s contract guarantees (`&mut self`).
 unsafe impl Send for WiredTigerSession {}
 
-fn written(req: &Request) -> Outcome {
-    Outcome::Written {
-        bytes: req.written_bytes(),
-    }
-}
-
-impl WiredTigerSession {
+impl CursorEngine {
     // The cursor calls below are sound for the same reasons: the cursor is open on this
     // session, which only this value uses, and every WtItem handed to set_key/set_value
     // points at bytes that outlive the call that consumes them.
@@ -738,20 +733,50 @@ impl WiredTigerSession {
             rc => Err(wt_err("search", rc, "")),
         }
     }
+}
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+impl Engine for CursorEngine {
+    const NAME: &'static str = "wiredtiger";
+
+    fn get<R>(
+        &mut self,
+        key: &[u8],
+        with: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, StoreError> {
+        if !self.search(key)? {
+            return Ok(None);
+        }
+        Ok(Some(with(self.value()?)))
+    }
+
+    fn contains(&mut self, key: &[u8]) -> Result<bool, StoreError> {
+        self.search(key)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8], _req: &Request) -> Result<(), StoreError> {
         self.set_key(key);
         self.set_value(value);
         // SAFETY: see above; key and value outlive the call.
         check("insert", unsafe { ((*self.cursor).insert)(self.cursor) })
     }
 
-    fn scan(&mut self, req: &Request) -> Result<Outcome, StoreError> {
-        let (mut records, mut bytes) = (0u64, 0u64);
-        if req.scan_len == 0 {
-            return Ok(Outcome::Scanned { records, bytes });
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.set_key(key);
+        // SAFETY: see above.
+        match unsafe { ((*self.cursor).remove)(self.cursor) } {
+            0 | WT_NOTFOUND => Ok(()),
+            rc => Err(wt_err("remove", rc, "")),
         }
-        self.set_key(&req.key);
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        n: u32,
+        mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
+    ) -> Result<u64, StoreError> {
+        let mut records = 0u64;
+        self.set_key(start);
         let mut exact: c_int = 0;
         // SAFETY: see above.
         let mut rc = unsafe { ((*self.cursor).search_near)(self.cursor, &mut exact) };
@@ -761,11 +786,9 @@ impl WiredTigerSession {
             rc = unsafe { ((*self.cursor).next)(self.cursor) };
         }
         while rc == 0 {
-            let value = self.value()?;
-            req.decode_value(value, &mut self.scratch)?;
+            each(self.value()?)?;
             records += 1;
-            bytes += self.scratch.value_bytes() as u64;
-            if records == u64::from(req.scan_len) {
+            if records == u64::from(n) {
                 break;
             }
             // SAFETY: see above.
@@ -774,85 +797,23 @@ impl WiredTigerSession {
         if rc != 0 && rc != WT_NOTFOUND {
             return Err(wt_err("scan", rc, ""));
         }
-        Ok(Outcome::Scanned { records, bytes })
+        Ok(records)
     }
 
-    fn run(&mut self, req: &Request, reply: &mut Record) -> Result<Outcome, StoreError> {
-        match req.kind {
-            OpKind::Read if req.is_multi_read() => {
-                Err(StoreError::multi_read_unsupported("wiredtiger"))
-            }
-            OpKind::Read => {
-                if !self.search(&req.key)? {
-                    return Ok(Outcome::Miss);
-                }
-                let value = self.value()?;
-                req.decode_value(value, reply)?;
-                Ok(Outcome::Hit {
-                    bytes: reply.value_bytes() as u64,
-                })
-            }
-            OpKind::Insert => {
-                self.encoded.clear();
-                req.encode_value(&mut self.encoded);
-                let encoded = std::mem::take(&mut self.encoded);
-                let result = self.put(&req.key, &encoded);
-                self.encoded = encoded;
-                result.map(|()| written(req))
-            }
-            OpKind::Update if req.blob => {
-                // A blob update replaces the value, if there is one.
-                if !self.search(&req.key)? {
-                    return Ok(Outcome::Miss);
-                }
-                self.put(&req.key, req.blob_value())?;
-                Ok(written(req))
-            }
-            OpKind::Update => {
-                // Read, merge the updated fields, write back (YCSB's RocksDB binding).
-                if !self.search(&req.key)? {
-                    return Ok(Outcome::Miss);
-                }
-                let value = self.value()?;
-                self.current.decode_from(value, None).map_err(|e| {
-                    StoreError::new(StoreErrorKind::Corrupt, format!("update: {e}"))
-                })?;
-                self.current.merge_from(&req.record);
-                self.encoded.clear();
-                self.current.encode_into(&mut self.encoded);
-                let encoded = std::mem::take(&mut self.encoded);
-                let result = self.put(&req.key, &encoded);
-                self.encoded = encoded;
-                result.map(|()| written(req))
-            }
-            OpKind::Delete => {
-                self.set_key(&req.key);
-                // SAFETY: see above.
-                match unsafe { ((*self.cursor).remove)(self.cursor) } {
-                    0 | WT_NOTFOUND => Ok(Outcome::Deleted),
-                    rc => Err(wt_err("remove", rc, "")),
-                }
-            }
-            OpKind::Scan => self.scan(req),
-            OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
+    /// Releases the cursor's position, and with it the page and snapshot it pins, so
+    /// that an idle worker does not hold back eviction.
+    fn finish(&mut self) -> Result<(), StoreError> {
+        // SAFETY: the cursor is open on this session, used by this thread only.
+        match unsafe { ((*self.cursor).reset)(self.cursor) } {
+            0 => Ok(()),
+            rc => Err(wt_err("cursor reset", rc, "")),
         }
     }
 }
 
 impl Session for WiredTigerSession {
     fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
-        for slot in batch.slots_mut() {
-            let result = self.run(&slot.request, &mut slot.reply);
-            // Release the cursor's position, and with it the page and snapshot it pins,
-            // so that an idle worker does not hold back eviction.
-            // SAFETY: the cursor is open on this session, used by this thread only.
-            let reset = unsafe { ((*self.cursor).reset)(self.cursor) };
-            let result = match (result, reset) {
-                (Ok(_), rc) if rc != 0 => Err(wt_err("cursor reset", rc, "")),
-                (result, _) => result,
-            };
-            slot.complete(result);
-        }
+        execute_batch(&mut self.engine, &mut self.scratch, batch);
         std::future::ready(())
     }
 }

@@ -356,16 +356,16 @@ pub(super) fn apply(
             None => Err(unexpected("ZRANGEBYSCORE/ZRANGEBYLEX", frame)),
         },
         Part::UpdateGet => match frame {
-            Frame::Bulk(Some(v)) => match slot.request.decode_value(v, current) {
-                Ok(()) => {
-                    current.merge_from(&slot.request.record);
-                    let mut value = Vec::with_capacity(current.encoded_len());
-                    current.encode_into(&mut value);
-                    w.merged = Some(value);
-                    return;
+            Frame::Bulk(Some(v)) => {
+                let mut value = Vec::new();
+                match kvlab_core::inline::merge_update(v, &slot.request, current, &mut value) {
+                    Ok(()) => {
+                        w.merged = Some(value);
+                        return;
+                    }
+                    Err(e) => Err(e),
                 }
-                Err(e) => Err(e),
-            },
+            }
             Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
             other => Err(unexpected("GET", other)),
         },
