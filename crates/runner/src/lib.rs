@@ -2,8 +2,12 @@
 //!
 //! - [`RunPlan`] says how: threads, how many operations or how long, warm-up, open-loop
 //!   target rate, reporting interval, seed, error budget.
-//! - [`load`] inserts the workload's records; [`run`] executes its transaction mix;
-//!   [`verify`] reads every loaded record back.
+//! - [`load`] inserts a [`Dataset`]'s records; [`run`] executes any [`Workload`]'s
+//!   operations; [`verify`] reads every loaded record back. The workload's
+//!   [`kvlab_core::Needs`] are checked against the store's capabilities first.
+//! - A source may say when each request is due ([`OpSource::due`], e.g. a trace
+//!   replay): the request waits until then and its latency is also measured from then,
+//!   as in open loop; otherwise the plan decides (closed loop, or a target rate).
 //! - Work is done by *clients*: each has its own session (a connection, for network
 //!   stores), its own op source ([`OpSource`]) and keeps up to `pipeline` requests in
 //!   flight. `threads × clients` clients run on `threads` OS threads: an embedded store

@@ -11,8 +11,13 @@
 //!   phase) or a [`RunWorker`] (the transaction phase), and calls `next` to fill a reused
 //!   [`kvlab_core::Request`] without allocating.
 //!
-//! - The runner sees workloads through [`Workload`], which makes one [`OpSource`] per
-//!   client; [`CoreSource`] is a `CoreWorkload` client.
+//! - The runner sees workloads through [`Workload`] (defined in `kvlab-core`, re-exported
+//!   here), which makes one [`OpSource`] per client; [`CoreSource`] is a `CoreWorkload`
+//!   client, and a `CoreWorkload` is also the [`Dataset`] that `load` and `verify` walk.
+//! - Other families: CacheBench-style caches ([`CacheWorkload`], [`CacheBenchConfig`]),
+//!   memtier-style ([`memtier`]), imports and key files ([`ImportWorkload`],
+//!   [`KeyFileWorkload`]) and thread plans ([`PlanWorkload`]). [`AnyWorkload`] is the one
+//!   list of them, and [`with_workload!`] runs generic code on the one it holds.
 //!
 //! The [`generator`] module holds the key, length and counter generators (uniform,
 //! Zipfian, scrambled Zipfian, skewed-latest, hotspot, exponential, sequential,
