@@ -5,12 +5,17 @@
 # line (a)), in the same run, alternating. Prints each round and the median ratio
 # kvlab / bare loop (kvlab wants >= 0.8).
 # Usage: bench/moka-vs-bare-loop.sh [ROUNDS] (default 3)
+# KVLAB=/path/to/kvlab runs that binary instead of building this checkout's (e.g. an
+# older build, to compare two versions of kvlab against the same reference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-3}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-cargo build --release --locked --quiet --bin kvlab
-KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+if [ -z "${KVLAB:-}" ]; then
+  cargo build --release --locked --quiet --bin kvlab
+  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+fi
+[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 kv=(); bare=(); ratio=()
 for r in $(seq 1 "$ROUNDS"); do

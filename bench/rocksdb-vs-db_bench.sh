@@ -9,14 +9,19 @@
 #
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
 # ratios are printed. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
+# KVLAB=/path/to/kvlab runs that binary instead of building this checkout's (e.g. an
+# older build, to compare two versions of kvlab against the same reference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-3}"
 KEYS=1000000
 THREADS=2
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-cargo build --release --locked --quiet --bin kvlab
-KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+if [ -z "${KVLAB:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+  cargo build --release --locked --quiet --bin kvlab
+  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+fi
+[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
 DB_BENCH="$(command -v db_bench || true)"
 [ -n "$DB_BENCH" ] || { echo "db_bench not found: apt-get install rocksdb-tools" >&2; exit 1; }
 WORK="$(mktemp -d /tmp/kvlab-bench.XXXXXX)"

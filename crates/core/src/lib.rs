@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+mod bytes;
 mod clock;
 pub mod inline;
 mod record;
@@ -29,6 +30,7 @@ mod shared;
 mod source;
 mod store;
 
+pub use bytes::parse_bytes;
 pub use clock::Timestamp;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use shared::SharedBytes;

@@ -52,12 +52,17 @@ pub enum Verdict {
 /// long — only this client waits; the thread's other clients go on — and sends the same
 /// request again. `completed` is called once, after the last attempt.
 pub trait OpSource: Send {
+    /// True when the source gives due times ([`OpSource::due`]). The default, false,
+    /// lets the runner skip asking — sources without due times pay nothing for them.
+    const TIMED: bool = false;
+
     /// Fills `req` (the caller cleared it) with the next operation; `None` when the
     /// source is exhausted.
     fn next(&mut self, req: &mut Request) -> Option<Ticket>;
 
     /// When the request the last [`OpSource::next`] returned is due, from the start of
-    /// the phase; `None` leaves it to the plan. The default is `None`.
+    /// the phase; `None` leaves it to the plan. The default is `None`. Asked only when
+    /// [`OpSource::TIMED`] is true.
     #[inline]
     fn due(&self) -> Option<Duration> {
         None

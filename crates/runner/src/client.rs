@@ -268,8 +268,8 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             // due no later, or already overdue when the batch was filled), else the
             // plan's schedule.
             let due = match self.dues.first() {
-                Some(&due) => due,
-                None => schedule.as_mut().map(Schedule::next_due),
+                Some(&due) if Src::TIMED => due,
+                _ => schedule.as_mut().map(Schedule::next_due),
             };
             if let Some(due) = due {
                 let now = Instant::now();
@@ -323,29 +323,26 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         self.rmw.clear();
         self.rmw_batch.clear();
         self.retrying.clear();
-        self.dues.clear();
+        if Src::TIMED {
+            self.dues.clear();
+        }
         let want = (self.pipeline as u64).min(budget) as usize;
         while self.batch.len() < want {
             let at = self.batch.len();
-            let slot = self.batch.push();
-            let (ticket, due) = match self.held.take() {
-                Some((mut held, ticket, due)) => {
-                    std::mem::swap(slot, &mut *held);
-                    self.held_spare(held);
-                    (ticket, Some(due))
+            let ticket = if Src::TIMED {
+                match self.next_timed(at) {
+                    Some(ticket) => ticket,
+                    None => break,
                 }
-                None => {
-                    let Some(ticket) = self.source.next(&mut slot.request) else {
-                        self.batch.truncate(at);
-                        self.exhausted = true;
-                        break;
-                    };
-                    (ticket, self.source.due().map(|d| self.phase_start + d))
-                }
+            } else {
+                let slot = self.batch.push();
+                let Some(ticket) = self.source.next(&mut slot.request) else {
+                    self.batch.truncate(at);
+                    self.exhausted = true;
+                    break;
+                };
+                ticket
             };
-            if (due.is_some() || !self.dues.is_empty()) && self.hold(at, ticket, due) {
-                break;
-            }
             let slot = &mut self.batch.slots_mut()[at];
             self.tickets.push(ticket);
             let is_rmw = slot.request.kind == OpKind::ReadModifyWrite;
@@ -380,6 +377,33 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             }
         }
         self.batch.len()
+    }
+
+    /// For a source with due times: puts its next request (the one held back from the
+    /// last batch, or a new one) in slot `at` of the batch and returns its ticket; `None`
+    /// when the source ran dry or the request is held back for the next batch.
+    #[inline(never)]
+    fn next_timed(&mut self, at: usize) -> Option<Ticket> {
+        let slot = self.batch.push();
+        let (ticket, due) = match self.held.take() {
+            Some((mut held, ticket, due)) => {
+                std::mem::swap(slot, &mut *held);
+                self.held_spare(held);
+                (ticket, Some(due))
+            }
+            None => {
+                let Some(ticket) = self.source.next(&mut slot.request) else {
+                    self.batch.truncate(at);
+                    self.exhausted = true;
+                    return None;
+                };
+                (ticket, self.source.due().map(|d| self.phase_start + d))
+            }
+        };
+        if (due.is_some() || !self.dues.is_empty()) && self.hold(at, ticket, due) {
+            return None;
+        }
+        Some(ticket)
     }
 
     /// For a request with a due time (or joining a batch whose requests have one): holds
@@ -542,8 +566,10 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             }
             let intended = if rmw {
                 None
-            } else {
+            } else if Src::TIMED {
                 intended_of(&self.dues, i, intended)
+            } else {
+                intended
             };
             account(
                 &mut recorder,

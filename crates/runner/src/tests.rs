@@ -99,6 +99,8 @@ struct CountingSource {
 }
 
 impl OpSource for CountingSource {
+    const TIMED: bool = true;
+
     fn next(&mut self, req: &mut Request) -> Option<Ticket> {
         req.kind = OpKind::Insert;
         req.key

@@ -48,7 +48,7 @@ use kvlab_core::{
     StoreErrorKind, StoreStats,
 };
 
-use crate::{parse_size, StoreOptions};
+use crate::StoreOptions;
 
 /// Option names `foyer.*` that the store understands (after the `foyer.` prefix).
 pub const OPTION_NAMES: &[&str] = &[
@@ -94,7 +94,7 @@ impl Admission {
         if t == "all" {
             return Some(Admission::All);
         }
-        let rate = parse_size(t.strip_prefix("rated:")?)?;
+        let rate = kvlab_core::parse_bytes(t.strip_prefix("rated:")?)?;
         (rate > 0).then_some(Admission::Rated { bytes_per_s: rate })
     }
 }

@@ -35,4 +35,4 @@ mod tally;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
 
-pub use options::{parse_size, StoreOptions};
+pub use options::StoreOptions;

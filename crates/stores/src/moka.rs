@@ -5,7 +5,7 @@
 //! internally concurrent); a session executes its batch synchronously. A key maps to
 //! one value: a blob's bytes verbatim, otherwise the YCSB single-value encoding of the
 //! record ([`kvlab_core::Request::encode_value`]). A read of an absent, evicted or
-//! expired key is [`Outcome::Miss`]. An update reads the value, merges the updated
+//! expired key is [`kvlab_core::Outcome::Miss`]. An update reads the value, merges the updated
 //! fields and writes it back (a blob update replaces the value if the key is present).
 //! The cache cannot scan.
 //!

@@ -1,6 +1,6 @@
 //! Store options as validated `name=value` pairs.
 
-use kvlab_core::{StoreError, StoreErrorKind};
+use kvlab_core::{parse_bytes, StoreError, StoreErrorKind};
 
 /// Options for one store, as `name=value` pairs whose names start with the store's
 /// prefix (`rocksdb.`). Each store takes the options it knows with the typed getters;
@@ -112,7 +112,7 @@ impl StoreOptions {
     pub fn size(&mut self, name: &str, default: u64) -> Result<u64, StoreError> {
         match self.take(name) {
             None => Ok(default),
-            Some(v) => parse_size(&v).ok_or_else(|| {
+            Some(v) => parse_bytes(&v).ok_or_else(|| {
                 self.bad(name, &v, "a size in bytes (e.g. 65536, 64KiB, 8MiB, 1GiB)")
             }),
         }
@@ -169,46 +169,18 @@ impl StoreOptions {
     }
 }
 
-/// Parses a byte size: a plain number of bytes, or a number with a unit — `K`/`KB`/`KiB`,
-/// `M…`, `G…`, `T…` (all binary multiples, as memory sizes are given in this field),
-/// case-insensitive. Returns `None` for anything else.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => return None,
-    };
-    if num.contains('.') {
-        let v: f64 = num.parse().ok()?;
-        if !v.is_finite() || v < 0.0 {
-            return None;
-        }
-        Some((v * (1u64 << shift) as f64) as u64)
-    } else {
-        num.parse::<u64>().ok()?.checked_mul(1u64 << shift)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("65536"), Some(65536));
-        assert_eq!(parse_size("64KiB"), Some(64 << 10));
-        assert_eq!(parse_size("8mb"), Some(8 << 20));
-        assert_eq!(parse_size("1.5G"), Some(3 << 29));
-        assert_eq!(parse_size("12 parsecs"), None);
-        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_bytes("65536"), Some(65536));
+        assert_eq!(parse_bytes("64KiB"), Some(64 << 10));
+        assert_eq!(parse_bytes("8mb"), Some(8 << 20));
+        assert_eq!(parse_bytes("1.5G"), Some(3 << 29));
+        assert_eq!(parse_bytes("12 parsecs"), None);
+        assert_eq!(parse_bytes(""), None);
     }
 
     #[test]

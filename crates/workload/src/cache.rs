@@ -9,7 +9,6 @@
 //! (through [`Workload`]) that fills requests without allocating. The model is
 //! described on [`CacheWorkload`].
 
-mod dist;
 mod props;
 
 use std::collections::VecDeque;
@@ -20,9 +19,9 @@ use kvlab_core::{OpKind, Outcome, Request, Slot};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-pub(crate) use dist::parse_bytes;
-use dist::{mix64, Alias, KeyRng, SizeSampler, TruncatedNormal, ZipfMixture};
-pub use dist::{SizeDist, SizePiece};
+pub(crate) use kvlab_core::parse_bytes;
+use kvlab_dist::{mix64, Alias, CacheBenchNormal, KeyRng, SizeSampler, ZipfMixture};
+pub use kvlab_dist::{SizeDist, SizePiece};
 
 use crate::generator::{next_below, next_f64, Zipfian};
 use crate::{worker_seed, WorkloadError};
@@ -238,7 +237,7 @@ enum Chooser {
         /// Per bucket: first key index and number of keys.
         ranges: Vec<(u64, u64)>,
     },
-    Normal(TruncatedNormal),
+    Normal(CacheBenchNormal),
 }
 
 /// The bijection between key indices and the number spelled by a key's digits.
@@ -427,7 +426,7 @@ impl CacheWorkload {
                     ranges,
                 }
             }
-            Popularity::Normal => Chooser::Normal(TruncatedNormal::new(spec.keys)),
+            Popularity::Normal => Chooser::Normal(CacheBenchNormal::new(spec.keys)),
         };
         let max_key = spec.key_size.max() as usize;
         let max_value = spec.value_size.max() as usize;

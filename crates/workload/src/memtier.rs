@@ -79,7 +79,7 @@ use kvlab_core::{CommandId, OpKind, Request, Slot};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::generator::{next_below, next_f64};
+use crate::generator::next_below;
 use crate::{worker_seed, Needs, OpSource, Ticket, Verdict, Workload, WorkloadError};
 
 mod command;
@@ -97,8 +97,6 @@ const PLAIN_DATA_BYTE: u8 = b'x';
 /// Largest value memtier accepts (`MEMTIER_DATA_SIZE_MAX`: Redis' default
 /// `proto-max-bulk-len`, 512 MiB).
 pub const MAX_DATA_SIZE_BYTES: u32 = 512 << 20;
-/// Exponents this close to 0 or 1 take memtier's uniform and harmonic branches.
-const ZIPF_EPS: f64 = 1e-4;
 
 /// How a key is chosen (memtier `--key-pattern=SET:GET`, one letter each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -648,169 +646,7 @@ fn gaussian_parameters(spec: &MemtierSpec) -> (f64, f64) {
     (stddev, median)
 }
 
-/// memtier's Gaussian key chooser (`gaussian_noise::gaussian_distribution_range`):
-/// normal draws by Marsaglia's polar method, redrawn while outside
-/// `[min, max + 1]`, truncated to an integer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TruncatedNormal {
-    min: u64,
-    max: u64,
-    stddev: f64,
-    median: f64,
-}
-
-impl TruncatedNormal {
-    /// A chooser over `[min, max]`. The caller guarantees `min < median < max` and a
-    /// positive, finite `stddev`.
-    pub fn new(min: u64, max: u64, stddev: f64, median: f64) -> TruncatedNormal {
-        TruncatedNormal {
-            min,
-            max,
-            stddev,
-            median,
-        }
-    }
-
-    /// The next key. The polar method makes normals in pairs: the second of a pair is
-    /// kept in `spare` (one per client, as memtier keeps it in each generator).
-    #[inline]
-    pub fn next<R: RngCore>(&self, rng: &mut R, spare: &mut Option<f64>) -> u64 {
-        if self.min == self.max {
-            return self.min;
-        }
-        let (lo, hi) = (self.min as f64, self.max as f64 + 1.0);
-        loop {
-            let z = match spare.take() {
-                Some(z) => z,
-                None => {
-                    let (u, v, s) = loop {
-                        let u = next_f64(rng) * 2.0 - 1.0;
-                        let v = next_f64(rng) * 2.0 - 1.0;
-                        let s = u * u + v * v;
-                        if s < 1.0 && s != 0.0 {
-                            break (u, v, s);
-                        }
-                    };
-                    let m = (-2.0 * s.ln() / s).sqrt();
-                    *spare = Some(v * m);
-                    u * m
-                }
-            };
-            let val = self.stddev * z + self.median;
-            if (lo..=hi).contains(&val) {
-                return (val as u64).min(self.max);
-            }
-        }
-    }
-}
-
-/// memtier's Zipf key chooser (`object_generator::zipf_distribution`): exponent `s` in
-/// (0, 5) over `[max(min, 1), max]`, `P(k) ∝ k^−s`, sampled by rejection-inversion
-/// (Hörmann & Derflinger, "Rejection-inversion to generate variates from monotone
-/// discrete distributions", ACM TOMACS 6(3), 1996). The formulas, the special cases
-/// for `s ≈ 0` (uniform) and `s ≈ 1` (harmonic), and the clamping are memtier's.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Zipf {
-    min: u64,
-    max: u64,
-    exponent: f64,
-    one_minus_exp: f64,
-    one_minus_exp_inv: f64,
-    h_min: f64,
-    h_max: f64,
-    squeeze: f64,
-}
-
-impl Zipf {
-    /// A chooser over `[max(min, 1), max]` (memtier: "will limit keys to positive").
-    pub fn new(min: u64, max: u64, exponent: f64) -> Zipf {
-        let exponent = if exponent < ZIPF_EPS {
-            0.0
-        } else if (exponent - 1.0).abs() < ZIPF_EPS {
-            1.0
-        } else {
-            exponent
-        };
-        let zmin = min.max(1);
-        let zmax = max.max(zmin);
-        let (a, b) = (zmin as f64, zmax as f64);
-        let mut z = Zipf {
-            min: zmin,
-            max: zmax,
-            exponent,
-            one_minus_exp: 0.0,
-            one_minus_exp_inv: 0.0,
-            h_min: 0.0,
-            h_max: 0.0,
-            squeeze: 0.0,
-        };
-        if exponent == 0.0 {
-            return z;
-        }
-        if exponent == 1.0 {
-            z.h_min = (a + 0.5).ln() - 1.0 / a;
-            z.h_max = (b + 0.5).ln();
-            let t = (a + 1.5).ln() - 1.0 / (a + 1.0);
-            z.squeeze = a + 1.0 - t.exp();
-        } else {
-            let q = 1.0 - exponent;
-            z.one_minus_exp = q;
-            z.one_minus_exp_inv = 1.0 / q;
-            z.h_min = (a + 0.5).powf(q) - q * a.powf(-exponent);
-            z.h_max = (b + 0.5).powf(q);
-            let t = (a + 1.5).powf(q) - q * (a + 1.0).powf(-exponent);
-            z.squeeze = a + 1.0 - t.powf(z.one_minus_exp_inv);
-        }
-        z
-    }
-
-    /// The smallest key it returns (the most popular).
-    pub fn min(&self) -> u64 {
-        self.min
-    }
-
-    /// The largest key it returns.
-    pub fn max(&self) -> u64 {
-        self.max
-    }
-
-    /// The next key.
-    #[inline]
-    pub fn next<R: RngCore>(&self, rng: &mut R) -> u64 {
-        let (a, b) = (self.min as f64, self.max as f64);
-        if self.exponent == 0.0 {
-            return self.min + next_below(rng, self.max - self.min + 1);
-        }
-        loop {
-            let p = next_f64(rng);
-            let u = p * (self.h_max - self.h_min) + self.h_min;
-            let mut x = if self.exponent == 1.0 {
-                u.exp()
-            } else {
-                u.powf(self.one_minus_exp_inv)
-            };
-            if x < a - 0.5 {
-                x = a + 0.5;
-            }
-            if x >= b + 0.5 {
-                x = b;
-            }
-            let k = (x + 0.5).floor();
-            if k - x <= self.squeeze {
-                return k as u64;
-            }
-            let accept = if self.exponent == 1.0 {
-                u > (k + 0.5).ln() - 1.0 / k
-            } else {
-                self.one_minus_exp_inv * (u - (k + 0.5).powf(self.one_minus_exp))
-                    > -k.powf(-self.exponent)
-            };
-            if accept {
-                return k as u64;
-            }
-        }
-    }
-}
+pub use kvlab_dist::{TruncatedNormal, Zipf};
 
 /// What every client shares: the validated spec and the prepared choosers.
 #[derive(Debug)]

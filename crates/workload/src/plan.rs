@@ -607,12 +607,19 @@ pub struct PlanSource<S: OpSource> {
 }
 
 impl<S: OpSource> OpSource for PlanSource<S> {
+    const TIMED: bool = S::TIMED;
+
     #[inline]
     fn next(&mut self, req: &mut Request) -> Option<Ticket> {
         let ticket = self.inner.next(req)?;
         self.counts.issued[req.kind.index()] += 1;
         self.pending.push_back(req.kind);
         Some(ticket)
+    }
+
+    #[inline]
+    fn due(&self) -> Option<std::time::Duration> {
+        self.inner.due()
     }
 
     #[inline]
