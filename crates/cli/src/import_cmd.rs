@@ -295,15 +295,13 @@ pub(crate) fn extra_failed(work: &AnyWorkload) -> bool {
     matches!(work, AnyWorkload::Import(w) if w.finish().failed())
 }
 
-/// Entries for the result's `runner` section: the import's report, or the plan's
-/// per-group operation counts.
-pub(crate) fn extra_runner(work: &AnyWorkload) -> Vec<(String, serde_json::Value)> {
+/// The result's `runner` section's import report, or the plan's per-group operation
+/// counts.
+pub(crate) fn extra_runner(work: &AnyWorkload, runner: &mut kvlab_report::RunnerSection) {
     match work {
         AnyWorkload::Import(w) => {
             let r = w.finish();
-            vec![(
-                "import".into(),
-                json!({
+            runner.import = Some(json!({
                     "file": r.path.display().to_string(),
                     "lines": r.lines,
                     "blank": r.blank,
@@ -316,11 +314,10 @@ pub(crate) fn extra_runner(work: &AnyWorkload) -> Vec<(String, serde_json::Value
                     "failed_inserts": r.failed_inserts,
                     "sampled_keys": r.sampled_keys,
                     "keys_out_error": r.keys_out_error,
-                }),
-            )]
+            }));
         }
-        _ => match work.plan_counts() {
-            Some((plan, counts)) => {
+        _ => {
+            if let Some((plan, counts)) = work.plan_counts() {
                 let groups: Vec<serde_json::Value> = plan
                         .groups()
                         .iter()
@@ -353,10 +350,9 @@ pub(crate) fn extra_runner(work: &AnyWorkload) -> Vec<(String, serde_json::Value
                             })
                         })
                         .collect();
-                vec![("plan_groups".into(), json!(groups))]
+                runner.plan_groups = Some(json!(groups));
             }
-            None => Vec::new(),
-        },
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! runner section), memtier's result files, and secrets redacted from all of them.
 
 use super::*;
+use kvlab_report::{Loop, RunnerSection, SineRate};
 
 /// The command line as stored in results: passwords in URLs and the value of memtier's
 /// `-a`/`--authenticate` replaced by `***`.
@@ -290,86 +291,66 @@ pub(crate) fn write_cache_lines(
     Ok(())
 }
 
-pub(crate) fn runner_section(
-    ctx: &PhaseCtx,
-    outcome: &RunOutcome,
-) -> BTreeMap<String, serde_json::Value> {
-    use serde_json::json;
+/// The result's runner section: the plan as run, and what the runner saw.
+pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSection {
     let p = &ctx.plan;
-    let mut m = BTreeMap::new();
-    m.insert("threads".into(), json!(p.threads));
-    if !outcome.groups.is_empty() {
-        // Thread plans: each group's results, in the plan's group order.
-        let groups: Vec<serde_json::Value> = outcome
-            .groups
+    let mut r = RunnerSection {
+        threads: p.threads as u64,
+        connections_per_thread: p.clients as u64,
+        pipeline: p.pipeline as u64,
+        // Reads counted per key: differs from the READ counts only for multi-key GETs.
+        keys_found: outcome.keys_hit,
+        keys_not_found: outcome.keys_missed,
+        operations: p.operations,
+        duration_s: p.duration.map(|d| d.as_secs_f64()),
+        warmup: match p.warmup {
+            Warmup::None => None,
+            Warmup::Ops(n) => Some(serde_json::json!({ "operations": n })),
+            Warmup::Time(d) => Some(serde_json::json!({ "seconds": d.as_secs_f64() })),
+        },
+        target_rate_ops_per_sec: p.target_rate.map(|r| r.mean()),
+        loop_kind: if p.target_rate.is_some() {
+            Loop::Open
+        } else {
+            Loop::Closed
+        },
+        interval_s: p.interval.as_secs_f64(),
+        max_errors: p.max_errors,
+        max_schedule_lag_ms: outcome.max_schedule_lag_ms,
+        error_budget_exceeded: outcome.error_budget_exceeded,
+        integrity_checked: outcome.integrity_checked,
+        integrity_failed: outcome.integrity_failed,
+        property_files: ctx
+            .args
+            .property_files
             .iter()
-            .map(|g| serde_json::to_value(g.summary(outcome.elapsed)).unwrap_or_default())
-            .collect();
-        m.insert("group_results".into(), json!(groups));
-    }
-    m.insert("connections_per_thread".into(), json!(p.clients));
-    m.insert("pipeline".into(), json!(p.pipeline));
-    // Reads counted per key: differs from the READ counts only for multi-key GETs.
-    m.insert("keys_found".into(), json!(outcome.keys_hit));
-    m.insert("keys_not_found".into(), json!(outcome.keys_missed));
+            .map(|p| p.display().to_string())
+            .collect(),
+        overrides: ctx.args.properties.clone(),
+        ..RunnerSection::default()
+    };
     if let Some(TargetRate::Sine {
         mean,
         amplitude,
         period,
     }) = p.target_rate
     {
-        m.insert(
-            "target_rate_sine".into(),
-            json!({ "mean": mean, "amplitude": amplitude, "period_s": period.as_secs_f64() }),
+        r.target_rate_sine = Some(SineRate {
+            mean,
+            amplitude,
+            period_s: period.as_secs_f64(),
+        });
+    }
+    if !outcome.groups.is_empty() {
+        // Thread plans: each group's results, in the plan's group order.
+        r.group_results = Some(
+            outcome
+                .groups
+                .iter()
+                .map(|g| serde_json::to_value(g.summary(outcome.elapsed)).unwrap_or_default())
+                .collect(),
         );
     }
-    m.insert("operations".into(), json!(p.operations));
-    m.insert(
-        "duration_s".into(),
-        json!(p.duration.map(|d| d.as_secs_f64())),
-    );
-    m.insert(
-        "warmup".into(),
-        match p.warmup {
-            Warmup::None => json!(null),
-            Warmup::Ops(n) => json!({ "operations": n }),
-            Warmup::Time(d) => json!({ "seconds": d.as_secs_f64() }),
-        },
-    );
-    m.insert(
-        "target_rate_ops_per_sec".into(),
-        json!(p.target_rate.map(|r| r.mean())),
-    );
-    m.insert(
-        "loop".into(),
-        json!(if p.target_rate.is_some() {
-            "open"
-        } else {
-            "closed"
-        }),
-    );
-    m.insert("interval_s".into(), json!(p.interval.as_secs_f64()));
-    m.insert("max_errors".into(), json!(p.max_errors));
-    m.insert(
-        "max_schedule_lag_ms".into(),
-        json!(outcome.max_schedule_lag_ms),
-    );
-    m.insert(
-        "error_budget_exceeded".into(),
-        json!(outcome.error_budget_exceeded),
-    );
-    m.insert("integrity_checked".into(), json!(outcome.integrity_checked));
-    m.insert("integrity_failed".into(), json!(outcome.integrity_failed));
-    m.insert(
-        "property_files".into(),
-        json!(ctx
-            .args
-            .property_files
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()),
-    );
-    m.insert("overrides".into(), json!(ctx.args.properties));
-    m.extend(import_cmd::extra_runner(&ctx.work));
-    m
+    import_cmd::extra_runner(&ctx.work, &mut r);
+    r
 }

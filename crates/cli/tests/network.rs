@@ -574,7 +574,7 @@ fn a_server_killed_mid_run_gives_connection_errors_until_max_errors_stops_the_ru
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("--max-errors"), "{stderr}");
     let doc = ResultDocument::load(&out.join("result.json")).unwrap();
-    assert_eq!(doc.runner["error_budget_exceeded"], serde_json::json!(true));
+    assert!(doc.runner.error_budget_exceeded);
     let connection = doc.results.errors.get("connection").copied().unwrap_or(0);
     assert!(connection > 1000, "{:?}", doc.results.errors);
     // Only connection errors: a lost server is not a protocol or timeout failure.
@@ -706,7 +706,7 @@ fn a_thousand_connections_work() {
     );
     let doc = ResultDocument::load(&out.join("result.json")).unwrap();
     assert!(doc.results.errors.is_empty(), "{:?}", doc.results.errors);
-    assert_eq!(doc.runner["connections_per_thread"], serde_json::json!(512));
+    assert_eq!(doc.runner.connections_per_thread, 512);
     // 1024 sessions each connected once (plus kvlab's own probes).
     let received = doc.store.stats["total_connections_received"]
         .as_i64()

@@ -172,8 +172,8 @@ fn memtier_over_unix_sockets_counts_what_the_servers_count() {
             doc.results.errors
         );
         // 6 clients × 200 requests: 50 cycles of a SET and 3 GETs each.
-        let found = doc.runner["keys_found"].as_u64().unwrap();
-        let missed = doc.runner["keys_not_found"].as_u64().unwrap();
+        let found = doc.runner.keys_found;
+        let missed = doc.runner.keys_not_found;
         assert_eq!(found + missed, 6 * 150, "{name}");
         if name == "memcached" {
             assert_eq!(store_stat(&doc, "cmd_set"), 6 * 50);
@@ -230,8 +230,8 @@ fn memtier_memcache_binary_counts_sets_hits_and_misses_exactly() {
     // cycles, a SET and a GET of 4 keys: 28 SETs and 274 keys read.
     assert_eq!(all_stats_row(&stdout, "Sets")[0], "Sets");
     let doc = ResultDocument::load(&out.join("result.json")).unwrap();
-    let found = doc.runner["keys_found"].as_u64().unwrap();
-    let missed = doc.runner["keys_not_found"].as_u64().unwrap();
+    let found = doc.runner.keys_found;
+    let missed = doc.runner.keys_not_found;
     assert!(found > 0 && missed > 0, "{found} {missed}");
     assert_eq!(found + missed, 4 * 274);
     // The server's counters, read by kvlab over the binary protocol at the end (the

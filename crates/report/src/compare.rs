@@ -175,15 +175,10 @@ fn rows(a: &ResultDocument, b: &ResultDocument) -> Vec<Row> {
 /// A one-line description of a result: store, workload, clients, seed.
 fn describe(r: &ResultDir) -> String {
     let d = &r.doc;
-    let n = |k: &str| {
-        d.runner
-            .get(k)
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(1)
-    };
-    let mut clients = format!("{}×{}", n("threads"), n("connections_per_thread"));
-    if n("pipeline") > 1 {
-        clients.push_str(&format!("×{}", n("pipeline")));
+    let (threads, connections, pipeline) = d.runner.clients();
+    let mut clients = format!("{threads}×{connections}");
+    if pipeline > 1 {
+        clients.push_str(&format!("×{pipeline}"));
     }
     format!(
         "{} — {} on {}, {} clients, seed {}",

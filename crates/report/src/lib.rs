@@ -34,6 +34,7 @@ mod host;
 mod html;
 mod load;
 mod markdown;
+mod runner;
 mod study;
 mod table;
 mod time;
@@ -47,6 +48,7 @@ use serde::{Deserialize, Serialize};
 pub use compare::{Comparison, ComparisonFormat};
 pub use host::HostInfo;
 pub use load::{find_result_files, LatencyLog, MonitorSeries, ResultDir, Timeline};
+pub use runner::{Loop, RunnerSection, SineRate};
 pub use study::{Cell, CellKey, Round, Spread, Study, StudyOptions};
 pub use table::{Align, Table};
 pub use time::rfc3339;
@@ -181,8 +183,9 @@ pub struct ResultDocument {
     /// reports name the workload by it instead of by its property files or flags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload_label: Option<String>,
-    /// Runner settings: threads, target rate, warm-up, duration, ….
-    pub runner: BTreeMap<String, serde_json::Value>,
+    /// How the phase was run: threads, connections, pipeline, target rate, warm-up,
+    /// duration, …, and what the runner saw besides latencies.
+    pub runner: RunnerSection,
     /// The store under test.
     pub store: StoreSection,
     /// The machine the client ran on.
@@ -338,12 +341,12 @@ mod tests {
             fell_behind: true,
             workload: [("recordcount".to_string(), "1000".to_string())].into(),
             workload_label: Some("small-reads".into()),
-            runner: [
-                ("threads".to_string(), json!(8)),
-                ("target_ops_per_sec".to_string(), json!(1e5)),
-                ("warmup".to_string(), json!("5s")),
-            ]
-            .into(),
+            runner: RunnerSection {
+                threads: 8,
+                warmup: Some(json!("5s")),
+                other: [("target_ops_per_sec".to_string(), json!(1e5))].into(),
+                ..RunnerSection::default()
+            },
             store: StoreSection {
                 name: "redis".into(),
                 label: None,

@@ -534,15 +534,10 @@ pub(crate) fn family_name(doc: &ResultDocument) -> String {
     }
     let files: Vec<String> = doc
         .runner
-        .get("property_files")
-        .and_then(serde_json::Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str())
-                .map(|p| stem(p).1)
-                .collect()
-        })
-        .unwrap_or_default();
+        .property_files
+        .iter()
+        .map(|p| stem(p).1)
+        .collect();
     if !files.is_empty() {
         files.join("+")
     } else if let Some(config) = command_option(doc, "--cachebench") {
@@ -642,14 +637,6 @@ fn workload_names(docs: &[&ResultDocument]) -> Vec<String> {
     names
 }
 
-fn runner_u64(doc: &ResultDocument, name: &str) -> u64 {
-    doc.runner
-        .get(name)
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(1)
-        .max(1)
-}
-
 impl Study {
     /// Finds every `result.json` at or below each of `roots`, reads them with the files
     /// beside them, and groups them. A root without any result is an error naming it.
@@ -683,14 +670,10 @@ impl Study {
             let key = CellKey {
                 store: doc.store.display_name().to_string(),
                 workload,
-                threads: runner_u64(doc, "threads"),
-                connections: runner_u64(doc, "connections_per_thread"),
-                pipeline: runner_u64(doc, "pipeline"),
-                target_ops_per_sec: doc
-                    .runner
-                    .get("target_rate_ops_per_sec")
-                    .and_then(serde_json::Value::as_f64)
-                    .map(|r| r.round() as u64),
+                threads: doc.runner.clients().0,
+                connections: doc.runner.clients().1,
+                pipeline: doc.runner.clients().2,
+                target_ops_per_sec: doc.runner.target_rate_ops_per_sec.map(|r| r.round() as u64),
             };
             cells.entry(key).or_default().push(round);
         }

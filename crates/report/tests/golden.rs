@@ -359,10 +359,7 @@ fn memtier_runs_at_several_connection_counts_are_one_workload() {
         let path = dir.path().join(name).join("result.json");
         let mut doc = ResultDocument::load(&path).unwrap();
         doc.workload.insert("clients-total".into(), clients.into());
-        doc.runner.insert(
-            "connections_per_thread".into(),
-            clients.parse::<u64>().unwrap().into(),
-        );
+        doc.runner.connections_per_thread = clients.parse::<u64>().unwrap();
         std::fs::write(&path, doc.to_json_pretty()).unwrap();
     }
     let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
@@ -448,7 +445,7 @@ fn as_memtier(doc: &mut ResultDocument, flags: &[(&str, &str)]) {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    doc.runner.remove("property_files");
+    doc.runner.property_files.clear();
     doc.workload = flags
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -619,7 +616,7 @@ fn plan_and_key_file_runs_are_named_by_their_files() {
     ] {
         copy_result("null/workloada/1x1/round-1", &dir.path().join(name));
         edit_result(dir.path(), name, |doc| {
-            doc.runner.remove("property_files");
+            doc.runner.property_files.clear();
             let import = matches!(name, "import" | "pipe");
             if import {
                 doc.phase = kvlab_report::Phase::Import;

@@ -1,0 +1,102 @@
+//! The `runner` section of `result.json`: how a phase was run, and what the runner saw
+//! besides the latency histograms (keys found, integrity checks, schedule lag).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// How a phase was run. The fields are in the JSON's key order (alphabetical, as earlier
+/// documents wrote them); every field has a default, so older documents that lack one
+/// still load, and keys this version does not know are kept in [`RunnerSection::other`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(default)]
+pub struct RunnerSection {
+    /// Sessions (connections) per thread.
+    pub connections_per_thread: u64,
+    /// `--duration`, in seconds.
+    pub duration_s: Option<f64>,
+    /// The run stopped because `--max-errors` was exceeded.
+    pub error_budget_exceeded: bool,
+    /// Thread plans: each group's results (a summary per group, in the plan's order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_results: Option<Vec<serde_json::Value>>,
+    /// `kvlab import`: what was read (lines, blank, malformed, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub import: Option<serde_json::Value>,
+    /// Reads whose values were checked (`dataintegrity=true`).
+    pub integrity_checked: u64,
+    /// Checked reads whose values did not match.
+    pub integrity_failed: u64,
+    /// The reporting interval, in seconds.
+    pub interval_s: f64,
+    /// Keys that reads found, counted per key (a multi-key read counts each).
+    pub keys_found: u64,
+    /// Keys that reads did not find, counted per key.
+    pub keys_not_found: u64,
+    /// Closed or open loop.
+    #[serde(rename = "loop")]
+    pub loop_kind: Loop,
+    /// `--max-errors`.
+    pub max_errors: Option<u64>,
+    /// The largest lag behind the open-loop schedule (or the source's due times), in
+    /// milliseconds.
+    pub max_schedule_lag_ms: f64,
+    /// Measured operations asked for (none with `--duration`).
+    pub operations: Option<u64>,
+    /// The `-p` overrides, as given.
+    pub overrides: Vec<String>,
+    /// Requests in flight per session.
+    pub pipeline: u64,
+    /// Thread plans: each group's operation counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_groups: Option<serde_json::Value>,
+    /// The property files, in the order read.
+    pub property_files: Vec<String>,
+    /// Open loop: the mean target rate over all clients, operations per second.
+    pub target_rate_ops_per_sec: Option<f64>,
+    /// Open loop with a sine target rate: its mean, amplitude and period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_rate_sine: Option<SineRate>,
+    /// Worker threads.
+    pub threads: u64,
+    /// Warm-up before measuring.
+    pub warmup: Option<serde_json::Value>,
+    /// Keys this version of kvlab does not know, from documents written by others.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// Closed loop (each client sends when its previous request completes) or open loop (a
+/// target rate, or a source's due times).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Loop {
+    /// Closed loop.
+    #[default]
+    Closed,
+    /// Open loop.
+    Open,
+}
+
+/// A sine target rate: `mean + amplitude × sin(2π t / period)`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct SineRate {
+    /// The average rate, operations per second.
+    pub mean: f64,
+    /// The swing above and below the mean.
+    pub amplitude: f64,
+    /// One full swing, in seconds.
+    pub period_s: f64,
+}
+
+impl RunnerSection {
+    /// Threads × connections × pipeline as a report names the clients, each at least 1
+    /// (older documents may lack them).
+    pub fn clients(&self) -> (u64, u64, u64) {
+        (
+            self.threads.max(1),
+            self.connections_per_thread.max(1),
+            self.pipeline.max(1),
+        )
+    }
+}
