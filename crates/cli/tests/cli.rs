@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{kvlab, report_u64, report_value, text};
 
 #[test]

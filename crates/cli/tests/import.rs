@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::{report_u64, report_value, text};
 
 fn kvlab_cmd(args: &[&str]) -> Command {

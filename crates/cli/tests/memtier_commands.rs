@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
-mod common;
+use crate::common;
 use common::{all_stats_row, memtier_on, text};
 
 fn redis(spec: &str) -> Server {

@@ -9,7 +9,7 @@ use std::path::Path;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 use kvlab_workload::memtier::{write_import_item, IMPORT_HEADER};
 
-mod common;
+use crate::common;
 use common::{all_stats_row, memtier_on, text};
 
 fn start(kind: ServerKind, spec: &str) -> Server {

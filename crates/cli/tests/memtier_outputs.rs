@@ -10,7 +10,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
-mod common;
+use crate::common;
 use common::{memtier_on, section_row, text};
 
 fn start(kind: ServerKind, spec: &str) -> Server {

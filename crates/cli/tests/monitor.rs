@@ -2,7 +2,7 @@
 //! `DIR/monitor/store.csv` (docs/monitoring.md): RocksDB's tickers and properties, a
 //! spawned redis-server's `INFO`, and a memcached server given by `--url`'s `stats`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
-mod common;
+use crate::common;
 use common::{
     all_stats_row, files_under, kvlab, memtier_on, report_u64, report_value, section_row, text,
 };

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{kvlab, text};
 
 /// Runs workload A on the null store into `out`.

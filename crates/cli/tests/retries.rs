@@ -5,7 +5,7 @@
 use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
-mod common;
+use crate::common;
 use common::{kvlab, report_u64, text};
 
 /// A redis-server that takes at most about one 300 KB record and refuses the rest.

@@ -7,7 +7,7 @@ use std::process::Command;
 use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
-mod common;
+use crate::common;
 use common::{all_stats_row, files_under, kvlab, memtier_on, text};
 
 #[test]

@@ -3,7 +3,7 @@
 //! and the grouping, statistics and errors behind them.
 //!
 //! Regenerate the golden files after an intended change with
-//! `KVLAB_BLESS=1 cargo test -p kvlab-report --test golden`.
+//! `KVLAB_BLESS=1 cargo test -p kvlab-report --test tests golden::`.
 
 use std::path::{Path, PathBuf};
 

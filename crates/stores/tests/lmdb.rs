@@ -3,7 +3,7 @@
 
 #![cfg(feature = "lmdb")]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

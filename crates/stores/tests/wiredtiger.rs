@@ -3,7 +3,7 @@
 
 #![cfg(feature = "wiredtiger")]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! determinism, the presets in `workloads/cache`, and CacheBench configs — the real ones
 //! in `shared/data/cachebench` and small ones written here.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

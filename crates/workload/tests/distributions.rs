@@ -1,7 +1,7 @@
 //! Every key and length distribution against its expected PMF, by chi-square with a
 //! fixed seed (p = 0.001), plus the acknowledged-insert guarantee under threads.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! patterns and their ranges, the Gaussian and Zipf distributions (chi-square with a
 //! fixed seed, p = 0.001), value sizes, expiry, seeding and key names.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

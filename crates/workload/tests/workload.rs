@@ -1,7 +1,7 @@
 //! CoreWorkload against YCSB: key names, values, validation errors, op streams, load
 //! split, and the committed workload files.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;

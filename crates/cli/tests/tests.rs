@@ -1,0 +1,19 @@
+//! The `kvlab` binary end to end: every subcommand against real stores and servers
+//! (RocksDB, LMDB, WiredTiger, moka, foyer, redis-server, memcached, headless chromium)
+//! started on free loopback ports and stopped by PID.
+
+mod common;
+
+mod cache;
+mod cli;
+mod import;
+mod memtier_commands;
+mod memtier_data;
+mod memtier_outputs;
+mod monitor;
+mod network;
+mod report;
+mod retries;
+mod servers;
+mod suite;
+mod transports;

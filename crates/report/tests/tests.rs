@@ -1,0 +1,5 @@
+//! Reports and comparisons from fixture result directories (golden files), and the
+//! HTML report in headless chromium.
+
+mod browser;
+mod golden;

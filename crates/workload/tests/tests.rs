@@ -1,0 +1,10 @@
+//! Workload generation: YCSB's key names, constants and frequencies (golden values),
+//! memtier-style and cache workloads, imports.
+
+mod common;
+
+mod cache;
+mod distributions;
+mod import;
+mod memtier;
+mod workload;
