@@ -25,6 +25,7 @@
 mod bytes;
 mod clock;
 pub mod inline;
+mod options;
 mod record;
 mod shared;
 mod source;
@@ -32,6 +33,7 @@ mod store;
 
 pub use bytes::parse_bytes;
 pub use clock::Timestamp;
+pub use options::StoreOptions;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use shared::SharedBytes;
 pub use source::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};

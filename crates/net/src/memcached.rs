@@ -29,12 +29,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kvlab_core::StoreOptions;
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
     StoreErrorKind, StoreStats,
 };
 use kvlab_proto::memcache::{self, binary, Ketama, MetaFlag, MetaReply, Reply};
-use kvlab_stores::StoreOptions;
 
 use crate::conn::{Conn, Endpoint, Link, Recycle};
 use crate::url::{AddressFamily, ServerUrl};

@@ -27,7 +27,7 @@ pub mod lmdb;
 #[cfg(feature = "moka")]
 pub mod moka;
 pub mod null;
-mod options;
+
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 #[cfg(any(feature = "moka", feature = "foyer"))]
@@ -35,4 +35,4 @@ mod tally;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
 
-pub use options::StoreOptions;
+pub use kvlab_core::StoreOptions;

@@ -45,12 +45,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use kvlab_core::StoreOptions;
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Slot, StatValue, Store,
     StoreError, StoreErrorKind, StoreStats, Timestamp,
 };
 use kvlab_proto::resp::{self, Frame};
-use kvlab_stores::StoreOptions;
 
 use crate::conn::{tls_settings, Addr, Conn, Endpoint, Link, Recycle, Tls, TlsVersion};
 use crate::url::{resolve_host, AddressFamily, ServerUrl};

@@ -1,6 +1,6 @@
 //! Store options as validated `name=value` pairs.
 
-use kvlab_core::{parse_bytes, StoreError, StoreErrorKind};
+use crate::{parse_bytes, StoreError, StoreErrorKind};
 
 /// Options for one store, as `name=value` pairs whose names start with the store's
 /// prefix (`rocksdb.`). Each store takes the options it knows with the typed getters;
