@@ -19,6 +19,12 @@
 //!   [`KeyFileWorkload`]) and thread plans ([`PlanWorkload`]). [`AnyWorkload`] is the one
 //!   list of them, and [`with_workload!`] runs generic code on the one it holds.
 //!
+//! Each family lives in a folder of its own: `ycsb/` (CoreWorkload and its sources),
+//! `cache/` (CacheBench-style caches and CacheBench configs), `memtier/`, `files/`
+//! (imports and key files); `plan.rs` (thread plans over any of them) and `any.rs` (the
+//! one list of workloads) sit beside them. Adding a family touches its folder and one
+//! arm of [`with_workload!`].
+//!
 //! The [`generator`] module holds the key, length and counter generators (uniform,
 //! Zipfian, scrambled Zipfian, skewed-latest, hotspot, exponential, sequential,
 //! histogram, …), each a small value that takes the random source as an argument.
@@ -55,13 +61,10 @@
 
 mod any;
 mod cache;
-mod cachebench;
-mod import;
-mod keyfile;
+mod files;
 mod plan;
 mod props;
-mod source;
-mod workload;
+mod ycsb;
 
 /// YCSB's generators (kept under this name for existing paths): [`kvlab_dist::ycsb`].
 pub use kvlab_dist::ycsb as generator;
@@ -72,18 +75,18 @@ use std::path::PathBuf;
 pub use kvlab_dist::{fnvhash64, worker_seed};
 
 pub use any::AnyWorkload;
+pub use cache::cachebench::{CacheBenchConfig, CacheBenchWarning, CACHEBENCH_OVERRIDES};
 pub use cache::{CacheSource, CacheSpec, CacheWorkload, OpMix, Popularity, SizeDist, SizePiece};
-pub use cachebench::{CacheBenchConfig, CacheBenchWarning, CACHEBENCH_OVERRIDES};
-pub use import::{ImportReport, ImportSource, ImportSpec, ImportWorkload, KeySample};
-pub use import::{MalformedLine, TrailingDelimiter, ValueFormat};
-pub use keyfile::{escape_key, unescape_key, KeyCheck, KeyCheckSource, KeyFile};
-pub use keyfile::{KeyFileSource, KeyFileWorkload};
+pub use files::import::{ImportReport, ImportSource, ImportSpec, ImportWorkload, KeySample};
+pub use files::import::{MalformedLine, TrailingDelimiter, ValueFormat};
+pub use files::keyfile::{escape_key, unescape_key, KeyCheck, KeyCheckSource, KeyFile};
+pub use files::keyfile::{KeyFileSource, KeyFileWorkload};
 pub use kvlab_core::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
 pub use plan::PROPORTION_KEYS;
 pub use plan::{GroupCounts, Plan, PlanGroup, PlanSource, PlanWorkload, Proportions};
 pub use props::{Origin, Properties};
-pub use source::CoreSource;
-pub use workload::{CoreWorkload, LoadWorker, RunWorker};
+pub use ycsb::source::CoreSource;
+pub use ycsb::{CoreWorkload, LoadWorker, RunWorker};
 
 /// Everything that can go wrong reading or validating a workload.
 #[derive(Debug, thiserror::Error)]

@@ -217,7 +217,7 @@ impl CacheSpec {
                     }
                     (false, Some(file)) => {
                         let path = relative_to_origin(file, &r.origin("cache.popularity_file"));
-                        crate::cachebench::read_popularity_file(&path)?
+                        crate::cache::cachebench::read_popularity_file(&path)?
                     }
                     (true, None) => {
                         let sizes: Vec<u64> = r.list("cache.popularity_buckets", "key counts")?;

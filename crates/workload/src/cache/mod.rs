@@ -9,6 +9,7 @@
 //! (through [`Workload`]) that fills requests without allocating. The model is
 //! described on [`CacheWorkload`].
 
+pub(crate) mod cachebench;
 mod props;
 
 use std::collections::VecDeque;

@@ -1,5 +1,7 @@
 //! [`CoreWorkload`]: YCSB's core workload, validated once and shared by every worker.
 
+pub(crate) mod source;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -49,7 +49,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use kvlab_core::{OpKind, Request, Slot};
 
-use crate::keyfile::escape_key;
+use crate::escape_key;
 use crate::{Needs, OpSource, Ticket, Verdict, Workload, WorkloadError};
 
 /// Bytes the reader aims to put in one chunk (it ends at a line boundary).
