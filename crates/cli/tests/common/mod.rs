@@ -1,11 +1,6 @@
-//! Helpers the `kvlab` end-to-end test binaries share: run the binary from the
-//! repository root, read its YCSB-style report lines and memtier's table, and read the
-//! files it wrote.
-
-#![allow(
-    dead_code,
-    reason = "each test binary uses a different part of these helpers"
-)]
+//! Helpers the `kvlab` end-to-end tests share: run the binary from the repository
+//! root, read its YCSB-style report lines and memtier's table, and read the files it
+//! wrote.
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -41,7 +41,10 @@ pub fn gets_multi<K: AsRef<[u8]>>(out: &mut Vec<u8>, keys: &[K]) {
     out.extend_from_slice(b"\r\n");
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one parameter per field of the storage command line"
+)]
 #[inline]
 fn store(
     out: &mut Vec<u8>,

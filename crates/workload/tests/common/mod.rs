@@ -1,7 +1,5 @@
 //! Helpers shared by the integration tests.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
