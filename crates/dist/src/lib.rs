@@ -2,6 +2,7 @@
 //! rejection-inversion, truncated normals, Walker's alias table, size distributions, and
 //! the seed mix every derived random stream goes through.
 //!
+//! - [`KeyChooser`]: the one interface of every key distribution below.
 //! - [`ycsb`]: YCSB's `site.ycsb.generator` package — uniform, Zipfian (Gray et al.),
 //!   scrambled Zipfian, skewed-latest, hotspot, exponential, sequential and counter,
 //!   histogram — one file per generator, with YCSB's FNV hash ([`fnvhash64`]).
@@ -23,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod alias;
+pub mod chooser;
 pub mod normal;
 pub mod seed;
 pub mod size;
@@ -30,6 +32,7 @@ pub mod ycsb;
 pub mod zipf;
 
 pub use alias::Alias;
+pub use chooser::KeyChooser;
 pub use normal::{CacheBenchNormal, TruncatedNormal};
 pub use seed::{mix64, KeyRng};
 pub use size::{SizeDist, SizePiece, SizeSampler};

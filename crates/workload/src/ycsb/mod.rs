@@ -16,6 +16,7 @@ use crate::generator::{
 };
 use crate::props::suggestion;
 use crate::{fnvhash64, worker_seed, Origin, Properties, WorkloadError};
+use kvlab_dist::KeyChooser as _;
 
 /// Every property CoreWorkload reads, with YCSB's default (`insertcount`'s default,
 /// `recordcount − insertstart`, is computed).
@@ -139,9 +140,10 @@ impl Length {
     }
 }
 
-/// A worker's key chooser for the transaction phase.
+/// A worker's key chooser for the transaction phase: one of YCSB's, each drawn through
+/// [`kvlab_dist::KeyChooser`].
 #[derive(Clone, Debug)]
-enum KeyChooser {
+enum KeyChoice {
     Uniform(Uniform),
     Zipfian(ScrambledZipfian),
     Latest(SkewedLatest),
@@ -362,7 +364,7 @@ pub struct CoreWorkload {
     /// Cumulative operation thresholds in `OP_KINDS` order (0-weight kinds are never
     /// reached because their threshold equals the previous one).
     op_thresholds: [f64; 6],
-    key_chooser: KeyChooser,
+    key_chooser: KeyChoice,
     field_chooser: Uniform,
     scan_length: Length,
     max_field_length: u64,
@@ -678,27 +680,27 @@ impl CoreWorkload {
             r.choice("requestdistribution", "uniform", REQUEST_DISTRIBUTIONS)?;
         let last_key = insert_start + insert_count - 1;
         let key_chooser = match request_distribution {
-            "uniform" => KeyChooser::Uniform(Uniform::new(insert_start, last_key)),
-            "exponential" => KeyChooser::Exponential(Exponential::new(
+            "uniform" => KeyChoice::Uniform(Uniform::new(insert_start, last_key)),
+            "exponential" => KeyChoice::Exponential(Exponential::new(
                 exp_percentile,
                 record_count as f64 * exp_frac,
             )),
             "sequential" => {
-                KeyChooser::Sequential(Arc::new(Sequential::new(insert_start, last_key)))
+                KeyChoice::Sequential(Arc::new(Sequential::new(insert_start, last_key)))
             }
             "zipfian" => {
                 let insert_proportion = proportions[2];
                 // YCSB: `(int) (opcount * insertproportion * 2.0)`, 2 being a fudge factor
                 // so that keys inserted during the run fall inside the Zipfian's range.
                 let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
-                KeyChooser::Zipfian(ScrambledZipfian::new(
+                KeyChoice::Zipfian(ScrambledZipfian::new(
                     insert_start,
                     insert_start + insert_count + expected_new_keys,
                     theta,
                 ))
             }
-            "latest" => KeyChooser::Latest(SkewedLatest::new(insert_sequence.clone(), theta)),
-            _ => KeyChooser::Hotspot(Hotspot::new(insert_start, last_key, hot_data, hot_opn)),
+            "latest" => KeyChoice::Latest(SkewedLatest::new(insert_sequence.clone(), theta)),
+            _ => KeyChoice::Hotspot(Hotspot::new(insert_start, last_key, hot_data, hot_opn)),
         };
 
         let min_scan = r.u64("minscanlength", 1)?;
@@ -1033,7 +1035,7 @@ impl LoadWorker {
 pub struct RunWorker {
     workload: Arc<CoreWorkload>,
     rng: Xoshiro256PlusPlus,
-    key_chooser: KeyChooser,
+    key_chooser: KeyChoice,
     retry: InsertRetry,
 }
 
@@ -1152,12 +1154,12 @@ impl RunWorker {
 /// others, a draw retried while above the last acknowledged insert.
 #[inline]
 fn next_keynum(
-    key_chooser: &mut KeyChooser,
+    key_chooser: &mut KeyChoice,
     rng: &mut Xoshiro256PlusPlus,
     sequence: &AcknowledgedCounter,
 ) -> u64 {
     match key_chooser {
-        KeyChooser::Exponential(e) => loop {
+        KeyChoice::Exponential(e) => loop {
             let last = sequence.acknowledged_below() as i64 - 1;
             let keynum = last - e.next(rng) as i64;
             if keynum >= 0 {
@@ -1166,12 +1168,12 @@ fn next_keynum(
         },
         chooser => loop {
             let keynum = match chooser {
-                KeyChooser::Uniform(g) => g.next(rng),
-                KeyChooser::Zipfian(g) => g.next(rng),
-                KeyChooser::Latest(g) => g.next(rng),
-                KeyChooser::Hotspot(g) => g.next(rng),
-                KeyChooser::Sequential(g) => g.next(),
-                KeyChooser::Exponential(_) => unreachable!("handled above"),
+                KeyChoice::Uniform(g) => g.next_key(rng),
+                KeyChoice::Zipfian(g) => g.next_key(rng),
+                KeyChoice::Latest(g) => g.next_key(rng),
+                KeyChoice::Hotspot(g) => g.next_key(rng),
+                KeyChoice::Sequential(g) => g.next_key(rng),
+                KeyChoice::Exponential(_) => unreachable!("handled above"),
             };
             if keynum < sequence.acknowledged_below() {
                 return keynum;
