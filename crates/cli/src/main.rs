@@ -7,24 +7,22 @@
 //!   statistics. [`phase`]: load, run and verify on an open store. [`output`]: reports,
 //!   result.json and result files.
 //! - Subcommands of their own: [`import_cmd`], [`report_cmd`], [`suite`]; memtier's
-//!   flags, report and files: [`memtier_args`], [`memtier_report`], [`memtier_files`],
-//!   [`run_memtier`].
+//!   flags, report and files come from `kvlab-memtier`.
 
 mod args;
 mod import_cmd;
-mod memtier_args;
-mod memtier_files;
-mod memtier_report;
 mod output;
 mod phase;
 mod progress;
 mod report_cmd;
-mod run_memtier;
 mod select;
 mod store;
 mod suite;
 
 use args::*;
+use kvlab_memtier::{
+    args as memtier_args, files as memtier_files, report as memtier_report, run as run_memtier,
+};
 use output::*;
 use phase::*;
 use select::*;

@@ -16,6 +16,11 @@
 //! - [`moka::MokaStore`] (feature `moka`): an in-process, in-memory W-TinyLFU cache.
 //! - [`foyer::FoyerStore`] (feature `foyer`): an in-process hybrid cache, DRAM in front
 //!   of a disk tier, reporting DRAM hits, disk hits and misses apart.
+//!
+//! The embedded engines (rocksdb, lmdb, wiredtiger, moka) implement only their
+//! primitives ([`kvlab_core::inline::Engine`]); the shared adapter turns requests into
+//! them. What a store can do is in its [`kvlab_core::Capabilities`], checked against a
+//! workload's needs before a phase starts.
 
 #![warn(missing_docs)]
 

@@ -20,8 +20,8 @@
 //!   list of them, and [`with_workload!`] runs generic code on the one it holds.
 //!
 //! Each family lives in a folder of its own: `ycsb/` (CoreWorkload and its sources),
-//! `cache/` (CacheBench-style caches and CacheBench configs), `memtier/`, `files/`
-//! (imports and key files); `plan.rs` (thread plans over any of them) and `any.rs` (the
+//! `cache/` (CacheBench-style caches and CacheBench configs), `files/`
+//! (imports and key files) — memtier-style workloads live in `kvlab-memtier`; `plan.rs` (thread plans over any of them) and `any.rs` (the
 //! one list of workloads) sit beside them. Adding a family touches its folder and one
 //! arm of [`with_workload!`].
 //!
@@ -68,7 +68,8 @@ mod ycsb;
 
 /// YCSB's generators (kept under this name for existing paths): [`kvlab_dist::ycsb`].
 pub use kvlab_dist::ycsb as generator;
-pub mod memtier;
+/// memtier_benchmark's workload (and the rest of memtier compatibility): [`kvlab_memtier`].
+pub use kvlab_memtier as memtier;
 
 use std::path::PathBuf;
 

@@ -13,7 +13,7 @@ use kvlab_workload::memtier::{
     DataSize, ExpiryRange, KeyPattern, MemtierSource, MemtierSpec, MemtierWorkload, Ratio,
     SizePattern, SizeWeight, Zipf,
 };
-use kvlab_workload::{OpSource, Workload, WorkloadError};
+use kvlab_workload::{OpSource, Workload};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -561,7 +561,7 @@ fn streams_are_determined_by_the_seed() {
 #[track_caller]
 fn rejects(spec: MemtierSpec, needle: &str) {
     match MemtierWorkload::new(spec) {
-        Err(WorkloadError::Inconsistent(msg)) => {
+        Err(kvlab_workload::memtier::MemtierError::Inconsistent(msg)) => {
             assert!(msg.contains(needle), "`{msg}` does not mention `{needle}`")
         }
         Err(e) => panic!("unexpected error kind: {e}"),

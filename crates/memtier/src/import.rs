@@ -19,7 +19,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::WorkloadError;
+use crate::MemtierError;
 
 /// What every import file starts with (memtier compares this prefix of the first line).
 pub const IMPORT_HEADER_PREFIX: &str = "dumpflags, time, exptime";
@@ -46,8 +46,8 @@ pub struct ImportedItems {
 
 impl ImportedItems {
     /// Reads and parses the import file at `path`.
-    pub fn read(path: &Path) -> Result<ImportedItems, WorkloadError> {
-        let text = std::fs::read(path).map_err(|source| WorkloadError::Io {
+    pub fn read(path: &Path) -> Result<ImportedItems, MemtierError> {
+        let text = std::fs::read(path).map_err(|source| MemtierError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -55,7 +55,7 @@ impl ImportedItems {
     }
 
     /// Parses an import file's bytes; `path` names it in errors (`FILE:LINE: …`).
-    pub fn parse(text: &[u8], path: &Path) -> Result<ImportedItems, WorkloadError> {
+    pub fn parse(text: &[u8], path: &Path) -> Result<ImportedItems, MemtierError> {
         let mut c = Cursor {
             s: text,
             pos: 0,
@@ -196,9 +196,9 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     /// `FILE:LINE: message`, the line being the one the cursor is on.
-    fn error(&self, message: String) -> WorkloadError {
+    fn error(&self, message: String) -> MemtierError {
         let end = self.pos.min(self.s.len());
-        WorkloadError::Syntax {
+        MemtierError::Syntax {
             path: PathBuf::from(self.path),
             line: 1 + self.s[..end].iter().filter(|&&b| b == b'\n').count(),
             message,
@@ -222,7 +222,7 @@ impl Cursor<'_> {
     }
 
     /// `%u`: blanks, then decimal digits that fit in 32 bits.
-    fn number(&mut self) -> Result<u32, WorkloadError> {
+    fn number(&mut self) -> Result<u32, MemtierError> {
         self.skip_blanks();
         let start = self.pos;
         while self.s.get(self.pos).is_some_and(u8::is_ascii_digit) {
@@ -236,7 +236,7 @@ impl Cursor<'_> {
 
     /// A key or data column of `len` bytes, quoted or bare, appended to `out`
     /// (`file_reader::read_string`).
-    fn string(&mut self, len: u32, what: &str, out: &mut Vec<u8>) -> Result<(), WorkloadError> {
+    fn string(&mut self, len: u32, what: &str, out: &mut Vec<u8>) -> Result<(), MemtierError> {
         let start = out.len();
         let len = len as usize;
         if self.eat(b'"') {
@@ -283,7 +283,7 @@ impl Cursor<'_> {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<ImportedItems, WorkloadError> {
+    fn parse(text: &str) -> Result<ImportedItems, MemtierError> {
         ImportedItems::parse(text.as_bytes(), Path::new("dump.csv"))
     }
 

@@ -6,10 +6,10 @@
 //! The flags mean exactly what they mean to `kvlab memtier`: they are handed, in
 //! memtier's syntax, to the same parser ([`MemtierArgs`]).
 
+use crate::MemtierSpec;
 use clap::{Args, Parser};
-use kvlab_workload::memtier::MemtierSpec;
 
-use crate::memtier_args::{next_seq, MemtierArgs, Sequenced};
+use crate::args::{next_seq, MemtierArgs, Sequenced};
 
 /// The memtier workload flags `run` takes (long forms only: `-c`, `-t`, `-P`, `-p` and
 /// `-d` mean other things to `run`).
@@ -177,7 +177,7 @@ impl RunMemtierArgs {
 
 #[cfg(test)]
 mod tests {
-    use kvlab_workload::memtier::{DataSize, KeyPattern};
+    use crate::{DataSize, KeyPattern};
 
     use super::*;
 

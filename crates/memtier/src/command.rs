@@ -13,7 +13,7 @@
 //! (`redis_protocol::format_arbitrary_command`).
 
 use super::KeyPattern;
-use crate::WorkloadError;
+use crate::MemtierError;
 
 /// The argument memtier replaces by a generated key.
 pub const KEY_PLACEHOLDER: &str = "__key__";
@@ -44,13 +44,13 @@ pub struct ArbitraryCommand {
     pub key_pattern: KeyPattern,
 }
 
-fn invalid(text: &str, what: impl std::fmt::Display) -> WorkloadError {
-    WorkloadError::Inconsistent(format!("--command `{text}`: {what}"))
+fn invalid(text: &str, what: impl std::fmt::Display) -> MemtierError {
+    MemtierError::Inconsistent(format!("--command `{text}`: {what}"))
 }
 
 impl ArbitraryCommand {
     /// Splits and checks `text` (see the module docs), with ratio 1 and key pattern `R`.
-    pub fn parse(text: &str) -> Result<ArbitraryCommand, WorkloadError> {
+    pub fn parse(text: &str) -> Result<ArbitraryCommand, MemtierError> {
         let words = split_args(text).map_err(|e| invalid(text, e))?;
         if words.is_empty() {
             return Err(invalid(

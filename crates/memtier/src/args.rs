@@ -13,11 +13,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use clap::{ArgAction, Args, ValueEnum};
-use kvlab_workload::memtier::{
+use crate::{
     ArbitraryCommand, DataSize, ExpiryRange, ImportedItems, KeyPattern, MemtierSpec, Ratio,
     SizePattern, SizeWeight, WaitSpec, MAX_DATA_SIZE_BYTES,
 };
+use clap::{ArgAction, Args, ValueEnum};
 
 /// The run seed without `--randomize` or `--seed`: memtier's clients use a constant
 /// seed by default, so two runs send the same keys.

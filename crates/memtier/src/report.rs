@@ -11,7 +11,7 @@
 //!
 //! With `--wait-ratio` a `Waits` row has the WAITs (kvlab's command id 0). With
 //! `--command` the rows are the commands instead — one per command name, memtier's
-//! `Sets`, `Gets`, `Hsets` (see [`kvlab_workload::memtier::row_name`]) — from the
+//! `Sets`, `Gets`, `Hsets` (see [`crate::row_name`]) — from the
 //! recorder's per-command histograms, then `Totals`; their Hits/sec and Misses/sec are
 //! `---` (0 in the JSON).
 //!
@@ -31,7 +31,7 @@ use kvlab_measure::Recorder;
 use kvlab_runner::RunOutcome;
 use serde_json::{json, Map, Value};
 
-use crate::memtier_args::MemtierArgs;
+use crate::args::MemtierArgs;
 
 /// What the memtier output should contain.
 #[derive(Clone, Debug)]
@@ -228,7 +228,7 @@ fn all(
             let b = recorder.command_bytes(CommandId(i as u16));
             bytes += b;
             let f = figures(h, None, None, b, secs, percentiles);
-            out.push((kvlab_workload::memtier::row_name(name), f));
+            out.push((crate::row_name(name), f));
         }
         let f = figures(&total, None, None, bytes, secs, percentiles);
         out.push(("Totals".to_string(), f));

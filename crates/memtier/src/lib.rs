@@ -1,5 +1,9 @@
-//! memtier_benchmark's SET/GET workload: [`MemtierSpec`] describes it, [`MemtierWorkload`]
-//! validates it once and hands each client a [`MemtierSource`].
+//! memtier_benchmark compatibility, in one place: its command line ([`args`]: every
+//! flag, memtier's refusals), its workload ([`MemtierSpec`] describes it,
+//! [`MemtierWorkload`] validates it once and hands each client a [`MemtierSource`]),
+//! `--command` splitting, `--data-import` files, its report ([`report`]: the table and
+//! `--json-out-file`), its result files ([`files`]: `--hdr-file-prefix`,
+//! `--client-stats`), and its flags on `kvlab run` ([`run`]).
 //!
 //! Everything follows memtier_benchmark's object generator and client
 //! (`obj_gen.cpp`, `client.cpp`, `config_types.cpp` and `memtier_benchmark.cpp` in
@@ -55,7 +59,7 @@
 //!   buffer that memtier mutates by one byte per SET and refills when the mutation
 //!   wraps. Values still differ from SET to SET and do not compress.
 //! - **Zipf** is memtier's rejection-inversion sampler ([`Zipf`]), ported as is — not
-//!   kvlab's YCSB [`crate::generator::Zipfian`], whose θ must stay below 1 while
+//!   kvlab's YCSB [`kvlab_dist::ycsb::Zipfian`], whose θ must stay below 1 while
 //!   memtier's exponent defaults to 1 and may reach 5.
 //! - **Gaussian draws** equal to exactly `key_maximum + 1` (which memtier's bound check
 //!   lets through, a measure-zero event) become `key_maximum`.
@@ -72,15 +76,48 @@ use std::fmt::Write as _;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
+pub mod args;
+pub mod files;
 mod import;
+pub mod report;
+pub mod run;
+
 pub use import::{write_import_item, ImportedItems, IMPORT_HEADER, IMPORT_HEADER_PREFIX};
 
 use kvlab_core::{CommandId, OpKind, Request, Slot};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::generator::next_below;
-use crate::{worker_seed, Needs, OpSource, Ticket, Verdict, Workload, WorkloadError};
+use kvlab_core::{Needs, OpSource, Ticket, Verdict, Workload};
+use kvlab_dist::{next_below, worker_seed};
+
+/// What can be wrong with a memtier-style workload: its flags, a `--command`, or a
+/// `--data-import` file.
+#[derive(Debug, thiserror::Error)]
+pub enum MemtierError {
+    /// A file could not be read.
+    #[error("reading {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A malformed line of an import file.
+    #[error("{}:{line}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: std::path::PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Settings that are each valid but contradict each other, or a malformed command.
+    #[error("{0}")]
+    Inconsistent(String),
+}
 
 mod command;
 
@@ -355,14 +392,14 @@ impl Default for MemtierSpec {
     }
 }
 
-fn invalid(message: String) -> WorkloadError {
-    WorkloadError::Inconsistent(message)
+fn invalid(message: String) -> MemtierError {
+    MemtierError::Inconsistent(message)
 }
 
 impl MemtierSpec {
     /// Checks every field and their combinations, with memtier's rules (and its error
     /// wording where it has one), naming the flag at fault.
-    pub fn validate(&self) -> Result<(), WorkloadError> {
+    pub fn validate(&self) -> Result<(), MemtierError> {
         let (min, max) = (self.key_minimum, self.key_maximum);
         if self.ratio.sets == 0 && self.ratio.gets == 0 {
             return Err(invalid(
@@ -678,7 +715,7 @@ pub struct MemtierWorkload {
 impl MemtierWorkload {
     /// Validates `spec` ([`MemtierSpec::validate`]) and prepares the value pool and key
     /// choosers.
-    pub fn new(spec: MemtierSpec) -> Result<MemtierWorkload, WorkloadError> {
+    pub fn new(spec: MemtierSpec) -> Result<MemtierWorkload, MemtierError> {
         spec.validate()?;
         let max_size = spec.data_size.max_bytes() as usize;
         let pool = if spec.random_data {
