@@ -13,6 +13,8 @@
 //!   default popularity ([`CacheBenchNormal`]).
 //! - [`Alias`] (Walker/Vose), [`SizeDist`] and [`SizeSampler`] (CacheBench's value-size
 //!   forms).
+//! - [`ValuePool`]: the bytes values are sliced from (YCSB's character classes,
+//!   printable, or any bytes).
 //! - [`worker_seed`], [`mix64`] and [`KeyRng`]: SplitMix64, the one mix for seeds and
 //!   per-key streams.
 //!
@@ -28,6 +30,7 @@ pub mod chooser;
 pub mod normal;
 pub mod seed;
 pub mod size;
+pub mod values;
 pub mod ycsb;
 pub mod zipf;
 
@@ -36,6 +39,7 @@ pub use chooser::KeyChooser;
 pub use normal::{CacheBenchNormal, TruncatedNormal};
 pub use seed::{mix64, KeyRng};
 pub use size::{SizeDist, SizePiece, SizeSampler};
+pub use values::ValuePool;
 pub use zipf::{Zipf, ZipfMixture, ZipfRejection};
 
 use rand_core::RngCore;

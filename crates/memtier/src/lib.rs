@@ -85,11 +85,11 @@ pub mod run;
 pub use import::{write_import_item, ImportedItems, IMPORT_HEADER, IMPORT_HEADER_PREFIX};
 
 use kvlab_core::{CommandId, OpKind, Request, Slot};
-use rand_core::{RngCore, SeedableRng};
+use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use kvlab_core::{Needs, OpSource, Ticket, Verdict, Workload};
-use kvlab_dist::{next_below, worker_seed};
+use kvlab_dist::{next_below, worker_seed, ValuePool};
 
 /// What can be wrong with a memtier-style workload: its flags, a `--command`, or a
 /// `--data-import` file.
@@ -694,7 +694,7 @@ struct Shared {
     /// `--generate-keys`).
     named_keys: Option<Arc<ImportedItems>>,
     /// `x…x`, or random bytes with room for a random offset.
-    pool: Box<[u8]>,
+    pool: ValuePool,
     gaussian: Option<TruncatedNormal>,
     zipf: Option<Zipf>,
     /// Arbitrary commands or WAITs: the source leaves the plain SET/GET path.
@@ -719,12 +719,9 @@ impl MemtierWorkload {
         spec.validate()?;
         let max_size = spec.data_size.max_bytes() as usize;
         let pool = if spec.random_data {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(VALUE_POOL_SEED);
-            let mut pool = vec![0u8; VALUE_POOL_BYTES + max_size];
-            rng.fill_bytes(&mut pool);
-            pool
+            ValuePool::random(VALUE_POOL_BYTES + max_size, VALUE_POOL_SEED)
         } else {
-            vec![PLAIN_DATA_BYTE; max_size]
+            ValuePool::filled(max_size, PLAIN_DATA_BYTE)
         };
         let patterns = spec.patterns();
         let gaussian = patterns.contains(&KeyPattern::Gaussian).then(|| {
@@ -757,7 +754,7 @@ impl MemtierWorkload {
                 special: !spec.commands.is_empty() || spec.wait.is_some_and(|w| w.waits > 0),
                 named_keys,
                 spec,
-                pool: pool.into_boxed_slice(),
+                pool,
                 gaussian,
                 zipf,
                 command_ids,
@@ -1151,12 +1148,11 @@ impl MemtierSource {
                     // minimum's (kvlab: the key range's first key's).
                     let size = self.value_size(self.key_min);
                     let offset = if self.shared.spec.random_data {
-                        next_below(&mut self.rng, (self.shared.pool.len() - size + 1) as u64)
-                            as usize
+                        self.shared.pool.offset(&mut self.rng, size)
                     } else {
                         0
                     };
-                    req.args.push(&self.shared.pool[offset..offset + size]);
+                    req.args.push(self.shared.pool.at(offset, size));
                 }
             }
         }
@@ -1201,7 +1197,7 @@ impl MemtierSource {
         let key = self.key_index(self.shared.spec.set_pattern, true);
         let size = self.value_size(key);
         let offset = if self.shared.spec.random_data {
-            next_below(&mut self.rng, (self.shared.pool.len() - size + 1) as u64) as usize
+            self.shared.pool.offset(&mut self.rng, size)
         } else {
             0
         };
@@ -1217,7 +1213,7 @@ impl MemtierSource {
         req.key.extend_from_slice(&shared.prefix);
         push_decimal(key, &mut req.key);
         req.record.clear();
-        req.record.push(b"", &shared.pool[offset..offset + size]);
+        req.record.push(b"", shared.pool.at(offset, size));
         req.more_keys.clear();
     }
 

@@ -21,7 +21,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 pub(crate) use kvlab_core::parse_bytes;
-use kvlab_dist::{mix64, Alias, CacheBenchNormal, KeyRng, SizeSampler, ZipfMixture};
+use kvlab_dist::{mix64, Alias, CacheBenchNormal, KeyRng, SizeSampler, ValuePool, ZipfMixture};
 pub use kvlab_dist::{SizeDist, SizePiece};
 
 use crate::generator::{next_below, next_f64, Zipfian};
@@ -334,7 +334,7 @@ pub struct CacheWorkload {
     scramble: Scramble,
     key_fill: Vec<u8>,
     /// Value bytes: sets name a range of it ([`Request::shared_value`]), not a copy.
-    pool: Arc<[u8]>,
+    pool: ValuePool,
 }
 
 impl fmt::Debug for CacheWorkload {
@@ -439,7 +439,7 @@ impl CacheWorkload {
             ttl: spec.ttl_s.as_ref().map(SizeSampler::new),
             scramble: Scramble::new(spec.keys),
             key_fill: key_fill(FILL_OFFSETS + max_key.max(SHORT_KEY)),
-            pool: value_pool(VALUE_POOL_SLACK + max_value).into(),
+            pool: ValuePool::printable(VALUE_POOL_SLACK + max_value, VALUE_POOL_SEED),
             spec,
         })
     }
@@ -654,8 +654,8 @@ impl CacheWorkload {
     /// the shared pool, not a copy (values average kilobytes).
     #[inline]
     fn push_value<R: RngCore>(&self, rng: &mut R, len: usize, req: &mut Request) {
-        let at = next_below(rng, (self.pool.len() - len + 1) as u64) as usize;
-        req.shared_value.set(&self.pool, at..at + len);
+        let at = self.pool.offset(rng, len);
+        req.shared_value.set(self.pool.shared(), at..at + len);
     }
 }
 
@@ -757,20 +757,6 @@ fn key_fill(len: usize) -> Vec<u8> {
     (0..len)
         .map(|_| ALPHABET[(rng.next_u32() >> 26) as usize])
         .collect()
-}
-
-/// Random printable bytes (`' '..='~'`) for values.
-fn value_pool(len: usize) -> Vec<u8> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(VALUE_POOL_SEED);
-    let mut pool = vec![0u8; len];
-    for chunk in pool.chunks_mut(4) {
-        let word = rng.next_u64();
-        for (k, b) in chunk.iter_mut().enumerate() {
-            let bits = (word >> (16 * k)) & 0xFFFF;
-            *b = b' ' + ((bits * 95) >> 16) as u8;
-        }
-    }
-    pool
 }
 
 /// One client's operation stream of a [`CacheWorkload`].

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use kvlab_core::{OpKind, Outcome, Request, Slot};
+use kvlab_dist::ValuePool;
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -235,7 +236,7 @@ pub struct KeyFileWorkload {
     write_all_fields: bool,
     scan_lengths: (u64, u64),
     operation_count: u64,
-    pool: Arc<Vec<u8>>,
+    pool: ValuePool,
     effective: Vec<(String, String)>,
 }
 
@@ -310,7 +311,7 @@ impl KeyFileWorkload {
                 .collect(),
         };
         let field_length = parse("fieldlength") as usize;
-        let pool = value_pool(VALUE_POOL_BYTES + field_length);
+        let pool = ValuePool::printable(VALUE_POOL_BYTES + field_length, VALUE_POOL_SEED);
         let mut wl = KeyFileWorkload {
             mix: Proportions::from_properties(props)?,
             keys,
@@ -321,7 +322,7 @@ impl KeyFileWorkload {
             write_all_fields: get("writeallfields") == "true",
             scan_lengths: (parse("minscanlength"), parse("maxscanlength")),
             operation_count: core.operation_count(),
-            pool: Arc::new(pool),
+            pool,
             effective: Vec::new(),
         };
         wl.effective = wl.describe(&effective);
@@ -365,7 +366,7 @@ impl KeyFileWorkload {
             write_all_fields: self.write_all_fields,
             scan_lengths: self.scan_lengths,
             operation_count: self.operation_count,
-            pool: Arc::clone(&self.pool),
+            pool: self.pool.clone(),
             effective: Vec::new(),
         };
         let base: Vec<(String, String)> = self
@@ -406,8 +407,7 @@ impl KeyFileWorkload {
     fn push_value(&self, rng: &mut Xoshiro256PlusPlus, req: &mut Request, all: bool) {
         let len = self.field_length;
         let mut push = |name: &[u8], rng: &mut Xoshiro256PlusPlus| {
-            let offset = next_below(rng, (self.pool.len() - len + 1) as u64) as usize;
-            req.record.push(name, &self.pool[offset..offset + len]);
+            req.record.push(name, self.pool.slice(rng, len));
         };
         if all || self.write_all_fields || self.field_names.len() == 1 {
             for name in &self.field_names {
@@ -418,14 +418,6 @@ impl KeyFileWorkload {
             push(&self.field_names[i], rng);
         }
     }
-}
-
-/// YCSB `RandomByteIterator`-like printable bytes from a fixed seed.
-fn value_pool(len: usize) -> Vec<u8> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(VALUE_POOL_SEED);
-    (0..len)
-        .map(|_| b' ' + (next_below(&mut rng, 95) as u8))
-        .collect()
 }
 
 /// One client of a [`KeyFileWorkload`].

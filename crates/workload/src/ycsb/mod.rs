@@ -11,12 +11,13 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::generator::{
-    next_below, next_f64, AcknowledgedCounter, Constant, Exponential, Histogram, Hotspot,
-    ScrambledZipfian, Sequential, SkewedLatest, Uniform, Zipfian,
+    next_f64, AcknowledgedCounter, Constant, Exponential, Histogram, Hotspot, ScrambledZipfian,
+    Sequential, SkewedLatest, Uniform, Zipfian,
 };
 use crate::props::suggestion;
 use crate::{fnvhash64, worker_seed, Origin, Properties, WorkloadError};
 use kvlab_dist::KeyChooser as _;
+use kvlab_dist::ValuePool;
 
 /// Every property CoreWorkload reads, with YCSB's default (`insertcount`'s default,
 /// `recordcount − insertstart`, is computed).
@@ -160,7 +161,7 @@ struct Shared {
     field_names: Vec<Vec<u8>>,
     field_length: Length,
     data_integrity: bool,
-    pool: Vec<u8>,
+    pool: ValuePool,
     insert_sequence: Arc<AcknowledgedCounter>,
     /// The names of key numbers `0..len`, built once (see [`KEY_TABLE_MAX`]).
     key_names: KeyTable,
@@ -274,8 +275,7 @@ impl Shared {
                 deterministic_value(key, name, len, |i, b| out[i] = b);
             });
         } else {
-            let offset = next_below(rng, (self.pool.len() - len + 1) as u64) as usize;
-            record.push(name, &self.pool[offset..offset + len]);
+            record.push(name, self.pool.slice(rng, len));
         }
     }
 }
@@ -462,29 +462,6 @@ fn histogram_path(value: &str, origin: &Origin) -> PathBuf {
         }
         _ => path.to_path_buf(),
     }
-}
-
-/// Builds the value pool from YCSB `RandomByteIterator`'s character classes: each
-/// 6-byte group uses one 32-bit random word, bytes are `' ' + bits` with 5, 6 or 7
-/// (masked to 95) bits.
-fn value_pool(len: usize) -> Vec<u8> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(VALUE_POOL_SEED);
-    let mut pool = vec![0u8; len];
-    for chunk in pool.chunks_mut(6) {
-        let bits = rng.next_u32() as i32;
-        let group = [
-            (bits & 31) as u8,
-            ((bits >> 5) & 63) as u8,
-            ((bits >> 10) & 95) as u8,
-            ((bits >> 15) & 31) as u8,
-            ((bits >> 20) & 63) as u8,
-            ((bits >> 25) & 95) as u8,
-        ];
-        for (b, g) in chunk.iter_mut().zip(group) {
-            *b = b' ' + g;
-        }
-    }
-    pool
 }
 
 impl CoreWorkload {
@@ -738,9 +715,12 @@ impl CoreWorkload {
             .map(|i| format!("{field_name_prefix}{i}").into_bytes())
             .collect();
         let pool = if data_integrity {
-            Vec::new()
+            ValuePool::from(Vec::new())
         } else {
-            value_pool(VALUE_POOL_BYTES + max_field_length as usize)
+            ValuePool::ycsb(
+                VALUE_POOL_BYTES + max_field_length as usize,
+                VALUE_POOL_SEED,
+            )
         };
 
         let workload_class = r.raw("workload", WORKLOAD_CLASSES[0]).0.trim().to_string();
