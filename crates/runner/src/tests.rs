@@ -238,6 +238,87 @@ fn a_requests_due_time_holds_it_back_and_latency_counts_from_it() {
     assert_eq!(o.total.intended_histogram(OpKind::Insert).len(), 20);
 }
 
+/// A source whose requests come due in groups: request `i` is due at `step × ⌊i / group⌋`.
+struct Grouped {
+    next: u64,
+    group: u64,
+    step: Duration,
+}
+
+impl OpSource for Grouped {
+    const TIMED: bool = true;
+
+    fn next(&mut self, req: &mut Request) -> Option<Ticket> {
+        req.kind = OpKind::Insert;
+        req.key.extend_from_slice(self.next.to_string().as_bytes());
+        self.next += 1;
+        Some(Ticket(self.next - 1))
+    }
+
+    fn due(&self) -> Option<Duration> {
+        Some(self.step * ((self.next - 1) / self.group) as u32)
+    }
+
+    fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
+        Verdict::Unchecked
+    }
+}
+
+struct GroupedWorkload;
+
+impl Workload for GroupedWorkload {
+    type Source = Grouped;
+
+    fn source(self: &Arc<Self>, _seed: u64, _client: usize, _clients: usize) -> Grouped {
+        Grouped {
+            next: 0,
+            group: 3,
+            step: Duration::from_millis(40),
+        }
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::default()
+    }
+
+    fn operation_count(&self) -> u64 {
+        9
+    }
+}
+
+#[test]
+fn requests_due_together_share_a_batch_and_later_ones_wait_for_the_next() {
+    // Nine requests due in threes 40 ms apart, pipeline 8: three batches of three, each
+    // sent together at its due time, none early.
+    let store = LogStore::default();
+    let plan = RunPlan {
+        pipeline: 8,
+        ..RunPlan::default()
+    };
+    let o = run(
+        &store,
+        &Arc::new(GroupedWorkload),
+        &plan,
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(o.total.operations(), 9);
+    let log = store.log.lock().unwrap().clone();
+    let keys: Vec<u64> = log.iter().map(|(n, _)| *n).collect();
+    assert_eq!(keys, (0..9).collect::<Vec<_>>(), "sent in order");
+    let t0 = log[0].1;
+    for group in log.chunks(3) {
+        let first = group[0].1;
+        // A group leaves together...
+        assert!(group[2].1 - first < Duration::from_millis(20), "{group:?}");
+        // ...and not before its due time.
+        let due = Duration::from_millis(40) * (group[0].0 / 3) as u32;
+        assert!(first - t0 + Duration::from_millis(5) >= due, "{group:?}");
+    }
+    assert!(log[8].1 - t0 >= Duration::from_millis(75));
+}
+
 #[test]
 fn a_store_that_falls_behind_due_times_shows_in_the_intended_latency() {
     // Every request due at once; the store takes 5 ms each, so the last of 20 waited
