@@ -150,7 +150,7 @@ pub(crate) fn execute_observed<S: Store>(
 }
 
 /// memtier's `--data-verify` after the runs (and all of `--verify-only`): its
-/// verification client reads the imported objects back ([`kvlab_runner::check_values`]),
+/// verification client reads the imported objects back ([`kvlab_memtier::verify`]),
 /// each failure on stderr as memtier prints it, the counts in the report and the JSON.
 /// Returns `code` (the runs' exit code), or 1 when keys failed; nothing is verified
 /// after an interrupted run, or without `--data-verify`.
@@ -165,62 +165,8 @@ pub(crate) fn memtier_verification<S: Store>(
     if !o.data_verify() || ctx.stop.load(Ordering::SeqCst) {
         return Ok(code);
     }
-    let mut out: Box<dyn Write> = match o.out_file() {
-        Some(path) => Box::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .with_context(|| format!("opening {}", path.display()))?,
-        ),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    write!(out, "\n\nPerforming data verification...\n")?;
-    out.flush()?;
-    let mut verifier = w.verifier(ctx.plan.seed);
-    let shown = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    let check = kvlab_runner::check_values(
-        store,
-        &ctx.stop,
-        &mut |req, expected| verifier.next(req, expected),
-        &mut |req, expected, mismatch| match mismatch {
-            kvlab_runner::Mismatch::Error(e) => {
-                eprintln!("error: request for key [{}] failed: {e}", shown(&req.key));
-            }
-            kvlab_runner::Mismatch::Value(got) => eprintln!(
-                "error: key [{}]: expected [{}], got [{}]",
-                shown(&req.key),
-                shown(expected),
-                shown(got)
-            ),
-            kvlab_runner::Mismatch::Missing => eprintln!(
-                "error: key [{}]: expected [{}], got []",
-                shown(&req.key),
-                shown(expected)
-            ),
-        },
-    )?;
-    write!(
-        out,
-        "Data verification completed:\n{:<10} keys verified successfuly.\n{:<10} keys failed.\n",
-        check.verified, check.failed
-    )?;
-    out.flush()?;
-    if let Some(path) = o.json_out() {
-        let mut doc: serde_json::Value = match std::fs::read(path) {
-            Ok(text) => serde_json::from_slice(&text)
-                .with_context(|| format!("reading {}", path.display()))?,
-            Err(_) => serde_json::json!({
-                "configuration": ctx.work.effective().into_iter().collect::<BTreeMap<_, _>>()
-            }),
-        };
-        doc["client verifications results"] = serde_json::json!({
-            "keys verified successfuly": check.verified,
-            "keys failed": check.failed,
-        });
-        let text = serde_json::to_string_pretty(&doc)?;
-        kvlab_report::write_atomic(path, text.as_bytes(), true)?;
-    }
+    let check =
+        kvlab_memtier::verify::verify(store, w, o, ctx.plan.seed, &ctx.stop, ctx.work.effective())?;
     Ok(if check.failed > 0 && code == ExitCode::SUCCESS {
         ExitCode::from(1)
     } else {

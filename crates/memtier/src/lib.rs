@@ -3,7 +3,8 @@
 //! [`MemtierWorkload`] validates it once and hands each client a [`MemtierSource`]),
 //! `--command` splitting, `--data-import` files, its report ([`report`]: the table and
 //! `--json-out-file`), its result files ([`files`]: `--hdr-file-prefix`,
-//! `--client-stats`), and its flags on `kvlab run` ([`run`]).
+//! `--client-stats`), its flags on `kvlab run` ([`run`]), and `--data-verify`
+//! ([`verify`]).
 //!
 //! Everything follows memtier_benchmark's object generator and client
 //! (`obj_gen.cpp`, `client.cpp`, `config_types.cpp` and `memtier_benchmark.cpp` in
@@ -81,6 +82,7 @@ pub mod files;
 mod import;
 pub mod report;
 pub mod run;
+pub mod verify;
 
 pub use import::{write_import_item, ImportedItems, IMPORT_HEADER, IMPORT_HEADER_PREFIX};
 
