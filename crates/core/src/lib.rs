@@ -38,8 +38,8 @@ pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use shared::SharedBytes;
 pub use source::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
 pub use store::{
-    Batch, Capabilities, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot, StatValue,
-    Status, Store, StoreError, StoreErrorKind, StoreStats,
+    Batch, Capabilities, Command, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot,
+    StatValue, Status, Store, StoreError, StoreErrorKind, StoreStats,
 };
 
 /// Drives a future to completion on the current thread by polling it in a loop.

@@ -167,7 +167,7 @@ impl fmt::Debug for KeyList {
 ///   and misses per key. Stores that cannot send several keys in one command refuse it
 ///   ([`StoreError::multi_read_unsupported`]).
 /// - **Command** (memtier's `--command` and `WAIT`): when [`Request::command`] is set,
-///   the request is that command, sent verbatim: [`Request::args`] holds its arguments,
+///   the request is that command, sent verbatim: [`Command::args`] holds its arguments,
 ///   the command name first. `kind` does not apply; `key` names the command's first key
 ///   (empty when it has none), for stores that route by key. Its reply may be of any
 ///   type: the outcome is [`Outcome::Replied`]. Only the Redis store sends commands
@@ -207,12 +207,37 @@ pub struct Request {
     /// (values empty), e.g. YCSB's one random field; empty: the fields the update writes.
     /// Unused by other kinds.
     pub rmw_read: Record,
-    /// An arbitrary command (see the type's docs): the index its results are kept under
-    /// ([`CommandId`]); `None` for the operations of `kind`.
-    pub command: Option<CommandId>,
-    /// The arguments of a command ([`Request::command`]), its name first; empty
-    /// otherwise.
+    /// An arbitrary command (see the type's docs), or none (`command.id` is `None`) for
+    /// the operations of `kind`.
+    pub command: Command,
+}
+
+/// The arbitrary command a [`Request`] sends, if any: one field, whose argument buffer is
+/// kept from request to request (cleared, not freed), so a command workload does not
+/// allocate once warm.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Command {
+    /// The index the command's results are kept under; `None`: the request is not a
+    /// command.
+    pub id: Option<CommandId>,
+    /// The command's arguments, its name first; empty when it is not a command.
     pub args: KeyList,
+}
+
+impl Command {
+    /// True when the request is this command (an id is set).
+    #[inline]
+    pub fn is_some(&self) -> bool {
+        self.id.is_some()
+    }
+
+    /// Makes the request command `id` with no arguments yet (push them to
+    /// [`Command::args`]).
+    #[inline]
+    pub fn start(&mut self, id: CommandId) {
+        self.id = Some(id);
+        self.args.clear();
+    }
 }
 
 /// Which arbitrary command a [`Request`] is: a dense index, under which the runner keeps
@@ -240,8 +265,7 @@ impl Default for Request {
             ttl_s: 0,
             more_keys: KeyList::new(),
             shared_value: SharedBytes::new(),
-            command: None,
-            args: KeyList::new(),
+            command: Command::default(),
             rmw_read: Record::new(),
         }
     }
@@ -260,9 +284,9 @@ impl Request {
         self.ttl_s = 0;
         self.shared_value.clear();
         self.more_keys.clear();
-        if self.command.is_some() {
-            self.command = None;
-            self.args.clear();
+        if self.command.id.is_some() {
+            self.command.id = None;
+            self.command.args.clear();
         }
         self.rmw_read.clear();
     }

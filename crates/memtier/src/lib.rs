@@ -1110,11 +1110,13 @@ impl MemtierSource {
             .next(&mut self.rng, &mut self.wait_spare);
         req.kind = OpKind::Read;
         req.key.clear();
-        req.command = Some(CommandId(0));
-        req.args.clear();
-        req.args.push(b"WAIT");
-        req.args.push_with(|out| push_decimal(replicas, out));
-        req.args.push_with(|out| push_decimal(timeout, out));
+        req.command.id = Some(CommandId(0));
+        req.command.args.clear();
+        req.command.args.push(b"WAIT");
+        req.command
+            .args
+            .push_with(|out| push_decimal(replicas, out));
+        req.command.args.push_with(|out| push_decimal(timeout, out));
     }
 
     /// The current arbitrary command with its placeholders filled, then on to the next
@@ -1125,16 +1127,16 @@ impl MemtierSource {
         let command = &shared.spec.commands[i];
         req.kind = OpKind::Read;
         req.key.clear();
-        req.command = Some(shared.command_ids[i]);
-        req.args.clear();
+        req.command.id = Some(shared.command_ids[i]);
+        req.command.args.clear();
         let mut first_key = true;
         for a in 0..command.args.len() {
             match &self.shared.spec.commands[i].args[a] {
-                CommandArg::Literal(bytes) => req.args.push(bytes),
+                CommandArg::Literal(bytes) => req.command.args.push(bytes),
                 CommandArg::Key => {
                     let k = self.command_key(i);
                     let prefix = &self.shared.prefix;
-                    req.args.push_with(|out| {
+                    req.command.args.push_with(|out| {
                         out.extend_from_slice(prefix);
                         push_decimal(k, out);
                     });
@@ -1154,7 +1156,7 @@ impl MemtierSource {
                     } else {
                         0
                     };
-                    req.args.push(self.shared.pool.at(offset, size));
+                    req.command.args.push(self.shared.pool.at(offset, size));
                 }
             }
         }
@@ -1551,6 +1553,7 @@ mod tests {
                 req.clear();
                 src.next(&mut req).unwrap();
                 let args = req
+                    .command
                     .args
                     .iter()
                     .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -1560,7 +1563,7 @@ mod tests {
                 } else {
                     vec![format!("{:?}", req.kind)]
                 };
-                (req.command.map(|c| c.0), kind_args)
+                (req.command.id.map(|c| c.0), kind_args)
             })
             .collect()
     }
@@ -1644,19 +1647,19 @@ mod tests {
         let mut src = wl.client(1, 0, 1);
         let mut req = Request::default();
         src.next(&mut req).unwrap();
-        let args: Vec<&[u8]> = req.args.iter().collect();
+        let args: Vec<&[u8]> = req.command.args.iter().collect();
         assert_eq!(args, [&b"mset"[..], b"p-5", b"x", b"p-6", b"v"]);
         assert_eq!(req.key, b"p-5");
         req.clear();
-        assert!(req.command.is_none() && req.args.is_empty());
+        assert!(req.command.id.is_none() && req.command.args.is_empty());
         src.next(&mut req).unwrap();
         assert_eq!(
-            req.args.get(2),
+            req.command.args.get(2),
             b"xx",
             "the size list's round robin goes on"
         );
         assert_eq!(
-            req.args.get(1),
+            req.command.args.get(1),
             b"p-5",
             "the sequence wraps within the range"
         );

@@ -704,10 +704,10 @@ fn account_command(
     intended: Option<Timestamp>,
 ) {
     let req = &slot.request;
-    let Some(command) = req.command else {
+    let Some(command) = req.command.id else {
         return;
     };
-    let sent = req.args.byte_len() as u64;
+    let sent = req.command.args.byte_len() as u64;
     match &slot.result {
         Ok(outcome) => {
             recorder.record_command(

@@ -89,8 +89,8 @@ pub(super) fn encode_single(
         }
         Part::Del => resp::del(out, &req.key),
         Part::Command => {
-            let mut cmd = resp::Command::new(out, req.args.len());
-            for arg in req.args.iter() {
+            let mut cmd = resp::Command::new(out, req.command.args.len());
+            for arg in req.command.args.iter() {
                 cmd.arg(arg);
             }
         }
