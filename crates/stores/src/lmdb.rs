@@ -457,22 +457,15 @@ impl LmdbSession {
             };
             return execute_one(&mut engine, &mut self.scratch, req, reply);
         }
-        let mut txn = self
-            .env
-            .write_txn()
-            .map_err(|e| db.err("starting a write transaction", e))?;
-        let mut engine = TxnEngine {
-            db,
-            txn: Txn::Write(&mut txn),
-        };
-        let outcome = execute_one(&mut engine, &mut self.scratch, req, reply)?;
-        txn.commit().map_err(|e| db.err("commit", e))?;
-        Ok(outcome)
+        self.in_write_txn(|engine, scratch| execute_one(engine, scratch, req, reply))
     }
 
-    /// Runs a whole batch in one write transaction, leaving each slot's result in
-    /// `slot.result`; fails (and aborts) on the first engine error or a failed commit.
-    fn run_grouped(&mut self, batch: &mut Batch) -> Result<(), StoreError> {
+    /// Runs `work` in a write transaction of its own and commits it; an error from
+    /// `work` aborts it.
+    fn in_write_txn<T>(
+        &mut self,
+        work: impl FnOnce(&mut TxnEngine<'_, '_>, &mut Scratch) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let db = self.db;
         let mut txn = self
             .env
@@ -482,22 +475,27 @@ impl LmdbSession {
             db,
             txn: Txn::Write(&mut txn),
         };
-        for slot in batch.slots_mut() {
-            let result = execute_one(
-                &mut engine,
-                &mut self.scratch,
-                &slot.request,
-                &mut slot.reply,
-            );
-            if let Err(e) = &result {
-                if e.kind == StoreErrorKind::Io {
-                    // An engine error leaves the transaction unusable: abort it all.
-                    return Err(e.clone());
+        let done = work(&mut engine, &mut self.scratch)?;
+        txn.commit().map_err(|e| db.err("commit", e))?;
+        Ok(done)
+    }
+
+    /// Runs a whole batch in one write transaction, leaving each slot's result in
+    /// `slot.result`; fails (and aborts) on the first engine error or a failed commit.
+    fn run_grouped(&mut self, batch: &mut Batch) -> Result<(), StoreError> {
+        self.in_write_txn(|engine, scratch| {
+            for slot in batch.slots_mut() {
+                let result = execute_one(engine, scratch, &slot.request, &mut slot.reply);
+                if let Err(e) = &result {
+                    if e.kind == StoreErrorKind::Io {
+                        // An engine error leaves the transaction unusable: abort it all.
+                        return Err(e.clone());
+                    }
                 }
+                slot.result = result;
             }
-            slot.result = result;
-        }
-        txn.commit().map_err(|e| db.err("commit", e))
+            Ok(())
+        })
     }
 }
 
