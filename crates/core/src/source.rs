@@ -38,12 +38,13 @@ pub enum Verdict {
 /// look-aside cache workload queues a set after a get that missed and returns it from
 /// the next call to `next`.
 ///
-/// **When a request is due.** Right after `next`, the runner asks [`OpSource::due`]. A
+/// **When a request is due.** Right after `next`, the runner asks a timed source
+/// ([`OpSource::TIMED`]) for [`OpSource::due`]. A
 /// source that knows when its request should start (a trace replay: the recorded time,
 /// scaled) returns it, counted from the start of the phase — the measured phase, or
 /// the warm-up while warming up. The runner then sends the request no earlier than that
 /// and measures its latency also from that moment (reported as `Intended-…`), exactly as
-/// for an open-loop [`target rate`](Workload) — so a store that stalls cannot hide the
+/// for an open-loop target rate — so a store that stalls cannot hide the
 /// queueing it causes (coordinated omission). `None` (the default) leaves the timing to
 /// the run's plan: closed loop, or the plan's target rate.
 ///
