@@ -13,6 +13,7 @@
 //!   default popularity ([`CacheBenchNormal`]).
 //! - [`Alias`] (Walker/Vose), [`SizeDist`] and [`SizeSampler`] (CacheBench's value-size
 //!   forms).
+//! - [`fit`]: Pearson's chi-square test, for checking a draw against a distribution.
 //! - [`ValuePool`]: the bytes values are sliced from (YCSB's character classes,
 //!   printable, or any bytes).
 //! - [`worker_seed`], [`mix64`] and [`KeyRng`]: SplitMix64, the one mix for seeds and
@@ -27,6 +28,7 @@
 
 pub mod alias;
 pub mod chooser;
+pub mod fit;
 pub mod normal;
 pub mod seed;
 pub mod size;

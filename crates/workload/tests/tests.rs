@@ -6,5 +6,4 @@ mod common;
 mod cache;
 mod distributions;
 mod import;
-mod memtier;
 mod workload;

@@ -2,18 +2,16 @@
 //! patterns and their ranges, the Gaussian and Zipf distributions (chi-square with a
 //! fixed seed, p = 0.001), value sizes, expiry, seeding and key names.
 
-use crate::common;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use common::assert_fits;
 use kvlab_core::{OpKind, Request};
-use kvlab_workload::memtier::{
+use kvlab_core::{OpSource, Workload};
+use kvlab_dist::fit::assert_fits;
+use kvlab_memtier::{
     DataSize, ExpiryRange, KeyPattern, MemtierSource, MemtierSpec, MemtierWorkload, Ratio,
     SizePattern, SizeWeight, Zipf,
 };
-use kvlab_workload::{OpSource, Workload};
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -561,7 +559,7 @@ fn streams_are_determined_by_the_seed() {
 #[track_caller]
 fn rejects(spec: MemtierSpec, needle: &str) {
     match MemtierWorkload::new(spec) {
-        Err(kvlab_workload::memtier::MemtierError::Inconsistent(msg)) => {
+        Err(kvlab_memtier::MemtierError::Inconsistent(msg)) => {
             assert!(msg.contains(needle), "`{msg}` does not mention `{needle}`")
         }
         Err(e) => panic!("unexpected error kind: {e}"),

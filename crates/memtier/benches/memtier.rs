@@ -7,10 +7,10 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kvlab_core::Request;
-use kvlab_workload::memtier::{
+use kvlab_core::{OpSource, Workload};
+use kvlab_memtier::{
     DataSize, ExpiryRange, KeyPattern, MemtierSpec, MemtierWorkload, Ratio, SizeWeight,
 };
-use kvlab_workload::{OpSource, Workload};
 
 fn next(c: &mut Criterion) {
     let mut g = c.benchmark_group("memtier_next");
