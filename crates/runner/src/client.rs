@@ -341,6 +341,10 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                     self.exhausted = true;
                     break;
                 };
+                debug_assert!(
+                    self.source.due().is_none(),
+                    "a source that gives due times must set OpSource::TIMED"
+                );
                 ticket
             };
             let slot = &mut self.batch.slots_mut()[at];

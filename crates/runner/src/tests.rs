@@ -319,6 +319,54 @@ fn requests_due_together_share_a_batch_and_later_ones_wait_for_the_next() {
     assert!(log[8].1 - t0 >= Duration::from_millis(75));
 }
 
+/// [`Grouped`] without saying it is timed: its due times would be ignored.
+struct Untimed(Grouped);
+
+impl OpSource for Untimed {
+    fn next(&mut self, req: &mut Request) -> Option<Ticket> {
+        self.0.next(req)
+    }
+
+    fn due(&self) -> Option<Duration> {
+        self.0.due()
+    }
+
+    fn completed(&mut self, slot: &Slot, ticket: Ticket) -> Verdict {
+        self.0.completed(slot, ticket)
+    }
+}
+
+struct UntimedWorkload;
+
+impl Workload for UntimedWorkload {
+    type Source = Untimed;
+
+    fn source(self: &Arc<Self>, seed: u64, client: usize, clients: usize) -> Untimed {
+        Untimed(Arc::new(GroupedWorkload).source(seed, client, clients))
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::default()
+    }
+
+    fn operation_count(&self) -> u64 {
+        3
+    }
+}
+
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "must set OpSource::TIMED")]
+fn a_source_with_due_times_that_does_not_say_so_is_caught_in_debug_builds() {
+    let _ = run(
+        &LogStore::default(),
+        &Arc::new(UntimedWorkload),
+        &RunPlan::default(),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    );
+}
+
 #[test]
 fn a_store_that_falls_behind_due_times_shows_in_the_intended_latency() {
     // Every request due at once; the store takes 5 ms each, so the last of 20 waited
