@@ -1,0 +1,1 @@
+//! kvlab-trace's integration tests, one binary.
