@@ -10,6 +10,7 @@
 
 #![warn(missing_docs)]
 
+pub mod analyze;
 pub mod error;
 pub mod record;
 
