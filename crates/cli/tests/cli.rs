@@ -143,7 +143,10 @@ fn corrupt(db: &Path, keys_to_damage: &[&[u8]], key_to_delete: &[u8]) {
         let slot = b.push();
         slot.request.kind = OpKind::Update;
         slot.request.key.extend_from_slice(k);
-        slot.request.record.push(b"field3", b"not what kvlab wrote");
+        slot.request
+            .value
+            .fields_mut()
+            .push(b"field3", b"not what kvlab wrote");
     }
     let slot = b.push();
     slot.request.kind = OpKind::Delete;

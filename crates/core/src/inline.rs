@@ -9,7 +9,7 @@
 //! [`crate::Capabilities`] before it runs, so the refusals here are a last line of
 //! defence, not the way a user learns what a store lacks.
 
-use crate::{Batch, OpKind, Outcome, Record, Request, StoreError, StoreErrorKind};
+use crate::{Batch, OpKind, Outcome, Record, Request, StoreError, StoreErrorKind, ValueRef};
 
 /// The primitive operations of an embedded key-value engine, on the calling thread.
 ///
@@ -124,21 +124,22 @@ pub fn execute_one<E: Engine>(
             None => Ok(Outcome::Miss),
         },
         OpKind::Insert => {
-            let value = if req.blob {
-                req.blob_value()
-            } else {
-                scratch.encoded.clear();
-                req.record.encode_into(&mut scratch.encoded);
-                &scratch.encoded
+            let value = match req.value.get() {
+                ValueRef::Blob(blob) => blob,
+                ValueRef::Fields(fields) => {
+                    scratch.encoded.clear();
+                    fields.encode_into(&mut scratch.encoded);
+                    &scratch.encoded
+                }
             };
             engine.put(&req.key, value, req)?;
             Ok(written(req))
         }
-        OpKind::Update if req.blob => {
+        OpKind::Update if req.value.is_blob() => {
             if !engine.contains(&req.key)? {
                 return Ok(Outcome::Miss);
             }
-            engine.put(&req.key, req.blob_value(), req)?;
+            engine.put(&req.key, req.value.blob(), req)?;
             Ok(written(req))
         }
         OpKind::Update => {
@@ -195,7 +196,7 @@ pub fn merge_update(
             ),
         )
     })?;
-    current.merge_from(&update.record);
+    current.merge_from(update.value.fields());
     out.reserve(current.encoded_len());
     current.encode_into(out);
     Ok(())
@@ -293,7 +294,7 @@ mod tests {
             ..Request::default()
         };
         for (n, v) in fields {
-            req.record.push(n, v);
+            req.value.fields_mut().push(n, v);
         }
         req
     }
@@ -329,11 +330,11 @@ mod tests {
     #[test]
     fn a_blob_update_replaces_only_a_value_that_is_there() {
         let (mut e, mut s) = (MapEngine::default(), Scratch::new());
-        let mut update = write(OpKind::Update, b"b", &[(b"", b"v2")]);
-        update.blob = true;
+        let mut update = write(OpKind::Update, b"b", &[]);
+        update.value.set_blob(b"v2");
         assert!(matches!(run(&mut e, &mut s, &update).0, Ok(Outcome::Miss)));
-        let mut insert = write(OpKind::Insert, b"b", &[(b"", b"v1")]);
-        insert.blob = true;
+        let mut insert = write(OpKind::Insert, b"b", &[]);
+        insert.value.set_blob(b"v1");
         run(&mut e, &mut s, &insert).0.unwrap();
         assert_eq!(e.map[&b"b"[..]], b"v1");
         run(&mut e, &mut s, &update).0.unwrap();

@@ -30,6 +30,7 @@ mod record;
 mod shared;
 mod source;
 mod store;
+mod value;
 
 pub use bytes::parse_bytes;
 pub use clock::Timestamp;
@@ -41,6 +42,7 @@ pub use store::{
     Batch, Capabilities, Command, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot,
     StatValue, Status, Store, StoreError, StoreErrorKind, StoreStats,
 };
+pub use value::{ReadFields, ReadShape, Value, ValueRef};
 
 /// Drives a future to completion on the current thread by polling it in a loop.
 ///

@@ -43,8 +43,11 @@ pub struct RecordDecodeError {
 
 impl Record {
     /// An empty record.
-    pub fn new() -> Record {
-        Record::default()
+    pub const fn new() -> Record {
+        Record {
+            buf: Vec::new(),
+            spans: Vec::new(),
+        }
     }
 
     /// Removes every field, keeping the allocated capacity.

@@ -97,7 +97,7 @@ pub struct Needs {
     /// entries still runs the workload (the TTLs are ignored); the caller may warn
     /// ([`Needs::ignored_ttls`]).
     pub ttl: bool,
-    /// Values are opaque blobs ([`Request::blob`]) rather than YCSB's named fields.
+    /// Values are opaque blobs ([`crate::Value`]) rather than YCSB's named fields.
     /// Every store takes both; a store with several data models picks one by it.
     pub blob: bool,
 }
@@ -192,7 +192,7 @@ pub trait Dataset: Send + Sync {
     fn verify_request(&self, n: u64, req: &mut Request) {
         let _ = n;
         req.kind = crate::OpKind::Read;
-        req.read_all = true;
+        req.read.set_all();
     }
 
     /// Whether `reply`, read back for record `n` (whose key is `key`), is the record as

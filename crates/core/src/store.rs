@@ -3,12 +3,13 @@
 use std::fmt;
 use std::future::Future;
 
-use crate::{Record, SharedBytes, Timestamp};
+use crate::value::{ReadFields, ReadShape, Value};
+use crate::{Record, Timestamp};
 
 /// The kind of an operation, named as YCSB reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OpKind {
-    /// Read one record (all fields, or those named in [`Request::record`]).
+    /// Read one record (all fields, those [`Request::read`] names, or one blob).
     Read,
     /// Overwrite some or all fields of an existing record.
     Update,
@@ -150,63 +151,49 @@ impl fmt::Debug for KeyList {
 
 /// One operation a workload asks a store to perform, in reusable owned buffers.
 ///
-/// - `Insert`/`Update`: `record` holds the fields to write.
-/// - `Read`: when `read_all` is true every field is read; otherwise `record` names the
-///   fields to read (their values are empty).
-/// - `Scan`: `scan_len` records from `key` on; `read_all`/`record` as for `Read`.
+/// - `Insert`/`Update`: [`Request::value`] is what to write — named fields or one blob.
+/// - `Read`: [`Request::read`] says what to read: every field, the fields it names, or
+///   the value as one blob.
+/// - `Scan`: `scan_len` records from `key` on, each read as [`Request::read`] says.
 /// - `ReadModifyWrite` (split by the runner into a read and an update; stores never see
-///   it): `record` holds the fields the update writes; the read reads every field when
-///   `read_all` is true, otherwise the fields [`Request::rmw_read`] names, or, when that
-///   is empty, the fields the update writes.
+///   it): the read reads as [`Request::read`] says (e.g. YCSB's one random field), the
+///   update writes [`Request::value`].
 /// - `Delete`: only `key` matters.
 /// - **Multi-key read** (memtier's `--multi-key-get`): a `Read` whose
 ///   [`Request::more_keys`] is not empty reads `key` and every key in `more_keys` in one
 ///   command (Redis `MGET`, memcached `get k1 … kN`). Each found key's stored value comes
-///   back verbatim in `reply` as one field named by the key (`blob`, `read_all` and
-///   `record` do not apply), and the outcome is [`Outcome::MultiRead`], which counts hits
-///   and misses per key. Stores that cannot send several keys in one command refuse it
-///   ([`StoreError::multi_read_unsupported`]).
+///   back verbatim in `reply` as one field named by the key ([`Request::read`] does not
+///   apply), and the outcome is [`Outcome::MultiRead`], which counts hits and misses per
+///   key. Only stores that declare [`Capabilities::multi_read`] are given one.
 /// - **Command** (memtier's `--command` and `WAIT`): when [`Request::command`] is set,
 ///   the request is that command, sent verbatim: [`Command::args`] holds its arguments,
 ///   the command name first. `kind` does not apply; `key` names the command's first key
 ///   (empty when it has none), for stores that route by key. Its reply may be of any
-///   type: the outcome is [`Outcome::Replied`]. Only the Redis store sends commands
-///   (the memcached store refuses them with [`StoreError::command_unsupported`]); a
-///   workload with commands is refused before it runs on any other store.
+///   type: the outcome is [`Outcome::Replied`]. Only stores that declare
+///   [`Capabilities::commands`] are given one.
 ///
-/// **Blobs.** memtier-style and cache workloads have no fields: a key maps to one
-/// opaque value. They set [`Request::blob`] and put the value in `record` as a single
-/// field with an empty name, or name a range of a shared buffer in
-/// [`Request::shared_value`] instead of copying it. Stores read a blob write's value
-/// with [`Request::blob_value`] (whichever of the two holds it) and keep the value
-/// bytes verbatim (not the YCSB field encoding); a blob read returns the value as a
-/// single unnamed field of the reply.
+/// **Blobs.** memtier-style, cache and trace workloads have no fields: a key maps to one
+/// opaque value. Their writes carry a blob [`Value`] (owned, or a range of a shared
+/// buffer) and their reads a blob [`ReadFields`]; stores keep the value bytes verbatim
+/// (not the YCSB field encoding), and a blob read returns the value as a single unnamed
+/// field of the reply.
 #[derive(Clone, Debug)]
 pub struct Request {
     /// What to do.
     pub kind: OpKind,
     /// The key, raw bytes (YCSB keys are ASCII, but stores must accept any bytes).
     pub key: Vec<u8>,
-    /// Fields to write, or the names of fields to read (see the type's docs).
-    pub record: Record,
-    /// Read every field (YCSB `readallfields=true`).
-    pub read_all: bool,
+    /// What a write writes (fields or a blob).
+    pub value: Value,
+    /// What a read, scan or read-modify-write's read reads.
+    pub read: ReadFields,
     /// Number of records a scan asks for.
     pub scan_len: u32,
-    /// The record is a single opaque value (see the type's docs).
-    pub blob: bool,
     /// Time to live of a written value in seconds; 0 means no expiry. Stores without
     /// expiry ignore it.
     pub ttl_s: u32,
     /// The further keys of a multi-key read (see the type's docs); empty otherwise.
     pub more_keys: KeyList,
-    /// A blob write's value as a range of a shared buffer; when non-empty it is the
-    /// value, and `record` is empty. Read it through [`Request::blob_value`].
-    pub shared_value: SharedBytes,
-    /// The names of the fields a read-modify-write's read reads when `read_all` is false
-    /// (values empty), e.g. YCSB's one random field; empty: the fields the update writes.
-    /// Unused by other kinds.
-    pub rmw_read: Record,
     /// An arbitrary command (see the type's docs), or none (`command.id` is `None`) for
     /// the operations of `kind`.
     pub command: Command,
@@ -258,15 +245,12 @@ impl Default for Request {
         Request {
             kind: OpKind::Read,
             key: Vec::new(),
-            record: Record::new(),
-            read_all: true,
+            value: Value::new(),
+            read: ReadFields::new(),
             scan_len: 0,
-            blob: false,
             ttl_s: 0,
             more_keys: KeyList::new(),
-            shared_value: SharedBytes::new(),
             command: Command::default(),
-            rmw_read: Record::new(),
         }
     }
 }
@@ -277,18 +261,15 @@ impl Request {
     pub fn clear(&mut self) {
         self.kind = OpKind::Read;
         self.key.clear();
-        self.record.clear();
-        self.read_all = true;
+        self.value.clear();
+        self.read.set_all();
         self.scan_len = 0;
-        self.blob = false;
         self.ttl_s = 0;
-        self.shared_value.clear();
         self.more_keys.clear();
         if self.command.id.is_some() {
             self.command.id = None;
             self.command.args.clear();
         }
-        self.rmw_read.clear();
     }
 
     /// True for a multi-key read: a `Read` with [`Request::more_keys`].
@@ -317,30 +298,28 @@ impl Request {
         1 + self.more_keys.len()
     }
 
-    /// Appends the single value a key-value engine stores for this write: a blob's
-    /// bytes verbatim, otherwise the record in the YCSB field encoding
-    /// ([`Record::encode_into`]).
+    /// Appends the single value a key-value engine stores for this write
+    /// ([`Value::encode_into`]).
+    #[inline]
     pub fn encode_value(&self, out: &mut Vec<u8>) {
-        if self.blob {
-            out.extend_from_slice(self.blob_value());
-        } else {
-            self.record.encode_into(out);
-        }
+        self.value.encode_into(out);
     }
 
-    /// Decodes a stored value into `reply` the way this read or scan asks: a blob as one
-    /// unnamed field; otherwise every field, or only the fields `record` names.
+    /// Decodes a stored value into `reply` the way this read or scan asks
+    /// ([`Request::read`]): a blob as one unnamed field; otherwise every field, or only
+    /// the named ones.
     pub fn decode_value(&self, value: &[u8], reply: &mut Record) -> Result<(), StoreError> {
-        if self.blob {
-            reply.clear();
-            reply.push(b"", value);
-            return Ok(());
-        }
-        let result = if self.read_all {
-            reply.decode_from(value, None)
-        } else {
-            let names = &self.record;
-            reply.decode_from(value, Some(&|n: &[u8]| names.iter().any(|(f, _)| f == n)))
+        let result = match self.read.shape() {
+            ReadShape::Blob => {
+                reply.clear();
+                reply.push(b"", value);
+                return Ok(());
+            }
+            ReadShape::All => reply.decode_from(value, None),
+            ReadShape::Named => {
+                let read = &self.read;
+                reply.decode_from(value, Some(&|n: &[u8]| read.wants(n)))
+            }
         };
         result.map_err(|e| {
             StoreError::new(
@@ -350,24 +329,11 @@ impl Request {
         })
     }
 
-    /// The value of a blob write: [`Request::shared_value`] when it is set, otherwise
-    /// the first field's value (empty when there is none).
-    #[inline]
-    pub fn blob_value(&self) -> &[u8] {
-        if !self.shared_value.is_empty() {
-            self.shared_value.as_slice()
-        } else if self.record.is_empty() {
-            b""
-        } else {
-            self.record.field(0).1
-        }
-    }
-
     /// What a write asks to store, in bytes, as [`Outcome::Written`] reports it: the key
-    /// plus the record's field names and values (plus a shared blob value).
+    /// plus the value's size ([`Value::size_bytes`]).
     #[inline]
     pub fn written_bytes(&self) -> u64 {
-        (self.key.len() + self.record.size_bytes() + self.shared_value.len()) as u64
+        (self.key.len() + self.value.size_bytes()) as u64
     }
 }
 
@@ -870,24 +836,22 @@ mod tests {
     fn blobs_are_stored_verbatim_and_records_encoded() {
         let mut req = Request::default();
         req.key.extend_from_slice(b"k");
-        req.record.push(b"field0", b"v0");
-        req.record.push(b"field1", b"v1");
+        req.value.fields_mut().push(b"field0", b"v0");
+        req.value.fields_mut().push(b"field1", b"v1");
         let mut stored = Vec::new();
         req.encode_value(&mut stored);
         let mut reply = Record::new();
         req.decode_value(&stored, &mut reply).unwrap();
         assert_eq!(reply.get(b"field1"), Some(&b"v1"[..]));
         // A read naming one field gets only that field.
-        req.read_all = false;
-        req.record.clear();
-        req.record.push(b"field0", b"");
+        req.read.names_mut().push(b"field0", b"");
         req.decode_value(&stored, &mut reply).unwrap();
         assert_eq!((reply.len(), reply.get(b"field0")), (1, Some(&b"v0"[..])));
         assert!(req.decode_value(b"\x00\x00", &mut reply).is_err());
 
         req.clear();
-        req.blob = true;
-        req.record.push(b"", b"raw bytes");
+        req.value.set_blob(b"raw bytes");
+        req.read.set_blob();
         stored.clear();
         req.encode_value(&mut stored);
         assert_eq!(stored, b"raw bytes");
@@ -897,19 +861,18 @@ mod tests {
 
         // A value in a shared buffer is the blob's value.
         req.clear();
-        req.blob = true;
         req.key.extend_from_slice(b"key");
         let pool: std::sync::Arc<[u8]> = std::sync::Arc::from(&b"0123456789"[..]);
-        req.shared_value.set(&pool, 4..7);
+        req.value.set_shared(&pool, 4..7);
         stored.clear();
         req.encode_value(&mut stored);
         assert_eq!(
-            (stored.as_slice(), req.blob_value()),
+            (stored.as_slice(), req.value.blob()),
             (&b"456"[..], &b"456"[..])
         );
         assert_eq!(req.written_bytes(), 3 + 3);
         req.clear();
-        assert!(req.blob_value().is_empty());
+        assert!(req.value.blob().is_empty() && !req.value.is_blob());
     }
 
     #[test]

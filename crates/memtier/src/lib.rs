@@ -24,7 +24,7 @@
 //! SETs are [`OpKind::Insert`] requests (a blind write: memtier's SET creates or
 //! replaces the key, which is what kvlab stores do for an insert; an update of a
 //! missing blob is a miss and writes nothing). GETs are [`OpKind::Read`]s. Both are
-//! [`Request::blob`] requests: one opaque value per key.
+//! blob requests ([`kvlab_core::Value`]): one opaque value per key.
 //!
 //! - **Multi-key GETs** (`--multi-key-get=N`, [`MemtierSpec::multi_key_get`]): as in
 //!   memtier's `client::create_request`, each GET of the cycle takes
@@ -881,11 +881,11 @@ impl MemtierVerifier {
                 *n -= 1;
             }
             expected.clear();
-            expected.extend_from_slice(req.blob_value());
+            expected.extend_from_slice(req.value.blob());
             req.kind = OpKind::Read;
-            req.read_all = true;
+            req.read.set_blob();
             req.ttl_s = 0;
-            req.record.clear();
+            req.value.clear();
             return true;
         }
     }
@@ -1211,13 +1211,11 @@ impl MemtierSource {
         };
         let shared = &*self.shared;
         req.kind = OpKind::Insert;
-        req.blob = true;
         req.ttl_s = ttl_s;
         req.key.clear();
         req.key.extend_from_slice(&shared.prefix);
         push_decimal(key, &mut req.key);
-        req.record.clear();
-        req.record.push(b"", shared.pool.at(offset, size));
+        req.value.set_blob(shared.pool.at(offset, size));
         req.more_keys.clear();
     }
 
@@ -1246,9 +1244,7 @@ impl MemtierSource {
             (false, None) => items.exptime(i),
         };
         req.kind = OpKind::Insert;
-        req.blob = true;
-        req.record.clear();
-        req.record.push(b"", items.value(i));
+        req.value.set_blob(items.value(i));
         req.more_keys.clear();
     }
 
@@ -1258,12 +1254,11 @@ impl MemtierSource {
         let pattern = self.shared.spec.get_pattern;
         let key = self.key_index(pattern, false);
         req.kind = OpKind::Read;
-        req.blob = true;
-        req.read_all = true;
+        req.read.set_blob();
         req.ttl_s = 0;
         req.key.clear();
         put_key(&self.shared, key, &mut req.key);
-        req.record.clear();
+        req.value.clear();
         req.more_keys.clear();
         for _ in 1..keys {
             let key = self.key_index(pattern, false);
@@ -1401,7 +1396,7 @@ mod tests {
         for _ in 0..8 {
             src.next(&mut req).unwrap();
             let key = String::from_utf8(req.key.clone()).unwrap();
-            let value = String::from_utf8(req.blob_value().to_vec()).unwrap();
+            let value = String::from_utf8(req.value.blob().to_vec()).unwrap();
             seen.push((req.kind, key, value, req.ttl_s));
         }
         let insert = |k: &str, v: &str, ttl| (OpKind::Insert, k.to_string(), v.to_string(), ttl);
@@ -1434,7 +1429,7 @@ mod tests {
         src.next(&mut req).unwrap();
         src.next(&mut req).unwrap();
         src.next(&mut req).unwrap();
-        assert_eq!((req.blob_value(), req.ttl_s), (&b"vbb"[..], 0));
+        assert_eq!((req.value.blob(), req.ttl_s), (&b"vbb"[..], 0));
         // The key range must name imported items.
         let bad = MemtierSpec {
             key_minimum: 0,

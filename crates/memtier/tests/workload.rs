@@ -33,11 +33,14 @@ struct Op {
 fn next_op(source: &mut MemtierSource, req: &mut Request) -> Op {
     req.clear();
     source.next(req).expect("memtier sources never run dry");
-    assert!(req.blob, "memtier requests are blobs");
+    assert!(
+        req.read.is_blob() || req.value.is_blob(),
+        "memtier requests are blobs"
+    );
     Op {
         kind: req.kind,
         key: String::from_utf8(req.key.clone()).unwrap(),
-        value: req.blob_value().to_vec(),
+        value: req.value.blob().to_vec(),
         ttl_s: req.ttl_s,
     }
 }

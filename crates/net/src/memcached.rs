@@ -32,7 +32,7 @@ use std::time::Duration;
 use kvlab_core::StoreOptions;
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
-    StoreErrorKind, StoreStats,
+    StoreErrorKind, StoreStats, ValueRef,
 };
 use kvlab_proto::memcache::{self, binary, Ketama, MetaFlag, MetaReply, Reply};
 
@@ -619,7 +619,9 @@ impl MemcachedSession {
             Part::Set
         } else {
             match req.kind {
-                OpKind::Read | OpKind::Update if req.kind == OpKind::Read || !req.blob => {
+                OpKind::Read | OpKind::Update
+                    if req.kind == OpKind::Read || !req.value.is_blob() =>
+                {
                     // A read, or the read half of a partial update.
                     if meta {
                         let v = [MetaFlag::Flag(b'v'), b64];
@@ -634,12 +636,13 @@ impl MemcachedSession {
                     }
                 }
                 OpKind::Read | OpKind::Insert | OpKind::Update => {
-                    if req.blob {
-                        set(req.blob_value(), out);
-                    } else {
-                        let mut value = Vec::with_capacity(req.record.encoded_len());
-                        req.encode_value(&mut value);
-                        set(&value, out);
+                    match req.value.get() {
+                        ValueRef::Blob(blob) => set(blob, out),
+                        ValueRef::Fields(fields) => {
+                            let mut value = Vec::with_capacity(fields.encoded_len());
+                            fields.encode_into(&mut value);
+                            set(&value, out);
+                        }
                     }
                     Part::Set
                 }
@@ -675,7 +678,9 @@ impl MemcachedSession {
             Part::Set
         } else {
             match req.kind {
-                OpKind::Read | OpKind::Update if req.kind == OpKind::Read || !req.blob => {
+                OpKind::Read | OpKind::Update
+                    if req.kind == OpKind::Read || !req.value.is_blob() =>
+                {
                     binary::get(out, key, opaque);
                     if req.kind == OpKind::Read {
                         Part::Get
@@ -684,12 +689,13 @@ impl MemcachedSession {
                     }
                 }
                 OpKind::Read | OpKind::Insert | OpKind::Update => {
-                    if req.blob {
-                        binary::set(out, key, req.blob_value(), 0, req.ttl_s, opaque);
-                    } else {
-                        let mut value = Vec::with_capacity(req.record.encoded_len());
-                        req.encode_value(&mut value);
-                        binary::set(out, key, &value, 0, req.ttl_s, opaque);
+                    match req.value.get() {
+                        ValueRef::Blob(blob) => binary::set(out, key, blob, 0, req.ttl_s, opaque),
+                        ValueRef::Fields(fields) => {
+                            let mut value = Vec::with_capacity(fields.encoded_len());
+                            fields.encode_into(&mut value);
+                            binary::set(out, key, &value, 0, req.ttl_s, opaque);
+                        }
                     }
                     Part::Set
                 }

@@ -72,10 +72,10 @@ fn exec(rt: &tokio::runtime::Runtime, s: &mut RedisSession, b: &mut Batch) {
 fn push(b: &mut Batch, kind: OpKind, key: &str, value: &str) {
     let slot = b.push();
     slot.request.kind = kind;
-    slot.request.blob = true;
+    slot.request.read.set_blob();
     slot.request.key.extend_from_slice(key.as_bytes());
-    if !value.is_empty() {
-        slot.request.record.push(b"", value.as_bytes());
+    if matches!(kind, OpKind::Insert | OpKind::Update) {
+        slot.request.value.set_blob(value.as_bytes());
     }
 }
 
@@ -163,7 +163,8 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         slot.request.kind = OpKind::Insert;
         slot.request.key.extend_from_slice(k.as_bytes());
         slot.request
-            .record
+            .value
+            .fields_mut()
             .push(b"field0", format!("v{i:03}").as_bytes());
     }
     exec(&rt, &mut s, &mut b);
@@ -183,7 +184,7 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         slot.request.kind = OpKind::Scan;
         slot.request.key.extend_from_slice(keys[start].as_bytes());
         slot.request.scan_len = len;
-        slot.request.read_all = true;
+        slot.request.read.set_all();
     }
     exec(&rt, &mut s, &mut b);
     let got: Vec<_> = b.slots().iter().map(|s| s.result.clone()).collect();
@@ -221,7 +222,7 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         slot.request.kind = OpKind::Scan;
         slot.request.key.extend_from_slice(keys[start].as_bytes());
         slot.request.scan_len = len;
-        slot.request.read_all = true;
+        slot.request.read.set_all();
     }
     exec(&rt, &mut s, &mut b);
     assert_eq!(
@@ -271,7 +272,7 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
     slot.request.kind = OpKind::Scan;
     slot.request.key.extend_from_slice(keys[0].as_bytes());
     slot.request.scan_len = 10;
-    slot.request.read_all = true;
+    slot.request.read.set_all();
     exec(&rt, &mut s, &mut b);
     assert_eq!(
         b.slots()[0].result,
@@ -493,7 +494,10 @@ fn an_ask_for_the_scan_index_alone_is_followed_to_the_index_node() {
         let slot = b.push();
         slot.request.kind = OpKind::Insert;
         slot.request.key.extend_from_slice(key.as_bytes());
-        slot.request.record.push(b"field0", key.as_bytes());
+        slot.request
+            .value
+            .fields_mut()
+            .push(b"field0", key.as_bytes());
     };
     insert(&mut b, "user-first");
     exec(&rt, &mut s, &mut b);

@@ -43,12 +43,12 @@ fn batch(kind: OpKind, prefix: &str, n: usize, value: &[u8]) -> Batch {
     for i in 0..n {
         let slot = b.push();
         slot.request.kind = kind;
-        slot.request.blob = true;
+        slot.request.read.set_blob();
         slot.request
             .key
             .extend_from_slice(format!("{prefix}{i}").as_bytes());
         if kind == OpKind::Insert {
-            slot.request.record.push(b"", value);
+            slot.request.value.set_blob(value);
         }
     }
     b

@@ -65,11 +65,11 @@ fn keys_spread_over_servers_and_misses_are_counted_as_misses() {
     for i in 0..200 {
         let slot = batch.push();
         slot.request.kind = OpKind::Insert;
-        slot.request.blob = true;
+        slot.request.read.set_blob();
         slot.request
             .key
             .extend_from_slice(format!("key{i}").as_bytes());
-        slot.request.record.push(b"", b"v");
+        slot.request.value.set_blob(b"v");
     }
     rt.block_on(async {
         s.prepare().await.unwrap();
@@ -79,7 +79,7 @@ fn keys_spread_over_servers_and_misses_are_counted_as_misses() {
     batch.clear();
     for i in 0..400 {
         let slot = batch.push();
-        slot.request.blob = true;
+        slot.request.read.set_blob();
         slot.request
             .key
             .extend_from_slice(format!("key{i}").as_bytes());
@@ -149,11 +149,9 @@ fn multi_key_reads_count_hits_per_key_over_two_servers_as_the_servers_do() {
         for i in 0..60 {
             let slot = batch.push();
             slot.request.kind = OpKind::Insert;
-            slot.request.blob = true;
+            slot.request.read.set_blob();
             slot.request.key = key(i);
-            slot.request
-                .record
-                .push(b"", format!("value-{i}").as_bytes());
+            slot.request.value.set_blob(format!("value-{i}").as_bytes());
         }
         rt.block_on(async {
             s.prepare().await.unwrap();
@@ -168,7 +166,7 @@ fn multi_key_reads_count_hits_per_key_over_two_servers_as_the_servers_do() {
         for r in 0..8usize {
             let slot = batch.push();
             slot.request.kind = OpKind::Read;
-            slot.request.blob = true;
+            slot.request.read.set_blob();
             let keys: Vec<usize> = (0..12)
                 .map(|j| r * 7 + j + if j % 5 == 4 { 60 } else { 0 })
                 .collect();
@@ -183,9 +181,9 @@ fn multi_key_reads_count_hits_per_key_over_two_servers_as_the_servers_do() {
             } else {
                 OpKind::Insert
             };
-            slot.request.blob = true;
+            slot.request.read.set_blob();
             slot.request.key = key(100 + r);
-            slot.request.record.push(b"", b"w");
+            slot.request.value.set_blob(b"w");
         }
         rt.block_on(s.execute(&mut batch));
         let (mut hits, mut misses) = (0, 0);

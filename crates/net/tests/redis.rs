@@ -88,12 +88,12 @@ fn a_pipelined_batch_completes_every_request_in_order() {
         } else {
             OpKind::Read
         };
-        slot.request.blob = true;
+        slot.request.read.set_blob();
         slot.request
             .key
             .extend_from_slice(format!("k{}", i / 2).as_bytes());
         if i % 2 == 0 {
-            slot.request.record.push(b"", &vec![b'x'; i]);
+            slot.request.value.set_blob(&vec![b'x'; i]);
         }
     }
     rt.block_on(async {
@@ -136,7 +136,7 @@ fn the_ycsb_index_scores_java_hash_codes_and_scans_in_their_order() {
         let slot = b.push();
         slot.request.kind = OpKind::Insert;
         slot.request.key.extend_from_slice(key.as_bytes());
-        slot.request.record.push(b"field0", b"v");
+        slot.request.value.fields_mut().push(b"field0", b"v");
     }
     rt.block_on(async {
         s.prepare().await.unwrap();
@@ -157,7 +157,7 @@ fn the_ycsb_index_scores_java_hash_codes_and_scans_in_their_order() {
         slot.request.kind = OpKind::Scan;
         slot.request.key.extend_from_slice(start.as_bytes());
         slot.request.scan_len = len;
-        slot.request.read_all = true;
+        slot.request.read.set_all();
         rt.block_on(s.execute(b));
         b.slots()[0].result.clone()
     };
@@ -226,11 +226,11 @@ fn mget_counts_hits_per_key_as_the_server_does_and_the_hash_model_refuses_it() {
     for i in 0..30 {
         let slot = b.push();
         slot.request.kind = OpKind::Insert;
-        slot.request.blob = true;
+        slot.request.read.set_blob();
         slot.request
             .key
             .extend_from_slice(format!("m{i}").as_bytes());
-        slot.request.record.push(b"", format!("v{i}").as_bytes());
+        slot.request.value.set_blob(format!("v{i}").as_bytes());
     }
     rt.block_on(async {
         s.prepare().await.unwrap();
@@ -243,7 +243,7 @@ fn mget_counts_hits_per_key_as_the_server_does_and_the_hash_model_refuses_it() {
     for r in 0..10usize {
         let slot = b.push();
         slot.request.kind = OpKind::Read;
-        slot.request.blob = true;
+        slot.request.read.set_blob();
         let keys: Vec<usize> = (0..=r % 6).map(|j| r * 4 + j).collect();
         slot.request
             .key

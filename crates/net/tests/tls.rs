@@ -185,12 +185,12 @@ fn round_trip(store: &RedisStore, key: &[u8]) {
     let mut b = Batch::new();
     let slot = b.push();
     slot.request.kind = OpKind::Insert;
-    slot.request.blob = true;
+    slot.request.read.set_blob();
     slot.request.key.extend_from_slice(key);
-    slot.request.record.push(b"", b"over tls");
+    slot.request.value.set_blob(b"over tls");
     let slot = b.push();
     slot.request.kind = OpKind::Read;
-    slot.request.blob = true;
+    slot.request.read.set_blob();
     slot.request.key.extend_from_slice(key);
     rt.block_on(async {
         s.prepare().await.unwrap();

@@ -53,10 +53,10 @@ fn stat(stats: &[(String, StatValue)], name: &str) -> i64 {
 fn push(batch: &mut Batch, kind: OpKind, key: &str, value: &[u8]) {
     let slot = batch.push();
     slot.request.kind = kind;
-    slot.request.blob = true;
+    slot.request.read.set_blob();
     slot.request.key.extend_from_slice(key.as_bytes());
     if kind != OpKind::Read && kind != OpKind::Delete {
-        slot.request.record.push(b"", value);
+        slot.request.value.set_blob(value);
     }
 }
 
@@ -170,7 +170,7 @@ fn memcached_binary_protocol_counts_exactly_what_the_server_counts() {
     push(&mut batch, OpKind::Delete, "absent", b"");
     for r in 0..10 {
         let slot = batch.push();
-        slot.request.blob = true;
+        slot.request.read.set_blob();
         slot.request
             .key
             .extend_from_slice(format!("bk{}", 10 + r).as_bytes());

@@ -193,7 +193,6 @@ pub(crate) struct Client<S, Src> {
     /// The update halves of the batch's read-modify-writes.
     rmw_batch: Batch,
     /// Spare records to hold an update's fields while its read runs.
-    rmw_records: Vec<Record>,
     /// Per slot of `batch`: true while it waits to be sent again
     /// ([`OpSource::retry_after`]); empty (the common case) unless a request of the
     /// batch failed.
@@ -230,7 +229,6 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             tickets: Vec::with_capacity(pipeline),
             rmw: Vec::with_capacity(pipeline),
             rmw_batch: Batch::new(),
-            rmw_records: Vec::new(),
             retrying: Vec::new(),
             retry_batch: Batch::new(),
             retry_index: Vec::new(),
@@ -352,32 +350,23 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             let is_rmw = slot.request.kind == OpKind::ReadModifyWrite;
             self.rmw.push(is_rmw);
             if is_rmw {
-                let mut fields = self.rmw_records.pop().unwrap_or_default();
-                // The read names the fields the source chose for it (`rmw_read`), or
-                // else the fields the update will write, unless it reads all.
-                std::mem::swap(&mut fields, &mut slot.request.record);
-                slot.request.kind = OpKind::Read;
-                slot.request.record.clear();
-                if !slot.request.read_all {
-                    if slot.request.rmw_read.is_empty() {
-                        for (name, _) in fields.iter() {
-                            slot.request.record.push(name, b"");
-                        }
-                    } else {
-                        std::mem::swap(&mut slot.request.record, &mut slot.request.rmw_read);
+                // The read reads what the source asked it to read (e.g. YCSB's one
+                // random field); a named read that names nothing reads the fields the
+                // update writes. The update takes the request's value (a swap of
+                // buffers, no copy).
+                let req = &mut slot.request;
+                req.kind = OpKind::Read;
+                if req.read.names().is_some_and(Record::is_empty) {
+                    let names = req.read.names_mut();
+                    for (name, _) in req.value.fields().iter() {
+                        names.push(name, b"");
                     }
                 }
                 let update = self.rmw_batch.push();
                 update.request.kind = OpKind::Update;
-                update.request.key.extend_from_slice(&slot.request.key);
-                update.request.blob = slot.request.blob;
-                update.request.ttl_s = slot.request.ttl_s;
-                std::mem::swap(&mut update.request.record, &mut fields);
-                std::mem::swap(
-                    &mut update.request.shared_value,
-                    &mut slot.request.shared_value,
-                );
-                self.rmw_records.push(fields);
+                update.request.key.extend_from_slice(&req.key);
+                update.request.ttl_s = req.ttl_s;
+                std::mem::swap(&mut update.request.value, &mut req.value);
             }
         }
         self.batch.len()

@@ -41,7 +41,11 @@ impl Session for RecordingSession {
             .expect("no test thread panicked holding the log");
         for slot in batch.slots_mut() {
             let r = &slot.request;
-            seen.push((r.kind, r.read_all, r.record.len()));
+            let fields = match r.kind {
+                OpKind::Read => r.read.names().map_or(0, |n| n.len()),
+                _ => r.value.fields().len(),
+            };
+            seen.push((r.kind, r.read.names().is_none(), fields));
             let outcome = match r.kind {
                 OpKind::Read => Ok(Outcome::Hit { bytes: 1 }),
                 _ => Ok(Outcome::Written { bytes: 1 }),

@@ -130,9 +130,9 @@ fn main() {
             batch.clear();
             let slot = batch.push();
             slot.request.kind = OpKind::Insert;
-            slot.request.blob = true;
+            slot.request.read.set_blob();
             slot.request.key.extend_from_slice(key);
-            slot.request.record.push(b"", &value);
+            slot.request.value.set_blob(&value);
             block_on(s.execute(&mut batch));
         }
     }
@@ -192,7 +192,7 @@ fn main() {
             batch.clear();
             let slot = batch.push();
             slot.request.kind = OpKind::Read;
-            slot.request.blob = true;
+            slot.request.read.set_blob();
             slot.request.key.extend_from_slice(&keys[pick(rng)]);
             block_on(session.execute(&mut batch));
             if let Ok(Outcome::Hit { bytes }) = batch.slots()[0].result {

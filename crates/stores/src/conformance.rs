@@ -77,8 +77,8 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
 
     // Insert then read back every field.
     let r = request(&mut b, OpKind::Insert, b"kvlab-conformance-a");
-    r.record.push(b"field0", b"value-zero");
-    r.record.push(b"field1", b"value-one");
+    r.value.fields_mut().push(b"field0", b"value-zero");
+    r.value.fields_mut().push(b"field1", b"value-one");
     assert!(
         matches!(one(exec, &mut s, &mut b).0, Outcome::Written { .. }),
         "{name}: insert"
@@ -99,15 +99,14 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
 
     // A partial read returns just the named field.
     let r = request(&mut b, OpKind::Read, b"kvlab-conformance-a");
-    r.read_all = false;
-    r.record.push(b"field1", b"");
+    r.read.names_mut().push(b"field1", b"");
     let (_, reply) = one(exec, &mut s, &mut b);
     assert_eq!(reply.len(), 1, "{name}: partial read returned {reply:?}");
     assert_eq!(reply.get(b"field1"), Some(&b"value-one"[..]));
 
     // An update replaces the named field and keeps the others.
     let r = request(&mut b, OpKind::Update, b"kvlab-conformance-a");
-    r.record.push(b"field1", b"changed");
+    r.value.fields_mut().push(b"field1", b"changed");
     assert!(
         matches!(one(exec, &mut s, &mut b).0, Outcome::Written { .. }),
         "{name}: update"
@@ -129,7 +128,7 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
     let big: Vec<u8> = (0..1_048_576u32).map(|i| (i * 7 % 251) as u8).collect();
     let key = b"kvlab-conformance-\x00\xff\x01binary";
     let r = request(&mut b, OpKind::Insert, key);
-    r.record.push(b"field0", &big);
+    r.value.fields_mut().push(b"field0", &big);
     one(exec, &mut s, &mut b);
     request(&mut b, OpKind::Read, key);
     let (o, reply) = one(exec, &mut s, &mut b);
@@ -162,11 +161,10 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
     // A blob is one opaque value: stored and returned verbatim, replaced by an update.
     let blob_key = b"kvlab-conformance-blob";
     let r = request(&mut b, OpKind::Insert, blob_key);
-    r.blob = true;
-    r.record.push(b"", b"\x00opaque\r\nbytes");
+    r.value.set_blob(b"\x00opaque\r\nbytes");
     one(exec, &mut s, &mut b);
     let r = request(&mut b, OpKind::Read, blob_key);
-    r.blob = true;
+    r.read.set_blob();
     let (o, reply) = one(exec, &mut s, &mut b);
     assert_eq!(o, Outcome::Hit { bytes: 14 }, "{name}: blob read");
     assert_eq!(
@@ -175,11 +173,10 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
         "{name}: blob value"
     );
     let r = request(&mut b, OpKind::Update, blob_key);
-    r.blob = true;
-    r.record.push(b"", b"new");
+    r.value.set_blob(b"new");
     one(exec, &mut s, &mut b);
     let r = request(&mut b, OpKind::Read, blob_key);
-    r.blob = true;
+    r.read.set_blob();
     let (o, reply) = one(exec, &mut s, &mut b);
     assert_eq!(
         (o, reply.field(0).1),
@@ -194,12 +191,11 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
     let (m1, m2): (&[u8], &[u8]) = (b"kvlab-conformance-m1", b"kvlab-conformance-m2");
     for (key, value) in [(m1, &b"one"[..]), (m2, b"second")] {
         let r = request(&mut b, OpKind::Insert, key);
-        r.blob = true;
-        r.record.push(b"", value);
+        r.value.set_blob(value);
         one(exec, &mut s, &mut b);
     }
     let r = request(&mut b, OpKind::Read, m1);
-    r.blob = true;
+    r.read.set_blob();
     r.more_keys.push(b"kvlab-conformance-m-absent");
     r.more_keys.push(m2);
     exec.execute(&mut s, &mut b);
@@ -238,7 +234,7 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
                 OpKind::Insert,
                 format!("kvlab-conformance-s{i}").as_bytes(),
             );
-            r.record.push(b"f", &[i; 10]);
+            r.value.fields_mut().push(b"f", &[i; 10]);
             one(exec, &mut s, &mut b);
         }
         let r = request(&mut b, OpKind::Scan, b"kvlab-conformance-s1");
@@ -275,7 +271,7 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
             .key
             .extend_from_slice(b"kvlab-conformance-batch");
         if i == 0 {
-            slot.request.record.push(b"field0", b"x");
+            slot.request.value.fields_mut().push(b"field0", b"x");
         }
     }
     exec.execute(&mut s, &mut b);

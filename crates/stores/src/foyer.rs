@@ -687,7 +687,7 @@ impl FoyerSession {
                 self.put(req, value);
                 Ok(written(req))
             }
-            OpKind::Update if req.blob => {
+            OpKind::Update if req.value.is_blob() => {
                 // A blob update replaces the value, if there is one.
                 if self
                     .cache
@@ -698,7 +698,7 @@ impl FoyerSession {
                 {
                     return Ok(Outcome::Miss);
                 }
-                self.put(req, req.blob_value().to_vec());
+                self.put(req, req.value.blob().to_vec());
                 Ok(written(req))
             }
             OpKind::Update => {

@@ -29,7 +29,7 @@ fn rocksdb_without_wal_keeps_data_across_reopen() {
         let slot = b.push();
         slot.request.kind = OpKind::Insert;
         slot.request.key.extend_from_slice(b"k");
-        slot.request.record.push(b"f", b"v");
+        slot.request.value.fields_mut().push(b"f", b"v");
         block_on(s.execute(&mut b));
         store.flush().unwrap();
         let stats = store.stats();

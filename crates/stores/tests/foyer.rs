@@ -46,10 +46,10 @@ fn blob(s: &mut FoyerSession, b: &mut Batch, kind: OpKind, key: &[u8], value: &[
     b.clear();
     let slot = b.push();
     slot.request.kind = kind;
-    slot.request.blob = true;
+    slot.request.read.set_blob();
     slot.request.key.extend_from_slice(key);
-    if !value.is_empty() {
-        slot.request.record.push(b"", value);
+    if matches!(kind, OpKind::Insert | OpKind::Update) {
+        slot.request.value.set_blob(value);
     }
     block_on(s.execute(b));
     b.slots()[0]
@@ -259,11 +259,11 @@ fn sessions_run_inside_another_runtime() {
             b.clear();
             let slot = b.push();
             slot.request.kind = OpKind::Insert;
-            slot.request.blob = true;
+            slot.request.read.set_blob();
             slot.request
                 .key
                 .extend_from_slice(format!("key{i}").as_bytes());
-            slot.request.record.push(b"", &value_of(i, 8192));
+            slot.request.value.set_blob(&value_of(i, 8192));
             s.execute(&mut b).await;
         }
         store.flush().unwrap();
@@ -271,7 +271,7 @@ fn sessions_run_inside_another_runtime() {
             b.clear();
             let slot = b.push();
             slot.request.kind = OpKind::Read;
-            slot.request.blob = true;
+            slot.request.read.set_blob();
             slot.request
                 .key
                 .extend_from_slice(format!("key{i}").as_bytes());

@@ -116,7 +116,7 @@ fn lmdb_grouped_batch_rolls_back_as_a_whole() {
         let slot = b.push();
         slot.request.kind = OpKind::Insert;
         slot.request.key.extend_from_slice(key);
-        slot.request.record.push(b"f", &vec![1u8; len]);
+        slot.request.value.fields_mut().push(b"f", &vec![1u8; len]);
     }
     kvlab_core::block_on(kvlab_core::Session::execute(&mut s, &mut b));
     for slot in b.slots() {

@@ -26,10 +26,10 @@ fn blob(s: &mut MokaSession, b: &mut Batch, kind: OpKind, key: &[u8], value: &[u
     b.clear();
     let slot = b.push();
     slot.request.kind = kind;
-    slot.request.blob = true;
+    slot.request.read.set_blob();
     slot.request.key.extend_from_slice(key);
-    if !value.is_empty() {
-        slot.request.record.push(b"", value);
+    if matches!(kind, OpKind::Insert | OpKind::Update) {
+        slot.request.value.set_blob(value);
     }
     block_on(s.execute(b));
     b.slots()[0]
@@ -164,10 +164,10 @@ fn write_short_and_forever(s: &mut MokaSession, b: &mut Batch) {
     b.clear();
     let slot = b.push();
     slot.request.kind = OpKind::Insert;
-    slot.request.blob = true;
+    slot.request.read.set_blob();
     slot.request.ttl_s = 1;
     slot.request.key.extend_from_slice(b"short");
-    slot.request.record.push(b"", b"v");
+    slot.request.value.set_blob(b"v");
     block_on(s.execute(b));
     blob(s, b, OpKind::Insert, b"forever", b"v");
     assert_eq!(

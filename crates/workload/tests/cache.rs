@@ -29,25 +29,21 @@ struct FakeCache {
 impl FakeCache {
     fn execute(&mut self, slot: &mut Slot) {
         let req = &slot.request;
-        assert!(req.blob, "cache requests are blobs");
+        assert!(req.read.is_blob(), "cache requests are blobs");
         let outcome = match req.kind {
             OpKind::Read => match self.keys.get(&req.key) {
                 Some(&len) => Outcome::Hit { bytes: len as u64 },
                 None => Outcome::Miss,
             },
             OpKind::Insert => {
-                assert!(
-                    req.record.is_empty(),
-                    "a set's value is a range of the pool"
-                );
-                assert_eq!(req.shared_value.as_slice(), req.blob_value());
+                assert!(req.value.is_blob(), "a set's value is a blob");
                 assert_eq!(
                     req.written_bytes(),
-                    (req.key.len() + req.blob_value().len()) as u64
+                    (req.key.len() + req.value.blob().len()) as u64
                 );
-                self.keys.insert(req.key.clone(), req.blob_value().len());
+                self.keys.insert(req.key.clone(), req.value.blob().len());
                 Outcome::Written {
-                    bytes: (req.key.len() + req.blob_value().len()) as u64,
+                    bytes: (req.key.len() + req.value.blob().len()) as u64,
                 }
             }
             OpKind::Delete => {
@@ -95,7 +91,7 @@ fn drive(source: &mut CacheSource, cache: &mut FakeCache, n: usize, depth: usize
             steps.push(Step {
                 kind: slot.request.kind,
                 key: slot.request.key.clone(),
-                value: slot.request.blob_value().to_vec(),
+                value: slot.request.value.blob().to_vec(),
                 ttl_s: slot.request.ttl_s,
                 hit,
             });
@@ -979,7 +975,7 @@ fn real_cachebench_configs_scale_down_and_fit() {
             steps.push((
                 slot.request.kind,
                 slot.request.key.clone(),
-                slot.request.blob_value().len(),
+                slot.request.value.blob().len(),
             ));
             source.completed(&slot, t);
         }

@@ -69,8 +69,8 @@ fn keys_and_values_follow_the_spec() {
     let mut s = w.source(1, 0, 1);
     let mut slot = Slot::default();
     next(&mut s, &mut slot).unwrap();
-    assert!(!slot.request.blob);
-    let fields: Vec<(&[u8], &[u8])> = slot.request.record.iter().collect();
+    assert!(!slot.request.value.is_blob());
+    let fields: Vec<(&[u8], &[u8])> = slot.request.value.fields().iter().collect();
     assert_eq!(
         fields,
         [
@@ -240,12 +240,15 @@ fn key_file_workloads_read_file_keys_and_insert_new_ones() {
             next(&mut s, &mut slot).unwrap();
             let r = &slot.request;
             counts[r.kind.index()] += 1;
-            assert!(r.blob);
+            assert!(r.read.is_blob(), "a blob key-file workload reads blobs");
+            if matches!(r.kind, OpKind::Insert | OpKind::Update) {
+                assert!(r.value.is_blob(), "a blob key-file workload writes blobs");
+            }
             match r.kind {
                 OpKind::Read => assert!(known.contains(&r.key)),
                 OpKind::Update => {
                     assert!(known.contains(&r.key));
-                    assert_eq!(r.blob_value().len(), 20);
+                    assert_eq!(r.value.blob().len(), 20);
                 }
                 OpKind::Insert => {
                     let (base, suffix) = r.key.split_at(r.key.len() - 17);

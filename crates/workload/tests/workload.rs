@@ -74,7 +74,7 @@ fn data_integrity_round_trip_and_corruption() {
     let mut n = 0;
     while load.next(&mut req) {
         assert!(
-            wl.check_read(&req.key, &req.record),
+            wl.check_read(&req.key, req.value.fields()),
             "loaded record verifies"
         );
         n += 1;
@@ -111,11 +111,11 @@ fn load_records_have_ycsb_shape() {
     let wl = workload("recordcount=10\n").unwrap();
     let mut load = wl.load_worker(1, 0, 1);
     let mut req = Request::default();
-    req.record.push(b"stale", b"stale");
+    req.value.fields_mut().push(b"stale", b"stale");
     assert!(load.next(&mut req));
     assert_eq!(req.kind, OpKind::Insert);
-    assert_eq!(req.record.len(), 10);
-    for (i, (name, value)) in req.record.iter().enumerate() {
+    assert_eq!(req.value.fields().len(), 10);
+    for (i, (name, value)) in req.value.fields().iter().enumerate() {
         assert_eq!(name, format!("field{i}").as_bytes());
         assert_eq!(value.len(), 100);
         assert!(
@@ -124,10 +124,10 @@ fn load_records_have_ycsb_shape() {
         );
     }
     // Values differ between fields and records.
-    let first = req.record.field(0).1.to_vec();
-    assert_ne!(first, req.record.field(1).1);
+    let first = req.value.fields().field(0).1.to_vec();
+    assert_ne!(first, req.value.fields().field(1).1);
     assert!(load.next(&mut req));
-    assert_ne!(first, req.record.field(0).1);
+    assert_ne!(first, req.value.fields().field(0).1);
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn field_length_distributions() {
     let mut counts = [0u64; 5];
     for _ in 0..10 {
         assert!(load.next(&mut req));
-        for (_, v) in req.record.iter() {
+        for (_, v) in req.value.fields().iter() {
             counts[v.len() - 5] += 1;
         }
     }
@@ -166,7 +166,7 @@ fn field_length_distributions() {
     let mut load = wl.load_worker(3, 0, 1);
     let mut sizes: HashMap<usize, u64> = HashMap::new();
     while load.next(&mut req) {
-        for (_, v) in req.record.iter() {
+        for (_, v) in req.value.fields().iter() {
             *sizes.entry(v.len()).or_default() += 1;
         }
     }
@@ -326,12 +326,10 @@ fn effective_properties_include_defaults() {
     );
 }
 
-fn stream(
-    wl: &Arc<CoreWorkload>,
-    seed: u64,
-    worker: usize,
-    ops: usize,
-) -> Vec<(OpKind, Vec<u8>, Record, u32, bool)> {
+/// One request of a stream: kind, key, fields written, fields read by name, scan length.
+type Step = (OpKind, Vec<u8>, Record, Option<Record>, u32);
+
+fn stream(wl: &Arc<CoreWorkload>, seed: u64, worker: usize, ops: usize) -> Vec<Step> {
     let mut w = wl.run_worker(seed, worker);
     let mut req = Request::default();
     (0..ops)
@@ -342,9 +340,9 @@ fn stream(
             (
                 req.kind,
                 req.key.clone(),
-                req.record.clone(),
+                req.value.fields().clone(),
+                req.read.names().cloned(),
                 req.scan_len,
-                req.read_all,
             )
         })
         .collect()
@@ -361,10 +359,7 @@ fn same_seed_same_stream_and_workers_differ() {
     );
     let b = stream(&wl2, 42, 1, 2000);
     let c = stream(&wl2, 43, 0, 2000);
-    let same_keys = |x: &[(OpKind, Vec<u8>, Record, u32, bool)],
-                     y: &[(OpKind, Vec<u8>, Record, u32, bool)]| {
-        x.iter().zip(y).filter(|(p, q)| p.1 == q.1).count()
-    };
+    let same_keys = |x: &[Step], y: &[Step]| x.iter().zip(y).filter(|(p, q)| p.1 == q.1).count();
     // Zipfian keys repeat often by chance, but far from always.
     assert!(same_keys(&a, &b) < 500, "{}", same_keys(&a, &b));
     assert!(same_keys(&a, &c) < 500, "{}", same_keys(&a, &c));
@@ -395,27 +390,28 @@ fn request_shapes_per_kind() {
         assert!(req.key.starts_with(b"user"));
         match req.kind {
             OpKind::Read | OpKind::Scan => {
-                assert!(!req.read_all);
-                assert_eq!(req.record.len(), 1);
-                assert!(req.record.field(0).1.is_empty());
+                let names = req.read.names().expect("readallfields=false names a field");
+                assert_eq!(names.len(), 1);
+                assert!(names.field(0).1.is_empty());
                 if req.kind == OpKind::Scan {
                     assert!((1..=7).contains(&req.scan_len));
                 }
             }
             OpKind::Update | OpKind::ReadModifyWrite => {
-                assert_eq!(req.record.len(), 1, "writeallfields=false: one field");
-                assert_eq!(req.record.field(0).1.len(), 100);
+                let fields = req.value.fields();
+                assert_eq!(fields.len(), 1, "writeallfields=false: one field");
+                assert_eq!(fields.field(0).1.len(), 100);
                 if req.kind == OpKind::ReadModifyWrite {
-                    assert!(!req.read_all);
-                    assert_eq!(req.rmw_read.len(), 1, "the read's own random field");
+                    let names = req.read.names().expect("the read's own random field");
+                    assert_eq!(names.len(), 1, "the read's own random field");
                 }
             }
             OpKind::Insert => {
-                assert_eq!(req.record.len(), 10);
+                assert_eq!(req.value.fields().len(), 10);
                 w.acknowledge(inserted.expect("inserts return their key number"));
                 continue;
             }
-            OpKind::Delete => assert!(req.record.is_empty()),
+            OpKind::Delete => assert!(req.value.fields().is_empty()),
         }
         assert_eq!(inserted, None);
     }
@@ -439,14 +435,14 @@ fn read_modify_writes_read_one_field_of_their_own() {
             continue;
         }
         rmws += 1;
-        assert!(!req.read_all);
         assert_eq!(
-            req.record.len(),
+            req.value.fields().len(),
             10,
             "writeallfields=true: every field written"
         );
-        assert_eq!(req.rmw_read.len(), 1, "one field read");
-        *names.entry(req.rmw_read.field(0).0.to_vec()).or_default() += 1;
+        let read = req.read.names().expect("readallfields=false names a field");
+        assert_eq!(read.len(), 1, "one field read");
+        *names.entry(read.field(0).0.to_vec()).or_default() += 1;
     }
     let observed: Vec<u64> = (0..10)
         .map(|i| names[format!("field{i}").as_bytes()])
@@ -457,7 +453,7 @@ fn read_modify_writes_read_one_field_of_their_own() {
     for _ in 0..1000 {
         w.next(&mut req);
         if req.kind == OpKind::ReadModifyWrite {
-            assert!(req.read_all && req.rmw_read.is_empty());
+            assert!(req.read.names().is_none());
         }
     }
 }
@@ -610,12 +606,11 @@ fn reads_of_all_fields_name_them_with_readallfieldsbyname_or_dataintegrity() {
             // As YCSB's doTransactionRead: the full field set for reads; scans ask for
             // all fields either way.
             if req.kind == OpKind::Read && by_name {
-                assert!(!req.read_all, "{props:?}");
-                let names: Vec<&[u8]> = req.record.iter().map(|(n, _)| n).collect();
+                let read = req.read.names().expect("reads name every field");
+                let names: Vec<&[u8]> = read.iter().map(|(n, _)| n).collect();
                 assert_eq!(names, [&b"field0"[..], b"field1", b"field2", b"field3"]);
             } else {
-                assert!(req.read_all, "{props:?} {:?}", req.kind);
-                assert!(req.record.is_empty());
+                assert!(req.read.names().is_none(), "{props:?} {:?}", req.kind);
             }
         }
         assert!(

@@ -48,7 +48,7 @@ use std::time::Duration;
 use kvlab_core::StoreOptions;
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Slot, StatValue, Store,
-    StoreError, StoreErrorKind, StoreStats, Timestamp,
+    StoreError, StoreErrorKind, StoreStats, Timestamp, ValueRef,
 };
 use kvlab_proto::resp::{self, Frame};
 
@@ -79,11 +79,11 @@ mod tests {
     fn a_data_offset_makes_writes_setrange_and_reads_getrange() {
         let mut req = Request {
             kind: OpKind::Insert,
-            blob: true,
             key: b"k1".to_vec(),
             ..Request::default()
         };
-        req.record.push(b"", b"abc");
+        req.value.set_blob(b"abc");
+        req.read.set_blob();
         let mut out = Vec::new();
         encode_single(&mut out, Part::Write, Model::String, 10, &req);
         assert_eq!(

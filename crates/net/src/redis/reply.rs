@@ -4,17 +4,35 @@ use super::*;
 
 /// `HGETALL key`, or `HMGET key names…` for a read of named fields.
 pub(super) fn read_command(out: &mut Vec<u8>, req: &Request, key: &[u8]) -> Part {
-    if req.read_all || req.record.is_empty() {
-        resp::hgetall(out, key);
-        Part::HGetAll
-    } else {
-        let mut cmd = resp::Command::new(out, 2 + req.record.len());
-        cmd.arg(b"HMGET").arg(key);
-        for (name, _) in req.record.iter() {
-            cmd.arg(name);
+    match named_fields(req) {
+        None => {
+            resp::hgetall(out, key);
+            Part::HGetAll
         }
-        Part::HMGet
+        Some(names) => {
+            let mut cmd = resp::Command::new(out, 2 + names.len());
+            cmd.arg(b"HMGET").arg(key);
+            for (name, _) in names.iter() {
+                cmd.arg(name);
+            }
+            Part::HMGet
+        }
     }
+}
+
+/// `HSET key fields…`: a fields value field by field; a blob as one field with an empty
+/// name (the hash model keeps a blob so, and a blob read returns that field).
+pub(super) fn hset(out: &mut Vec<u8>, req: &Request) {
+    match req.value.get() {
+        ValueRef::Fields(fields) => resp::hset(out, &req.key, fields.iter()),
+        ValueRef::Blob(blob) => resp::hset(out, &req.key, [(&b""[..], blob)]),
+    }
+}
+
+/// The fields a hash read names; `None` reads them all (`HGETALL`): a read of every
+/// field, a blob read, or a named read that names none.
+pub(super) fn named_fields(req: &Request) -> Option<&Record> {
+    req.read.names().filter(|names| !names.is_empty())
 }
 
 /// The one command that serves `req` on its own, when there is one: a read, a string
@@ -30,10 +48,10 @@ pub(super) fn single_command(model: Model, req: &Request) -> Option<Part> {
         (OpKind::Read, Model::String) if req.is_multi_read() => Some(Part::MGet),
         (OpKind::Read, Model::Hash) if req.is_multi_read() => None,
         (OpKind::Read, Model::String) => Some(Part::Get),
-        (OpKind::Read, Model::Hash) if req.read_all || req.record.is_empty() => Some(Part::HGetAll),
+        (OpKind::Read, Model::Hash) if named_fields(req).is_none() => Some(Part::HGetAll),
         (OpKind::Read, Model::Hash) => Some(Part::HMGet),
         (OpKind::Insert, Model::String) | (OpKind::Update, Model::Hash) => Some(Part::Write),
-        (OpKind::Update, Model::String) if req.blob => Some(Part::Write),
+        (OpKind::Update, Model::String) if req.value.is_blob() => Some(Part::Write),
         (OpKind::Delete, Model::String) => Some(Part::Del),
         _ => None,
     }
@@ -58,12 +76,12 @@ pub(super) fn encode_single(
                 .arg(b"-1");
         }
         Part::Get => resp::get(out, &req.key),
-        Part::Write if data_offset > 0 && model == Model::String && req.blob => {
+        Part::Write if data_offset > 0 && model == Model::String && req.value.is_blob() => {
             resp::Command::new(out, 4)
                 .arg(b"SETRANGE")
                 .arg(&req.key)
                 .arg_u64(u64::from(data_offset))
-                .arg(req.blob_value());
+                .arg(req.value.blob());
         }
         Part::MGet => {
             let mut cmd = resp::Command::new(out, 1 + req.key_count());
@@ -75,16 +93,17 @@ pub(super) fn encode_single(
         Part::HGetAll | Part::HMGet => {
             read_command(out, req, &req.key);
         }
-        Part::Write if model == Model::Hash => resp::hset(out, &req.key, req.record.iter()),
+        Part::Write if model == Model::Hash => hset(out, req),
         Part::Write => {
             // `SET key value [EX ttl]`
             let ttl = (req.ttl_s > 0).then_some(req.ttl_s);
-            if req.blob {
-                resp::set(out, &req.key, req.blob_value(), ttl);
-            } else {
-                let mut value = Vec::with_capacity(req.record.encoded_len());
-                req.encode_value(&mut value);
-                resp::set(out, &req.key, &value, ttl);
+            match req.value.get() {
+                ValueRef::Blob(blob) => resp::set(out, &req.key, blob, ttl),
+                ValueRef::Fields(fields) => {
+                    let mut value = Vec::with_capacity(fields.encoded_len());
+                    fields.encode_into(&mut value);
+                    resp::set(out, &req.key, &value, ttl);
+                }
             }
         }
         Part::Del => resp::del(out, &req.key),
@@ -137,7 +156,7 @@ pub(super) fn single_outcome(
         Part::Del => Ok(Outcome::Deleted),
         Part::Get => match frame {
             // A blob is returned verbatim: its size is the value's.
-            Frame::Bulk(Some(v)) if req.blob => {
+            Frame::Bulk(Some(v)) if req.read.is_blob() => {
                 slot.reply.clear();
                 slot.reply.push(b"", v);
                 Ok(Outcome::Hit {
@@ -316,7 +335,7 @@ pub(super) fn apply(
         Part::ScanRead => {
             let req = &slot.request;
             current.clear();
-            let all = req.read_all || req.record.is_empty();
+            let all = named_fields(req).is_none();
             match hash_reply(frame, req, current, all) {
                 Err(e) => Err(e),
                 Ok(()) => {
@@ -401,7 +420,8 @@ pub(super) fn hash_reply(
             }
         }
     } else {
-        for ((name, _), value) in req.record.iter().zip(agg.iter()) {
+        let names = named_fields(req).map(Record::iter).into_iter().flatten();
+        for ((name, _), value) in names.zip(agg.iter()) {
             if let Some(v) = value.as_bytes() {
                 reply.push(name, v);
             }

@@ -343,7 +343,7 @@ impl RedisSession {
                 push(part, w);
             }
             (OpKind::Insert | OpKind::Update, Model::String) => {
-                if req.kind == OpKind::Update && !req.blob {
+                if req.kind == OpKind::Update && !req.value.is_blob() {
                     resp::get(out, &req.key);
                     push(Part::UpdateGet, w);
                 } else {
@@ -352,7 +352,7 @@ impl RedisSession {
                 }
             }
             (OpKind::Insert | OpKind::Update, Model::Hash) => {
-                resp::hset(out, &req.key, req.record.iter());
+                hset(out, req);
                 push(Part::Write, w);
                 if req.kind == OpKind::Insert {
                     // The index lives in its own slot: in a cluster, another node.

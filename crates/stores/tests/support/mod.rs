@@ -19,7 +19,7 @@ pub fn op<S: Session>(
     slot.request.kind = kind;
     slot.request.key.extend_from_slice(key);
     for (name, value) in fields {
-        slot.request.record.push(name, value);
+        slot.request.value.fields_mut().push(name, value);
     }
     block_on(session.execute(batch));
     batch.slots()[0].result.clone()

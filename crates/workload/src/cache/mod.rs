@@ -311,12 +311,12 @@ fn inverse_mod_2_64(a: u64) -> u64 {
 /// - **Values.** Key `i` also has a fixed value size (and TTL, if any), drawn the same
 ///   way, as CacheBench assigns sizes per key. Value bytes are slices of a shared pool
 ///   of random printable bytes, at a random offset per write, named by
-///   [`Request::shared_value`] rather than copied into the request.
+///   [`Request::value`] rather than copied into the request.
 /// - **Popularity** picks the key index of gets, sets and deletes: see [`Popularity`].
 /// - **Operations** (see [`OpMix`]): a get is an [`OpKind::Read`], a set an
 ///   [`OpKind::Insert`] (the unconditional write: a blob `Update` only replaces an
 ///   existing value), a delete an [`OpKind::Delete`]; every request is a blob
-///   ([`Request::blob`]). Lone gets and lone sets use keys outside the population
+///   ([`Request::value`] and [`Request::read`]). Lone gets and lone sets use keys outside the population
 ///   (starting with `#`), unique to the request.
 /// - **Look-aside** ([`CacheSpec::lookaside`]): a get that ends in [`Outcome::Miss`] is
 ///   followed by a set of the same key with its value size and TTL, returned by the
@@ -333,7 +333,7 @@ pub struct CacheWorkload {
     ttl: Option<SizeSampler>,
     scramble: Scramble,
     key_fill: Vec<u8>,
-    /// Value bytes: sets name a range of it ([`Request::shared_value`]), not a copy.
+    /// Value bytes: sets name a range of it ([`Request::value`]), not a copy.
     pool: ValuePool,
 }
 
@@ -655,7 +655,7 @@ impl CacheWorkload {
     #[inline]
     fn push_value<R: RngCore>(&self, rng: &mut R, len: usize, req: &mut Request) {
         let at = self.pool.offset(rng, len);
-        req.shared_value.set(self.pool.shared(), at..at + len);
+        req.value.set_shared(self.pool.shared(), at..at + len);
     }
 }
 
@@ -844,7 +844,7 @@ impl OpSource for CacheSource {
     #[inline]
     fn next(&mut self, req: &mut Request) -> Option<Ticket> {
         req.clear();
-        req.blob = true;
+        req.read.set_blob();
         if let Some(ticket) = self.fills.pop_front() {
             self.fill_set(ticket, req);
             return Some(Ticket::NONE);

@@ -67,7 +67,7 @@ const SAMPLE_SALT: u64 = 0x6b65_7973_616d_706c;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ValueFormat {
     /// One opaque value: the value fields joined with the delimiter
-    /// ([`Request::blob`]).
+    /// ([`Request::value`] and [`Request::read`]).
     #[default]
     Blob,
     /// YCSB fields `field0`, `field1`, … in the store's record encoding.
@@ -832,7 +832,6 @@ impl OpSource for ImportSource {
                 &line[a..b]
             };
             req.kind = OpKind::Insert;
-            req.blob = l.blob;
             for (i, &f) in l.key_fields.iter().enumerate() {
                 if i > 0 {
                     req.key.push(l.delimiter);
@@ -840,15 +839,16 @@ impl OpSource for ImportSource {
                 req.key.extend_from_slice(field(f));
             }
             if !l.blob {
+                let fields = req.value.fields_mut();
                 for (name, &f) in l.names.iter().zip(&l.value_fields) {
-                    req.record.push(name, field(f));
+                    fields.push(name, field(f));
                 }
             } else if l.value_fields.is_empty() {
-                req.record.push(b"", b"");
+                req.value.set_blob(b"");
             } else if l.value_contiguous {
                 let first = self.spans[l.value_fields[0]].0;
                 let last = self.spans[l.value_fields[l.value_fields.len() - 1]].1;
-                req.record.push(b"", &line[first..last]);
+                req.value.set_blob(&line[first..last]);
             } else {
                 self.scratch.clear();
                 for (i, &f) in l.value_fields.iter().enumerate() {
@@ -858,7 +858,7 @@ impl OpSource for ImportSource {
                     let (a, b) = self.spans[f];
                     self.scratch.extend_from_slice(&line[a..b]);
                 }
-                req.record.push(b"", &self.scratch);
+                req.value.set_blob(&self.scratch);
             }
             return Some(Ticket(line_no));
         }

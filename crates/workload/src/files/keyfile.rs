@@ -401,13 +401,18 @@ impl KeyFileWorkload {
         self.effective.clone()
     }
 
-    /// Writes a value of the workload's shape into `req.record`: every field, or (for
-    /// a fields-format update without `writeallfields`) one random field.
+    /// Writes a value of the workload's shape into `req.value`: a blob, every field, or
+    /// (for a fields-format update without `writeallfields`) one random field.
     #[inline]
     fn push_value(&self, rng: &mut Xoshiro256PlusPlus, req: &mut Request, all: bool) {
         let len = self.field_length;
+        if self.format == ValueFormat::Blob {
+            req.value.set_blob(self.pool.slice(rng, len));
+            return;
+        }
+        let fields = req.value.fields_mut();
         let mut push = |name: &[u8], rng: &mut Xoshiro256PlusPlus| {
-            req.record.push(name, self.pool.slice(rng, len));
+            fields.push(name, self.pool.slice(rng, len));
         };
         if all || self.write_all_fields || self.field_names.len() == 1 {
             for name in &self.field_names {
@@ -456,7 +461,9 @@ impl OpSource for KeyFileSource {
         let wl = &*self.workload;
         let kind = wl.mix.choose(next_f64(&mut self.rng));
         req.kind = kind;
-        req.blob = wl.format == ValueFormat::Blob;
+        if wl.format == ValueFormat::Blob {
+            req.read.set_blob();
+        }
         let index = next_index(&wl.order, wl.keys.len(), &mut self.rng, &mut self.cursor);
         req.key.extend_from_slice(wl.keys.get(index));
         match kind {
@@ -623,7 +630,9 @@ impl OpSource for KeyCheckSource {
         let i = self.next;
         self.next += 1;
         req.kind = OpKind::Read;
-        req.blob = self.check.blob;
+        if self.check.blob {
+            req.read.set_blob();
+        }
         req.key.extend_from_slice(self.check.keys.get(i));
         Some(Ticket(i as u64))
     }

@@ -993,7 +993,7 @@ impl LoadWorker {
         self.shared.key_name(keynum, &mut req.key);
         for index in 0..self.shared.field_names.len() {
             self.shared
-                .push_field(&mut self.rng, &req.key, index, &mut req.record);
+                .push_field(&mut self.rng, &req.key, index, req.value.fields_mut());
         }
         true
     }
@@ -1022,17 +1022,18 @@ pub struct RunWorker {
 impl RunWorker {
     /// Clears `req` and fills it with the next operation, chosen by the proportions:
     ///
-    /// - `Read`: `read_all` per `readallfields`; when false, `record` names one random
-    ///   field (empty value).
-    /// - `Update`: `record` holds one random field (all with `writeallfields`).
+    /// - `Read`: reads every field per `readallfields`; when false, [`Request::read`]
+    ///   names one random field.
+    /// - `Update`: [`Request::value`] holds one random field (all with
+    ///   `writeallfields`).
     /// - `Insert`: the next key of the shared insert sequence with every field; returns
     ///   `Some(keynum)`, which the caller must pass to [`RunWorker::acknowledge`] once the
     ///   insert has completed (successfully or not, as YCSB), so that readers may choose it.
-    /// - `Scan`: `scan_len` from the scan length distribution; `read_all`/`record` as
-    ///   for reads.
-    /// - `ReadModifyWrite`: `record` holds the update's fields; `read_all` per
-    ///   `readallfields`. When false, the read reads one random field of its own,
-    ///   [`Request::rmw_read`], drawn before the update's fields as YCSB's
+    /// - `Scan`: `scan_len` from the scan length distribution; [`Request::read`] as for
+    ///   reads.
+    /// - `ReadModifyWrite`: [`Request::value`] holds the update's fields; the read reads
+    ///   every field per `readallfields`. When false, the read reads one random field of
+    ///   its own, drawn before the update's fields as YCSB's
     ///   `doTransactionReadModifyWrite` draws it.
     /// - `Delete` (kvlab extension): only the key.
     ///
@@ -1066,7 +1067,8 @@ impl RunWorker {
             let keynum = wl.shared.insert_sequence.next();
             wl.shared.key_name(keynum, &mut req.key);
             for index in 0..wl.shared.field_names.len() {
-                wl.shared.push_field(rng, &req.key, index, &mut req.record);
+                wl.shared
+                    .push_field(rng, &req.key, index, req.value.fields_mut());
             }
             return Some(keynum);
         }
@@ -1077,33 +1079,34 @@ impl RunWorker {
                 if kind == OpKind::Scan {
                     req.scan_len = wl.scan_length.next(rng) as u32;
                 }
-                req.read_all = wl.read_all_fields;
                 if !wl.read_all_fields {
                     let index = wl.field_chooser.next(rng) as usize;
-                    req.record.push(&wl.shared.field_names[index], b"");
+                    req.read
+                        .names_mut()
+                        .push(&wl.shared.field_names[index], b"");
                 } else if kind == OpKind::Read && wl.read_all_fields_by_name {
                     // YCSB passes the full field set for reads only (not scans).
-                    req.read_all = false;
+                    let names = req.read.names_mut();
                     for name in &wl.shared.field_names {
-                        req.record.push(name, b"");
+                        names.push(name, b"");
                     }
                 }
             }
             OpKind::Update | OpKind::ReadModifyWrite => {
-                if kind == OpKind::ReadModifyWrite {
-                    req.read_all = wl.read_all_fields;
-                    if !wl.read_all_fields {
-                        let index = wl.field_chooser.next(rng) as usize;
-                        req.rmw_read.push(&wl.shared.field_names[index], b"");
-                    }
+                if kind == OpKind::ReadModifyWrite && !wl.read_all_fields {
+                    let index = wl.field_chooser.next(rng) as usize;
+                    req.read
+                        .names_mut()
+                        .push(&wl.shared.field_names[index], b"");
                 }
+                let fields = req.value.fields_mut();
                 if wl.write_all_fields {
                     for index in 0..wl.shared.field_names.len() {
-                        wl.shared.push_field(rng, &req.key, index, &mut req.record);
+                        wl.shared.push_field(rng, &req.key, index, fields);
                     }
                 } else {
                     let index = wl.field_chooser.next(rng) as usize;
-                    wl.shared.push_field(rng, &req.key, index, &mut req.record);
+                    wl.shared.push_field(rng, &req.key, index, fields);
                 }
             }
             OpKind::Delete | OpKind::Insert => {}
