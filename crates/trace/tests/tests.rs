@@ -1,1 +1,2 @@
 //! kvlab-trace's integration tests, one binary.
+mod analyze;
