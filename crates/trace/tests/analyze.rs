@@ -433,3 +433,55 @@ fn writes_summary_csvs_and_a_self_contained_page() {
     assert!(!page.contains("<script") && !page.contains("https://"));
     std::fs::remove_dir_all(&dir).expect("the test's own directory");
 }
+
+/// Throughput of the analysis alone (records already in memory), on a synthetic stream of
+/// 4 M requests over 1 M byte keys with Zipf-like popularity, plus the libCacheSim sample
+/// with the page written to `$KVLAB_ANALYZE_OUT` when set. Not a test (timings are for
+/// benchmarks): run with
+/// `cargo test --release -p kvlab-trace --test tests analyze::throughput -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a test"]
+fn throughput() {
+    let mut rng = XorShift(1);
+    let n = 4_000_000u64;
+    let keys = 1_000_000u64;
+    let mut recs = Vec::with_capacity(1 << 16);
+    let mut rec = TraceRecord::default();
+    for i in 0..(1u64 << 16) {
+        rec.clear();
+        let u = rng.below(keys) as f64 / keys as f64;
+        let k = (u.powi(3) * keys as f64) as u64;
+        rec.set_key(format!("user{k:012}").as_bytes());
+        rec.ts = i;
+        rec.op = if rng.below(10) == 0 { Op::Put } else { Op::Get };
+        rec.value_size = 100 + rng.below(1000);
+        recs.push(rec.clone());
+    }
+    let mut a = Analyzer::new(&info(KeyEncoding::Bytes, TimeUnit::Micros), &AnalyzeOptions::default());
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        // Recycled records with fresh keys, so the key count keeps growing.
+        let r = &mut recs[(i % (1 << 16)) as usize];
+        if i >= 1 << 16 {
+            let u = rng.below(keys) as f64 / keys as f64;
+            let k = (u.powi(3) * keys as f64) as u64;
+            r.set_key(format!("user{k:012}").as_bytes());
+            r.ts = i;
+        }
+        a.observe(r);
+    }
+    let an = a.finish();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "synthetic: {} requests, {} keys in {secs:.3} s: {:.2} M requests/s (key formatting included)",
+        an.summary.requests,
+        an.summary.objects,
+        an.summary.requests as f64 / secs / 1e6
+    );
+    let start = std::time::Instant::now();
+    let an = analyze_oracle_general("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
+    println!("cloudPhysicsIO: {:.3} s (reading included)", start.elapsed().as_secs_f64());
+    if let Ok(dir) = std::env::var("KVLAB_ANALYZE_OUT") {
+        an.write(Path::new(&dir), true).expect("the output directory is writable");
+    }
+}

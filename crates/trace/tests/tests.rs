@@ -1,2 +1,5 @@
 //! kvlab-trace's integration tests, one binary.
+
 mod analyze;
+mod common;
+mod smoke;
