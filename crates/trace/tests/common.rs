@@ -23,7 +23,6 @@ pub fn stats(rel: &str, format: Option<Format>) -> Stats {
 }
 
 /// Every record of a reader.
-#[expect(dead_code, reason = "used by later test modules")]
 pub fn records(r: &mut dyn TraceReader) -> Vec<TraceRecord> {
     let mut out = Vec::new();
     let mut rec = TraceRecord::default();

@@ -2,4 +2,6 @@
 
 mod analyze;
 mod common;
-mod smoke;
+mod counts;
+mod libcachesim;
+mod rocksdb;
