@@ -457,7 +457,10 @@ fn throughput() {
         rec.value_size = 100 + rng.below(1000);
         recs.push(rec.clone());
     }
-    let mut a = Analyzer::new(&info(KeyEncoding::Bytes, TimeUnit::Micros), &AnalyzeOptions::default());
+    let mut a = Analyzer::new(
+        &info(KeyEncoding::Bytes, TimeUnit::Micros),
+        &AnalyzeOptions::default(),
+    );
     let start = std::time::Instant::now();
     for i in 0..n {
         // Recycled records with fresh keys, so the key count keeps growing.
@@ -480,8 +483,12 @@ fn throughput() {
     );
     let start = std::time::Instant::now();
     let an = analyze_oracle_general("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
-    println!("cloudPhysicsIO: {:.3} s (reading included)", start.elapsed().as_secs_f64());
+    println!(
+        "cloudPhysicsIO: {:.3} s (reading included)",
+        start.elapsed().as_secs_f64()
+    );
     if let Ok(dir) = std::env::var("KVLAB_ANALYZE_OUT") {
-        an.write(Path::new(&dir), true).expect("the output directory is writable");
+        an.write(Path::new(&dir), true)
+            .expect("the output directory is writable");
     }
 }

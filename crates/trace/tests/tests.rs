@@ -3,6 +3,5 @@
 mod analyze;
 mod common;
 mod counts;
-mod kvtrace;
 mod libcachesim;
 mod rocksdb;
