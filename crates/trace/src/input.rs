@@ -99,10 +99,13 @@ impl Input {
             self.end -= self.pos;
             self.pos = 0;
         }
-        if self.buf.len() < n {
-            self.buf.resize(n.next_power_of_two(), 0);
-        }
         while self.end < n {
+            // Grow by doubling as bytes arrive, not to `n` at once: a corrupt length
+            // must not allocate more than about twice what the stream holds.
+            if self.end == self.buf.len() {
+                let grown = (self.buf.len() * 2).min(n.next_power_of_two());
+                self.buf.resize(grown, 0);
+            }
             match self.src.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
                     self.eof = true;

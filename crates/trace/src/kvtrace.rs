@@ -66,6 +66,9 @@ pub const MAGIC: &[u8; 8] = b"KVTRACE\0";
 pub const VERSION: u32 = 1;
 /// Raw bytes of records a block holds before it is compressed and written.
 pub const BLOCK_RAW_BYTES: usize = 256 * 1024;
+/// Largest raw block a reader accepts: a writer's blocks hold [`BLOCK_RAW_BYTES`] plus
+/// one record, so anything much larger is a damaged header.
+const MAX_BLOCK_BYTES: usize = 1 << 30;
 /// Bytes of a block header.
 const BLOCK_HEADER_BYTES: usize = 16;
 /// zstd level of blocks: fast to write from a live run, still compact.
@@ -491,6 +494,13 @@ impl BlockDecoder {
         compressed: &[u8],
         raw_len: u32,
     ) -> Result<(), TraceError> {
+        if raw_len as usize > MAX_BLOCK_BYTES {
+            return Err(TraceError::Corrupt {
+                path: self.path.clone(),
+                offset,
+                what: format!("block of {raw_len} raw bytes; at most {MAX_BLOCK_BYTES} expected"),
+            });
+        }
         self.raw.clear();
         self.raw.reserve(raw_len as usize);
         match self

@@ -3,5 +3,6 @@
 mod analyze;
 mod common;
 mod counts;
+mod kvtrace;
 mod libcachesim;
 mod rocksdb;
