@@ -6,16 +6,33 @@
 //!   allocates nothing per request once warm.
 //! - [`TraceInfo`]: what a trace says about itself — its format, whether keys are bytes
 //!   or numeric ids ([`KeyEncoding`]), its time unit, whether it carries sizes.
-//! - [`TraceReader`]: the one interface every format's reader implements.
+//! - [`TraceReader`]: the one interface every format's reader implements; [`open()`]
+//!   tells a file's format and compression and returns its reader.
+//!
+//! Around them: [`mod@format`] (a reader per format: RocksDB query traces, libCacheSim's
+//! oracleGeneral, lcs, vscsi, csv, txt and twr, Twitter's CSV, ARC, LIRS, cache2k,
+//! scarab, AdaptSize, MSR Cambridge, Tencent CBS, Redis MONITOR), [`kvtrace`] (kvlab's
+//! own format, [`KvtraceWriter`]), [`stats`] ([`Stats::collect`]), [`dump`]
+//! (RocksDB trace_analyzer's human-readable layout) and [`convert`].
 
 #![warn(missing_docs)]
 
 pub mod analyze;
+pub mod dump;
 pub mod error;
+pub mod format;
+mod input;
+pub mod kvtrace;
+pub mod open;
 pub mod record;
+pub mod stats;
 
 pub use error::TraceError;
+pub use format::csv::CsvSpec;
+pub use kvtrace::{KvtraceReader, KvtraceWriter};
+pub use open::{open, open_kvtrace, Format, OpenOptions};
 pub use record::{key_id, KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord};
+pub use stats::Stats;
 
 /// A trace being read, one record at a time.
 pub trait TraceReader: Send {
@@ -35,4 +52,21 @@ impl<R: TraceReader + ?Sized> TraceReader for Box<R> {
     fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, TraceError> {
         (**self).read(rec)
     }
+}
+
+/// Copies every record of `reader` to `writer` (which the caller then
+/// [`KvtraceWriter::finish`]es); returns the records copied. Made with
+/// `KvtraceWriter::new(out, path, reader.info())`, the writer keeps the source's
+/// [`TraceInfo`].
+pub fn convert<R: TraceReader + ?Sized, W: std::io::Write>(
+    reader: &mut R,
+    writer: &mut KvtraceWriter<W>,
+) -> Result<u64, TraceError> {
+    let mut rec = TraceRecord::default();
+    let mut n = 0;
+    while reader.read(&mut rec)? {
+        writer.write(&rec)?;
+        n += 1;
+    }
+    Ok(n)
 }

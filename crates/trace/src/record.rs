@@ -312,6 +312,11 @@ pub struct TraceRecord {
     /// For runs kvlab recorded: when the request was due (open loop), in nanoseconds
     /// from the start of the phase; equal to the actual start in a closed loop.
     pub intended_ns: u64,
+    /// RocksDB `IteratorSeek`/`SeekForPrev`: the iterator's lower bound (empty: none).
+    pub lower_bound: Vec<u8>,
+    /// RocksDB `IteratorSeek`/`SeekForPrev`: the iterator's upper bound; RocksDB
+    /// `DeleteRange`: the range's (exclusive) end key. Empty: none.
+    pub upper_bound: Vec<u8>,
 }
 
 impl TraceRecord {
@@ -319,8 +324,14 @@ impl TraceRecord {
     pub fn clear(&mut self) {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
+        let mut lower_bound = std::mem::take(&mut self.lower_bound);
+        lower_bound.clear();
+        let mut upper_bound = std::mem::take(&mut self.upper_bound);
+        upper_bound.clear();
         *self = TraceRecord {
             key,
+            lower_bound,
+            upper_bound,
             next_access: -1,
             batch_len: 1,
             ..TraceRecord::default()

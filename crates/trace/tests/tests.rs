@@ -1,1 +1,8 @@
 //! kvlab-trace's integration tests, one binary.
+
+mod analyze;
+mod common;
+mod counts;
+mod kvtrace;
+mod libcachesim;
+mod rocksdb;

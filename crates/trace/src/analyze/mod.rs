@@ -1,2 +1,858 @@
 //! What a trace holds: composition, sizes, popularity, locality and reuse, computed in one
 //! streaming pass whose memory is bounded by the distinct keys, not the requests.
+//!
+//! - [`Analyzer`]: fed every [`TraceRecord`] of a trace ([`Analyzer::observe`]), then
+//!   [`Analyzer::finish`]ed into an [`Analysis`].
+//! - [`Analysis`]: the figures ([`Summary`] and the tables behind each chart), written by
+//!   [`Analysis::write`] as `summary.json`, one CSV per figure and, optionally, a
+//!   self-contained `index.html` (see [`output`] for the files and their columns).
+//!
+//! What it computes, and whose definitions it follows:
+//! - request, object and byte counts, compulsory miss ratio, objects requested exactly
+//!   1…5 times, the 10 largest request counts and the Zipf fit exactly as libCacheSim's
+//!   `traceAnalyzer` does (`analyzer.cpp`, `popularity.cpp`);
+//! - its reuse distribution in virtual time on log base 1.5 buckets (`reuse.cpp`), beside
+//!   kvlab's own log2 histograms of reuse time, in requests and in seconds;
+//! - exact LRU stack distances ([`stack`]) and the LRU hit ratio they imply;
+//! - the key-space heatmap, the key × time access series, per-op composition, QPS, key
+//!   and value sizes and scan lengths of RocksDB's `trace_analyzer` and of the FAST'20
+//!   paper "Characterizing, Modeling, and Benchmarking RocksDB Key-Value Workloads at
+//!   Facebook" (Figures 9–13);
+//! - working set (distinct keys) per time window, and Pearson correlations between
+//!   per-request variables that workload models draw independently.
+
+pub mod hist;
+mod html;
+pub mod output;
+pub mod stack;
+pub mod zipf;
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use serde::Serialize;
+
+use crate::record::{KeyEncoding, Op, TraceInfo, TraceRecord};
+use hist::{Log2Hist, ValueHist};
+use stack::StackDistance;
+
+/// How many objects requested exactly 1, 2, … times are counted (libCacheSim's
+/// `track_n_hit` default).
+pub const X_HIT: usize = 5;
+
+/// What the analysis computes at which resolution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnalyzeOptions {
+    /// Keys listed as the most requested (and request counts in `top_frequencies`).
+    pub top_keys: usize,
+    /// Width of a QPS bucket in seconds.
+    pub qps_bucket_s: u64,
+    /// Width of a working-set window in seconds (libCacheSim's `time_window`, 60).
+    pub window_s: u64,
+    /// Traces without a clock ([`crate::TimeUnit::Sequence`]): width of a working-set window in
+    /// requests; a QPS bucket is a tenth of it.
+    pub window_requests: u64,
+    /// Buckets of the key-space heatmap (keys in sorted order, equal key counts).
+    pub heatmap_buckets: usize,
+    /// Most points kept for the key × time series (sampled evenly over the trace).
+    pub time_series_points: usize,
+    /// Most QPS buckets kept: past this, buckets are merged two by two.
+    pub max_qps_buckets: usize,
+}
+
+impl Default for AnalyzeOptions {
+    fn default() -> Self {
+        AnalyzeOptions {
+            top_keys: 10,
+            qps_bucket_s: 1,
+            window_s: 60,
+            window_requests: 10_000,
+            heatmap_buckets: 1000,
+            time_series_points: 20_000,
+            max_qps_buckets: 1 << 16,
+        }
+    }
+}
+
+/// A hasher for 64-bit ids: splitmix64's finalizer, so sequential block numbers spread
+/// as well as hashed keys (the standard SipHash would cost more than the analysis).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.0 = u64::from(v);
+    }
+}
+
+pub(crate) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// What the analysis keeps per distinct key.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyState {
+    /// Requests to the key.
+    count: u32,
+    /// Requests that change the store (not reads).
+    writes: u32,
+    /// Working-set window of the last request, plus one (0: none yet).
+    last_window: u32,
+    /// Position (0-based request index) of the last request.
+    last_pos: u64,
+    /// Time of the last request, in nanoseconds since the first request.
+    last_ns: u64,
+    /// Sum of value sizes over the key's requests.
+    value_bytes: u64,
+    /// Sum of scan lengths over the key's requests.
+    scan_len: u64,
+}
+
+/// Per-op counts.
+#[derive(Clone, Debug, Default)]
+struct OpStats {
+    requests: u64,
+    key_size: ValueHist,
+    value_size: ValueHist,
+    scan_len: ValueHist,
+    /// Requests per QPS bucket.
+    qps: Vec<u64>,
+    /// Requests per key slot.
+    per_key: Vec<u32>,
+}
+
+/// One working-set window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Window {
+    /// Requests in the window.
+    pub requests: u64,
+    /// Distinct keys requested in the window.
+    pub distinct_keys: u64,
+    /// Keys requested for the first time in the trace.
+    pub new_keys: u64,
+}
+
+/// Exact sums over requests for Pearson correlations, in integers so nothing is lost
+/// before the final division.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moments {
+    n: u128,
+    sum: [u128; 3],
+    /// Sums of products: (value,value) (value,write) (value,scan) (write,write)
+    /// (write,scan) (scan,scan).
+    prod: [u128; 6],
+}
+
+/// The variables whose correlation is reported, in the order of [`Analysis::correlations`].
+pub const CORRELATED: [&str; 4] = ["key_hotness", "value_size", "is_write", "scan_len"];
+
+/// `(requests to a key, keys requested that many times)`, by increasing request count.
+pub type CountHist = Vec<(u64, u64)>;
+
+/// One point of the key × time series.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SeriesPoint {
+    /// Seconds since the first request (requests, for traces without a clock).
+    pub time: f64,
+    /// The key's rank in sorted key order (0 = smallest key).
+    pub key_rank: u64,
+    /// The op.
+    pub op: Op,
+}
+
+/// One bucket of the key-space heatmap: a run of keys adjacent in sorted order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HeatBucket {
+    /// The first key of the run (text, or hex for binary keys; the id for id traces).
+    pub first_key: String,
+    /// The last key of the run.
+    pub last_key: String,
+    /// Keys in the run.
+    pub keys: u64,
+    /// Requests to them.
+    pub requests: u64,
+    /// Read requests to them.
+    pub reads: u64,
+    /// Requests that change the store.
+    pub writes: u64,
+    /// The most requests to one key of the run.
+    pub max_key_requests: u64,
+}
+
+/// The headline figures (`summary.json`). The fields named in libCacheSim's `stat`
+/// output are computed as it computes them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// The trace's format (its reader's name).
+    pub format: String,
+    /// Requests.
+    pub requests: u64,
+    /// Distinct keys (objects).
+    pub objects: u64,
+    /// Sum of object sizes (key + value) over requests.
+    pub request_bytes: u64,
+    /// Sum of object sizes at each object's first request.
+    pub object_bytes: u64,
+    /// Objects / requests (libCacheSim "compulsory miss ratio (req)").
+    pub compulsory_miss_ratio: f64,
+    /// Object bytes / request bytes (libCacheSim "compulsory miss ratio (byte)").
+    pub compulsory_miss_ratio_bytes: f64,
+    /// Requests per object.
+    pub frequency_mean: f64,
+    /// Objects requested exactly once.
+    pub one_hit_objects: u64,
+    /// Objects requested exactly 1, 2, 3, 4 and 5 times.
+    pub x_hit: Vec<u64>,
+    /// The Zipf exponent of the rank/count fit (`null` when no fit was made).
+    pub zipf_alpha: Option<f64>,
+    /// R² of that fit.
+    pub zipf_r2: Option<f64>,
+    /// Why there is no fit, when there is none.
+    pub zipf_note: Option<String>,
+    /// The largest request counts of one object, most first.
+    pub top_frequencies: Vec<u64>,
+    /// Seconds from the first to the last request (`null` without a clock).
+    pub time_span_s: Option<f64>,
+    /// Requests per op, by op name.
+    pub ops: Vec<(String, u64)>,
+    /// Column families / tenants seen.
+    pub column_families: u64,
+    /// Requests that are not a key's first, whose LRU stack distance is known.
+    pub reuses: u64,
+    /// Mean LRU stack distance of those requests.
+    pub mean_stack_distance: f64,
+    /// Most distinct keys in one working-set window.
+    pub max_working_set: u64,
+    /// Pearson's r between the per-request variables [`CORRELATED`], as
+    /// `(a, b, r)`; `r` is `null` when a variable does not vary.
+    pub correlations: Vec<(String, String, Option<f64>)>,
+}
+
+/// Everything [`Analyzer::finish`] computed.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The headline figures.
+    pub summary: Summary,
+    /// Whether the time axis is seconds (false: requests, for traces without a clock).
+    pub has_clock: bool,
+    /// Requests per op.
+    pub ops: Vec<(Op, u64)>,
+    /// Requests per column family (tenant) and op.
+    pub cf_ops: Vec<(u32, Op, u64)>,
+    /// Width of a QPS bucket (seconds, or requests without a clock).
+    pub qps_bucket: f64,
+    /// Requests per QPS bucket, per op.
+    pub qps: Vec<(Op, Vec<u64>)>,
+    /// Key sizes per op.
+    pub key_sizes: Vec<(Op, ValueHist)>,
+    /// Value sizes per op.
+    pub value_sizes: Vec<(Op, ValueHist)>,
+    /// Scan lengths of scans (Seek, SeekForPrev, Scan).
+    pub scan_lengths: Vec<(Op, ValueHist)>,
+    /// `(requests to a key, keys with that many)` per op, and for all ops as `None`.
+    pub access_counts: Vec<(Option<Op>, CountHist)>,
+    /// The most requested keys: `(key, id, requests)`.
+    pub top_keys: Vec<(String, u64, u64)>,
+    /// The key-space heatmap.
+    pub heatmap: Vec<HeatBucket>,
+    /// The sampled key × time series.
+    pub time_series: Vec<SeriesPoint>,
+    /// LRU stack distances (log2 buckets) of the requests that are not a key's first.
+    pub stack_distance: Log2Hist,
+    /// Reuse time in requests since the key's previous request (log2 buckets).
+    pub reuse_requests: Log2Hist,
+    /// Reuse time in nanoseconds (log2 buckets; empty without a clock).
+    pub reuse_ns: Log2Hist,
+    /// libCacheSim's reuse histogram: bucket `floor(ln(requests since previous request)
+    /// / ln(1.5))` → requests (`reuse.cpp`, "reuse virtual time … log base 1.5").
+    pub reuse_lcs_vtime: Vec<u64>,
+    /// First requests to a key (cold misses; libCacheSim's `-1` reuse bucket).
+    pub cold_requests: u64,
+    /// Width of a working-set window (seconds, or requests without a clock).
+    pub window: f64,
+    /// The working set per window.
+    pub windows: Vec<Window>,
+    /// Request counts per object, sorted most first (the popularity curve).
+    pub popularity: Vec<u64>,
+    /// Pearson's r matrix over [`CORRELATED`] (row-major, `None` where undefined).
+    pub correlations: [[Option<f64>; 4]; 4],
+}
+
+/// Computes an [`Analysis`] from the records of one trace, in one pass.
+#[derive(Debug)]
+pub struct Analyzer {
+    info: TraceInfo,
+    opts: AnalyzeOptions,
+    /// Nanoseconds per time unit (`None`: no clock).
+    unit_ns: Option<u64>,
+    first_ts: Option<u64>,
+    last_ns: u64,
+    requests: u64,
+    request_bytes: u64,
+    object_bytes: u64,
+    slot_of: IdMap<u32>,
+    ids: Vec<u64>,
+    keys: Vec<KeyState>,
+    /// Byte keys back to back, and where each slot's starts (byte-key traces only).
+    key_arena: Vec<u8>,
+    key_start: Vec<u64>,
+    ops: Vec<Option<Box<OpStats>>>,
+    cf_ops: HashMap<u32, [u64; Op::ALL.len()]>,
+    qps_width: u64,
+    stack: StackDistance,
+    stack_distance: Log2Hist,
+    stack_sum: u128,
+    reuse_requests: Log2Hist,
+    reuse_ns: Log2Hist,
+    reuse_lcs_vtime: Vec<u64>,
+    cold: u64,
+    windows: Vec<Window>,
+    /// Sampled requests: (index, time as [`Analyzer::rel_ns`], slot, op).
+    samples: Vec<(u64, u64, u32, Op)>,
+    sample_stride: u64,
+    moments: Moments,
+}
+
+/// ln(1.5), libCacheSim's `log_log_base_` for reuse virtual time.
+fn ln_1_5() -> f64 {
+    1.5f64.ln()
+}
+
+impl Analyzer {
+    /// An analyzer for a trace that says `info` about itself.
+    pub fn new(info: &TraceInfo, opts: &AnalyzeOptions) -> Analyzer {
+        Analyzer {
+            info: info.clone(),
+            opts: opts.clone(),
+            unit_ns: info.time_unit.nanos(),
+            first_ts: None,
+            last_ns: 0,
+            requests: 0,
+            request_bytes: 0,
+            object_bytes: 0,
+            slot_of: IdMap::default(),
+            ids: Vec::new(),
+            keys: Vec::new(),
+            key_arena: Vec::new(),
+            key_start: Vec::new(),
+            ops: vec![None; Op::ALL.len()],
+            cf_ops: HashMap::new(),
+            qps_width: 1,
+            stack: StackDistance::default(),
+            stack_distance: Log2Hist::default(),
+            stack_sum: 0,
+            reuse_requests: Log2Hist::default(),
+            reuse_ns: Log2Hist::default(),
+            reuse_lcs_vtime: Vec::new(),
+            cold: 0,
+            windows: Vec::new(),
+            samples: Vec::new(),
+            sample_stride: 1,
+            moments: Moments::default(),
+        }
+    }
+
+    /// Time of a timestamp in nanoseconds since the first request; the request index
+    /// without a clock. Timestamps before the first count as the first.
+    #[inline]
+    fn rel_ns(&mut self, ts: u64) -> u64 {
+        match self.unit_ns {
+            Some(unit) => {
+                let first = *self.first_ts.get_or_insert(ts);
+                ts.saturating_sub(first).saturating_mul(unit)
+            }
+            None => self.requests,
+        }
+    }
+
+    /// Width of a working-set window in the units of [`Analyzer::rel_ns`].
+    fn window_units(&self) -> u64 {
+        match self.unit_ns {
+            Some(_) => self.opts.window_s.max(1).saturating_mul(1_000_000_000),
+            None => self.opts.window_requests.max(1),
+        }
+    }
+
+    /// Width of a QPS bucket (before merging) in the units of [`Analyzer::rel_ns`].
+    fn qps_units(&self) -> u64 {
+        match self.unit_ns {
+            Some(_) => self.opts.qps_bucket_s.max(1).saturating_mul(1_000_000_000),
+            None => (self.opts.window_requests / 10).max(1),
+        }
+    }
+
+    /// Counts one request.
+    pub fn observe(&mut self, rec: &TraceRecord) {
+        let now = self.rel_ns(rec.ts);
+        let (window_units, qps_units) = (self.window_units(), self.qps_units());
+        self.last_ns = self.last_ns.max(now);
+        let pos = self.requests;
+        self.requests += 1;
+        let size = rec.obj_size();
+        self.request_bytes += size;
+        let is_write = !rec.op.is_read();
+
+        // The key's slot.
+        let next_slot = self.keys.len() as u32;
+        let slot = *self.slot_of.entry(rec.id).or_insert(next_slot);
+        let first = slot == next_slot;
+        if first {
+            self.keys.push(KeyState::default());
+            self.ids.push(rec.id);
+            if self.info.key_encoding == KeyEncoding::Bytes {
+                self.key_start.push(self.key_arena.len() as u64);
+                self.key_arena.extend_from_slice(&rec.key);
+            }
+            self.object_bytes += size;
+        }
+
+        // Reuse: stack distance, and time since the previous request.
+        let distance = self.stack.access(slot);
+        let key = &mut self.keys[slot as usize];
+        match distance {
+            None => self.cold += 1,
+            Some(d) => {
+                self.stack_distance.record(d);
+                self.stack_sum += u128::from(d);
+                let vt = pos - key.last_pos;
+                self.reuse_requests.record(vt);
+                let b = ((vt as f64).ln() / ln_1_5()) as usize;
+                if b >= self.reuse_lcs_vtime.len() {
+                    self.reuse_lcs_vtime.resize(b + 1, 0);
+                }
+                self.reuse_lcs_vtime[b] += 1;
+                if self.unit_ns.is_some() {
+                    self.reuse_ns.record(now.saturating_sub(key.last_ns));
+                }
+            }
+        }
+        key.count = key.count.saturating_add(1);
+        key.writes += u32::from(is_write);
+        key.last_pos = pos;
+        key.last_ns = now;
+        key.value_bytes = key.value_bytes.saturating_add(rec.value_size);
+        key.scan_len += u64::from(rec.scan_len);
+
+        // Working set.
+        let w = (now / window_units) as usize;
+        if w < (1 << 24) {
+            if w >= self.windows.len() {
+                self.windows.resize(w + 1, Window::default());
+            }
+            let win = &mut self.windows[w];
+            win.requests += 1;
+            win.new_keys += u64::from(first);
+            if key.last_window != w as u32 + 1 {
+                key.last_window = w as u32 + 1;
+                win.distinct_keys += 1;
+            }
+        }
+
+        // Per op.
+        let mut b = (now / qps_units / self.qps_width) as usize;
+        while b >= self.opts.max_qps_buckets.max(2) {
+            self.merge_qps();
+            b = (now / qps_units / self.qps_width) as usize;
+        }
+        let op = self.ops[rec.op as usize].get_or_insert_with(Box::default);
+        op.requests += 1;
+        op.key_size.record(u64::from(rec.key_size));
+        op.value_size.record(rec.value_size);
+        if matches!(rec.op, Op::Seek | Op::SeekForPrev | Op::Scan) {
+            op.scan_len.record(u64::from(rec.scan_len));
+        }
+        if b >= op.qps.len() {
+            op.qps.resize(b + 1, 0);
+        }
+        op.qps[b] += 1;
+        if slot as usize >= op.per_key.len() {
+            op.per_key.resize(self.keys.len(), 0);
+        }
+        op.per_key[slot as usize] = op.per_key[slot as usize].saturating_add(1);
+        self.cf_ops.entry(rec.cf).or_insert([0; Op::ALL.len()])[rec.op as usize] += 1;
+
+        // Key × time samples: every `stride`-th request, the stride doubling (and every
+        // other sample dropped) whenever the buffer fills, so the kept points stay evenly
+        // spread over the whole trace.
+        if pos.is_multiple_of(self.sample_stride) {
+            if self.samples.len() >= self.opts.time_series_points.max(2) {
+                let stride = self.sample_stride;
+                self.samples.retain(|s| (s.0 / stride).is_multiple_of(2));
+                self.sample_stride *= 2;
+            }
+            if pos.is_multiple_of(self.sample_stride) {
+                self.samples.push((pos, now, slot, rec.op));
+            }
+        }
+
+        // Correlations.
+        let m = &mut self.moments;
+        let (v, wr, s) = (
+            u128::from(rec.value_size),
+            u128::from(is_write),
+            u128::from(rec.scan_len),
+        );
+        m.n += 1;
+        m.sum[0] += v;
+        m.sum[1] += wr;
+        m.sum[2] += s;
+        m.prod[0] += v * v;
+        m.prod[1] += v * wr;
+        m.prod[2] += v * s;
+        m.prod[3] += wr;
+        m.prod[4] += wr * s;
+        m.prod[5] += s * s;
+    }
+
+    /// Halves the QPS resolution: merges buckets two by two.
+    fn merge_qps(&mut self) {
+        self.qps_width *= 2;
+        for op in self.ops.iter_mut().flatten() {
+            let merged = op.qps.chunks(2).map(|c| c.iter().sum()).collect();
+            op.qps = merged;
+        }
+    }
+
+    /// The display form of slot `slot`'s key.
+    fn key_text(&self, slot: usize) -> String {
+        if self.info.key_encoding == KeyEncoding::Id {
+            return self.ids[slot].to_string();
+        }
+        let start = self.key_start[slot] as usize;
+        let end = self
+            .key_start
+            .get(slot + 1)
+            .map_or(self.key_arena.len(), |&e| e as usize);
+        key_display(&self.key_arena[start..end])
+    }
+
+    /// Slots in sorted key order (bytes, or ids).
+    fn sorted_slots(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.keys.len() as u32).collect();
+        if self.info.key_encoding == KeyEncoding::Id {
+            order.sort_unstable_by_key(|&s| self.ids[s as usize]);
+        } else {
+            let key = |s: u32| {
+                let start = self.key_start[s as usize] as usize;
+                let end = self
+                    .key_start
+                    .get(s as usize + 1)
+                    .map_or(self.key_arena.len(), |&e| e as usize);
+                &self.key_arena[start..end]
+            };
+            order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
+        }
+        order
+    }
+
+    /// The analysis of every request observed.
+    pub fn finish(self) -> Analysis {
+        let objects = self.keys.len() as u64;
+        let n = self.requests;
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+
+        // Popularity.
+        let mut popularity: Vec<u64> = self.keys.iter().map(|k| u64::from(k.count)).collect();
+        popularity.sort_unstable_by(|a, b| b.cmp(a));
+        let mut x_hit = vec![0u64; X_HIT];
+        for &c in &popularity {
+            if (1..=X_HIT as u64).contains(&c) {
+                x_hit[c as usize - 1] += 1;
+            }
+        }
+        let (zipf_alpha, zipf_r2, zipf_note) = match zipf::fit(&popularity) {
+            Ok(f) => (Some(f.alpha), Some(f.r2), None),
+            Err(why) => (None, None, Some(why)),
+        };
+        let top_frequencies: Vec<u64> = popularity
+            .iter()
+            .take(self.opts.top_keys)
+            .copied()
+            .collect();
+
+        // Top keys (ties: the key seen first).
+        let mut top: Vec<u32> = (0..self.keys.len() as u32).collect();
+        let k = self.opts.top_keys.min(top.len());
+        let by_count = |a: &u32, b: &u32| {
+            self.keys[*b as usize]
+                .count
+                .cmp(&self.keys[*a as usize].count)
+                .then(a.cmp(b))
+        };
+        if k > 0 && k < top.len() {
+            top.select_nth_unstable_by(k - 1, by_count);
+        }
+        top.truncate(k);
+        top.sort_unstable_by(by_count);
+        let top_keys = top
+            .iter()
+            .map(|&s| {
+                (
+                    self.key_text(s as usize),
+                    self.ids[s as usize],
+                    u64::from(self.keys[s as usize].count),
+                )
+            })
+            .collect();
+
+        // Ops.
+        let present: Vec<(Op, &OpStats)> = Op::ALL
+            .iter()
+            .filter_map(|&op| self.ops[op as usize].as_deref().map(|s| (op, s)))
+            .collect();
+        let ops: Vec<(Op, u64)> = present.iter().map(|(op, s)| (*op, s.requests)).collect();
+        let mut cf_ops: Vec<(u32, Op, u64)> = self
+            .cf_ops
+            .iter()
+            .flat_map(|(&cf, counts)| {
+                Op::ALL
+                    .iter()
+                    .filter(|&&op| counts[op as usize] > 0)
+                    .map(move |&op| (cf, op, counts[op as usize]))
+            })
+            .collect();
+        cf_ops.sort_unstable();
+
+        // Access counts per op, and for all ops.
+        let count_hist = |counts: &mut dyn Iterator<Item = u64>| {
+            let mut h: std::collections::BTreeMap<u64, u64> = Default::default();
+            for c in counts.filter(|&c| c > 0) {
+                *h.entry(c).or_insert(0) += 1;
+            }
+            h.into_iter().collect::<Vec<_>>()
+        };
+        let mut access_counts = vec![(
+            None,
+            count_hist(&mut self.keys.iter().map(|k| u64::from(k.count))),
+        )];
+        if present.len() > 1 {
+            for (op, s) in &present {
+                access_counts.push((
+                    Some(*op),
+                    count_hist(&mut s.per_key.iter().map(|&c| u64::from(c))),
+                ));
+            }
+        }
+
+        // Heatmap over sorted keys.
+        let order = self.sorted_slots();
+        let reads_of = |slot: usize| -> u64 {
+            present
+                .iter()
+                .filter(|(op, _)| op.is_read())
+                .map(|(_, s)| u64::from(s.per_key.get(slot).copied().unwrap_or(0)))
+                .sum()
+        };
+        let nb = self.opts.heatmap_buckets.max(1).min(order.len().max(1));
+        let mut heatmap = Vec::with_capacity(nb);
+        for b in 0..nb {
+            let lo = order.len() * b / nb;
+            let hi = order.len() * (b + 1) / nb;
+            if lo == hi {
+                continue;
+            }
+            let mut hb = HeatBucket {
+                first_key: self.key_text(order[lo] as usize),
+                last_key: self.key_text(order[hi - 1] as usize),
+                keys: (hi - lo) as u64,
+                requests: 0,
+                reads: 0,
+                writes: 0,
+                max_key_requests: 0,
+            };
+            for &s in &order[lo..hi] {
+                let k = &self.keys[s as usize];
+                hb.requests += u64::from(k.count);
+                hb.writes += u64::from(k.writes);
+                hb.reads += reads_of(s as usize);
+                hb.max_key_requests = hb.max_key_requests.max(u64::from(k.count));
+            }
+            heatmap.push(hb);
+        }
+
+        // Key × time series.
+        let mut rank = vec![0u64; order.len()];
+        for (r, &s) in order.iter().enumerate() {
+            rank[s as usize] = r as u64;
+        }
+        let has_clock = self.unit_ns.is_some();
+        let time_series = self
+            .samples
+            .iter()
+            .map(|&(pos, t, slot, op)| SeriesPoint {
+                time: if has_clock {
+                    t as f64 / 1e9
+                } else {
+                    pos as f64
+                },
+                key_rank: rank[slot as usize],
+                op,
+            })
+            .collect();
+
+        // Correlations.
+        let correlations = self.correlations();
+        let mut corr_list = Vec::new();
+        for i in 0..4 {
+            for j in i + 1..4 {
+                corr_list.push((
+                    CORRELATED[i].to_string(),
+                    CORRELATED[j].to_string(),
+                    correlations[i][j],
+                ));
+            }
+        }
+
+        let reuses = self.stack_distance.total();
+        let summary = Summary {
+            format: self.info.format.clone(),
+            requests: n,
+            objects,
+            request_bytes: self.request_bytes,
+            object_bytes: self.object_bytes,
+            compulsory_miss_ratio: ratio(objects, n),
+            compulsory_miss_ratio_bytes: ratio(self.object_bytes, self.request_bytes),
+            frequency_mean: ratio(n, objects),
+            one_hit_objects: x_hit[0],
+            x_hit,
+            zipf_alpha,
+            zipf_r2,
+            zipf_note,
+            top_frequencies,
+            time_span_s: self.unit_ns.map(|_| self.last_ns as f64 / 1e9),
+            ops: ops
+                .iter()
+                .map(|(op, c)| (op.name().to_string(), *c))
+                .collect(),
+            column_families: self.cf_ops.len() as u64,
+            reuses,
+            mean_stack_distance: if reuses == 0 {
+                0.0
+            } else {
+                self.stack_sum as f64 / reuses as f64
+            },
+            max_working_set: self
+                .windows
+                .iter()
+                .map(|w| w.distinct_keys)
+                .max()
+                .unwrap_or(0),
+            correlations: corr_list,
+        };
+        let (qps_bucket, window) = if has_clock {
+            (
+                (self.opts.qps_bucket_s.max(1) * self.qps_width) as f64,
+                self.opts.window_s.max(1) as f64,
+            )
+        } else {
+            (
+                (self.qps_units() * self.qps_width) as f64,
+                self.window_units() as f64,
+            )
+        };
+        let per_op = |f: fn(&OpStats) -> &ValueHist| -> Vec<(Op, ValueHist)> {
+            present
+                .iter()
+                .filter(|(_, s)| f(s).count() > 0)
+                .map(|(op, s)| (*op, f(s).clone()))
+                .collect()
+        };
+        Analysis {
+            summary,
+            has_clock,
+            qps: present.iter().map(|(op, s)| (*op, s.qps.clone())).collect(),
+            key_sizes: per_op(|s| &s.key_size),
+            value_sizes: per_op(|s| &s.value_size),
+            scan_lengths: per_op(|s| &s.scan_len),
+            ops,
+            cf_ops,
+            qps_bucket,
+            access_counts,
+            top_keys,
+            heatmap,
+            time_series,
+            stack_distance: self.stack_distance.clone(),
+            reuse_requests: self.reuse_requests.clone(),
+            reuse_ns: self.reuse_ns.clone(),
+            reuse_lcs_vtime: self.reuse_lcs_vtime.clone(),
+            cold_requests: self.cold,
+            window,
+            windows: self.windows.clone(),
+            popularity,
+            correlations,
+        }
+    }
+
+    /// Pearson's r between every two of [`CORRELATED`], per request.
+    fn correlations(&self) -> [[Option<f64>; 4]; 4] {
+        let m = &self.moments;
+        // Sums involving key hotness h (the key's request count c): over the requests of
+        // a key h is constant, so Σh = Σ_k c², Σh² = Σ_k c³, Σh·x = Σ_k c·Σ_{k's} x.
+        let (mut sh, mut shh, mut shv, mut shw, mut shs) = (0u128, 0u128, 0u128, 0u128, 0u128);
+        for k in &self.keys {
+            let c = u128::from(k.count);
+            sh += c * c;
+            shh += c * c * c;
+            shv += c * u128::from(k.value_bytes);
+            shw += c * u128::from(k.writes);
+            shs += c * u128::from(k.scan_len);
+        }
+        let sum = [sh, m.sum[0], m.sum[1], m.sum[2]];
+        let prod = |i: usize, j: usize| -> u128 {
+            let (i, j) = (i.min(j), i.max(j));
+            match (i, j) {
+                (0, 0) => shh,
+                (0, 1) => shv,
+                (0, 2) => shw,
+                (0, 3) => shs,
+                (1, 1) => m.prod[0],
+                (1, 2) => m.prod[1],
+                (1, 3) => m.prod[2],
+                (2, 2) => m.prod[3],
+                (2, 3) => m.prod[4],
+                _ => m.prod[5],
+            }
+        };
+        let n = m.n as f64;
+        let cov = |i: usize, j: usize| n * prod(i, j) as f64 - sum[i] as f64 * sum[j] as f64;
+        let mut r = [[None; 4]; 4];
+        for (i, row) in r.iter_mut().enumerate() {
+            for (j, cell) in row.iter_mut().enumerate() {
+                let d = (cov(i, i) * cov(j, j)).sqrt();
+                if d > 0.0 && d.is_finite() {
+                    *cell = Some((cov(i, j) / d).clamp(-1.0, 1.0));
+                }
+            }
+        }
+        r
+    }
+}
+
+/// A key as text: itself when it is printable ASCII, else `0x` and its hex.
+pub fn key_display(key: &[u8]) -> String {
+    if !key.is_empty() && key.iter().all(|b| b.is_ascii_graphic()) {
+        String::from_utf8_lossy(key).into_owned()
+    } else {
+        let mut s = String::with_capacity(2 + 2 * key.len());
+        s.push_str("0x");
+        for b in key {
+            s.push_str(&format!("{b:02x}"));
+        }
+        s
+    }
+}

@@ -1,0 +1,125 @@
+//! Exact LRU stack distances in O(log k) per request and memory O(k) for k distinct keys.
+//!
+//! The stack distance of a request is the number of distinct other keys requested since
+//! the previous request to the same key (Mattson et al., 1970): a request hits in an LRU
+//! cache of `c` objects exactly when its distance is below `c`. Each key marks the
+//! position of its last request in a Fenwick tree, so the distance is the number of marks
+//! after that position. Positions would grow with the requests; instead, when they run
+//! out, the live marks (one per key) are renumbered in order and the tree is rebuilt — at
+//! most once every k requests, so the cost per request stays O(log k).
+
+/// No position: the key has not been requested.
+const NONE: u32 = u32::MAX;
+
+/// Exact stack distances of a stream of keys numbered `0..k` (dense slots).
+#[derive(Clone, Debug, Default)]
+pub struct StackDistance {
+    /// Fenwick tree (1-based) over positions: 1 where a key's last request is.
+    tree: Vec<u32>,
+    /// The key whose last request is at each position ([`NONE`] if none).
+    owner: Vec<u32>,
+    /// Each key's position ([`NONE`] before its first request).
+    pos_of: Vec<u32>,
+    /// The next free position.
+    next: u32,
+    /// Keys requested so far (marks in the tree).
+    live: u32,
+}
+
+impl StackDistance {
+    /// Records a request to key `slot`; returns its stack distance, `None` for the first
+    /// request to the key (a cold miss: infinite distance).
+    pub fn access(&mut self, slot: u32) -> Option<u64> {
+        if slot as usize >= self.pos_of.len() {
+            self.pos_of.resize(slot as usize + 1, NONE);
+        }
+        if self.next as usize >= self.owner.len() {
+            self.compact();
+        }
+        let prev = self.pos_of[slot as usize];
+        let distance = if prev == NONE {
+            self.live += 1;
+            None
+        } else {
+            let upto = self.prefix(prev);
+            self.add(prev, false);
+            self.owner[prev as usize] = NONE;
+            Some(u64::from(self.live - upto))
+        };
+        let at = self.next;
+        self.next += 1;
+        self.add(at, true);
+        self.owner[at as usize] = slot;
+        self.pos_of[slot as usize] = at;
+        distance
+    }
+
+    /// Marks at positions `0..=pos`.
+    #[inline]
+    fn prefix(&self, pos: u32) -> u32 {
+        let mut i = pos as usize + 1;
+        let mut sum = 0;
+        while i > 0 {
+            sum += self.tree[i];
+            i &= i - 1;
+        }
+        sum
+    }
+
+    #[inline]
+    fn add(&mut self, pos: u32, mark: bool) {
+        let mut i = pos as usize + 1;
+        while i < self.tree.len() {
+            if mark {
+                self.tree[i] += 1;
+            } else {
+                self.tree[i] -= 1;
+            }
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Renumbers the live marks `0..live` in order, in a tree with room for as many again.
+    fn compact(&mut self) {
+        let cap = (2 * self.live as usize).max(1024);
+        let mut owner = vec![NONE; cap];
+        let mut n = 0;
+        for &slot in &self.owner[..self.next as usize] {
+            if slot != NONE {
+                owner[n] = slot;
+                self.pos_of[slot as usize] = n as u32;
+                n += 1;
+            }
+        }
+        debug_assert_eq!(n, self.live as usize, "one mark per requested key");
+        // Linear Fenwick build over ones at positions 0..n.
+        let mut tree = vec![0u32; cap + 1];
+        for i in 1..=cap {
+            if i <= n {
+                tree[i] += 1;
+            }
+            let j = i + (i & i.wrapping_neg());
+            if j <= cap {
+                tree[j] += tree[i];
+            }
+        }
+        self.tree = tree;
+        self.owner = owner;
+        self.next = n as u32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances_of_a_small_stream() {
+        let mut s = StackDistance::default();
+        let got: Vec<_> = [0, 1, 0, 0, 2, 1, 0].iter().map(|&k| s.access(k)).collect();
+        assert_eq!(
+            got,
+            vec![None, None, Some(1), Some(0), None, Some(2), Some(2)]
+        );
+    }
+}

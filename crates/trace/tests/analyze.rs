@@ -1,0 +1,494 @@
+//! The trace analysis against libCacheSim 0.3.5's trace analyzer on real traces, and its
+//! exact stack distances and correlations against brute force.
+//!
+//! The libCacheSim figures were produced by `bench/trace-analyze-vs-libcachesim.sh`'s
+//! Python snippet, i.e. (in a venv with `pip install libcachesim==0.3.5`):
+//!
+//! ```text
+//! import libcachesim as lcs
+//! r = lcs.TraceReader(FILE, lcs.TraceType.ORACLE_GENERAL_TRACE)
+//! lcs.TraceAnalyzer(r, "out").run()   # writes ./stat, out.popularity, out.reuse, out.size
+//! ```
+//!
+//! and, for the LRU misses, per cache size `c` in 2^0..2^16 objects:
+//!
+//! ```text
+//! p = lcs.ReaderInitParam(ignore_obj_size=True)
+//! r = lcs.TraceReader(FILE, lcs.TraceType.ORACLE_GENERAL_TRACE, reader_init_params=p)
+//! mr, _ = lcs.LRU(cache_size=c).process_trace(r); misses = round(mr * n_requests)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use kvlab_trace::analyze::{stack::StackDistance, Analysis, AnalyzeOptions, Analyzer};
+use kvlab_trace::{KeyEncoding, Op, TimeUnit, TraceInfo, TraceRecord};
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/traces")
+        .join(rel)
+}
+
+/// libCacheSim's oracleGeneral records (`u32 time_s, u64 id, u32 size, i64 next`), read
+/// here directly so the analysis is checked apart from kvlab's readers.
+fn analyze_oracle_general(rel: &str) -> Analysis {
+    let bytes = std::fs::read(data(rel)).expect("the shared sample traces are present");
+    let info = TraceInfo {
+        format: "oracleGeneral".into(),
+        key_encoding: KeyEncoding::Id,
+        time_unit: TimeUnit::Seconds,
+        has_sizes: true,
+        has_next_access: true,
+        ..TraceInfo::default()
+    };
+    let mut a = Analyzer::new(&info, &AnalyzeOptions::default());
+    let mut rec = TraceRecord::default();
+    for r in bytes.chunks_exact(24) {
+        rec.clear();
+        rec.ts = u64::from(u32::from_le_bytes(r[0..4].try_into().expect("4 bytes")));
+        rec.id = u64::from_le_bytes(r[4..12].try_into().expect("8 bytes"));
+        rec.value_size = u64::from(u32::from_le_bytes(r[12..16].try_into().expect("4 bytes")));
+        rec.next_access = i64::from_le_bytes(r[16..24].try_into().expect("8 bytes"));
+        a.observe(&rec);
+    }
+    a.finish()
+}
+
+/// What libCacheSim 0.3.5 printed for one trace.
+struct Lcs {
+    requests: u64,
+    objects: u64,
+    /// "compulsory miss ratio (req/byte)", 4 decimals.
+    cmr: (&'static str, &'static str),
+    /// "object size weighted by req/obj" (integer division).
+    mean_size: (u64, u64),
+    /// "popularity: Zipf alpha=…, R2=…".
+    zipf: (&'static str, &'static str),
+    x_hit: [u64; 5],
+    top: [u64; 10],
+    /// `.reuse`, "reuse virtual time: freq (log base 1.5)", buckets 0.. (bucket -1 is
+    /// `objects`).
+    reuse_vtime: &'static [u64],
+    /// LRU misses at 2^0..2^16 objects.
+    lru_misses: [u64; 17],
+}
+
+fn check(a: &Analysis, want: &Lcs) {
+    let s = &a.summary;
+    assert_eq!(s.requests, want.requests);
+    assert_eq!(s.objects, want.objects);
+    assert_eq!(format!("{:.4}", s.compulsory_miss_ratio), want.cmr.0);
+    assert_eq!(format!("{:.4}", s.compulsory_miss_ratio_bytes), want.cmr.1);
+    assert_eq!(
+        (s.request_bytes / s.requests, s.object_bytes / s.objects),
+        want.mean_size
+    );
+    assert_eq!(s.x_hit, want.x_hit);
+    assert_eq!(s.one_hit_objects, want.x_hit[0]);
+    assert_eq!(s.top_frequencies, want.top);
+    let alpha = s.zipf_alpha.expect("enough objects for a fit");
+    let r2 = s.zipf_r2.expect("enough objects for a fit");
+    assert_eq!(
+        (format!("{alpha:.4}"), format!("{r2:.4}")),
+        (want.zipf.0.into(), want.zipf.1.into())
+    );
+    assert_eq!(a.cold_requests, want.objects);
+    assert_eq!(a.reuse_lcs_vtime, want.reuse_vtime);
+    let hits = a.lru_hit_ratios();
+    for (k, &misses) in want.lru_misses.iter().enumerate() {
+        // Cache size 2^k: the hit ratio at bucket k (distances below 2^k), or every
+        // reuse once the cache is larger than every distance.
+        let hit = hits
+            .get(k)
+            .map_or(hits.last().map_or(0.0, |h| h.1), |h| h.1);
+        let got = s.requests - (hit * s.requests as f64).round() as u64;
+        assert_eq!(got, misses, "LRU misses at {} objects", 1u64 << k);
+    }
+}
+
+#[test]
+fn cloudphysics_matches_libcachesim() {
+    let a = analyze_oracle_general("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
+    check(
+        &a,
+        &Lcs {
+            requests: 113_872,
+            objects: 48_974,
+            cmr: ("0.4301", "0.4647"),
+            mean_size: (38_359, 41_445),
+            zipf: ("0.5464", "0.8743"),
+            x_hit: [21_049, 18_839, 827, 6_059, 263],
+            top: [1630, 1342, 1341, 652, 360, 360, 326, 326, 326, 326],
+            reuse_vtime: &[
+                2685, 655, 534, 975, 306, 1019, 1014, 944, 1103, 1038, 1594, 1277, 1130, 1540,
+                1740, 814, 464, 367, 501, 629, 1633, 2599, 9883, 4083, 3264, 2940, 4737, 15419, 11,
+            ],
+            lru_misses: [
+                111_187, 110_525, 109_206, 108_196, 106_086, 104_212, 101_578, 99_411, 96_397,
+                95_370, 94_816, 94_156, 92_713, 87_470, 74_972, 66_673, 48_974,
+            ],
+        },
+    );
+    // `.size`, section "object_size: req_cnt": 117 distinct sizes, the most requested
+    // ones 65536 (40591), 8192 (18006), 4096 (15634), 69632 (13251).
+    let sizes = a.value_sizes[0].1.sorted();
+    assert_eq!(sizes.len(), 117);
+    for (size, reqs) in [
+        (65_536, 40_591),
+        (8192, 18_006),
+        (4096, 15_634),
+        (69_632, 13_251),
+    ] {
+        assert!(sizes.contains(&(size, reqs)), "{size}: {reqs}");
+    }
+    // libCacheSim "time span: 7200".
+    assert_eq!(a.summary.time_span_s, Some(7200.0));
+}
+
+#[test]
+fn adapt_size_matches_libcachesim() {
+    let a = analyze_oracle_general("derived/adapt_size_request.oracleGeneral.bin");
+    check(
+        &a,
+        &Lcs {
+            requests: 66_987,
+            objects: 36_815,
+            cmr: ("0.5496", "0.5745"),
+            mean_size: (7245, 7574),
+            zipf: ("0.4924", "0.8168"),
+            x_hit: [29_858, 3873, 1105, 539, 353],
+            top: [1031, 851, 848, 842, 354, 344, 273, 227, 182, 180],
+            reuse_vtime: &[
+                2500, 798, 521, 1069, 652, 1110, 968, 848, 961, 1028, 1169, 1162, 1017, 1076, 1257,
+                943, 926, 1050, 1230, 1247, 1232, 1181, 1762, 1591, 1153, 1086, 572, 63,
+            ],
+            lru_misses: [
+                64_487, 63_589, 62_258, 60_977, 59_194, 57_594, 55_731, 53_840, 51_871, 49_966,
+                48_207, 45_844, 43_843, 40_951, 38_464, 36_875, 36_815,
+            ],
+        },
+    );
+    assert_eq!(a.summary.time_span_s, Some(66_986.0));
+}
+
+/// xorshift64*: a fixed, named generator for the random traces below.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Stack distances by definition: distinct keys between the two requests.
+fn brute_force(keys: &[u32]) -> Vec<Option<u64>> {
+    (0..keys.len())
+        .map(|i| {
+            let prev = keys[..i].iter().rposition(|&k| k == keys[i])?;
+            let mut between: Vec<u32> = keys[prev + 1..i].to_vec();
+            between.sort_unstable();
+            between.dedup();
+            Some(between.len() as u64)
+        })
+        .collect()
+}
+
+#[test]
+fn stack_distances_equal_brute_force_on_random_traces() {
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    // Few keys and many requests force many renumberings of the positions; skewed
+    // choices (squaring a uniform draw) give short and long distances alike.
+    for (n, k) in [
+        (1, 1),
+        (50, 3),
+        (3000, 7),
+        (5000, 300),
+        (6000, 2500),
+        (4000, 100_000),
+    ] {
+        let keys: Vec<u32> = (0..n)
+            .map(|_| {
+                let u = rng.below(k);
+                (u * u / k.max(1)) as u32
+            })
+            .collect();
+        let mut s = StackDistance::default();
+        let got: Vec<Option<u64>> = keys.iter().map(|&key| s.access(key)).collect();
+        assert_eq!(got, brute_force(&keys), "{n} requests over {k} keys");
+    }
+}
+
+fn info(encoding: KeyEncoding, unit: TimeUnit) -> TraceInfo {
+    TraceInfo {
+        format: "synthetic".into(),
+        key_encoding: encoding,
+        time_unit: unit,
+        has_sizes: true,
+        ..TraceInfo::default()
+    }
+}
+
+/// Pearson's r of two columns, two-pass.
+fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+#[test]
+fn correlations_equal_a_two_pass_computation() {
+    let mut rng = XorShift(42);
+    let mut a = Analyzer::new(
+        &info(KeyEncoding::Bytes, TimeUnit::Micros),
+        &AnalyzeOptions::default(),
+    );
+    let mut recs = Vec::new();
+    let mut rec = TraceRecord::default();
+    for i in 0..20_000u64 {
+        rec.clear();
+        let k = {
+            let u = rng.below(500);
+            u * u / 500
+        };
+        rec.set_key(format!("key{k:05}").as_bytes());
+        rec.ts = i * 10;
+        // Hot keys get bigger values and more writes, so the correlations are not ~0.
+        rec.op = match rng.below(10) {
+            0 => Op::Put,
+            1 => Op::Seek,
+            _ if k < 20 && rng.below(2) == 0 => Op::Put,
+            _ => Op::Get,
+        };
+        rec.value_size = 100 + rng.below(100) + if k < 50 { 1000 } else { 0 };
+        rec.scan_len = if rec.op == Op::Seek {
+            1 + rng.below(50) as u32
+        } else {
+            0
+        };
+        a.observe(&rec);
+        recs.push(rec.clone());
+    }
+    let mut count = std::collections::HashMap::new();
+    for r in &recs {
+        *count.entry(r.id).or_insert(0u64) += 1;
+    }
+    let cols: [Vec<f64>; 4] = [
+        recs.iter().map(|r| count[&r.id] as f64).collect(),
+        recs.iter().map(|r| r.value_size as f64).collect(),
+        recs.iter()
+            .map(|r| f64::from(u8::from(!r.op.is_read())))
+            .collect(),
+        recs.iter().map(|r| f64::from(r.scan_len)).collect(),
+    ];
+    let an = a.finish();
+    for i in 0..4 {
+        for j in 0..4 {
+            let want = pearson(&cols[i], &cols[j]).expect("every column varies");
+            let got = an.correlations[i][j].expect("every column varies");
+            assert!(
+                (got - want).abs() < 1e-9,
+                "r[{i}][{j}] = {got}, want {want}"
+            );
+        }
+    }
+    assert!(
+        an.correlations[0][1].expect("varies") > 0.3,
+        "hot keys have big values"
+    );
+    // Scan lengths of the Seeks, 1..=50.
+    let scans = &an.scan_lengths;
+    assert_eq!(scans.len(), 1);
+    assert_eq!(scans[0].0, Op::Seek);
+    assert_eq!((scans[0].1.min(), scans[0].1.max()), (1, 50));
+}
+
+#[test]
+fn locality_figures_follow_the_sorted_key_space() {
+    // Keys key000..key999 in a shuffled order, key k requested (k % 10) + 1 times, at one
+    // request per millisecond.
+    let mut rng = XorShift(7);
+    let mut order: Vec<u64> = (0..1000)
+        .flat_map(|k| std::iter::repeat_n(k, (k % 10 + 1) as usize))
+        .collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let opts = AnalyzeOptions {
+        heatmap_buckets: 10,
+        time_series_points: 100,
+        window_s: 1,
+        ..AnalyzeOptions::default()
+    };
+    let mut a = Analyzer::new(&info(KeyEncoding::Bytes, TimeUnit::Millis), &opts);
+    let mut rec = TraceRecord::default();
+    for (i, &k) in order.iter().enumerate() {
+        rec.clear();
+        rec.set_key(format!("key{k:03}").as_bytes());
+        rec.ts = 5000 + i as u64;
+        rec.op = if k % 2 == 0 { Op::Get } else { Op::Put };
+        a.observe(&rec);
+    }
+    let an = a.finish();
+    assert_eq!(an.summary.requests, 5500);
+    assert_eq!(an.heatmap.len(), 10);
+    for (b, h) in an.heatmap.iter().enumerate() {
+        assert_eq!(h.first_key, format!("key{:03}", b * 100));
+        assert_eq!(h.last_key, format!("key{:03}", b * 100 + 99));
+        assert_eq!((h.keys, h.requests, h.max_key_requests), (100, 550, 10));
+        assert_eq!((h.reads, h.writes), (250, 300));
+    }
+    // At most the asked points, evenly spread: the stride doubles, so ≥ half are kept.
+    let ts = &an.time_series;
+    assert!(ts.len() <= 100 && ts.len() >= 50, "{}", ts.len());
+    for p in ts {
+        let k = p.key_rank;
+        assert!(k < 1000);
+        assert_eq!(p.op, if k % 2 == 0 { Op::Get } else { Op::Put });
+    }
+    assert!(ts.windows(2).all(|w| w[0].time < w[1].time));
+    assert!(ts.last().expect("points").time > 5.0 * 0.9 * 0.9);
+    // 1 s windows of 1000 requests each (the last one 500).
+    assert_eq!(an.windows.len(), 6);
+    assert_eq!(an.windows.iter().map(|w| w.requests).sum::<u64>(), 5500);
+    assert_eq!(an.windows.iter().map(|w| w.new_keys).sum::<u64>(), 1000);
+    assert!(an.windows.iter().all(|w| w.distinct_keys <= w.requests));
+    // QPS: 1000 per second.
+    let total: Vec<u64> = (0..6)
+        .map(|b| {
+            an.qps
+                .iter()
+                .map(|(_, v)| v.get(b).copied().unwrap_or(0))
+                .sum()
+        })
+        .collect();
+    assert_eq!(total, vec![1000, 1000, 1000, 1000, 1000, 500]);
+    // Access counts: 100 keys with each count 1..=10.
+    let all = &an.access_counts[0];
+    assert_eq!(all.0, None);
+    assert_eq!(all.1, (1..=10).map(|c| (c, 100)).collect::<Vec<_>>());
+    assert_eq!(an.summary.x_hit, vec![100; 5]);
+    assert_eq!(an.summary.top_frequencies, vec![10; 10]);
+    // The most requested keys: 10 requests each, so keys ending in 9.
+    assert_eq!(an.top_keys.len(), 10);
+    for (key, id, c) in &an.top_keys {
+        assert!(key.ends_with('9') && *c == 10, "{key}: {c}");
+        assert_eq!(*id, kvlab_trace::key_id(key.as_bytes()));
+    }
+    // Fewer than 200 objects would not be fitted; 1000 are.
+    assert!(an.summary.zipf_alpha.is_some());
+}
+
+#[test]
+fn writes_summary_csvs_and_a_self_contained_page() {
+    let a = analyze_oracle_general("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
+    let dir = std::env::temp_dir().join(format!("kvlab-analyze-test-{}", std::process::id()));
+    a.write(&dir, true)
+        .expect("the temporary directory is writable");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("summary.json")).expect("summary.json written"),
+    )
+    .expect("summary.json is JSON");
+    for field in [
+        "requests",
+        "objects",
+        "compulsory_miss_ratio",
+        "one_hit_objects",
+        "x_hit",
+        "zipf_alpha",
+        "zipf_r2",
+        "top_frequencies",
+    ] {
+        assert!(json.get(field).is_some(), "summary.json has {field}");
+    }
+    assert_eq!(json["requests"], 113_872);
+    assert_eq!(json["x_hit"][0], 21_049);
+    for (name, _) in a.csv_files() {
+        let text = std::fs::read_to_string(dir.join(name)).expect("every CSV written");
+        let mut lines = text.lines();
+        let cols = lines.next().expect("a header").split(',').count();
+        for l in lines {
+            // No field of these traces holds a comma, so a row splits into its columns.
+            assert_eq!(l.split(',').count(), cols, "{name}: {l}");
+        }
+    }
+    let page = std::fs::read_to_string(dir.join("index.html")).expect("index.html written");
+    assert!(page.matches("<svg").count() >= 8);
+    assert!(
+        !page.contains("http://")
+            || page.matches("http://").count()
+                == page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+    );
+    assert!(!page.contains("<script") && !page.contains("https://"));
+    std::fs::remove_dir_all(&dir).expect("the test's own directory");
+}
+
+/// Throughput of the analysis alone (records already in memory), on a synthetic stream of
+/// 4 M requests over 1 M byte keys with Zipf-like popularity, plus the libCacheSim sample
+/// with the page written to `$KVLAB_ANALYZE_OUT` when set. Not a test (timings are for
+/// benchmarks): run with
+/// `cargo test --release -p kvlab-trace --test tests analyze::throughput -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a test"]
+fn throughput() {
+    let mut rng = XorShift(1);
+    let n = 4_000_000u64;
+    let keys = 1_000_000u64;
+    let mut recs = Vec::with_capacity(1 << 16);
+    let mut rec = TraceRecord::default();
+    for i in 0..(1u64 << 16) {
+        rec.clear();
+        let u = rng.below(keys) as f64 / keys as f64;
+        let k = (u.powi(3) * keys as f64) as u64;
+        rec.set_key(format!("user{k:012}").as_bytes());
+        rec.ts = i;
+        rec.op = if rng.below(10) == 0 { Op::Put } else { Op::Get };
+        rec.value_size = 100 + rng.below(1000);
+        recs.push(rec.clone());
+    }
+    let mut a = Analyzer::new(
+        &info(KeyEncoding::Bytes, TimeUnit::Micros),
+        &AnalyzeOptions::default(),
+    );
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        // Recycled records with fresh keys, so the key count keeps growing.
+        let r = &mut recs[(i % (1 << 16)) as usize];
+        if i >= 1 << 16 {
+            let u = rng.below(keys) as f64 / keys as f64;
+            let k = (u.powi(3) * keys as f64) as u64;
+            r.set_key(format!("user{k:012}").as_bytes());
+            r.ts = i;
+        }
+        a.observe(r);
+    }
+    let an = a.finish();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "synthetic: {} requests, {} keys in {secs:.3} s: {:.2} M requests/s (key formatting included)",
+        an.summary.requests,
+        an.summary.objects,
+        an.summary.requests as f64 / secs / 1e6
+    );
+    let start = std::time::Instant::now();
+    let an = analyze_oracle_general("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
+    println!(
+        "cloudPhysicsIO: {:.3} s (reading included)",
+        start.elapsed().as_secs_f64()
+    );
+    if let Ok(dir) = std::env::var("KVLAB_ANALYZE_OUT") {
+        an.write(Path::new(&dir), true)
+            .expect("the output directory is writable");
+    }
+}

@@ -1,0 +1,292 @@
+//! kvtrace: every sample converts to kvtrace and back to the same records; the codec
+//! round-trips random records; damaged files are errors naming the file and offset;
+//! blocks decode on several threads to the same records.
+
+use std::path::Path;
+
+use kvlab_trace::kvtrace::BlockDecoder;
+use kvlab_trace::{
+    convert, open, open_kvtrace, KvtraceWriter, Op, OpenOptions, Outcome, Stats, TraceError,
+    TraceInfo, TraceReader, TraceRecord,
+};
+use proptest::prelude::*;
+
+use crate::common::{data, reader, records};
+
+/// Writes `recs` as a kvtrace in memory.
+fn encode(info: &TraceInfo, recs: &[TraceRecord]) -> Vec<u8> {
+    let mut w = KvtraceWriter::new(Vec::new(), Path::new("mem.kvtrace"), info).expect("a writer");
+    for r in recs {
+        w.write(r).expect("writing to memory");
+    }
+    w.finish().expect("finishing")
+}
+
+/// Reads a kvtrace file back.
+fn decode_file(path: &Path) -> Vec<TraceRecord> {
+    let mut r = open(path, &OpenOptions::default()).expect("opening the kvtrace");
+    assert_eq!(r.info().format, "kvtrace");
+    records(&mut r)
+}
+
+#[test]
+fn every_format_round_trips_through_kvtrace() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    for rel in [
+        "rocksdb/mixgraph.trace",
+        "rocksdb/deleterandom_batch4.trace",
+        "rocksdb/multireadrandom.trace",
+        "rocksdb/seekrandom_bounded.trace",
+        "rocksdb/mergerandom.trace",
+        "libcachesim/cloudPhysicsIO.oracleGeneral.bin",
+        "libcachesim/cloudPhysicsIO.vscsi",
+        "libcachesim/cloudPhysicsIO.csv",
+        "libcachesim/cloudPhysicsIO.txt",
+        "derived/cloudPhysicsIO.lcs",
+        "derived/adapt_size_request.twitter.csv.zst",
+        "caffeine/lirs/cs.trace.gz",
+        "caffeine/cache2k/web07.trace.xz",
+        "caffeine/adapt_size/request.trace.xz",
+        "caffeine/snia/msr-cambridge1-sample.csv",
+        "caffeine/snia/tencent-cloud_storage-sample.bz2",
+        "arc/OLTP.lis.zst",
+    ] {
+        let mut src = reader(rel, None);
+        let info = src.info().clone();
+        let path = dir.path().join("t.kvtrace");
+        let file = std::fs::File::create(&path).expect("creating");
+        let mut w = KvtraceWriter::new(std::io::BufWriter::new(file), &path, &info).unwrap();
+        let n = convert(&mut src, &mut w).expect("converting");
+        w.finish().expect("finishing");
+        let want = records(&mut reader(rel, None));
+        assert_eq!(n, want.len() as u64, "{rel}");
+        let got = decode_file(&path);
+        assert!(got == want, "{rel}: records differ after the round trip");
+        // The header keeps the source's facts.
+        let kv = open_kvtrace(&path).unwrap();
+        assert_eq!(kv.source_info().format, info.format, "{rel}");
+        assert_eq!(kv.source_info().time_unit, info.time_unit, "{rel}");
+        assert_eq!(kv.source_info().key_encoding, info.key_encoding, "{rel}");
+        // And stats agree, but for the format's name.
+        let mut a = Stats::collect(&mut reader(rel, None)).unwrap();
+        let b = Stats::collect(&mut open(&path, &OpenOptions::default()).unwrap()).unwrap();
+        a.format = b.format.clone();
+        assert_eq!(a, b, "{rel}");
+    }
+}
+
+#[test]
+fn blocks_decode_in_parallel_to_the_same_records() {
+    let mut src = reader("arc/OLTP.lis.zst", None);
+    let info = src.info().clone();
+    let want = records(&mut reader("arc/OLTP.lis.zst", None));
+    let bytes = encode(&info, &records(&mut src));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("oltp.kvtrace");
+    std::fs::write(&path, &bytes).unwrap();
+    let mut kv = open_kvtrace(&path).unwrap();
+    let mut blocks = Vec::new();
+    while let Some(b) = kv.next_block().unwrap() {
+        blocks.push(b);
+    }
+    assert!(blocks.len() > 4, "a large trace makes several blocks");
+    let halves: Vec<Vec<TraceRecord>> = std::thread::scope(|s| {
+        let (a, b) = blocks.split_at(blocks.len() / 2);
+        let hs: Vec<_> = [a, b]
+            .into_iter()
+            .map(|part| {
+                let path = &path;
+                s.spawn(move || {
+                    let mut d = BlockDecoder::new(path).unwrap();
+                    let mut out = Vec::new();
+                    for b in part {
+                        d.decode(b, |r| out.push(r.clone())).unwrap();
+                    }
+                    out
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let got: Vec<TraceRecord> = halves.into_iter().flatten().collect();
+    assert!(got == want);
+}
+
+fn sample_records() -> (TraceInfo, Vec<TraceRecord>) {
+    let mut r = reader("rocksdb/mixgraph.trace", None);
+    let info = r.info().clone();
+    (info, records(&mut r))
+}
+
+#[test]
+fn a_kvtrace_cut_short_is_an_error_after_the_whole_blocks() {
+    let (info, recs) = sample_records();
+    let bytes = encode(&info, &recs);
+    let dir = tempfile::tempdir().unwrap();
+    // Without the end marker: every record, then an error at the end's offset.
+    let path = dir.path().join("no-end.kvtrace");
+    std::fs::write(&path, &bytes[..bytes.len() - 16]).unwrap();
+    let s = Stats::collect(&mut open(&path, &OpenOptions::default()).unwrap()).unwrap();
+    assert_eq!(s.requests, recs.len() as u64);
+    assert_eq!(s.damaged_at, Some(bytes.len() as u64 - 16));
+    assert!(s.damage.as_deref().unwrap_or("").contains("no-end.kvtrace"));
+    // Cut inside a block: the records of the blocks before it, then an error.
+    let path = dir.path().join("cut.kvtrace");
+    std::fs::write(&path, &bytes[..bytes.len() - 100]).unwrap();
+    let mut r = open(&path, &OpenOptions::default()).unwrap();
+    let mut rec = TraceRecord::default();
+    let mut n = 0;
+    let err = loop {
+        match r.read(&mut rec) {
+            Ok(true) => n += 1,
+            Ok(false) => panic!("a cut kvtrace read to its end"),
+            Err(e) => break e,
+        }
+    };
+    assert!(n < recs.len(), "{n}");
+    match err {
+        TraceError::Corrupt {
+            path: p, offset, ..
+        } => {
+            assert_eq!(p, path);
+            assert!(offset < bytes.len() as u64);
+        }
+        e => panic!("expected a corruption, got {e}"),
+    }
+}
+
+#[test]
+fn a_corrupt_block_is_an_error_naming_its_offset() {
+    let (info, recs) = sample_records();
+    let mut bytes = encode(&info, &recs);
+    // Flip bytes inside the first block's compressed frame (after the header and the
+    // 16-byte block header).
+    let header_len = 16 + u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    for b in &mut bytes[header_len + 40..header_len + 60] {
+        *b ^= 0x5a;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.kvtrace");
+    std::fs::write(&path, &bytes).unwrap();
+    let mut r = open(&path, &OpenOptions::default()).unwrap();
+    let mut rec = TraceRecord::default();
+    let err = loop {
+        match r.read(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => panic!("a corrupt kvtrace read to its end"),
+            Err(e) => break e,
+        }
+    };
+    match err {
+        TraceError::Corrupt { offset, .. } => assert_eq!(offset, header_len as u64),
+        e => panic!("expected a corruption, got {e}"),
+    }
+}
+
+fn arb_op() -> impl Strategy<Value = Op> {
+    (0..Op::ALL.len()).prop_map(|i| Op::ALL[i])
+}
+
+fn arb_outcome() -> impl Strategy<Value = Outcome> {
+    prop_oneof![
+        Just(Outcome::Unknown),
+        Just(Outcome::Hit),
+        Just(Outcome::Miss),
+        Just(Outcome::Error)
+    ]
+}
+
+prop_compose! {
+    fn arb_record()(
+        ts in any::<u64>(),
+        op in arb_op(),
+        key in proptest::collection::vec(any::<u8>(), 0..40),
+        id in any::<u64>(),
+        explicit_id in any::<bool>(),
+        key_size in prop_oneof![Just(None), any::<u32>().prop_map(Some)],
+        value_size in prop_oneof![Just(0u64), any::<u64>()],
+        scan_len in prop_oneof![Just(0u32), any::<u32>()],
+        ttl_s in prop_oneof![Just(0u32), any::<u32>()],
+        cf in prop_oneof![Just(0u32), any::<u32>()],
+        next_access in prop_oneof![Just(-1i64), any::<i64>()],
+        batch in prop_oneof![Just((1u32, 0u32)), (any::<u32>(), any::<u32>())],
+        outcome in arb_outcome(),
+        latency_ns in prop_oneof![Just(0u64), any::<u64>()],
+        intended_ns in prop_oneof![Just(0u64), any::<u64>()],
+        lower in proptest::collection::vec(any::<u8>(), 0..8),
+        upper in proptest::collection::vec(any::<u8>(), 0..8),
+    ) -> TraceRecord {
+        let mut r = TraceRecord::default();
+        r.clear();
+        r.ts = ts;
+        r.op = op;
+        if !key.is_empty() {
+            r.set_key(&key);
+        }
+        if explicit_id || key.is_empty() {
+            r.id = id;
+        }
+        if let Some(k) = key_size {
+            r.key_size = k;
+        }
+        r.value_size = value_size;
+        r.scan_len = scan_len;
+        r.ttl_s = ttl_s;
+        r.cf = cf;
+        r.next_access = next_access;
+        (r.batch_len, r.batch_pos) = batch;
+        r.outcome = outcome;
+        r.latency_ns = latency_ns;
+        r.intended_ns = intended_ns;
+        r.lower_bound = lower;
+        r.upper_bound = upper;
+        r
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn the_codec_round_trips_any_records(recs in proptest::collection::vec(arb_record(), 0..300)) {
+        let info = TraceInfo { format: "test".to_string(), ..TraceInfo::default() };
+        let bytes = encode(&info, &recs);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.kvtrace");
+        std::fs::write(&path, &bytes).unwrap();
+        let got = decode_file(&path);
+        prop_assert_eq!(got, recs);
+    }
+
+    #[test]
+    fn damaged_bytes_never_panic(cut in 0usize..2000, flip in 0usize..2000, mask in 1u8..) {
+        let recs: Vec<TraceRecord> = (0..200u64).map(|i| {
+            let mut r = TraceRecord::default();
+            r.clear();
+            r.ts = i * 7;
+            r.set_key(format!("key{i}").as_bytes());
+            r.value_size = i;
+            r
+        }).collect();
+        let mut bytes = encode(&TraceInfo::default(), &recs);
+        let flip = flip % bytes.len();
+        bytes[flip] ^= mask;
+        bytes.truncate(bytes.len().saturating_sub(cut));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.kvtrace");
+        std::fs::write(&path, &bytes).unwrap();
+        if let Ok(mut r) = open(&path, &OpenOptions { format: Some(kvlab_trace::Format::Kvtrace), csv: None }) {
+            let mut rec = TraceRecord::default();
+            let mut n = 0;
+            while let Ok(true) = r.read(&mut rec) {
+                n += 1;
+                prop_assert!(n <= 100_000, "a damaged file must not read forever");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_sample_paths_exist() {
+    assert!(data("rocksdb/mixgraph.trace").exists());
+}
