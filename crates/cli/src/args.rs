@@ -34,6 +34,9 @@ pub(crate) enum Command {
     /// Run a suite file: stores × workloads × threads/connections × rounds, each cell
     /// as its own kvlab process, with resumable results and a summary (docs/suites.md).
     Suite(suite::SuiteCommand),
+    /// Read, convert and analyze traces: `trace stats`, `trace dump`, `trace convert`,
+    /// `trace analyze` (every common trace format; see docs/traces.md).
+    Trace(trace_cmd::TraceCommand),
 }
 
 /// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
@@ -64,7 +67,34 @@ pub(crate) struct MemtierCommand {
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     pub(crate) progress: progress::When,
     #[command(flatten)]
+    pub(crate) record: RecordArgs,
+    #[command(flatten)]
     pub(crate) monitor: MonitorArgs,
+}
+
+/// Trace recording of a phase (`--record FILE`).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct RecordArgs {
+    /// Record every request of the phase, as the client issued it and as it ended
+    /// (intended and actual start, op, key, value size, scan length, TTL, outcome,
+    /// latency), to FILE in kvlab's trace format (.kvtrace): read it with `kvlab trace`,
+    /// replay it with `kvlab replay`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+    /// With --record: keep this fraction of the keys (every request of a kept key;
+    /// chosen by a hash of the key, so the same keys in every run).
+    #[arg(long, value_name = "FRACTION", default_value = "1", value_parser = parse_fraction)]
+    pub(crate) record_sample: f64,
+}
+
+/// A fraction in (0, 1].
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!(
+            "expected a fraction in (0, 1], e.g. 0.1; got `{s}`"
+        )),
+    }
 }
 
 /// Resource monitoring of a phase with `--out` (`OUT/monitor/*.csv`): on by default,
@@ -173,6 +203,8 @@ pub(crate) struct PhaseArgs {
     /// Progress display on stderr: auto (when stderr is a terminal), always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     pub(crate) progress: progress::When,
+    #[command(flatten)]
+    pub(crate) record: RecordArgs,
     /// A name for the store in results and reports (default: the --db kind), e.g. to
     /// tell two redis configurations apart.
     #[arg(long, value_name = "NAME")]

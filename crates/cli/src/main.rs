@@ -18,6 +18,7 @@ mod report_cmd;
 mod select;
 mod store;
 mod suite;
+mod trace_cmd;
 
 use args::*;
 use kvlab_memtier::{
@@ -44,6 +45,7 @@ use kvlab_report::{HostInfo, Phase, ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
+use kvlab_trace::TraceRecorder;
 use kvlab_workload::memtier::MemtierWorkload;
 use kvlab_workload::{
     with_workload, AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, Properties,
@@ -67,10 +69,14 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+            // A closed pipe (`kvlab trace dump … | head`) is the reader's choice.
+            let broken_pipe = e.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+            if broken_pipe {
+                return ExitCode::SUCCESS;
             }
             eprintln!("kvlab: error: {e:#}");
             ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
@@ -92,6 +98,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Compare(a) => return report_cmd::compare(a),
         Command::Import(c) => return import_cmd::import(*c),
         Command::Suite(s) => return suite::run(s),
+        Command::Trace(t) => return trace_cmd::trace(t),
     };
     open_store(select_phase(phase, args)?)
 }
@@ -170,6 +177,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         interval: Duration::from_secs(1),
         max_errors: m.max_errors,
         progress: m.progress,
+        record: m.record.clone(),
         label: m.label.clone(),
         workload_label: m.workload_label.clone(),
         monitor: m.monitor.clone(),
@@ -195,6 +203,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         stop_on_connection_error: !a.reconnect_on_error(),
         thread_groups: Vec::new(),
         client_stats: a.client_stats.is_some(),
+        tap: None,
     };
     let ctx = PhaseCtx {
         phase: Phase::Run,

@@ -229,16 +229,21 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
             }
         }
     };
+    let recorder = start_recording(ctx, store.name())?;
+    let plan = RunPlan {
+        tap: recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>),
+        ..ctx.plan.clone()
+    };
     let outcome = if ctx.phase == Phase::Load {
         let workload = records(&ctx.work, "load")?;
-        let o = kvlab_runner::load(store, workload, &ctx.plan, &ctx.stop, &mut observer)?;
+        let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut observer)?;
         display.finish();
         eprintln!("kvlab: flushing {} after load", store.name());
         store.flush().context("flushing the store after load")?;
         o
     } else {
         let o = with_workload!(&ctx.work, w => {
-            kvlab_runner::run(store, w, &ctx.plan, &ctx.stop, &mut observer)?
+            kvlab_runner::run(store, w, &plan, &ctx.stop, &mut observer)?
         });
         if let AnyWorkload::Import(w) = &ctx.work {
             // An import then flushes the store, as `load` does.
@@ -254,6 +259,28 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         eprintln!("kvlab: warning: writing the interval log: {e}");
     }
     let mut notes = Vec::new();
+    drop(plan);
+    if let Some(recorder) = recorder {
+        let r = recorder
+            .finish()
+            .context("finishing the trace recording (--record)")?;
+        let mut note = format!(
+            "recorded {} requests to {} ({} bytes)",
+            r.records,
+            r.path.display(),
+            r.bytes
+        );
+        if r.sampled_out > 0 {
+            note.push_str(&format!("; {} left out by --record-sample", r.sampled_out));
+        }
+        if r.stalled_ns > 0 {
+            note.push_str(&format!(
+                "; clients waited {:.1} ms for the trace writer: recording slowed the run",
+                r.stalled_ns as f64 / 1e6
+            ));
+        }
+        notes.push(note);
+    }
     if outcome.interrupted {
         notes.push("interrupted: results cover the operations completed before the stop".into());
     }
@@ -294,6 +321,45 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         seconds,
         notes,
     })
+}
+
+/// Starts the trace recorder of `--record`, if asked: its header names kvlab's version,
+/// the phase, the store, the workload, the seed and the command line.
+fn start_recording(ctx: &PhaseCtx, store: &str) -> Result<Option<Arc<TraceRecorder>>> {
+    let Some(path) = &ctx.args.record.record else {
+        return Ok(None);
+    };
+    let meta = vec![
+        (
+            "kvlab_version".to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
+        ("phase".to_string(), ctx.phase.as_str().to_string()),
+        ("store".to_string(), store.to_string()),
+        ("workload".to_string(), workload_name(ctx)),
+        ("seed".to_string(), ctx.plan.seed.to_string()),
+        (
+            "command_line".to_string(),
+            std::env::args().collect::<Vec<_>>().join(" "),
+        ),
+    ];
+    let recorder = TraceRecorder::create(path, meta, ctx.args.record.record_sample)
+        .with_context(|| format!("creating the trace file {} (--record)", path.display()))?;
+    Ok(Some(Arc::new(recorder)))
+}
+
+/// The workload's name for a trace header: `--workload-label`, else the property files.
+fn workload_name(ctx: &PhaseCtx) -> String {
+    if let Some(label) = &ctx.args.workload_label {
+        return label.clone();
+    }
+    let files: Vec<String> = ctx
+        .args
+        .property_files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    files.join(",")
 }
 
 /// The exit code of a finished run: 130 if interrupted, 1 if requests failed beyond

@@ -30,6 +30,7 @@ mod record;
 mod shared;
 mod source;
 mod store;
+mod tap;
 mod value;
 
 pub use bytes::parse_bytes;
@@ -42,6 +43,7 @@ pub use store::{
     Batch, Capabilities, Command, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot,
     StatValue, Status, Store, StoreError, StoreErrorKind, StoreStats,
 };
+pub use tap::{Tap, TapClient};
 pub use value::{ReadFields, ReadShape, Value, ValueRef};
 
 /// Drives a future to completion on the current thread by polling it in a loop.

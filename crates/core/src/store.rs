@@ -563,6 +563,9 @@ pub struct Slot {
     pub result: Result<Outcome, StoreError>,
     /// When the result arrived, set by [`Slot::complete`] or [`Slot::complete_at`].
     pub completed_at: Option<Timestamp>,
+    /// When the request was due (an open loop's schedule or a timed source), set by the
+    /// runner for a [`crate::Tap`]; `None` in a closed loop, or when no tap looks.
+    pub due: Option<Timestamp>,
 }
 
 impl Default for Slot {
@@ -572,6 +575,7 @@ impl Default for Slot {
             reply: Record::new(),
             result: Ok(Outcome::Miss),
             completed_at: None,
+            due: None,
         }
     }
 }

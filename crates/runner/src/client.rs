@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use kvlab_core::{
     Batch, OpKind, Record, Session, Slot, Status, StoreError, StoreErrorKind, Timestamp,
 };
-use kvlab_core::{OpSource, Ticket, Verdict};
+use kvlab_core::{OpSource, TapClient, Ticket, Verdict};
 use kvlab_measure::{ClientStats, Recorder};
 
 use crate::{Handover, Shared, TargetRate};
@@ -192,7 +192,6 @@ pub(crate) struct Client<S, Src> {
     rmw: Vec<bool>,
     /// The update halves of the batch's read-modify-writes.
     rmw_batch: Batch,
-    /// Spare records to hold an update's fields while its read runs.
     /// Per slot of `batch`: true while it waits to be sent again
     /// ([`OpSource::retry_after`]); empty (the common case) unless a request of the
     /// batch failed.
@@ -217,6 +216,8 @@ pub(crate) struct Client<S, Src> {
     held: Option<(Box<Slot>, Ticket, Instant)>,
     /// The box of the last held request, reused for the next.
     spare_slot: Option<Box<Slot>>,
+    /// With [`crate::RunPlan::tap`]: this client's tap, shown every completed batch.
+    pub(crate) tap: Option<Box<dyn TapClient>>,
 }
 
 impl<S: Session, Src: OpSource> Client<S, Src> {
@@ -240,6 +241,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             dues: Vec::new(),
             held: None,
             spare_slot: None,
+            tap: None,
         }
     }
 
@@ -280,6 +282,11 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 }
             }
             let intended = due.map(Timestamp::from_instant);
+            if self.tap.is_some() && (intended.is_some() || !self.dues.is_empty()) {
+                for (i, slot) in self.batch.slots_mut().iter_mut().enumerate() {
+                    slot.due = intended_of(&self.dues, i, intended);
+                }
+            }
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
             // Failures are rare: only then are retries looked for, and the batch recorded
@@ -293,10 +300,16 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             } else {
                 self.account_batch::<true>(ts, started, intended);
             }
+            if let Some(tap) = &mut self.tap {
+                tap.batch(&self.batch, started);
+            }
             if !self.rmw_batch.is_empty() {
                 let mid = Timestamp::now();
                 self.session.execute(&mut self.rmw_batch).await;
                 self.account_rmw(ts, started, mid, intended);
+                if let Some(tap) = &mut self.tap {
+                    tap.batch(&self.rmw_batch, mid);
+                }
             }
             let mut round = 0;
             while let Some(delay) = wait {

@@ -36,7 +36,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use kvlab_core::{block_on, Batch, Dataset, Outcome, Request, Session, Store, StoreError};
-use kvlab_core::{OpSource, Workload};
+use kvlab_core::{OpSource, Tap, Workload};
 use kvlab_measure::{ClientStats, Recorder};
 
 use client::{BlockingPacer, Client, ClientTotals, Schedule, ThreadState, TokioPacer};
@@ -171,6 +171,8 @@ pub struct RunPlan {
     /// Keep each client's requests second by second ([`RunOutcome::clients`], memtier's
     /// `--client-stats`).
     pub client_stats: bool,
+    /// Shown every batch every client sends, e.g. the trace recorder (`--record`).
+    pub tap: Option<Arc<dyn Tap>>,
 }
 
 impl Default for RunPlan {
@@ -189,6 +191,7 @@ impl Default for RunPlan {
             stop_on_connection_error: false,
             thread_groups: Vec::new(),
             client_stats: false,
+            tap: None,
         }
     }
 }
@@ -421,6 +424,7 @@ fn drive<S: Store, Src: OpSource + 'static>(
     for (c, ((source, quota), session)) in sources.into_iter().zip(sessions).enumerate() {
         let warm = split(warm_total, total_clients, c);
         let mut client = Client::new(session, source, plan.pipeline);
+        client.tap = plan.tap.as_ref().map(|tap| tap.client(c, total_clients));
         if plan.client_stats {
             client.stats = Some(Box::new(ClientStats::new(
                 c / plan.clients,

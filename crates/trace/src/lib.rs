@@ -25,6 +25,7 @@ mod input;
 pub mod kvtrace;
 pub mod open;
 pub mod record;
+pub mod recorder;
 pub mod stats;
 
 pub use error::TraceError;
@@ -32,6 +33,7 @@ pub use format::csv::CsvSpec;
 pub use kvtrace::{KvtraceReader, KvtraceWriter};
 pub use open::{open, open_kvtrace, Format, OpenOptions};
 pub use record::{key_id, KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord};
+pub use recorder::{RecordingSummary, TraceRecorder};
 pub use stats::Stats;
 
 /// A trace being read, one record at a time.

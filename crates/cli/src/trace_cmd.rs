@@ -1,0 +1,252 @@
+//! `kvlab trace`: statistics, dumps, conversions and analyses of traces in every format
+//! `kvlab-trace` reads.
+
+use std::fs::File;
+use std::io::BufWriter;
+
+use kvlab_trace::analyze::{AnalyzeOptions, Analyzer};
+use kvlab_trace::{CsvSpec, Format, KvtraceWriter, OpenOptions, Stats, TraceReader, TraceRecord};
+
+use super::*;
+
+/// `kvlab trace …`
+#[derive(Args, Debug)]
+pub(crate) struct TraceCommand {
+    #[command(subcommand)]
+    pub(crate) command: TraceSub,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum TraceSub {
+    /// Requests, distinct keys, bytes, per-op counts, first and last timestamp, key and
+    /// value sizes of a trace.
+    Stats(StatsArgs),
+    /// Print a trace one request per line; `--format rocksdb-human` is RocksDB
+    /// trace_analyzer's human-readable layout (`0x<KEY> <type> <cf> <value size> <µs>`).
+    Dump(DumpArgs),
+    /// Convert a trace to kvlab's own format (.kvtrace): lossless, compact, in
+    /// independently compressed blocks.
+    Convert(ConvertArgs),
+    /// Analyze a trace: composition, QPS, sizes, popularity (Zipf fit, one-hit wonders),
+    /// key-space locality, reuse distance and time, working set, correlations; JSON and
+    /// CSV per figure, and with --html one page of charts.
+    Analyze(AnalyzeArgs),
+}
+
+/// How to read the input trace (shared by every `trace` subcommand).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct InputArgs {
+    /// The trace file (`-`: standard input); .zst, .gz, .xz and .bz2 are decompressed.
+    #[arg(value_name = "TRACE")]
+    pub(crate) trace: PathBuf,
+    /// The input format when it cannot be told from the file: rocksdb, oracleGeneral,
+    /// lcs, vscsi, csv, txt, twr, twitter, arc, lirs, cache2k, scarab, adaptsize, msr,
+    /// tencent, monitor, kvtrace.
+    #[arg(long = "input-format", value_name = "FORMAT")]
+    pub(crate) input_format: Option<Format>,
+    /// Columns of a csv trace, as libCacheSim's `-t` option spells them, e.g.
+    /// "time-col=2, obj-id-col=5, obj-size-col=4, op-col=3, delimiter=,, has-header=true".
+    #[arg(long, value_name = "SPEC")]
+    pub(crate) csv_spec: Option<CsvSpec>,
+}
+
+impl InputArgs {
+    /// Opens the trace, naming it in the error.
+    pub(crate) fn open(&self, format: Option<Format>) -> Result<Box<dyn TraceReader>> {
+        let options = OpenOptions {
+            format: format.or(self.input_format),
+            csv: self.csv_spec.clone(),
+        };
+        kvlab_trace::open(&self.trace, &options).map_err(|e| anyhow::anyhow!(e))
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct StatsArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// The input format (same as --input-format).
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) format: Option<Format>,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DumpArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// The output layout: rocksdb-human (the only one).
+    #[arg(long, value_name = "LAYOUT", default_value = "rocksdb-human")]
+    pub(crate) format: DumpFormat,
+}
+
+/// `trace dump`'s output layouts.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum DumpFormat {
+    /// RocksDB trace_analyzer `-convert_to_human_readable_trace`'s lines.
+    RocksdbHuman,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConvertArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// Where to write (.kvtrace).
+    #[arg(value_name = "OUTPUT")]
+    pub(crate) output: PathBuf,
+    /// The input format (same as --input-format).
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) format: Option<Format>,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    pub(crate) overwrite: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct AnalyzeArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// The input format (same as --input-format).
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) format: Option<Format>,
+    /// Directory for summary.json, the CSV files and index.html.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: PathBuf,
+    /// Also write index.html: one self-contained page with every chart.
+    #[arg(long)]
+    pub(crate) html: bool,
+    /// Keys listed as the most requested.
+    #[arg(long, value_name = "N", default_value = "10")]
+    pub(crate) top: usize,
+    /// Width of a working-set window in seconds.
+    #[arg(long, value_name = "S", default_value = "60")]
+    pub(crate) window: u64,
+}
+
+/// Runs `kvlab trace …`.
+pub(crate) fn trace(cmd: TraceCommand) -> Result<ExitCode> {
+    match cmd.command {
+        TraceSub::Stats(a) => {
+            let mut reader = a.input.open(a.format)?;
+            let stats = Stats::collect(&mut *reader).map_err(|e| anyhow::anyhow!(e))?;
+            let mut out = std::io::stdout().lock();
+            if a.json {
+                writeln!(out, "{}", stats.to_json())?;
+            } else {
+                write!(out, "{}", stats_table(&stats))?;
+            }
+            if let Some(at) = stats.damaged_at {
+                eprintln!(
+                    "kvlab: warning: {} is damaged at byte {at}: the figures cover the {} \
+                     requests before it",
+                    a.input.trace.display(),
+                    stats.requests
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TraceSub::Dump(a) => {
+            let mut reader = a.input.open(None)?;
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            match a.format {
+                DumpFormat::RocksdbHuman => {
+                    kvlab_trace::dump::rocksdb_human(&mut *reader, &mut out)
+                        .map_err(|e| anyhow::anyhow!(e))?;
+                }
+            }
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        TraceSub::Convert(a) => convert(a),
+        TraceSub::Analyze(a) => analyze(a),
+    }
+}
+
+fn convert(a: ConvertArgs) -> Result<ExitCode> {
+    let ext = a.output.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext != "kvtrace" {
+        return Err(usage(format!(
+            "{}: kvlab writes traces as .kvtrace (its own format); got `.{ext}`",
+            a.output.display()
+        )));
+    }
+    if a.output.exists() && !a.overwrite {
+        return Err(usage(format!(
+            "{} exists (--overwrite replaces it)",
+            a.output.display()
+        )));
+    }
+    let mut reader = a.input.open(a.format)?;
+    // Written beside the target and renamed at the end, so a failed conversion leaves
+    // no half trace under the final name.
+    let tmp = a.output.with_extension("kvtrace.partial");
+    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let mut writer = KvtraceWriter::new(BufWriter::new(file), &a.output, reader.info())
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let result = kvlab_trace::convert(&mut *reader, &mut writer)
+        .and_then(|n| writer.finish().map(|_| n))
+        .map_err(|e| anyhow::anyhow!(e));
+    let n = match result {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&tmp, &a.output)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), a.output.display()))?;
+    eprintln!(
+        "kvlab: wrote {n} requests from {} ({}) to {}",
+        a.input.trace.display(),
+        reader.info().format,
+        a.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
+    let mut reader = a.input.open(a.format)?;
+    let options = AnalyzeOptions {
+        top_keys: a.top.max(1),
+        window_s: a.window.max(1),
+        ..AnalyzeOptions::default()
+    };
+    let mut analyzer = Analyzer::new(reader.info(), &options);
+    let mut rec = TraceRecord::default();
+    while reader.read(&mut rec).map_err(|e| anyhow::anyhow!(e))? {
+        analyzer.observe(&rec);
+    }
+    let analysis = analyzer.finish();
+    analysis
+        .write(&a.out, a.html)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    eprintln!(
+        "kvlab: analysis of {} in {}{}",
+        a.input.trace.display(),
+        a.out.display(),
+        if a.html { " (index.html)" } else { "" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `trace stats` as a table.
+fn stats_table(s: &Stats) -> String {
+    let mut t = String::new();
+    let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+    t.push_str(&format!("format          {}\n", s.format));
+    t.push_str(&format!("requests        {}\n", s.requests));
+    t.push_str(&format!("distinct keys   {}\n", s.distinct_keys));
+    t.push_str(&format!("bytes           {}\n", opt(s.bytes)));
+    t.push_str(&format!(
+        "first ts        {}\nlast ts         {}\n",
+        opt(s.first_ts),
+        opt(s.last_ts)
+    ));
+    t.push_str("ops\n");
+    for (op, n) in &s.ops {
+        t.push_str(&format!("  {op:<14}{n}\n"));
+    }
+    t
+}
