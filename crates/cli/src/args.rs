@@ -34,6 +34,9 @@ pub(crate) enum Command {
     /// Run a suite file: stores × workloads × threads/connections × rounds, each cell
     /// as its own kvlab process, with resumable results and a summary (docs/suites.md).
     Suite(suite::SuiteCommand),
+    /// Replay a trace (any format `kvlab trace` reads) against a store, at the trace's
+    /// pace divided by --speed, or as fast as possible (--speed max); results as `run`.
+    Replay(Box<replay_cmd::ReplayCommand>),
     /// Read, convert and analyze traces: `trace stats`, `trace dump`, `trace convert`,
     /// `trace analyze` (every common trace format; see docs/traces.md).
     Trace(trace_cmd::TraceCommand),
@@ -219,6 +222,9 @@ pub(crate) struct PhaseArgs {
     pub(crate) keys: import_cmd::KeyArgs,
     #[command(flatten)]
     pub(crate) memtier: run_memtier::RunMemtierArgs,
+    /// `kvlab replay`: the trace replay to run instead of a workload.
+    #[arg(skip)]
+    pub(crate) replay: Option<replay_cmd::Replay>,
 }
 
 /// A usage error: bad flags, properties or configuration (exit code 2).

@@ -14,6 +14,7 @@ mod import_cmd;
 mod output;
 mod phase;
 mod progress;
+mod replay_cmd;
 mod report_cmd;
 mod select;
 mod store;
@@ -99,6 +100,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Import(c) => return import_cmd::import(*c),
         Command::Suite(s) => return suite::run(s),
         Command::Trace(t) => return trace_cmd::trace(t),
+        Command::Replay(r) => (Phase::Run, replay_cmd::phase_args(*r)?),
     };
     open_store(select_phase(phase, args)?)
 }
@@ -183,6 +185,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         monitor: m.monitor.clone(),
         keys: Default::default(),
         memtier: Default::default(),
+        replay: None,
     };
     let mut props = Properties::new();
     for p in &args.properties {

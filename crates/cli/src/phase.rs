@@ -229,6 +229,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
             }
         }
     };
+    replay_cmd::before(ctx, store)?;
     let recorder = start_recording(ctx, store.name())?;
     let plan = RunPlan {
         tap: recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>),
@@ -299,7 +300,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     if outcome.fell_behind {
         notes.push(format!(
             "fell behind: the client lagged its schedule by up to {:.1} ms; the offered load \
-             was below --target-rate, see the Intended-* latencies",
+             was below the schedule (--target-rate, or a replay's --speed), see the Intended-* latencies",
             outcome.max_schedule_lag_ms
         ));
     }
@@ -310,6 +311,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         ));
     }
     notes.extend(import_cmd::extra_notes(&ctx.work, &outcome));
+    notes.extend(replay_cmd::notes(ctx));
 
     for n in &notes {
         eprintln!("kvlab: {n}");

@@ -72,7 +72,9 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
     }
     // The workload: a CacheBench config, a cache property file, or YCSB's CoreWorkload.
     let mut defaults = Defaults::default();
-    let work = if args.memtier.given() {
+    let work = if let Some(r) = &args.replay {
+        AnyWorkload::Replay(Arc::clone(&r.workload))
+    } else if args.memtier.given() {
         memtier_work(&args, &props)?
     } else if let Some(path) = &args.cachebench {
         let mut overrides = Vec::new();
@@ -158,7 +160,8 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         threads,
         clients: args.connections,
         pipeline: args.pipeline,
-        operations: if args.duration.is_some() {
+        // A replay runs until every client has sent its share of the trace.
+        operations: if args.duration.is_some() || matches!(work, AnyWorkload::Replay(_)) {
             None
         } else {
             // CacheBench's numOps is per thread.

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use kvlab_core::{Needs, Workload};
 
+use crate::ReplayWorkload;
 use crate::{memtier::MemtierWorkload, Plan};
 use crate::{CacheWorkload, CoreWorkload, ImportWorkload, KeyFileWorkload, PlanWorkload};
 
@@ -30,6 +31,8 @@ pub enum AnyWorkload {
     CorePlan(Arc<PlanWorkload<CoreWorkload>>),
     /// A thread plan on a key file (`run --plan --keys`).
     KeyPlan(Arc<PlanWorkload<KeyFileWorkload>>),
+    /// `kvlab replay`: a trace's requests.
+    Replay(Arc<ReplayWorkload>),
 }
 
 /// Evaluates `$body` with `$w` bound to the `&Arc<W>` of the workload an
@@ -57,6 +60,7 @@ macro_rules! with_workload {
             $crate::AnyWorkload::Keys($w) => $body,
             $crate::AnyWorkload::CorePlan($w) => $body,
             $crate::AnyWorkload::KeyPlan($w) => $body,
+            $crate::AnyWorkload::Replay($w) => $body,
         }
     };
 }
@@ -119,6 +123,7 @@ impl AnyWorkload {
             AnyWorkload::Keys(w) => w.effective(),
             AnyWorkload::CorePlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
             AnyWorkload::KeyPlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
+            AnyWorkload::Replay(w) => w.effective(),
         }
     }
 

@@ -64,6 +64,7 @@ mod cache;
 mod files;
 mod plan;
 mod props;
+mod replay;
 mod ycsb;
 
 /// YCSB's generators (kept under this name for existing paths): [`kvlab_dist::ycsb`].
@@ -86,6 +87,7 @@ pub use kvlab_core::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
 pub use plan::PROPORTION_KEYS;
 pub use plan::{GroupCounts, Plan, PlanGroup, PlanSource, PlanWorkload, Proportions};
 pub use props::{Origin, Properties};
+pub use replay::{Preload, PreloadSource, ReplaySource, ReplaySpec, ReplayWorkload};
 pub use ycsb::source::CoreSource;
 pub use ycsb::{CoreWorkload, LoadWorker, RunWorker};
 

@@ -1,0 +1,175 @@
+//! `kvlab replay TRACE --db …`: a trace's requests against any store, as a run phase
+//! (same result files as `run`), with the replay's own options.
+
+use kvlab_trace::{CsvSpec, Format, OpenOptions};
+use kvlab_workload::{ReplaySpec, ReplayWorkload};
+
+use super::*;
+
+/// `kvlab replay`.
+#[derive(Args, Debug)]
+pub(crate) struct ReplayCommand {
+    /// The trace (any format `kvlab trace` reads; `-` is not allowed: a replay reads its
+    /// trace more than once).
+    #[arg(value_name = "TRACE")]
+    pub(crate) trace: PathBuf,
+    /// The trace's format when it cannot be told from the file (see `kvlab trace`).
+    #[arg(long = "input-format", value_name = "FORMAT")]
+    pub(crate) input_format: Option<Format>,
+    /// Columns of a csv trace, as libCacheSim's `-t` option spells them.
+    #[arg(long, value_name = "SPEC")]
+    pub(crate) csv_spec: Option<CsvSpec>,
+    /// Timestamps are divided by this (2: twice as fast as traced): an open loop whose
+    /// latency is also measured from each request's intended time. `max`: as fast as
+    /// possible (closed loop).
+    #[arg(long, value_name = "FACTOR|max", default_value = "1", value_parser = parse_speed)]
+    pub(crate) speed: Speed,
+    /// Before replaying, insert every key the trace reads before writing it, with its
+    /// size, so that a replay on an empty store sees the hits production saw.
+    #[arg(long)]
+    pub(crate) preload: bool,
+    /// Follow a read that misses with a set of the key (a look-aside cache client).
+    #[arg(long)]
+    pub(crate) look_aside: bool,
+    /// Value size of writes (and preloaded keys) when the trace has no sizes.
+    #[arg(long, value_name = "SIZE", default_value = "100", value_parser = parse_size)]
+    pub(crate) value_size: u32,
+    /// Replay only the first N requests.
+    #[arg(long, value_name = "N")]
+    pub(crate) limit: Option<u64>,
+    #[command(flatten)]
+    pub(crate) phase: PhaseArgs,
+}
+
+/// `--speed`: a factor, or as fast as possible.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Speed {
+    Factor(f64),
+    Max,
+}
+
+fn parse_speed(s: &str) -> Result<Speed, String> {
+    if s.eq_ignore_ascii_case("max") {
+        return Ok(Speed::Max);
+    }
+    match s.parse::<f64>() {
+        Ok(f) if f > 0.0 && f.is_finite() => Ok(Speed::Factor(f)),
+        _ => Err(format!(
+            "expected a factor above 0 (e.g. 2) or `max`; got `{s}`"
+        )),
+    }
+}
+
+fn parse_size(s: &str) -> Result<u32, String> {
+    kvlab_core::parse_bytes(s)
+        .and_then(|b| u32::try_from(b).ok())
+        .ok_or_else(|| format!("expected a size such as 100, 4KiB or 1MiB; got `{s}`"))
+}
+
+/// The replay a run phase carries ([`PhaseArgs::replay`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Replay {
+    pub(crate) workload: Arc<ReplayWorkload>,
+    pub(crate) preload: bool,
+}
+
+/// Opens the trace (reading it once for its size) and makes the run phase's arguments.
+pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
+    if cmd.trace.as_os_str() == "-" {
+        return Err(usage(
+            "a replay reads its trace more than once: give a file, not `-`",
+        ));
+    }
+    if cmd.phase.memtier.given() || !cmd.phase.property_files.is_empty() {
+        return Err(usage(
+            "a replay's requests come from its trace: no -P files or memtier flags",
+        ));
+    }
+    let spec = ReplaySpec {
+        path: cmd.trace.clone(),
+        open: OpenOptions {
+            format: cmd.input_format,
+            csv: cmd.csv_spec,
+        },
+        speed: match cmd.speed {
+            Speed::Factor(f) => Some(f),
+            Speed::Max => None,
+        },
+        default_value_size: cmd.value_size,
+        limit: cmd.limit,
+        look_aside: cmd.look_aside,
+    };
+    let workload = ReplayWorkload::open(spec).map_err(|e| anyhow::anyhow!(e))?;
+    eprintln!(
+        "kvlab: replaying {} ({}, {} requests) at {}",
+        cmd.trace.display(),
+        workload.info().format,
+        workload.requests(),
+        match cmd.speed {
+            Speed::Factor(f) => format!("{f}× the traced pace"),
+            Speed::Max => "full speed (closed loop)".to_string(),
+        }
+    );
+    let mut args = cmd.phase;
+    if args.workload_label.is_none() {
+        let name = cmd
+            .trace
+            .file_name()
+            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+        args.workload_label = Some(format!("replay {name}"));
+    }
+    args.replay = Some(Replay {
+        workload: Arc::new(workload),
+        preload: cmd.preload,
+    });
+    Ok(args)
+}
+
+/// Before the measured replay: tells the replay what the store can do and, with
+/// `--preload`, loads the keys the trace reads before writing them.
+pub(crate) fn before<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<()> {
+    let Some(replay) = &ctx.args.replay else {
+        return Ok(());
+    };
+    replay.workload.adapt_to(&store.capabilities());
+    if !replay.preload {
+        return Ok(());
+    }
+    let preload = replay.workload.preload().map_err(|e| anyhow::anyhow!(e))?;
+    eprintln!(
+        "kvlab: preloading {} keys the trace reads before it writes them",
+        preload.len()
+    );
+    let plan = RunPlan {
+        target_rate: None,
+        ..ctx.plan.clone()
+    };
+    let o = kvlab_runner::load(store, &preload, &plan, &ctx.stop, &mut |_| {})?;
+    let failed = o.total.errors_total();
+    if failed > 0 || o.interrupted {
+        anyhow::bail!("preloading the replay's keys failed: {failed} inserts failed");
+    }
+    Ok(())
+}
+
+/// What the replay could not send, and a reader error, as result notes.
+pub(crate) fn notes(ctx: &PhaseCtx) -> Vec<String> {
+    let Some(replay) = &ctx.args.replay else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    let skipped = replay.workload.skipped();
+    if !skipped.is_empty() {
+        let list: Vec<String> = skipped.iter().map(|(op, n)| format!("{op} {n}")).collect();
+        notes.push(format!(
+            "replay: requests the store cannot do were not sent: {}",
+            list.join(", ")
+        ));
+    }
+    if let Some(e) = replay.workload.error() {
+        notes.push(format!(
+            "replay: the trace could not be read to its end: {e}"
+        ));
+    }
+    notes
+}
