@@ -1,0 +1,310 @@
+//! db_bench's `mixgraph` workload (RocksDB 7.8 `tools/db_bench_tool.cc`, `MixGraph`),
+//! the key-range model of Cao et al., "Characterizing, Modeling, and Benchmarking
+//! RocksDB Key-Value Workloads at Facebook" (FAST'20), bit-exact with db_bench.
+//!
+//! - [`MixGraphConfig`]: every flag mixgraph reads, db_bench's defaults, validation.
+//! - [`MixGraph`]: one thread's operations ([`MixOp`]: Get, Put or Seek, key bytes,
+//!   value size, scan length), from the same `mt19937_64` stream as db_bench's thread.
+//! - [`SineSchedule`]: the sine-modulated request rate (`-sine_mix_rate`) as due times.
+//!
+//! # What is bit-exact
+//!
+//! For a validated config with the default [`MixGraphConfig::key_model`] (`None`) and
+//! `decorrelate = false`, thread `k` of [`MixGraph::new`] yields the sequence of
+//! (operation, key bytes, Put value size, Seek scan length) that db_bench's thread `k`
+//! issues in a run whose only benchmark is `mixgraph` (no `-warmup`, no `-repeat`), with
+//! `-read_random_exp_range=0` (its default), for the same `-seed`:
+//!
+//! - the stream: `ThreadState`'s `Random64` ([`Mt19937_64`]) seeded `seed + c`, where
+//!   `c` counts the threads db_bench has started in the process, from 1
+//!   ([`thread_stream_seed`]);
+//! - two draws per operation: one `SelectDBWithCfh(thread)` takes (it picks a database
+//!   among `-num_multi_db`; with one database it is unused), then `GetRandomKey`'s
+//!   `next() % num`, which also gives `u = draw / num`, the op type
+//!   (`QueryDecider::GetType`, [`OpMix`]) and both sizes;
+//! - key numbers: uniform (`key_rand = draw`), the power model
+//!   (`PowerCdfInversion`, then `mt19937_64(rank).next()` as a signed remainder of
+//!   `num`), or key ranges (`GenerateTwoTermExpKeys::InitiateExpDistribution` and
+//!   `DistGetKeyID`, [`KeyRanges`]);
+//! - key bytes: `GenerateKeyFromInt` ([`KeyFormat`]);
+//! - value sizes: `ParetoCdfInversion` rounded up, below 10 raised to 10, above
+//!   `min(mix_max_value_size, 1 MiB)` wrapped modulo it (which can give 0);
+//! - scan lengths: `ParetoCdfInversion(u, iter_*) % mix_max_scan_len` (a negative result
+//!   scans nothing: 0). db_bench stops earlier at the end of the database.
+//!
+//! Floating point goes through the same C library functions (`pow`, `exp`, `log`) as
+//! db_bench on Linux, and double-to-integer casts follow x86-64 ([`f64_to_i64_x86`]).
+//! The tests compare against query traces written by Debian's db_bench 7.8.3.
+//!
+//! # kvlab's switches (off by default)
+//!
+//! - [`MixGraphConfig::key_model`]: one of the paper's four models by name. db_bench
+//!   chooses from the flags and never reaches `Prefix_random` (RocksDB issue #8356).
+//!   kvlab's `Prefix_random` picks the range as `DistGetKeyID` does (so `Prefix_dist`
+//!   and `Prefix_random` pick the same range for the same draw) and the offset from
+//!   SplitMix64's mix of the draw ([`crate::mix64`]) — not `DistGetKeyID`'s
+//!   `ini_rand % keyrange_size`, whose residues cluster inside a hot range because the
+//!   same draw chose the range.
+//! - [`MixGraphConfig::decorrelate`]: db_bench derives the key, the op type and the
+//!   sizes from one draw, so a hot key always gets the same op type and sizes. With it
+//!   set, each operation takes three draws from the stream after the database draw
+//!   (key, type, size), each `next() % num` as db_bench's, so the marginals stay
+//!   db_bench's.
+//!
+//! Not imitated: `-read_random_exp_range`, `-use_existing_keys`, multiple column
+//! families, and db_bench's `-seed=0` (a time-derived base; kvlab uses the value given).
+
+mod config;
+mod error;
+mod keyrange;
+mod mt;
+mod ops;
+mod sine;
+
+pub use config::{KeyModel, MixGraphConfig};
+pub use error::MixGraphError;
+pub use keyrange::KeyRanges;
+pub use mt::Mt19937_64;
+pub use ops::{
+    f64_to_i64_x86, pareto_cdf_inversion, power_cdf_inversion, KeyFormat, OpKind, OpMix,
+};
+pub use sine::{GlibcRand, SineSchedule};
+
+use crate::mix64;
+
+/// Operations prepared at once: the power model's seeded outputs of this many operations
+/// are computed together ([`Mt19937_64::first_outputs`]).
+const BATCH: usize = 8;
+
+/// One mixgraph operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MixOp<'a> {
+    /// Get, Put or Seek.
+    pub kind: OpKind,
+    /// The key (`key_size` bytes, [`KeyFormat`]).
+    pub key: &'a [u8],
+    /// The key number the key encodes (db_bench's `key_rand`; a negative one, from the
+    /// power model, as its two's complement).
+    pub key_number: u64,
+    /// The value size of a Put (0 for other kinds; a Put may also get 0 from the wrap).
+    pub value_size_bytes: u64,
+    /// The number of `Next()` calls after a Seek (0 for other kinds).
+    pub scan_len: u64,
+}
+
+/// The seed of db_bench's thread stream: `ThreadState(index, my_seed)` seeds its
+/// `Random64` with `seed_base + my_seed`, where `my_seed` is db_bench's running count of
+/// threads started (`++total_thread_count_`, over every benchmark, warm-up and repeat of
+/// the process). In a process whose only run is one `mixgraph` benchmark,
+/// `threads_started_before = 0` and thread `k` gets `seed + k + 1`.
+pub fn thread_stream_seed(seed: i64, threads_started_before: u32, thread: u32) -> u64 {
+    seed.wrapping_add(i64::from(threads_started_before) + i64::from(thread) + 1) as u64
+}
+
+/// The validated pieces every thread shares.
+#[derive(Clone, Debug)]
+struct Model {
+    num: u64,
+    model: KeyModel,
+    decorrelate: bool,
+    key_dist_a: f64,
+    key_dist_b: f64,
+    ranges: Option<KeyRanges>,
+    mix: OpMix,
+    format: KeyFormat,
+    value: (f64, f64, f64),
+    value_max: i64,
+    iter: (f64, f64, f64),
+    scan_len_max: i64,
+}
+
+/// Operations drawn ahead (see [`BATCH`]): per operation its draws and key number.
+#[derive(Clone, Debug, Default)]
+struct Pending {
+    /// The draw the key comes from (`GetRandomKey`).
+    key_draw: [u64; BATCH],
+    /// The draw the op type comes from (the key draw unless decorrelated).
+    kind_draw: [u64; BATCH],
+    /// The draw the value size or scan length comes from.
+    size_draw: [u64; BATCH],
+    key_number: [u64; BATCH],
+    next: usize,
+}
+
+/// One thread's mixgraph operations (see the [module docs](self) for what matches
+/// db_bench). An endless stream: [`MixGraphConfig::ops_per_thread`] says when db_bench
+/// stops. No allocation per operation.
+#[derive(Clone, Debug)]
+pub struct MixGraph {
+    rng: Mt19937_64,
+    model: Model,
+    pending: Pending,
+    key: Vec<u8>,
+}
+
+impl MixGraph {
+    /// Thread `thread`'s generator, as db_bench's thread `thread` in a process whose only
+    /// run is this benchmark (stream seed [`thread_stream_seed`]`(seed, 0, thread)`).
+    pub fn new(config: &MixGraphConfig, thread: u32) -> Result<MixGraph, MixGraphError> {
+        MixGraph::with_stream_seed(config, thread_stream_seed(config.seed, 0, thread))
+    }
+
+    /// A generator whose `mt19937_64` stream is seeded `stream_seed`.
+    pub fn with_stream_seed(
+        config: &MixGraphConfig,
+        stream_seed: u64,
+    ) -> Result<MixGraph, MixGraphError> {
+        config.validate()?;
+        let model = config.effective_key_model();
+        let ranges = match model {
+            KeyModel::PrefixDist | KeyModel::PrefixRandom => Some(KeyRanges::new(config)?),
+            KeyModel::AllDist | KeyModel::AllRandom => None,
+        };
+        let format = KeyFormat::new(config);
+        let key = format.buffer();
+        Ok(MixGraph {
+            rng: Mt19937_64::new(stream_seed),
+            model: Model {
+                num: config.num as u64,
+                model,
+                decorrelate: config.decorrelate,
+                key_dist_a: config.key_dist_a,
+                key_dist_b: config.key_dist_b,
+                ranges,
+                mix: OpMix::new(config),
+                format,
+                value: (config.value_theta, config.value_k, config.value_sigma),
+                value_max: config.value_max(),
+                iter: (config.iter_theta, config.iter_k, config.iter_sigma),
+                scan_len_max: config.mix_max_scan_len,
+            },
+            pending: Pending {
+                next: BATCH,
+                ..Pending::default()
+            },
+            key,
+        })
+    }
+
+    /// The key-range table, for the key models that use one.
+    pub fn key_ranges(&self) -> Option<&KeyRanges> {
+        self.model.ranges.as_ref()
+    }
+
+    /// The op mix (db_bench's `QueryDecider`).
+    pub fn op_mix(&self) -> &OpMix {
+        &self.model.mix
+    }
+
+    /// The key model drawn.
+    pub fn key_model(&self) -> KeyModel {
+        self.model.model
+    }
+
+    /// The next operation.
+    #[inline]
+    pub fn next_op(&mut self) -> MixOp<'_> {
+        if self.pending.next == BATCH {
+            self.prepare();
+        }
+        let i = self.pending.next;
+        self.pending.next += 1;
+        let m = &self.model;
+        let kind = m.mix.kind(self.pending.kind_draw[i]);
+        let u = self.pending.size_draw[i] as f64 / m.num as f64;
+        let (value_size_bytes, scan_len) = match kind {
+            OpKind::Get => (0, 0),
+            OpKind::Put => {
+                let (theta, k, sigma) = m.value;
+                let size = pareto_cdf_inversion(u, theta, k, sigma);
+                let size = if size < 10 {
+                    10
+                } else if size > m.value_max {
+                    size % m.value_max
+                } else {
+                    size
+                };
+                (size as u64, 0)
+            }
+            OpKind::Seek => {
+                let (theta, k, sigma) = m.iter;
+                let len = pareto_cdf_inversion(u, theta, k, sigma) % m.scan_len_max;
+                (0, len.max(0) as u64)
+            }
+        };
+        let key_number = self.pending.key_number[i];
+        m.format.write(key_number, &mut self.key);
+        MixOp {
+            kind,
+            key: &self.key,
+            key_number,
+            value_size_bytes,
+            scan_len,
+        }
+    }
+
+    /// Draws the next [`BATCH`] operations' draws and key numbers.
+    fn prepare(&mut self) {
+        let m = &self.model;
+        let p = &mut self.pending;
+        for i in 0..BATCH {
+            // `SelectDBWithCfh(thread)` takes a draw to pick one of `-num_multi_db`
+            // databases, then `GetRandomKey` takes the key's.
+            let _database = self.rng.next_u64();
+            let draw = self.rng.next_u64() % m.num;
+            p.key_draw[i] = draw;
+            if m.decorrelate {
+                p.kind_draw[i] = self.rng.next_u64() % m.num;
+                p.size_draw[i] = self.rng.next_u64() % m.num;
+            } else {
+                p.kind_draw[i] = draw;
+                p.size_draw[i] = draw;
+            }
+        }
+        let (a, b) = (m.key_dist_a, m.key_dist_b);
+        match (m.model, &m.ranges) {
+            (KeyModel::AllRandom, _) => p.key_number = p.key_draw,
+            (KeyModel::AllDist, _) => {
+                // `key_seed = PowerCdfInversion(u, a, b); Random64 rand(key_seed);
+                // key_rand = (int64_t)rand.Next() % FLAGS_num` — a signed remainder.
+                let mut seeds = [0u64; BATCH];
+                for (s, &d) in seeds.iter_mut().zip(&p.key_draw) {
+                    *s = power_cdf_inversion(d as f64 / m.num as f64, a, b) as u64;
+                }
+                let outs = Mt19937_64::first_outputs(&seeds);
+                for (k, out) in p.key_number.iter_mut().zip(outs) {
+                    *k = ((out as i64) % m.num as i64) as u64;
+                }
+            }
+            (KeyModel::PrefixRandom, Some(r)) => {
+                let size = r.keys_per_range();
+                // Not `DistGetKeyID`'s `ini_rand % size`: the draw also chose the range,
+                // so its residues would cluster inside a hot range. SplitMix64's mix of
+                // the draw scatters it over the range instead.
+                for (k, &d) in p.key_number.iter_mut().zip(&p.key_draw) {
+                    let offset = (mix64(d) % size as u64) as i64;
+                    *k = (size * r.range_of(d as i64) as i64 + offset) as u64;
+                }
+            }
+            (KeyModel::PrefixDist, Some(r)) => {
+                // `DistGetKeyID`: `u = (ini_rand % size) / size`, the rank
+                // `⌈(u/a)^{1/b}⌉` seeds `Random64`, offset `next() % size` (unsigned).
+                let size = r.keys_per_range();
+                let mut seeds = [0u64; BATCH];
+                for (s, &d) in seeds.iter_mut().zip(&p.key_draw) {
+                    let u = ((d as i64) % size) as f64 / size as f64;
+                    *s = power_cdf_inversion(u, a, b) as u64;
+                }
+                let outs = Mt19937_64::first_outputs(&seeds);
+                for ((k, &d), out) in p.key_number.iter_mut().zip(&p.key_draw).zip(outs) {
+                    let offset = (out % size as u64) as i64;
+                    *k = (size * r.range_of(d as i64) as i64 + offset) as u64;
+                }
+            }
+            (KeyModel::PrefixDist | KeyModel::PrefixRandom, None) => {
+                unreachable!("a key-range model is built with its key-range table")
+            }
+        }
+        p.next = 0;
+    }
+}
