@@ -220,6 +220,17 @@ fn check_against_db_bench(what: &str, config: &MixGraphConfig) {
         1 => assert_same_sequence(what, &ours(config, 0), &traced),
         2 => {
             let (t0, t1) = (ours(config, 0), ours(config, 1));
+            // A sibling sharing thread 0's model and table draws thread 1's stream.
+            let mut sibling = MixGraph::new(config, 0)
+                .expect("valid")
+                .for_thread(config.seed, 1);
+            let shared: Vec<Traced> = (0..t1.len())
+                .map(|_| {
+                    let op = sibling.next_op();
+                    (op.kind, op.key.to_vec(), op.value_size_bytes)
+                })
+                .collect();
+            assert_eq!(shared, t1, "{what}: for_thread(1) differs from new(1)");
             assert!(
                 is_interleaving(&traced, &t0, &t1),
                 "{what}: the trace ({} ops) is no interleaving of kvlab's threads 0 and 1",

@@ -70,6 +70,9 @@ pub use ops::{
 };
 pub use sine::{GlibcRand, SineSchedule};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use crate::mix64;
 
 /// Operations prepared at once: the power model's seeded outputs of this many operations
@@ -102,7 +105,7 @@ pub fn thread_stream_seed(seed: i64, threads_started_before: u32, thread: u32) -
 }
 
 /// The validated pieces every thread shares.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Model {
     num: u64,
     model: KeyModel,
@@ -116,6 +119,50 @@ struct Model {
     value_max: i64,
     iter: (f64, f64, f64),
     scan_len_max: i64,
+    /// The power model's key numbers (All_dist) or in-range offsets (Prefix_dist) by
+    /// draw (see [`PowerMemo`]).
+    memo: PowerMemo,
+}
+
+/// The power model's result for each possible draw, filled as draws come.
+///
+/// The power model re-seeds `mt19937_64` for every key and takes its first output: 156
+/// dependent multiplications, hundreds of ns. But its input takes few values — `draw`
+/// itself for All_dist (`num` values), `draw % keys_per_range` for Prefix_dist — so each
+/// value's result is computed once and kept, shared by the threads of one
+/// [`MixGraph::for_thread`] family. Entries hold the result plus an offset that keeps 0
+/// free for "not yet computed"; racing threads store the same value, so relaxed atomics
+/// suffice. Tables over [`PowerMemo::MAX_ENTRIES`] are not kept (each key is computed).
+#[derive(Debug, Default)]
+struct PowerMemo {
+    entries: Option<Box<[AtomicU64]>>,
+}
+
+impl PowerMemo {
+    /// The largest table kept: 2²³ entries (64 MiB).
+    const MAX_ENTRIES: u64 = 1 << 23;
+
+    fn new(entries: u64) -> PowerMemo {
+        PowerMemo {
+            entries: (entries <= Self::MAX_ENTRIES)
+                .then(|| (0..entries).map(|_| AtomicU64::new(0)).collect()),
+        }
+    }
+
+    /// The stored value for input `i` (0: not computed).
+    #[inline]
+    fn get(&self, i: u64) -> u64 {
+        self.entries
+            .as_ref()
+            .map_or(0, |e| e[i as usize].load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    fn set(&self, i: u64, stored: u64) {
+        if let Some(e) = &self.entries {
+            e[i as usize].store(stored, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Operations drawn ahead (see [`BATCH`]): per operation its draws and key number.
@@ -133,11 +180,13 @@ struct Pending {
 
 /// One thread's mixgraph operations (see the [module docs](self) for what matches
 /// db_bench). An endless stream: [`MixGraphConfig::ops_per_thread`] says when db_bench
-/// stops. No allocation per operation.
+/// stops. No allocation per operation; the power model's table of results
+/// (`8 · num` bytes for All_dist, `8 · num / keyrange_num` for Prefix_dist, at most
+/// 64 MiB) is allocated with the first generator and shared by [`MixGraph::for_thread`].
 #[derive(Clone, Debug)]
 pub struct MixGraph {
     rng: Mt19937_64,
-    model: Model,
+    model: Arc<Model>,
     pending: Pending,
     key: Vec<u8>,
 }
@@ -162,9 +211,14 @@ impl MixGraph {
         };
         let format = KeyFormat::new(config);
         let key = format.buffer();
+        let memo = match (model, &ranges) {
+            (KeyModel::AllDist, _) => PowerMemo::new(config.num as u64),
+            (KeyModel::PrefixDist, Some(r)) => PowerMemo::new(r.keys_per_range() as u64),
+            _ => PowerMemo::default(),
+        };
         Ok(MixGraph {
             rng: Mt19937_64::new(stream_seed),
-            model: Model {
+            model: Arc::new(Model {
                 num: config.num as u64,
                 model,
                 decorrelate: config.decorrelate,
@@ -177,13 +231,33 @@ impl MixGraph {
                 value_max: config.value_max(),
                 iter: (config.iter_theta, config.iter_k, config.iter_sigma),
                 scan_len_max: config.mix_max_scan_len,
-            },
+                memo,
+            }),
             pending: Pending {
                 next: BATCH,
                 ..Pending::default()
             },
             key,
         })
+    }
+
+    /// Thread `thread`'s generator of the same config, sharing this one's validated
+    /// model and power-model table (a config validated and tabled once for all threads).
+    pub fn for_thread(&self, config_seed: i64, thread: u32) -> MixGraph {
+        self.with_shared_model(thread_stream_seed(config_seed, 0, thread))
+    }
+
+    /// A generator seeded `stream_seed`, sharing this one's model and table.
+    pub fn with_shared_model(&self, stream_seed: u64) -> MixGraph {
+        MixGraph {
+            rng: Mt19937_64::new(stream_seed),
+            model: Arc::clone(&self.model),
+            pending: Pending {
+                next: BATCH,
+                ..Pending::default()
+            },
+            key: self.model.format.buffer(),
+        }
     }
 
     /// The key-range table, for the key models that use one.
@@ -266,14 +340,28 @@ impl MixGraph {
             (KeyModel::AllRandom, _) => p.key_number = p.key_draw,
             (KeyModel::AllDist, _) => {
                 // `key_seed = PowerCdfInversion(u, a, b); Random64 rand(key_seed);
-                // key_rand = (int64_t)rand.Next() % FLAGS_num` — a signed remainder.
+                // key_rand = (int64_t)rand.Next() % FLAGS_num` — a signed remainder, in
+                // (−num, num), kept as `key_rand + num` (never 0) in the memo.
+                let num = m.num as i64;
                 let mut seeds = [0u64; BATCH];
-                for (s, &d) in seeds.iter_mut().zip(&p.key_draw) {
-                    *s = power_cdf_inversion(d as f64 / m.num as f64, a, b) as u64;
+                let mut missed = [false; BATCH];
+                for i in 0..BATCH {
+                    let d = p.key_draw[i];
+                    match m.memo.get(d) {
+                        0 => {
+                            missed[i] = true;
+                            seeds[i] = power_cdf_inversion(d as f64 / m.num as f64, a, b) as u64;
+                        }
+                        stored => p.key_number[i] = (stored as i64 - num) as u64,
+                    }
                 }
-                let outs = Mt19937_64::first_outputs(&seeds);
-                for (k, out) in p.key_number.iter_mut().zip(outs) {
-                    *k = ((out as i64) % m.num as i64) as u64;
+                if missed.contains(&true) {
+                    let outs = Mt19937_64::first_outputs(&seeds);
+                    for i in (0..BATCH).filter(|&i| missed[i]) {
+                        let key_rand = (outs[i] as i64) % num;
+                        m.memo.set(p.key_draw[i], (key_rand + num) as u64);
+                        p.key_number[i] = key_rand as u64;
+                    }
                 }
             }
             (KeyModel::PrefixRandom, Some(r)) => {
@@ -288,17 +376,33 @@ impl MixGraph {
             }
             (KeyModel::PrefixDist, Some(r)) => {
                 // `DistGetKeyID`: `u = (ini_rand % size) / size`, the rank
-                // `⌈(u/a)^{1/b}⌉` seeds `Random64`, offset `next() % size` (unsigned).
+                // `⌈(u/a)^{1/b}⌉` seeds `Random64`, offset `next() % size` (unsigned),
+                // kept as `offset + 1` in the memo.
                 let size = r.keys_per_range();
                 let mut seeds = [0u64; BATCH];
-                for (s, &d) in seeds.iter_mut().zip(&p.key_draw) {
-                    let u = ((d as i64) % size) as f64 / size as f64;
-                    *s = power_cdf_inversion(u, a, b) as u64;
+                let mut missed = [false; BATCH];
+                let mut offsets = [0u64; BATCH];
+                for i in 0..BATCH {
+                    let within = p.key_draw[i] % size as u64;
+                    match m.memo.get(within) {
+                        0 => {
+                            missed[i] = true;
+                            let u = within as f64 / size as f64;
+                            seeds[i] = power_cdf_inversion(u, a, b) as u64;
+                        }
+                        stored => offsets[i] = stored - 1,
+                    }
                 }
-                let outs = Mt19937_64::first_outputs(&seeds);
-                for ((k, &d), out) in p.key_number.iter_mut().zip(&p.key_draw).zip(outs) {
-                    let offset = (out % size as u64) as i64;
-                    *k = (size * r.range_of(d as i64) as i64 + offset) as u64;
+                if missed.contains(&true) {
+                    let outs = Mt19937_64::first_outputs(&seeds);
+                    for i in (0..BATCH).filter(|&i| missed[i]) {
+                        offsets[i] = outs[i] % size as u64;
+                        m.memo.set(p.key_draw[i] % size as u64, offsets[i] + 1);
+                    }
+                }
+                for ((k, &d), offset) in p.key_number.iter_mut().zip(&p.key_draw).zip(offsets) {
+                    let range = r.range_of(d as i64) as i64;
+                    *k = (size * range) as u64 + offset;
                 }
             }
             (KeyModel::PrefixDist | KeyModel::PrefixRandom, None) => {
