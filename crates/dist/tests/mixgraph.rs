@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 
 use kvlab_dist::fit::assert_fits;
 use kvlab_dist::mixgraph::{
-    GlibcRand, KeyModel, MixGraph, MixGraphConfig, MixGraphError, OpKind, SineSchedule,
+    thread_stream_seed, GlibcRand, KeyModel, MixGraph, MixGraphConfig, MixGraphError, OpKind,
+    SineSchedule,
 };
 
 /// One traced operation: kind, key bytes, value size (Puts; 0 otherwise).
@@ -57,10 +58,16 @@ fn trace_analyzer() -> &'static Path {
 /// RocksDB's trace_analyzer reads it.
 fn run_traced(args: &[String]) -> (String, Vec<Traced>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let trace = dir.path().join("mixgraph.trace");
+    let (stdout, ops) = run_traced_in(dir.path(), args);
+    (stdout, ops)
+}
+
+/// [`run_traced`] in `dir`, which keeps the analyzer's output in `dir/analyzed`.
+fn run_traced_in(dir: &Path, args: &[String]) -> (String, Vec<Traced>) {
+    let trace = dir.join("mixgraph.trace");
     let out = Command::new(db_bench())
         .arg("--benchmarks=mixgraph")
-        .arg(format!("-db={}", dir.path().join("db").display()))
+        .arg(format!("-db={}", dir.join("db").display()))
         .arg(format!("-trace_file={}", trace.display()))
         .arg("-use_existing_db=false")
         .args(args)
@@ -72,7 +79,7 @@ fn run_traced(args: &[String]) -> (String, Vec<Traced>) {
         "db_bench {args:?} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let analyzed = dir.path().join("analyzed");
+    let analyzed = dir.join("analyzed");
     std::fs::create_dir_all(&analyzed).expect("analyzer output dir");
     let ta = Command::new(trace_analyzer())
         .arg(format!("-trace_path={}", trace.display()))
@@ -90,6 +97,20 @@ fn run_traced(args: &[String]) -> (String, Vec<Traced>) {
         .map(|(line, l)| parse_human_line(l).unwrap_or_else(|| panic!("line {}: {l}", line + 1)))
         .collect();
     (stdout, ops)
+}
+
+/// The timestamps (µs) of a human-readable trace's lines.
+fn timestamps_us(dir: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(dir.join("t-human_readable_trace.txt"))
+        .expect("trace_analyzer's human-readable trace");
+    text.lines()
+        .map(|l| {
+            l.split_whitespace()
+                .nth(4)
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("no timestamp in {l}"))
+        })
+        .collect()
 }
 
 /// `0x<KEY HEX> <type> <cf> <value size> <timestamp>`; types 0 Get, 1 Put, 6 Seek.
@@ -333,24 +354,34 @@ fn infinite_inversions_cast_as_db_bench_does() {
     check_against_db_bench("u = 0 casts", &c);
 }
 
-/// Runs `fillseq` (its own process), then mixgraph on that database; returns mixgraph's
-/// printed `avg size: V value, S scan`.
-fn printed_averages(config: &MixGraphConfig) -> (f64, f64) {
+/// Fills a database with `fillseq` and runs mixgraph on it — in two processes, or in one
+/// (`--benchmarks=fillseq,mixgraph`, where fillseq's thread is the first db_bench counts,
+/// so mixgraph's thread gets `seed + 2`); returns mixgraph's printed `avg size: V value,
+/// S scan`.
+fn printed_averages(config: &MixGraphConfig, one_process: bool) -> (f64, f64) {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = format!("-db={}", dir.path().join("db").display());
-    let fill = Command::new(db_bench())
-        .args(["--benchmarks=fillseq", "-use_existing_db=false", &db])
-        .arg(format!("-num={}", config.num))
-        .arg(format!("-key_size={}", config.key_size))
-        .arg("-value_size=10")
-        .output()
-        .expect("db_bench fillseq runs");
-    assert!(fill.status.success(), "fillseq failed: {fill:?}");
-    let out = Command::new(db_bench())
-        .args(["--benchmarks=mixgraph", "-use_existing_db=true", &db])
-        .args(flags(config))
-        .output()
-        .expect("db_bench mixgraph runs");
+    let fill = |benchmarks: &str| {
+        let mut cmd = Command::new(db_bench());
+        cmd.args([benchmarks, "-use_existing_db=false", &db, "-value_size=10"])
+            .args(flags(config));
+        cmd
+    };
+    let out = if one_process {
+        fill("--benchmarks=fillseq,mixgraph")
+            .output()
+            .expect("db_bench runs")
+    } else {
+        let filled = fill("--benchmarks=fillseq")
+            .output()
+            .expect("db_bench fillseq runs");
+        assert!(filled.status.success(), "fillseq failed: {filled:?}");
+        Command::new(db_bench())
+            .args(["--benchmarks=mixgraph", "-use_existing_db=true", &db])
+            .args(flags(config))
+            .output()
+            .expect("db_bench mixgraph runs")
+    };
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "mixgraph failed: {stdout}");
     let line = stdout
@@ -371,7 +402,7 @@ fn printed_averages(config: &MixGraphConfig) -> (f64, f64) {
 fn scan_lengths_match_db_bench_printed_average() {
     // A full database of keys 0..num: a Seek lands on its key (position = key number)
     // and scans min(scan_len, num − key number) entries.
-    for (seed, seek) in [(8, 0.2), (21, 0.5)] {
+    for (seed, seek, one_process) in [(8, 0.2, false), (21, 0.5, true), (5, 0.3, true)] {
         let c = MixGraphConfig {
             num: 20_000,
             reads: 4000,
@@ -381,7 +412,9 @@ fn scan_lengths_match_db_bench_printed_average() {
             mix_max_scan_len: 300,
             ..zippy(seed, 1)
         };
-        let mut g = MixGraph::new(&c, 0).expect("valid");
+        let threads_before = u32::from(one_process);
+        let stream = thread_stream_seed(seed, threads_before, 0);
+        let mut g = MixGraph::with_stream_seed(&c, stream).expect("valid");
         let (mut seeks, mut scanned, mut puts, mut values) = (0u64, 0u64, 0u64, 0u64);
         for _ in 0..c.reads {
             let op = g.next_op();
@@ -401,7 +434,7 @@ fn scan_lengths_match_db_bench_printed_average() {
             seeks > 100 && scanned > seeks,
             "{seeks} seeks, {scanned} scanned"
         );
-        let (value, scan) = printed_averages(&c);
+        let (value, scan) = printed_averages(&c, one_process);
         let (our_value, our_scan) = (values as f64 / puts as f64, scanned as f64 / seeks as f64);
         // db_bench prints one decimal.
         assert!(
@@ -781,4 +814,69 @@ fn sine_schedule_follows_db_bench_formula() {
             "interval {i}: {got} vs rate {rate}"
         );
     }
+}
+
+#[test]
+fn sine_rate_matches_db_bench_over_time() {
+    // Gets only (db_bench's read limiter; the write limiter's rate stays unset), rates
+    // 4000..8000 ops/s so every 100 ms refill holds at least 100 ops (Debian's db_bench
+    // asserts that), 250 ms intervals, 3 s.
+    let c = MixGraphConfig {
+        num: 20_000,
+        duration: 3,
+        seed: 2,
+        sine_mix_rate: true,
+        sine_a: 2000.0,
+        sine_b: 3.0,
+        sine_c: 0.0,
+        sine_d: 6000.0,
+        sine_mix_rate_interval_milliseconds: 250,
+        ..MixGraphConfig::default()
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut args = flags(&c);
+    args.retain(|a| !a.starts_with("-reads="));
+    args.extend([
+        "-duration=3".to_string(),
+        "-sine_mix_rate=true".to_string(),
+        "-sine_a=2000".to_string(),
+        "-sine_b=3".to_string(),
+        "-sine_c=0".to_string(),
+        "-sine_d=6000".to_string(),
+        "-sine_mix_rate_interval_milliseconds=250".to_string(),
+    ]);
+    run_traced_in(dir.path(), &args);
+    let ts = timestamps_us(&dir.path().join("analyzed"));
+    let t0 = ts[0];
+    let mut theirs = [0u64; 12];
+    for t in &ts {
+        if let Some(w) = theirs.get_mut(((t - t0) / 250_000) as usize) {
+            *w += 1;
+        }
+    }
+    let mut s = SineSchedule::new(&c).expect("valid");
+    let mut ours = [0u64; 12];
+    loop {
+        let due = s.next_due_ns();
+        match ours.get_mut((due / 250_000_000) as usize) {
+            Some(w) => *w += 1,
+            None => break,
+        }
+    }
+    // Interval 0 runs at the limiters' initial 1e6 ops/s: far above the sine's 1500 per
+    // 250 ms, whatever this machine manages.
+    assert!(
+        theirs[0] > 4 * 1500,
+        "interval 0: db_bench {} ops",
+        theirs[0]
+    );
+    // From interval 2 on (interval 1 still spends tokens of the initial rate), db_bench's
+    // limiter refills every 100 ms, so 250 ms windows alternate between two and three
+    // refills: compare the sum.
+    let (sum_theirs, sum_ours): (u64, u64) = (theirs[2..].iter().sum(), ours[2..].iter().sum());
+    let ratio = sum_theirs as f64 / sum_ours as f64;
+    assert!(
+        (ratio - 1.0).abs() < 0.06,
+        "intervals 2..12: db_bench {sum_theirs} ops {theirs:?}, kvlab {sum_ours} {ours:?}"
+    );
 }

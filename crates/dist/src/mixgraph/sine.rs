@@ -73,7 +73,9 @@ impl GlibcRand {
 ///
 /// - the rate is the total over all threads (the limiters are shared);
 /// - operations leave in bursts of 100, paced to the rate over 100 ms refills;
-/// - the first interval runs at the limiters' initial 1,000,000 ops/s;
+/// - the first interval runs at the limiters' initial 1,000,000 ops/s (in practice as
+///   fast as the store allows), and the tokens left from it make a burst after the
+///   first update;
 /// - `AddNoise` takes `delta = (rand() % (int)A − (int)A / 2) · noise` from the C
 ///   library's process-wide `rand()` (never seeded by db_bench: glibc's seed 1), one call
 ///   per thread per update, and keeps the rate without noise when noise would make it
