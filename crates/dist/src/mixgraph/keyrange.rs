@@ -128,3 +128,37 @@ impl KeyRanges {
         self.rand_max
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_are_floored_after_scaling_by_the_first_nonzero_range() {
+        // p(3) = e^-3 ≈ 0.0498 sets amplify = ⌊20.09⌋ + 1 = 21; shares ⌊21·p⌋ = 1, 2, 7.
+        let c = MixGraphConfig {
+            num: 300,
+            keyrange_num: 3,
+            keyrange_dist_a: 1.0,
+            keyrange_dist_b: -1.0,
+            ..MixGraphConfig::default()
+        };
+        let r = KeyRanges::new(&c).expect("valid");
+        assert_eq!(r.rand_max(), 10);
+        assert_eq!(r.keys_per_range(), 100);
+        let mut p = r.probabilities();
+        p.sort_by(f64::total_cmp);
+        assert_eq!(p, [0.1, 0.2, 0.7]);
+        // Every draw lands in a range whose share covers it.
+        let mut hits = [0u32; 3];
+        for d in 0..10 {
+            hits[r.range_of(d)] += 1;
+        }
+        let shares: Vec<u32> = r
+            .probabilities()
+            .iter()
+            .map(|q| (q * 10.0).round() as u32)
+            .collect();
+        assert_eq!(hits.to_vec(), shares);
+    }
+}

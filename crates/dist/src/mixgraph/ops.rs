@@ -180,3 +180,83 @@ fn write_be_low(v: u64, out: &mut [u8]) {
     let bytes = v.to_be_bytes();
     out.copy_from_slice(&bytes[8 - out.len()..]);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casts_follow_x86() {
+        assert_eq!(f64_to_i64_x86(f64::INFINITY), i64::MIN);
+        assert_eq!(f64_to_i64_x86(f64::NEG_INFINITY), i64::MIN);
+        assert_eq!(f64_to_i64_x86(f64::NAN), i64::MIN);
+        assert_eq!(f64_to_i64_x86(TWO_POW_63), i64::MIN);
+        assert_eq!(f64_to_i64_x86(-2.7), -2);
+        assert_eq!(f64_to_i64_x86(1e18), 1_000_000_000_000_000_000);
+    }
+
+    #[test]
+    fn inversions_at_the_edges() {
+        // u = 0: the Pareto inverse is infinite (k > 0) or ln 0 = −inf (k = 0).
+        assert_eq!(pareto_cdf_inversion(0.0, 0.0, 0.2615, 25.45), i64::MIN);
+        assert_eq!(pareto_cdf_inversion(0.0, 0.0, 0.0, 25.45), i64::MIN);
+        // u → 1: θ, rounded up.
+        assert_eq!(pareto_cdf_inversion(1.0, 3.5, 0.2615, 25.45), 4);
+        // u = 0.5, k = 0: θ + σ ln 2.
+        assert_eq!(pareto_cdf_inversion(0.5, 0.0, 0.0, 10.0), 7);
+        // ⌈(0.5/0.5)^(1/2)⌉ = 1; b < 0 at u = 0 is infinite.
+        assert_eq!(power_cdf_inversion(0.5, 0.5, 2.0), 1);
+        assert_eq!(power_cdf_inversion(0.0, 0.5, -0.7), i64::MIN);
+    }
+
+    #[test]
+    fn op_mix_bounds_round_up_each_ratio() {
+        let c = |get, put, seek| MixGraphConfig {
+            mix_get_ratio: get,
+            mix_put_ratio: put,
+            mix_seek_ratio: seek,
+            ..MixGraphConfig::default()
+        };
+        let m = OpMix::new(&c(0.85, 0.14, 0.01));
+        assert_eq!((m.bounds, m.range), ([850, 990, 1000], 1000));
+        assert_eq!(m.kind(849), OpKind::Get);
+        assert_eq!(m.kind(850), OpKind::Put);
+        assert_eq!(m.kind(1999), OpKind::Seek);
+        // Thirds: each ⌈333.33…⌉ = 334, range 1002.
+        let m = OpMix::new(&c(1.0, 1.0, 1.0));
+        assert_eq!((m.bounds, m.range), ([334, 668, 1002], 1002));
+        // A zero ratio takes no draws.
+        let m = OpMix::new(&c(1.0, 0.0, 1.0));
+        assert_eq!(m.probabilities(), [0.5, 0.0, 0.5]);
+    }
+
+    #[test]
+    fn keys_are_big_endian_and_zero_padded() {
+        let c = |key_size, keys_per_prefix, prefix_size| MixGraphConfig {
+            key_size,
+            keys_per_prefix,
+            prefix_size,
+            num: 1000,
+            ..MixGraphConfig::default()
+        };
+        let f = KeyFormat::new(&c(16, 0, 0));
+        let mut k = f.buffer();
+        f.write(0x0102_0304_0506_0708, &mut k);
+        assert_eq!(&k, b"\x01\x02\x03\x04\x05\x06\x07\x0800000000");
+        // Short keys keep the low bytes.
+        let f = KeyFormat::new(&c(4, 0, 0));
+        let mut k = f.buffer();
+        f.write(0x0102_0304_0506_0708, &mut k);
+        assert_eq!(&k, b"\x05\x06\x07\x08");
+        // Negative key numbers are two's complement.
+        let f = KeyFormat::new(&c(10, 0, 0));
+        let mut k = f.buffer();
+        f.write(-2i64 as u64, &mut k);
+        assert_eq!(&k, b"\xff\xff\xff\xff\xff\xff\xff\xfe00");
+        // 100 prefixes (1000 keys / 10): prefix 1234 % 100 = 34 in 10 bytes (8 + '0's).
+        let f = KeyFormat::new(&c(20, 10, 10));
+        let mut k = f.buffer();
+        f.write(1234, &mut k);
+        assert_eq!(&k, b"\0\0\0\0\0\0\0\x2200\0\0\0\0\0\0\x04\xd200");
+    }
+}

@@ -190,3 +190,42 @@ impl SineSchedule {
         due as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glibc_rand_first_outputs() {
+        // glibc's rand() without srand: the well-known 1804289383, 846930886, ….
+        let mut r = GlibcRand::new(1);
+        let first: Vec<i32> = (0..4).map(|_| r.rand()).collect();
+        assert_eq!(
+            first,
+            [1_804_289_383, 846_930_886, 1_681_692_777, 1_714_636_915]
+        );
+    }
+
+    #[test]
+    fn due_times_follow_the_interval_rates() {
+        let c = MixGraphConfig {
+            sine_mix_rate: true,
+            sine_a: 1.0,
+            sine_b: 0.0,
+            sine_c: 0.0,
+            sine_d: 999.0,
+            sine_mix_rate_interval_milliseconds: 1000,
+            ..MixGraphConfig::default()
+        };
+        // sin(0) = 0: 999 ops/s everywhere, noise 0; interval 0 at 1e6 ops/s.
+        let mut s = SineSchedule::new(&c).expect("valid");
+        let first: Vec<u64> = (0..3).map(|_| s.next_due_ns()).collect();
+        assert_eq!(first, [0, 1000, 2000]);
+        let mut s = SineSchedule::new(&c)
+            .expect("valid")
+            .modulate_first_interval();
+        let first: Vec<u64> = (0..3).map(|_| s.next_due_ns()).collect();
+        assert_eq!(first, [0, 1_001_001, 2_002_002]);
+        assert_eq!(s.current_rate(), 999.0);
+    }
+}
