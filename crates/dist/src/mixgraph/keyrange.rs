@@ -18,9 +18,16 @@ pub struct KeyRanges {
     keys_per_range: i64,
     /// Sum of all shares (db_bench's `keyrange_rand_max_`).
     rand_max: i64,
+    /// The range of each value of `0..rand_max`, when there are at most
+    /// [`KeyRanges::MAX_LOOKUP`] (the same answer as the binary search, without its
+    /// mispredicted branches).
+    lookup: Option<Box<[u32]>>,
 }
 
 impl KeyRanges {
+    /// The largest `rand_max` with a lookup table (256 KiB of range ids).
+    const MAX_LOOKUP: i64 = 1 << 16;
+
     /// The table `InitiateExpDistribution(num, a, b, c, d)` builds, step by step:
     ///
     /// 1. for `pfx = keyrange_num` down to 1, `p = a·e^{b·pfx} + c·e^{d·pfx}` (below
@@ -92,11 +99,19 @@ impl KeyRanges {
             starts.push(offset);
             offset += access;
         }
+        let lookup = (rand_max <= Self::MAX_LOOKUP).then(|| {
+            let mut ids = Vec::with_capacity(rand_max as usize);
+            for (id, &access) in accesses.iter().enumerate() {
+                ids.extend(std::iter::repeat_n(id as u32, access as usize));
+            }
+            ids.into_boxed_slice()
+        });
         Ok(KeyRanges {
             starts,
             accesses,
             keys_per_range: config.num / n,
             rand_max,
+            lookup,
         })
     }
 
@@ -105,7 +120,10 @@ impl KeyRanges {
     #[inline]
     pub fn range_of(&self, ini_rand: i64) -> usize {
         let r = ini_rand % self.rand_max;
-        self.starts.partition_point(|&s| s <= r) - 1
+        match &self.lookup {
+            Some(ids) => ids[r as usize] as usize,
+            None => self.starts.partition_point(|&s| s <= r) - 1,
+        }
     }
 
     /// Keys per range (`num / keyrange_num`; the last `num % keyrange_num` keys belong to
@@ -160,5 +178,19 @@ mod tests {
             .map(|q| (q * 10.0).round() as u32)
             .collect();
         assert_eq!(hits.to_vec(), shares);
+    }
+
+    #[test]
+    fn lookup_is_the_binary_search() {
+        let c = MixGraphConfig::zippydb_example();
+        let r = KeyRanges::new(&c).expect("valid");
+        assert!(r.lookup.is_some());
+        let searched = KeyRanges {
+            lookup: None,
+            ..r.clone()
+        };
+        for d in 0..10 * r.rand_max() {
+            assert_eq!(r.range_of(d), searched.range_of(d), "{d}");
+        }
     }
 }

@@ -77,7 +77,7 @@ use crate::mix64;
 
 /// Operations prepared at once: the power model's seeded outputs of this many operations
 /// are computed together ([`Mt19937_64::first_outputs`]).
-const BATCH: usize = 8;
+const BATCH: usize = 16;
 
 /// One mixgraph operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
