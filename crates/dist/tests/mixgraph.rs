@@ -880,3 +880,34 @@ fn sine_rate_matches_db_bench_over_time() {
         "intervals 2..12: db_bench {sum_theirs} ops {theirs:?}, kvlab {sum_ours} {ours:?}"
     );
 }
+
+#[test]
+fn edge_flags_match_db_bench() {
+    // Short keys and prefixes (< 8 bytes), the k = 0 (logarithm) branch with a θ, reads
+    // defaulting to num, a scan bound that wraps.
+    let c = MixGraphConfig {
+        num: 3000,
+        reads: -1,
+        seed: 31,
+        key_size: 6,
+        keys_per_prefix: 4,
+        prefix_size: 3,
+        value_theta: 5.0,
+        value_k: 0.0,
+        value_sigma: 40.0,
+        iter_k: 0.0,
+        mix_get_ratio: 0.2,
+        mix_put_ratio: 0.7,
+        mix_seek_ratio: 0.1,
+        mix_max_value_size: 2000,
+        mix_max_scan_len: 7,
+        key_dist_a: 0.01,
+        key_dist_b: 0.5,
+        keyrange_dist_a: 1.0,
+        keyrange_dist_b: -0.5,
+        keyrange_num: 7,
+        ..MixGraphConfig::default()
+    };
+    assert_eq!(c.ops_per_thread(), Some(3000));
+    check_against_db_bench("edge flags", &c);
+}

@@ -32,9 +32,21 @@
 //! - scan lengths: `ParetoCdfInversion(u, iter_*) % mix_max_scan_len` (a negative result
 //!   scans nothing: 0). db_bench stops earlier at the end of the database.
 //!
-//! Floating point goes through the same C library functions (`pow`, `exp`, `log`) as
-//! db_bench on Linux, and double-to-integer casts follow x86-64 ([`f64_to_i64_x86`]).
-//! The tests compare against query traces written by Debian's db_bench 7.8.3.
+//! Floating point goes through the same C library functions as db_bench (Rust's
+//! `powf`, `exp` and `ln` call the C library's `pow`, `exp` and `log` on Linux), and
+//! double-to-integer casts follow x86-64 ([`f64_to_i64_x86`]). So the match holds on
+//! one machine; across machines it needs the same C library choosing the same variant
+//! (glibc picks FMA versions of `pow`, `exp` and `log` by CPU).
+//!
+//! The tests run Debian's db_bench 7.8.3 and compare every operation of its query
+//! traces (1 and 2 threads; key ranges, the power model, uniform keys with prefixes,
+//! wrapped value sizes, infinite inversions), the averages it prints for value sizes and
+//! scan lengths (which traces do not record) over a database filled by `fillseq`, and
+//! the op rate of its sine mode over time.
+//!
+//! The sine rate is not bit-exact: db_bench applies it at wall-clock times and through
+//! rate limiters ([`SineSchedule`] says what kvlab's schedule does the same and what
+//! differently).
 //!
 //! # kvlab's switches (off by default)
 //!
@@ -51,8 +63,9 @@
 //!   (key, type, size), each `next() % num` as db_bench's, so the marginals stay
 //!   db_bench's.
 //!
-//! Not imitated: `-read_random_exp_range`, `-use_existing_keys`, multiple column
-//! families, and db_bench's `-seed=0` (a time-derived base; kvlab uses the value given).
+//! Not imitated: `-read_random_exp_range`, `-use_existing_keys`, `-num_multi_db > 1`,
+//! multiple column families, and db_bench's `-seed=0` (a time-derived base; kvlab uses
+//! the value given).
 
 mod config;
 mod error;
