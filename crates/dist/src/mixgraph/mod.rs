@@ -83,7 +83,7 @@ pub use ops::{
 };
 pub use sine::{GlibcRand, SineSchedule};
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::mix64;
@@ -148,17 +148,19 @@ struct Model {
 /// suffice. Tables over [`PowerMemo::MAX_ENTRIES`] are not kept (each key is computed).
 #[derive(Debug, Default)]
 struct PowerMemo {
-    entries: Option<Box<[AtomicU64]>>,
+    entries: Option<Box<[AtomicU32]>>,
 }
 
 impl PowerMemo {
-    /// The largest table kept: 2²³ entries (64 MiB).
-    const MAX_ENTRIES: u64 = 1 << 23;
+    /// The largest table kept: 2²⁴ entries (64 MiB).
+    const MAX_ENTRIES: u64 = 1 << 24;
 
-    fn new(entries: u64) -> PowerMemo {
+    /// A table for inputs `0..entries` whose stored values stay below `max_stored`
+    /// (none when either does not fit: entries are 32-bit, to halve the memory traffic).
+    fn new(entries: u64, max_stored: u64) -> PowerMemo {
+        let fits = entries <= Self::MAX_ENTRIES && max_stored <= u64::from(u32::MAX);
         PowerMemo {
-            entries: (entries <= Self::MAX_ENTRIES)
-                .then(|| (0..entries).map(|_| AtomicU64::new(0)).collect()),
+            entries: fits.then(|| (0..entries).map(|_| AtomicU32::new(0)).collect()),
         }
     }
 
@@ -167,13 +169,14 @@ impl PowerMemo {
     fn get(&self, i: u64) -> u64 {
         self.entries
             .as_ref()
-            .map_or(0, |e| e[i as usize].load(Ordering::Relaxed))
+            .map_or(0, |e| u64::from(e[i as usize].load(Ordering::Relaxed)))
     }
 
+    /// Stores `stored` (below the `max_stored` the table was made for) for input `i`.
     #[inline]
     fn set(&self, i: u64, stored: u64) {
         if let Some(e) = &self.entries {
-            e[i as usize].store(stored, Ordering::Relaxed);
+            e[i as usize].store(stored as u32, Ordering::Relaxed);
         }
     }
 }
@@ -194,7 +197,7 @@ struct Pending {
 /// One thread's mixgraph operations (see the [module docs](self) for what matches
 /// db_bench). An endless stream: [`MixGraphConfig::ops_per_thread`] says when db_bench
 /// stops. No allocation per operation; the power model's table of results
-/// (`8 · num` bytes for All_dist, `8 · num / keyrange_num` for Prefix_dist, at most
+/// (`4 · num` bytes for All_dist, `4 · num / keyrange_num` for Prefix_dist, at most
 /// 64 MiB) is allocated with the first generator and shared by [`MixGraph::for_thread`].
 #[derive(Clone, Debug)]
 pub struct MixGraph {
@@ -225,8 +228,12 @@ impl MixGraph {
         let format = KeyFormat::new(config);
         let key = format.buffer();
         let memo = match (model, &ranges) {
-            (KeyModel::AllDist, _) => PowerMemo::new(config.num as u64),
-            (KeyModel::PrefixDist, Some(r)) => PowerMemo::new(r.keys_per_range() as u64),
+            // Stored: key_rand + num in 1..2·num; offset + 1 in 1..=keys_per_range.
+            (KeyModel::AllDist, _) => PowerMemo::new(config.num as u64, 2 * config.num as u64),
+            (KeyModel::PrefixDist, Some(r)) => {
+                let size = r.keys_per_range() as u64;
+                PowerMemo::new(size, size)
+            }
             _ => PowerMemo::default(),
         };
         Ok(MixGraph {
@@ -423,5 +430,32 @@ impl MixGraph {
             }
         }
         p.next = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_and_direct_computation_agree() {
+        for model in [KeyModel::AllDist, KeyModel::PrefixDist] {
+            let c = MixGraphConfig {
+                num: 50_000,
+                key_model: Some(model),
+                ..MixGraphConfig::zippydb_example()
+            };
+            let mut tabled = MixGraph::new(&c, 0).expect("valid");
+            assert!(tabled.model.memo.entries.is_some());
+            let mut direct = MixGraph::new(&c, 0).expect("valid");
+            Arc::get_mut(&mut direct.model)
+                .expect("the only generator of its model")
+                .memo = PowerMemo::default();
+            // 200 000 draws over at most 50 000 inputs: most are table hits.
+            for i in 0..200_000 {
+                let t = tabled.next_op().key_number;
+                assert_eq!(t, direct.next_op().key_number, "{model:?} op {i}");
+            }
+        }
     }
 }
