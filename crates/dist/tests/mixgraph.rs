@@ -146,6 +146,12 @@ fn flags(c: &MixGraphConfig) -> Vec<String> {
         format!("-keyrange_num={}", c.keyrange_num),
         format!("-mix_max_scan_len={}", c.mix_max_scan_len),
         format!("-mix_max_value_size={}", c.mix_max_value_size),
+        format!("-duration={}", c.duration),
+        format!("-sine_mix_rate={}", c.sine_mix_rate),
+        format!(
+            "-sine_mix_rate_interval_milliseconds={}",
+            c.sine_mix_rate_interval_milliseconds
+        ),
     ];
     for (name, x) in [
         ("keyrange_dist_a", c.keyrange_dist_a),
@@ -163,6 +169,11 @@ fn flags(c: &MixGraphConfig) -> Vec<String> {
         ("mix_get_ratio", c.mix_get_ratio),
         ("mix_put_ratio", c.mix_put_ratio),
         ("mix_seek_ratio", c.mix_seek_ratio),
+        ("sine_a", c.sine_a),
+        ("sine_b", c.sine_b),
+        ("sine_c", c.sine_c),
+        ("sine_d", c.sine_d),
+        ("sine_mix_rate_noise", c.sine_mix_rate_noise),
     ] {
         // Rust's shortest round-trip form; gflags parses it with strtod.
         v.push(format!("-{name}={x:?}"));
@@ -834,17 +845,7 @@ fn sine_rate_matches_db_bench_over_time() {
         ..MixGraphConfig::default()
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut args = flags(&c);
-    args.retain(|a| !a.starts_with("-reads="));
-    args.extend([
-        "-duration=3".to_string(),
-        "-sine_mix_rate=true".to_string(),
-        "-sine_a=2000".to_string(),
-        "-sine_b=3".to_string(),
-        "-sine_c=0".to_string(),
-        "-sine_d=6000".to_string(),
-        "-sine_mix_rate_interval_milliseconds=250".to_string(),
-    ]);
+    let args = flags(&c);
     run_traced_in(dir.path(), &args);
     let ts = timestamps_us(&dir.path().join("analyzed"));
     let t0 = ts[0];
@@ -910,4 +911,56 @@ fn edge_flags_match_db_bench() {
     };
     assert_eq!(c.ops_per_thread(), Some(3000));
     check_against_db_bench("edge flags", &c);
+}
+
+#[test]
+fn db_bench_command_lines_parse() {
+    // PR #5953's example, with flags mixgraph does not read among them.
+    let line = "--benchmarks=mixgraph -use_direct_io_for_flush_and_compaction=true \
+        -use_direct_reads=true -cache_size=268435456 -key_dist_a=0.002312 \
+        -key_dist_b=0.3467 -keyrange_dist_a=14.18 -keyrange_dist_b=-2.917 \
+        -keyrange_dist_c=0.0164 -keyrange_dist_d=-0.08082 -keyrange_num=30 \
+        -value_k=0.2615 -value_sigma=25.45 -iter_k=2.517 -iter_sigma=14.236 \
+        -mix_get_ratio=0.85 -mix_put_ratio=0.14 -mix_seek_ratio=0.01 \
+        -sine_mix_rate_interval_milliseconds=5000 -sine_a=350 -sine_b=0.0105 \
+        -sine_d=50000 --perf_level=2 -reads=1000000 -num=5000000 -key_size=48";
+    let args: Vec<&str> = line.split_whitespace().collect();
+    let (c, unused) = MixGraphConfig::from_db_bench_args(args).expect("parses");
+    assert_eq!(c, MixGraphConfig::zippydb_example());
+    assert_eq!(
+        unused,
+        [
+            "--benchmarks=mixgraph",
+            "-use_direct_io_for_flush_and_compaction=true",
+            "-use_direct_reads=true",
+            "-cache_size=268435456",
+            "--perf_level=2"
+        ]
+    );
+    // What the db_bench tests pass round-trips.
+    let z = zippy(9, 2);
+    let f = flags(&z);
+    let (back, unused) =
+        MixGraphConfig::from_db_bench_args(f.iter().map(String::as_str)).expect("parses");
+    assert!(unused.is_empty(), "{unused:?}");
+    assert_eq!(back, z);
+    let (c, _) =
+        MixGraphConfig::from_db_bench_args(["-sine_mix_rate", "-sine_a=10"]).expect("parses");
+    assert!(c.sine_mix_rate);
+    let e = MixGraphConfig::from_db_bench_args(["-num=lots"]).expect_err("refused");
+    assert_eq!(
+        e.to_string(),
+        "mixgraph flag -num=lots: expected an integer"
+    );
+    let e = MixGraphConfig::from_db_bench_args(["-keyrange_num=0"]).expect_err("refused");
+    assert!(
+        matches!(
+            e,
+            MixGraphError::Flag {
+                flag: "keyrange_num",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }

@@ -399,3 +399,117 @@ impl MixGraphConfig {
         Ok(())
     }
 }
+
+/// A flag's value parsed as gflags would, or an error naming the flag.
+fn parse<T: std::str::FromStr>(
+    flag: &'static str,
+    value: &str,
+    expected: &'static str,
+) -> Result<T, MixGraphError> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| MixGraphError::flag(flag, value, expected))
+}
+
+/// A gflags boolean: `true`/`false`, `1`/`0`, `yes`/`no`, `t`/`f`, `y`/`n` (any case).
+fn parse_bool(flag: &'static str, value: &str) -> Result<bool, MixGraphError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "t" | "y" => Ok(true),
+        "false" | "0" | "no" | "f" | "n" => Ok(false),
+        _ => Err(MixGraphError::flag(flag, value, "true or false")),
+    }
+}
+
+impl MixGraphConfig {
+    /// Sets db_bench flag `name` (without dashes) from its text, as db_bench's gflags
+    /// parses it. Returns `false` for a flag mixgraph does not read (`db`,
+    /// `use_existing_db`, …), leaving the config unchanged, so a db_bench command line
+    /// can be passed whole. Does not validate ([`MixGraphConfig::validate`] does).
+    pub fn set_flag(&mut self, name: &str, value: &str) -> Result<bool, MixGraphError> {
+        const INT: &str = "an integer";
+        const NUM: &str = "a number";
+        match name {
+            "num" => self.num = parse("num", value, INT)?,
+            "reads" => self.reads = parse("reads", value, INT)?,
+            "duration" => self.duration = parse("duration", value, INT)?,
+            "threads" => self.threads = parse("threads", value, INT)?,
+            "seed" => self.seed = parse("seed", value, INT)?,
+            "key_size" => self.key_size = parse("key_size", value, INT)?,
+            "prefix_size" => self.prefix_size = parse("prefix_size", value, INT)?,
+            "keys_per_prefix" => self.keys_per_prefix = parse("keys_per_prefix", value, INT)?,
+            "keyrange_num" => self.keyrange_num = parse("keyrange_num", value, INT)?,
+            "keyrange_dist_a" => self.keyrange_dist_a = parse("keyrange_dist_a", value, NUM)?,
+            "keyrange_dist_b" => self.keyrange_dist_b = parse("keyrange_dist_b", value, NUM)?,
+            "keyrange_dist_c" => self.keyrange_dist_c = parse("keyrange_dist_c", value, NUM)?,
+            "keyrange_dist_d" => self.keyrange_dist_d = parse("keyrange_dist_d", value, NUM)?,
+            "key_dist_a" => self.key_dist_a = parse("key_dist_a", value, NUM)?,
+            "key_dist_b" => self.key_dist_b = parse("key_dist_b", value, NUM)?,
+            "value_theta" => self.value_theta = parse("value_theta", value, NUM)?,
+            "value_k" => self.value_k = parse("value_k", value, NUM)?,
+            "value_sigma" => self.value_sigma = parse("value_sigma", value, NUM)?,
+            "iter_theta" => self.iter_theta = parse("iter_theta", value, NUM)?,
+            "iter_k" => self.iter_k = parse("iter_k", value, NUM)?,
+            "iter_sigma" => self.iter_sigma = parse("iter_sigma", value, NUM)?,
+            "mix_get_ratio" => self.mix_get_ratio = parse("mix_get_ratio", value, NUM)?,
+            "mix_put_ratio" => self.mix_put_ratio = parse("mix_put_ratio", value, NUM)?,
+            "mix_seek_ratio" => self.mix_seek_ratio = parse("mix_seek_ratio", value, NUM)?,
+            "mix_max_scan_len" => {
+                self.mix_max_scan_len = parse("mix_max_scan_len", value, INT)?;
+            }
+            "mix_max_value_size" => {
+                self.mix_max_value_size = parse("mix_max_value_size", value, INT)?;
+            }
+            "sine_mix_rate" => self.sine_mix_rate = parse_bool("sine_mix_rate", value)?,
+            "sine_a" => self.sine_a = parse("sine_a", value, NUM)?,
+            "sine_b" => self.sine_b = parse("sine_b", value, NUM)?,
+            "sine_c" => self.sine_c = parse("sine_c", value, NUM)?,
+            "sine_d" => self.sine_d = parse("sine_d", value, NUM)?,
+            "sine_mix_rate_interval_milliseconds" => {
+                self.sine_mix_rate_interval_milliseconds = parse(
+                    "sine_mix_rate_interval_milliseconds",
+                    value,
+                    "a non-negative integer",
+                )?;
+            }
+            "sine_mix_rate_noise" => {
+                self.sine_mix_rate_noise = parse("sine_mix_rate_noise", value, NUM)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The config of a db_bench command line's arguments (`-num=5000000`,
+    /// `--key_size=48`, `-sine_mix_rate`, …): defaults, then each mixgraph flag in
+    /// order, validated. Returns the arguments it did not use (other db_bench flags,
+    /// and anything not of the form `-name=value`: gflags' `-name value` is not read,
+    /// except for the boolean `-sine_mix_rate` / `-nosine_mix_rate`).
+    pub fn from_db_bench_args<'a>(
+        args: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(MixGraphConfig, Vec<&'a str>), MixGraphError> {
+        let mut config = MixGraphConfig::default();
+        let mut unused = Vec::new();
+        for arg in args {
+            let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
+                unused.push(arg);
+                continue;
+            };
+            // gflags: a boolean flag alone means true; `-noflag` means false.
+            let (name, value) = match flag.split_once('=') {
+                Some((name, value)) => (name, value),
+                None if flag == "sine_mix_rate" => (flag, "true"),
+                None if flag == "nosine_mix_rate" => ("sine_mix_rate", "false"),
+                None => {
+                    unused.push(arg);
+                    continue;
+                }
+            };
+            if !config.set_flag(name, value)? {
+                unused.push(arg);
+            }
+        }
+        config.validate()?;
+        Ok((config, unused))
+    }
+}
