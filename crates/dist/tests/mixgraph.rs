@@ -253,9 +253,7 @@ fn check_against_db_bench(what: &str, config: &MixGraphConfig) {
         2 => {
             let (t0, t1) = (ours(config, 0), ours(config, 1));
             // A sibling sharing thread 0's model and table draws thread 1's stream.
-            let mut sibling = MixGraph::new(config, 0)
-                .expect("valid")
-                .for_thread(config.seed, 1);
+            let mut sibling = MixGraph::new(config, 0).expect("valid").for_thread(1);
             let shared: Vec<Traced> = (0..t1.len())
                 .map(|_| {
                     let op = sibling.next_op();
@@ -681,7 +679,7 @@ fn config_errors_name_the_flag_and_range() {
     );
     assert_eq!(
         e.to_string(),
-        "mixgraph flag -keyrange_num=0: expected 1 to num (1000000)"
+        "mixgraph flag -keyrange_num=0: expected 1 to num (1000000), at most 16777216"
     );
     for (c, flag) in [
         (MixGraphConfig { num: 0, ..d() }, "num"),
@@ -750,6 +748,21 @@ fn config_errors_name_the_flag_and_range() {
             "sine_a",
         ),
         (MixGraphConfig { key_size: 0, ..d() }, "key_size"),
+        (
+            MixGraphConfig {
+                sine_mix_rate_interval_milliseconds: u64::MAX,
+                ..d()
+            },
+            "sine_mix_rate_interval_milliseconds",
+        ),
+        (
+            MixGraphConfig {
+                num: i64::MAX,
+                keyrange_num: 1 << 30,
+                ..d()
+            },
+            "keyrange_num",
+        ),
         (
             MixGraphConfig {
                 keyrange_dist_a: 1e-20,

@@ -168,6 +168,12 @@ impl Default for MixGraphConfig {
 /// The largest key kvlab builds (1 MiB).
 const MAX_KEY_SIZE: i32 = 1 << 20;
 
+/// The most key ranges kvlab builds a table for (2²⁴).
+const MAX_KEY_RANGES: i64 = 1 << 24;
+
+/// The longest sine-rate interval (2⁴⁰ ms, 35 years), so that due times in ns fit.
+const MAX_SINE_INTERVAL_MS: u64 = 1 << 40;
+
 impl MixGraphConfig {
     /// PR #5953's ZippyDB-like example (`-key_dist_a=0.002312 -key_dist_b=0.3467
     /// -keyrange_dist_a=14.18 … -keyrange_num=30 -mix_get_ratio=0.85 …
@@ -314,11 +320,12 @@ impl MixGraphConfig {
                 expected: "non-zero key_dist_a and key_dist_b",
             });
         }
-        if !(1..=self.num).contains(&self.keyrange_num) {
+        // The table holds one entry per range, so kvlab bounds it where db_bench does not.
+        if !(1..=self.num.min(MAX_KEY_RANGES)).contains(&self.keyrange_num) {
             return Err(MixGraphError::flag(
                 "keyrange_num",
                 self.keyrange_num,
-                format!("1 to num ({})", self.num),
+                format!("1 to num ({}), at most {MAX_KEY_RANGES}", self.num),
             ));
         }
         if needs_ranges {
@@ -380,11 +387,11 @@ impl MixGraphConfig {
                 "0 to 1",
             ));
         }
-        if self.sine_mix_rate_interval_milliseconds == 0 {
+        if !(1..=MAX_SINE_INTERVAL_MS).contains(&self.sine_mix_rate_interval_milliseconds) {
             return Err(MixGraphError::flag(
                 "sine_mix_rate_interval_milliseconds",
-                0,
-                "at least 1",
+                self.sine_mix_rate_interval_milliseconds,
+                format!("1 to {MAX_SINE_INTERVAL_MS}"),
             ));
         }
         // db_bench's AddNoise takes `rand() % (int)sine_a` at every rate change, noise

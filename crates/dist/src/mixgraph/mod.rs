@@ -120,6 +120,8 @@ pub fn thread_stream_seed(seed: i64, threads_started_before: u32, thread: u32) -
 /// The validated pieces every thread shares.
 #[derive(Debug)]
 struct Model {
+    /// `-seed`, for [`MixGraph::for_thread`].
+    seed: i64,
     num: u64,
     model: KeyModel,
     decorrelate: bool,
@@ -229,7 +231,9 @@ impl MixGraph {
         let key = format.buffer();
         let memo = match (model, &ranges) {
             // Stored: key_rand + num in 1..2·num; offset + 1 in 1..=keys_per_range.
-            (KeyModel::AllDist, _) => PowerMemo::new(config.num as u64, 2 * config.num as u64),
+            (KeyModel::AllDist, _) => {
+                PowerMemo::new(config.num as u64, (config.num as u64).saturating_mul(2))
+            }
             (KeyModel::PrefixDist, Some(r)) => {
                 let size = r.keys_per_range() as u64;
                 PowerMemo::new(size, size)
@@ -239,6 +243,7 @@ impl MixGraph {
         Ok(MixGraph {
             rng: Mt19937_64::new(stream_seed),
             model: Arc::new(Model {
+                seed: config.seed,
                 num: config.num as u64,
                 model,
                 decorrelate: config.decorrelate,
@@ -263,8 +268,8 @@ impl MixGraph {
 
     /// Thread `thread`'s generator of the same config, sharing this one's validated
     /// model and power-model table (a config validated and tabled once for all threads).
-    pub fn for_thread(&self, config_seed: i64, thread: u32) -> MixGraph {
-        self.with_shared_model(thread_stream_seed(config_seed, 0, thread))
+    pub fn for_thread(&self, thread: u32) -> MixGraph {
+        self.with_shared_model(thread_stream_seed(self.model.seed, 0, thread))
     }
 
     /// A generator seeded `stream_seed`, sharing this one's model and table.
