@@ -41,7 +41,7 @@ pub mod zipf;
 
 pub use alias::Alias;
 pub use chooser::KeyChooser;
-pub use mixgraph::{MixGraph, MixGraphConfig, MixGraphError, MixOp, Mt19937_64};
+pub use mixgraph::{MixGraph, MixGraphConfig, MixGraphError, MixGraphKeys, MixOp, Mt19937_64};
 pub use normal::{CacheBenchNormal, TruncatedNormal};
 pub use seed::{mix64, KeyRng};
 pub use size::{SizeDist, SizePiece, SizeSampler};

@@ -5,6 +5,8 @@
 //! - [`MixGraphConfig`]: every flag mixgraph reads, db_bench's defaults, validation.
 //! - [`MixGraph`]: one thread's operations ([`MixOp`]: Get, Put or Seek, key bytes,
 //!   value size, scan length), from the same `mt19937_64` stream as db_bench's thread.
+//! - [`MixGraphKeys`]: the key distribution alone, as a [`KeyChooser`] over any random
+//!   source.
 //! - [`SineSchedule`]: the sine-modulated request rate (`-sine_mix_rate`) as due times.
 //!
 //! # What is bit-exact
@@ -86,7 +88,9 @@ pub use sine::{GlibcRand, SineSchedule};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use crate::mix64;
+use rand_core::RngCore;
+
+use crate::{mix64, KeyChooser};
 
 /// Operations prepared at once: the power model's seeded outputs of this many operations
 /// are computed together ([`Mt19937_64::first_outputs`]).
@@ -137,6 +141,67 @@ struct Model {
     /// The power model's key numbers (All_dist) or in-range offsets (Prefix_dist) by
     /// draw (see [`PowerMemo`]).
     memo: PowerMemo,
+}
+
+impl Model {
+    /// The key number of one `GetRandomKey` draw (in `0..num`), alone: [`MixGraph`]
+    /// computes the same for [`BATCH`] draws at once.
+    fn key_of_draw(&self, draw: u64) -> u64 {
+        let (a, b) = (self.key_dist_a, self.key_dist_b);
+        match (self.model, &self.ranges) {
+            (KeyModel::AllRandom, _) => draw,
+            (KeyModel::AllDist, _) => {
+                let num = self.num as i64;
+                match self.memo.get(draw) {
+                    0 => {
+                        let seed = power_cdf_inversion(draw as f64 / self.num as f64, a, b);
+                        let key_rand = (Mt19937_64::first_output(seed as u64) as i64) % num;
+                        self.memo.set(draw, (key_rand + num) as u64);
+                        key_rand as u64
+                    }
+                    stored => (stored as i64 - num) as u64,
+                }
+            }
+            (KeyModel::PrefixRandom, Some(r)) => {
+                let size = r.keys_per_range() as u64;
+                size * r.range_of(draw as i64) as u64 + mix64(draw) % size
+            }
+            (KeyModel::PrefixDist, Some(r)) => {
+                let size = r.keys_per_range() as u64;
+                let within = draw % size;
+                let offset = match self.memo.get(within) {
+                    0 => {
+                        let seed = power_cdf_inversion(within as f64 / size as f64, a, b);
+                        let offset = Mt19937_64::first_output(seed as u64) % size;
+                        self.memo.set(within, offset + 1);
+                        offset
+                    }
+                    stored => stored - 1,
+                };
+                size * r.range_of(draw as i64) as u64 + offset
+            }
+            (KeyModel::PrefixDist | KeyModel::PrefixRandom, None) => {
+                unreachable!("a key-range model is built with its key-range table")
+            }
+        }
+    }
+}
+
+/// The key numbers of a mixgraph model from any random source: a [`KeyChooser`] for
+/// workloads that want db_bench's key distribution (key ranges, power model) without its
+/// stream, op mix or sizes. Each key takes one `next_u64() % num`, as db_bench's
+/// `GetRandomKey`. All_dist's key numbers can be "negative" (two's complement, above
+/// `num`), as db_bench's; the others are below `num`.
+#[derive(Clone, Debug)]
+pub struct MixGraphKeys {
+    model: Arc<Model>,
+}
+
+impl KeyChooser for MixGraphKeys {
+    #[inline]
+    fn next_key<R: RngCore>(&mut self, rng: &mut R) -> u64 {
+        self.model.key_of_draw(rng.next_u64() % self.model.num)
+    }
 }
 
 /// The power model's result for each possible draw, filled as draws come.
@@ -282,6 +347,14 @@ impl MixGraph {
                 ..Pending::default()
             },
             key: self.model.format.buffer(),
+        }
+    }
+
+    /// The key distribution alone, as a [`KeyChooser`] sharing this generator's model
+    /// and table.
+    pub fn keys(&self) -> MixGraphKeys {
+        MixGraphKeys {
+            model: Arc::clone(&self.model),
         }
     }
 
@@ -441,6 +514,31 @@ impl MixGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_chooser_draws_the_generators_keys() {
+        for model in [
+            KeyModel::AllDist,
+            KeyModel::PrefixDist,
+            KeyModel::PrefixRandom,
+            KeyModel::AllRandom,
+        ] {
+            let c = MixGraphConfig {
+                num: 50_000,
+                key_model: Some(model),
+                ..MixGraphConfig::zippydb_example()
+            };
+            let mut g = MixGraph::new(&c, 0).expect("valid");
+            // A separate table: the chooser computes its own results.
+            let mut keys = MixGraph::new(&c, 0).expect("valid").keys();
+            let mut rng = Mt19937_64::new(thread_stream_seed(c.seed, 0, 0));
+            for i in 0..100_000 {
+                rng.next_u64(); // db_bench's database draw
+                let k = keys.next_key(&mut rng);
+                assert_eq!(g.next_op().key_number, k, "{model:?} op {i}");
+            }
+        }
+    }
 
     #[test]
     fn the_table_and_direct_computation_agree() {
