@@ -32,8 +32,9 @@ fn db_bench() -> &'static str {
 fn trace_analyzer() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("kvlab-mixgraph-ta-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir for trace_analyzer");
+        // Cargo's scratch directory for integration tests: rebuilt in place each run.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mixgraph-trace-analyzer");
+        std::fs::create_dir_all(&dir).expect("a directory for trace_analyzer");
         let bin = dir.join("trace_analyzer");
         let source = "namespace rocksdb { int trace_analyzer_tool(int, char**); }\n\
                       int main(int c, char** v) { return rocksdb::trace_analyzer_tool(c, v); }\n";
@@ -54,16 +55,15 @@ fn trace_analyzer() -> &'static Path {
     })
 }
 
-/// Runs `db_bench` with `args` in a fresh temp dir; returns its stdout and the trace as
-/// RocksDB's trace_analyzer reads it.
-fn run_traced(args: &[String]) -> (String, Vec<Traced>) {
+/// Runs `db_bench` with `args` in a fresh temp dir; returns the trace as RocksDB's
+/// trace_analyzer reads it.
+fn run_traced(args: &[String]) -> Vec<Traced> {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (stdout, ops) = run_traced_in(dir.path(), args);
-    (stdout, ops)
+    run_traced_in(dir.path(), args)
 }
 
 /// [`run_traced`] in `dir`, which keeps the analyzer's output in `dir/analyzed`.
-fn run_traced_in(dir: &Path, args: &[String]) -> (String, Vec<Traced>) {
+fn run_traced_in(dir: &Path, args: &[String]) -> Vec<Traced> {
     let trace = dir.join("mixgraph.trace");
     let out = Command::new(db_bench())
         .arg("--benchmarks=mixgraph")
@@ -91,12 +91,10 @@ fn run_traced_in(dir: &Path, args: &[String]) -> (String, Vec<Traced>) {
     assert!(ta.status.success(), "trace_analyzer failed: {ta:?}");
     let text = std::fs::read_to_string(analyzed.join("t-human_readable_trace.txt"))
         .expect("trace_analyzer's human-readable trace");
-    let ops = text
-        .lines()
+    text.lines()
         .enumerate()
         .map(|(line, l)| parse_human_line(l).unwrap_or_else(|| panic!("line {}: {l}", line + 1)))
-        .collect();
-    (stdout, ops)
+        .collect()
 }
 
 /// The timestamps (µs) of a human-readable trace's lines.
@@ -247,7 +245,7 @@ fn is_interleaving(merged: &[Traced], a: &[Traced], b: &[Traced]) -> bool {
 }
 
 fn check_against_db_bench(what: &str, config: &MixGraphConfig) {
-    let (_, traced) = run_traced(&flags(config));
+    let traced = run_traced(&flags(config));
     match config.threads {
         1 => assert_same_sequence(what, &ours(config, 0), &traced),
         2 => {
