@@ -94,7 +94,9 @@ impl GlibcRand {
 /// sequence; with several threads db_bench draws once per thread and the last writer
 /// wins). Interval 0 runs at db_bench's initial 1,000,000 ops/s unless
 /// [`SineSchedule::modulate_first_interval`] is set. A rate that is not positive keeps
-/// the previous interval's rate, as db_bench keeps the limiter's.
+/// the previous interval's rate, as db_bench keeps the limiter's. With several workers,
+/// deal the due times out in turn (worker `i` of `n` takes requests `i`, `i + n`, …): the
+/// rate stays the run's total, as db_bench's shared limiters keep it.
 #[derive(Clone, Debug)]
 pub struct SineSchedule {
     a: f64,
