@@ -239,6 +239,14 @@ impl PowerMemo {
             .map_or(0, |e| u64::from(e[i as usize].load(Ordering::Relaxed)))
     }
 
+    /// Asks the CPU to bring input `i`'s entry into cache.
+    #[inline]
+    fn prefetch(&self, i: u64) {
+        if let Some(e) = &self.entries {
+            prefetch_read(e.as_ptr().wrapping_add(i as usize));
+        }
+    }
+
     /// Stores `stored` (below the `max_stored` the table was made for) for input `i`.
     #[inline]
     fn set(&self, i: u64, stored: u64) {
@@ -246,6 +254,19 @@ impl PowerMemo {
             e[i as usize].store(stored as u32, Ordering::Relaxed);
         }
     }
+}
+
+/// A hint to fetch the cache line at `p` (nothing off x86-64).
+#[inline(always)]
+fn prefetch_read<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and never faults,
+    // whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Operations drawn ahead (see [`BATCH`]): per operation its draws and key number.
@@ -259,6 +280,13 @@ struct Pending {
     size_draw: [u64; BATCH],
     key_number: [u64; BATCH],
     next: usize,
+    /// The next batch's draws, taken one batch early so that their table entries can be
+    /// fetched from memory while this batch is served.
+    ahead_key: [u64; BATCH],
+    ahead_kind: [u64; BATCH],
+    ahead_size: [u64; BATCH],
+    /// Whether the `ahead_*` draws are taken.
+    primed: bool,
 }
 
 /// One thread's mixgraph operations (see the [module docs](self) for what matches
@@ -415,22 +443,60 @@ impl MixGraph {
         }
     }
 
-    /// Draws the next [`BATCH`] operations' draws and key numbers.
-    fn prepare(&mut self) {
-        let m = &self.model;
-        let p = &mut self.pending;
+    /// One batch's draws, in db_bench's order: per operation the database draw, the key
+    /// draw, and (decorrelated) the kind and size draws.
+    fn draw(
+        rng: &mut Mt19937_64,
+        m: &Model,
+        key: &mut [u64; BATCH],
+        kind: &mut [u64; BATCH],
+        size: &mut [u64; BATCH],
+    ) {
         for i in 0..BATCH {
             // `SelectDBWithCfh(thread)` takes a draw to pick one of `-num_multi_db`
             // databases, then `GetRandomKey` takes the key's.
-            let _database = self.rng.next_u64();
-            let draw = self.rng.next_u64() % m.num;
-            p.key_draw[i] = draw;
+            let _database = rng.next_u64();
+            let draw = rng.next_u64() % m.num;
+            key[i] = draw;
             if m.decorrelate {
-                p.kind_draw[i] = self.rng.next_u64() % m.num;
-                p.size_draw[i] = self.rng.next_u64() % m.num;
+                kind[i] = rng.next_u64() % m.num;
+                size[i] = rng.next_u64() % m.num;
             } else {
-                p.kind_draw[i] = draw;
-                p.size_draw[i] = draw;
+                kind[i] = draw;
+                size[i] = draw;
+            }
+        }
+    }
+
+    /// Takes the next [`BATCH`] operations' draws and computes their key numbers.
+    fn prepare(&mut self) {
+        let m = &self.model;
+        let p = &mut self.pending;
+        if !p.primed {
+            Self::draw(
+                &mut self.rng,
+                m,
+                &mut p.ahead_key,
+                &mut p.ahead_kind,
+                &mut p.ahead_size,
+            );
+            p.primed = true;
+        }
+        p.key_draw = p.ahead_key;
+        p.kind_draw = p.ahead_kind;
+        p.size_draw = p.ahead_size;
+        Self::draw(
+            &mut self.rng,
+            m,
+            &mut p.ahead_key,
+            &mut p.ahead_kind,
+            &mut p.ahead_size,
+        );
+        if m.model == KeyModel::AllDist {
+            // All_dist's table (4 bytes per key) outgrows the caches: ask for the next
+            // batch's entries now. (Prefix_dist's, per key of one range, stays cached.)
+            for &d in &p.ahead_key {
+                m.memo.prefetch(d);
             }
         }
         let (a, b) = (m.key_dist_a, m.key_dist_b);
