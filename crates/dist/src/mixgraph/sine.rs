@@ -106,30 +106,28 @@ pub struct SineSchedule {
     interval_ns: u64,
     noise: f64,
     rand: GlibcRand,
-    /// The interval `rate` belongs to.
+    /// The interval `rate_ops_per_sec` belongs to.
     interval: u64,
     /// Requests per second in `interval`.
-    rate: f64,
+    rate_ops_per_sec: f64,
     /// The due time of the next request, in ns from the start.
     due_ns: f64,
 }
 
 impl SineSchedule {
-    /// The limiters' rate before the first update (db_bench's `read_rate` and
+    /// Each limiter's rate before the first update (db_bench's `read_rate` and
     /// `write_rate` initial values), in ops/s.
-    pub const DB_BENCH_INITIAL_RATE: f64 = 1_000_000.0;
+    pub const DB_BENCH_INITIAL_OPS_PER_SEC: f64 = 1_000_000.0;
 
     /// The schedule of `config`'s `sine_*` flags (validated; `sine_mix_rate` itself is
     /// the caller's decision to use a schedule).
     pub fn new(config: &MixGraphConfig) -> Result<SineSchedule, MixGraphError> {
-        config.validate()?;
-        if config.sine_a.abs() < 1.0 || config.sine_a.abs() >= 2.147e9 {
-            return Err(MixGraphError::flag(
-                "sine_a",
-                config.sine_a,
-                "|sine_a| from 1 to 2^31 (db_bench takes rand() % (int)sine_a)",
-            ));
+        // Validated as with `-sine_mix_rate`, which adds the check of `sine_a`.
+        MixGraphConfig {
+            sine_mix_rate: true,
+            ..config.clone()
         }
+        .validate()?;
         Ok(SineSchedule {
             a: config.sine_a,
             b: config.sine_b,
@@ -139,7 +137,7 @@ impl SineSchedule {
             noise: config.sine_mix_rate_noise,
             rand: GlibcRand::new(1),
             interval: 0,
-            rate: Self::DB_BENCH_INITIAL_RATE,
+            rate_ops_per_sec: Self::DB_BENCH_INITIAL_OPS_PER_SEC,
             due_ns: 0.0,
         })
     }
@@ -149,19 +147,19 @@ impl SineSchedule {
     pub fn modulate_first_interval(mut self) -> SineSchedule {
         let r = self.noisy_rate(0.0);
         if r > 0.0 {
-            self.rate = r;
+            self.rate_ops_per_sec = r;
         }
         self
     }
 
     /// db_bench's `SineRate(t)`: `A·sin(B·t + C) + D`, t in seconds.
-    pub fn sine_rate(&self, t_seconds: f64) -> f64 {
+    pub fn sine_ops_per_sec(&self, t_seconds: f64) -> f64 {
         self.a * (self.b * t_seconds + self.c).sin() + self.d
     }
 
     /// db_bench's `AddNoise(SineRate(t), noise)`, taking one `rand()`.
     fn noisy_rate(&mut self, t_seconds: f64) -> f64 {
-        let origin = self.sine_rate(t_seconds);
+        let origin = self.sine_ops_per_sec(t_seconds);
         let band = self.a as i32;
         let delta = f64::from(self.rand.rand() % band - band / 2) * self.noise;
         if origin + delta < 0.0 {
@@ -172,8 +170,8 @@ impl SineSchedule {
     }
 
     /// The rate of the interval the next request falls in, in ops/s.
-    pub fn current_rate(&self) -> f64 {
-        self.rate
+    pub fn rate_ops_per_sec(&self) -> f64 {
+        self.rate_ops_per_sec
     }
 
     /// The due time of the next request, in ns from the start of the run (the first is
@@ -185,10 +183,10 @@ impl SineSchedule {
             let t = (self.interval * self.interval_ns) as f64 / 1e9;
             let r = self.noisy_rate(t);
             if r > 0.0 {
-                self.rate = r;
+                self.rate_ops_per_sec = r;
             }
         }
-        self.due_ns = due + 1e9 / self.rate;
+        self.due_ns = due + 1e9 / self.rate_ops_per_sec;
         due as u64
     }
 }
@@ -228,6 +226,6 @@ mod tests {
             .modulate_first_interval();
         let first: Vec<u64> = (0..3).map(|_| s.next_due_ns()).collect();
         assert_eq!(first, [0, 1_001_001, 2_002_002]);
-        assert_eq!(s.current_rate(), 999.0);
+        assert_eq!(s.rate_ops_per_sec(), 999.0);
     }
 }
