@@ -91,8 +91,10 @@ impl GlibcRand {
 /// db_bench intends, but evenly spaced rather than in bursts, and Seeks counted). The
 /// rate of interval `i ≥ 1` is db_bench's formula at `t = i · interval` with the noise of
 /// [`GlibcRand`] from seed 1, one `rand()` per interval (db_bench's single-thread
-/// sequence; with several threads db_bench draws once per thread and the last writer
-/// wins). Interval 0 runs at db_bench's initial 1,000,000 ops/s unless
+/// sequence if nothing else in its process calls `rand()` — kvlab's tests check the
+/// rate without noise against db_bench, and [`GlibcRand`] against the C library, not the
+/// noise sequence against db_bench; with several threads db_bench draws once per thread
+/// and the last writer wins). Interval 0 runs at db_bench's initial 1,000,000 ops/s unless
 /// [`SineSchedule::modulate_first_interval`] is set. A rate that is not positive keeps
 /// the previous interval's rate, as db_bench keeps the limiter's. With several workers,
 /// deal the due times out in turn (worker `i` of `n` takes requests `i`, `i + n`, …): the
