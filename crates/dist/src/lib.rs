@@ -13,6 +13,8 @@
 //!   default popularity ([`CacheBenchNormal`]).
 //! - [`Alias`] (Walker/Vose), [`SizeDist`] and [`SizeSampler`] (CacheBench's value-size
 //!   forms).
+//! - [`mixgraph`]: db_bench's `mixgraph` workload (the FAST'20 key-range model),
+//!   bit-exact with db_bench's `mt19937_64` streams ([`MixGraph`], [`Mt19937_64`]).
 //! - [`fit`]: Pearson's chi-square test, for checking a draw against a distribution.
 //! - [`ValuePool`]: the bytes values are sliced from (YCSB's character classes,
 //!   printable, or any bytes).
@@ -29,6 +31,7 @@
 pub mod alias;
 pub mod chooser;
 pub mod fit;
+pub mod mixgraph;
 pub mod normal;
 pub mod seed;
 pub mod size;
@@ -38,6 +41,7 @@ pub mod zipf;
 
 pub use alias::Alias;
 pub use chooser::KeyChooser;
+pub use mixgraph::{MixGraph, MixGraphConfig, MixGraphError, MixGraphKeys, MixOp, Mt19937_64};
 pub use normal::{CacheBenchNormal, TruncatedNormal};
 pub use seed::{mix64, KeyRng};
 pub use size::{SizeDist, SizePiece, SizeSampler};

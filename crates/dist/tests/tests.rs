@@ -1,0 +1,3 @@
+//! kvlab-dist's integration tests, one binary.
+
+mod mixgraph;
