@@ -10,6 +10,7 @@
 )]
 
 #[path = "../tests/oracle.rs"]
+#[expect(dead_code, reason = "the bench only loads whole traces")]
 mod oracle;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -9,7 +9,10 @@
 //! State per object: 8 bytes of links, 8 of frequency, 4 of size, 1 resident flag; plus one
 //! queue per distinct frequency present.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use hashbrown::HashMap;
 
 use crate::list::{Links, Queue};
 use crate::policy::Policy;
@@ -22,7 +25,9 @@ pub struct Lfuda {
     occupied: u64,
     links: Links,
     /// Non-empty frequency queues (oldest at the head).
-    buckets: BTreeMap<u64, Queue>,
+    buckets: HashMap<u64, Queue>,
+    /// Frequencies that had a queue, lowest first (stale ones are dropped when seen).
+    keys: BinaryHeap<Reverse<u64>>,
     min_freq: u64,
     resident: Vec<bool>,
     freq: Vec<u64>,
@@ -36,7 +41,8 @@ impl Lfuda {
             capacity,
             occupied: 0,
             links: Links::new(n_objects),
-            buckets: BTreeMap::new(),
+            buckets: HashMap::new(),
+            keys: BinaryHeap::new(),
             min_freq: 0,
             resident: vec![false; n_objects],
             freq: vec![0; n_objects],
@@ -44,11 +50,26 @@ impl Lfuda {
         }
     }
 
+    /// The lowest non-empty frequency.
+    fn lowest(&mut self) -> Option<u64> {
+        while let Some(&Reverse(f)) = self.keys.peek() {
+            if self.buckets.contains_key(&f) {
+                return Some(f);
+            }
+            self.keys.pop();
+        }
+        None
+    }
+
     /// Upstream's `update_min_freq`: the lowest non-empty frequency above the current
-    /// minimum, if any (else the minimum stays).
+    /// minimum, if any (else the minimum stays). It is only called once the minimum's queue
+    /// is empty, and no queue is ever below the minimum, so that is the lowest one.
     fn update_min_freq(&mut self) {
-        if let Some((&f, _)) = self.buckets.range(self.min_freq + 1..).next() {
-            self.min_freq = f;
+        debug_assert!(!self.buckets.contains_key(&self.min_freq) || self.min_freq == 0);
+        if let Some(f) = self.lowest() {
+            if f > self.min_freq {
+                self.min_freq = f;
+            }
         }
     }
 
@@ -66,8 +87,14 @@ impl Lfuda {
 
     fn append(&mut self, x: u32, f: u64) {
         let size = u64::from(self.size[x as usize]);
-        let q = self.buckets.entry(f).or_default();
+        let q = self.buckets.entry(f).or_insert_with(|| {
+            self.keys.push(Reverse(f));
+            Queue::default()
+        });
         self.links.push_tail(q, x, size);
+        if self.keys.len() > 2 * self.buckets.len() + 1024 {
+            self.keys = self.buckets.keys().map(|&k| Reverse(k)).collect();
+        }
     }
 }
 
@@ -106,12 +133,10 @@ impl Policy for Lfuda {
         let (f, x) = match self.buckets.get(&key) {
             Some(q) => (key, q.head),
             None => {
-                let (&f, q) = self
-                    .buckets
-                    .iter()
-                    .next()
+                let f = self
+                    .lowest()
                     .expect("evict is only called on a non-empty cache");
-                (f, q.head)
+                (f, self.buckets[&f].head)
             }
         };
         self.min_freq = f;
