@@ -25,11 +25,11 @@
 //!
 //! Every policy keeps its state in arrays indexed by dense object index, allocated once for
 //! all objects of the trace, so memory is per *distinct object of the trace*, not per
-//! resident object. Bytes per object: LRU, FIFO 13; Clock 14; Sieve 14; LFU 17 (+32 per
-//! frequency); S3FIFO 33; ARC 13; LIRS 41; TwoQ 26; SLRU 13; WTinyLFU 34 (+ the sketch,
+//! resident object. Bytes per object: LRU, FIFO 13; Clock 17; Sieve 14; LFU 17 (+32 per
+//! frequency); S3FIFO 30; ARC 13; LIRS 41; TwoQ 26; SLRU 13; WTinyLFU 34 (+ the sketch,
 //! 57.5 bytes per object of main capacity); GDSF 16 (+24 per heap entry); LFUDA 21
-//! (+ one queue per frequency); Belady 17; SampledLRU 20 (+4 per resident object).
-//! A [`SimTrace`] holds 21 bytes per request and 12 per object.
+//! (+ one queue per frequency); Belady 16; SampledLRU 16 (+4 per resident object).
+//! A [`SimTrace`] holds 17 bytes per request and 12 per object.
 
 #![warn(missing_docs)]
 

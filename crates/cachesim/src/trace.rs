@@ -54,6 +54,51 @@ impl Default for LoadOptions {
     }
 }
 
+/// A trace being loaded.
+#[derive(Default)]
+struct Builder {
+    t: SimTrace,
+    index: HashMap<u64, u32>,
+}
+
+impl Builder {
+    fn push(&mut self, rec: &TraceRecord, opts: LoadOptions) -> Result<(), SimError> {
+        let t = &mut self.t;
+        let size = u32::try_from(rec.obj_size()).unwrap_or(u32::MAX);
+        if size == 0 && opts.skip_zero_size {
+            t.skipped_zero_size += 1;
+            return Ok(());
+        }
+        let next = t.ids.len();
+        if next == u32::MAX as usize {
+            return Err(SimError::TooManyObjects {
+                max: u64::from(u32::MAX) - 1,
+            });
+        }
+        let obj = *self.index.entry(rec.id).or_insert(next as u32);
+        if obj as usize == next {
+            t.ids.push(rec.id);
+            t.first_size.push(size);
+        }
+        t.obj.push(obj);
+        t.size.push(size);
+        t.op.push(OpClass::of(rec));
+        t.next_access.push(if rec.next_access < 0 {
+            NEVER
+        } else {
+            rec.next_access
+        });
+        Ok(())
+    }
+
+    fn finish(mut self, opts: LoadOptions) -> SimTrace {
+        if !opts.trace_next_access {
+            self.t.compute_next_access();
+        }
+        self.t
+    }
+}
+
 /// One request as a policy sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Req {
@@ -68,7 +113,8 @@ pub struct Req {
 }
 
 /// A trace in memory: per request a dense object index, a size, a next-access time and an
-/// op class (21 bytes per request), plus each object's original id (8 bytes per object).
+/// op class (17 bytes per request), plus each object's original id and first size (12 bytes
+/// per object).
 #[derive(Clone, Debug, Default)]
 pub struct SimTrace {
     obj: Vec<u32>,
@@ -88,68 +134,31 @@ impl SimTrace {
     where
         I: IntoIterator<Item = Result<TraceRecord, SimError>>,
     {
-        let mut t = SimTrace::default();
-        let mut index: HashMap<u64, u32> = HashMap::new();
+        let mut b = Builder::default();
         for rec in records {
-            let rec = rec?;
-            let size = u32::try_from(rec.obj_size()).unwrap_or(u32::MAX);
-            if size == 0 && opts.skip_zero_size {
-                t.skipped_zero_size += 1;
-                continue;
-            }
-            let next = t.ids.len();
-            let obj = *index.entry(rec.id).or_insert_with(|| next as u32);
-            if obj as usize == next {
-                if next == u32::MAX as usize {
-                    return Err(SimError::TooManyObjects {
-                        max: u64::from(u32::MAX) - 1,
-                    });
-                }
-                t.ids.push(rec.id);
-                t.first_size.push(size);
-            }
-            t.obj.push(obj);
-            t.size.push(size);
-            t.op.push(OpClass::of(&rec));
-            t.next_access.push(if rec.next_access < 0 {
-                NEVER
-            } else {
-                rec.next_access
-            });
+            b.push(&rec?, opts)?;
         }
-        if !opts.trace_next_access {
-            t.compute_next_access();
-        }
-        Ok(t)
+        Ok(b.finish(opts))
     }
 
-    /// Loads every record of a reader; uses the reader's next-access times when it says it
-    /// has them ([`kvlab_trace::TraceInfo::has_next_access`]) unless `opts` asks otherwise.
+    /// Loads every record of a reader (reusing one record: nothing is allocated per
+    /// request); uses the reader's next-access times when it says it has them
+    /// ([`kvlab_trace::TraceInfo::has_next_access`]).
     pub fn from_reader<R: TraceReader + ?Sized>(
         reader: &mut R,
         mut opts: LoadOptions,
     ) -> Result<SimTrace, SimError> {
         opts.trace_next_access |= reader.info().has_next_access;
+        let mut b = Builder::default();
         let mut rec = TraceRecord::default();
-        let mut done = false;
-        let iter = std::iter::from_fn(|| {
-            if done {
-                return None;
-            }
+        loop {
             rec.clear();
-            match reader.read(&mut rec) {
-                Ok(true) => Some(Ok(rec.clone())),
-                Ok(false) => {
-                    done = true;
-                    None
-                }
-                Err(e) => {
-                    done = true;
-                    Some(Err(SimError::Trace(e)))
-                }
+            if !reader.read(&mut rec)? {
+                break;
             }
-        });
-        SimTrace::from_records(iter, opts)
+            b.push(&rec, opts)?;
+        }
+        Ok(b.finish(opts))
     }
 
     /// Builds a trace from object ids alone (every size 1, every op a lookup): for tests
@@ -252,5 +261,51 @@ impl SimTrace {
     /// Original id of each dense object index.
     pub fn ids(&self) -> &[u64] {
         &self.ids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvlab_trace::{TraceError, TraceInfo};
+
+    struct VecReader {
+        info: TraceInfo,
+        recs: Vec<(u64, u64)>,
+        at: usize,
+    }
+
+    impl TraceReader for VecReader {
+        fn info(&self) -> &TraceInfo {
+            &self.info
+        }
+
+        fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, TraceError> {
+            let Some(&(id, size)) = self.recs.get(self.at) else {
+                return Ok(false);
+            };
+            self.at += 1;
+            rec.id = id;
+            rec.value_size = size;
+            Ok(true)
+        }
+    }
+
+    #[test]
+    fn a_reader_loads_with_dense_ids_and_computed_next_access() {
+        let mut r = VecReader {
+            info: TraceInfo::default(),
+            recs: vec![(7, 10), (9, 0), (8, 20), (7, 10), (8, 20)],
+            at: 0,
+        };
+        let t = SimTrace::from_reader(&mut r, LoadOptions::default()).expect("loads");
+        assert_eq!(t.objects(), [0, 1, 0, 1]);
+        assert_eq!(t.ids(), [7, 8]);
+        assert_eq!(t.skipped_zero_size(), 1);
+        assert_eq!(t.working_set(crate::Mode::Byte), 30);
+        let next: Vec<i64> = (0..4)
+            .map(|i| t.req(i, crate::Mode::Object).next_access)
+            .collect();
+        assert_eq!(next, [2, 3, NEVER, NEVER]);
     }
 }

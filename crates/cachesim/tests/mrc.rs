@@ -70,6 +70,20 @@ fn shards_estimates_stay_close_to_the_exact_curve() {
         for mode in [Mode::Object, Mode::Byte] {
             let full = shards_fixed_rate(&t, mode, 1.0);
             assert!(mean_abs_error(&t, &full, mode) < 1e-9, "rate 1 is exact");
+            for rate in [0.001, 0.01, 0.1] {
+                let e = mean_abs_error(&t, &shards_fixed_rate(&t, mode, rate), mode);
+                eprintln!(
+                    "{mode:?} {} requests: SHARDS fixed rate {rate}: MAE {e:.4}",
+                    t.len()
+                );
+            }
+            for size in [256, 1024, 8192] {
+                let e = mean_abs_error(&t, &shards_fixed_size(&t, mode, size), mode);
+                eprintln!(
+                    "{mode:?} {} requests: SHARDS fixed size {size}: MAE {e:.4}",
+                    t.len()
+                );
+            }
             let r = shards_fixed_rate(&t, mode, 0.1);
             let e = mean_abs_error(&t, &r, mode);
             assert!(e < 0.02, "{mode:?} fixed rate 0.1: mean abs error {e}");

@@ -10,7 +10,7 @@
 //! libCacheSim's Belady (size-unaware: it minimises misses only for unit sizes), not its
 //! sampled `BeladySize`.
 //!
-//! State per object: 4 bytes of heap position, 8 of priority, 4 of size, 1 resident flag.
+//! State per object: 4 bytes of heap position, 8 of priority, 4 of size.
 
 use crate::policy::Policy;
 use crate::trace::Req;

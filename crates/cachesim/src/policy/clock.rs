@@ -2,7 +2,7 @@
 //! a hit increments the object's counter up to 2ⁿ − 1; to evict, take the oldest: if its
 //! counter is positive, decrement it and move it to the head, else evict it.
 //!
-//! State per object: 8 bytes of links, 4 of size, 1 of counter, 1 resident flag.
+//! State per object: 8 bytes of links, 4 of size, 4 of counter, 1 resident flag.
 
 use crate::list::{Links, Queue};
 use crate::policy::Policy;

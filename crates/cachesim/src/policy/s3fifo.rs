@@ -15,7 +15,7 @@
 //! share (main can overfill until the next eviction drains it).
 //!
 //! State per object: 8 bytes of queue links, 8 of ghost links, 4 of counter, 4 of size,
-//! 4 of ghost size, 1 of place.
+//! 4 of ghost size, 1 of place, 1 ghost flag.
 
 use crate::list::{Links, Queue};
 use crate::policy::Policy;
