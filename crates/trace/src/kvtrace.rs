@@ -239,8 +239,35 @@ impl RecordDecoder<'_> {
         Ok(b)
     }
 
-    #[inline]
+    /// A varint: one-byte values (most fields) on the fast path.
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, String> {
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
+        self.varint_long()
+    }
+
+    #[inline(never)]
+    fn varint_long(&mut self) -> Result<u64, String> {
+        // Ten bytes at hand: one bounds check for the whole varint.
+        if let Some(w) = self.buf.get(self.pos..self.pos + 10) {
+            let mut v: u64 = 0;
+            for (i, &b) in w.iter().enumerate() {
+                v |= u64::from(b & 0x7f) << (7 * i);
+                if b < 0x80 {
+                    if i == 9 && b > 1 {
+                        return Err("a varint overflows 64 bits".to_string());
+                    }
+                    self.pos += i + 1;
+                    return Ok(v);
+                }
+            }
+            return Err("a varint is longer than 10 bytes".to_string());
+        }
         let mut v: u64 = 0;
         let mut shift = 0;
         loop {

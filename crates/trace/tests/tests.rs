@@ -5,4 +5,5 @@ mod common;
 mod counts;
 mod kvtrace;
 mod libcachesim;
+mod perf;
 mod rocksdb;
