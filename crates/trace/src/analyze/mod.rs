@@ -27,7 +27,7 @@ pub mod output;
 pub mod stack;
 pub mod zipf;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
@@ -194,6 +194,17 @@ pub struct HeatBucket {
     pub max_key_requests: u64,
 }
 
+/// Pearson's r between two per-request variables.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Correlation {
+    /// One variable (a name of [`CORRELATED`]).
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// Pearson's r over the requests; `None` (`null`) when a variable does not vary.
+    pub pearson_r: Option<f64>,
+}
+
 /// The headline figures (`summary.json`). The fields named in libCacheSim's `stat`
 /// output are computed as it computes them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -229,7 +240,7 @@ pub struct Summary {
     /// Seconds from the first to the last request (`null` without a clock).
     pub time_span_s: Option<f64>,
     /// Requests per op, by op name.
-    pub ops: Vec<(String, u64)>,
+    pub ops: BTreeMap<String, u64>,
     /// Column families / tenants seen.
     pub column_families: u64,
     /// Requests that are not a key's first, whose LRU stack distance is known.
@@ -238,9 +249,8 @@ pub struct Summary {
     pub mean_stack_distance: f64,
     /// Most distinct keys in one working-set window.
     pub max_working_set: u64,
-    /// Pearson's r between the per-request variables [`CORRELATED`], as
-    /// `(a, b, r)`; `r` is `null` when a variable does not vary.
-    pub correlations: Vec<(String, String, Option<f64>)>,
+    /// Pearson's r between every two of the per-request variables [`CORRELATED`].
+    pub correlations: Vec<Correlation>,
 }
 
 /// Everything [`Analyzer::finish`] computed.
@@ -710,11 +720,11 @@ impl Analyzer {
         let mut corr_list = Vec::new();
         for i in 0..4 {
             for j in i + 1..4 {
-                corr_list.push((
-                    CORRELATED[i].to_string(),
-                    CORRELATED[j].to_string(),
-                    correlations[i][j],
-                ));
+                corr_list.push(Correlation {
+                    a: CORRELATED[i].to_string(),
+                    b: CORRELATED[j].to_string(),
+                    pearson_r: correlations[i][j],
+                });
             }
         }
 
