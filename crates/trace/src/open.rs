@@ -5,7 +5,8 @@
 //! format is the forced one ([`OpenOptions::format`]) or, otherwise:
 //!
 //! 1. magic bytes: a RocksDB trace's Begin record (`feedcafedeadbeef`), lcs's start
-//!    magic, `KVTRACE\0`;
+//!    magic, `KVTRACE\0`, and a first line `<secs.micros> [` (Redis MONITOR, whatever
+//!    the extension);
 //! 2. the extension, after stripping `.zst`/`.gz`/`.xz`/`.bz2`: `.kvtrace`,
 //!    `.oracleGeneral`/`.oracleGeneral.bin`, `.lcs`, `.vscsi`, `.twr`, `.lis` (ARC),
 //!    `.txt`;
@@ -234,6 +235,10 @@ pub fn detect(path: &Path, head: &[u8]) -> Option<Format> {
     }
     if head.starts_with(crate::kvtrace::MAGIC) {
         return Some(Format::Kvtrace);
+    }
+    // Redis MONITOR output is often saved as .txt or .log: its first line decides.
+    if is_text(head) && detect_text(head) == Some(Format::Monitor) {
+        return Some(Format::Monitor);
     }
     let name = stripped_name(path);
     let ext_formats: [(&str, Format); 9] = [

@@ -5,5 +5,6 @@ mod common;
 mod counts;
 mod kvtrace;
 mod libcachesim;
+mod monitor;
 mod perf;
 mod rocksdb;
