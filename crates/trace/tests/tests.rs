@@ -4,6 +4,7 @@ mod analyze;
 mod common;
 mod counts;
 mod kvtrace;
+mod lcs_versions;
 mod libcachesim;
 mod monitor;
 mod perf;
