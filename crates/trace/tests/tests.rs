@@ -4,6 +4,7 @@ mod analyze;
 mod common;
 mod counts;
 mod kvtrace;
+mod layouts;
 mod lcs_versions;
 mod libcachesim;
 mod monitor;
