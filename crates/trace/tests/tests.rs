@@ -10,3 +10,4 @@ mod libcachesim;
 mod monitor;
 mod perf;
 mod rocksdb;
+mod stats_dump;
