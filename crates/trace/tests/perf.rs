@@ -62,6 +62,13 @@ fn reading_speed() {
         size as f64 / n as f64
     );
     time_read(&mut open(&kv, &OpenOptions::default()).unwrap());
+    for _ in 0..std::env::var("KVLAB_PERF_REPEAT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+    {
+        time_read(&mut open(&kv, &OpenOptions::default()).unwrap());
+    }
     let (n2, s2) = time_read(&mut open(&kv, &OpenOptions::default()).unwrap());
     assert_eq!(n, n2);
     println!(
