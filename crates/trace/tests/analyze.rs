@@ -434,6 +434,159 @@ fn writes_summary_csvs_and_a_self_contained_page() {
     std::fs::remove_dir_all(&dir).expect("the test's own directory");
 }
 
+/// RocksDB's own `trace_analyzer` (a one-line `main` around `librocksdb`'s
+/// `trace_analyzer_tool`), built once: the authority for per-op access counts, the
+/// sorted key space and the key × time series of RocksDB query traces.
+fn rocksdb_trace_analyzer() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("kvlab-analyze-ta-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let src = dir.join("ta.cc");
+        std::fs::write(
+            &src,
+            "namespace rocksdb { int trace_analyzer_tool(int, char**); }\n\
+             int main(int c, char** v){return rocksdb::trace_analyzer_tool(c, v);}\n",
+        )
+        .expect("writing ta.cc");
+        let bin = dir.join("trace_analyzer");
+        let out = std::process::Command::new("g++")
+            .arg(&src)
+            .arg("-o")
+            .arg(&bin)
+            .arg("-lrocksdb")
+            .output()
+            .expect("running g++ (apt-get install -y g++ librocksdb-dev)");
+        assert!(
+            out.status.success(),
+            "g++ ta.cc -lrocksdb failed (apt-get install -y librocksdb-dev): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        bin
+    })
+}
+
+/// What trace_analyzer wrote for one op type (`get`, `put`, `merge`, `iterator_Seek`,
+/// `multiget`…) of column family 0.
+struct TaOutput {
+    /// `accessed_key_count_distribution.txt`: (access count, keys).
+    count_dist: Vec<(u64, u64)>,
+    /// `accessed_key_stats.txt`, 4th column: each key's access count, keys in sorted order.
+    key_counts: Vec<u64>,
+    /// `time_series.txt`, 3rd column: the key id (rank in sorted order) of each request.
+    series_keys: Vec<u64>,
+}
+
+fn run_trace_analyzer(name: &str, op_types: &[&str]) -> Vec<TaOutput> {
+    let dir = std::env::temp_dir().join(format!("kvlab-analyze-ta-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let out = std::process::Command::new(rocksdb_trace_analyzer())
+        .arg(format!(
+            "-trace_path={}",
+            data(&format!("rocksdb/{name}.trace")).display()
+        ))
+        .arg(format!("-output_dir={}", dir.display()))
+        .arg(format!("-output_prefix={name}"))
+        .args([
+            "-analyze_get",
+            "-analyze_put",
+            "-analyze_merge",
+            "-analyze_iterator",
+        ])
+        .args(["-analyze_multiget", "-analyze_delete"])
+        .args([
+            "-output_access_count_stats",
+            "-output_key_stats",
+            "-output_time_series",
+        ])
+        .output()
+        .expect("running trace_analyzer");
+    assert!(out.status.success(), "trace_analyzer on {name}: {out:?}");
+    let read = |ty: &str, file: &str| {
+        let path = dir.join(format!("{name}-{ty}-0-{file}"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let col = |line: &str, i: usize| -> u64 {
+        line.split_whitespace()
+            .nth(i)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("column {i} of {line:?}"))
+    };
+    let outputs = op_types
+        .iter()
+        .map(|ty| TaOutput {
+            count_dist: read(ty, "accessed_key_count_distribution.txt")
+                .lines()
+                .map(|l| (col(l, 1), col(l, 3)))
+                .collect(),
+            key_counts: read(ty, "accessed_key_stats.txt")
+                .lines()
+                .map(|l| col(l, 3))
+                .collect(),
+            series_keys: read(ty, "time_series.txt")
+                .lines()
+                .map(|l| col(l, 2))
+                .collect(),
+        })
+        .collect();
+    std::fs::remove_dir_all(&dir).expect("the test's own directory");
+    outputs
+}
+
+fn analyze_file(rel: &str, opts: &AnalyzeOptions) -> Analysis {
+    let mut reader = kvlab_trace::open(data(rel), &kvlab_trace::OpenOptions::default())
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let mut a = Analyzer::new(reader.info(), opts);
+    let mut rec = TraceRecord::default();
+    while reader
+        .read(&mut rec)
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
+    {
+        a.observe(&rec);
+    }
+    a.finish()
+}
+
+#[test]
+fn rocksdb_traces_match_rocksdb_trace_analyzer() {
+    // Single-op traces: the whole key space and every request of the series compare.
+    for (name, ty, op) in [
+        ("seekrandom_bounded", "iterator_Seek", Op::Seek),
+        ("multireadrandom", "multiget", Op::MultiGet),
+        ("mergerandom", "merge", Op::Merge),
+    ] {
+        let ta = run_trace_analyzer(name, &[ty]).pop().expect("one op type");
+        // One heatmap bucket per key and every request in the series.
+        let opts = AnalyzeOptions {
+            heatmap_buckets: usize::MAX,
+            time_series_points: usize::MAX,
+            ..AnalyzeOptions::default()
+        };
+        let a = analyze_file(&format!("rocksdb/{name}.trace"), &opts);
+        assert_eq!(a.ops, vec![(op, ta.series_keys.len() as u64)], "{name}");
+        assert_eq!(
+            a.access_counts[0].1, ta.count_dist,
+            "{name}: access count distribution"
+        );
+        let per_key: Vec<u64> = a.heatmap.iter().map(|b| b.requests).collect();
+        assert!(a.heatmap.iter().all(|b| b.keys == 1));
+        assert_eq!(per_key, ta.key_counts, "{name}: sorted key space");
+        let series: Vec<u64> = a.time_series.iter().map(|p| p.key_rank).collect();
+        assert_eq!(series, ta.series_keys, "{name}: key × time series");
+    }
+    // db_bench's mixgraph (Get, Put, Seek): per-op access count distributions.
+    let ta = run_trace_analyzer("mixgraph", &["get", "put", "iterator_Seek"]);
+    let a = analyze_file("rocksdb/mixgraph.trace", &AnalyzeOptions::default());
+    for (op, t) in [Op::Get, Op::Put, Op::Seek].into_iter().zip(&ta) {
+        let mine = a
+            .access_counts
+            .iter()
+            .find(|(o, _)| *o == Some(op))
+            .unwrap_or_else(|| panic!("a distribution for {op:?}"));
+        assert_eq!(mine.1, t.count_dist, "mixgraph {op:?}");
+    }
+}
+
 /// Throughput of the analysis alone (records already in memory), on a synthetic stream of
 /// 4 M requests over 1 M byte keys with Zipf-like popularity, plus the libCacheSim sample
 /// with the page written to `$KVLAB_ANALYZE_OUT` when set. Not a test (timings are for
