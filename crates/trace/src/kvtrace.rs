@@ -221,98 +221,92 @@ pub(crate) fn encode_record(out: &mut Vec<u8>, rec: &TraceRecord, prev_ts: u64) 
     }
 }
 
-/// Decodes records from one block's raw bytes.
+/// Decodes records from one block's raw bytes. Its primitives return `Option`s (two
+/// registers, no error value to build on the hot path); [`RecordDecoder::record`] says
+/// what failed.
 struct RecordDecoder<'a> {
     buf: &'a [u8],
     pos: usize,
     prev_ts: u64,
 }
 
+/// Why a record did not decode.
+const TRUNCATED: &str =
+    "a field runs past the block or is out of range (a varint over 10 bytes, a \
+     32-bit field over 32 bits, an outcome code over 3)";
+
 impl RecordDecoder<'_> {
-    #[inline]
-    fn byte(&mut self) -> Result<u8, String> {
-        let b = *self
-            .buf
-            .get(self.pos)
-            .ok_or("the block ends inside a record")?;
+    #[inline(always)]
+    fn byte(&mut self) -> Option<u8> {
+        let b = *self.buf.get(self.pos)?;
         self.pos += 1;
-        Ok(b)
+        Some(b)
     }
 
     /// A varint: one-byte values (most fields) on the fast path.
     #[inline(always)]
-    fn varint(&mut self) -> Result<u64, String> {
+    fn varint(&mut self) -> Option<u64> {
         if let Some(&b) = self.buf.get(self.pos) {
             if b < 0x80 {
                 self.pos += 1;
-                return Ok(u64::from(b));
+                return Some(u64::from(b));
             }
         }
         self.varint_long()
     }
 
-    #[inline(never)]
-    fn varint_long(&mut self) -> Result<u64, String> {
+    #[inline]
+    fn varint_long(&mut self) -> Option<u64> {
         // Ten bytes at hand: one bounds check for the whole varint.
-        if let Some(w) = self.buf.get(self.pos..self.pos + 10) {
-            let mut v: u64 = 0;
-            for (i, &b) in w.iter().enumerate() {
-                v |= u64::from(b & 0x7f) << (7 * i);
-                if b < 0x80 {
-                    if i == 9 && b > 1 {
-                        return Err("a varint overflows 64 bits".to_string());
-                    }
-                    self.pos += i + 1;
-                    return Ok(v);
-                }
-            }
-            return Err("a varint is longer than 10 bytes".to_string());
-        }
+        let w = match self.buf.get(self.pos..self.pos + 10) {
+            Some(w) => w,
+            None => &self.buf[self.pos.min(self.buf.len())..],
+        };
         let mut v: u64 = 0;
-        let mut shift = 0;
-        loop {
-            let b = self.byte()?;
-            if shift == 63 && b > 1 {
-                return Err("a varint overflows 64 bits".to_string());
-            }
-            v |= u64::from(b & 0x7f) << shift;
+        for (i, &b) in w.iter().enumerate() {
+            v |= u64::from(b & 0x7f) << (7 * i);
             if b < 0x80 {
-                return Ok(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err("a varint is longer than 10 bytes".to_string());
+                if i == 9 && b > 1 {
+                    return None;
+                }
+                self.pos += i + 1;
+                return Some(v);
             }
         }
+        None
+    }
+
+    #[inline(always)]
+    fn u32(&mut self) -> Option<u32> {
+        u32::try_from(self.varint()?).ok()
     }
 
     #[inline]
-    fn u32(&mut self, what: &str) -> Result<u32, String> {
-        u32::try_from(self.varint()?).map_err(|_| format!("{what} does not fit 32 bits"))
-    }
-
-    #[inline]
-    fn bytes(&mut self, out: &mut Vec<u8>) -> Result<(), String> {
-        let n = usize::try_from(self.varint()?).map_err(|_| "a length overflows")?;
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        let end = end.ok_or("a byte string runs past the block")?;
+    fn bytes(&mut self, out: &mut Vec<u8>) -> Option<()> {
+        let n = usize::try_from(self.varint()?).ok()?;
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len())?;
         out.extend_from_slice(&self.buf[self.pos..end]);
         self.pos = end;
-        Ok(())
+        Some(())
     }
 
     /// Fills `rec` with the next record.
     #[inline]
-    fn record(&mut self, rec: &mut TraceRecord) -> Result<(), String> {
+    fn record(&mut self, rec: &mut TraceRecord) -> Result<(), &'static str> {
         rec.clear();
-        let op = self.byte()?;
+        let op = self.byte().ok_or(TRUNCATED)?;
         rec.op = *Op::ALL
             .get(op as usize)
-            .ok_or_else(|| format!("op code {op} is not one of the {} ops", Op::ALL.len()))?;
-        let flags = self.u32("the flags")?;
+            .ok_or("an op code past the known ops")?;
+        let flags = self.u32().ok_or(TRUNCATED)?;
         if flags & !F_ALL != 0 {
-            return Err(format!("unknown flag bits {:#x}", flags & !F_ALL));
+            return Err("unknown flag bits");
         }
+        self.fields(flags, rec).ok_or(TRUNCATED)
+    }
+
+    #[inline(always)]
+    fn fields(&mut self, flags: u32, rec: &mut TraceRecord) -> Option<()> {
         self.prev_ts = self.prev_ts.wrapping_add(unzigzag(self.varint()?) as u64);
         rec.ts = self.prev_ts;
         if flags & F_KEY != 0 {
@@ -324,26 +318,26 @@ impl RecordDecoder<'_> {
             rec.id = self.varint()?;
         }
         if flags & F_KEY_SIZE != 0 {
-            rec.key_size = self.u32("key_size")?;
+            rec.key_size = self.u32()?;
         }
         if flags & F_VALUE_SIZE != 0 {
             rec.value_size = self.varint()?;
         }
         if flags & F_SCAN_LEN != 0 {
-            rec.scan_len = self.u32("scan_len")?;
+            rec.scan_len = self.u32()?;
         }
         if flags & F_TTL != 0 {
-            rec.ttl_s = self.u32("ttl_s")?;
+            rec.ttl_s = self.u32()?;
         }
         if flags & F_CF != 0 {
-            rec.cf = self.u32("cf")?;
+            rec.cf = self.u32()?;
         }
         if flags & F_NEXT != 0 {
             rec.next_access = unzigzag(self.varint()?);
         }
         if flags & F_BATCH != 0 {
-            rec.batch_len = self.u32("batch_len")?;
-            rec.batch_pos = self.u32("batch_pos")?;
+            rec.batch_len = self.u32()?;
+            rec.batch_pos = self.u32()?;
         }
         if flags & F_OUTCOME != 0 {
             rec.outcome = match self.byte()? {
@@ -351,7 +345,7 @@ impl RecordDecoder<'_> {
                 1 => Outcome::Hit,
                 2 => Outcome::Miss,
                 3 => Outcome::Error,
-                o => return Err(format!("outcome code {o} is not 0–3")),
+                _ => return None,
             };
         }
         if flags & F_LATENCY != 0 {
@@ -366,7 +360,7 @@ impl RecordDecoder<'_> {
         if flags & F_UPPER != 0 {
             self.bytes(&mut rec.upper_bound)?;
         }
-        Ok(())
+        Some(())
     }
 }
 

@@ -1,7 +1,7 @@
 //! Reading speed, a measurement rather than a test (`cargo test --release -p kvlab-trace
 //! --test tests -- --ignored --nocapture reading_speed`): cloudPhysicsIO's oracleGeneral
 //! repeated 50 times (5.7 M records, 137 MB, from the page cache), and the same records
-//! as a kvtrace.
+//! as a kvtrace; each the best of `KVLAB_PERF_RUNS` (5) runs.
 
 use std::time::Instant;
 
@@ -23,6 +23,18 @@ fn time_read(r: &mut dyn TraceReader) -> (u64, f64) {
     (n, s)
 }
 
+/// The fastest of several runs (the machine is shared: the best run is the least
+/// disturbed one).
+fn best_of(mut f: impl FnMut() -> (u64, f64)) -> (u64, f64) {
+    let runs = std::env::var("KVLAB_PERF_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    (0..runs.max(1))
+        .map(|_| f())
+        .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a })
+}
+
 #[test]
 #[ignore = "a measurement, not a test"]
 fn reading_speed() {
@@ -39,8 +51,7 @@ fn reading_speed() {
         csv: None,
     };
     // Warm the page cache, then measure.
-    time_read(&mut open(&big, &opts).unwrap());
-    let (n, s) = time_read(&mut open(&big, &opts).unwrap());
+    let (n, s) = best_of(|| time_read(&mut open(&big, &opts).unwrap()));
     println!(
         "oracleGeneral: {n} records in {s:.3} s = {:.1} M records/s",
         n as f64 / s / 1e6
@@ -61,15 +72,7 @@ fn reading_speed() {
         n as f64 / ws / 1e6,
         size as f64 / n as f64
     );
-    time_read(&mut open(&kv, &OpenOptions::default()).unwrap());
-    for _ in 0..std::env::var("KVLAB_PERF_REPEAT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-    {
-        time_read(&mut open(&kv, &OpenOptions::default()).unwrap());
-    }
-    let (n2, s2) = time_read(&mut open(&kv, &OpenOptions::default()).unwrap());
+    let (n2, s2) = best_of(|| time_read(&mut open(&kv, &OpenOptions::default()).unwrap()));
     assert_eq!(n, n2);
     println!(
         "kvtrace read: {n2} records in {s2:.3} s = {:.1} M records/s",
