@@ -443,6 +443,44 @@ fn writes_summary_csvs_and_a_self_contained_page() {
     std::fs::remove_dir_all(&dir).expect("the test's own directory");
 }
 
+#[test]
+fn memory_follows_the_keys_not_the_requests() {
+    // 1000 byte keys requested 1 M and then 3 M times, one request per millisecond:
+    // what the analyzer holds must not grow with the requests.
+    let opts = AnalyzeOptions::default();
+    let mut a = Analyzer::new(&info(KeyEncoding::Bytes, TimeUnit::Millis), &opts);
+    let mut rng = XorShift(3);
+    let mut rec = TraceRecord::default();
+    let mut held = Vec::new();
+    for i in 0..3_000_000u64 {
+        rec.clear();
+        let k = {
+            let u = rng.below(1000);
+            u * u / 1000
+        };
+        rec.set_key(format!("key{k:04}").as_bytes());
+        rec.ts = i;
+        rec.op = if i % 3 == 0 { Op::Put } else { Op::Get };
+        rec.value_size = rng.below(1 << 20);
+        a.observe(&rec);
+        if i + 1 == 1_000_000 || i + 1 == 3_000_000 {
+            held.push(a.heap_bytes());
+        }
+    }
+    // The per-second QPS buckets (3000 of them) and 50 windows are the only things that
+    // follow time; the rest is per key or bounded.
+    println!("heap bytes after 1 M and 3 M requests: {held:?}");
+    assert!(held[0] < 2 << 20, "{held:?}");
+    assert!(held[1] < held[0] + (256 << 10), "{held:?}");
+    let an = a.finish();
+    assert_eq!(an.summary.requests, 3_000_000);
+    assert!(an.time_series.len() <= opts.time_series_points);
+    assert!(an
+        .value_sizes
+        .iter()
+        .all(|(_, h)| h.sorted().len() < 20_000));
+}
+
 /// RocksDB's own `trace_analyzer` (a one-line `main` around `librocksdb`'s
 /// `trace_analyzer_tool`), built once: the authority for per-op access counts, the
 /// sorted key space and the key × time series of RocksDB query traces.

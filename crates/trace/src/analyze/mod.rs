@@ -556,6 +556,36 @@ impl Analyzer {
         m.prod[5] += s * s;
     }
 
+    /// Heap bytes the analyzer holds, about: what grows with the distinct keys (the key
+    /// table, per-key records, key bytes, the stack-distance tree) plus bounded tables
+    /// (histograms, QPS buckets, windows, sampled points) — never anything per request.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let per_op: usize = self
+            .ops
+            .iter()
+            .flatten()
+            .map(|o| {
+                o.per_key.capacity() * 4
+                    + o.qps.capacity() * 8
+                    + o.key_size.heap_bytes()
+                    + o.value_size.heap_bytes()
+                    + o.scan_len.heap_bytes()
+            })
+            .sum();
+        self.slot_of.capacity() * (size_of::<(u64, u32)>() + 1)
+            + self.ids.capacity() * 8
+            + self.keys.capacity() * size_of::<KeyState>()
+            + self.key_arena.capacity()
+            + self.key_start.capacity() * 8
+            + per_op
+            + self.cf_ops.capacity() * (4 + 8 * Op::ALL.len() + 1)
+            + self.stack.heap_bytes()
+            + self.reuse_lcs_vtime.capacity() * 8
+            + self.windows.capacity() * size_of::<Window>()
+            + self.samples.capacity() * size_of::<(u64, u64, u32, Op)>()
+    }
+
     /// Halves the QPS resolution: merges buckets two by two.
     fn merge_qps(&mut self) {
         self.qps_width *= 2;

@@ -62,6 +62,11 @@ impl StackDistance {
         distance
     }
 
+    /// Heap bytes held (the tree and the owner of each position: both O(keys)).
+    pub fn heap_bytes(&self) -> usize {
+        (self.tree.capacity() + self.owner.capacity()) * 4
+    }
+
     /// Marks at positions `0..=pos`.
     #[inline]
     fn prefix(&self, pos: u32) -> u32 {
