@@ -24,6 +24,8 @@ pub mod format;
 mod input;
 pub mod kvtrace;
 pub mod open;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod record;
 pub mod stats;
 

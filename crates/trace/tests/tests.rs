@@ -8,6 +8,8 @@ mod layouts;
 mod lcs_versions;
 mod libcachesim;
 mod monitor;
+#[cfg(feature = "parquet")]
+mod parquet;
 mod perf;
 mod rocksdb;
 mod stats_dump;
