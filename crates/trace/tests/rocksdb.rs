@@ -453,3 +453,57 @@ fn crafted_trace_fields() {
     );
     assert_eq!(recs[6].value_size, 3);
 }
+
+#[test]
+fn per_op_accesses_and_distinct_keys_equal_trace_analyzer() {
+    // `-analyze_<op>` prints, per op type, "Total keys of '<op>' is: N" (distinct keys,
+    // summed over column families) and "Total access is: N".
+    let names = [
+        ("get", Op::Get),
+        ("put", Op::Put),
+        ("delete", Op::Delete),
+        ("single_delete", Op::SingleDelete),
+        ("range_delete", Op::DeleteRange),
+        ("merge", Op::Merge),
+        ("iterator_Seek", Op::Seek),
+        ("iterator_SeekForPrev", Op::SeekForPrev),
+        ("multiget", Op::MultiGet),
+    ];
+    for name in TRACES {
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = Command::new(trace_analyzer())
+            .arg(format!("-trace_path={}", data(&format!("rocksdb/{name}.trace")).display()))
+            .arg(format!("-output_dir={}", out_dir.path().display()))
+            .args([
+                "-analyze_get",
+                "-analyze_put",
+                "-analyze_delete",
+                "-analyze_single_delete",
+                "-analyze_range_delete",
+                "-analyze_merge",
+                "-analyze_iterator",
+                "-analyze_multiget",
+            ])
+            .output()
+            .expect("running trace_analyzer");
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let recs = crate::common::records(&mut reader(&format!("rocksdb/{name}.trace"), None));
+        for (ta_name, op) in names {
+            let at = stdout
+                .find(&format!("Total keys of '{ta_name}' is: "))
+                .unwrap_or_else(|| panic!("{name}: no totals for {ta_name}"));
+            let mut words = stdout[at..].split_whitespace();
+            let keys: u64 = words.nth(5).and_then(|w| w.parse().ok()).expect("a key count");
+            let access: u64 = words.nth(3).and_then(|w| w.parse().ok()).expect("an access count");
+            let of_op: Vec<_> = recs.iter().filter(|r| r.op == op).collect();
+            let distinct: std::collections::HashSet<(u32, &[u8])> =
+                of_op.iter().map(|r| (r.cf, r.key.as_slice())).collect();
+            assert_eq!(
+                (of_op.len() as u64, distinct.len() as u64),
+                (access, keys),
+                "{name}: {ta_name}"
+            );
+        }
+    }
+}
