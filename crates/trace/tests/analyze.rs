@@ -481,6 +481,39 @@ fn memory_follows_the_keys_not_the_requests() {
         .all(|(_, h)| h.sorted().len() < 20_000));
 }
 
+#[test]
+fn traces_without_a_clock_count_time_in_requests_and_empty_traces_write() {
+    // libCacheSim's txt sample: one id per line, no time. Same requests, objects and
+    // popularity as its oracleGeneral form (pinned above from libCacheSim).
+    let a = analyze_file("libcachesim/cloudPhysicsIO.txt", &AnalyzeOptions::default());
+    assert!(!a.has_clock);
+    assert_eq!((a.summary.requests, a.summary.objects), (113_872, 48_974));
+    assert_eq!(a.summary.x_hit, vec![21_049, 18_839, 827, 6_059, 263]);
+    assert_eq!(a.summary.time_span_s, None);
+    // Windows of 10 000 requests, QPS buckets of 1000.
+    assert_eq!(a.windows.len(), 12);
+    assert!(a.windows[..11].iter().all(|w| w.requests == 10_000));
+    assert_eq!(a.qps_bucket, 1000.0);
+    assert_eq!(a.qps[0].1.len(), 114);
+    assert!(a.time_series.windows(2).all(|w| w[0].time < w[1].time));
+
+    let empty = Analyzer::new(
+        &info(KeyEncoding::Bytes, TimeUnit::Micros),
+        &AnalyzeOptions::default(),
+    )
+    .finish();
+    assert_eq!((empty.summary.requests, empty.summary.objects), (0, 0));
+    assert_eq!(empty.summary.zipf_alpha, None);
+    assert!(empty.summary.zipf_note.is_some());
+    let dir = std::env::temp_dir().join(format!("kvlab-analyze-empty-{}", std::process::id()));
+    empty
+        .write(&dir, true)
+        .expect("an empty analysis writes too");
+    let json = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    assert!(json.contains("\"requests\": 0"));
+    std::fs::remove_dir_all(&dir).expect("the test's own directory");
+}
+
 /// RocksDB's own `trace_analyzer` (a one-line `main` around `librocksdb`'s
 /// `trace_analyzer_tool`), built once: the authority for per-op access counts, the
 /// sorted key space and the key × time series of RocksDB query traces.
