@@ -255,15 +255,43 @@ impl RecordDecoder<'_> {
         self.varint_long()
     }
 
+    /// A varint of 2+ bytes. With 8 bytes at hand, branch-free: the first byte without
+    /// its top bit ends the varint, and the 7-bit groups are gathered by shifts.
     #[inline]
     fn varint_long(&mut self) -> Option<u64> {
-        // Ten bytes at hand: one bounds check for the whole varint.
-        let w = match self.buf.get(self.pos..self.pos + 10) {
-            Some(w) => w,
-            None => &self.buf[self.pos.min(self.buf.len())..],
-        };
+        if let Some(b) = self.buf.get(self.pos..self.pos + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            let w = u64::from_le_bytes(a);
+            let stops = !w & 0x8080_8080_8080_8080;
+            if stops != 0 {
+                let len = (stops.trailing_zeros() / 8 + 1) as usize;
+                let x = if len == 8 {
+                    w
+                } else {
+                    w & ((1u64 << (8 * len)) - 1)
+                };
+                let v = (x & 0x7f)
+                    | ((x >> 1) & (0x7f << 7))
+                    | ((x >> 2) & (0x7f << 14))
+                    | ((x >> 3) & (0x7f << 21))
+                    | ((x >> 4) & (0x7f << 28))
+                    | ((x >> 5) & (0x7f << 35))
+                    | ((x >> 6) & (0x7f << 42))
+                    | ((x >> 7) & (0x7f << 49));
+                self.pos += len;
+                return Some(v);
+            }
+        }
+        self.varint_slow()
+    }
+
+    /// A varint near the block's end, or of 9–10 bytes.
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Option<u64> {
+        let w = &self.buf[self.pos.min(self.buf.len())..];
         let mut v: u64 = 0;
-        for (i, &b) in w.iter().enumerate() {
+        for (i, &b) in w.iter().take(10).enumerate() {
             v |= u64::from(b & 0x7f) << (7 * i);
             if b < 0x80 {
                 if i == 9 && b > 1 {
