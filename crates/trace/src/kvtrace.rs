@@ -591,8 +591,65 @@ impl BlockDecoder {
             })?;
             f(&rec);
         }
+        if d.pos != self.raw.len() {
+            return Err(TraceError::Corrupt {
+                path: self.path.clone(),
+                offset: block.offset,
+                what: format!(
+                    "the block holds {} bytes after its last record",
+                    self.raw.len() - d.pos
+                ),
+            });
+        }
         Ok(())
     }
+}
+
+/// The next block's header and compressed bytes (borrowed from `input`): `(offset,
+/// raw_len, record_count, compressed)`; `None` after the end marker. Any error sets
+/// `done`.
+#[expect(clippy::type_complexity, reason = "a private helper's one tuple")]
+fn next_raw_block<'a>(
+    input: &'a mut Input,
+    done: &mut bool,
+) -> Result<Option<(u64, u32, u32, &'a [u8])>, TraceError> {
+    if *done {
+        return Ok(None);
+    }
+    // Until a block is whole, a failure is final.
+    *done = true;
+    let offset = input.offset();
+    let Some(h) = input.record(BLOCK_HEADER_BYTES, "kvtrace block header")? else {
+        return Err(input.corrupt(
+            offset,
+            "the stream ends without the end marker (the writer did not finish)",
+        ));
+    };
+    let word = |i: usize| u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
+    let (compressed_len, raw_len, record_count) = (word(0), word(1), word(2));
+    if compressed_len == 0 {
+        if raw_len != 0 || record_count != 0 {
+            return Err(input.corrupt(offset, "an end marker with a non-zero count"));
+        }
+        return Ok(None);
+    }
+    let n = compressed_len as usize;
+    if n > MAX_BLOCK_BYTES {
+        return Err(input.corrupt(
+            offset,
+            format!("a block of {n} bytes; at most {MAX_BLOCK_BYTES} expected"),
+        ));
+    }
+    if input.peek(n)?.len() < n {
+        return Err(input.corrupt(
+            offset,
+            format!("the stream ends inside the block (its header says {n} bytes)"),
+        ));
+    }
+    *done = false;
+    // `peek` saw the n bytes, so `record` has them.
+    let c = input.record(n, "kvtrace block")?.unwrap_or(&[]);
+    Ok(Some((offset, raw_len, record_count, c)))
 }
 
 /// Reads a `.kvtrace` stream.
@@ -659,101 +716,22 @@ impl KvtraceReader {
     /// The next compressed block, for decoding elsewhere with a [`BlockDecoder`];
     /// `None` after the end marker. Do not mix with [`TraceReader::read`].
     pub fn next_block(&mut self) -> Result<Option<KvtraceBlock>, TraceError> {
-        if self.done {
-            return Ok(None);
-        }
-        let offset = self.input.offset();
-        let h = match self
-            .input
-            .record(BLOCK_HEADER_BYTES, "kvtrace block header")?
-        {
-            Some(h) => h,
-            None => {
-                self.done = true;
-                return Err(self.input.corrupt(
-                    offset,
-                    "the stream ends without the end marker (the writer did not finish)",
-                ));
-            }
-        };
-        let word =
-            |i: usize| u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
-        let (compressed_len, raw_len, record_count) = (word(0), word(1), word(2));
-        if compressed_len == 0 {
-            self.done = true;
-            if raw_len != 0 || record_count != 0 {
-                return Err(self
-                    .input
-                    .corrupt(offset, "an end marker with a non-zero count"));
-            }
-            return Ok(None);
-        }
-        match self
-            .input
-            .record(compressed_len as usize, "kvtrace block")?
-        {
-            Some(c) => Ok(Some(KvtraceBlock {
+        Ok(next_raw_block(&mut self.input, &mut self.done)?.map(
+            |(offset, raw_len, record_count, c)| KvtraceBlock {
                 offset,
                 record_count,
                 raw_len,
                 compressed: c.to_vec(),
-            })),
-            None => {
-                self.done = true;
-                Err(self
-                    .input
-                    .corrupt(offset, "a block header without its block"))
-            }
-        }
+            },
+        ))
     }
 
+    /// Decompresses the next block with records; false after the end marker.
     fn load_block(&mut self) -> Result<bool, TraceError> {
         loop {
-            if self.done {
+            let next = next_raw_block(&mut self.input, &mut self.done)?;
+            let Some((offset, raw_len, record_count, compressed)) = next else {
                 return Ok(false);
-            }
-            let offset = self.input.offset();
-            let header = self
-                .input
-                .record(BLOCK_HEADER_BYTES, "kvtrace block header");
-            let h = match header {
-                Ok(Some(h)) => h,
-                Ok(None) => {
-                    self.done = true;
-                    return Err(self.input.corrupt(
-                        offset,
-                        "the stream ends without the end marker (the writer did not finish)",
-                    ));
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Err(e);
-                }
-            };
-            let word =
-                |i: usize| u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
-            let (compressed_len, raw_len, record_count) = (word(0), word(1), word(2));
-            if compressed_len == 0 {
-                self.done = true;
-                if raw_len != 0 || record_count != 0 {
-                    return Err(self
-                        .input
-                        .corrupt(offset, "an end marker with a non-zero count"));
-                }
-                return Ok(false);
-            }
-            let compressed = match self.input.record(compressed_len as usize, "kvtrace block") {
-                Ok(Some(c)) => c,
-                Ok(None) => {
-                    self.done = true;
-                    return Err(self
-                        .input
-                        .corrupt(offset, "a block header without its block"));
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Err(e);
-                }
             };
             if let Err(e) = self.decoder.decompress(offset, compressed, raw_len) {
                 self.done = true;
@@ -796,6 +774,16 @@ impl TraceReader for KvtraceReader {
         self.pos = d.pos;
         self.prev_ts = d.prev_ts;
         self.left -= 1;
+        if self.left == 0 && self.pos != self.decoder.raw.len() {
+            self.done = true;
+            return Err(self.input.corrupt(
+                self.block_offset,
+                format!(
+                    "the block starting here holds {} bytes after its last record",
+                    self.decoder.raw.len() - self.pos
+                ),
+            ));
+        }
         Ok(true)
     }
 }
