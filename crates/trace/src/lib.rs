@@ -32,7 +32,7 @@ pub mod stats;
 pub use error::TraceError;
 pub use format::csv::CsvSpec;
 pub use kvtrace::{KvtraceReader, KvtraceWriter};
-pub use open::{open, open_kvtrace, Format, OpenOptions};
+pub use open::{open, open_kvtrace, open_reader, Format, OpenOptions};
 pub use record::{key_id, KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord};
 pub use stats::Stats;
 

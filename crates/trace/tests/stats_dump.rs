@@ -180,3 +180,18 @@ fn unknown_files_ask_for_a_format() {
         Ok(_) => panic!("a mystery file opened"),
     }
 }
+
+#[test]
+fn any_byte_stream_opens_like_a_file() {
+    // The gzip'd LIRS trace from memory, its format told from the content.
+    let bytes = std::fs::read(data("caffeine/lirs/cs.trace.gz")).unwrap();
+    let mut r = kvlab_trace::open_reader(
+        Box::new(std::io::Cursor::new(bytes)),
+        "-",
+        &OpenOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(r.info().format, "lirs");
+    let s = Stats::collect(&mut r).unwrap();
+    assert_eq!((s.requests, s.distinct_keys), (6_781, 1_409));
+}
