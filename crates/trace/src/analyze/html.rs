@@ -201,17 +201,7 @@ fn chart(
             }
             s.push_str("</g>");
         }
-        if dots {
-            for &(a, b) in drawn {
-                let _ = write!(
-                    s,
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.2\"/>",
-                    px(a),
-                    py(b)
-                );
-            }
-            s.push_str("</g>");
-        } else {
+        if !dots {
             let mut d = String::new();
             for (j, &(a, b)) in drawn.enumerate() {
                 let _ = write!(
@@ -262,15 +252,21 @@ fn value_cdf(h: &ValueHist) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The CDF at each bucket's upper bound. Bucket 0 (the value 0) has no place on a log
+/// axis: its share is where the line starts, at the next bucket's lower bound.
 fn log2_cdf(h: &Log2Hist, scale: f64) -> Vec<(f64, f64)> {
     let total = h.total().max(1) as f64;
-    let mut seen = 0;
-    (0..h.used())
-        .map(|b| {
-            seen += h.buckets[b];
-            (Log2Hist::bounds(b).1 as f64 * scale, seen as f64 / total)
-        })
-        .collect()
+    let mut seen = h.buckets[0];
+    let first = (1..h.used()).find(|&b| h.buckets[b] > 0).unwrap_or(1);
+    let mut pts = vec![(
+        Log2Hist::bounds(first).0 as f64 * scale,
+        seen as f64 / total,
+    )];
+    for b in first..h.used() {
+        seen += h.buckets[b];
+        pts.push((Log2Hist::bounds(b).1 as f64 * scale, seen as f64 / total));
+    }
+    pts
 }
 
 fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
