@@ -472,7 +472,10 @@ fn per_op_accesses_and_distinct_keys_equal_trace_analyzer() {
     for name in TRACES {
         let out_dir = tempfile::tempdir().unwrap();
         let out = Command::new(trace_analyzer())
-            .arg(format!("-trace_path={}", data(&format!("rocksdb/{name}.trace")).display()))
+            .arg(format!(
+                "-trace_path={}",
+                data(&format!("rocksdb/{name}.trace")).display()
+            ))
             .arg(format!("-output_dir={}", out_dir.path().display()))
             .args([
                 "-analyze_get",
@@ -494,8 +497,14 @@ fn per_op_accesses_and_distinct_keys_equal_trace_analyzer() {
                 .find(&format!("Total keys of '{ta_name}' is: "))
                 .unwrap_or_else(|| panic!("{name}: no totals for {ta_name}"));
             let mut words = stdout[at..].split_whitespace();
-            let keys: u64 = words.nth(5).and_then(|w| w.parse().ok()).expect("a key count");
-            let access: u64 = words.nth(3).and_then(|w| w.parse().ok()).expect("an access count");
+            let keys: u64 = words
+                .nth(5)
+                .and_then(|w| w.parse().ok())
+                .expect("a key count");
+            let access: u64 = words
+                .nth(3)
+                .and_then(|w| w.parse().ok())
+                .expect("an access count");
             let of_op: Vec<_> = recs.iter().filter(|r| r.op == op).collect();
             let distinct: std::collections::HashSet<(u32, &[u8])> =
                 of_op.iter().map(|r| (r.cf, r.key.as_slice())).collect();
