@@ -6,8 +6,9 @@
 #
 # Files: libCacheSim's cloudPhysicsIO sample (113,872 requests), the AdaptSize trace
 # (66,987), and — unless BIG=0 — cache2k's orm-busy trace (5,000,000 requests over 76,349
-# keys) written as oracleGeneral (time = request index / 1000, size 4096) into a temporary
-# directory, so both tools read the very same bytes.
+# keys) and Caffeine's scarab trace (1,245,184 requests over 258,368 keys) written as
+# oracleGeneral (time = request index / 1000, size 4096) into a temporary directory, so
+# both tools read the very same bytes.
 #
 # Timing: kvlab is the whole process (wall clock, from /usr/bin/time); libCacheSim is
 # only its `run()` call, timed inside Python after the import and the reader's creation,
@@ -52,17 +53,22 @@ trap 'rm -rf "$work"' EXIT
 
 files=("$DATA/libcachesim/cloudPhysicsIO.oracleGeneral.bin" "$DATA/derived/adapt_size_request.oracleGeneral.bin")
 if [ "$BIG" = 1 ]; then
-  "$LCS_PY" - "$DATA/caffeine/cache2k/orm-busy.trace.xz" "$work/orm-busy.oracleGeneral.bin" <<'PY'
+  # Big-endian int32 (cache2k) or int64 (scarab) keys -> oracleGeneral records.
+  to_oracle() {
+    "$LCS_PY" - "$1" "$2" "$3" <<'PY'
 import lzma, struct, sys
-src, dst = sys.argv[1], sys.argv[2]
+src, width, dst = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = lzma.open(src).read()
-n = len(data) // 4
-keys = struct.unpack(">%di" % n, data[: 4 * n])
+n = len(data) // width
+keys = struct.unpack(">%d%s" % (n, "i" if width == 4 else "q"), data[: width * n])
 rec = struct.Struct("<IQIq")
 with open(dst, "wb") as f:
-    f.write(b"".join(rec.pack(i // 1000, k & 0xFFFFFFFF, 4096, -1) for i, k in enumerate(keys)))
+    f.write(b"".join(rec.pack(i // 1000, k & (2**64 - 1), 4096, -1) for i, k in enumerate(keys)))
 PY
-  files+=("$work/orm-busy.oracleGeneral.bin")
+  }
+  to_oracle "$DATA/caffeine/cache2k/orm-busy.trace.xz" 4 "$work/orm-busy.oracleGeneral.bin"
+  to_oracle "$DATA/caffeine/scarab/scarab-recs.trace.xz" 8 "$work/scarab.oracleGeneral.bin"
+  files+=("$work/orm-busy.oracleGeneral.bin" "$work/scarab.oracleGeneral.bin")
 fi
 
 # libCacheSim's analyzer on $1, output base $2 (its `stat` goes to the current

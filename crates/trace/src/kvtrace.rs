@@ -221,71 +221,120 @@ pub(crate) fn encode_record(out: &mut Vec<u8>, rec: &TraceRecord, prev_ts: u64) 
     }
 }
 
-/// Decodes records from one block's raw bytes.
+/// Decodes records from one block's raw bytes. Its primitives return `Option`s (two
+/// registers, no error value to build on the hot path); [`RecordDecoder::record`] says
+/// what failed.
 struct RecordDecoder<'a> {
     buf: &'a [u8],
     pos: usize,
     prev_ts: u64,
 }
 
+/// Why a record did not decode.
+const TRUNCATED: &str =
+    "a field runs past the block or is out of range (a varint over 10 bytes, a \
+     32-bit field over 32 bits, an outcome code over 3)";
+
 impl RecordDecoder<'_> {
-    #[inline]
-    fn byte(&mut self) -> Result<u8, String> {
-        let b = *self
-            .buf
-            .get(self.pos)
-            .ok_or("the block ends inside a record")?;
+    #[inline(always)]
+    fn byte(&mut self) -> Option<u8> {
+        let b = *self.buf.get(self.pos)?;
         self.pos += 1;
-        Ok(b)
+        Some(b)
     }
 
-    #[inline]
-    fn varint(&mut self) -> Result<u64, String> {
-        let mut v: u64 = 0;
-        let mut shift = 0;
-        loop {
-            let b = self.byte()?;
-            if shift == 63 && b > 1 {
-                return Err("a varint overflows 64 bits".to_string());
-            }
-            v |= u64::from(b & 0x7f) << shift;
+    /// A varint: one-byte values (most fields) on the fast path.
+    #[inline(always)]
+    fn varint(&mut self) -> Option<u64> {
+        if let Some(&b) = self.buf.get(self.pos) {
             if b < 0x80 {
-                return Ok(v);
-            }
-            shift += 7;
-            if shift > 63 {
-                return Err("a varint is longer than 10 bytes".to_string());
+                self.pos += 1;
+                return Some(u64::from(b));
             }
         }
+        self.varint_long()
+    }
+
+    /// A varint of 2+ bytes. With 8 bytes at hand, branch-free: the first byte without
+    /// its top bit ends the varint, and the 7-bit groups are gathered by shifts.
+    #[inline]
+    fn varint_long(&mut self) -> Option<u64> {
+        if let Some(b) = self.buf.get(self.pos..self.pos + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            let w = u64::from_le_bytes(a);
+            let stops = !w & 0x8080_8080_8080_8080;
+            if stops != 0 {
+                let len = (stops.trailing_zeros() / 8 + 1) as usize;
+                let x = if len == 8 {
+                    w
+                } else {
+                    w & ((1u64 << (8 * len)) - 1)
+                };
+                let v = (x & 0x7f)
+                    | ((x >> 1) & (0x7f << 7))
+                    | ((x >> 2) & (0x7f << 14))
+                    | ((x >> 3) & (0x7f << 21))
+                    | ((x >> 4) & (0x7f << 28))
+                    | ((x >> 5) & (0x7f << 35))
+                    | ((x >> 6) & (0x7f << 42))
+                    | ((x >> 7) & (0x7f << 49));
+                self.pos += len;
+                return Some(v);
+            }
+        }
+        self.varint_slow()
+    }
+
+    /// A varint near the block's end, or of 9–10 bytes.
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Option<u64> {
+        let w = &self.buf[self.pos.min(self.buf.len())..];
+        let mut v: u64 = 0;
+        for (i, &b) in w.iter().take(10).enumerate() {
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                if i == 9 && b > 1 {
+                    return None;
+                }
+                self.pos += i + 1;
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn u32(&mut self) -> Option<u32> {
+        u32::try_from(self.varint()?).ok()
     }
 
     #[inline]
-    fn u32(&mut self, what: &str) -> Result<u32, String> {
-        u32::try_from(self.varint()?).map_err(|_| format!("{what} does not fit 32 bits"))
-    }
-
-    #[inline]
-    fn bytes(&mut self, out: &mut Vec<u8>) -> Result<(), String> {
-        let n = usize::try_from(self.varint()?).map_err(|_| "a length overflows")?;
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        let end = end.ok_or("a byte string runs past the block")?;
+    fn bytes(&mut self, out: &mut Vec<u8>) -> Option<()> {
+        let n = usize::try_from(self.varint()?).ok()?;
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len())?;
         out.extend_from_slice(&self.buf[self.pos..end]);
         self.pos = end;
-        Ok(())
+        Some(())
     }
 
     /// Fills `rec` with the next record.
     #[inline]
-    fn record(&mut self, rec: &mut TraceRecord) -> Result<(), String> {
+    fn record(&mut self, rec: &mut TraceRecord) -> Result<(), &'static str> {
         rec.clear();
-        let op = self.byte()?;
+        let op = self.byte().ok_or(TRUNCATED)?;
         rec.op = *Op::ALL
             .get(op as usize)
-            .ok_or_else(|| format!("op code {op} is not one of the {} ops", Op::ALL.len()))?;
-        let flags = self.u32("the flags")?;
+            .ok_or("an op code past the known ops")?;
+        let flags = self.u32().ok_or(TRUNCATED)?;
         if flags & !F_ALL != 0 {
-            return Err(format!("unknown flag bits {:#x}", flags & !F_ALL));
+            return Err("unknown flag bits");
         }
+        self.fields(flags, rec).ok_or(TRUNCATED)
+    }
+
+    #[inline(always)]
+    fn fields(&mut self, flags: u32, rec: &mut TraceRecord) -> Option<()> {
         self.prev_ts = self.prev_ts.wrapping_add(unzigzag(self.varint()?) as u64);
         rec.ts = self.prev_ts;
         if flags & F_KEY != 0 {
@@ -297,26 +346,26 @@ impl RecordDecoder<'_> {
             rec.id = self.varint()?;
         }
         if flags & F_KEY_SIZE != 0 {
-            rec.key_size = self.u32("key_size")?;
+            rec.key_size = self.u32()?;
         }
         if flags & F_VALUE_SIZE != 0 {
             rec.value_size = self.varint()?;
         }
         if flags & F_SCAN_LEN != 0 {
-            rec.scan_len = self.u32("scan_len")?;
+            rec.scan_len = self.u32()?;
         }
         if flags & F_TTL != 0 {
-            rec.ttl_s = self.u32("ttl_s")?;
+            rec.ttl_s = self.u32()?;
         }
         if flags & F_CF != 0 {
-            rec.cf = self.u32("cf")?;
+            rec.cf = self.u32()?;
         }
         if flags & F_NEXT != 0 {
             rec.next_access = unzigzag(self.varint()?);
         }
         if flags & F_BATCH != 0 {
-            rec.batch_len = self.u32("batch_len")?;
-            rec.batch_pos = self.u32("batch_pos")?;
+            rec.batch_len = self.u32()?;
+            rec.batch_pos = self.u32()?;
         }
         if flags & F_OUTCOME != 0 {
             rec.outcome = match self.byte()? {
@@ -324,7 +373,7 @@ impl RecordDecoder<'_> {
                 1 => Outcome::Hit,
                 2 => Outcome::Miss,
                 3 => Outcome::Error,
-                o => return Err(format!("outcome code {o} is not 0–3")),
+                _ => return None,
             };
         }
         if flags & F_LATENCY != 0 {
@@ -339,7 +388,7 @@ impl RecordDecoder<'_> {
         if flags & F_UPPER != 0 {
             self.bytes(&mut rec.upper_bound)?;
         }
-        Ok(())
+        Some(())
     }
 }
 
@@ -542,8 +591,65 @@ impl BlockDecoder {
             })?;
             f(&rec);
         }
+        if d.pos != self.raw.len() {
+            return Err(TraceError::Corrupt {
+                path: self.path.clone(),
+                offset: block.offset,
+                what: format!(
+                    "the block holds {} bytes after its last record",
+                    self.raw.len() - d.pos
+                ),
+            });
+        }
         Ok(())
     }
+}
+
+/// The next block's header and compressed bytes (borrowed from `input`): `(offset,
+/// raw_len, record_count, compressed)`; `None` after the end marker. Any error sets
+/// `done`.
+#[expect(clippy::type_complexity, reason = "a private helper's one tuple")]
+fn next_raw_block<'a>(
+    input: &'a mut Input,
+    done: &mut bool,
+) -> Result<Option<(u64, u32, u32, &'a [u8])>, TraceError> {
+    if *done {
+        return Ok(None);
+    }
+    // Until a block is whole, a failure is final.
+    *done = true;
+    let offset = input.offset();
+    let Some(h) = input.record(BLOCK_HEADER_BYTES, "kvtrace block header")? else {
+        return Err(input.corrupt(
+            offset,
+            "the stream ends without the end marker (the writer did not finish)",
+        ));
+    };
+    let word = |i: usize| u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
+    let (compressed_len, raw_len, record_count) = (word(0), word(1), word(2));
+    if compressed_len == 0 {
+        if raw_len != 0 || record_count != 0 {
+            return Err(input.corrupt(offset, "an end marker with a non-zero count"));
+        }
+        return Ok(None);
+    }
+    let n = compressed_len as usize;
+    if n > MAX_BLOCK_BYTES {
+        return Err(input.corrupt(
+            offset,
+            format!("a block of {n} bytes; at most {MAX_BLOCK_BYTES} expected"),
+        ));
+    }
+    if input.peek(n)?.len() < n {
+        return Err(input.corrupt(
+            offset,
+            format!("the stream ends inside the block (its header says {n} bytes)"),
+        ));
+    }
+    *done = false;
+    // `peek` saw the n bytes, so `record` has them.
+    let c = input.record(n, "kvtrace block")?.unwrap_or(&[]);
+    Ok(Some((offset, raw_len, record_count, c)))
 }
 
 /// Reads a `.kvtrace` stream.
@@ -610,101 +716,22 @@ impl KvtraceReader {
     /// The next compressed block, for decoding elsewhere with a [`BlockDecoder`];
     /// `None` after the end marker. Do not mix with [`TraceReader::read`].
     pub fn next_block(&mut self) -> Result<Option<KvtraceBlock>, TraceError> {
-        if self.done {
-            return Ok(None);
-        }
-        let offset = self.input.offset();
-        let h = match self
-            .input
-            .record(BLOCK_HEADER_BYTES, "kvtrace block header")?
-        {
-            Some(h) => h,
-            None => {
-                self.done = true;
-                return Err(self.input.corrupt(
-                    offset,
-                    "the stream ends without the end marker (the writer did not finish)",
-                ));
-            }
-        };
-        let word =
-            |i: usize| u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
-        let (compressed_len, raw_len, record_count) = (word(0), word(1), word(2));
-        if compressed_len == 0 {
-            self.done = true;
-            if raw_len != 0 || record_count != 0 {
-                return Err(self
-                    .input
-                    .corrupt(offset, "an end marker with a non-zero count"));
-            }
-            return Ok(None);
-        }
-        match self
-            .input
-            .record(compressed_len as usize, "kvtrace block")?
-        {
-            Some(c) => Ok(Some(KvtraceBlock {
+        Ok(next_raw_block(&mut self.input, &mut self.done)?.map(
+            |(offset, raw_len, record_count, c)| KvtraceBlock {
                 offset,
                 record_count,
                 raw_len,
                 compressed: c.to_vec(),
-            })),
-            None => {
-                self.done = true;
-                Err(self
-                    .input
-                    .corrupt(offset, "a block header without its block"))
-            }
-        }
+            },
+        ))
     }
 
+    /// Decompresses the next block with records; false after the end marker.
     fn load_block(&mut self) -> Result<bool, TraceError> {
         loop {
-            if self.done {
+            let next = next_raw_block(&mut self.input, &mut self.done)?;
+            let Some((offset, raw_len, record_count, compressed)) = next else {
                 return Ok(false);
-            }
-            let offset = self.input.offset();
-            let header = self
-                .input
-                .record(BLOCK_HEADER_BYTES, "kvtrace block header");
-            let h = match header {
-                Ok(Some(h)) => h,
-                Ok(None) => {
-                    self.done = true;
-                    return Err(self.input.corrupt(
-                        offset,
-                        "the stream ends without the end marker (the writer did not finish)",
-                    ));
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Err(e);
-                }
-            };
-            let word =
-                |i: usize| u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
-            let (compressed_len, raw_len, record_count) = (word(0), word(1), word(2));
-            if compressed_len == 0 {
-                self.done = true;
-                if raw_len != 0 || record_count != 0 {
-                    return Err(self
-                        .input
-                        .corrupt(offset, "an end marker with a non-zero count"));
-                }
-                return Ok(false);
-            }
-            let compressed = match self.input.record(compressed_len as usize, "kvtrace block") {
-                Ok(Some(c)) => c,
-                Ok(None) => {
-                    self.done = true;
-                    return Err(self
-                        .input
-                        .corrupt(offset, "a block header without its block"));
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Err(e);
-                }
             };
             if let Err(e) = self.decoder.decompress(offset, compressed, raw_len) {
                 self.done = true;
@@ -747,6 +774,16 @@ impl TraceReader for KvtraceReader {
         self.pos = d.pos;
         self.prev_ts = d.prev_ts;
         self.left -= 1;
+        if self.left == 0 && self.pos != self.decoder.raw.len() {
+            self.done = true;
+            return Err(self.input.corrupt(
+                self.block_offset,
+                format!(
+                    "the block starting here holds {} bytes after its last record",
+                    self.decoder.raw.len() - self.pos
+                ),
+            ));
+        }
         Ok(true)
     }
 }

@@ -13,7 +13,39 @@
 //! oracleGeneral, lcs, vscsi, csv, txt and twr, Twitter's CSV, ARC, LIRS, cache2k,
 //! scarab, AdaptSize, MSR Cambridge, Tencent CBS, Redis MONITOR), [`kvtrace`] (kvlab's
 //! own format, [`KvtraceWriter`]), [`stats`] ([`Stats::collect`]), [`dump`]
-//! (RocksDB trace_analyzer's human-readable layout) and [`convert`].
+//! (RocksDB trace_analyzer's human-readable layout) and [`convert`]; with the cargo
+//! feature `parquet`, `parquet` (one row per request, and the DuckDB query that
+//! reproduces `trace stats`).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), kvlab_trace::TraceError> {
+//! use kvlab_trace::{open, OpenOptions, Stats};
+//! // Format and compression are told from the file; `-` is standard input.
+//! let mut reader = open("mixgraph.trace.zst", &OpenOptions::default())?;
+//! let stats = Stats::collect(&mut reader)?;
+//! println!("{}", stats.to_json());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Converting to kvtrace:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), kvlab_trace::TraceError> {
+//! use std::path::Path;
+//! use kvlab_trace::{convert, open, KvtraceWriter, OpenOptions};
+//! let mut reader = open("trace.oracleGeneral.bin", &OpenOptions::default())?;
+//! let out = Path::new("trace.kvtrace");
+//! let file = std::fs::File::create(out).map_err(|source| kvlab_trace::TraceError::Io {
+//!     path: out.to_path_buf(),
+//!     source,
+//! })?;
+//! let mut writer = KvtraceWriter::new(std::io::BufWriter::new(file), out, reader.info())?;
+//! convert(&mut reader, &mut writer)?;
+//! writer.finish()?;
+//! # Ok(())
+//! # }
+//! ```
 
 #![warn(missing_docs)]
 
@@ -24,6 +56,8 @@ pub mod format;
 mod input;
 pub mod kvtrace;
 pub mod open;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod record;
 pub mod recorder;
 pub mod stats;
@@ -31,7 +65,7 @@ pub mod stats;
 pub use error::TraceError;
 pub use format::csv::CsvSpec;
 pub use kvtrace::{KvtraceReader, KvtraceWriter};
-pub use open::{open, open_kvtrace, Format, OpenOptions};
+pub use open::{open, open_kvtrace, open_reader, Format, OpenOptions};
 pub use record::{key_id, KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord};
 pub use recorder::{RecordingSummary, TraceRecorder};
 pub use stats::Stats;

@@ -5,7 +5,8 @@
 //! format is the forced one ([`OpenOptions::format`]) or, otherwise:
 //!
 //! 1. magic bytes: a RocksDB trace's Begin record (`feedcafedeadbeef`), lcs's start
-//!    magic, `KVTRACE\0`;
+//!    magic, `KVTRACE\0`, and a first line `<secs.micros> [` (Redis MONITOR, whatever
+//!    the extension);
 //! 2. the extension, after stripping `.zst`/`.gz`/`.xz`/`.bz2`: `.kvtrace`,
 //!    `.oracleGeneral`/`.oracleGeneral.bin`, `.lcs`, `.vscsi`, `.twr`, `.lis` (ARC),
 //!    `.txt`;
@@ -179,14 +180,25 @@ const READ_BYTES: usize = 1 << 20;
 
 /// Opens `path` (`-`: standard input) as a decompressed byte stream.
 fn open_stream(path: &Path) -> Result<Box<dyn Read + Send>, TraceError> {
-    let io = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
     let raw: Box<dyn Read + Send> = if path == Path::new("-") {
         Box::new(std::io::stdin())
     } else {
-        Box::new(File::open(path).map_err(io)?)
+        Box::new(File::open(path).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?)
+    };
+    decompressed(raw, path)
+}
+
+/// `raw` without its compression (told from its first bytes).
+fn decompressed(
+    raw: Box<dyn Read + Send>,
+    path: &Path,
+) -> Result<Box<dyn Read + Send>, TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
     };
     let mut raw = BufReader::with_capacity(READ_BYTES, raw);
     let head = std::io::BufRead::fill_buf(&mut raw).map_err(io)?;
@@ -234,6 +246,10 @@ pub fn detect(path: &Path, head: &[u8]) -> Option<Format> {
     }
     if head.starts_with(crate::kvtrace::MAGIC) {
         return Some(Format::Kvtrace);
+    }
+    // Redis MONITOR output is often saved as .txt or .log: its first line decides.
+    if is_text(head) && detect_text(head) == Some(Format::Monitor) {
+        return Some(Format::Monitor);
     }
     let name = stripped_name(path);
     let ext_formats: [(&str, Format); 9] = [
@@ -345,7 +361,24 @@ pub fn open(
     options: &OpenOptions,
 ) -> Result<Box<dyn TraceReader>, TraceError> {
     let path = path.as_ref();
-    let mut input = Input::new(open_stream(path)?, path);
+    reader_for(Input::new(open_stream(path)?, path), options)
+}
+
+/// Reads a trace from any byte stream (a socket, a pipe, a buffer), named `name` in
+/// errors and for telling the format by extension; decompressed and told like a file.
+pub fn open_reader(
+    src: Box<dyn Read + Send>,
+    name: impl AsRef<Path>,
+    options: &OpenOptions,
+) -> Result<Box<dyn TraceReader>, TraceError> {
+    let name = name.as_ref();
+    reader_for(Input::new(decompressed(src, name)?, name), options)
+}
+
+/// The reader of `input`'s format.
+fn reader_for(mut input: Input, options: &OpenOptions) -> Result<Box<dyn TraceReader>, TraceError> {
+    let path = input.path().to_path_buf();
+    let path = path.as_path();
     let format = match options.format {
         Some(f) => f,
         None => {

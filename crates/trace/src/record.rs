@@ -321,21 +321,46 @@ pub struct TraceRecord {
 
 impl TraceRecord {
     /// Resets every field (keeping the key buffer's allocation).
+    #[inline]
     pub fn clear(&mut self) {
-        let mut key = std::mem::take(&mut self.key);
-        key.clear();
-        let mut lower_bound = std::mem::take(&mut self.lower_bound);
-        lower_bound.clear();
-        let mut upper_bound = std::mem::take(&mut self.upper_bound);
-        upper_bound.clear();
-        *self = TraceRecord {
+        // Field by field, not `*self = …`: this runs once per record. Destructured, so
+        // that a new field cannot be forgotten here.
+        let TraceRecord {
+            ts,
+            op,
             key,
+            id,
+            key_size,
+            value_size,
+            scan_len,
+            ttl_s,
+            cf,
+            next_access,
+            batch_len,
+            batch_pos,
+            outcome,
+            latency_ns,
+            intended_ns,
             lower_bound,
             upper_bound,
-            next_access: -1,
-            batch_len: 1,
-            ..TraceRecord::default()
-        };
+        } = self;
+        *ts = 0;
+        *op = Op::Get;
+        key.clear();
+        *id = 0;
+        *key_size = 0;
+        *value_size = 0;
+        *scan_len = 0;
+        *ttl_s = 0;
+        *cf = 0;
+        *next_access = -1;
+        *batch_len = 1;
+        *batch_pos = 0;
+        *outcome = Outcome::Unknown;
+        *latency_ns = 0;
+        *intended_ns = 0;
+        lower_bound.clear();
+        upper_bound.clear();
     }
 
     /// The object's size as caches count it: key size plus value size (libCacheSim's

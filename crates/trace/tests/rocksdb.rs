@@ -234,3 +234,285 @@ fn trace_analyzer_also_fails_on_the_truncated_file() {
         .expect("running trace_analyzer");
     assert!(!out.status.success(), "{out:?}");
 }
+
+/// Builders of RocksDB trace bytes (trace_replay.cc's layout), for traces db_bench does
+/// not write: column families, SingleDelete, DeleteRange, LogData, transactions,
+/// SeekForPrev with bounds, MultiGet over several column families, trace format 0.1.
+mod build {
+    pub fn varint(out: &mut Vec<u8>, mut v: u32) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    pub fn slice(out: &mut Vec<u8>, s: &[u8]) {
+        varint(out, s.len() as u32);
+        out.extend_from_slice(s);
+    }
+
+    pub fn record(out: &mut Vec<u8>, ts: u64, kind: u8, payload: &[u8]) {
+        out.extend_from_slice(&ts.to_le_bytes());
+        out.push(kind);
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(payload);
+    }
+
+    pub fn begin(out: &mut Vec<u8>, version: &str) {
+        let p = format!(
+            "feedcafedeadbeef\tTrace Version: {version}\tRocksDB Version: 7.8\tFormat: Timestamp OpType Payload\n"
+        );
+        record(out, 1_000, 1, p.as_bytes());
+    }
+
+    /// A WriteBatch of raw entries (`tag [cf] slices…`), `count` data entries.
+    pub fn batch(count: u32, entries: &[u8]) -> Vec<u8> {
+        let mut b = 7u64.to_le_bytes().to_vec();
+        b.extend_from_slice(&count.to_le_bytes());
+        b.extend_from_slice(entries);
+        b
+    }
+
+    pub fn entry(out: &mut Vec<u8>, tag: u8, cf: Option<u32>, slices: &[&[u8]]) {
+        out.push(tag);
+        if let Some(cf) = cf {
+            varint(out, cf);
+        }
+        for s in slices {
+            slice(out, s);
+        }
+    }
+}
+
+/// A trace of every record kind in format `version` ("0.1" or "0.2").
+fn crafted_trace(version: &str) -> Vec<u8> {
+    use build::*;
+    let v2 = version == "0.2";
+    let mut t = Vec::new();
+    begin(&mut t, version);
+    let mut e = Vec::new();
+    entry(&mut e, 0x5, Some(3), &[b"k1", b"hello"]);
+    entry(&mut e, 0x7, None, &[b"k2"]);
+    entry(&mut e, 0x8, Some(2), &[b"k3"]);
+    entry(&mut e, 0xF, None, &[b"b", b"e"]);
+    entry(&mut e, 0xE, Some(1), &[b"b1", b"e1"]);
+    entry(&mut e, 0x3, None, &[b"a log blob"]);
+    entry(&mut e, 0x2, None, &[b"k4", b"xy"]);
+    entry(&mut e, 0x6, Some(4), &[b"k5", b"xyz"]);
+    entry(&mut e, 0x4, Some(5), &[b"\x00\xff"]);
+    entry(&mut e, 0x0, None, &[b"k6"]);
+    entry(&mut e, 0x1, None, &[b"", b""]);
+    let wb = batch(10, &e);
+    let write = |ts: u64, wb: &[u8], t: &mut Vec<u8>| {
+        if v2 {
+            let mut p = (1u64 << 1).to_le_bytes().to_vec();
+            slice(&mut p, wb);
+            record(t, ts, 3, &p);
+        } else {
+            record(t, ts, 3, wb);
+        }
+    };
+    write(2_000, &wb, &mut t);
+    // A transaction's Prepare (skipped) and its Commit (no entries).
+    let mut e = Vec::new();
+    entry(&mut e, 0x9, None, &[]);
+    entry(&mut e, 0x1, None, &[b"txk", b"txv"]);
+    entry(&mut e, 0xA, None, &[b"xid1"]);
+    write(2_500, &batch(1, &e), &mut t);
+    let mut e = Vec::new();
+    entry(&mut e, 0xB, None, &[b"xid1"]);
+    write(2_600, &batch(0, &e), &mut t);
+    // Get on cf 7, and a Seek and SeekForPrev with bounds.
+    let key_record = |kind: u8,
+                      ts: u64,
+                      cf: u32,
+                      key: &[u8],
+                      bounds: Option<(&[u8], &[u8])>,
+                      t: &mut Vec<u8>| {
+        let mut p = Vec::new();
+        if v2 {
+            let mut map: u64 = if kind == 4 { 0xC } else { 0x30 };
+            if bounds.is_some() {
+                map |= 0xC0;
+            }
+            p.extend_from_slice(&map.to_le_bytes());
+        }
+        p.extend_from_slice(&cf.to_le_bytes());
+        slice(&mut p, key);
+        if let (true, Some((lo, hi))) = (v2, bounds) {
+            slice(&mut p, lo);
+            slice(&mut p, hi);
+        }
+        record(t, ts, kind, &p);
+    };
+    key_record(4, 3_000, 7, b"getkey", None, &mut t);
+    key_record(5, 3_100, 0, b"seek", Some((b"a", b"z")), &mut t);
+    key_record(6, 3_200, 9, b"prev\x01", Some((b"a", b"q")), &mut t);
+    if v2 {
+        // MultiGet of three keys over three column families.
+        let mut p = 0x700u64.to_le_bytes().to_vec();
+        p.extend_from_slice(&3u32.to_le_bytes());
+        let mut cfs = Vec::new();
+        for cf in [0u32, 4, 8] {
+            cfs.extend_from_slice(&cf.to_le_bytes());
+        }
+        slice(&mut p, &cfs);
+        let mut keys = Vec::new();
+        for k in [&b"m1"[..], b"m22", b""] {
+            slice(&mut keys, k);
+        }
+        slice(&mut p, &keys);
+        record(&mut t, 4_000, 13, &p);
+    }
+    record(&mut t, 5_000, 2, &[]);
+    t
+}
+
+#[test]
+fn crafted_traces_of_every_record_kind_dump_as_trace_analyzer_does() {
+    for version in ["0.2", "0.1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crafted.trace");
+        std::fs::write(&path, crafted_trace(version)).unwrap();
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = Command::new(trace_analyzer())
+            .arg("-convert_to_human_readable_trace")
+            .arg(format!("-trace_path={}", path.display()))
+            .arg(format!("-output_dir={}", out_dir.path().display()))
+            .arg("-output_prefix=crafted")
+            .output()
+            .expect("running trace_analyzer");
+        assert!(
+            out.status.success(),
+            "trace_analyzer on the {version} trace: {out:?}"
+        );
+        let want = std::fs::read(out_dir.path().join("crafted-human_readable_trace.txt")).unwrap();
+        let mut r = kvlab_trace::open(&path, &Default::default()).unwrap();
+        let mut got = Vec::new();
+        dump::rocksdb_human(&mut r, &mut got).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "trace format {version}"
+        );
+        assert!(want.len() > 100, "trace_analyzer wrote lines for {version}");
+    }
+}
+
+#[test]
+fn crafted_trace_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crafted.trace");
+    std::fs::write(&path, crafted_trace("0.2")).unwrap();
+    let recs = crate::common::records(&mut kvlab_trace::open(&path, &Default::default()).unwrap());
+    let ops: Vec<Op> = recs.iter().map(|r| r.op).collect();
+    use Op::*;
+    assert_eq!(
+        ops,
+        [
+            Put,
+            SingleDelete,
+            SingleDelete,
+            DeleteRange,
+            DeleteRange,
+            Merge,
+            Merge,
+            Delete,
+            Delete,
+            Put,
+            Get,
+            Seek,
+            SeekForPrev,
+            MultiGet,
+            MultiGet,
+            MultiGet
+        ]
+    );
+    let cfs: Vec<u32> = recs.iter().map(|r| r.cf).collect();
+    assert_eq!(cfs, [3, 0, 2, 0, 1, 0, 4, 5, 0, 0, 7, 0, 9, 0, 4, 8]);
+    assert_eq!((recs[0].batch_len, recs[9].batch_pos), (10, 9));
+    assert_eq!(
+        (recs[3].key.as_slice(), recs[3].upper_bound.as_slice()),
+        (&b"b"[..], &b"e"[..])
+    );
+    assert_eq!(
+        (
+            recs[12].lower_bound.as_slice(),
+            recs[12].upper_bound.as_slice()
+        ),
+        (&b"a"[..], &b"q"[..])
+    );
+    assert_eq!(
+        (
+            recs[13].batch_len,
+            recs[15].batch_pos,
+            recs[14].key.as_slice()
+        ),
+        (3, 2, &b"m22"[..])
+    );
+    assert_eq!(recs[6].value_size, 3);
+}
+
+#[test]
+fn per_op_accesses_and_distinct_keys_equal_trace_analyzer() {
+    // `-analyze_<op>` prints, per op type, "Total keys of '<op>' is: N" (distinct keys,
+    // summed over column families) and "Total access is: N".
+    let names = [
+        ("get", Op::Get),
+        ("put", Op::Put),
+        ("delete", Op::Delete),
+        ("single_delete", Op::SingleDelete),
+        ("range_delete", Op::DeleteRange),
+        ("merge", Op::Merge),
+        ("iterator_Seek", Op::Seek),
+        ("iterator_SeekForPrev", Op::SeekForPrev),
+        ("multiget", Op::MultiGet),
+    ];
+    for name in TRACES {
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = Command::new(trace_analyzer())
+            .arg(format!(
+                "-trace_path={}",
+                data(&format!("rocksdb/{name}.trace")).display()
+            ))
+            .arg(format!("-output_dir={}", out_dir.path().display()))
+            .args([
+                "-analyze_get",
+                "-analyze_put",
+                "-analyze_delete",
+                "-analyze_single_delete",
+                "-analyze_range_delete",
+                "-analyze_merge",
+                "-analyze_iterator",
+                "-analyze_multiget",
+            ])
+            .output()
+            .expect("running trace_analyzer");
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let recs = crate::common::records(&mut reader(&format!("rocksdb/{name}.trace"), None));
+        for (ta_name, op) in names {
+            let at = stdout
+                .find(&format!("Total keys of '{ta_name}' is: "))
+                .unwrap_or_else(|| panic!("{name}: no totals for {ta_name}"));
+            let mut words = stdout[at..].split_whitespace();
+            let keys: u64 = words
+                .nth(5)
+                .and_then(|w| w.parse().ok())
+                .expect("a key count");
+            let access: u64 = words
+                .nth(3)
+                .and_then(|w| w.parse().ok())
+                .expect("an access count");
+            let of_op: Vec<_> = recs.iter().filter(|r| r.op == op).collect();
+            let distinct: std::collections::HashSet<(u32, &[u8])> =
+                of_op.iter().map(|r| (r.cf, r.key.as_slice())).collect();
+            assert_eq!(
+                (of_op.len() as u64, distinct.len() as u64),
+                (access, keys),
+                "{name}: {ta_name}"
+            );
+        }
+    }
+}

@@ -4,5 +4,12 @@ mod analyze;
 mod common;
 mod counts;
 mod kvtrace;
+mod layouts;
+mod lcs_versions;
 mod libcachesim;
+mod monitor;
+#[cfg(feature = "parquet")]
+mod parquet;
+mod perf;
 mod rocksdb;
+mod stats_dump;

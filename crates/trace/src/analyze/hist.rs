@@ -62,6 +62,11 @@ impl ValueHist {
         self.count
     }
 
+    /// Heap bytes held (about: the table's entries).
+    pub fn heap_bytes(&self) -> usize {
+        self.counts.capacity() * 17
+    }
+
     /// Mean value (0 when empty).
     pub fn mean(&self) -> f64 {
         if self.count == 0 {

@@ -30,26 +30,28 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A short number: 3 significant digits, k/M/G suffixes from 10 000 up.
+/// A short number for a tick: k/M/G suffixes from 10 000 up, plain decimals down to
+/// 0.001, scientific below.
 fn short(v: f64) -> String {
     let a = v.abs();
+    let trim = |t: String| -> String {
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t
+        }
+    };
     if a >= 1e10 {
-        format!("{:.3}G", v / 1e9)
+        trim(format!("{:.2}", v / 1e9)) + "G"
     } else if a >= 1e7 {
-        format!("{:.3}M", v / 1e6)
+        trim(format!("{:.2}", v / 1e6)) + "M"
     } else if a >= 1e4 {
-        format!("{:.3}k", v / 1e3)
-    } else if a == 0.0 || a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 1.0 {
-        format!("{v:.3}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .into()
+        trim(format!("{:.2}", v / 1e3)) + "k"
+    } else if a == 0.0 || a >= 1e-3 {
+        trim(format!("{v:.3}"))
     } else {
-        format!("{v:.3e}")
+        format!("{v:.0e}")
     }
-    .replace(".000", "")
 }
 
 /// One axis of a chart.
@@ -185,18 +187,21 @@ fn chart(
         let drawn = pts
             .iter()
             .filter(|&&(a, b)| usable(a, x.log) && usable(b, y.log));
-        if dots {
+        let sparse = !dots && pts.len() <= 3;
+        if dots || sparse {
             let _ = write!(s, "<g fill=\"{color}\" fill-opacity=\"0.5\">");
-            for &(a, b) in drawn {
+            let r = if sparse { 3.0 } else { 1.2 };
+            for &(a, b) in drawn.clone() {
                 let _ = write!(
                     s,
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.2\"/>",
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"{r}\"/>",
                     px(a),
                     py(b)
                 );
             }
             s.push_str("</g>");
-        } else {
+        }
+        if !dots {
             let mut d = String::new();
             for (j, &(a, b)) in drawn.enumerate() {
                 let _ = write!(
@@ -235,24 +240,33 @@ fn chart(
 fn value_cdf(h: &ValueHist) -> Vec<(f64, f64)> {
     let total = h.count().max(1) as f64;
     let mut seen = 0;
-    h.sorted()
+    let sorted = h.sorted();
+    // A step from 0 at the smallest value, so a single value still draws a line.
+    let start = sorted.first().map(|&(v, _)| (v as f64, 0.0));
+    start
         .into_iter()
-        .map(|(v, n)| {
+        .chain(sorted.into_iter().map(|(v, n)| {
             seen += n;
             (v as f64, seen as f64 / total)
-        })
+        }))
         .collect()
 }
 
+/// The CDF at each bucket's upper bound. Bucket 0 (the value 0) has no place on a log
+/// axis: its share is where the line starts, at the next bucket's lower bound.
 fn log2_cdf(h: &Log2Hist, scale: f64) -> Vec<(f64, f64)> {
     let total = h.total().max(1) as f64;
-    let mut seen = 0;
-    (0..h.used())
-        .map(|b| {
-            seen += h.buckets[b];
-            (Log2Hist::bounds(b).1 as f64 * scale, seen as f64 / total)
-        })
-        .collect()
+    let mut seen = h.buckets[0];
+    let first = (1..h.used()).find(|&b| h.buckets[b] > 0).unwrap_or(1);
+    let mut pts = vec![(
+        Log2Hist::bounds(first).0 as f64 * scale,
+        seen as f64 / total,
+    )];
+    for b in first..h.used() {
+        seen += h.buckets[b];
+        pts.push((Log2Hist::bounds(b).1 as f64 * scale, seen as f64 / total));
+    }
+    pts
 }
 
 fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
@@ -555,17 +569,16 @@ pub(crate) fn page(a: &Analysis) -> String {
         ],
         false,
     ));
-    let mut by_op: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    // One series per op, in the order of the other charts (so the colours agree).
+    let mut by_op: Vec<(String, Vec<(f64, f64)>)> = a
+        .ops
+        .iter()
+        .map(|(op, _)| (op.name().to_string(), Vec::new()))
+        .collect();
     for p in &a.time_series {
-        let name = p.op.name();
-        let i = match by_op.iter().position(|s| s.0 == name) {
-            Some(i) => i,
-            None => {
-                by_op.push((name.to_string(), Vec::new()));
-                by_op.len() - 1
-            }
-        };
-        by_op[i].1.push((p.time, p.key_rank as f64));
+        if let Some(i) = a.ops.iter().position(|(op, _)| *op == p.op) {
+            by_op[i].1.push((p.time, p.key_rank as f64));
+        }
     }
     o.push_str(&chart(
         "Sampled requests: key over time",

@@ -27,7 +27,7 @@ pub mod output;
 pub mod stack;
 pub mod zipf;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
@@ -105,7 +105,7 @@ impl Hasher for IdHasher {
 pub(crate) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
 /// What the analysis keeps per distinct key.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct KeyState {
     /// Requests to the key.
     count: u32,
@@ -121,6 +121,23 @@ struct KeyState {
     value_bytes: u64,
     /// Sum of scan lengths over the key's requests.
     scan_len: u64,
+    /// Position of the last request in the stack-distance tree.
+    stack_pos: u32,
+}
+
+impl Default for KeyState {
+    fn default() -> Self {
+        KeyState {
+            count: 0,
+            writes: 0,
+            last_window: 0,
+            last_pos: 0,
+            last_ns: 0,
+            value_bytes: 0,
+            scan_len: 0,
+            stack_pos: stack::NONE,
+        }
+    }
 }
 
 /// Per-op counts.
@@ -132,7 +149,8 @@ struct OpStats {
     scan_len: ValueHist,
     /// Requests per QPS bucket.
     qps: Vec<u64>,
-    /// Requests per key slot.
+    /// Requests per key slot; left empty for the first op seen, whose count is the
+    /// key's total less the other ops' (so a single-op trace keeps no second count).
     per_key: Vec<u32>,
 }
 
@@ -194,6 +212,17 @@ pub struct HeatBucket {
     pub max_key_requests: u64,
 }
 
+/// Pearson's r between two per-request variables.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Correlation {
+    /// One variable (a name of [`CORRELATED`]).
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// Pearson's r over the requests; `None` (`null`) when a variable does not vary.
+    pub pearson_r: Option<f64>,
+}
+
 /// The headline figures (`summary.json`). The fields named in libCacheSim's `stat`
 /// output are computed as it computes them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -229,7 +258,7 @@ pub struct Summary {
     /// Seconds from the first to the last request (`null` without a clock).
     pub time_span_s: Option<f64>,
     /// Requests per op, by op name.
-    pub ops: Vec<(String, u64)>,
+    pub ops: BTreeMap<String, u64>,
     /// Column families / tenants seen.
     pub column_families: u64,
     /// Requests that are not a key's first, whose LRU stack distance is known.
@@ -238,9 +267,8 @@ pub struct Summary {
     pub mean_stack_distance: f64,
     /// Most distinct keys in one working-set window.
     pub max_working_set: u64,
-    /// Pearson's r between the per-request variables [`CORRELATED`], as
-    /// `(a, b, r)`; `r` is `null` when a variable does not vary.
-    pub correlations: Vec<(String, String, Option<f64>)>,
+    /// Pearson's r between every two of the per-request variables [`CORRELATED`].
+    pub correlations: Vec<Correlation>,
 }
 
 /// Everything [`Analyzer::finish`] computed.
@@ -312,6 +340,7 @@ pub struct Analyzer {
     key_arena: Vec<u8>,
     key_start: Vec<u64>,
     ops: Vec<Option<Box<OpStats>>>,
+    first_op: Option<Op>,
     cf_ops: HashMap<u32, [u64; Op::ALL.len()]>,
     qps_width: u64,
     stack: StackDistance,
@@ -351,6 +380,7 @@ impl Analyzer {
             key_arena: Vec::new(),
             key_start: Vec::new(),
             ops: vec![None; Op::ALL.len()],
+            first_op: None,
             cf_ops: HashMap::new(),
             qps_width: 1,
             stack: StackDistance::default(),
@@ -422,8 +452,13 @@ impl Analyzer {
         }
 
         // Reuse: stack distance, and time since the previous request.
-        let distance = self.stack.access(slot);
+        let keys = &mut self.keys;
+        let mut stack_pos = keys[slot as usize].stack_pos;
+        let distance = self.stack.access(slot, &mut stack_pos, |s, p| {
+            keys[s as usize].stack_pos = p;
+        });
         let key = &mut self.keys[slot as usize];
+        key.stack_pos = stack_pos;
         match distance {
             None => self.cold += 1,
             Some(d) => {
@@ -480,10 +515,12 @@ impl Analyzer {
             op.qps.resize(b + 1, 0);
         }
         op.qps[b] += 1;
-        if slot as usize >= op.per_key.len() {
-            op.per_key.resize(self.keys.len(), 0);
+        if *self.first_op.get_or_insert(rec.op) != rec.op {
+            if slot as usize >= op.per_key.len() {
+                op.per_key.resize(self.keys.len(), 0);
+            }
+            op.per_key[slot as usize] = op.per_key[slot as usize].saturating_add(1);
         }
-        op.per_key[slot as usize] = op.per_key[slot as usize].saturating_add(1);
         self.cf_ops.entry(rec.cf).or_insert([0; Op::ALL.len()])[rec.op as usize] += 1;
 
         // Key × time samples: every `stride`-th request, the stride doubling (and every
@@ -517,6 +554,36 @@ impl Analyzer {
         m.prod[3] += wr;
         m.prod[4] += wr * s;
         m.prod[5] += s * s;
+    }
+
+    /// Heap bytes the analyzer holds, about: what grows with the distinct keys (the key
+    /// table, per-key records, key bytes, the stack-distance tree) plus bounded tables
+    /// (histograms, QPS buckets, windows, sampled points) — never anything per request.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let per_op: usize = self
+            .ops
+            .iter()
+            .flatten()
+            .map(|o| {
+                o.per_key.capacity() * 4
+                    + o.qps.capacity() * 8
+                    + o.key_size.heap_bytes()
+                    + o.value_size.heap_bytes()
+                    + o.scan_len.heap_bytes()
+            })
+            .sum();
+        self.slot_of.capacity() * (size_of::<(u64, u32)>() + 1)
+            + self.ids.capacity() * 8
+            + self.keys.capacity() * size_of::<KeyState>()
+            + self.key_arena.capacity()
+            + self.key_start.capacity() * 8
+            + per_op
+            + self.cf_ops.capacity() * (4 + 8 * Op::ALL.len() + 1)
+            + self.stack.heap_bytes()
+            + self.reuse_lcs_vtime.capacity() * 8
+            + self.windows.capacity() * size_of::<Window>()
+            + self.samples.capacity() * size_of::<(u64, u64, u32, Op)>()
     }
 
     /// Halves the QPS resolution: merges buckets two by two.
@@ -636,15 +703,33 @@ impl Analyzer {
             }
             h.into_iter().collect::<Vec<_>>()
         };
+        let own = |op: Op, slot: usize| -> u64 {
+            self.ops[op as usize]
+                .as_deref()
+                .and_then(|s| s.per_key.get(slot))
+                .map_or(0, |&c| u64::from(c))
+        };
+        let count_of = |op: Op, slot: usize| -> u64 {
+            if Some(op) == self.first_op {
+                let others: u64 = present
+                    .iter()
+                    .filter(|(o, _)| *o != op)
+                    .map(|(o, _)| own(*o, slot))
+                    .sum();
+                u64::from(self.keys[slot].count).saturating_sub(others)
+            } else {
+                own(op, slot)
+            }
+        };
         let mut access_counts = vec![(
             None,
             count_hist(&mut self.keys.iter().map(|k| u64::from(k.count))),
         )];
         if present.len() > 1 {
-            for (op, s) in &present {
+            for (op, _) in &present {
                 access_counts.push((
                     Some(*op),
-                    count_hist(&mut s.per_key.iter().map(|&c| u64::from(c))),
+                    count_hist(&mut (0..self.keys.len()).map(|slot| count_of(*op, slot))),
                 ));
             }
         }
@@ -655,7 +740,7 @@ impl Analyzer {
             present
                 .iter()
                 .filter(|(op, _)| op.is_read())
-                .map(|(_, s)| u64::from(s.per_key.get(slot).copied().unwrap_or(0)))
+                .map(|(op, _)| count_of(*op, slot))
                 .sum()
         };
         let nb = self.opts.heatmap_buckets.max(1).min(order.len().max(1));
@@ -710,11 +795,11 @@ impl Analyzer {
         let mut corr_list = Vec::new();
         for i in 0..4 {
             for j in i + 1..4 {
-                corr_list.push((
-                    CORRELATED[i].to_string(),
-                    CORRELATED[j].to_string(),
-                    correlations[i][j],
-                ));
+                corr_list.push(Correlation {
+                    a: CORRELATED[i].to_string(),
+                    b: CORRELATED[j].to_string(),
+                    pearson_r: correlations[i][j],
+                });
             }
         }
 

@@ -9,17 +9,17 @@
 //! most once every k requests, so the cost per request stays O(log k).
 
 /// No position: the key has not been requested.
-const NONE: u32 = u32::MAX;
+pub const NONE: u32 = u32::MAX;
 
-/// Exact stack distances of a stream of keys numbered `0..k` (dense slots).
+/// Exact stack distances of a stream of keys numbered `0..k` (dense slots). The caller
+/// keeps each key's position (a `u32`, [`NONE`] before its first request) beside its other
+/// per-key state, so a request touches one record per key; see [`StackDistance::access`].
 #[derive(Clone, Debug, Default)]
 pub struct StackDistance {
     /// Fenwick tree (1-based) over positions: 1 where a key's last request is.
     tree: Vec<u32>,
     /// The key whose last request is at each position ([`NONE`] if none).
     owner: Vec<u32>,
-    /// Each key's position ([`NONE`] before its first request).
-    pos_of: Vec<u32>,
     /// The next free position.
     next: u32,
     /// Keys requested so far (marks in the tree).
@@ -27,16 +27,24 @@ pub struct StackDistance {
 }
 
 impl StackDistance {
-    /// Records a request to key `slot`; returns its stack distance, `None` for the first
-    /// request to the key (a cold miss: infinite distance).
-    pub fn access(&mut self, slot: u32) -> Option<u64> {
-        if slot as usize >= self.pos_of.len() {
-            self.pos_of.resize(slot as usize + 1, NONE);
-        }
+    /// Records a request to key `slot`, whose position is `*pos` ([`NONE`] before its
+    /// first request; updated here). Returns the stack distance, `None` for the first
+    /// request to the key (a cold miss: infinite distance). When positions run out they
+    /// are renumbered: `renumber(slot, new_pos)` is called for every requested key, and
+    /// must store `new_pos` where that key's position is kept (`*pos` is then reread).
+    #[inline]
+    pub fn access(
+        &mut self,
+        slot: u32,
+        pos: &mut u32,
+        renumber: impl FnMut(u32, u32),
+    ) -> Option<u64> {
         if self.next as usize >= self.owner.len() {
-            self.compact();
+            if let Some(new) = self.compact(slot, renumber) {
+                *pos = new;
+            }
         }
-        let prev = self.pos_of[slot as usize];
+        let prev = *pos;
         let distance = if prev == NONE {
             self.live += 1;
             None
@@ -50,8 +58,13 @@ impl StackDistance {
         self.next += 1;
         self.add(at, true);
         self.owner[at as usize] = slot;
-        self.pos_of[slot as usize] = at;
+        *pos = at;
         distance
+    }
+
+    /// Heap bytes held (the tree and the owner of each position: both O(keys)).
+    pub fn heap_bytes(&self) -> usize {
+        (self.tree.capacity() + self.owner.capacity()) * 4
     }
 
     /// Marks at positions `0..=pos`.
@@ -79,15 +92,20 @@ impl StackDistance {
         }
     }
 
-    /// Renumbers the live marks `0..live` in order, in a tree with room for as many again.
-    fn compact(&mut self) {
+    /// Renumbers the live marks `0..live` in order, in a tree with room for as many again;
+    /// returns the new position of `slot`, if it has one.
+    fn compact(&mut self, slot: u32, mut renumber: impl FnMut(u32, u32)) -> Option<u32> {
         let cap = (2 * self.live as usize).max(1024);
         let mut owner = vec![NONE; cap];
         let mut n = 0;
-        for &slot in &self.owner[..self.next as usize] {
-            if slot != NONE {
-                owner[n] = slot;
-                self.pos_of[slot as usize] = n as u32;
+        let mut mine = None;
+        for &s in &self.owner[..self.next as usize] {
+            if s != NONE {
+                owner[n] = s;
+                renumber(s, n as u32);
+                if s == slot {
+                    mine = Some(n as u32);
+                }
                 n += 1;
             }
         }
@@ -106,6 +124,7 @@ impl StackDistance {
         self.tree = tree;
         self.owner = owner;
         self.next = n as u32;
+        mine
     }
 }
 
@@ -116,7 +135,16 @@ mod tests {
     #[test]
     fn distances_of_a_small_stream() {
         let mut s = StackDistance::default();
-        let got: Vec<_> = [0, 1, 0, 0, 2, 1, 0].iter().map(|&k| s.access(k)).collect();
+        let mut pos = [NONE; 3];
+        let got: Vec<_> = [0u32, 1, 0, 0, 2, 1, 0]
+            .iter()
+            .map(|&k| {
+                let mut p = pos[k as usize];
+                let d = s.access(k, &mut p, |_, _| unreachable!("no renumbering this early"));
+                pos[k as usize] = p;
+                d
+            })
+            .collect();
         assert_eq!(
             got,
             vec![None, None, Some(1), Some(0), None, Some(2), Some(2)]

@@ -4,8 +4,8 @@
 //! statistics block, 21 unused u64, `u64 end_magic`), then little-endian records:
 //! v1 `u32 clock_time, u64 obj_id, u32 obj_size, i64 next_access_vtime` (oracleGeneral's
 //! layout); v2 adds `u32 op:8 | tenant:24` before `next_access_vtime`; v3 is `u32 time,
-//! u64 id, i64 size, u32 op:8 | tenant:24, i32 ttl, i64 next`; v4–v8 add 1, 2, 4, 8, 16
-//! u32 features before `next` (features are not kept). "Never again" is written as
+//! u64 id, i64 size, u32 op:8 | tenant:24, i32 ttl, i64 next`; v4–v8 append 1, 2, 4, 8,
+//! 16 u32 features after v3's layout (features are not kept). "Never again" is written as
 //! `INT64_MAX` (or −1): both read as −1. The op is libCacheSim's `req_op_e`; the tenant
 //! goes to [`TraceRecord::cf`]. The header's statistics (`n_req`, `n_obj`, …) are in
 //! [`TraceInfo::meta`].
@@ -140,7 +140,9 @@ impl TraceReader for LcsReader {
                 rec.op = op_from_libcachesim(op_tenant & 0xff);
                 rec.cf = op_tenant >> 8;
                 rec.ttl_s = le_u32(b, 24);
-                le_i64(b, self.record_bytes - 8)
+                // v4–v8 append their features after v3's layout (`lcs_req_v4 { lcs_req_v3_t
+                // base; uint32_t feature; }`), so `next` stays at byte 28.
+                le_i64(b, 28)
             }
         };
         rec.next_access = if next == i64::MAX { -1 } else { next };
