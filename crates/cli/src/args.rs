@@ -37,6 +37,9 @@ pub(crate) enum Command {
     /// Replay a trace (any format `kvlab trace` reads) against a store, at the trace's
     /// pace divided by --speed, or as fast as possible (--speed max); results as `run`.
     Replay(Box<replay_cmd::ReplayCommand>),
+    /// Simulate cache eviction over a trace (libCacheSim's semantics and policies):
+    /// miss ratios per policy and size, and LRU's miss-ratio curve in one pass.
+    Sim(Box<sim_cmd::SimCommand>),
     /// Read, convert and analyze traces: `trace stats`, `trace dump`, `trace convert`,
     /// `trace analyze` (every common trace format; see docs/traces.md).
     Trace(trace_cmd::TraceCommand),

@@ -17,6 +17,7 @@ mod progress;
 mod replay_cmd;
 mod report_cmd;
 mod select;
+mod sim_cmd;
 mod store;
 mod suite;
 mod trace_cmd;
@@ -100,6 +101,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Import(c) => return import_cmd::import(*c),
         Command::Suite(s) => return suite::run(s),
         Command::Trace(t) => return trace_cmd::trace(t),
+        Command::Sim(c) => return sim_cmd::sim(*c),
         Command::Replay(r) => (Phase::Run, replay_cmd::phase_args(*r)?),
     };
     open_store(select_phase(phase, args)?)
