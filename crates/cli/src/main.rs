@@ -50,7 +50,8 @@ use kvlab_stores::StoreOptions;
 use kvlab_trace::TraceRecorder;
 use kvlab_workload::memtier::MemtierWorkload;
 use kvlab_workload::{
-    with_workload, AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, Properties,
+    with_workload, AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, MixGraphWorkload,
+    Properties,
 };
 
 fn main() -> ExitCode {

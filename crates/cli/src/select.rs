@@ -100,6 +100,11 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         AnyWorkload::Cache(Arc::new(
             config.workload().map_err(|e| usage(e.to_string()))?,
         ))
+    } else if props.get("workload") == Some(MixGraphWorkload::CLASS) {
+        let w = MixGraphWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| usage(e.to_string()))?;
+        defaults.threads = Some(w.config().threads.max(1) as usize);
+        AnyWorkload::MixGraph(Arc::new(w))
     } else if props.get("workload") == Some(CacheWorkload::CLASS) {
         let w = CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
             .map_err(|e| usage(e.to_string()))?;
@@ -164,8 +169,12 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         operations: if args.duration.is_some() || matches!(work, AnyWorkload::Replay(_)) {
             None
         } else {
-            // CacheBench's numOps is per thread.
-            Some(match defaults.ops_per_thread {
+            // CacheBench's numOps and db_bench's -reads are per thread (client).
+            let per_client = match &work {
+                AnyWorkload::MixGraph(w) => w.ops_per_client(),
+                _ => None,
+            };
+            Some(match defaults.ops_per_thread.or(per_client) {
                 Some(per_thread) => per_thread.saturating_mul(threads as u64),
                 None => work.operation_count(),
             })

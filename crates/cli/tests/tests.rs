@@ -16,4 +16,5 @@ mod report;
 mod retries;
 mod servers;
 mod suite;
+mod traces;
 mod transports;

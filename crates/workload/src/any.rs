@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use kvlab_core::{Needs, Workload};
 
-use crate::ReplayWorkload;
 use crate::{memtier::MemtierWorkload, Plan};
 use crate::{CacheWorkload, CoreWorkload, ImportWorkload, KeyFileWorkload, PlanWorkload};
+use crate::{MixGraphWorkload, ReplayWorkload};
 
 /// A workload of any family, shared.
 #[derive(Clone, Debug)]
@@ -33,6 +33,8 @@ pub enum AnyWorkload {
     KeyPlan(Arc<PlanWorkload<KeyFileWorkload>>),
     /// `kvlab replay`: a trace's requests.
     Replay(Arc<ReplayWorkload>),
+    /// db_bench's mixgraph (`-p workload=kvlab.mixgraph`, `kvlab db_bench`).
+    MixGraph(Arc<MixGraphWorkload>),
 }
 
 /// Evaluates `$body` with `$w` bound to the `&Arc<W>` of the workload an
@@ -61,6 +63,7 @@ macro_rules! with_workload {
             $crate::AnyWorkload::CorePlan($w) => $body,
             $crate::AnyWorkload::KeyPlan($w) => $body,
             $crate::AnyWorkload::Replay($w) => $body,
+            $crate::AnyWorkload::MixGraph($w) => $body,
         }
     };
 }
@@ -124,6 +127,7 @@ impl AnyWorkload {
             AnyWorkload::CorePlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
             AnyWorkload::KeyPlan(w) => plan_effective(w.plan(), w.workloads()[0].effective()),
             AnyWorkload::Replay(w) => w.effective(),
+            AnyWorkload::MixGraph(w) => w.effective(),
         }
     }
 

@@ -1,0 +1,335 @@
+//! Traces end to end: `--record`, `kvlab replay`, `kvlab trace`, `kvlab sim` and the
+//! mixgraph workload, checked against real redis-server processes (their `INFO
+//! commandstats`), Debian's db_bench (its own traces of mixgraph) and published figures.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kvlab_spawn::{Server, ServerKind, ServerSpec};
+
+use crate::common::{kvlab, text};
+
+fn redis() -> Server {
+    Server::start(&ServerSpec::parse(ServerKind::Redis, "").unwrap()).unwrap()
+}
+
+fn call(server: &Server, args: &[&str]) -> kvlab_spawn::resp::Value {
+    kvlab_spawn::resp::command(server.addr(), args).unwrap()
+}
+
+/// `calls` of `cmdstat_NAME` in the server's `INFO commandstats` (0 when absent).
+fn calls(server: &Server, name: &str) -> u64 {
+    let info = call(server, &["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{name}:calls=");
+    info.as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.split(',').next())
+        .map_or(0, |v| v.parse().unwrap())
+}
+
+fn shared(path: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/traces")
+        .join(path);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is not beside the project", p.display());
+        None
+    }
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = kvlab(args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "kvlab {args:?} failed:\n{err}");
+    out
+}
+
+/// A recorded run, replayed against a fresh server, sends the same commands as the run
+/// did: the servers' own counters agree.
+#[test]
+fn a_recorded_run_replays_as_the_same_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("run.kvtrace");
+    let first = redis();
+    let url = format!("redis://{}", first.addr());
+    ok(&[
+        "run",
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "-p",
+        "redis.model=string",
+        "-p",
+        "recordcount=500",
+        "-p",
+        "operationcount=4000",
+        "-p",
+        "readproportion=0.6",
+        "-p",
+        "updateproportion=0",
+        "-p",
+        "insertproportion=0.4",
+        "-p",
+        "fieldcount=1",
+        "-p",
+        "fieldlength=20",
+        "--threads",
+        "2",
+        "--record",
+        trace.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    let (gets, sets) = (calls(&first, "get"), calls(&first, "set"));
+    assert!(gets > 1000 && sets > 1000, "gets {gets}, sets {sets}");
+    // The trace holds the measured phase: 4000 requests, reads and inserts.
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&["trace", "stats", trace.to_str().unwrap(), "--json"])).unwrap();
+    assert_eq!(stats["requests"], 4000);
+    let ops = &stats["ops"];
+    let (reads, inserts) = (
+        ops["get"].as_u64().unwrap(),
+        ops["insert"].as_u64().unwrap(),
+    );
+    assert_eq!(reads + inserts, 4000);
+    assert_eq!(sets, inserts, "SETs = traced inserts");
+    assert_eq!(gets, reads);
+
+    let second = redis();
+    let url2 = format!("redis://{}", second.addr());
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--db",
+        "redis",
+        "--url",
+        &url2,
+        "-p",
+        "redis.model=string",
+        "--speed",
+        "max",
+        "--threads",
+        "3",
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(calls(&second, "get"), reads, "replayed GETs");
+    assert_eq!(calls(&second, "set"), inserts, "replayed SETs");
+}
+
+/// Several clients keep each key's requests in the trace's order: every key's last
+/// write (the largest value) is what the server holds at the end.
+#[test]
+fn replay_keeps_each_keys_order_with_several_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("order.twitter.csv");
+    let mut text_trace = String::new();
+    let mut ts = 0;
+    for round in 1..=20u32 {
+        for key in 0..50u32 {
+            ts += 1;
+            text_trace.push_str(&format!("{ts},k{key},3,{},1,set,0\n", round * 10 + key % 7));
+        }
+    }
+    std::fs::write(&trace, text_trace).unwrap();
+    let server = redis();
+    let url = format!("redis://{}", server.addr());
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--input-format",
+        "twitter",
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "-p",
+        "redis.model=string",
+        "--speed",
+        "max",
+        "--threads",
+        "4",
+        "--pipeline",
+        "8",
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(calls(&server, "set"), 1000);
+    for key in 0..50u32 {
+        let len = call(&server, &["STRLEN", &format!("k{key}")])
+            .as_int()
+            .unwrap();
+        assert_eq!(len, i64::from(200 + key % 7), "k{key} holds its last write");
+    }
+}
+
+/// `--record` of db_bench's mixgraph flags on the null store lists the same
+/// (key, op, column family, value size) lines as RocksDB's dump of the trace db_bench
+/// itself writes — one thread in order, two threads as the same lines interleaved.
+#[test]
+fn mixgraph_records_what_db_bench_traces() {
+    let flags = [
+        "num=50000",
+        "key_size=48",
+        "key_dist_a=0.002312",
+        "key_dist_b=0.3467",
+        "keyrange_num=30",
+        "keyrange_dist_a=14.18",
+        "keyrange_dist_b=-2.917",
+        "keyrange_dist_c=0.0164",
+        "keyrange_dist_d=-0.08082",
+        "mix_get_ratio=0.85",
+        "mix_put_ratio=0.14",
+        "mix_seek_ratio=0.01",
+        "reads=1500",
+    ];
+    for (seed, threads) in [("5", "1"), ("11", "2")] {
+        let dir = tempfile::tempdir().unwrap();
+        let db_trace = dir.path().join("db_bench.trace");
+        let mut cmd = Command::new("db_bench");
+        cmd.arg("--benchmarks=mixgraph")
+            .arg(format!("-seed={seed}"))
+            .arg(format!("-threads={threads}"))
+            .arg(format!("-db={}", dir.path().join("db").display()))
+            .arg(format!("-trace_file={}", db_trace.display()));
+        for f in flags {
+            cmd.arg(format!("-{f}"));
+        }
+        let out = cmd
+            .output()
+            .expect("db_bench runs (Debian's rocksdb-tools)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours = dir.path().join("kvlab.kvtrace");
+        let mut args = vec!["run", "--db", "null", "-p", "workload=kvlab.mixgraph"];
+        let seed_prop = format!("seed={seed}");
+        args.extend(["-p", &seed_prop]);
+        for f in &flags {
+            args.extend(["-p", f]);
+        }
+        let ours_s = ours.to_str().unwrap().to_string();
+        args.extend([
+            "--threads",
+            threads,
+            "--record",
+            &ours_s,
+            "--progress",
+            "never",
+        ]);
+        ok(&args);
+        let lines = |path: &Path| -> Vec<String> {
+            let dump = ok(&[
+                "trace",
+                "dump",
+                path.to_str().unwrap(),
+                "--format",
+                "rocksdb-human",
+            ]);
+            let mut v: Vec<String> = dump
+                .lines()
+                .map(|l| l.split(' ').take(4).collect::<Vec<_>>().join(" "))
+                .collect();
+            if threads != "1" {
+                v.sort();
+            }
+            v
+        };
+        let (theirs, mine) = (lines(&db_trace), lines(&ours));
+        let reads: usize = 1500 * threads.parse::<usize>().unwrap();
+        assert_eq!(theirs.len(), reads, "db_bench traced every operation");
+        assert!(
+            theirs == mine,
+            "seed {seed}, {threads} threads: kvlab's lines differ"
+        );
+    }
+}
+
+/// `trace stats --json` and `sim --json` keep the field names scripts read, and the
+/// simulated LRU and ARC hit ratios on the ARC paper's OLTP trace are the paper's
+/// (Megiddo & Modha, FAST'03, Table IV: c = 1000 → LRU 32.83 %, ARC 38.93 %).
+#[test]
+fn stats_and_sim_json_and_the_arc_papers_figures() {
+    let Some(vscsi) = shared("libcachesim/cloudPhysicsIO.vscsi") else {
+        return;
+    };
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&["trace", "stats", vscsi.to_str().unwrap(), "--json"])).unwrap();
+    for field in [
+        "requests",
+        "distinct_keys",
+        "bytes",
+        "ops",
+        "first_ts",
+        "last_ts",
+        "format",
+    ] {
+        assert!(stats.get(field).is_some(), "trace stats has {field}");
+    }
+    assert_eq!(
+        (stats["requests"].as_u64(), stats["distinct_keys"].as_u64()),
+        (Some(113_872), Some(48_974))
+    );
+    let Some(oltp) = shared("arc/OLTP.lis.zst") else {
+        return;
+    };
+    let out = ok(&[
+        "sim",
+        oltp.to_str().unwrap(),
+        "--policy",
+        "lru,arc",
+        "--size",
+        "1000",
+        "--json",
+    ]);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let hit = |policy: &str| {
+        let r = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == policy)
+            .unwrap();
+        for field in [
+            "cache_size",
+            "mode",
+            "requests",
+            "misses",
+            "miss_ratio",
+            "byte_misses",
+            "byte_miss_ratio",
+            "seconds",
+        ] {
+            assert!(r.get(field).is_some(), "sim --json has {field}");
+        }
+        assert_eq!(r["cache_size"], 1000);
+        1.0 - r["miss_ratio"].as_f64().unwrap()
+    };
+    assert!((hit("LRU") - 0.3283).abs() < 0.0005, "LRU {}", hit("LRU"));
+    assert!((hit("ARC") - 0.3893).abs() < 0.0010, "ARC {}", hit("ARC"));
+}
+
+/// A trace that is cut short is named with the byte offset of the damage.
+#[test]
+fn a_cut_trace_is_named_with_its_offset() {
+    let Some(src) = shared("rocksdb/mergerandom.trace") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.trace");
+    let bytes = std::fs::read(src).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2 + 5]).unwrap();
+    let o = kvlab(&["trace", "stats", cut.to_str().unwrap(), "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(stats["damaged_at"].as_u64().is_some(), "{out}");
+    assert!(err.contains("damaged at byte"), "{err}");
+}
