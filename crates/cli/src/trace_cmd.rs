@@ -24,8 +24,8 @@ pub(crate) enum TraceSub {
     /// Print a trace one request per line; `--format rocksdb-human` is RocksDB
     /// trace_analyzer's human-readable layout (`0x<KEY> <type> <cf> <value size> <µs>`).
     Dump(DumpArgs),
-    /// Convert a trace to kvlab's own format (.kvtrace): lossless, compact, in
-    /// independently compressed blocks.
+    /// Convert a trace to kvlab's own format (.kvtrace: lossless, compact, in
+    /// independently compressed blocks) or to Parquet (.parquet: one row per request).
     Convert(ConvertArgs),
     /// Analyze a trace: composition, QPS, sizes, popularity (Zipf fit, one-hit wonders),
     /// key-space locality, reuse distance and time, working set, correlations; JSON and
@@ -51,8 +51,13 @@ pub(crate) struct InputArgs {
 }
 
 impl InputArgs {
-    /// Opens the trace, naming it in the error.
+    /// Opens the trace, naming it in the error (a `.parquet` file is a Parquet export).
     pub(crate) fn open(&self, format: Option<Format>) -> Result<Box<dyn TraceReader>> {
+        if self.trace.extension().is_some_and(|e| e == "parquet") {
+            let reader =
+                kvlab_trace::parquet::open_parquet(&self.trace).map_err(|e| anyhow::anyhow!(e))?;
+            return Ok(Box::new(reader));
+        }
         let options = OpenOptions {
             format: format.or(self.input_format),
             csv: self.csv_spec.clone(),
@@ -93,7 +98,7 @@ pub(crate) enum DumpFormat {
 pub(crate) struct ConvertArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
-    /// Where to write (.kvtrace).
+    /// Where to write (.kvtrace or .parquet).
     #[arg(value_name = "OUTPUT")]
     pub(crate) output: PathBuf,
     /// The input format (same as --input-format).
@@ -166,9 +171,10 @@ pub(crate) fn trace(cmd: TraceCommand) -> Result<ExitCode> {
 
 fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let ext = a.output.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ext != "kvtrace" {
+    if ext != "kvtrace" && ext != "parquet" {
         return Err(usage(format!(
-            "{}: kvlab writes traces as .kvtrace (its own format); got `.{ext}`",
+            "{}: kvlab writes .kvtrace (its own format) or .parquet (one row per request); \
+             got `.{ext}`",
             a.output.display()
         )));
     }
@@ -181,13 +187,17 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let mut reader = a.input.open(a.format)?;
     // Written beside the target and renamed at the end, so a failed conversion leaves
     // no half trace under the final name.
-    let tmp = a.output.with_extension("kvtrace.partial");
+    let tmp = a.output.with_extension(format!("{ext}.partial"));
     let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let mut writer = KvtraceWriter::new(BufWriter::new(file), &a.output, reader.info())
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let result = kvlab_trace::convert(&mut *reader, &mut writer)
-        .and_then(|n| writer.finish().map(|_| n))
-        .map_err(|e| anyhow::anyhow!(e));
+    let result = if ext == "parquet" {
+        kvlab_trace::parquet::write_parquet(&mut *reader, BufWriter::new(file), &a.output)
+    } else {
+        KvtraceWriter::new(BufWriter::new(file), &a.output, reader.info()).and_then(|mut w| {
+            let n = kvlab_trace::convert(&mut *reader, &mut w)?;
+            w.finish().map(|_| n)
+        })
+    }
+    .map_err(|e| anyhow::anyhow!(e));
     let n = match result {
         Ok(n) => n,
         Err(e) => {
