@@ -142,6 +142,13 @@ fn cloudphysics_matches_libcachesim() {
     ] {
         assert!(sizes.contains(&(size, reqs)), "{size}: {reqs}");
     }
+    // `.size`, section "object_size: obj_cnt" (size at the first request): 117 sizes,
+    // 65536 (18638 objects), 8192 (7569), 69632 (6360), 4096 (4140).
+    let objects = a.object_sizes.sorted();
+    assert_eq!(objects.len(), 117);
+    for (size, n) in [(65_536, 18_638), (8192, 7569), (69_632, 6360), (4096, 4140)] {
+        assert!(objects.contains(&(size, n)), "{size}: {n}");
+    }
     // libCacheSim "time span: 7200".
     assert_eq!(a.summary.time_span_s, Some(7200.0));
     // `.reqRate_w60`: per 60 s window, requests and distinct objects per second (integer
@@ -540,6 +547,29 @@ fn traces_without_a_clock_count_time_in_requests_and_empty_traces_write() {
     let json = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
     assert!(json.contains("\"requests\": 0"));
     std::fs::remove_dir_all(&dir).expect("the test's own directory");
+}
+
+#[test]
+fn a_clock_that_jumps_far_ahead_allocates_no_empty_windows() {
+    // Two requests at 0 and ~1.8 years (in µs): windows stop at 65 536 × 60 s, QPS
+    // buckets merge to stay under their bound.
+    let mut a = Analyzer::new(
+        &info(KeyEncoding::Bytes, TimeUnit::Micros),
+        &AnalyzeOptions::default(),
+    );
+    let mut rec = TraceRecord::default();
+    for ts in [0u64, 56_000_000_000_000] {
+        rec.clear();
+        rec.set_key(b"k");
+        rec.ts = ts;
+        a.observe(&rec);
+    }
+    assert!(a.heap_bytes() < 4 << 20, "{}", a.heap_bytes());
+    let an = a.finish();
+    assert_eq!(an.summary.requests_beyond_windows, 1);
+    assert_eq!(an.windows.len(), 1);
+    assert!(an.qps[0].1.len() <= AnalyzeOptions::default().max_qps_buckets);
+    assert_eq!(an.qps[0].1.iter().sum::<u64>(), 2);
 }
 
 /// RocksDB's own `trace_analyzer` (a one-line `main` around `librocksdb`'s

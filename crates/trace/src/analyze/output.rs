@@ -6,8 +6,8 @@
 //! | `ops.csv` | `op,requests,fraction` |
 //! | `cf_ops.csv` | `cf,op,requests,fraction_of_cf` (column family, tenant or client) |
 //! | `qps.csv` | `start_s,width_s,total,<op>…`: requests per second in each bucket (`start_request,width_requests` and requests per bucket for traces without a clock) |
-//! | `sizes.csv` | `field,op,size_bytes,requests,cdf`: key and value size distributions |
-//! | `size_stats.csv` | `field,op,requests,min_bytes,mean_bytes,p50_bytes,p99_bytes,max_bytes,rounded` |
+//! | `sizes.csv` | `field,op,size_bytes,requests,cdf`: key and value sizes per op (`field` `key`, `value`), and object sizes (key + value) at each object's first request (`field` `object`, op `all`, counting objects) |
+//! | `size_stats.csv` | `field,op,requests,min_bytes,mean_bytes,p50_bytes,p99_bytes,max_bytes,rounded` (`rounded`: sizes above 1023 kept to 8 significant bits) |
 //! | `scan_length.csv` | `op,scan_len,requests,cdf` (Seek, SeekForPrev, Scan) |
 //! | `access_count_cdf.csv` | `op,requests_per_key,keys,cdf_keys,cdf_requests` (`op` = `all` over every op) |
 //! | `popularity.csv` | `requests_per_object,objects,first_rank,last_rank` (libCacheSim's `.popularity`, with ranks) |
@@ -173,6 +173,19 @@ impl Analysis {
                 );
             }
         }
+        push_value_cdf(&mut s, "object,all,", &self.object_sizes);
+        let h = &self.object_sizes;
+        let _ = writeln!(
+            st,
+            "object,all,{},{},{},{},{},{},{}",
+            h.count(),
+            h.min(),
+            num(h.mean()),
+            h.quantile(0.5),
+            h.quantile(0.99),
+            h.max(),
+            h.is_rounded()
+        );
         files.push(("sizes.csv", s));
         files.push(("size_stats.csv", st));
 
