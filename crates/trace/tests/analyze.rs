@@ -316,6 +316,7 @@ fn correlations_equal_a_two_pass_computation() {
             _ => Op::Get,
         };
         rec.value_size = 100 + rng.below(100) + if k < 50 { 1000 } else { 0 };
+        rec.cf = (k % 3) as u32;
         rec.scan_len = if rec.op == Op::Seek {
             1 + rng.below(50) as u32
         } else {
@@ -351,6 +352,14 @@ fn correlations_equal_a_two_pass_computation() {
         an.correlations[0][1].expect("varies") > 0.3,
         "hot keys have big values"
     );
+    // Requests per column family and op, as counted directly.
+    let mut by_cf = std::collections::BTreeMap::new();
+    for r in &recs {
+        *by_cf.entry((r.cf, r.op)).or_insert(0u64) += 1;
+    }
+    let direct: Vec<(u32, Op, u64)> = by_cf.into_iter().map(|((cf, op), n)| (cf, op, n)).collect();
+    assert_eq!(an.cf_ops, direct);
+    assert_eq!(an.summary.column_families, 3);
     // Scan lengths of the Seeks, 1..=50.
     let scans = &an.scan_lengths;
     assert_eq!(scans.len(), 1);

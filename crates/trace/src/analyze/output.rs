@@ -95,11 +95,7 @@ impl Analysis {
     pub fn csv_files(&self) -> Vec<(&'static str, String)> {
         let mut files = Vec::new();
         let n = self.summary.requests.max(1) as f64;
-        let (tcol, scale) = if self.has_clock {
-            ("s", 1.0)
-        } else {
-            ("request", 1.0)
-        };
+        let tcol = if self.has_clock { "s" } else { "request" };
 
         let mut s = String::from("op,requests,fraction\n");
         for (op, c) in &self.ops {
@@ -108,13 +104,17 @@ impl Analysis {
         files.push(("ops.csv", s));
 
         let mut s = String::from("cf,op,requests,fraction_of_cf\n");
+        let mut cf_totals = std::collections::HashMap::new();
+        for (cf, _, c) in &self.cf_ops {
+            *cf_totals.entry(*cf).or_insert(0u64) += c;
+        }
         for (cf, op, c) in &self.cf_ops {
-            let cf_total: u64 = self.cf_ops.iter().filter(|r| r.0 == *cf).map(|r| r.2).sum();
+            let total = cf_totals.get(cf).copied().unwrap_or(0).max(1);
             let _ = writeln!(
                 s,
                 "{cf},{},{c},{}",
                 op.name(),
-                num(*c as f64 / cf_total.max(1) as f64)
+                num(*c as f64 / total as f64)
             );
         }
         files.push(("cf_ops.csv", s));
@@ -255,7 +255,7 @@ impl Analysis {
 
         let mut s = format!("time_{tcol},key_rank,op\n");
         for p in &self.time_series {
-            let _ = writeln!(s, "{},{},{}", num(p.time * scale), p.key_rank, p.op.name());
+            let _ = writeln!(s, "{},{},{}", num(p.time), p.key_rank, p.op.name());
         }
         files.push(("time_series.csv", s));
 
