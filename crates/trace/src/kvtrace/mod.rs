@@ -186,6 +186,15 @@ impl<W: Write> KvtraceWriter<W> {
         Ok(())
     }
 
+    /// Writes the records gathered so far as a block (however few) and flushes the
+    /// output: what was written survives a crash of the writing process (a reader then
+    /// reads every flushed record and reports the missing end marker).
+    pub fn flush(&mut self) -> Result<(), TraceError> {
+        self.flush_block()?;
+        let r = self.out.flush();
+        r.map_err(|e| self.io(e))
+    }
+
     /// Writes the last block and the end marker, flushes, and returns the output.
     pub fn finish(mut self) -> Result<W, TraceError> {
         self.flush_block()?;
