@@ -142,6 +142,13 @@ fn cloudphysics_matches_libcachesim() {
     ] {
         assert!(sizes.contains(&(size, reqs)), "{size}: {reqs}");
     }
+    // `.size`, section "object_size: obj_cnt" (size at the first request): 117 sizes,
+    // 65536 (18638 objects), 8192 (7569), 69632 (6360), 4096 (4140).
+    let objects = a.object_sizes.sorted();
+    assert_eq!(objects.len(), 117);
+    for (size, n) in [(65_536, 18_638), (8192, 7569), (69_632, 6360), (4096, 4140)] {
+        assert!(objects.contains(&(size, n)), "{size}: {n}");
+    }
     // libCacheSim "time span: 7200".
     assert_eq!(a.summary.time_span_s, Some(7200.0));
     // `.reqRate_w60`: per 60 s window, requests and distinct objects per second (integer
@@ -309,6 +316,7 @@ fn correlations_equal_a_two_pass_computation() {
             _ => Op::Get,
         };
         rec.value_size = 100 + rng.below(100) + if k < 50 { 1000 } else { 0 };
+        rec.cf = (k % 3) as u32;
         rec.scan_len = if rec.op == Op::Seek {
             1 + rng.below(50) as u32
         } else {
@@ -344,6 +352,14 @@ fn correlations_equal_a_two_pass_computation() {
         an.correlations[0][1].expect("varies") > 0.3,
         "hot keys have big values"
     );
+    // Requests per column family and op, as counted directly.
+    let mut by_cf = std::collections::BTreeMap::new();
+    for r in &recs {
+        *by_cf.entry((r.cf, r.op)).or_insert(0u64) += 1;
+    }
+    let direct: Vec<(u32, Op, u64)> = by_cf.into_iter().map(|((cf, op), n)| (cf, op, n)).collect();
+    assert_eq!(an.cf_ops, direct);
+    assert_eq!(an.summary.column_families, 3);
     // Scan lengths of the Seeks, 1..=50.
     let scans = &an.scan_lengths;
     assert_eq!(scans.len(), 1);
@@ -540,6 +556,29 @@ fn traces_without_a_clock_count_time_in_requests_and_empty_traces_write() {
     let json = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
     assert!(json.contains("\"requests\": 0"));
     std::fs::remove_dir_all(&dir).expect("the test's own directory");
+}
+
+#[test]
+fn a_clock_that_jumps_far_ahead_allocates_no_empty_windows() {
+    // Two requests at 0 and ~1.8 years (in µs): windows stop at 65 536 × 60 s, QPS
+    // buckets merge to stay under their bound.
+    let mut a = Analyzer::new(
+        &info(KeyEncoding::Bytes, TimeUnit::Micros),
+        &AnalyzeOptions::default(),
+    );
+    let mut rec = TraceRecord::default();
+    for ts in [0u64, 56_000_000_000_000] {
+        rec.clear();
+        rec.set_key(b"k");
+        rec.ts = ts;
+        a.observe(&rec);
+    }
+    assert!(a.heap_bytes() < 4 << 20, "{}", a.heap_bytes());
+    let an = a.finish();
+    assert_eq!(an.summary.requests_beyond_windows, 1);
+    assert_eq!(an.windows.len(), 1);
+    assert!(an.qps[0].1.len() <= AnalyzeOptions::default().max_qps_buckets);
+    assert_eq!(an.qps[0].1.iter().sum::<u64>(), 2);
 }
 
 /// RocksDB's own `trace_analyzer` (a one-line `main` around `librocksdb`'s

@@ -290,3 +290,24 @@ proptest! {
 fn the_sample_paths_exist() {
     assert!(data("rocksdb/mixgraph.trace").exists());
 }
+
+#[test]
+fn flushed_records_survive_a_writer_that_never_finished() {
+    let (info, recs) = sample_records();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crashed.kvtrace");
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = KvtraceWriter::new(file, &path, &info).unwrap();
+    for r in &recs[..1000] {
+        w.write(r).unwrap();
+    }
+    w.flush().unwrap();
+    for r in &recs[1000..1500] {
+        w.write(r).unwrap();
+    }
+    // The writer dies here: neither the last 500 records nor the end marker are written.
+    std::mem::forget(w);
+    let s = Stats::collect(&mut open(&path, &OpenOptions::default()).unwrap()).unwrap();
+    assert_eq!(s.requests, 1000);
+    assert_eq!(s.damaged_at, Some(std::fs::metadata(&path).unwrap().len()));
+}

@@ -27,7 +27,9 @@ const TRACES: [&str; 5] = [
 fn trace_analyzer() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("kvlab-trace-analyzer-{}", std::process::id()));
+        // Cargo's scratch directory for integration tests: rebuilt each run, not left
+        // in /tmp.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kvlab-trace-analyzer");
         std::fs::create_dir_all(&dir).expect("a temp dir");
         let src = dir.join("ta.cc");
         std::fs::write(

@@ -36,6 +36,10 @@ use crate::record::{KeyEncoding, Op, TraceInfo, TraceRecord};
 use hist::{Log2Hist, ValueHist};
 use stack::StackDistance;
 
+/// Most working-set windows kept (45 days of 60 s windows): a clock that jumps far ahead
+/// must not make the analysis allocate for every empty window in between.
+pub const MAX_WINDOWS: usize = 1 << 16;
+
 /// How many objects requested exactly 1, 2, … times are counted (libCacheSim's
 /// `track_n_hit` default).
 pub const X_HIT: usize = 5;
@@ -267,6 +271,9 @@ pub struct Summary {
     pub mean_stack_distance: f64,
     /// Most distinct keys in one working-set window.
     pub max_working_set: u64,
+    /// Requests after the last working-set window kept (65 536 windows), left out of
+    /// `working_set.csv`; 0 for almost every trace.
+    pub requests_beyond_windows: u64,
     /// Pearson's r between every two of the per-request variables [`CORRELATED`].
     pub correlations: Vec<Correlation>,
 }
@@ -290,6 +297,9 @@ pub struct Analysis {
     pub key_sizes: Vec<(Op, ValueHist)>,
     /// Value sizes per op.
     pub value_sizes: Vec<(Op, ValueHist)>,
+    /// Object sizes (key + value) at each object's first request (libCacheSim's
+    /// `object_size: obj_cnt`).
+    pub object_sizes: ValueHist,
     /// Scan lengths of scans (Seek, SeekForPrev, Scan).
     pub scan_lengths: Vec<(Op, ValueHist)>,
     /// `(requests to a key, keys with that many)` per op, and for all ops as `None`.
@@ -333,6 +343,7 @@ pub struct Analyzer {
     requests: u64,
     request_bytes: u64,
     object_bytes: u64,
+    object_sizes: ValueHist,
     slot_of: IdMap<u32>,
     ids: Vec<u64>,
     keys: Vec<KeyState>,
@@ -351,6 +362,8 @@ pub struct Analyzer {
     reuse_lcs_vtime: Vec<u64>,
     cold: u64,
     windows: Vec<Window>,
+    /// Requests after the last working-set window kept ([`MAX_WINDOWS`]).
+    late_requests: u64,
     /// Sampled requests: (index, time as [`Analyzer::rel_ns`], slot, op).
     samples: Vec<(u64, u64, u32, Op)>,
     sample_stride: u64,
@@ -374,6 +387,7 @@ impl Analyzer {
             requests: 0,
             request_bytes: 0,
             object_bytes: 0,
+            object_sizes: ValueHist::default(),
             slot_of: IdMap::default(),
             ids: Vec::new(),
             keys: Vec::new(),
@@ -391,6 +405,7 @@ impl Analyzer {
             reuse_lcs_vtime: Vec::new(),
             cold: 0,
             windows: Vec::new(),
+            late_requests: 0,
             samples: Vec::new(),
             sample_stride: 1,
             moments: Moments::default(),
@@ -449,6 +464,7 @@ impl Analyzer {
                 self.key_arena.extend_from_slice(&rec.key);
             }
             self.object_bytes += size;
+            self.object_sizes.record(size);
         }
 
         // Reuse: stack distance, and time since the previous request.
@@ -485,7 +501,9 @@ impl Analyzer {
 
         // Working set.
         let w = (now / window_units) as usize;
-        if w < (1 << 24) {
+        if w >= MAX_WINDOWS {
+            self.late_requests += 1;
+        } else {
             if w >= self.windows.len() {
                 self.windows.resize(w + 1, Window::default());
             }
@@ -582,6 +600,7 @@ impl Analyzer {
             + self.cf_ops.capacity() * (4 + 8 * Op::ALL.len() + 1)
             + self.stack.heap_bytes()
             + self.reuse_lcs_vtime.capacity() * 8
+            + self.object_sizes.heap_bytes()
             + self.windows.capacity() * size_of::<Window>()
             + self.samples.capacity() * size_of::<(u64, u64, u32, Op)>()
     }
@@ -837,6 +856,7 @@ impl Analyzer {
                 .map(|w| w.distinct_keys)
                 .max()
                 .unwrap_or(0),
+            requests_beyond_windows: self.late_requests,
             correlations: corr_list,
         };
         let (qps_bucket, window) = if has_clock {
@@ -864,6 +884,7 @@ impl Analyzer {
             key_sizes: per_op(|s| &s.key_size),
             value_sizes: per_op(|s| &s.value_size),
             scan_lengths: per_op(|s| &s.scan_len),
+            object_sizes: self.object_sizes.clone(),
             ops,
             cf_ops,
             qps_bucket,

@@ -6,8 +6,8 @@
 //! | `ops.csv` | `op,requests,fraction` |
 //! | `cf_ops.csv` | `cf,op,requests,fraction_of_cf` (column family, tenant or client) |
 //! | `qps.csv` | `start_s,width_s,total,<op>…`: requests per second in each bucket (`start_request,width_requests` and requests per bucket for traces without a clock) |
-//! | `sizes.csv` | `field,op,size_bytes,requests,cdf`: key and value size distributions |
-//! | `size_stats.csv` | `field,op,requests,min_bytes,mean_bytes,p50_bytes,p99_bytes,max_bytes,rounded` |
+//! | `sizes.csv` | `field,op,size_bytes,requests,cdf`: key and value sizes per op (`field` `key`, `value`), and object sizes (key + value) at each object's first request (`field` `object`, op `all`, counting objects) |
+//! | `size_stats.csv` | `field,op,requests,min_bytes,mean_bytes,p50_bytes,p99_bytes,max_bytes,rounded` (`rounded`: sizes above 1023 kept to 8 significant bits) |
 //! | `scan_length.csv` | `op,scan_len,requests,cdf` (Seek, SeekForPrev, Scan) |
 //! | `access_count_cdf.csv` | `op,requests_per_key,keys,cdf_keys,cdf_requests` (`op` = `all` over every op) |
 //! | `popularity.csv` | `requests_per_object,objects,first_rank,last_rank` (libCacheSim's `.popularity`, with ranks) |
@@ -95,11 +95,7 @@ impl Analysis {
     pub fn csv_files(&self) -> Vec<(&'static str, String)> {
         let mut files = Vec::new();
         let n = self.summary.requests.max(1) as f64;
-        let (tcol, scale) = if self.has_clock {
-            ("s", 1.0)
-        } else {
-            ("request", 1.0)
-        };
+        let tcol = if self.has_clock { "s" } else { "request" };
 
         let mut s = String::from("op,requests,fraction\n");
         for (op, c) in &self.ops {
@@ -108,13 +104,17 @@ impl Analysis {
         files.push(("ops.csv", s));
 
         let mut s = String::from("cf,op,requests,fraction_of_cf\n");
+        let mut cf_totals = std::collections::HashMap::new();
+        for (cf, _, c) in &self.cf_ops {
+            *cf_totals.entry(*cf).or_insert(0u64) += c;
+        }
         for (cf, op, c) in &self.cf_ops {
-            let cf_total: u64 = self.cf_ops.iter().filter(|r| r.0 == *cf).map(|r| r.2).sum();
+            let total = cf_totals.get(cf).copied().unwrap_or(0).max(1);
             let _ = writeln!(
                 s,
                 "{cf},{},{c},{}",
                 op.name(),
-                num(*c as f64 / cf_total.max(1) as f64)
+                num(*c as f64 / total as f64)
             );
         }
         files.push(("cf_ops.csv", s));
@@ -173,6 +173,19 @@ impl Analysis {
                 );
             }
         }
+        push_value_cdf(&mut s, "object,all,", &self.object_sizes);
+        let h = &self.object_sizes;
+        let _ = writeln!(
+            st,
+            "object,all,{},{},{},{},{},{},{}",
+            h.count(),
+            h.min(),
+            num(h.mean()),
+            h.quantile(0.5),
+            h.quantile(0.99),
+            h.max(),
+            h.is_rounded()
+        );
         files.push(("sizes.csv", s));
         files.push(("size_stats.csv", st));
 
@@ -242,7 +255,7 @@ impl Analysis {
 
         let mut s = format!("time_{tcol},key_rank,op\n");
         for p in &self.time_series {
-            let _ = writeln!(s, "{},{},{}", num(p.time * scale), p.key_rank, p.op.name());
+            let _ = writeln!(s, "{},{},{}", num(p.time), p.key_rank, p.op.name());
         }
         files.push(("time_series.csv", s));
 

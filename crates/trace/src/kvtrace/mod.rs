@@ -1,0 +1,489 @@
+//! kvlab's own trace format, `.kvtrace`: self-describing, compact, lossless for every
+//! field of [`TraceRecord`], and cut into independently compressed blocks so that large
+//! traces can be read on several threads.
+//!
+//! [`KvtraceWriter`] writes one (buffered; [`KvtraceWriter::write`] then
+//! [`KvtraceWriter::finish`]); [`KvtraceReader`] reads one as a [`TraceReader`], and
+//! [`KvtraceReader::next_block`] with a [`BlockDecoder`] per thread reads its blocks in
+//! parallel.
+//!
+//! # Byte layout
+//!
+//! All fixed-width integers are little-endian; `varint` is unsigned LEB128; `zigzag`
+//! maps a signed integer to an unsigned one (`(n << 1) ^ (n >> 63)`).
+//!
+//! ```text
+//! file    = header block* end
+//! header  = "KVTRACE\0"          8 bytes of magic
+//!           u32 version          1
+//!           u32 info_len
+//!           info_len bytes       the source's TraceInfo as JSON (format, key_encoding,
+//!                                time_unit, has_sizes, has_next_access, has_outcomes,
+//!                                meta: [[name, value], …] — kvlab version, workload,
+//!                                seed, the source's own facts)
+//! block   = u32 compressed_len   > 0
+//!           u32 raw_len          bytes of the block once decompressed
+//!           u32 record_count
+//!           u32 reserved         0
+//!           compressed_len bytes one zstd frame holding the raw block
+//! end     = 16 zero bytes        (a block header with compressed_len 0): the writer
+//!                                finished; a file without it was cut short
+//! raw     = varint record_count
+//!           17 columns           one value per record each, in this order
+//!           key bytes            the records' keys back to back (lengths: key_len)
+//!           lower bytes          their lower bounds back to back
+//!           upper bytes          their upper bounds back to back
+//! column  = u8 width             0, 1, 2, 4 or 8; 0: every value is 0, nothing follows
+//!           record_count × width bytes
+//! ```
+//!
+//! The columns, each stored so that the field's default is 0 (a column of defaults
+//! costs one byte):
+//!
+//! | # | column | value |
+//! |---|---|---|
+//! | 0 | op | position of the op in `Op::ALL` |
+//! | 1 | ts | zigzag(ts − the previous record's ts in the block; the first: − 0), wrapping |
+//! | 2 | key_len | the key's length |
+//! | 3 | id | id XOR key_id(key) (for an empty key: id) |
+//! | 4 | key_size | key_size XOR the key's length |
+//! | 5 | value_size | value_size |
+//! | 6 | scan_len | scan_len |
+//! | 7 | ttl_s | ttl_s |
+//! | 8 | cf | cf |
+//! | 9 | next_access | zigzag(next_access + 1) |
+//! | 10 | batch_len | batch_len XOR 1 |
+//! | 11 | batch_pos | batch_pos |
+//! | 12 | outcome | 0 unknown, 1 hit, 2 miss, 3 error |
+//! | 13 | latency_ns | latency_ns |
+//! | 14 | intended_ns | intended_ns |
+//! | 15 | lower_len | the lower bound's length |
+//! | 16 | upper_len | the upper bound's length |
+//!
+//! Columns make both ends fast: a reader decodes a whole column in one tight loop and
+//! then hands out records by index, and zstd sees like values together. Blocks hold at
+//! most [`BLOCK_RECORDS`] records, fewer when their keys and bounds pass
+//! [`BLOCK_RAW_BYTES`].
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+mod block;
+
+use block::{BlockBuilder, Columns, Cursor};
+
+use crate::input::Input;
+use crate::{TraceError, TraceInfo, TraceReader, TraceRecord};
+
+/// The file's first 8 bytes.
+pub const MAGIC: &[u8; 8] = b"KVTRACE\0";
+/// The layout version this module writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes of keys and bounds after which a block is written even if it holds fewer than
+/// [`BLOCK_RECORDS`] records.
+pub const BLOCK_RAW_BYTES: usize = 256 * 1024;
+/// Largest raw block a reader accepts: a writer's blocks hold at most
+/// [`BLOCK_RECORDS`] × 136 bytes plus [`BLOCK_RAW_BYTES`] and one record's keys, so
+/// anything much larger is a damaged header.
+const MAX_BLOCK_BYTES: usize = 1 << 30;
+/// Bytes of a block header.
+const BLOCK_HEADER_BYTES: usize = 16;
+/// zstd level of blocks: fast to write from a live run, still compact.
+const ZSTD_LEVEL: i32 = 3;
+
+/// Records a block holds at most (fewer when their keys are long).
+pub const BLOCK_RECORDS: usize = 16 * 1024;
+
+/// Writes a `.kvtrace` stream.
+pub struct KvtraceWriter<W: Write> {
+    out: W,
+    path: PathBuf,
+    block: BlockBuilder,
+    raw: Vec<u8>,
+    compressed: Vec<u8>,
+    compressor: zstd::bulk::Compressor<'static>,
+    written: u64,
+}
+
+impl<W: Write> KvtraceWriter<W> {
+    /// Starts a stream to `out` (named `path` in errors) for records of a trace
+    /// described by `info`; kvlab's version is added to its meta (`kvlab_version`) when
+    /// it is not there.
+    pub fn new(mut out: W, path: &Path, info: &TraceInfo) -> Result<KvtraceWriter<W>, TraceError> {
+        let io = |source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut info = info.clone();
+        if !info.meta.iter().any(|(k, _)| k == "kvlab_version") {
+            info.meta.push((
+                "kvlab_version".to_string(),
+                env!("CARGO_PKG_VERSION").to_string(),
+            ));
+        }
+        let json = serde_json::to_vec(&info).map_err(|e| io(std::io::Error::other(e)))?;
+        let mut header = Vec::with_capacity(16 + json.len());
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&VERSION.to_le_bytes());
+        header.extend_from_slice(&u32::try_from(json.len()).unwrap_or(u32::MAX).to_le_bytes());
+        header.extend_from_slice(&json);
+        out.write_all(&header).map_err(io)?;
+        let compressor = zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(io)?;
+        Ok(KvtraceWriter {
+            out,
+            path: path.to_path_buf(),
+            block: BlockBuilder::default(),
+            raw: Vec::new(),
+            compressed: Vec::new(),
+            compressor,
+            written: header.len() as u64,
+        })
+    }
+
+    fn io(&self, source: std::io::Error) -> TraceError {
+        TraceError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Appends one record.
+    #[inline]
+    pub fn write(&mut self, rec: &TraceRecord) -> Result<(), TraceError> {
+        self.block.push(rec);
+        if self.block.len() >= BLOCK_RECORDS || self.block.byte_len() >= BLOCK_RAW_BYTES {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Compresses and writes the records gathered so far as one block.
+    fn flush_block(&mut self) -> Result<(), TraceError> {
+        let count = self.block.len() as u32;
+        if count == 0 {
+            return Ok(());
+        }
+        self.raw.clear();
+        self.raw.reserve(self.block.raw_bound());
+        self.block.encode(&mut self.raw);
+        let bound = zstd::zstd_safe::compress_bound(self.raw.len());
+        self.compressed.clear();
+        self.compressed.reserve(bound);
+        let r = self
+            .compressor
+            .compress_to_buffer(&self.raw, &mut self.compressed);
+        r.map_err(|e| self.io(e))?;
+        let mut header = [0u8; BLOCK_HEADER_BYTES];
+        header[0..4].copy_from_slice(&(self.compressed.len() as u32).to_le_bytes());
+        header[4..8].copy_from_slice(&(self.raw.len() as u32).to_le_bytes());
+        header[8..12].copy_from_slice(&count.to_le_bytes());
+        let r = self
+            .out
+            .write_all(&header)
+            .and_then(|()| self.out.write_all(&self.compressed));
+        r.map_err(|e| self.io(e))?;
+        self.written += (BLOCK_HEADER_BYTES + self.compressed.len()) as u64;
+        Ok(())
+    }
+
+    /// Writes the records gathered so far as a block (however few) and flushes the
+    /// output: what was written survives a crash of the writing process (a reader then
+    /// reads every flushed record and reports the missing end marker).
+    pub fn flush(&mut self) -> Result<(), TraceError> {
+        self.flush_block()?;
+        let r = self.out.flush();
+        r.map_err(|e| self.io(e))
+    }
+
+    /// Writes the last block and the end marker, flushes, and returns the output.
+    pub fn finish(mut self) -> Result<W, TraceError> {
+        self.flush_block()?;
+        let r = self
+            .out
+            .write_all(&[0u8; BLOCK_HEADER_BYTES])
+            .and_then(|()| self.out.flush());
+        r.map_err(|e| self.io(e))?;
+        Ok(self.out)
+    }
+
+    /// Bytes written to the output so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.written
+    }
+}
+
+/// One compressed block of a `.kvtrace`, as [`KvtraceReader::next_block`] hands it out
+/// for decoding on any thread.
+#[derive(Clone, Debug)]
+pub struct KvtraceBlock {
+    /// Byte offset of the block's header in the stream.
+    pub offset: u64,
+    /// Records in the block.
+    pub record_count: u32,
+    raw_len: u32,
+    compressed: Vec<u8>,
+}
+
+/// Decodes [`KvtraceBlock`]s (one per thread: it keeps a zstd context and a buffer).
+pub struct BlockDecoder {
+    decompressor: zstd::bulk::Decompressor<'static>,
+    raw: Vec<u8>,
+    columns: Columns,
+    path: PathBuf,
+}
+
+impl BlockDecoder {
+    /// A decoder naming `path` in errors.
+    pub fn new(path: &Path) -> Result<BlockDecoder, TraceError> {
+        let decompressor = zstd::bulk::Decompressor::new().map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(BlockDecoder {
+            decompressor,
+            raw: Vec::new(),
+            columns: Columns::default(),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Decompresses a block and decodes its columns.
+    fn load(
+        &mut self,
+        offset: u64,
+        compressed: &[u8],
+        raw_len: u32,
+        record_count: u32,
+    ) -> Result<(), TraceError> {
+        if raw_len as usize > MAX_BLOCK_BYTES {
+            return Err(TraceError::Corrupt {
+                path: self.path.clone(),
+                offset,
+                what: format!("block of {raw_len} raw bytes; at most {MAX_BLOCK_BYTES} expected"),
+            });
+        }
+        self.raw.clear();
+        self.raw.reserve(raw_len as usize);
+        match self
+            .decompressor
+            .decompress_to_buffer(compressed, &mut self.raw)
+        {
+            Ok(n) if n == raw_len as usize => {
+                self.columns
+                    .decode(&self.raw, record_count)
+                    .map_err(|what| TraceError::Corrupt {
+                        path: self.path.clone(),
+                        offset,
+                        what: format!("in the block starting here: {what}"),
+                    })
+            }
+            Ok(n) => Err(TraceError::Corrupt {
+                path: self.path.clone(),
+                offset,
+                what: format!("block decompresses to {n} bytes, its header says {raw_len}"),
+            }),
+            Err(e) => Err(TraceError::Corrupt {
+                path: self.path.clone(),
+                offset,
+                what: format!("block does not decompress: {e}"),
+            }),
+        }
+    }
+
+    /// Calls `f` with each record of `block`, in order, through one reused record.
+    pub fn decode(
+        &mut self,
+        block: &KvtraceBlock,
+        mut f: impl FnMut(&TraceRecord),
+    ) -> Result<(), TraceError> {
+        self.load(
+            block.offset,
+            &block.compressed,
+            block.raw_len,
+            block.record_count,
+        )?;
+        let mut cur = self.columns.start();
+        let mut rec = TraceRecord::default();
+        while cur.i < self.columns.len() {
+            self.columns.fill(&self.raw, &mut cur, &mut rec);
+            f(&rec);
+        }
+        Ok(())
+    }
+}
+
+/// The next block's header and compressed bytes (borrowed from `input`): `(offset,
+/// raw_len, record_count, compressed)`; `None` after the end marker. Any error sets
+/// `done`.
+#[expect(clippy::type_complexity, reason = "a private helper's one tuple")]
+fn next_raw_block<'a>(
+    input: &'a mut Input,
+    done: &mut bool,
+) -> Result<Option<(u64, u32, u32, &'a [u8])>, TraceError> {
+    if *done {
+        return Ok(None);
+    }
+    // Until a block is whole, a failure is final.
+    *done = true;
+    let offset = input.offset();
+    let Some(h) = input.record(BLOCK_HEADER_BYTES, "kvtrace block header")? else {
+        return Err(input.corrupt(
+            offset,
+            "the stream ends without the end marker (the writer did not finish)",
+        ));
+    };
+    let word = |i: usize| u32::from_le_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
+    let (compressed_len, raw_len, record_count) = (word(0), word(1), word(2));
+    if compressed_len == 0 {
+        if raw_len != 0 || record_count != 0 {
+            return Err(input.corrupt(offset, "an end marker with a non-zero count"));
+        }
+        return Ok(None);
+    }
+    let n = compressed_len as usize;
+    if n > MAX_BLOCK_BYTES {
+        return Err(input.corrupt(
+            offset,
+            format!("a block of {n} bytes; at most {MAX_BLOCK_BYTES} expected"),
+        ));
+    }
+    if input.peek(n)?.len() < n {
+        return Err(input.corrupt(
+            offset,
+            format!("the stream ends inside the block (its header says {n} bytes)"),
+        ));
+    }
+    *done = false;
+    // `peek` saw the n bytes, so `record` has them.
+    let c = input.record(n, "kvtrace block")?.unwrap_or(&[]);
+    Ok(Some((offset, raw_len, record_count, c)))
+}
+
+/// Reads a `.kvtrace` stream.
+pub struct KvtraceReader {
+    input: Input,
+    info: TraceInfo,
+    source: TraceInfo,
+    decoder: BlockDecoder,
+    /// The next record of the current block.
+    cur: Cursor,
+    done: bool,
+}
+
+impl KvtraceReader {
+    pub(crate) fn new(mut input: Input) -> Result<KvtraceReader, TraceError> {
+        let Some(h) = input.record(16, "kvtrace header")? else {
+            return Err(input.corrupt(0, "empty file: a kvtrace starts with \"KVTRACE\\0\""));
+        };
+        if &h[..8] != MAGIC {
+            return Err(input.corrupt(0, "not a kvtrace: \"KVTRACE\\0\" expected"));
+        }
+        let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+        let info_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize;
+        if version != VERSION {
+            return Err(input.corrupt(
+                8,
+                format!("kvtrace version {VERSION} expected, found {version}"),
+            ));
+        }
+        let Some(json) = input.record(info_len, "kvtrace header")? else {
+            return Err(input.corrupt(16, "the header's TraceInfo is missing"));
+        };
+        let source: TraceInfo = serde_json::from_slice(json).map_err(|e| {
+            input.corrupt(16, format!("the header's TraceInfo is not valid JSON: {e}"))
+        })?;
+        let mut info = source.clone();
+        info.format = "kvtrace".to_string();
+        if !info.meta.iter().any(|(k, _)| k == "source_format") {
+            info.meta
+                .push(("source_format".to_string(), source.format.clone()));
+        }
+        let decoder = BlockDecoder::new(input.path())?;
+        Ok(KvtraceReader {
+            input,
+            info,
+            source,
+            decoder,
+            cur: Cursor::default(),
+            done: false,
+        })
+    }
+
+    /// The [`TraceInfo`] the writer was given (the source's format and facts).
+    pub fn source_info(&self) -> &TraceInfo {
+        &self.source
+    }
+
+    /// The next compressed block, for decoding elsewhere with a [`BlockDecoder`];
+    /// `None` after the end marker. Do not mix with [`TraceReader::read`].
+    pub fn next_block(&mut self) -> Result<Option<KvtraceBlock>, TraceError> {
+        Ok(next_raw_block(&mut self.input, &mut self.done)?.map(
+            |(offset, raw_len, record_count, c)| KvtraceBlock {
+                offset,
+                record_count,
+                raw_len,
+                compressed: c.to_vec(),
+            },
+        ))
+    }
+
+    /// Decompresses the next block with records; false after the end marker.
+    fn load_block(&mut self) -> Result<bool, TraceError> {
+        loop {
+            let next = next_raw_block(&mut self.input, &mut self.done)?;
+            let Some((offset, raw_len, record_count, compressed)) = next else {
+                return Ok(false);
+            };
+            if let Err(e) = self.decoder.load(offset, compressed, raw_len, record_count) {
+                self.done = true;
+                return Err(e);
+            }
+            self.cur = self.decoder.columns.start();
+            if record_count > 0 {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+impl TraceReader for KvtraceReader {
+    fn info(&self) -> &TraceInfo {
+        &self.info
+    }
+
+    #[inline]
+    fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, TraceError> {
+        if self.cur.i >= self.decoder.columns.len() && !self.load_block()? {
+            return Ok(false);
+        }
+        self.decoder
+            .columns
+            .fill(&self.decoder.raw, &mut self.cur, rec);
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_records_store_only_their_count_and_widths() {
+        let mut rec = TraceRecord::default();
+        rec.clear();
+        let mut b = BlockBuilder::default();
+        for _ in 0..1000 {
+            b.push(&rec);
+        }
+        let mut out = Vec::new();
+        b.encode(&mut out);
+        // varint 1000 (2 bytes) and one zero width per column.
+        assert_eq!(out.len(), 2 + block::COLUMNS);
+        let mut c = Columns::default();
+        c.decode(&out, 1000).unwrap();
+        let mut cur = c.start();
+        let mut got = TraceRecord::default();
+        c.fill(&out, &mut cur, &mut got);
+        assert_eq!(got, rec);
+    }
+}
