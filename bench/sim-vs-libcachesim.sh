@@ -10,7 +10,8 @@
 #   LCS_PY   python with libcachesim 0.3.5 (default /tmp/lcs-sim/bin/python; create it with
 #            python3 -m venv /tmp/lcs-sim && /tmp/lcs-sim/bin/pip install libcachesim==0.3.5 numpy)
 #   KVLAB    the kvlab binary (default $HOME/.cache/kvlab-target/release/kvlab), run as
-#            `kvlab sim FILE --policy P --size S --json`; when it is missing, the library's
+#            `kvlab sim FILE --policy P --size S --mode M --json`; when it is missing (or has
+#            no `sim` command yet), the library's
 #            example is used: `cargo build --release -p kvlab-cachesim --example sim`
 #            (its JSON carries the simulation's own seconds; the wall time includes loading).
 #   POLICIES space-separated list (default: the exact ones).
@@ -54,7 +55,7 @@ rec.tofile(sys.argv[1])
 PY
 fi
 
-if [[ -x $KVLAB ]]; then
+if [[ -x $KVLAB ]] && "$KVLAB" sim --help >/dev/null 2>&1; then
   kv() { "$KVLAB" sim "$TRACE" --policy "$1" --size "$SIZE" ${MODE:+--mode "$MODE"} --json; }
 elif [[ -x $EXAMPLE ]]; then
   kv() { "$EXAMPLE" "$TRACE" "$1" "$SIZE" "$MODE"; }
