@@ -10,14 +10,15 @@
 #   LCS_PY   python with libcachesim 0.3.5 (default /tmp/lcs-sim/bin/python; create it with
 #            python3 -m venv /tmp/lcs-sim && /tmp/lcs-sim/bin/pip install libcachesim==0.3.5 numpy)
 #   KVLAB    the kvlab binary (default $HOME/.cache/kvlab-target/release/kvlab), run as
-#            `kvlab sim FILE --policy P --size S --json`; when it is missing, the library's
+#            `kvlab sim FILE --policy P --size S --mode M --json`; when it is missing (or has
+#            no `sim` command yet), the library's
 #            example is used: `cargo build --release -p kvlab-cachesim --example sim`
 #            (its JSON carries the simulation's own seconds; the wall time includes loading).
 #   POLICIES space-separated list (default: the exact ones).
 #
-# kvlab's time is the whole process's wall time (loading the trace included); libCacheSim's
-# is its `process_trace` call alone (it streams the trace while simulating), so the ratio
-# is conservative for kvlab.
+# `ratio` divides libCacheSim's time (its `process_trace` call, which streams the trace while
+# simulating) by kvlab's whole-process wall time (loading the trace included): conservative
+# for kvlab. `sim_ratio` divides it by the simulation alone (the trace already in memory).
 set -euo pipefail
 
 LCS_PY=${LCS_PY:-/tmp/lcs-sim/bin/python}
@@ -54,7 +55,7 @@ rec.tofile(sys.argv[1])
 PY
 fi
 
-if [[ -x $KVLAB ]]; then
+if [[ -x $KVLAB ]] && "$KVLAB" sim --help >/dev/null 2>&1; then
   kv() { "$KVLAB" sim "$TRACE" --policy "$1" --size "$SIZE" ${MODE:+--mode "$MODE"} --json; }
 elif [[ -x $EXAMPLE ]]; then
   kv() { "$EXAMPLE" "$TRACE" "$1" "$SIZE" "$MODE"; }
@@ -81,7 +82,7 @@ print(f"{time.perf_counter() - t:.4f} {omr:.6f}")
 PY
 }
 
-printf "%-10s %12s %12s %12s %8s %10s %10s\n" policy lcs_s kvlab_wall_s kvlab_sim_s ratio lcs_mr kvlab_mr
+printf "%-10s %10s %13s %12s %7s %9s %10s %10s\n" policy lcs_s kvlab_wall_s kvlab_sim_s ratio sim_ratio lcs_mr kvlab_mr
 for p in $POLICIES; do
   read -r lcs_s lcs_mr < <(lcs "$p")
   start=$(date +%s.%N)
@@ -90,5 +91,7 @@ for p in $POLICIES; do
   read -r sim_s kv_mr < <(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], "%.6f" % d["miss_ratio"])' "$out")
   wall=$(python3 -c "print(f'{$end - $start:.4f}')")
   ratio=$(python3 -c "print(f'{$lcs_s / ($end - $start):.2f}')")
-  printf "%-10s %12s %12s %12.4f %8s %10s %10s\n" "$p" "$lcs_s" "$wall" "$sim_s" "${ratio}x" "$lcs_mr" "$kv_mr"
+  sim_ratio=$(python3 -c "print(f'{$lcs_s / max($sim_s, 1e-9):.1f}')")
+  printf "%-10s %10s %13s %12.4f %7s %9s %10s %10s\n" "$p" "$lcs_s" "$wall" "$sim_s" "${ratio}x" \
+    "${sim_ratio}x" "$lcs_mr" "$kv_mr"
 done

@@ -21,6 +21,25 @@
 //! S3FIFO, ARC, LIRS, TwoQ, SLRU, WTinyLFU (object mode), GDSF, LFUDA and Belady.
 //! SampledLRU imitates Redis's `allkeys-lru`.
 //!
+//! # Example
+//!
+//! ```
+//! use kvlab_cachesim::{simulate_many, Capacity, Mode, PolicySpec, SimOptions, SimTrace};
+//!
+//! // A trace (here from ids; a real one from a reader: `SimTrace::from_reader`).
+//! let trace = SimTrace::from_ids([1, 2, 3, 1, 2, 4, 1, 2, 5, 1]);
+//! let size = "40%".parse::<Capacity>()?.resolve(&trace, Mode::Object); // 2 objects
+//! let jobs: Vec<(PolicySpec, u64)> = ["LRU", "S3FIFO:small=0.5", "Belady"]
+//!     .iter()
+//!     .map(|p| Ok((p.parse()?, size)))
+//!     .collect::<Result<_, kvlab_cachesim::SimError>>()?;
+//! for r in simulate_many(&trace, &jobs, SimOptions::default(), 0) {
+//!     let r = r?;
+//!     println!("{} {} misses {}", r.policy, r.cache_size, r.misses);
+//! }
+//! # Ok::<(), kvlab_cachesim::SimError>(())
+//! ```
+//!
 //! # State per object
 //!
 //! Every policy keeps its state in arrays indexed by dense object index, allocated once for

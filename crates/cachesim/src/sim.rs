@@ -255,8 +255,11 @@ pub fn simulate(
             trace,
             opts,
         ),
-        PolicySpec::WTinyLfu { window_ratio } => run_policy(
-            policy::wtinylfu::WTinyLfu::new(c, n, window_ratio),
+        PolicySpec::WTinyLfu {
+            window_ratio,
+            doorkeeper,
+        } => run_policy(
+            policy::wtinylfu::WTinyLfu::new(c, n, window_ratio, doorkeeper),
             name,
             c,
             trace,

@@ -1,6 +1,7 @@
-//! A minimal oracleGeneral reader for tests, benches and the example (24-byte LE records:
-//! `u32 time, u64 id, u32 size, i64 next_access`). It stands in for `kvlab_trace::open`
-//! until the trace readers land; then it goes away.
+//! Minimal trace readers for tests, benches and the example: oracleGeneral (24-byte LE
+//! records: `u32 time, u64 id, u32 size, i64 next_access`) and the ARC traces' zstd `.lis`
+//! text. They stand in for `kvlab_trace::open` until the trace readers land; then they go
+//! away.
 
 use std::path::{Path, PathBuf};
 
@@ -55,4 +56,35 @@ pub fn load(path: &Path) -> SimTrace {
     let bytes = read(path);
     SimTrace::from_records(parse(&bytes).map(Ok::<_, SimError>), opts)
         .expect("an in-memory trace loads")
+}
+
+/// An ARC-paper `.lis.zst` trace (`start_block n_blocks ignore request_no` per line), one
+/// request per block, each block an object of 512 bytes.
+pub fn load_arc_lis(path: &Path) -> SimTrace {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::io::read_to_string(
+        zstd::Decoder::new(file).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut recs = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let f: Vec<u64> = line
+            .split_whitespace()
+            .map(|x| {
+                x.parse()
+                    .unwrap_or_else(|_| panic!("{} line {}: a number", path.display(), n + 1))
+            })
+            .collect();
+        assert_eq!(f.len(), 4, "{} line {}: four fields", path.display(), n + 1);
+        for block in f[0]..f[0] + f[1] {
+            recs.push(Ok::<_, SimError>(TraceRecord {
+                id: block,
+                value_size: 512,
+                next_access: -1,
+                batch_len: 1,
+                ..TraceRecord::default()
+            }));
+        }
+    }
+    SimTrace::from_records(recs, LoadOptions::default()).expect("an in-memory trace loads")
 }

@@ -1,6 +1,7 @@
 //! Miss counts pinned from the `libcachesim` 0.3.5 PyPI package on two traces, object and
-//! byte mode, five sizes each (0.1%, 1%, 3%, 10%, 30% of the working set), for every
-//! policy kvlab reproduces. `pinned_libcachesim.txt` is the output of
+//! byte mode, five sizes each (0.1%, 1%, 3%, 10%, 30% of the working set), and on the ARC
+//! paper's OLTP trace (914,145 requests) at its Table IV sizes (1,000 … 15,000 pages, object
+//! mode), for every policy kvlab reproduces. `pinned_libcachesim.txt` is the output of
 //! `tests/pin_libcachesim.py` (run it to regenerate; its header says how).
 
 use std::collections::BTreeMap;
@@ -26,6 +27,10 @@ fn every_policy_matches_libcachesim_on_pinned_traces_and_sizes() {
                 "derived/adapt_size_request.oracleGeneral.bin",
             )),
         ),
+        (
+            "OLTP",
+            oracle::load_arc_lis(&oracle::data("arc/OLTP.lis.zst")),
+        ),
     ]
     .into_iter()
     .collect();
@@ -46,7 +51,11 @@ fn every_policy_matches_libcachesim_on_pinned_traces_and_sizes() {
             num(f[5]),
         ));
     }
-    assert_eq!(groups.len(), 4, "both traces in both modes are pinned");
+    assert_eq!(
+        groups.len(),
+        5,
+        "two traces in both modes and OLTP are pinned"
+    );
     let mut failures = Vec::new();
     let mut checked = 0;
     for ((trace, mode), rows) in &groups {
@@ -83,7 +92,7 @@ fn every_policy_matches_libcachesim_on_pinned_traces_and_sizes() {
         failures.join("\n")
     );
     assert_eq!(
-        checked, 287,
-        "pinned runs (3 of 290 take libCacheSim over a minute)"
+        checked, 362,
+        "pinned runs (3 of 365 take libCacheSim over a minute)"
     );
 }

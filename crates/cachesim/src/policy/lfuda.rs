@@ -106,7 +106,10 @@ impl Policy for Lfuda {
             return false;
         }
         let old = self.freq[x as usize];
-        let new = old + self.min_freq;
+        // With a cache of a few objects the frequency doubles at every hit and leaves
+        // i64's range (upstream's then wraps, and its frequency scan never ends); it
+        // saturates here.
+        let new = old.saturating_add(self.min_freq);
         self.freq[x as usize] = new;
         self.unlink(x, old);
         if self.min_freq == old && !self.buckets.contains_key(&old) {
@@ -150,7 +153,7 @@ impl Policy for Lfuda {
 
     fn insert(&mut self, req: &Req) {
         let x = req.obj;
-        let f = self.min_freq + 1;
+        let f = self.min_freq.saturating_add(1);
         self.freq[x as usize] = f;
         self.size[x as usize] = req.size as u32;
         self.resident[x as usize] = true;

@@ -120,6 +120,8 @@ pub enum PolicySpec {
     WTinyLfu {
         /// The window LRU's share of the cache.
         window_ratio: f64,
+        /// A doorkeeper in front of the sketch (kvlab's variant; libCacheSim has none).
+        doorkeeper: bool,
     },
     /// Greedy dual size frequency.
     Gdsf,
@@ -152,6 +154,7 @@ impl PolicySpec {
             "TwoQ",
             "SLRU",
             "WTinyLFU",
+            "WTinyLFU-doorkeeper",
             "GDSF",
             "LFUDA",
             "Belady",
@@ -177,7 +180,12 @@ impl PolicySpec {
             PolicySpec::Lirs => "LIRS".into(),
             PolicySpec::TwoQ { .. } => "TwoQ".into(),
             PolicySpec::Slru { .. } => "SLRU".into(),
-            PolicySpec::WTinyLfu { .. } => "WTinyLFU".into(),
+            PolicySpec::WTinyLfu {
+                doorkeeper: false, ..
+            } => "WTinyLFU".into(),
+            PolicySpec::WTinyLfu {
+                doorkeeper: true, ..
+            } => "WTinyLFU-doorkeeper".into(),
             PolicySpec::Gdsf => "GDSF".into(),
             PolicySpec::Lfuda => "LFUDA".into(),
             PolicySpec::Belady => "Belady".into(),
@@ -197,7 +205,8 @@ impl FromStr for PolicySpec {
 
     /// A name (any case), optionally followed by `:key=value,key=value`:
     /// `Clock:bits=3`, `S3FIFO:small=0.1,ghost=0.9,threshold=2`, `TwoQ:ain=0.25,aout=0.5`,
-    /// `SLRU:segments=4`, `WTinyLFU:window=0.01`, `SampledLRU:samples=5,seed=0`.
+    /// `SLRU:segments=4`, `WTinyLFU:window=0.01,doorkeeper=true`,
+    /// `SampledLRU:samples=5,seed=0`. `WTinyLFU-doorkeeper` is `WTinyLFU:doorkeeper=true`.
     fn from_str(s: &str) -> Result<PolicySpec, SimError> {
         let err = |reason: String| SimError::Policy {
             text: s.to_string(),
@@ -226,7 +235,14 @@ impl FromStr for PolicySpec {
                 aout_size_ratio: 0.5,
             },
             "slru" => PolicySpec::Slru { segments: 4 },
-            "wtinylfu" | "w-tinylfu" => PolicySpec::WTinyLfu { window_ratio: 0.01 },
+            "wtinylfu" | "w-tinylfu" => PolicySpec::WTinyLfu {
+                window_ratio: 0.01,
+                doorkeeper: false,
+            },
+            "wtinylfu-doorkeeper" => PolicySpec::WTinyLfu {
+                window_ratio: 0.01,
+                doorkeeper: true,
+            },
             "gdsf" => PolicySpec::Gdsf,
             "lfuda" => PolicySpec::Lfuda,
             "belady" => PolicySpec::Belady,
@@ -281,7 +297,10 @@ impl FromStr for PolicySpec {
                     "aout",
                 ) => *aout_size_ratio = f()?,
                 (PolicySpec::Slru { segments }, "segments") => *segments = u32_()?.max(1),
-                (PolicySpec::WTinyLfu { window_ratio }, "window") => *window_ratio = f()?,
+                (PolicySpec::WTinyLfu { window_ratio, .. }, "window") => *window_ratio = f()?,
+                (PolicySpec::WTinyLfu { doorkeeper, .. }, "doorkeeper") => {
+                    *doorkeeper = matches!(v, "1" | "true" | "yes" | "on")
+                }
                 (PolicySpec::SampledLru { samples, .. }, "samples") => *samples = u32_()?.max(1),
                 (PolicySpec::SampledLru { seed, .. }, "seed") => *seed = u()?,
                 _ => return Err(err(format!("{name} has no parameter {k:?}"))),

@@ -10,7 +10,10 @@
 //! counters), every counter of a key incremented on each add, all counters halved after
 //! `32 × main capacity` hits in main. Keys are hashed as upstream does, with XXH64 of the
 //! 8-byte little-endian object id under seeds `0x12345678` and `0x12344321`, truncated to
-//! 32 bits (double hashing `a + i·b`). There is no doorkeeper (upstream has none).
+//! 32 bits (double hashing `a + i·b`). Upstream has no doorkeeper; `doorkeeper = true`
+//! adds the TinyLFU paper's (a Bloom filter of one bit per sketch counter, 4 hashes, that
+//! absorbs each key's first occurrence and is cleared at every halving), as kvlab's own
+//! variant, named `WTinyLFU-doorkeeper` in results.
 //!
 //! One deliberate difference: in byte mode upstream sizes the sketch by the main cache's
 //! *bytes* (up to 2³¹ counters, 8 GiB); kvlab caps it at 2²⁴ counters, so byte-mode results
@@ -48,11 +51,14 @@ pub(crate) fn xxh64_u64(v: u64, seed: u64) -> u64 {
     h
 }
 
-/// Upstream's counting Bloom filter (`dataStructure/minimalIncrementCBF.c`).
+/// Upstream's counting Bloom filter (`dataStructure/minimalIncrementCBF.c`), with an
+/// optional doorkeeper.
 #[derive(Debug)]
 struct Sketch {
     hashes: u32,
     counters: Vec<u32>,
+    /// Doorkeeper bits (empty: no doorkeeper).
+    door: Vec<u64>,
 }
 
 impl Sketch {
@@ -60,7 +66,7 @@ impl Sketch {
         clippy::approx_constant,
         reason = "upstream's literal for ln 2, kept so the hash count rounds the same"
     )]
-    fn new(entries: u64) -> Sketch {
+    fn new(entries: u64, doorkeeper: bool) -> Sketch {
         let bpe = -(0.001f64).ln() / 0.480_453_013_918_201;
         let hashes = (0.693_147_180_559_945 * bpe).ceil() as u32;
         let mut n =
@@ -71,7 +77,28 @@ impl Sketch {
         Sketch {
             hashes,
             counters: vec![0; n as usize],
+            door: if doorkeeper {
+                vec![0; (n as usize).div_ceil(64)]
+            } else {
+                Vec::new()
+            },
         }
+    }
+
+    /// The doorkeeper's bit positions for `id` (4 hashes by double hashing).
+    fn door_bits(&self, id: u64) -> [usize; 4] {
+        let bits = (self.door.len() * 64) as u64;
+        let h = xxh64_u64(id, 0x2345_6789);
+        let (a, b) = (h & 0xFFFF_FFFF, (h >> 32) | 1);
+        [0u64, 1, 2, 3].map(|i| (a.wrapping_add(i.wrapping_mul(b)) % bits) as usize)
+    }
+
+    fn door_contains(&self, id: u64) -> bool {
+        !self.door.is_empty()
+            && self
+                .door_bits(id)
+                .iter()
+                .all(|&b| self.door[b / 64] & (1 << (b % 64)) != 0)
     }
 
     #[inline]
@@ -83,11 +110,25 @@ impl Sketch {
     }
 
     fn estimate(&self, id: u64) -> u32 {
+        self.counters_estimate(id) + u32::from(self.door_contains(id))
+    }
+
+    fn counters_estimate(&self, id: u64) -> u32 {
         self.slots(id).map(|x| self.counters[x]).min().unwrap_or(0)
     }
 
     fn add(&mut self, id: u64) {
-        if self.estimate(id) == u32::MAX {
+        if !self.door.is_empty() && !self.door_contains(id) {
+            for b in self.door_bits(id) {
+                self.door[b / 64] |= 1 << (b % 64);
+            }
+            return;
+        }
+        self.add_counters(id);
+    }
+
+    fn add_counters(&mut self, id: u64) {
+        if self.counters_estimate(id) == u32::MAX {
             return;
         }
         let slots: [usize; 16] = {
@@ -106,6 +147,7 @@ impl Sketch {
         for c in &mut self.counters {
             *c >>= 1;
         }
+        self.door.fill(0);
     }
 }
 
@@ -128,8 +170,8 @@ pub struct WTinyLfu {
 
 impl WTinyLfu {
     /// An empty cache of `capacity` for objects `0..n_objects`, the window taking
-    /// `window_ratio` of it.
-    pub fn new(capacity: u64, n_objects: usize, window_ratio: f64) -> Self {
+    /// `window_ratio` of it; `doorkeeper` puts a doorkeeper in front of the sketch.
+    pub fn new(capacity: u64, n_objects: usize, window_ratio: f64, doorkeeper: bool) -> Self {
         // cache_size *= window_size (an int64 times a double, truncated), as upstream.
         let window_capacity = (capacity as f64 * window_ratio) as u64;
         let main_capacity = capacity - window_capacity.min(capacity);
@@ -142,7 +184,7 @@ impl WTinyLfu {
             in_window: vec![false; n_objects],
             window_size: vec![0; n_objects],
             main: Slru::with_weights(main_capacity, n_objects, &[1, 4]),
-            sketch: Sketch::new(main_capacity.min(i32::MAX as u64)),
+            sketch: Sketch::new(main_capacity.min(i32::MAX as u64), doorkeeper),
             max_request_num: 32 * main_capacity,
             request_counter: 0,
             ids: vec![0; n_objects],
@@ -250,8 +292,19 @@ mod tests {
 
     #[test]
     fn sketch_shape_matches_upstream_formula() {
-        let s = Sketch::new(1000);
+        let s = Sketch::new(1000, false);
         assert_eq!(s.hashes, 10);
         assert_eq!(s.counters.len(), 14378);
+    }
+
+    #[test]
+    fn the_doorkeeper_absorbs_first_occurrences() {
+        let mut s = Sketch::new(1000, true);
+        s.add(42);
+        assert_eq!((s.estimate(42), s.counters_estimate(42)), (1, 0));
+        s.add(42);
+        assert_eq!((s.estimate(42), s.counters_estimate(42)), (2, 1));
+        s.decay();
+        assert_eq!(s.estimate(42), 0);
     }
 }
