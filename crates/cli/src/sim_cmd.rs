@@ -25,6 +25,9 @@ pub(crate) struct SimCommand {
     /// object mode, every object of size 1).
     #[arg(long)]
     pub(crate) bytes: bool,
+    /// The same as a word: `obj` (default) or `byte` (= --bytes).
+    #[arg(long, value_name = "obj|byte", value_parser = ["obj", "byte"])]
+    pub(crate) mode: Option<String>,
     /// Op-aware: a delete removes the object and a write inserts it without counting a
     /// lookup (default: every request is a lookup, as libCacheSim).
     #[arg(long)]
@@ -89,7 +92,11 @@ pub(crate) fn sim(cmd: SimCommand) -> Result<ExitCode> {
     if (cmd.html || cmd.mrc) && cmd.out.is_none() {
         return Err(usage("--mrc and --html write files: give --out DIR"));
     }
-    let mode = if cmd.bytes { Mode::Byte } else { Mode::Object };
+    let mode = if cmd.bytes || cmd.mode.as_deref() == Some("byte") {
+        Mode::Byte
+    } else {
+        Mode::Object
+    };
     let mut reader = cmd.input.open(None)?;
     // A trace without sizes (ARC, LIRS, cache2k, txt …) has none to skip: every
     // request is an object of size 1 in object mode.
