@@ -125,6 +125,41 @@ impl Mrc {
         }
     }
 
+    /// A curve from a histogram of object distances (`counts[d]`, `bytes[d]`: re-accesses
+    /// at distance `d` and their traced bytes): no sort needed.
+    fn from_histogram(
+        trace: &SimTrace,
+        counts: &[u64],
+        bytes: &[u64],
+        cold: f64,
+        cold_bytes: f64,
+    ) -> Mrc {
+        let (mut w, mut b) = (0.0, 0.0);
+        let mut distances = Vec::new();
+        let mut cumulative_weight = Vec::new();
+        let mut cumulative_bytes = Vec::new();
+        for (d, (&c, &by)) in counts.iter().zip(bytes).enumerate() {
+            if c > 0 {
+                w += c as f64;
+                b += by as f64;
+                distances.push(d as u64);
+                cumulative_weight.push(w);
+                cumulative_bytes.push(b);
+            }
+        }
+        Mrc {
+            requests: trace.len() as u64,
+            requested_bytes: trace.requested_bytes(),
+            mode: Mode::Object,
+            name: "LRU",
+            distances,
+            cumulative_weight,
+            cumulative_bytes,
+            cold,
+            cold_bytes,
+        }
+    }
+
     fn above(cum: &[f64], hits: usize) -> f64 {
         let total = cum.last().copied().unwrap_or(0.0);
         let below = if hits == 0 { 0.0 } else { cum[hits - 1] };
@@ -187,7 +222,16 @@ pub fn lru_stack_distances(trace: &SimTrace, mode: Mode) -> Mrc {
     let n = trace.len();
     let mut last = vec![u32::MAX; trace.n_objects()];
     let mut fw = Fenwick::new(n);
-    let mut events = Vec::with_capacity(n);
+    // Object mode: a histogram (distances are at most the number of objects); byte mode:
+    // events sorted at the end.
+    let by_histogram = mode == Mode::Object;
+    let mut events = Vec::with_capacity(if by_histogram { 0 } else { n });
+    let hist_len = if by_histogram {
+        trace.n_objects() + 1
+    } else {
+        0
+    };
+    let (mut counts, mut bytes) = (vec![0u64; hist_len], vec![0u64; hist_len]);
     let (mut cold, mut cold_bytes) = (0u64, 0u64);
     let mut marked = 0u64;
     let (objs, sizes) = (trace.objects(), trace.sizes());
@@ -206,7 +250,13 @@ pub fn lru_stack_distances(trace: &SimTrace, mode: Mode) -> Mrc {
             // Every object is marked once, at its last access, and nothing is marked past
             // i, so the marks after p are the running total minus the prefix up to p:
             // the distinct objects (or their bytes) touched since, plus this one.
-            events.push((marked - fw.prefix(p) + w, 1.0, u64::from(sizes[i])));
+            let d = marked - fw.prefix(p) + w;
+            if by_histogram {
+                counts[d as usize] += 1;
+                bytes[d as usize] += u64::from(sizes[i]);
+            } else {
+                events.push((d, 1.0, u64::from(sizes[i])));
+            }
             let old_w = match mode {
                 Mode::Object => 1,
                 Mode::Byte => u64::from(sizes[p]),
@@ -218,7 +268,11 @@ pub fn lru_stack_distances(trace: &SimTrace, mode: Mode) -> Mrc {
         marked += w;
         last[o] = i as u32;
     }
-    Mrc::from_events(trace, mode, "LRU", events, cold as f64, cold_bytes as f64)
+    if by_histogram {
+        Mrc::from_histogram(trace, &counts, &bytes, cold as f64, cold_bytes as f64)
+    } else {
+        Mrc::from_events(trace, mode, "LRU", events, cold as f64, cold_bytes as f64)
+    }
 }
 
 /// SHARDS's spatial hash of an object id into `[0, 2^24)` (a 64-bit mix, then the top
@@ -322,7 +376,8 @@ mod tests {
         // a b c a b b: distances a=3, b=3, b=1.
         let t = SimTrace::from_ids([1, 2, 3, 1, 2, 2]);
         let m = lru_stack_distances(&t, Mode::Object);
-        assert_eq!(m.distances, [1, 3, 3]);
+        assert_eq!(m.distances, [1, 3], "distinct distances");
+        assert_eq!(m.cumulative_weight, [1.0, 3.0]);
         assert_eq!(m.byte_misses(3), 3.0);
         assert_eq!(m.misses(1), 5.0);
         assert_eq!(m.misses(3), 3.0);
