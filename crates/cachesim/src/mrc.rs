@@ -5,7 +5,8 @@
 //!   distance of a re-access is the number — or total size — of distinct objects touched
 //!   since the previous one, itself included). In object mode a request hits an LRU cache
 //!   of `c` objects iff its distance is ≤ `c`, so [`Mrc::misses`] at `c` equals
-//!   [`crate::simulate`]'s LRU miss count exactly. In byte mode the same holds as long as
+//!   [`crate::simulate`]'s LRU miss count exactly ([`Mrc::results`] gives the same rows
+//!   as the simulator, byte misses included). In byte mode the same holds as long as
 //!   no object is larger than the cache (an oversized object is never admitted by the
 //!   simulator but occupies a stack position here).
 //! - [`shards_fixed_rate`] and [`shards_fixed_size`] estimate the curve from a spatially
@@ -26,6 +27,7 @@
 //! At R = 0.001 these traces leave only a few dozen objects in the sample, hence the
 //! error; the FAST'15 paper's 0.001 works for traces of millions of objects.
 
+use crate::sim::SimResult;
 use crate::trace::SimTrace;
 use crate::Mode;
 
@@ -66,36 +68,117 @@ impl Fenwick {
     }
 }
 
-/// A miss-ratio curve: the sorted reuse distances of a trace.
+/// A miss-ratio curve: the sorted reuse distances of a trace, each with its weight (1, or
+/// `1/R` for SHARDS) and the traced bytes it stands for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mrc {
     /// Requests the curve covers.
     pub requests: u64,
-    /// Finite stack distances, ascending (objects or bytes), scaled back to the whole
-    /// trace for SHARDS.
+    /// Traced bytes those requests ask for.
+    pub requested_bytes: u64,
+    /// Distances are in objects or bytes.
+    pub mode: Mode,
+    /// `"LRU"` for exact curves, `"LRU-SHARDS"` for estimates.
+    pub name: &'static str,
+    /// Finite stack distances, ascending (scaled back to the whole trace for SHARDS).
     distances: Vec<u64>,
-    /// For SHARDS: cumulative weights of `distances` (each distance counts 1/R, R the
-    /// sampling rate when it was seen); `None` when every weight is 1.
-    cumulative_weight: Option<Vec<f64>>,
-    /// Cold misses (first accesses), scaled.
+    /// Cumulative weights of `distances`.
+    cumulative_weight: Vec<f64>,
+    /// Cumulative weighted traced bytes of `distances`.
+    cumulative_bytes: Vec<f64>,
+    /// Cold misses (first accesses), weighted.
     cold: f64,
+    /// Traced bytes of the cold misses, weighted.
+    cold_bytes: f64,
 }
 
 impl Mrc {
-    /// Estimated misses of an LRU cache of `size` objects or bytes.
-    pub fn misses(&self, size: u64) -> f64 {
-        let hits = self.distances.partition_point(|&d| d <= size);
-        match &self.cumulative_weight {
-            None => self.cold + (self.distances.len() - hits) as f64,
-            Some(cum) => {
-                let total = cum.last().copied().unwrap_or(0.0);
-                let below = if hits == 0 { 0.0 } else { cum[hits - 1] };
-                self.cold + total - below
-            }
+    /// Sorts `(distance, weight, traced bytes)` events into a curve.
+    fn from_events(
+        trace: &SimTrace,
+        mode: Mode,
+        name: &'static str,
+        mut events: Vec<(u64, f64, u64)>,
+        cold: f64,
+        cold_bytes: f64,
+    ) -> Mrc {
+        events.sort_unstable_by_key(|&(d, _, _)| d);
+        let (mut w, mut b) = (0.0, 0.0);
+        let mut cumulative_weight = Vec::with_capacity(events.len());
+        let mut cumulative_bytes = Vec::with_capacity(events.len());
+        for &(_, ew, eb) in &events {
+            w += ew;
+            b += ew * eb as f64;
+            cumulative_weight.push(w);
+            cumulative_bytes.push(b);
+        }
+        Mrc {
+            requests: trace.len() as u64,
+            requested_bytes: trace.requested_bytes(),
+            mode,
+            name,
+            distances: events.into_iter().map(|(d, _, _)| d).collect(),
+            cumulative_weight,
+            cumulative_bytes,
+            cold,
+            cold_bytes,
         }
     }
 
-    /// Estimated miss ratio at `size`.
+    /// A curve from a histogram of object distances (`counts[d]`, `bytes[d]`: re-accesses
+    /// at distance `d` and their traced bytes): no sort needed.
+    fn from_histogram(
+        trace: &SimTrace,
+        counts: &[u64],
+        bytes: &[u64],
+        cold: f64,
+        cold_bytes: f64,
+    ) -> Mrc {
+        let (mut w, mut b) = (0.0, 0.0);
+        let mut distances = Vec::new();
+        let mut cumulative_weight = Vec::new();
+        let mut cumulative_bytes = Vec::new();
+        for (d, (&c, &by)) in counts.iter().zip(bytes).enumerate() {
+            if c > 0 {
+                w += c as f64;
+                b += by as f64;
+                distances.push(d as u64);
+                cumulative_weight.push(w);
+                cumulative_bytes.push(b);
+            }
+        }
+        Mrc {
+            requests: trace.len() as u64,
+            requested_bytes: trace.requested_bytes(),
+            mode: Mode::Object,
+            name: "LRU",
+            distances,
+            cumulative_weight,
+            cumulative_bytes,
+            cold,
+            cold_bytes,
+        }
+    }
+
+    fn above(cum: &[f64], hits: usize) -> f64 {
+        let total = cum.last().copied().unwrap_or(0.0);
+        let below = if hits == 0 { 0.0 } else { cum[hits - 1] };
+        total - below
+    }
+
+    /// Misses of an LRU cache of `size` objects or bytes (estimated for SHARDS).
+    pub fn misses(&self, size: u64) -> f64 {
+        let hits = self.distances.partition_point(|&d| d <= size);
+        self.cold + Self::above(&self.cumulative_weight, hits)
+    }
+
+    /// Traced bytes missed at `size`.
+    pub fn byte_misses(&self, size: u64) -> f64 {
+        let hits = self.distances.partition_point(|&d| d <= size);
+        self.cold_bytes + Self::above(&self.cumulative_bytes, hits)
+    }
+
+    /// Miss ratio at `size`.
     pub fn miss_ratio(&self, size: u64) -> f64 {
         if self.requests == 0 {
             0.0
@@ -108,6 +191,30 @@ impl Mrc {
     pub fn curve(&self, sizes: &[u64]) -> Vec<(u64, f64)> {
         sizes.iter().map(|&s| (s, self.miss_ratio(s))).collect()
     }
+
+    /// One result row per size, as [`crate::simulate`] reports them (misses rounded;
+    /// `seconds` is 0: the curve's cost is paid once, not per size).
+    pub fn results(&self, sizes: &[u64]) -> Vec<SimResult> {
+        let ratio = |a: f64, b: u64| if b == 0 { 0.0 } else { (a / b as f64).min(1.0) };
+        sizes
+            .iter()
+            .map(|&s| {
+                let misses = self.misses(s).round();
+                let bytes = self.byte_misses(s).round();
+                SimResult {
+                    policy: self.name.to_string(),
+                    cache_size: s,
+                    mode: self.mode,
+                    requests: self.requests,
+                    misses: misses as u64,
+                    miss_ratio: ratio(misses, self.requests),
+                    byte_misses: bytes as u64,
+                    byte_miss_ratio: ratio(bytes, self.requested_bytes),
+                    seconds: 0.0,
+                }
+            })
+            .collect()
+    }
 }
 
 /// Exact LRU stack distances of every request, as a curve.
@@ -115,8 +222,17 @@ pub fn lru_stack_distances(trace: &SimTrace, mode: Mode) -> Mrc {
     let n = trace.len();
     let mut last = vec![u32::MAX; trace.n_objects()];
     let mut fw = Fenwick::new(n);
-    let mut distances = Vec::with_capacity(n);
-    let mut cold = 0u64;
+    // Object mode: a histogram (distances are at most the number of objects); byte mode:
+    // events sorted at the end.
+    let by_histogram = mode == Mode::Object;
+    let mut events = Vec::with_capacity(if by_histogram { 0 } else { n });
+    let hist_len = if by_histogram {
+        trace.n_objects() + 1
+    } else {
+        0
+    };
+    let (mut counts, mut bytes) = (vec![0u64; hist_len], vec![0u64; hist_len]);
+    let (mut cold, mut cold_bytes) = (0u64, 0u64);
     let mut marked = 0u64;
     let (objs, sizes) = (trace.objects(), trace.sizes());
     for (i, &o) in objs.iter().enumerate() {
@@ -128,12 +244,19 @@ pub fn lru_stack_distances(trace: &SimTrace, mode: Mode) -> Mrc {
         let p = last[o];
         if p == u32::MAX {
             cold += 1;
+            cold_bytes += u64::from(sizes[i]);
         } else {
             let p = p as usize;
             // Every object is marked once, at its last access, and nothing is marked past
             // i, so the marks after p are the running total minus the prefix up to p:
             // the distinct objects (or their bytes) touched since, plus this one.
-            distances.push(marked - fw.prefix(p) + w);
+            let d = marked - fw.prefix(p) + w;
+            if by_histogram {
+                counts[d as usize] += 1;
+                bytes[d as usize] += u64::from(sizes[i]);
+            } else {
+                events.push((d, 1.0, u64::from(sizes[i])));
+            }
             let old_w = match mode {
                 Mode::Object => 1,
                 Mode::Byte => u64::from(sizes[p]),
@@ -145,12 +268,10 @@ pub fn lru_stack_distances(trace: &SimTrace, mode: Mode) -> Mrc {
         marked += w;
         last[o] = i as u32;
     }
-    distances.sort_unstable();
-    Mrc {
-        requests: n as u64,
-        distances,
-        cumulative_weight: None,
-        cold: cold as f64,
+    if by_histogram {
+        Mrc::from_histogram(trace, &counts, &bytes, cold as f64, cold_bytes as f64)
+    } else {
+        Mrc::from_events(trace, mode, "LRU", events, cold as f64, cold_bytes as f64)
     }
 }
 
@@ -188,9 +309,9 @@ fn shards(trace: &SimTrace, mode: Mode, mut threshold: u64, max_objects: usize) 
     let mut fw = Fenwick::new(n);
     // (hash, object) of sampled objects, for lowering the threshold.
     let mut sampled: BTreeSet<(u64, u32)> = BTreeSet::new();
-    // Weighted distances: (distance scaled, weight).
-    let mut weighted: Vec<(u64, f64)> = Vec::new();
-    let mut cold = 0.0f64;
+    // (distance scaled, weight, traced bytes) of each sampled re-access.
+    let mut events: Vec<(u64, f64, u64)> = Vec::new();
+    let (mut cold, mut cold_bytes) = (0.0f64, 0.0f64);
     let mut marked = 0u64;
     let (objs, sizes) = (trace.objects(), trace.sizes());
     let weight_of = |i: usize| match mode {
@@ -207,11 +328,12 @@ fn shards(trace: &SimTrace, mode: Mode, mut threshold: u64, max_objects: usize) 
         let p = last[o as usize];
         if p == u32::MAX {
             cold += 1.0 / rate;
+            cold_bytes += f64::from(sizes[i]) / rate;
             sampled.insert((h, o));
         } else {
             let p = p as usize;
             let d = marked - fw.prefix(p) + w;
-            weighted.push(((d as f64 / rate) as u64, 1.0 / rate));
+            events.push(((d as f64 / rate) as u64, 1.0 / rate, u64::from(sizes[i])));
             fw.sub(p, weight_of(p));
             marked -= weight_of(p);
         }
@@ -231,20 +353,7 @@ fn shards(trace: &SimTrace, mode: Mode, mut threshold: u64, max_objects: usize) 
             last[victim as usize] = u32::MAX;
         }
     }
-    weighted.sort_unstable_by_key(|&(d, _)| d);
-    let cumulative_weight = weighted
-        .iter()
-        .scan(0.0, |acc, &(_, w)| {
-            *acc += w;
-            Some(*acc)
-        })
-        .collect();
-    Mrc {
-        requests: n as u64,
-        distances: weighted.into_iter().map(|(d, _)| d).collect(),
-        cumulative_weight: Some(cumulative_weight),
-        cold,
-    }
+    Mrc::from_events(trace, mode, "LRU-SHARDS", events, cold, cold_bytes)
 }
 
 #[cfg(test)]
@@ -267,7 +376,9 @@ mod tests {
         // a b c a b b: distances a=3, b=3, b=1.
         let t = SimTrace::from_ids([1, 2, 3, 1, 2, 2]);
         let m = lru_stack_distances(&t, Mode::Object);
-        assert_eq!(m.distances, [1, 3, 3]);
+        assert_eq!(m.distances, [1, 3], "distinct distances");
+        assert_eq!(m.cumulative_weight, [1.0, 3.0]);
+        assert_eq!(m.byte_misses(3), 3.0);
         assert_eq!(m.misses(1), 5.0);
         assert_eq!(m.misses(3), 3.0);
     }

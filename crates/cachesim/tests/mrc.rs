@@ -17,6 +17,13 @@ fn traces() -> Vec<SimTrace> {
 }
 
 fn lru_misses(t: &SimTrace, sizes: &[u64], mode: Mode) -> Vec<u64> {
+    lru_runs(t, sizes, mode)
+        .into_iter()
+        .map(|r| r.misses)
+        .collect()
+}
+
+fn lru_runs(t: &SimTrace, sizes: &[u64], mode: Mode) -> Vec<kvlab_cachesim::SimResult> {
     let jobs: Vec<_> = sizes.iter().map(|&s| (PolicySpec::Lru, s)).collect();
     let opts = SimOptions {
         mode,
@@ -24,8 +31,27 @@ fn lru_misses(t: &SimTrace, sizes: &[u64], mode: Mode) -> Vec<u64> {
     };
     simulate_many(t, &jobs, opts, 0)
         .into_iter()
-        .map(|r| r.expect("LRU runs").misses)
+        .map(|r| r.expect("LRU runs"))
         .collect()
+}
+
+#[test]
+fn curve_rows_equal_lru_result_rows() {
+    let t = oracle::load(&oracle::data(
+        "libcachesim/cloudPhysicsIO.oracleGeneral.bin",
+    ));
+    let n = t.n_objects() as u64;
+    let sizes: Vec<u64> = (1..=10).map(|k| n * k / 10).collect();
+    let rows = lru_stack_distances(&t, Mode::Object).results(&sizes);
+    for (row, sim) in rows.iter().zip(lru_runs(&t, &sizes, Mode::Object)) {
+        assert_eq!(
+            (row.misses, row.byte_misses, row.requests),
+            (sim.misses, sim.byte_misses, sim.requests),
+            "at {}",
+            row.cache_size
+        );
+        assert_eq!((row.policy.as_str(), row.mode), ("LRU", Mode::Object));
+    }
 }
 
 #[test]

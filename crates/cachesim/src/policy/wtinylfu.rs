@@ -101,20 +101,27 @@ impl Sketch {
                 .all(|&b| self.door[b / 64] & (1 << (b % 64)) != 0)
     }
 
+    /// Upstream's two 32-bit hashes of a key.
     #[inline]
-    fn slots(&self, id: u64) -> impl Iterator<Item = usize> + '_ {
-        let a = xxh64_u64(id, SEED0) as u32;
-        let b = xxh64_u64(id, SEED1) as u32;
-        let n = self.counters.len() as u32;
-        (0..self.hashes).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % n) as usize)
+    fn hash_pair(id: u64) -> (u32, u32) {
+        (xxh64_u64(id, SEED0) as u32, xxh64_u64(id, SEED1) as u32)
+    }
+
+    /// The counter of the `i`th hash of a key (double hashing, in 32-bit arithmetic).
+    #[inline]
+    fn slot(&self, (a, b): (u32, u32), i: u32) -> usize {
+        (a.wrapping_add(i.wrapping_mul(b)) % self.counters.len() as u32) as usize
     }
 
     fn estimate(&self, id: u64) -> u32 {
-        self.counters_estimate(id) + u32::from(self.door_contains(id))
+        self.counters_estimate(Self::hash_pair(id)) + u32::from(self.door_contains(id))
     }
 
-    fn counters_estimate(&self, id: u64) -> u32 {
-        self.slots(id).map(|x| self.counters[x]).min().unwrap_or(0)
+    fn counters_estimate(&self, h: (u32, u32)) -> u32 {
+        (0..self.hashes)
+            .map(|i| self.counters[self.slot(h, i)])
+            .min()
+            .unwrap_or(0)
     }
 
     fn add(&mut self, id: u64) {
@@ -124,21 +131,13 @@ impl Sketch {
             }
             return;
         }
-        self.add_counters(id);
-    }
-
-    fn add_counters(&mut self, id: u64) {
-        if self.counters_estimate(id) == u32::MAX {
+        // Upstream increments every counter of the key, unless one is saturated.
+        let h = Self::hash_pair(id);
+        if self.counters_estimate(h) == u32::MAX {
             return;
         }
-        let slots: [usize; 16] = {
-            let mut s = [0usize; 16];
-            for (i, x) in self.slots(id).take(16).enumerate() {
-                s[i] = x;
-            }
-            s
-        };
-        for &x in &slots[..(self.hashes as usize).min(16)] {
+        for i in 0..self.hashes {
+            let x = self.slot(h, i);
             self.counters[x] = self.counters[x].wrapping_add(1);
         }
     }
@@ -301,9 +300,10 @@ mod tests {
     fn the_doorkeeper_absorbs_first_occurrences() {
         let mut s = Sketch::new(1000, true);
         s.add(42);
-        assert_eq!((s.estimate(42), s.counters_estimate(42)), (1, 0));
+        let h = Sketch::hash_pair(42);
+        assert_eq!((s.estimate(42), s.counters_estimate(h)), (1, 0));
         s.add(42);
-        assert_eq!((s.estimate(42), s.counters_estimate(42)), (2, 1));
+        assert_eq!((s.estimate(42), s.counters_estimate(h)), (2, 1));
         s.decay();
         assert_eq!(s.estimate(42), 0);
     }
