@@ -37,6 +37,10 @@ pub(crate) enum Command {
     /// Replay a trace (any format `kvlab trace` reads) against a store, at the trace's
     /// pace divided by --speed, or as fast as possible (--speed max); results as `run`.
     Replay(Box<replay_cmd::ReplayCommand>),
+    /// db_bench's command line for its mixgraph benchmark (`--benchmarks=mixgraph`, its
+    /// flags as db_bench spells them), run by kvlab on RocksDB (or --kvlab-db).
+    #[command(name = "db_bench")]
+    DbBench(db_bench_cmd::DbBenchCommand),
     /// Simulate cache eviction over a trace (libCacheSim's semantics and policies):
     /// miss ratios per policy and size, and LRU's miss-ratio curve in one pass.
     Sim(Box<sim_cmd::SimCommand>),

@@ -10,6 +10,7 @@
 //!   flags, report and files come from `kvlab-memtier`.
 
 mod args;
+mod db_bench_cmd;
 mod import_cmd;
 mod output;
 mod phase;
@@ -103,6 +104,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Suite(s) => return suite::run(s),
         Command::Trace(t) => return trace_cmd::trace(t),
         Command::Sim(c) => return sim_cmd::sim(*c),
+        Command::DbBench(c) => return db_bench_cmd::db_bench(c),
         Command::Replay(r) => (Phase::Run, replay_cmd::phase_args(*r)?),
     };
     open_store(select_phase(phase, args)?)

@@ -116,6 +116,14 @@ pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -
         .summary_named(outcome.elapsed, &ctx.work.command_names());
     let mut out = report_output(ctx)?;
     match &ctx.report {
+        ReportStyle::DbBench => {
+            writeln!(
+                out,
+                "{}",
+                db_bench_cmd::summary_line(outcome, ctx.plan.threads * ctx.plan.clients)
+            )?;
+            kvlab_measure::write_ycsb_text(&summary, &mut out)?;
+        }
         ReportStyle::Ycsb => {
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
             import_cmd::write_extra_report(&ctx.work, outcome, &mut out)?;

@@ -23,6 +23,8 @@ pub(crate) enum ReportStyle {
     Ycsb,
     /// memtier_benchmark's summary (and optionally its JSON).
     Memtier(memtier_report::Options),
+    /// db_bench's summary line (`kvlab db_bench`), then YCSB's text.
+    DbBench,
 }
 
 /// Runs the phase; `store_stats` is sampled every interval into `monitor/store.csv`,
@@ -81,7 +83,7 @@ pub(crate) fn execute_observed<S: Store>(
     });
     let runs = match &ctx.report {
         ReportStyle::Memtier(o) => o.run_count(),
-        ReportStyle::Ycsb => 1,
+        ReportStyle::Ycsb | ReportStyle::DbBench => 1,
     };
     if runs == 1 {
         let done = run_once(ctx, store, ctx.args.out.as_deref())?;

@@ -333,3 +333,29 @@ fn a_cut_trace_is_named_with_its_offset() {
     assert!(stats["damaged_at"].as_u64().is_some(), "{out}");
     assert!(err.contains("damaged at byte"), "{err}");
 }
+
+/// `kvlab db_bench` takes db_bench's mixgraph command line and prints its summary line;
+/// other benchmarks are refused by name (usage error, exit code 2).
+#[test]
+fn db_bench_command_lines_run_mixgraph_and_refuse_the_rest() {
+    let out = ok(&[
+        "db_bench",
+        "--kvlab-db",
+        "null",
+        "--benchmarks=mixgraph",
+        "--num=10000",
+        "--mix_get_ratio=0.5",
+        "--mix_put_ratio=0.5",
+        "--mix_seek_ratio=0",
+        "--reads=3000",
+        "--seed=3",
+        "--threads=2",
+    ]);
+    let line = out.lines().next().unwrap();
+    assert!(line.starts_with("mixgraph     :"), "{line}");
+    assert!(line.contains(" 6000 operations;"), "{line}");
+    let o = kvlab(&["db_bench", "--benchmarks=fillrandom", "--db=/nonexistent"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--benchmarks=fillrandom"), "{err}");
+}

@@ -1,0 +1,154 @@
+//! `kvlab db_bench --benchmarks=mixgraph …`: db_bench's own command line for its
+//! mixgraph benchmark, run by kvlab (on RocksDB by default), with db_bench's summary line.
+
+use kvlab_dist::mixgraph::MixGraphConfig;
+
+use super::*;
+
+/// `kvlab db_bench`.
+#[derive(Args, Debug)]
+pub(crate) struct DbBenchCommand {
+    /// The store to run on instead of RocksDB (any `--db` of `kvlab run`).
+    #[arg(long = "kvlab-db", value_name = "STORE", default_value = "rocksdb")]
+    pub(crate) store: String,
+    /// kvlab's result directory (result.json, timeline.csv, latency.hlog).
+    #[arg(long = "kvlab-out", value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// db_bench's flags, as db_bench takes them: `--benchmarks=mixgraph`, `--db=DIR`,
+    /// `--threads=N`, every mixgraph flag (`--num=…`, `--key_dist_a=…`, …).
+    #[arg(
+        value_name = "DB_BENCH_FLAGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub(crate) flags: Vec<String>,
+}
+
+/// db_bench flags that do not change what mixgraph sends, accepted and not used.
+const IGNORED: &[&str] = &[
+    "use_existing_db",
+    "statistics",
+    "histogram",
+    "compression_type",
+    "cache_size",
+    "bloom_bits",
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "target_file_size_base",
+    "max_bytes_for_level_base",
+    "disable_wal",
+    "sync",
+    "stats_interval_seconds",
+    "stats_per_interval",
+    "num_levels",
+    "compression_ratio",
+    "value_size",
+];
+
+/// Runs the mixgraph benchmark of a db_bench command line.
+pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
+    let (config, unused) = MixGraphConfig::from_db_bench_args(cmd.flags.iter().map(String::as_str))
+        .map_err(|e| usage(e.to_string()))?;
+    let mut path = None;
+    let mut benchmarks = None;
+    let mut trace_file = None;
+    for arg in unused {
+        let flag = arg.trim_start_matches('-');
+        let (name, value) = flag.split_once('=').unwrap_or((flag, "true"));
+        match name {
+            "benchmarks" => benchmarks = Some(value.to_string()),
+            "db" => path = Some(PathBuf::from(value)),
+            "trace_file" => trace_file = Some(PathBuf::from(value)),
+            n if IGNORED.contains(&n) => {
+                eprintln!("kvlab: db_bench flag -{n} is accepted and not used by kvlab");
+            }
+            _ => {
+                return Err(usage(format!(
+                    "`{arg}` is not a db_bench mixgraph flag kvlab takes (see docs/mixgraph.md)"
+                )))
+            }
+        }
+    }
+    match benchmarks.as_deref() {
+        Some("mixgraph") => {}
+        Some(other) => {
+            return Err(usage(format!(
+                "kvlab db_bench runs db_bench's mixgraph benchmark only; --benchmarks={other} \
+                 is not one (use kvlab run for YCSB-style workloads)"
+            )))
+        }
+        None => return Err(usage("give --benchmarks=mixgraph")),
+    }
+    if trace_file.is_some() {
+        eprintln!(
+            "kvlab: -trace_file: kvlab records the requests as a .kvtrace (kvlab's format; \
+             `kvlab trace dump` prints them as trace_analyzer does), not as a RocksDB trace"
+        );
+    }
+    let mut properties = vec![format!("workload={}", MixGraphWorkload::CLASS)];
+    for arg in &cmd.flags {
+        let flag = arg.trim_start_matches('-');
+        let (name, value) = match flag.split_once('=') {
+            Some(nv) => nv,
+            None if flag == "sine_mix_rate" => ("sine_mix_rate", "true"),
+            None if flag == "nosine_mix_rate" => ("sine_mix_rate", "false"),
+            None => continue,
+        };
+        if MixGraphConfig::default()
+            .set_flag(name, value)
+            .unwrap_or(false)
+            && name != "threads"
+        {
+            properties.push(format!("{name}={value}"));
+        }
+    }
+    /// `run`'s arguments with their defaults, for the store given.
+    #[derive(Parser)]
+    struct Defaults {
+        #[command(flatten)]
+        args: PhaseArgs,
+    }
+    let mut args = Defaults::try_parse_from(["db_bench", "--db", &cmd.store])
+        .map_err(|e| usage(e.to_string()))?
+        .args;
+    args.properties = properties;
+    args.path = path;
+    args.threads = Some(config.threads.max(1) as usize);
+    args.out = cmd.out;
+    args.progress = progress::When::Never;
+    args.record.record = trace_file;
+    if config.reads < 0 && config.duration > 0 {
+        args.duration = Some(Duration::from_secs(config.duration as u64));
+    }
+    args.seed = Some(config.seed as u64);
+    let mut ctx = select_phase(Phase::Run, args)?;
+    ctx.report = ReportStyle::DbBench;
+    open_store(ctx)
+}
+
+/// db_bench's summary line of a mixgraph run:
+/// `mixgraph : X micros/op Y ops/sec Z seconds N operations; ( Gets:… Puts:… Seek:…)`.
+pub(crate) fn summary_line(outcome: &RunOutcome, threads: usize) -> String {
+    let t = &outcome.total;
+    let ops = t.operations();
+    let secs = outcome.elapsed.as_secs_f64();
+    let micros_per_op = if ops > 0 {
+        secs * 1e6 * threads as f64 / ops as f64
+    } else {
+        0.0
+    };
+    let found = t.status_count(kvlab_core::OpKind::Read, kvlab_core::Status::Ok);
+    let (gets, seeks) = (
+        t.count(kvlab_core::OpKind::Read),
+        t.count(kvlab_core::OpKind::Scan),
+    );
+    format!(
+        "mixgraph     : {micros_per_op:11.3} micros/op {} ops/sec {secs:.3} seconds {ops} operations; \
+         ( Gets:{} Puts:{} Seek:{}, reads {found} in {} found)",
+        if secs > 0.0 { (ops as f64 / secs) as u64 } else { 0 },
+        gets,
+        t.count(kvlab_core::OpKind::Insert),
+        seeks,
+        gets + seeks,
+    )
+}
