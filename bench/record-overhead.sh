@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# What recording costs: the same run with and without `--record FILE`, alternating, on
+# an embedded RocksDB (YCSB workload A, 2 threads, 200 000 records) and on a
+# redis-server kvlab starts (string model, 1 connection pipelined 16 deep). Prints each
+# round and the median ratio recorded / plain throughput (the target is >= 0.95).
+# Usage: bench/record-overhead.sh [ROUNDS] (default 3)
+# KVLAB=/path/to/kvlab runs that binary instead of building this checkout's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS="${1:-3}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+if [ -z "${KVLAB:-}" ]; then
+  cargo build --release --locked --quiet --bin kvlab
+  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+fi
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$KVLAB" load -P workloads/ycsb/workloada -p recordcount=200000 --db rocksdb --path "$TMP/db" \
+  --threads 2 --progress never >/dev/null 2>&1
+rocks() {
+  "$KVLAB" run -P workloads/ycsb/workloada -p recordcount=200000 -p operationcount=1000000 \
+    --db rocksdb --path "$TMP/db" --threads 2 --seed "$1" --progress never "${@:2}" 2>/dev/null | tput
+}
+redis() {
+  "$KVLAB" run -P workloads/ycsb/workloada -p recordcount=100000 -p operationcount=1000000 \
+    -p fieldcount=1 -p fieldlength=3 -p redis.model=string --db redis --spawn "" \
+    --pipeline 16 --seed "$1" --progress never "${@:2}" 2>/dev/null | tput
+}
+for store in rocks redis; do
+  plain=(); rec=(); ratio=()
+  for r in $(seq 1 "$ROUNDS"); do
+    p=$($store "$r")
+    q=$($store "$r" --record "$TMP/t.kvtrace")
+    plain+=("$p"); rec+=("$q"); ratio+=("$(echo "$q / $p" | bc -l)")
+    printf '%s round %d: plain %.0f ops/s, --record %.0f ops/s, ratio %.3f\n' "$store" "$r" "$p" "$q" "${ratio[-1]}"
+  done
+  printf '%s median: plain %.0f ops/s, --record %.0f ops/s, ratio %.3f (target >= 0.95)\n' \
+    "$store" "$(median "${plain[@]}")" "$(median "${rec[@]}")" "$(median "${ratio[@]}")"
+done
