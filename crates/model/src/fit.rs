@@ -596,6 +596,16 @@ fn fit_table(r: &FitReport) -> toml::Table {
     if let Some(p) = &r.power {
         let mut k = toml::Table::new();
         k.insert("rmse".into(), f(p.rmse));
+        k.insert(
+            "through_db_bench".into(),
+            toml::Value::Boolean(p.through_db_bench),
+        );
+        k.insert("cdf_a".into(), f(p.cdf_a));
+        k.insert("cdf_b".into(), f(p.cdf_b));
+        k.insert("cdf_rmse".into(), f(p.cdf_rmse));
+        if let Some(e) = p.cdf_rmse_through_db_bench {
+            k.insert("cdf_rmse_through_db_bench".into(), f(e));
+        }
         k.insert("points".into(), i(p.points as u64));
         put(&mut t, "key_power", toml::Value::Table(k));
     }
@@ -742,11 +752,29 @@ impl fmt::Display for FitReport {
             kr.r2
         )?;
         match &self.power {
-            Some(p) => writeln!(
-                f,
-                "key popularity (power CDF a·r^b over {} ranks): a={:.6} b={:.6}, rmse {:.3e}",
-                p.ranks, p.a, p.b, p.rmse
-            )?,
+            Some(p) => {
+                writeln!(
+                    f,
+                    "key popularity over {} ranks: paper's fit of a·r^b to the CDF: a={:.6} \
+                     b={:.6}, rmse {:.3e}{}",
+                    p.ranks,
+                    p.cdf_a,
+                    p.cdf_b,
+                    p.cdf_rmse,
+                    p.cdf_rmse_through_db_bench
+                        .map_or(String::new(), |e| format!(
+                            " (through db_bench's generation: rmse {e:.3e})"
+                        ))
+                )?;
+                if p.through_db_bench {
+                    writeln!(
+                        f,
+                        "  fitted through db_bench's generation (written): a={:.6} b={:.6}, \
+                         rmse {:.3e}",
+                        p.a, p.b, p.rmse
+                    )?;
+                }
+            }
             None => writeln!(f, "key popularity: no fit")?,
         }
         match &self.qps {

@@ -12,12 +12,15 @@
 //!   `x = 1`, and fits `p(x)` to each rank's share of the accesses (for `b < 0`, as in
 //!   the paper's fits, db_bench's hottest range is `x = 1` too).
 //! - `PowerCdfInversion(u, a, b) = ⌈(u/a)^{1/b}⌉` draws rank `r` with
-//!   `P(rank ≤ r) = a·r^b`: the fit is of `a·r^b` to the empirical CDF of accesses over
-//!   keys ranked by count inside their range (ranks pooled over ranges).
+//!   `P(rank ≤ r) = a·r^b`: the paper's fit is of `a·r^b` to the empirical CDF of
+//!   accesses over keys ranked by count inside their range (ranks pooled over ranges);
+//!   [`PowerFit`] says why the model takes a second fit, through db_bench's generation.
 
 use serde::{Deserialize, Serialize};
 
-use crate::solve::{levenberg_marquardt, linear_regression};
+use kvlab_dist::mixgraph::{power_cdf_inversion, Mt19937_64};
+
+use crate::solve::{levenberg_marquardt, linear_regression, nelder_mead};
 
 /// The key-range hotness fitted to a trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,14 +69,33 @@ pub fn ranked_shares(counts: &[u64]) -> Vec<f64> {
 }
 
 /// The power model of in-range key popularity fitted to a trace.
+///
+/// Two fits: the paper's, of `a·r^b` to the empirical CDF over ranks, and one through
+/// db_bench's own key generation. db_bench draws `u = (draw mod size)/size` — only `size`
+/// values — and maps rank `⌈(u/a)^{1/b}⌉` to offset `mt19937_64(rank) mod size`, so ranks
+/// collide and keys' popularity is not `a·r^b`: the second fit chooses the `(a, b)` whose
+/// popularity, as db_bench generates it over `size` keys, has the trace's CDF. The model
+/// takes the second when it was made (ranges of at most [`INDUCED_MAX_KEYS`] keys).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PowerFit {
-    /// `a` of `P(rank ≤ r) = a·r^b` (db_bench's `key_dist_a`).
+    /// `a` written to the model (db_bench's `key_dist_a`).
     pub a: f64,
-    /// `b` (`key_dist_b`).
+    /// `b` written to the model (`key_dist_b`).
     pub b: f64,
-    /// Root-mean-square error of the CDF at the fit's points.
+    /// Root-mean-square error, at the fit's points, of the CDF the written `(a, b)`
+    /// gives: through db_bench's generation when [`PowerFit::through_db_bench`].
     pub rmse: f64,
+    /// Whether `a`, `b` were fitted through db_bench's generation.
+    pub through_db_bench: bool,
+    /// The paper's fit: `a` of `a·r^b` fitted to the CDF.
+    pub cdf_a: f64,
+    /// The paper's fit: `b`.
+    pub cdf_b: f64,
+    /// RMSE of the paper's fit against the CDF.
+    pub cdf_rmse: f64,
+    /// RMSE of the paper's `(a, b)` once through db_bench's generation (what running the
+    /// paper's fit would give); `None` when not computed.
+    pub cdf_rmse_through_db_bench: Option<f64>,
     /// Ranks (log-spaced) the CDF was compared at.
     pub points: usize,
     /// Keys per range the ranks were pooled over.
@@ -216,12 +238,16 @@ fn fit_two_term_exp(y: &[f64]) -> ([f64; 4], f64, f64) {
     (p, (sse / n as f64).sqrt(), r2)
 }
 
+/// Accesses per key that make a range's popularity count in the power fit.
+const WELL_SAMPLED: u64 = 10;
+
 /// Ranks compared at most when fitting the power model (log-spaced).
 const POWER_POINTS: usize = 200;
 
 /// Fits the power model `a·r^b` to the CDF of accesses over keys ranked by access count
-/// inside each range (ranks pooled over ranges; keys never accessed, up to
-/// `keys_per_range`, rank last with 0). `None` without accesses.
+/// inside each range (ranks pooled over the ranges with at least 10 accesses per key, or
+/// the hottest range alone; keys never accessed, up to `keys_per_range`, rank last with
+/// 0). `None` without accesses.
 pub fn fit_power(ranges: &KeyRanges) -> Option<PowerFit> {
     let longest = ranges.ranges.iter().map(Vec::len).max().unwrap_or(0) as u64;
     // Untouched keys rank last with 0 accesses, up to a table of 2^24 ranks.
@@ -233,7 +259,18 @@ pub fn fit_power(ranges: &KeyRanges) -> Option<PowerFit> {
     .max(1) as usize;
     let mut pooled = vec![0u64; per];
     let mut sorted = Vec::with_capacity(per);
-    for range in &ranges.ranges {
+    // Ranges with at least WELL_SAMPLED accesses per key; without any, the hottest
+    // alone. A range drawn a few times per key shows sampling noise (keys accessed 0, 1
+    // or 2 times), not popularity — and db_bench's cold ranges, drawn by few residues of
+    // one draw, reach few of their keys.
+    let accesses: Vec<u64> = ranges.ranges.iter().map(|r| r.iter().sum()).collect();
+    let hottest = accesses.iter().copied().max().unwrap_or(0);
+    let well_sampled = |a: u64| a >= WELL_SAMPLED * per as u64;
+    let any_well_sampled = accesses.iter().any(|&a| well_sampled(a));
+    for (range, &a) in ranges.ranges.iter().zip(&accesses) {
+        if !(well_sampled(a) || (!any_well_sampled && a == hottest)) {
+            continue;
+        }
         sorted.clear();
         sorted.extend_from_slice(range);
         sorted.sort_unstable_by(|a, b| b.cmp(a));
@@ -268,13 +305,96 @@ pub fn fit_power(ranges: &KeyRanges) -> Option<PowerFit> {
         }
     };
     let (p, sse) = levenberg_marquardt([la, b], points.len(), residuals);
-    Some(PowerFit {
+    let cdf_rmse = (sse / points.len() as f64).sqrt();
+    let mut fit = PowerFit {
         a: p[0].exp(),
         b: p[1],
-        rmse: (sse / points.len() as f64).sqrt(),
+        rmse: cdf_rmse,
+        through_db_bench: false,
+        cdf_a: p[0].exp(),
+        cdf_b: p[1],
+        cdf_rmse,
+        cdf_rmse_through_db_bench: None,
         points: points.len(),
         ranks: per as u64,
-    })
+    };
+    let size = ranges.keys_per_range;
+    if (2..=INDUCED_MAX_KEYS).contains(&size) {
+        let all_keys = ranges.ranges.len() == 1;
+        let err = |p: &[f64; 2]| -> f64 {
+            let Some(cdf) = induced_rank_cdf(p[0].exp(), p[1], size, all_keys) else {
+                return f64::INFINITY;
+            };
+            let s: f64 = points
+                .iter()
+                .map(|&(r, f)| (cdf[(r as usize).min(cdf.len()) - 1] - f).powi(2))
+                .sum();
+            (s / points.len() as f64).sqrt()
+        };
+        let start = [p[0], p[1]];
+        let start_err = err(&start);
+        fit.cdf_rmse_through_db_bench = Some(start_err);
+        let (q, e) = nelder_mead(start, [0.5, 0.1], INDUCED_EVALUATIONS, err);
+        if e < start_err {
+            fit.a = q[0].exp();
+            fit.b = q[1];
+            fit.rmse = e;
+        } else {
+            fit.rmse = start_err;
+        }
+        fit.through_db_bench = true;
+    }
+    Some(fit)
+}
+
+/// The largest range (keys) the power model is fitted through db_bench's generation:
+/// each evaluation generates every in-range draw once.
+pub const INDUCED_MAX_KEYS: u64 = 1 << 15;
+
+/// Simplex iterations of the fit through db_bench's generation.
+const INDUCED_EVALUATIONS: usize = 120;
+
+/// The CDF over keys ranked by popularity that db_bench's key generation gives inside
+/// one range of `size` keys (RocksDB 7.8 `DistGetKeyID`: each `u = j/size`,
+/// `j = 0..size`, equally likely; rank `⌈(u/a)^{1/b}⌉`; offset
+/// `mt19937_64(rank).next() mod size`), or over the whole key space with `all_keys`
+/// (the `PowerCdfInversion` branch: `(int64_t)next() % num`, a signed remainder).
+/// Index `r − 1` holds `P(rank ≤ r)`. `None` for parameters db_bench cannot use.
+pub fn induced_rank_cdf(a: f64, b: f64, size: u64, all_keys: bool) -> Option<Vec<f64>> {
+    if !(a > 0.0 && b != 0.0 && a.is_finite() && b.is_finite()) {
+        return None;
+    }
+    let n = size as usize;
+    let mut counts = vec![0u32; if all_keys { 2 * n } else { n }];
+    let mut prev: Option<(i64, usize)> = None;
+    for j in 0..size {
+        let rank = power_cdf_inversion(j as f64 / size as f64, a, b);
+        let slot = match prev {
+            Some((r, slot)) if r == rank => slot,
+            _ => {
+                let out = Mt19937_64::first_output(rank as u64);
+                let slot = if all_keys {
+                    ((out as i64) % size as i64 + size as i64) as usize
+                } else {
+                    (out % size) as usize
+                };
+                prev = Some((rank, slot));
+                slot
+            }
+        };
+        counts[slot] += 1;
+    }
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let mut cum = 0u64;
+    Some(
+        counts[..n]
+            .iter()
+            .map(|&c| {
+                cum += u64::from(c);
+                cum as f64 / size as f64
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -308,9 +428,17 @@ mod tests {
             .collect();
         let ranges = KeyRanges::cut(&keys, 1, RangeCut::EqualKeys);
         let fit = fit_power(&ranges).expect("accesses");
-        // The CDF is normalised over the ranks present, so F(per) = 1 rescales `a`.
+        // The paper's fit. The CDF is normalised over the ranks present, so F(per) = 1
+        // rescales `a`.
         let norm = a * (per as f64).powf(b);
-        assert!((fit.b - b).abs() < 1e-3, "{fit:?}");
-        assert!((fit.a - a / norm).abs() / (a / norm) < 1e-2, "{fit:?}");
+        assert!((fit.cdf_b - b).abs() < 1e-3, "{fit:?}");
+        assert!((fit.cdf_a - a / norm).abs() / (a / norm) < 1e-2, "{fit:?}");
+        // Through db_bench's generation (ranks hashed onto keys), the written fit is at
+        // least as close as the paper's parameters.
+        assert!(fit.through_db_bench);
+        assert!(
+            fit.rmse <= fit.cdf_rmse_through_db_bench.expect("computed"),
+            "{fit:?}"
+        );
     }
 }
