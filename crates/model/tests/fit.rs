@@ -11,7 +11,7 @@ use std::process::Command;
 use kvlab_dist::mixgraph::{pareto_cdf_inversion, KeyRanges, MixGraph, MixGraphConfig, Mt19937_64};
 use kvlab_model::keys::ranked_shares;
 use kvlab_model::sizes::{fit_sizes, SizeModel};
-use kvlab_model::{fit, FitOptions, FitReport, KeyRangeRule, RangeCut};
+use kvlab_model::{fit, FitOptions, FitReport, KeyRangeRule, Model, RangeCut};
 use kvlab_trace::{OpenOptions, TraceReader, TraceRecord};
 
 /// Uniform draws in (0, 1) from `mt19937_64`.
@@ -329,6 +329,18 @@ fn db_bench_mixgraph_trace_gives_back_its_flags() {
 
     // The trace lasts about 13 s: no rate fit.
     assert!(!c.sine_mix_rate);
+
+    // The model file reads back to the same config; the JSON report parses.
+    let text = f.model.to_toml();
+    let back = Model::from_toml(&text, Path::new("zippy.model.toml")).expect("reads back");
+    assert_eq!(back.to_config(), c);
+    assert!(text.contains("[fit.value_size.weibull]"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&f.report.to_json()).expect("JSON");
+    assert_eq!(json["requests"], 1_000_000);
+    assert_eq!(
+        json["value_sizes"]["candidates"].as_array().map(Vec::len),
+        Some(6)
+    );
 }
 
 #[test]
@@ -430,4 +442,117 @@ fn arc_trace_fits_every_request() {
     assert_eq!(c.num, 186_880);
     assert!(f.report.qps.is_none() && !c.sine_mix_rate);
     c.validate().expect("the fitted model is one db_bench runs");
+}
+
+/// A trace held in memory.
+struct Records {
+    info: kvlab_trace::TraceInfo,
+    records: std::vec::IntoIter<TraceRecord>,
+}
+
+impl TraceReader for Records {
+    fn info(&self) -> &kvlab_trace::TraceInfo {
+        &self.info
+    }
+
+    fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, kvlab_trace::TraceError> {
+        match self.records.next() {
+            Some(r) => {
+                *rec = r;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+#[test]
+fn ops_map_to_db_bench_kinds_and_ranges_follow_the_rule() {
+    use kvlab_trace::{KeyEncoding, Op, TimeUnit, TraceInfo};
+    // 1000 keys (bytes, 12 B); per key: 6 gets, 2 merges, 1 put, 1 seek, 1 delete, on
+    // column families 0 and 1; each write 100 B.
+    let mut records = Vec::new();
+    for k in 0..1000u32 {
+        for (i, op) in [
+            Op::Get,
+            Op::Get,
+            Op::MultiGet,
+            Op::Get,
+            Op::Gets,
+            Op::Read,
+            Op::Merge,
+            Op::Merge,
+            Op::Put,
+            Op::SeekForPrev,
+            Op::Delete,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut r = TraceRecord::default();
+            r.clear();
+            r.set_key(format!("key{k:09}").as_bytes());
+            r.op = op;
+            r.cf = (i % 2) as u32;
+            r.ts = u64::from(k);
+            r.value_size = if op.is_write() { 100 } else { 0 };
+            records.push(r);
+        }
+    }
+    let info = TraceInfo {
+        format: "memory".into(),
+        key_encoding: KeyEncoding::Bytes,
+        time_unit: TimeUnit::Micros,
+        has_sizes: true,
+        ..TraceInfo::default()
+    };
+    let mut reader = Records {
+        info,
+        records: records.clone().into_iter(),
+    };
+    let f = fit(
+        &mut reader,
+        &FitOptions {
+            key_ranges: KeyRangeRule::KeysPerRange(100),
+            ..FitOptions::default()
+        },
+    )
+    .expect("fits");
+    let r = &f.report;
+    assert_eq!((r.kinds.get, r.kinds.put, r.kinds.seek), (6000, 3000, 1000));
+    assert_eq!((r.kinds.delete, r.kinds.other), (1000, 0));
+    assert_eq!(r.column_families[&0].get + r.column_families[&1].get, 6000);
+    assert_eq!(r.column_families[&1].delete, 0);
+    assert_eq!(r.column_families[&0].delete, 1000);
+    assert_eq!(r.mix, [0.6, 0.3, 0.1]);
+    assert_eq!((r.key_size, r.distinct_keys), (12, 1000));
+    assert!(
+        r.notes.iter().any(|n| n.contains("1000 deletes")),
+        "{:?}",
+        r.notes
+    );
+    // 1000 keys, 100 per range; equal accesses: a flat profile.
+    let c = f.model.to_config();
+    assert_eq!((c.num, c.keyrange_num), (1000, 10));
+    for s in f.report.key_ranges.ranked_shares() {
+        assert!((s - 0.1).abs() < 1e-12);
+    }
+    // RocksDB's defaults: 64 MiB / (12 + 100) B = 599 186 keys per range: one range, and
+    // the model is db_bench's All_dist (no keyrange_dist_*).
+    let mut sst = Records {
+        info: reader.info.clone(),
+        records: records.into_iter(),
+    };
+    let f = fit(&mut sst, &FitOptions::default()).expect("fits");
+    let c = f.model.to_config();
+    assert_eq!(c.keyrange_num, 1);
+    assert!(!c.uses_key_ranges() && c.uses_power_model());
+    let mut reader = Records {
+        info: reader.info.clone(),
+        records: Vec::new().into_iter(),
+    };
+    assert!(
+        fit(&mut reader, &FitOptions::default()).is_err(),
+        "an empty trace"
+    );
 }
