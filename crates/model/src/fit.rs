@@ -48,6 +48,27 @@ pub struct FitOptions {
     pub min_sine_r2: f64,
 }
 
+impl std::str::FromStr for KeyRangeRule {
+    type Err = String;
+
+    /// `sst`, `keys:N` (keys per range) or `ranges:N` (`keyrange_num`).
+    fn from_str(s: &str) -> Result<KeyRangeRule, String> {
+        let number = |n: &str| {
+            n.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("key-range rule {s:?}: expected a positive integer after ':'")
+            })
+        };
+        match s.split_once(':') {
+            None if s == "sst" => Ok(KeyRangeRule::SstFile),
+            Some(("keys", n)) => Ok(KeyRangeRule::KeysPerRange(number(n)?)),
+            Some(("ranges", n)) => Ok(KeyRangeRule::Ranges(number(n)?)),
+            _ => Err(format!(
+                "key-range rule {s:?}: expected sst, keys:N (keys per range) or ranges:N"
+            )),
+        }
+    }
+}
+
 impl Default for FitOptions {
     fn default() -> FitOptions {
         FitOptions {
@@ -394,6 +415,12 @@ pub fn fit<R: TraceReader + ?Sized>(
     } else {
         distinct
     };
+    if options.range_cut == RangeCut::EqualSpan && key_space > 4 * distinct {
+        notes.push(format!(
+            "ranges cut the key span: {key_space} positions for {distinct} distinct keys \
+             (keys whose first 8 bytes are not a number spread thinly; EqualKeys may suit)"
+        ));
+    }
 
     let qps = if qps_overflow {
         notes.push(format!(
@@ -532,21 +559,54 @@ fn assemble(mut report: FitReport) -> (Model, FitReport) {
         mixgraph: p,
         fit: toml::Table::new(),
     };
-    // A part db_bench would refuse (e.g. key-range weights all under 1e-16) falls back.
-    if let Err(e) = model.to_config().validate() {
-        report.notes.push(format!(
-            "db_bench would refuse the fitted key ranges ({e}): keyrange_num = 1"
-        ));
-        let p = &mut model.mixgraph;
-        p.keyrange_num = Some(1);
-        p.keyrange_dist_a = None;
-        p.keyrange_dist_b = None;
-        p.keyrange_dist_c = None;
-        p.keyrange_dist_d = None;
+    // A part db_bench would refuse (e.g. key-range weights all under 1e-16) falls back to
+    // db_bench's defaults, one part at a time, each with a note.
+    let fallbacks: [(&str, FallBack); 4] = [
+        ("key ranges (keyrange_num = 1)", |p| {
+            p.keyrange_num = Some(1);
+            p.keyrange_dist_a = None;
+            p.keyrange_dist_b = None;
+            p.keyrange_dist_c = None;
+            p.keyrange_dist_d = None;
+        }),
+        ("sine rate (off)", |p| {
+            p.sine_mix_rate = None;
+            p.sine_a = None;
+            p.sine_b = None;
+            p.sine_c = None;
+            p.sine_d = None;
+            p.sine_mix_rate_interval_milliseconds = None;
+        }),
+        ("power model (uniform keys)", |p| {
+            p.key_dist_a = None;
+            p.key_dist_b = None;
+        }),
+        ("sizes (db_bench's defaults)", |p| {
+            p.value_theta = None;
+            p.value_k = None;
+            p.value_sigma = None;
+            p.iter_theta = None;
+            p.iter_k = None;
+            p.iter_sigma = None;
+        }),
+    ];
+    for (part, fall_back) in fallbacks {
+        match model.to_config().validate() {
+            Ok(()) => break,
+            Err(e) => {
+                report.notes.push(format!(
+                    "db_bench would refuse the model ({e}): dropped the {part}"
+                ));
+                fall_back(&mut model.mixgraph);
+            }
+        }
     }
     model.fit = fit_table(&report);
     (model, report)
 }
+
+/// Resets one part of a model to db_bench's defaults.
+type FallBack = fn(&mut MixGraphParams);
 
 /// The `[fit]` table of a report.
 fn fit_table(r: &FitReport) -> toml::Table {

@@ -117,6 +117,19 @@ pub enum RangeCut {
     EqualSpan,
 }
 
+impl std::str::FromStr for RangeCut {
+    type Err = String;
+
+    /// `keys` ([`RangeCut::EqualKeys`]) or `span` ([`RangeCut::EqualSpan`]).
+    fn from_str(s: &str) -> Result<RangeCut, String> {
+        match s {
+            "keys" => Ok(RangeCut::EqualKeys),
+            "span" => Ok(RangeCut::EqualSpan),
+            _ => Err(format!("range cut {s:?}: expected keys or span")),
+        }
+    }
+}
+
 /// The accesses of each range of keys, and each key's count within its range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyRanges {

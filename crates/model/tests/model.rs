@@ -134,3 +134,16 @@ fn bad_files_name_the_file_line_and_key() {
     let e = error_of("[fit]\nrequests = 1\n");
     assert!(e.to_string().contains("mixgraph"), "{e}");
 }
+
+#[test]
+fn fit_options_parse_from_command_line_words() {
+    use kvlab_model::{KeyRangeRule, RangeCut};
+    assert_eq!("sst".parse(), Ok(KeyRangeRule::SstFile));
+    assert_eq!("keys:5000".parse(), Ok(KeyRangeRule::KeysPerRange(5000)));
+    assert_eq!("ranges:30".parse(), Ok(KeyRangeRule::Ranges(30)));
+    assert!("ranges:0".parse::<KeyRangeRule>().is_err());
+    assert!("30".parse::<KeyRangeRule>().is_err());
+    assert_eq!("span".parse(), Ok(RangeCut::EqualSpan));
+    assert_eq!("keys".parse(), Ok(RangeCut::EqualKeys));
+    assert!("bytes".parse::<RangeCut>().is_err());
+}
