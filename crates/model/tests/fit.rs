@@ -556,3 +556,44 @@ fn ops_map_to_db_bench_kinds_and_ranges_follow_the_rule() {
         "an empty trace"
     );
 }
+
+#[test]
+fn recorded_scan_lengths_give_back_iter_flags() {
+    use kvlab_trace::{KeyEncoding, Op, TimeUnit, TraceInfo};
+    // Seeks whose scan lengths are db_bench's ParetoCdfInversion(u, 0, 0.3, 20) (kvtrace
+    // records scan lengths; RocksDB query traces do not).
+    let records: Vec<TraceRecord> = uniforms(4, 100_000)
+        .into_iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let mut r = TraceRecord::default();
+            r.clear();
+            r.id = i as u64 % 5000;
+            r.op = Op::Scan;
+            r.scan_len = pareto_cdf_inversion(u, 0.0, 0.3, 20.0).clamp(1, 1 << 30) as u32;
+            r
+        })
+        .collect();
+    let mut reader = Records {
+        info: TraceInfo {
+            format: "memory".into(),
+            key_encoding: KeyEncoding::Id,
+            time_unit: TimeUnit::Sequence,
+            ..TraceInfo::default()
+        },
+        records: records.into_iter(),
+    };
+    let f = fit(&mut reader, &FitOptions::default()).expect("fits");
+    let c = f.model.to_config();
+    assert_eq!(c.mix_seek_ratio, 1.0);
+    assert_eq!(c.iter_theta, 0.0);
+    assert!((c.iter_k - 0.3).abs() < 0.02, "iter_k {}", c.iter_k);
+    assert!(
+        (c.iter_sigma / 20.0 - 1.0).abs() < 0.03,
+        "iter_sigma {}",
+        c.iter_sigma
+    );
+    assert!(c.mix_max_scan_len as u64 > f.report.scan_lengths.as_ref().map_or(0, |s| s.max));
+    // No sizes in the trace: value flags stay db_bench's.
+    assert_eq!((c.value_k, c.value_sigma), (0.2615, 25.45));
+}
