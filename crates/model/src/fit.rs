@@ -415,10 +415,11 @@ pub fn fit<R: TraceReader + ?Sized>(
     } else {
         distinct
     };
-    if options.range_cut == RangeCut::EqualSpan && key_space > 4 * distinct {
+    if options.range_cut == RangeCut::EqualSpan && key_space / 1000 > distinct {
         notes.push(format!(
-            "ranges cut the key span: {key_space} positions for {distinct} distinct keys \
-             (keys whose first 8 bytes are not a number spread thinly; EqualKeys may suit)"
+            "ranges cut the key span: num = {key_space} positions for {distinct} distinct \
+             keys (right for db_bench's key numbers and numeric ids; keys whose first 8 \
+             bytes are text spread thinly: EqualKeys may suit them better)"
         ));
     }
 

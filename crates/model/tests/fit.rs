@@ -382,9 +382,10 @@ fn db_bench_value_sizes_give_back_value_flags() {
 
 #[test]
 fn db_bench_sine_rate_is_found() {
-    // 45 s at 6000 ± 2000 ops/s, period 2π/0.3 ≈ 21 s (two periods after the first and
-    // last seconds are dropped); every 100 ms refill holds over 100 ops (Debian's
-    // db_bench asserts that).
+    // 45 s at 3000 ± 1000 ops/s, period 2π/0.3 ≈ 21 s (two periods after the first and
+    // last seconds are dropped); every 100 ms refill holds at least 100 ops (Debian's
+    // db_bench asserts that). A low rate, so that db_bench keeps up on a loaded machine:
+    // when it falls behind, its rate (not the fit) leaves the flags.
     let dir = tempfile::tempdir().expect("temp dir");
     let trace = db_bench_trace(
         dir.path(),
@@ -393,10 +394,10 @@ fn db_bench_sine_rate_is_found() {
             "-duration=45",
             "-seed=3",
             "-sine_mix_rate=true",
-            "-sine_a=2000",
+            "-sine_a=1000",
             "-sine_b=0.3",
             "-sine_c=0.5",
-            "-sine_d=6000",
+            "-sine_d=3000",
             "-sine_mix_rate_interval_milliseconds=500",
         ],
     );
@@ -408,12 +409,12 @@ fn db_bench_sine_rate_is_found() {
     assert!(c.sine_mix_rate);
     assert!((c.sine_b / 0.3 - 1.0).abs() < 0.03, "sine_b {}", c.sine_b);
     assert!(
-        (c.sine_a / 2000.0 - 1.0).abs() < 0.15,
+        (c.sine_a / 1000.0 - 1.0).abs() < 0.15,
         "sine_a {}",
         c.sine_a
     );
     assert!(
-        (c.sine_d / 6000.0 - 1.0).abs() < 0.05,
+        (c.sine_d / 3000.0 - 1.0).abs() < 0.05,
         "sine_d {}",
         c.sine_d
     );
