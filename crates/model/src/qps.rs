@@ -17,6 +17,8 @@ use crate::solve::solve_linear;
 pub struct QpsFit {
     /// Seconds of trace fitted (the first and last dropped).
     pub seconds: usize,
+    /// Seconds per point fitted (1, or more for traces over [`MAX_POINTS`] seconds).
+    pub bin_seconds: usize,
     /// Mean requests per second (the constant model).
     pub mean_ops_per_sec: f64,
     /// RMSE of the constant model (ops/s).
@@ -41,6 +43,9 @@ pub struct QpsFit {
     pub sine_chosen: bool,
 }
 
+/// The most points a rate is fitted at.
+pub const MAX_POINTS: usize = 20_000;
+
 /// Grid points over B.
 const GRID: usize = 400;
 
@@ -58,21 +63,33 @@ pub fn fit_qps(ops_per_sec: &[u64], min_sine_r2: f64) -> Option<QpsFit> {
         .skip(1)
         .map(|&c| c as f64)
         .collect();
-    let n = q.len();
-    if n < MIN_SECONDS {
+    let seconds = q.len();
+    if seconds < MIN_SECONDS {
         return None;
     }
+    // Long traces are fitted on bins of whole seconds (at most MAX_POINTS of them), each
+    // bin's mean rate placed at its middle, so the fit's cost stays bounded.
+    let bin = seconds.div_ceil(MAX_POINTS);
+    let (ts, q): (Vec<f64>, Vec<f64>) = q
+        .chunks(bin)
+        .enumerate()
+        .map(|(i, c)| {
+            let t = (i * bin) as f64 + (c.len() - 1) as f64 / 2.0;
+            (t, c.iter().sum::<f64>() / c.len() as f64)
+        })
+        .unzip();
+    let n = q.len();
     let mean = q.iter().sum::<f64>() / n as f64;
     let sst: f64 = q.iter().map(|v| (v - mean).powi(2)).sum();
-    // Periods from 4 s to half the trace: a longer one would fit a trend as an arc of a
-    // sine, and extrapolate it.
-    let b_min = 4.0 * std::f64::consts::PI / n as f64;
-    let b_max = 2.0 * std::f64::consts::PI / 4.0;
+    // Periods from 4 s (4 bins) to half the trace: a longer one would fit a trend as an
+    // arc of a sine, and extrapolate it.
+    let b_min = 4.0 * std::f64::consts::PI / seconds as f64;
+    let b_max = 2.0 * std::f64::consts::PI / (4 * bin) as f64;
     let solve = |b: f64| -> ([f64; 3], f64) {
         let mut m = [[0.0; 3]; 3];
         let mut v = [0.0; 3];
-        for (t, &y) in q.iter().enumerate() {
-            let (s, c) = (b * t as f64).sin_cos();
+        for (&t, &y) in ts.iter().zip(&q) {
+            let (s, c) = (b * t).sin_cos();
             let row = [s, c, 1.0];
             for i in 0..3 {
                 v[i] += row[i] * y;
@@ -83,11 +100,11 @@ pub fn fit_qps(ops_per_sec: &[u64], min_sine_r2: f64) -> Option<QpsFit> {
         }
         match solve_linear(m, v) {
             Some(x) => {
-                let sse = q
+                let sse = ts
                     .iter()
-                    .enumerate()
-                    .map(|(t, &y)| {
-                        let (s, c) = (b * t as f64).sin_cos();
+                    .zip(&q)
+                    .map(|(&t, &y)| {
+                        let (s, c) = (b * t).sin_cos();
                         (x[0] * s + x[1] * c + x[2] - y).powi(2)
                     })
                     .sum();
@@ -126,16 +143,18 @@ pub fn fit_qps(ops_per_sec: &[u64], min_sine_r2: f64) -> Option<QpsFit> {
     let (b, (x, sse)) = best;
     // A·sin(Bt + C) = A cos C · sin Bt + A sin C · cos Bt.
     let a = x[0].hypot(x[1]);
-    // The fit's t = 0 is the start of second 1 of the trace: shift the phase so that
-    // t = 0 is the trace's first request (db_bench's t is seconds since its start).
-    let c = (x[1].atan2(x[0]) - b).rem_euclid(2.0 * std::f64::consts::PI);
+    // The fit's t = 0 is second 1 of the trace, whose count is the rate at its middle,
+    // 1.5 s after the first request: shift the phase so that t = 0 is the first request
+    // (db_bench's t is seconds since its start).
+    let c = (x[1].atan2(x[0]) - 1.5 * b).rem_euclid(2.0 * std::f64::consts::PI);
     let nf = n as f64;
     let bic = |sse: f64, k: f64| nf * (sse.max(1e-300) / nf).ln() + k * nf.ln();
     let constant_bic = bic(sst, 1.0);
     let sine_bic = bic(sse, 4.0);
     let sine_r2 = if sst > 0.0 { 1.0 - sse / sst } else { 0.0 };
     Some(QpsFit {
-        seconds: n,
+        seconds,
+        bin_seconds: bin,
         mean_ops_per_sec: mean,
         constant_rmse: (sst / nf).sqrt(),
         sine_a: a,
@@ -177,5 +196,28 @@ mod tests {
         let flat: Vec<u64> = (0..2000).map(|_| (5000.0 + noise()) as u64).collect();
         let fit = fit_qps(&flat, 0.25).expect("enough seconds");
         assert!(!fit.sine_chosen, "{fit:?}");
+        // Three days of seconds, one period a day: fitted on 13-second bins.
+        let q: Vec<u64> = (0..260_000)
+            .map(|t| {
+                (300.0 * (2.0 * std::f64::consts::PI * t as f64 / 86_400.0).sin()
+                    + 1000.0
+                    + noise()) as u64
+            })
+            .collect();
+        let fit = fit_qps(&q, 0.25).expect("enough seconds");
+        assert_eq!(fit.bin_seconds, 13);
+        assert!(fit.sine_chosen, "{fit:?}");
+        assert!(
+            (fit.sine_b * 86_400.0 / (2.0 * std::f64::consts::PI) - 1.0).abs() < 0.01,
+            "{fit:?}"
+        );
+        assert!(
+            (fit.sine_a - 300.0).abs() < 5.0 && (fit.sine_d - 1000.0).abs() < 5.0,
+            "{fit:?}"
+        );
+        assert!(
+            fit.sine_c.min(2.0 * std::f64::consts::PI - fit.sine_c) < 0.02,
+            "{fit:?}"
+        );
     }
 }
