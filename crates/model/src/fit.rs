@@ -118,6 +118,20 @@ impl OpCounts {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::thousandths;
+
+    #[test]
+    fn mix_is_written_in_thousandths_summing_to_one() {
+        assert_eq!(thousandths(&[849_830, 140_130, 10_040]), [0.85, 0.14, 0.01]);
+        assert_eq!(thousandths(&[1, 1, 1]), [0.334, 0.333, 0.333]);
+        // A rare kind keeps a slot.
+        assert_eq!(thousandths(&[1_000_000, 0, 3]), [0.999, 0.0, 0.001]);
+        assert_eq!(thousandths(&[0, 5, 0]), [0.0, 1.0, 0.0]);
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Get,
@@ -153,7 +167,8 @@ pub struct FitReport {
     pub kinds: OpCounts,
     /// Requests per kind and column family (RocksDB), tenant or client (other formats).
     pub column_families: BTreeMap<u32, OpCounts>,
-    /// `[get, put, seek]` shares of the modelled requests.
+    /// `[get, put, seek]` shares of the modelled requests (the model writes them at
+    /// db_bench's resolution, thousandths).
     pub mix: [f64; 3],
     /// Key sizes in bytes and their counts (empty: the trace has none).
     pub key_sizes: BTreeMap<u32, u64>,
@@ -482,11 +497,12 @@ fn assemble(mut report: FitReport) -> (Model, FitReport) {
         } else {
             16
         }),
-        mix_get_ratio: Some(report.mix[0]),
-        mix_put_ratio: Some(report.mix[1]),
-        mix_seek_ratio: Some(report.mix[2]),
         ..MixGraphParams::default()
     };
+    let mix = thousandths(&[report.kinds.get, report.kinds.put, report.kinds.seek]);
+    p.mix_get_ratio = Some(mix[0]);
+    p.mix_put_ratio = Some(mix[1]);
+    p.mix_seek_ratio = Some(mix[2]);
     if let Some((theta, k, sigma, _)) = report
         .value_sizes
         .as_ref()
@@ -604,6 +620,49 @@ fn assemble(mut report: FitReport) -> (Model, FitReport) {
     }
     model.fit = fit_table(&report);
     (model, report)
+}
+
+/// The shares of `counts` at db_bench's resolution: thousandths summing to 1 (largest
+/// remainders), each kind that occurs at least 0.001. db_bench's `QueryDecider` gives
+/// each kind `⌈1000·ratio/sum⌉` of about 1000 slots, so a ratio off the grid is rounded
+/// up and grows the total (0.84983, 0.14013, 0.01004 would run as 850, 141 and 11 of
+/// 1002); on the grid it runs exactly.
+fn thousandths(counts: &[u64; 3]) -> [f64; 3] {
+    let total: u64 = counts.iter().sum();
+    let exact: Vec<f64> = counts
+        .iter()
+        .map(|&c| 1000.0 * c as f64 / total.max(1) as f64)
+        .collect();
+    let mut slots: Vec<i64> = exact
+        .iter()
+        .zip(counts)
+        .map(|(&e, &c)| if c > 0 { (e.floor() as i64).max(1) } else { 0 })
+        .collect();
+    // Hand out (or take back) the slots to reach 1000, by largest (smallest) remainder.
+    let mut order: Vec<usize> = (0..3).filter(|&i| counts[i] > 0).collect();
+    order.sort_by(|&i, &j| {
+        let ri = exact[i] - slots[i] as f64;
+        let rj = exact[j] - slots[j] as f64;
+        rj.total_cmp(&ri)
+    });
+    let mut sum: i64 = slots.iter().sum();
+    for &i in order.iter().cycle().take(3000) {
+        if sum == 1000 {
+            break;
+        }
+        if sum < 1000 {
+            slots[i] += 1;
+            sum += 1;
+        } else if slots[i] > 1 {
+            slots[i] -= 1;
+            sum -= 1;
+        }
+    }
+    [
+        slots[0] as f64 / 1000.0,
+        slots[1] as f64 / 1000.0,
+        slots[2] as f64 / 1000.0,
+    ]
 }
 
 /// Resets one part of a model to db_bench's defaults.

@@ -179,6 +179,17 @@ impl Model {
         config
     }
 
+    /// The `[mixgraph]` table as db_bench arguments (`-num=49958`, `-mix_get_ratio=0.85`,
+    /// …), each key that is set, in file order: `db_bench --benchmarks=mixgraph` with
+    /// them runs the model.
+    pub fn db_bench_args(&self) -> Vec<String> {
+        self.mixgraph
+            .entries()
+            .into_iter()
+            .map(|(key, value, _)| format!("-{key}={value}"))
+            .collect()
+    }
+
     /// The model file's text: the header as comments, `[mixgraph]` with each key's
     /// meaning as a comment, then `[fit]`.
     pub fn to_toml(&self) -> String {

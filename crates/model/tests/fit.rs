@@ -231,17 +231,19 @@ fn db_bench_mixgraph_trace_gives_back_its_flags() {
 
     // Op mix: db_bench's bounds are ⌈1000·ratio⌉ out of 1000, so the flags are the exact
     // probabilities; 10⁶ ops give a standard error under 4·10⁻⁴.
-    for (fitted, flag) in [
-        (c.mix_get_ratio, 0.85),
-        (c.mix_put_ratio, 0.14),
-        (c.mix_seek_ratio, 0.01),
-    ] {
+    // The trace's shares: within 0.15 percentage points (1 % relative for get and put).
+    for (fitted, flag) in f.report.mix.into_iter().zip([0.85, 0.14, 0.01]) {
         assert!((fitted - flag).abs() < 0.0015, "mix {fitted} vs -{flag}");
         assert!(
             (fitted - flag).abs() / flag < 0.01 || flag < 0.05,
             "mix {fitted} vs {flag}"
         );
     }
+    // The model's, at db_bench's resolution (thousandths): the flags exactly.
+    assert_eq!(
+        (c.mix_get_ratio, c.mix_put_ratio, c.mix_seek_ratio),
+        (0.85, 0.14, 0.01)
+    );
     assert_eq!((c.key_size, c.keyrange_num), (48, 10));
     // The key space: db_bench's key numbers 0..50000, seen through the keys accessed.
     assert!((49_000..=50_000).contains(&c.num), "num {}", c.num);
@@ -329,6 +331,33 @@ fn db_bench_mixgraph_trace_gives_back_its_flags() {
 
     // The trace lasts about 13 s: no rate fit.
     assert!(!c.sine_mix_rate);
+
+    // db_bench itself, run with the fitted model's flags, gives the trace's range profile
+    // and op mix back.
+    let rerun_dir = tempfile::tempdir().expect("temp dir");
+    let mut args = f.model.db_bench_args();
+    args.push("-seed=11".into());
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let rerun = db_bench_trace(rerun_dir.path(), &arg_refs);
+    let g = fit_path(
+        &rerun,
+        &FitOptions {
+            key_ranges: KeyRangeRule::Ranges(10),
+            range_cut: RangeCut::EqualSpan,
+            ..FitOptions::default()
+        },
+    );
+    let d_rerun = ks(&g.report.key_ranges.ranked_shares(), &traced);
+    eprintln!("KS db_bench rerun with the fitted flags/trace {d_rerun:.4}");
+    assert!(d_rerun < 0.02, "db_bench rerun vs trace: KS {d_rerun}");
+    for (a, b) in g.report.mix.iter().zip(&f.report.mix) {
+        assert!(
+            (a - b).abs() < 0.0015,
+            "mix {:?} vs {:?}",
+            g.report.mix,
+            f.report.mix
+        );
+    }
 
     // The model file reads back to the same config; the JSON report parses.
     let text = f.model.to_toml();
