@@ -1,0 +1,34 @@
+//! kvlab's workload models: db_bench's `mixgraph` model (Cao et al., "Characterizing,
+//! Modeling, and Benchmarking RocksDB Key-Value Workloads at Facebook", FAST'20) fitted
+//! to any trace kvlab reads, kept as a TOML model file, and run by kvlab's bit-exact
+//! mixgraph generator.
+//!
+//! - [`fit()`]: one pass over a [`kvlab_trace::TraceReader`] (memory bounded by the
+//!   distinct keys) and the fits, with [`FitOptions`]; gives a [`Fit`]: the [`Model`]
+//!   and the [`FitReport`] listing every candidate's error.
+//! - [`Model`]: the `[mixgraph]` table of db_bench flag names and a `[fit]` table of
+//!   errors; [`Model::to_toml`] writes it commented, [`Model::from_toml`] reads it back
+//!   (unknown keys, wrong types and out-of-range values are errors naming the file, line
+//!   and key), [`Model::to_config`] gives the [`kvlab_dist::mixgraph::MixGraphConfig`]
+//!   [`kvlab_dist::mixgraph::MixGraph`] runs.
+//!
+//! The pieces: [`sizes`] (value sizes and scan lengths: generalized Pareto, Pareto,
+//! Weibull, lognormal, exponential and power fitted to the empirical CDF, chosen by
+//! RMSE as in the paper), [`keys`] (key-range hotness `a·e^{bx} + c·e^{dx}` and the
+//! in-range power model in db_bench's conventions), [`qps`] (the sine rate against a
+//! constant).
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod fit;
+pub mod keys;
+pub mod model;
+pub mod qps;
+pub mod sizes;
+mod solve;
+
+pub use error::ModelError;
+pub use fit::{fit, Fit, FitOptions, FitReport, KeyRangeRule, OpCounts};
+pub use keys::RangeCut;
+pub use model::{MixGraphParams, Model};

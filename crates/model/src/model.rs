@@ -1,0 +1,336 @@
+//! [`Model`]: a mixgraph model file — a `[mixgraph]` table whose keys are db_bench's flag
+//! names (RocksDB 7.8 `tools/db_bench_tool.cc`, as [`MixGraphConfig::set_flag`] reads
+//! them), and a free-form `[fit]` table of how well each part fitted.
+//!
+//! ```toml
+//! # kvlab model: db_bench mixgraph flags fitted to a trace
+//! [mixgraph]
+//! num = 50000            # distinct keys
+//! mix_get_ratio = 0.85
+//! keyrange_num = 10
+//! keyrange_dist_a = 14.18
+//! # …
+//! [fit]
+//! requests = 1000000
+//! ```
+//!
+//! A key left out keeps db_bench's default; an unknown key, a value of the wrong type,
+//! or a set of values db_bench refuses ([`MixGraphConfig::validate`]) is an error naming
+//! the file, the line and the key.
+
+use std::path::{Path, PathBuf};
+
+use kvlab_dist::mixgraph::{MixGraphConfig, MixGraphError};
+use serde::{Deserialize, Serialize};
+
+use crate::ModelError;
+
+macro_rules! params {
+    ($($(#[doc = $doc:literal])+ $name:ident: $ty:ty,)+) => {
+        /// The `[mixgraph]` table: each key a db_bench flag (`-num`, `-mix_get_ratio`,
+        /// …); a key left out (`None`) keeps db_bench's default.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct MixGraphParams {
+            $(
+                $(#[doc = $doc])+
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $name: Option<$ty>,
+            )+
+        }
+
+        impl MixGraphParams {
+            /// Every key the table allows, in file order.
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($name)),+];
+
+            /// `config` with every key that is set applied.
+            pub fn apply(&self, config: &mut MixGraphConfig) {
+                $(if let Some(v) = self.$name { config.$name = v; })+
+            }
+
+            /// Each key that is set: name, value as TOML, its documentation.
+            fn entries(&self) -> Vec<(&'static str, String, &'static str)> {
+                let mut out = Vec::new();
+                $(if let Some(v) = self.$name {
+                    out.push((stringify!($name), toml_value(v), concat!($($doc),+)));
+                })+
+                out
+            }
+        }
+    };
+}
+
+/// A value as TOML writes it (floats always with a point or an exponent).
+trait TomlValue {
+    fn toml(&self) -> String;
+}
+
+impl TomlValue for f64 {
+    fn toml(&self) -> String {
+        // `{:?}` keeps a float a float (`1.0`, `1e-20`) and round-trips exactly.
+        format!("{self:?}")
+    }
+}
+
+macro_rules! plain_toml {
+    ($($t:ty),+) => {$(impl TomlValue for $t { fn toml(&self) -> String { self.to_string() } })+};
+}
+plain_toml!(i64, i32, u64, bool);
+
+fn toml_value<T: TomlValue>(v: T) -> String {
+    v.toml()
+}
+
+params! {
+    /// Key numbers are drawn from `0..num` (fitted: the trace's distinct keys).
+    num: i64,
+    /// Operations per thread (fitted: the trace's requests).
+    reads: i64,
+    /// Seconds to run (0: `reads` decides).
+    duration: i32,
+    /// Threads, each with its own random stream.
+    threads: i32,
+    /// The seed base of the threads' streams.
+    seed: i64,
+    /// Key length in bytes (fitted: the most common key size).
+    key_size: i32,
+    /// Bytes of the key prefix when `keys_per_prefix > 0`.
+    prefix_size: i32,
+    /// Keys per prefix (0: none).
+    keys_per_prefix: i64,
+    /// Get's share of the op mix (fitted: reads of every kind).
+    mix_get_ratio: f64,
+    /// Put's share (fitted: writes and merges).
+    mix_put_ratio: f64,
+    /// Seek's share (fitted: seeks and scans).
+    mix_seek_ratio: f64,
+    /// Equal key ranges of sorted keys.
+    keyrange_num: i64,
+    /// `a` of the key-range hotness `a·e^{b·x} + c·e^{d·x}` (x: range rank, hottest 1).
+    keyrange_dist_a: f64,
+    /// `b` of the key-range hotness.
+    keyrange_dist_b: f64,
+    /// `c` of the key-range hotness.
+    keyrange_dist_c: f64,
+    /// `d` of the key-range hotness.
+    keyrange_dist_d: f64,
+    /// `a` of the key popularity power model `P(rank ≤ r) = a·r^b`.
+    key_dist_a: f64,
+    /// `b` of the power model.
+    key_dist_b: f64,
+    /// Location θ of the generalized Pareto value size.
+    value_theta: f64,
+    /// Shape k of the value size.
+    value_k: f64,
+    /// Scale σ of the value size.
+    value_sigma: f64,
+    /// Larger value sizes wrap modulo this (at most 1 MiB).
+    mix_max_value_size: i64,
+    /// Location θ of the generalized Pareto scan length.
+    iter_theta: f64,
+    /// Shape k of the scan length.
+    iter_k: f64,
+    /// Scale σ of the scan length.
+    iter_sigma: f64,
+    /// Scan lengths are taken modulo this.
+    mix_max_scan_len: i64,
+    /// Modulate the request rate by `sine_a·sin(sine_b·t + sine_c) + sine_d`.
+    sine_mix_rate: bool,
+    /// Amplitude A of the rate (ops/s).
+    sine_a: f64,
+    /// Angular frequency B (radians per second).
+    sine_b: f64,
+    /// Phase C (radians).
+    sine_c: f64,
+    /// Offset D (ops/s).
+    sine_d: f64,
+    /// How often the rate is recomputed (ms).
+    sine_mix_rate_interval_milliseconds: u64,
+    /// Noise ratio of the rate, 0 to 1.
+    sine_mix_rate_noise: f64,
+}
+
+/// A mixgraph model: db_bench flags, how they were made, and how well they fitted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Model {
+    /// Comment lines written at the top of the file (without `# `): how it was made.
+    pub header: Vec<String>,
+    /// The `[mixgraph]` table.
+    pub mixgraph: MixGraphParams,
+    /// The `[fit]` table: errors of each fit (free-form; not read by the generator).
+    pub fit: toml::Table,
+}
+
+/// The file's layout, as serde reads it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelFile {
+    mixgraph: MixGraphParams,
+    #[serde(default)]
+    fit: toml::Table,
+}
+
+impl Model {
+    /// The generator's config: db_bench's defaults with every key of `[mixgraph]`
+    /// applied. A model read by [`Model::from_toml`] gives a validated config.
+    pub fn to_config(&self) -> MixGraphConfig {
+        let mut config = MixGraphConfig::default();
+        self.mixgraph.apply(&mut config);
+        config
+    }
+
+    /// The `[mixgraph]` table as db_bench arguments (`-num=49958`, `-mix_get_ratio=0.85`,
+    /// …), each key that is set, in file order: `db_bench --benchmarks=mixgraph` with
+    /// them runs the model.
+    pub fn db_bench_args(&self) -> Vec<String> {
+        self.mixgraph
+            .entries()
+            .into_iter()
+            .map(|(key, value, _)| format!("-{key}={value}"))
+            .collect()
+    }
+
+    /// The model file's text: the header as comments, `[mixgraph]` with each key's
+    /// meaning as a comment, then `[fit]`.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::new();
+        for line in &self.header {
+            out.push_str(&format!("# {line}\n"));
+        }
+        out.push_str(
+            "#\n# [mixgraph] keys are db_bench's mixgraph flags (`db_bench -benchmarks=mixgraph \
+             -<key>=<value>`);\n# a key left out keeps db_bench's default. [fit] says how \
+             well each part fitted.\n\n[mixgraph]\n",
+        );
+        for (key, value, doc) in self.mixgraph.entries() {
+            out.push_str(&format!("# {}\n{key} = {value}\n", doc.trim()));
+        }
+        if !self.fit.is_empty() {
+            let mut root = toml::Table::new();
+            root.insert("fit".into(), toml::Value::Table(self.fit.clone()));
+            out.push('\n');
+            // A table of plain values always serializes.
+            out.push_str(&toml::to_string(&root).unwrap_or_default());
+        }
+        out
+    }
+
+    /// Reads a model file's text; `path` names the file in errors.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Model, ModelError> {
+        let file: ModelFile = toml::from_str(text).map_err(|e| syntax_error(text, path, &e))?;
+        let header = text
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .map(|l| l.trim_start_matches('#').trim_start().to_owned())
+            .take_while(|l| !l.is_empty())
+            .collect();
+        let model = Model {
+            header,
+            mixgraph: file.mixgraph,
+            fit: file.fit,
+        };
+        model.to_config().validate().map_err(|e| {
+            let (key, message) = match e {
+                MixGraphError::Flag {
+                    flag,
+                    value,
+                    expected,
+                } => (flag.to_owned(), format!("{value}: expected {expected}")),
+                MixGraphError::KeyModel { model, expected } => (
+                    "key_dist_a".to_owned(),
+                    format!("key model {model} needs {expected}"),
+                ),
+            };
+            ModelError::Key {
+                path: path.to_path_buf(),
+                line: key_line(text, "mixgraph", &key).unwrap_or(0),
+                key,
+                message,
+            }
+        })?;
+        Ok(model)
+    }
+
+    /// Reads a model file.
+    pub fn read(path: &Path) -> Result<Model, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Model::from_toml(&text, path)
+    }
+
+    /// Writes the model file.
+    pub fn write(&self, path: &Path) -> Result<(), ModelError> {
+        std::fs::write(path, self.to_toml()).map_err(|source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+/// The 1-based line of `key = …` inside `[table]` of `text`.
+fn key_line(text: &str, table: &str, key: &str) -> Option<usize> {
+    let mut current = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            current = name.trim().to_owned();
+        } else if current == table {
+            if let Some((k, _)) = t.split_once('=') {
+                if k.trim().trim_matches('"') == key {
+                    return Some(i + 1);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A TOML or serde error as a [`ModelError`]: the line of its span, and the key written
+/// on that line (or named in the message) when there is one.
+fn syntax_error(text: &str, path: &Path, e: &toml::de::Error) -> ModelError {
+    let message = e.message().trim().to_owned();
+    let line = e
+        .span()
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let named = message
+        .split('`')
+        .nth(1)
+        .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"))
+        .map(str::to_owned);
+    let on_line = line.and_then(|l| {
+        let t = text.lines().nth(l - 1)?.trim();
+        if t.starts_with('[') || t.starts_with('#') {
+            return None;
+        }
+        let (k, _) = t.split_once('=')?;
+        Some(k.trim().trim_matches('"').to_owned())
+    });
+    match named.or(on_line) {
+        Some(key) => {
+            let line = line
+                .or_else(|| key_line(text, "mixgraph", &key))
+                .unwrap_or(0);
+            ModelError::Key {
+                path: path.to_path_buf(),
+                line,
+                key,
+                message,
+            }
+        }
+        None => ModelError::Syntax {
+            path: path.to_path_buf(),
+            line: line.unwrap_or(0),
+            message,
+        },
+    }
+}
+
+/// Where [`Model`] files conventionally live: `<name>.model.toml` next to the trace.
+pub fn default_model_path(trace: &Path) -> PathBuf {
+    let name = trace
+        .file_name()
+        .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+    trace.with_file_name(format!("{name}.model.toml"))
+}

@@ -1,0 +1,149 @@
+//! Model files: what [`Model::to_toml`] writes reads back to the same config, and bad
+//! files give errors naming the file, the line and the key.
+
+use std::path::Path;
+
+use kvlab_dist::mixgraph::MixGraphConfig;
+use kvlab_model::{MixGraphParams, Model, ModelError};
+
+fn zippy_model() -> Model {
+    let z = MixGraphConfig::zippydb_example();
+    Model {
+        header: vec!["made by hand from PR #5953's example".into()],
+        mixgraph: MixGraphParams {
+            num: Some(z.num),
+            reads: Some(z.reads),
+            key_size: Some(z.key_size),
+            keyrange_num: Some(z.keyrange_num),
+            keyrange_dist_a: Some(z.keyrange_dist_a),
+            keyrange_dist_b: Some(z.keyrange_dist_b),
+            keyrange_dist_c: Some(z.keyrange_dist_c),
+            keyrange_dist_d: Some(z.keyrange_dist_d),
+            key_dist_a: Some(z.key_dist_a),
+            key_dist_b: Some(z.key_dist_b),
+            mix_get_ratio: Some(0.85),
+            mix_put_ratio: Some(0.14),
+            mix_seek_ratio: Some(0.01),
+            value_k: Some(1.0),
+            sine_mix_rate: Some(false),
+            ..MixGraphParams::default()
+        },
+        fit: toml::Table::new(),
+    }
+}
+
+#[test]
+fn a_written_model_reads_back_to_the_same_config() {
+    let m = zippy_model();
+    let text = m.to_toml();
+    // Floats stay floats (`value_k = 1.0`), and every key has its meaning above it.
+    assert!(text.contains("\nvalue_k = 1.0\n"), "{text}");
+    assert!(text.starts_with("# made by hand"), "{text}");
+    let back = Model::from_toml(&text, Path::new("zippy.toml")).expect("reads back");
+    assert_eq!(back.mixgraph, m.mixgraph);
+    assert_eq!(back.header, m.header);
+    // The sine keys were not written: db_bench's defaults.
+    let d = MixGraphConfig::default();
+    let expected = MixGraphConfig {
+        value_k: 1.0,
+        sine_a: d.sine_a,
+        sine_b: d.sine_b,
+        sine_d: d.sine_d,
+        sine_mix_rate_interval_milliseconds: d.sine_mix_rate_interval_milliseconds,
+        ..MixGraphConfig::zippydb_example()
+    };
+    assert_eq!(back.to_config(), expected);
+}
+
+#[test]
+fn every_params_key_is_a_db_bench_flag() {
+    // The keys scripts rely on are exactly db_bench's flag names: each one is accepted by
+    // the db_bench command-line parser.
+    let mut c = MixGraphConfig::default();
+    for key in MixGraphParams::KEYS {
+        let value = if *key == "sine_mix_rate" { "true" } else { "1" };
+        assert!(
+            c.set_flag(key, value).expect("parses"),
+            "{key} is not a flag"
+        );
+    }
+}
+
+fn error_of(text: &str) -> ModelError {
+    match Model::from_toml(text, Path::new("/models/bad.toml")) {
+        Ok(m) => panic!("accepted: {m:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn bad_files_name_the_file_line_and_key() {
+    // An unknown key.
+    let e = error_of("# a model\n[mixgraph]\nnum = 10\nmix_gett_ratio = 0.5\n");
+    let s = e.to_string();
+    assert!(
+        matches!(&e, ModelError::Key { line: 4, key, .. } if key == "mix_gett_ratio"),
+        "{e:?}"
+    );
+    assert!(
+        s.starts_with("/models/bad.toml:4: key `mix_gett_ratio`"),
+        "{s}"
+    );
+    assert!(
+        s.contains("mix_get_ratio"),
+        "the allowed keys are listed: {s}"
+    );
+
+    // A value of the wrong type.
+    let e = error_of("[mixgraph]\nnum = \"many\"\n");
+    assert!(
+        matches!(&e, ModelError::Key { line: 2, key, .. } if key == "num"),
+        "{e:?}"
+    );
+
+    // A value out of range, with the allowed range.
+    let e = error_of("[mixgraph]\nnum = 100\n\n# comment\nmix_get_ratio = -0.5\n");
+    let s = e.to_string();
+    assert!(
+        matches!(&e, ModelError::Key { line: 5, key, .. } if key == "mix_get_ratio"),
+        "{e:?}"
+    );
+    assert!(s.contains("≥ 0"), "{s}");
+    let e = error_of("[mixgraph]\nnum = 100\nkeyrange_num = 500\nkey_dist_a = 0.1\n");
+    assert!(
+        matches!(&e, ModelError::Key { line: 3, key, message, .. }
+            if key == "keyrange_num" && message.contains("1 to num (100)")),
+        "{e:?}"
+    );
+
+    // An unknown table, and broken TOML.
+    let e = error_of("[mixgraph]\nnum = 1\n[mixgrph]\n");
+    assert!(
+        matches!(&e, ModelError::Key { key, .. } if key == "mixgrph"),
+        "{e:?}"
+    );
+    let e = error_of("[mixgraph]\nnum = = 1\n");
+    assert!(
+        matches!(
+            &e,
+            ModelError::Syntax { line: 2, .. } | ModelError::Key { line: 2, .. }
+        ),
+        "{e:?}"
+    );
+    // No [mixgraph] table.
+    let e = error_of("[fit]\nrequests = 1\n");
+    assert!(e.to_string().contains("mixgraph"), "{e}");
+}
+
+#[test]
+fn fit_options_parse_from_command_line_words() {
+    use kvlab_model::{KeyRangeRule, RangeCut};
+    assert_eq!("sst".parse(), Ok(KeyRangeRule::SstFile));
+    assert_eq!("keys:5000".parse(), Ok(KeyRangeRule::KeysPerRange(5000)));
+    assert_eq!("ranges:30".parse(), Ok(KeyRangeRule::Ranges(30)));
+    assert!("ranges:0".parse::<KeyRangeRule>().is_err());
+    assert!("30".parse::<KeyRangeRule>().is_err());
+    assert_eq!("span".parse(), Ok(RangeCut::EqualSpan));
+    assert_eq!("keys".parse(), Ok(RangeCut::EqualKeys));
+    assert!("bytes".parse::<RangeCut>().is_err());
+}

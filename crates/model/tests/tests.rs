@@ -1,0 +1,4 @@
+//! kvlab-model's tests: one binary.
+
+mod fit;
+mod model;
