@@ -41,6 +41,9 @@ pub(crate) enum Command {
     /// flags as db_bench spells them), run by kvlab on RocksDB (or --kvlab-db).
     #[command(name = "db_bench")]
     DbBench(db_bench_cmd::DbBenchCommand),
+    /// Workload models: `model fit TRACE -o MODEL` fits db_bench's mixgraph model to a
+    /// trace (run it with `kvlab run --model MODEL`).
+    Model(model_cmd::ModelCommand),
     /// Simulate cache eviction over a trace (libCacheSim's semantics and policies):
     /// miss ratios per policy and size, and LRU's miss-ratio curve in one pass.
     Sim(Box<sim_cmd::SimCommand>),
@@ -229,6 +232,10 @@ pub(crate) struct PhaseArgs {
     pub(crate) keys: import_cmd::KeyArgs,
     #[command(flatten)]
     pub(crate) memtier: run_memtier::RunMemtierArgs,
+    /// Run a workload model (`kvlab model fit` writes one): db_bench's mixgraph with the
+    /// model's flags (`-p FLAG=VALUE` overrides them).
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) model: Option<PathBuf>,
     /// `kvlab replay`: the trace replay to run instead of a workload.
     #[arg(skip)]
     pub(crate) replay: Option<replay_cmd::Replay>,

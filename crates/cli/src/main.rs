@@ -12,6 +12,7 @@
 mod args;
 mod db_bench_cmd;
 mod import_cmd;
+mod model_cmd;
 mod output;
 mod phase;
 mod progress;
@@ -104,6 +105,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Suite(s) => return suite::run(s),
         Command::Trace(t) => return trace_cmd::trace(t),
         Command::Sim(c) => return sim_cmd::sim(*c),
+        Command::Model(c) => return model_cmd::model(c),
         Command::DbBench(c) => return db_bench_cmd::db_bench(c),
         Command::Replay(r) => (Phase::Run, replay_cmd::phase_args(*r)?),
     };
@@ -191,6 +193,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         keys: Default::default(),
         memtier: Default::default(),
         replay: None,
+        model: None,
     };
     let mut props = Properties::new();
     for p in &args.properties {

@@ -74,6 +74,12 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
     let mut defaults = Defaults::default();
     let work = if let Some(r) = &args.replay {
         AnyWorkload::Replay(Arc::clone(&r.workload))
+    } else if let Some(model) = &args.model {
+        let w = model_cmd::model_work(model, &props)?;
+        if let AnyWorkload::MixGraph(m) = &w {
+            defaults.threads = Some(m.config().threads.max(1) as usize);
+        }
+        w
     } else if args.memtier.given() {
         memtier_work(&args, &props)?
     } else if let Some(path) = &args.cachebench {

@@ -359,3 +359,58 @@ fn db_bench_command_lines_run_mixgraph_and_refuse_the_rest() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--benchmarks=fillrandom"), "{err}");
 }
+
+/// `model fit` writes the mixgraph flag names scripts read, `run --model` runs the
+/// model, and a bad model file is a usage error naming the key.
+#[test]
+fn model_fit_writes_mixgraph_flags_and_run_model_runs_them() {
+    let Some(trace) = shared("rocksdb/mixgraph.trace") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.toml");
+    ok(&[
+        "model",
+        "fit",
+        trace.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    let written = std::fs::read_to_string(&model).unwrap();
+    let doc: toml::Value = toml::from_str(&written).unwrap();
+    let mg = &doc["mixgraph"];
+    for key in [
+        "mix_get_ratio",
+        "mix_put_ratio",
+        "mix_seek_ratio",
+        "key_dist_a",
+        "key_dist_b",
+        "keyrange_num",
+        "value_k",
+        "value_sigma",
+        "value_theta",
+    ] {
+        assert!(mg.get(key).is_some(), "model has {key}:\n{written}");
+    }
+    // db_bench's trace was 60 % gets, 30 % puts, 10 % seeks.
+    let get = mg["mix_get_ratio"].as_float().unwrap();
+    assert!((get - 0.6).abs() < 0.01, "{get}");
+    let out = ok(&[
+        "run",
+        "--model",
+        model.to_str().unwrap(),
+        "--db",
+        "null",
+        "-p",
+        "reads=2000",
+        "--progress",
+        "never",
+    ]);
+    assert!(out.contains("[READ], Operations,"), "{out}");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, written.replace("mix_get_ratio", "mix_gett_ratio")).unwrap();
+    let o = kvlab(&["run", "--model", bad.to_str().unwrap(), "--db", "null"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("mix_gett_ratio"), "{err}");
+}

@@ -1,0 +1,90 @@
+//! `kvlab model fit TRACE -o MODEL`: db_bench's mixgraph model fitted to a trace, and
+//! `run --model MODEL`, which runs it.
+
+use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut};
+
+use super::*;
+
+/// `kvlab model …`
+#[derive(Args, Debug)]
+pub(crate) struct ModelCommand {
+    #[command(subcommand)]
+    pub(crate) command: ModelSub,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum ModelSub {
+    /// Fit db_bench's mixgraph model (op mix, key-range hotness, in-range popularity,
+    /// value sizes, scan lengths, QPS) to a trace; write it as a TOML model file.
+    Fit(FitArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct FitArgs {
+    #[command(flatten)]
+    pub(crate) input: trace_cmd::InputArgs,
+    /// The model file to write (TOML, commented).
+    #[arg(short = 'o', long = "output", value_name = "MODEL")]
+    pub(crate) output: PathBuf,
+    /// How many key ranges: `sst` (the average keys per SST file for RocksDB's defaults,
+    /// as the paper recommends), `keys:N` (N keys per range) or `ranges:N`.
+    #[arg(long, value_name = "RULE", default_value = "sst")]
+    pub(crate) key_ranges: KeyRangeRule,
+    /// How keys are grouped into ranges: `keys` (equal key counts) or `span` (equal
+    /// spans of the key space).
+    #[arg(long, value_name = "CUT", default_value = "keys")]
+    pub(crate) range_cut: RangeCut,
+    /// Also print the fit report as JSON on stdout.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Runs `kvlab model …`.
+pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
+    match cmd.command {
+        ModelSub::Fit(a) => {
+            let mut reader = a.input.open(None)?;
+            let options = FitOptions {
+                source: a.input.trace.display().to_string(),
+                key_ranges: a.key_ranges,
+                range_cut: a.range_cut,
+                ..FitOptions::default()
+            };
+            let started = std::time::Instant::now();
+            let fit = kvlab_model::fit(&mut *reader, &options).map_err(|e| anyhow::anyhow!(e))?;
+            fit.model.write(&a.output).map_err(|e| anyhow::anyhow!(e))?;
+            eprintln!("{}", fit.report);
+            eprintln!(
+                "kvlab: model of {} written to {} in {:.2} s",
+                a.input.trace.display(),
+                a.output.display(),
+                started.elapsed().as_secs_f64()
+            );
+            if a.json {
+                println!("{}", fit.report.to_json());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The mixgraph workload of `run --model MODEL`, with `-p` overrides of its flags.
+pub(crate) fn model_work(path: &Path, props: &Properties) -> Result<AnyWorkload> {
+    let model = Model::read(path).map_err(|e| usage(e.to_string()))?;
+    let mut config = model.to_config();
+    for (k, v) in props.iter() {
+        if k == "workload" || is_runner_or_store_property(k) {
+            continue;
+        }
+        let known = config
+            .set_flag(k, v.trim())
+            .map_err(|e| usage(e.to_string()))?;
+        if !known {
+            return Err(usage(format!(
+                "property `{k}` is not a mixgraph flag (a --model run takes mixgraph flags)"
+            )));
+        }
+    }
+    let w = MixGraphWorkload::new(config).map_err(|e| usage(e.to_string()))?;
+    Ok(AnyWorkload::MixGraph(Arc::new(w)))
+}
