@@ -8,16 +8,17 @@
 //! none). The key models count the accesses of the three modelled kinds.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use kvlab_trace::{KeyEncoding, Op, TraceReader, TraceRecord};
 use serde::{Deserialize, Serialize};
 
-use crate::keys::{fit_key_ranges, fit_power, KeyRangeFit, KeyRanges, PowerFit, RangeCut};
+use crate::keys::{fit_key_ranges, fit_power, KeyRanges, RangeCut};
 use crate::model::{MixGraphParams, Model};
-use crate::qps::{fit_qps, QpsFit};
-use crate::sizes::{fit_sizes, SizeFit};
+use crate::qps::fit_qps;
+use crate::report::fit_table;
+pub use crate::report::FitReport;
+use crate::sizes::fit_sizes;
 use crate::ModelError;
 
 /// How the sorted keys are cut into key ranges.
@@ -118,20 +119,6 @@ impl OpCounts {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::thousandths;
-
-    #[test]
-    fn mix_is_written_in_thousandths_summing_to_one() {
-        assert_eq!(thousandths(&[849_830, 140_130, 10_040]), [0.85, 0.14, 0.01]);
-        assert_eq!(thousandths(&[1, 1, 1]), [0.334, 0.333, 0.333]);
-        // A rare kind keeps a slot.
-        assert_eq!(thousandths(&[1_000_000, 0, 3]), [0.999, 0.0, 0.001]);
-        assert_eq!(thousandths(&[0, 5, 0]), [0.0, 1.0, 0.0]);
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Get,
@@ -150,53 +137,6 @@ fn kind_of(op: Op) -> Kind {
         op if op.is_read() => Kind::Get,
         _ => Kind::Other,
     }
-}
-
-/// Everything a fit reports: what the trace held and every candidate's error.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FitReport {
-    /// The trace ([`FitOptions::source`]).
-    pub source: String,
-    /// Its format (the reader's name).
-    pub format: String,
-    /// Requests read.
-    pub requests: u64,
-    /// Requests per op, under the trace's own op names.
-    pub ops: BTreeMap<String, u64>,
-    /// Requests per kind.
-    pub kinds: OpCounts,
-    /// Requests per kind and column family (RocksDB), tenant or client (other formats).
-    pub column_families: BTreeMap<u32, OpCounts>,
-    /// `[get, put, seek]` shares of the modelled requests (the model writes them at
-    /// db_bench's resolution, thousandths).
-    pub mix: [f64; 3],
-    /// Key sizes in bytes and their counts (empty: the trace has none).
-    pub key_sizes: BTreeMap<u32, u64>,
-    /// The key size written: the most common (db_bench's keys have one size).
-    pub key_size: u32,
-    /// Mean key size in bytes.
-    pub mean_key_size: f64,
-    /// Distinct keys of the modelled requests.
-    pub distinct_keys: u64,
-    /// Value sizes of writes, fitted (none: the trace has no write with a size).
-    pub value_sizes: Option<SizeFit>,
-    /// Scan lengths of seeks, fitted (none: not recorded, e.g. RocksDB query traces).
-    pub scan_lengths: Option<SizeFit>,
-    /// How many key ranges.
-    pub key_range_rule: KeyRangeRule,
-    /// How keys were grouped into ranges.
-    pub range_cut: RangeCut,
-    /// Keys the model draws from (`num`): the distinct keys, or the span of positions
-    /// with [`RangeCut::EqualSpan`].
-    pub key_space: u64,
-    /// The key-range hotness.
-    pub key_ranges: KeyRangeFit,
-    /// The power model of key popularity (in-range, or over all keys with one range).
-    pub power: Option<PowerFit>,
-    /// The request rate per second (none: no clock, or too short).
-    pub qps: Option<QpsFit>,
-    /// What was assumed or left at db_bench's defaults, and why.
-    pub notes: Vec<String>,
 }
 
 /// A fitted model and its report.
@@ -668,262 +608,16 @@ fn thousandths(counts: &[u64; 3]) -> [f64; 3] {
 /// Resets one part of a model to db_bench's defaults.
 type FallBack = fn(&mut MixGraphParams);
 
-/// The `[fit]` table of a report.
-fn fit_table(r: &FitReport) -> toml::Table {
-    let mut t = toml::Table::new();
-    let put = |t: &mut toml::Table, k: &str, v: toml::Value| {
-        t.insert(k.to_owned(), v);
-    };
-    let f = |x: f64| toml::Value::Float(x);
-    let i = |x: u64| toml::Value::Integer(x.min(i64::MAX as u64) as i64);
-    put(&mut t, "format", toml::Value::String(r.format.clone()));
-    put(&mut t, "requests", i(r.requests));
-    put(&mut t, "distinct_keys", i(r.distinct_keys));
-    put(
-        &mut t,
-        "range_cut",
-        toml::Value::String(
-            match r.range_cut {
-                RangeCut::EqualKeys => "equal_keys",
-                RangeCut::EqualSpan => "equal_span",
-            }
-            .into(),
-        ),
-    );
-    put(
-        &mut t,
-        "key_size_rule",
-        toml::Value::String("most common".into()),
-    );
-    put(&mut t, "mean_key_size_bytes", f(r.mean_key_size));
-    let mut ops = toml::Table::new();
-    for (k, v) in [
-        ("get", r.kinds.get),
-        ("put", r.kinds.put),
-        ("seek", r.kinds.seek),
-        ("delete", r.kinds.delete),
-        ("other", r.kinds.other),
-    ] {
-        ops.insert(k.into(), i(v));
-    }
-    put(&mut t, "ops", toml::Value::Table(ops));
-    let kr = &r.key_ranges;
-    let mut k = toml::Table::new();
-    k.insert("keys_per_range".into(), i(kr.keys_per_range));
-    k.insert("rmse".into(), f(kr.rmse));
-    k.insert("r2".into(), f(kr.r2));
-    put(&mut t, "key_ranges", toml::Value::Table(k));
-    if let Some(p) = &r.power {
-        let mut k = toml::Table::new();
-        k.insert("rmse".into(), f(p.rmse));
-        k.insert(
-            "through_db_bench".into(),
-            toml::Value::Boolean(p.through_db_bench),
-        );
-        k.insert("cdf_a".into(), f(p.cdf_a));
-        k.insert("cdf_b".into(), f(p.cdf_b));
-        k.insert("cdf_rmse".into(), f(p.cdf_rmse));
-        if let Some(e) = p.cdf_rmse_through_db_bench {
-            k.insert("cdf_rmse_through_db_bench".into(), f(e));
-        }
-        k.insert("points".into(), i(p.points as u64));
-        put(&mut t, "key_power", toml::Value::Table(k));
-    }
-    for (name, fit) in [
-        ("value_size", &r.value_sizes),
-        ("scan_length", &r.scan_lengths),
-    ] {
-        let Some(fit) = fit else { continue };
-        let mut k = toml::Table::new();
-        k.insert("samples".into(), i(fit.samples));
-        k.insert("mean".into(), f(fit.mean));
-        k.insert("max".into(), i(fit.max));
-        k.insert(
-            "best".into(),
-            toml::Value::String(fit.best().model.name().into()),
-        );
-        for c in &fit.candidates {
-            let mut ct = toml::Table::new();
-            for (pn, pv) in c.model.params() {
-                ct.insert(pn.into(), f(pv));
-            }
-            ct.insert("rmse".into(), f(c.rmse));
-            k.insert(c.model.name().into(), toml::Value::Table(ct));
-        }
-        put(&mut t, name, toml::Value::Table(k));
-    }
-    if let Some(q) = &r.qps {
-        let mut k = toml::Table::new();
-        k.insert("seconds".into(), i(q.seconds as u64));
-        k.insert("constant_rmse".into(), f(q.constant_rmse));
-        k.insert("sine_rmse".into(), f(q.sine_rmse));
-        k.insert("sine_r2".into(), f(q.sine_r2));
-        k.insert("constant_bic".into(), f(q.constant_bic));
-        k.insert("sine_bic".into(), f(q.sine_bic));
-        k.insert("sine_chosen".into(), toml::Value::Boolean(q.sine_chosen));
-        put(&mut t, "qps", toml::Value::Table(k));
-    }
-    if !r.notes.is_empty() {
-        put(
-            &mut t,
-            "notes",
-            toml::Value::Array(r.notes.iter().cloned().map(toml::Value::String).collect()),
-        );
-    }
-    t
-}
+#[cfg(test)]
+mod tests {
+    use super::thousandths;
 
-impl FitReport {
-    /// The report as JSON.
-    pub fn to_json(&self) -> String {
-        // Plain data with finite or null numbers: serialization cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_default()
-    }
-}
-
-impl fmt::Display for FitReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{}: {} format, {} requests, {} distinct keys",
-            self.source, self.format, self.requests, self.distinct_keys
-        )?;
-        let k = &self.kinds;
-        writeln!(
-            f,
-            "op mix: get {:.4} ({}), put {:.4} ({}), seek {:.4} ({}); not modelled: {} \
-             deletes, {} other",
-            self.mix[0], k.get, self.mix[1], k.put, self.mix[2], k.seek, k.delete, k.other
-        )?;
-        let ops: Vec<String> = self.ops.iter().map(|(o, c)| format!("{o} {c}")).collect();
-        writeln!(f, "ops as the trace names them: {}", ops.join(", "))?;
-        if self.column_families.len() > 1 {
-            for (cf, c) in &self.column_families {
-                writeln!(
-                    f,
-                    "  cf {cf}: get {} put {} seek {} delete {} other {}",
-                    c.get, c.put, c.seek, c.delete, c.other
-                )?;
-            }
-        }
-        let sizes: Vec<String> = self
-            .key_sizes
-            .iter()
-            .take(12)
-            .map(|(s, c)| format!("{s} B × {c}"))
-            .collect();
-        writeln!(
-            f,
-            "key size: {} B (most common; mean {:.1} B); sizes: {}",
-            self.key_size,
-            self.mean_key_size,
-            if sizes.is_empty() {
-                "not recorded".into()
-            } else {
-                sizes.join(", ")
-            }
-        )?;
-        for (what, fit) in [
-            ("value size", &self.value_sizes),
-            ("scan length", &self.scan_lengths),
-        ] {
-            match fit {
-                None => writeln!(f, "{what}: not recorded (db_bench's defaults kept)")?,
-                Some(fit) => {
-                    writeln!(
-                        f,
-                        "{what}: {} samples, {} distinct, mean {:.2}, max {}; CDF RMSE at {} \
-                         points:",
-                        fit.samples, fit.distinct, fit.mean, fit.max, fit.points
-                    )?;
-                    for c in &fit.candidates {
-                        let params: Vec<String> = c
-                            .model
-                            .params()
-                            .iter()
-                            .map(|(n, v)| format!("{n}={v:.6}"))
-                            .collect();
-                        writeln!(
-                            f,
-                            "  {:<19} rmse {:.6}  {}",
-                            c.model.name(),
-                            c.rmse,
-                            params.join(" ")
-                        )?;
-                    }
-                }
-            }
-        }
-        let kr = &self.key_ranges;
-        writeln!(
-            f,
-            "key ranges: {} of {} keys ({:?}, {:?}, key space {}); a·e^(bx)+c·e^(dx): a={:.6} \
-             b={:.6} c={:.6} d={:.6}, rmse {:.3e}, R² {:.4}",
-            kr.keyrange_num,
-            kr.keys_per_range,
-            self.key_range_rule,
-            self.range_cut,
-            self.key_space,
-            kr.a,
-            kr.b,
-            kr.c,
-            kr.d,
-            kr.rmse,
-            kr.r2
-        )?;
-        match &self.power {
-            Some(p) => {
-                writeln!(
-                    f,
-                    "key popularity over {} ranks: paper's fit of a·r^b to the CDF: a={:.6} \
-                     b={:.6}, rmse {:.3e}{}",
-                    p.ranks,
-                    p.cdf_a,
-                    p.cdf_b,
-                    p.cdf_rmse,
-                    p.cdf_rmse_through_db_bench
-                        .map_or(String::new(), |e| format!(
-                            " (through db_bench's generation: rmse {e:.3e})"
-                        ))
-                )?;
-                if p.through_db_bench {
-                    writeln!(
-                        f,
-                        "  fitted through db_bench's generation (written): a={:.6} b={:.6}, \
-                         rmse {:.3e}",
-                        p.a, p.b, p.rmse
-                    )?;
-                }
-            }
-            None => writeln!(f, "key popularity: no fit")?,
-        }
-        match &self.qps {
-            Some(q) => writeln!(
-                f,
-                "QPS over {} s: constant {:.1} ops/s (rmse {:.1}, BIC {:.1}); sine \
-                 A={:.3} B={:.6} C={:.4} D={:.3} (rmse {:.1}, R² {:.4}, BIC {:.1}): {}",
-                q.seconds,
-                q.mean_ops_per_sec,
-                q.constant_rmse,
-                q.constant_bic,
-                q.sine_a,
-                q.sine_b,
-                q.sine_c,
-                q.sine_d,
-                q.sine_rmse,
-                q.sine_r2,
-                q.sine_bic,
-                if q.sine_chosen {
-                    "sine chosen"
-                } else {
-                    "constant kept"
-                }
-            )?,
-            None => writeln!(f, "QPS: no fit")?,
-        }
-        for n in &self.notes {
-            writeln!(f, "note: {n}")?;
-        }
-        Ok(())
+    #[test]
+    fn mix_is_written_in_thousandths_summing_to_one() {
+        assert_eq!(thousandths(&[849_830, 140_130, 10_040]), [0.85, 0.14, 0.01]);
+        assert_eq!(thousandths(&[1, 1, 1]), [0.334, 0.333, 0.333]);
+        // A rare kind keeps a slot.
+        assert_eq!(thousandths(&[1_000_000, 0, 3]), [0.999, 0.0, 0.001]);
+        assert_eq!(thousandths(&[0, 5, 0]), [0.0, 1.0, 0.0]);
     }
 }

@@ -25,6 +25,7 @@ pub mod fit;
 pub mod keys;
 pub mod model;
 pub mod qps;
+pub mod report;
 pub mod sizes;
 mod solve;
 

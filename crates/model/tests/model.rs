@@ -147,3 +147,30 @@ fn fit_options_parse_from_command_line_words() {
     assert_eq!("keys".parse(), Ok(RangeCut::EqualKeys));
     assert!("bytes".parse::<RangeCut>().is_err());
 }
+
+#[test]
+fn files_are_written_and_read_and_a_missing_one_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("zippy.model.toml");
+    let m = zippy_model();
+    m.write(&path).expect("writes");
+    assert_eq!(Model::read(&path).expect("reads").mixgraph, m.mixgraph);
+    let missing = dir.path().join("missing.toml");
+    let e = Model::read(&missing).expect_err("no such file");
+    assert!(
+        matches!(&e, ModelError::Io { path, .. } if *path == missing),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("missing.toml"), "{e}");
+    // The model as a db_bench command line.
+    let args = m.db_bench_args();
+    assert_eq!(args[0], "-num=5000000");
+    assert!(
+        args.contains(&"-keyrange_dist_b=-2.917".to_owned()),
+        "{args:?}"
+    );
+    let (config, unused) =
+        MixGraphConfig::from_db_bench_args(args.iter().map(String::as_str)).expect("parses");
+    assert!(unused.is_empty(), "{unused:?}");
+    assert_eq!(config, m.to_config());
+}
