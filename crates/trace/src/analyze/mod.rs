@@ -360,6 +360,7 @@ pub struct Analyzer {
     reuse_requests: Log2Hist,
     reuse_ns: Log2Hist,
     reuse_lcs_vtime: Vec<u64>,
+    lcs_bucket: LcsBucket,
     cold: u64,
     windows: Vec<Window>,
     /// Requests after the last working-set window kept ([`MAX_WINDOWS`]).
@@ -367,12 +368,50 @@ pub struct Analyzer {
     /// Sampled requests: (index, time as [`Analyzer::rel_ns`], slot, op).
     samples: Vec<(u64, u64, u32, Op)>,
     sample_stride: u64,
+    /// The next request index that is a multiple of `sample_stride`.
+    next_sample: u64,
     moments: Moments,
 }
 
-/// ln(1.5), libCacheSim's `log_log_base_` for reuse virtual time.
-fn ln_1_5() -> f64 {
-    1.5f64.ln()
+/// libCacheSim's reuse bucket `(int)(log(vtime) / log(1.5))` (`reuse.cpp`), found by a
+/// search over the first value of each bucket — computed once with that very formula, so
+/// the buckets are the same — instead of a logarithm per request.
+#[derive(Clone, Debug)]
+struct LcsBucket {
+    /// `starts[b]`: the smallest value whose bucket is at least `b`.
+    starts: Vec<u64>,
+}
+
+impl LcsBucket {
+    fn formula(v: u64) -> usize {
+        ((v as f64).ln() / 1.5f64.ln()) as usize
+    }
+
+    fn new() -> LcsBucket {
+        let top = Self::formula(u64::MAX);
+        let starts = (0..=top)
+            .map(|b| {
+                // The formula never decreases as v grows: binary search for its first b.
+                let (mut lo, mut hi) = (1u64, u64::MAX);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if Self::formula(mid) >= b {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                lo
+            })
+            .collect();
+        LcsBucket { starts }
+    }
+
+    /// The bucket of `v ≥ 1`.
+    #[inline]
+    fn of(&self, v: u64) -> usize {
+        self.starts.partition_point(|&s| s <= v) - 1
+    }
 }
 
 impl Analyzer {
@@ -403,11 +442,13 @@ impl Analyzer {
             reuse_requests: Log2Hist::default(),
             reuse_ns: Log2Hist::default(),
             reuse_lcs_vtime: Vec::new(),
+            lcs_bucket: LcsBucket::new(),
             cold: 0,
             windows: Vec::new(),
             late_requests: 0,
             samples: Vec::new(),
             sample_stride: 1,
+            next_sample: 0,
             moments: Moments::default(),
         }
     }
@@ -482,7 +523,7 @@ impl Analyzer {
                 self.stack_sum += u128::from(d);
                 let vt = pos - key.last_pos;
                 self.reuse_requests.record(vt);
-                let b = ((vt as f64).ln() / ln_1_5()) as usize;
+                let b = self.lcs_bucket.of(vt);
                 if b >= self.reuse_lcs_vtime.len() {
                     self.reuse_lcs_vtime.resize(b + 1, 0);
                 }
@@ -543,8 +584,9 @@ impl Analyzer {
 
         // Key × time samples: every `stride`-th request, the stride doubling (and every
         // other sample dropped) whenever the buffer fills, so the kept points stay evenly
-        // spread over the whole trace.
-        if pos.is_multiple_of(self.sample_stride) {
+        // spread over the whole trace. (The next sampled index is kept, so no division is
+        // made per request.)
+        if pos == self.next_sample {
             if self.samples.len() >= self.opts.time_series_points.max(2) {
                 let stride = self.sample_stride;
                 self.samples.retain(|s| (s.0 / stride).is_multiple_of(2));
@@ -553,6 +595,7 @@ impl Analyzer {
             if pos.is_multiple_of(self.sample_stride) {
                 self.samples.push((pos, now, slot, rec.op));
             }
+            self.next_sample = (pos / self.sample_stride + 1) * self.sample_stride;
         }
 
         // Correlations.
@@ -960,5 +1003,29 @@ pub fn key_display(key: &[u8]) -> String {
             s.push_str(&format!("{b:02x}"));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lcs_buckets_equal_the_formula() {
+        let b = LcsBucket::new();
+        let mut v = 1u64;
+        while v < u64::MAX / 8 {
+            for w in [v, v + 1, v.saturating_sub(1).max(1), (v / 2 * 3).max(1)] {
+                assert_eq!(b.of(w), LcsBucket::formula(w), "{w}");
+            }
+            v = v + v / 4 + 1;
+        }
+        for w in 1..100_000 {
+            assert_eq!(b.of(w), LcsBucket::formula(w), "{w}");
+        }
+        for s in &b.starts[1..] {
+            assert_eq!(b.of(*s), LcsBucket::formula(*s));
+            assert_eq!(b.of(s - 1), LcsBucket::formula(s - 1));
+        }
     }
 }

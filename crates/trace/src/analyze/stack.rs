@@ -92,10 +92,11 @@ impl StackDistance {
         }
     }
 
-    /// Renumbers the live marks `0..live` in order, in a tree with room for as many again;
+    /// Renumbers the live marks `0..live` in order, in a tree with room for three times as
+    /// many more (so renumbering, O(k), comes at most once every 3k requests);
     /// returns the new position of `slot`, if it has one.
     fn compact(&mut self, slot: u32, mut renumber: impl FnMut(u32, u32)) -> Option<u32> {
-        let cap = (2 * self.live as usize).max(1024);
+        let cap = (4 * self.live as usize).max(4096);
         let mut owner = vec![NONE; cap];
         let mut n = 0;
         let mut mine = None;
