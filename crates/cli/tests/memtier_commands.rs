@@ -5,30 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::Server;
 
 use crate::common;
-use common::{all_stats_row, memtier_on, text};
-
-fn redis(spec: &str) -> Server {
-    Server::start(&ServerSpec::parse(ServerKind::Redis, spec).unwrap()).unwrap()
-}
-
-fn call(server: &Server, args: &[&str]) -> kvlab_spawn::resp::Value {
-    kvlab_spawn::resp::command(server.addr(), args).unwrap()
-}
-
-/// `calls` of `cmdstat_NAME` in the server's `INFO commandstats` (0 when absent).
-fn calls(server: &Server, name: &str) -> u64 {
-    let info = call(server, &["INFO", "commandstats"]);
-    let prefix = format!("cmdstat_{name}:calls=");
-    info.as_str()
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|v| v.split(',').next())
-        .map_or(0, |v| v.parse().unwrap())
-}
+use common::{all_stats_row, call, calls, memtier_on, redis, text};
 
 fn int(server: &Server, args: &[&str]) -> i64 {
     call(server, args).as_int().unwrap()

@@ -5,29 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
-
-use crate::common::{kvlab, text};
-
-fn redis() -> Server {
-    Server::start(&ServerSpec::parse(ServerKind::Redis, "").unwrap()).unwrap()
-}
-
-fn call(server: &Server, args: &[&str]) -> kvlab_spawn::resp::Value {
-    kvlab_spawn::resp::command(server.addr(), args).unwrap()
-}
-
-/// `calls` of `cmdstat_NAME` in the server's `INFO commandstats` (0 when absent).
-fn calls(server: &Server, name: &str) -> u64 {
-    let info = call(server, &["INFO", "commandstats"]);
-    let prefix = format!("cmdstat_{name}:calls=");
-    info.as_str()
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|v| v.split(',').next())
-        .map_or(0, |v| v.parse().unwrap())
-}
+use crate::common::{call, calls, kvlab, redis, text};
 
 fn shared(path: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -54,7 +32,7 @@ fn ok(args: &[&str]) -> String {
 fn a_recorded_run_replays_as_the_same_commands() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("run.kvtrace");
-    let first = redis();
+    let first = redis("");
     let url = format!("redis://{}", first.addr());
     ok(&[
         "run",
@@ -100,7 +78,7 @@ fn a_recorded_run_replays_as_the_same_commands() {
     assert_eq!(sets, inserts, "SETs = traced inserts");
     assert_eq!(gets, reads);
 
-    let second = redis();
+    let second = redis("");
     let url2 = format!("redis://{}", second.addr());
     ok(&[
         "replay",
@@ -137,7 +115,7 @@ fn replay_keeps_each_keys_order_with_several_clients() {
         }
     }
     std::fs::write(&trace, text_trace).unwrap();
-    let server = redis();
+    let server = redis("");
     let url = format!("redis://{}", server.addr());
     ok(&[
         "replay",

@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use kvlab_spawn::{Server, ServerKind, ServerSpec};
+
 /// Runs kvlab with `args` from the repository root (where `workloads/` is).
 pub fn kvlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kvlab"))
@@ -82,4 +84,26 @@ pub fn files_under(dir: &Path) -> Vec<String> {
         }
     }
     texts
+}
+
+/// A redis-server with `spec`'s settings on a free loopback port (stopped on drop).
+pub fn redis(spec: &str) -> Server {
+    Server::start(&ServerSpec::parse(ServerKind::Redis, spec).unwrap()).unwrap()
+}
+
+/// Sends one command to `server` and returns its reply.
+pub fn call(server: &Server, args: &[&str]) -> kvlab_spawn::resp::Value {
+    kvlab_spawn::resp::command(server.addr(), args).unwrap()
+}
+
+/// `calls` of `cmdstat_NAME` in the server's `INFO commandstats` (0 when absent).
+pub fn calls(server: &Server, name: &str) -> u64 {
+    let info = call(server, &["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{name}:calls=");
+    info.as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.split(',').next())
+        .map_or(0, |v| v.parse().unwrap())
 }
