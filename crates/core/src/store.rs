@@ -631,6 +631,7 @@ impl Batch {
         slot.request.clear();
         slot.reply.clear();
         slot.completed_at = None;
+        slot.due = None;
         slot
     }
 
