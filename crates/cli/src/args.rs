@@ -144,7 +144,7 @@ pub(crate) struct PhaseArgs {
     /// A property override, `name=value` (after every -P file).
     #[arg(short = 'p', value_name = "NAME=VALUE")]
     pub(crate) properties: Vec<String>,
-    /// The store: rocksdb, redis, memcached, null.
+    /// The store: rocksdb, lmdb, wiredtiger, moka, foyer, redis, memcached, null.
     #[arg(long, value_name = "STORE")]
     pub(crate) db: String,
     /// Data directory of an embedded store (same as -p rocksdb.dir=DIR).
