@@ -214,7 +214,8 @@ impl ClientRecorder {
 
     #[inline]
     fn keep(&self, key: &[u8]) -> bool {
-        self.shared.threshold == u64::MAX || mix(crate::key_id(key)) <= self.shared.threshold
+        self.shared.threshold == u64::MAX
+            || kvlab_dist::mix64(crate::key_id(key)) <= self.shared.threshold
     }
 
     /// Sends the live records to the writer and takes a spare buffer.
@@ -332,14 +333,6 @@ fn fill(
     rec.intended_ns = intended;
     rec.latency_ns = latency;
     rec.outcome = outcome;
-}
-
-/// SplitMix64's finalizer: spreads FNV ids evenly before the sampling threshold.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl TapClient for ClientRecorder {

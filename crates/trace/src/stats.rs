@@ -8,10 +8,11 @@
 //! damage, with [`Stats::damaged_at`] and [`Stats::damage`] saying where and what.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analyze::IdHasher;
 use crate::{KeyEncoding, TimeUnit, TraceError, TraceReader, TraceRecord};
 
 /// Min, max, mean and percentiles of a size (bytes). Percentiles are nearest-rank: the
@@ -57,30 +58,6 @@ pub struct Stats {
     pub damaged_at: Option<u64>,
     /// What the damage is (the reader's error message).
     pub damage: Option<String>,
-}
-
-/// A hasher for ids: they are often FNV hashes already, but ids of block and cache
-/// traces are small dense integers, so they are mixed (the splitmix64 finalizer).
-#[derive(Default)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        let mut z = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
 }
 
 /// A set of ids.

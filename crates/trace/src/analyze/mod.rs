@@ -78,17 +78,15 @@ impl Default for AnalyzeOptions {
     }
 }
 
-/// A hasher for 64-bit ids: splitmix64's finalizer, so sequential block numbers spread
+/// A hasher for 64-bit ids (statistics and analyses): splitmix64's finalizer
+/// ([`kvlab_dist::mix64`]), so sequential block numbers spread
 /// as well as hashed keys (the standard SipHash would cost more than the analysis).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        kvlab_dist::mix64(self.0)
     }
 
     fn write(&mut self, bytes: &[u8]) {

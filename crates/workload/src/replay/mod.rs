@@ -287,7 +287,8 @@ fn deal(
     let mut n = 0u64;
     while spec.limit.is_none_or(|l| n < l) && reader.read(&mut rec)? {
         n += 1;
-        let client = (mix(rec.id) % senders.len() as u64) as usize;
+        // SplitMix64's finalizer spreads dense ids over the clients.
+        let client = (kvlab_dist::mix64(rec.id) % senders.len() as u64) as usize;
         let chunk = &mut chunks[client];
         key_bytes(info, &rec, &mut key);
         let start = chunk.keys.len() as u32;
@@ -333,13 +334,6 @@ fn key_bytes(info: &kvlab_trace::TraceInfo, rec: &TraceRecord, out: &mut Vec<u8>
     } else {
         out.extend_from_slice(&rec.key);
     }
-}
-
-/// SplitMix64's finalizer, to spread ids over clients.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Workload for ReplayWorkload {
