@@ -1,7 +1,6 @@
 //! `kvlab replay TRACE --db …`: a trace's requests against any store, as a run phase
 //! (same result files as `run`), with the replay's own options.
 
-use kvlab_trace::{CsvSpec, Format, OpenOptions};
 use kvlab_workload::{ReplaySpec, ReplayWorkload};
 
 use super::*;
@@ -9,16 +8,10 @@ use super::*;
 /// `kvlab replay`.
 #[derive(Args, Debug)]
 pub(crate) struct ReplayCommand {
-    /// The trace (any format `kvlab trace` reads; `-` is not allowed: a replay reads its
-    /// trace more than once).
-    #[arg(value_name = "TRACE")]
-    pub(crate) trace: PathBuf,
-    /// The trace's format when it cannot be told from the file (see `kvlab trace`).
-    #[arg(long = "input-format", value_name = "FORMAT")]
-    pub(crate) input_format: Option<Format>,
-    /// Columns of a csv trace, as libCacheSim's `-t` option spells them.
-    #[arg(long, value_name = "SPEC")]
-    pub(crate) csv_spec: Option<CsvSpec>,
+    /// The trace and how to read it (`-` is not allowed: a replay reads its trace more
+    /// than once).
+    #[command(flatten)]
+    pub(crate) input: trace_cmd::InputArgs,
     /// Timestamps are divided by this (2: twice as fast as traced): an open loop whose
     /// latency is also measured from each request's intended time. `max`: as fast as
     /// possible (closed loop).
@@ -75,7 +68,7 @@ pub(crate) struct Replay {
 
 /// Opens the trace (reading it once for its size) and makes the run phase's arguments.
 pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
-    if cmd.trace.as_os_str() == "-" {
+    if cmd.input.trace.as_os_str() == "-" {
         return Err(usage(
             "a replay reads its trace more than once: give a file, not `-`",
         ));
@@ -86,11 +79,8 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
         ));
     }
     let spec = ReplaySpec {
-        path: cmd.trace.clone(),
-        open: OpenOptions {
-            format: cmd.input_format,
-            csv: cmd.csv_spec,
-        },
+        path: cmd.input.trace.clone(),
+        open: cmd.input.options(None),
         speed: match cmd.speed {
             Speed::Factor(f) => Some(f),
             Speed::Max => None,
@@ -102,7 +92,7 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
     let workload = ReplayWorkload::open(spec).map_err(|e| anyhow::anyhow!(e))?;
     eprintln!(
         "kvlab: replaying {} ({}, {} requests) at {}",
-        cmd.trace.display(),
+        cmd.input.trace.display(),
         workload.info().format,
         workload.requests(),
         match cmd.speed {
@@ -113,6 +103,7 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
     let mut args = cmd.phase;
     if args.workload_label.is_none() {
         let name = cmd
+            .input
             .trace
             .file_name()
             .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
@@ -140,16 +131,7 @@ pub(crate) fn before<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<()> {
         "kvlab: preloading {} keys the trace reads before it writes them",
         preload.len()
     );
-    let plan = RunPlan {
-        target_rate: None,
-        ..ctx.plan.clone()
-    };
-    let o = kvlab_runner::load(store, &preload, &plan, &ctx.stop, &mut |_| {})?;
-    let failed = o.total.errors_total();
-    if failed > 0 || o.interrupted {
-        anyhow::bail!("preloading the replay's keys failed: {failed} inserts failed");
-    }
-    Ok(())
+    load_first(ctx, store, &preload, "the replay's keys")
 }
 
 /// What the replay could not send, and a reader error, as result notes.

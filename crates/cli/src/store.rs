@@ -370,12 +370,22 @@ pub(crate) fn preload<S: Store>(ctx: &PhaseCtx, store: &S, what: &str) -> Result
         "kvlab: {what} starts empty: loading {} records first",
         ctx.work.records().map_or(0, |c| c.insert_count())
     );
+    load_first(ctx, store, records(&ctx.work, "load")?, what)
+}
+
+/// Loads `dataset` before the measured phase (closed loop, no progress, no results): a
+/// fresh store's records, or a replay's `--preload`; `what` names it in the error.
+pub(crate) fn load_first<S: Store, D: kvlab_core::Dataset>(
+    ctx: &PhaseCtx,
+    store: &S,
+    dataset: &D,
+    what: &str,
+) -> Result<()> {
     let plan = RunPlan {
         target_rate: None,
         ..ctx.plan.clone()
     };
-    let workload = records(&ctx.work, "load")?;
-    let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut |_| {})?;
+    let o = kvlab_runner::load(store, dataset, &plan, &ctx.stop, &mut |_| {})?;
     let failed = o.total.errors_total();
     if failed > 0 || o.interrupted {
         anyhow::bail!("loading {what} failed: {failed} inserts failed");

@@ -58,11 +58,16 @@ impl InputArgs {
                 kvlab_trace::parquet::open_parquet(&self.trace).map_err(|e| anyhow::anyhow!(e))?;
             return Ok(Box::new(reader));
         }
-        let options = OpenOptions {
+        kvlab_trace::open(&self.trace, &self.options(format)).map_err(|e| anyhow::anyhow!(e))
+    }
+
+    /// How to open the trace: `format` (a subcommand's own `--format`), else
+    /// `--input-format`, and the csv column spec.
+    pub(crate) fn options(&self, format: Option<Format>) -> OpenOptions {
+        OpenOptions {
             format: format.or(self.input_format),
             csv: self.csv_spec.clone(),
-        };
-        kvlab_trace::open(&self.trace, &options).map_err(|e| anyhow::anyhow!(e))
+        }
     }
 }
 

@@ -222,7 +222,7 @@ impl ReplayWorkload {
                 key_bytes(&self.info, &rec, &mut key);
                 keys.extend_from_slice(&key);
                 ends.push(keys.len());
-                sizes.push(self.value_size(&rec));
+                sizes.push(value_size(&self.info, &rec, self.spec.default_value_size));
             }
         }
         Ok(Preload {
@@ -231,14 +231,6 @@ impl ReplayWorkload {
             sizes: sizes.into(),
             pool: self.pool.shared().clone(),
         })
-    }
-
-    fn value_size(&self, rec: &TraceRecord) -> u32 {
-        if self.info.has_sizes && rec.value_size > 0 {
-            u32::try_from(rec.value_size).unwrap_or(u32::MAX)
-        } else {
-            self.spec.default_value_size
-        }
     }
 
     /// Starts a reader thread that deals the trace to `clients` queues.
@@ -254,11 +246,10 @@ impl ReplayWorkload {
         let info = self.info.clone();
         let first_ts = self.first_ts;
         let failed = Arc::clone(&self.failed);
-        let default_size = self.spec.default_value_size;
         std::thread::Builder::new()
             .name("kvlab-replay-reader".into())
             .spawn(move || {
-                if let Err(e) = deal(&spec, &info, first_ts, default_size, &senders) {
+                if let Err(e) = deal(&spec, &info, first_ts, &senders) {
                     *failed
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
@@ -275,7 +266,6 @@ fn deal(
     spec: &ReplaySpec,
     info: &kvlab_trace::TraceInfo,
     first_ts: u64,
-    default_size: u32,
     senders: &[SyncSender<Chunk>],
 ) -> Result<(), TraceError> {
     let mut reader = kvlab_trace::open(&spec.path, &spec.open)?;
@@ -298,15 +288,10 @@ fn deal(
         } else {
             0
         };
-        let value_size = if info.has_sizes && rec.value_size > 0 {
-            u32::try_from(rec.value_size).unwrap_or(u32::MAX)
-        } else {
-            default_size
-        };
         chunk.items.push(Item {
             op: rec.op,
             key: (start, chunk.keys.len() as u32),
-            value_size,
+            value_size: value_size(info, &rec, spec.default_value_size),
             scan_len: rec.scan_len,
             ttl_s: rec.ttl_s,
             due_ns,
@@ -324,6 +309,16 @@ fn deal(
         }
     }
     Ok(())
+}
+
+/// The value size a request writes: the traced size, or `default` for traces without
+/// sizes (and requests whose size is 0).
+fn value_size(info: &kvlab_trace::TraceInfo, rec: &TraceRecord, default: u32) -> u32 {
+    if info.has_sizes && rec.value_size > 0 {
+        u32::try_from(rec.value_size).unwrap_or(u32::MAX)
+    } else {
+        default
+    }
 }
 
 /// A key's bytes: a byte key as it is, an id in decimal ASCII.
