@@ -221,73 +221,46 @@ fn table(results: &[SimResult]) -> String {
 }
 
 /// A self-contained page: miss ratio against cache size, one line per policy (and the
-/// LRU curve when computed), as inline SVG.
+/// LRU curve when computed), drawn by the report's line chart.
 fn page(trace: &Path, mode: Mode, results: &[SimResult], curve: &[(u64, f64)]) -> String {
-    let (w, h, pad) = (760.0, 420.0, 50.0);
-    let max_size = results
-        .iter()
-        .map(|r| r.cache_size)
-        .chain(curve.iter().map(|c| c.0))
-        .max()
-        .unwrap_or(1) as f64;
-    let x = |s: u64| pad + (s as f64 / max_size) * (w - 2.0 * pad);
-    let y = |r: f64| h - pad - r.clamp(0.0, 1.0) * (h - 2.0 * pad);
-    let colors = [
-        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-        "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
-    ];
-    let mut svg = format!(
-        "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>\
-         <line x1='{pad}' y1='{b}' x2='{r}' y2='{b}' stroke='#333'/>\
-         <line x1='{pad}' y1='{pad}' x2='{pad}' y2='{b}' stroke='#333'/>\
-         <text x='{cx}' y='{t}' text-anchor='middle'>cache size ({unit})</text>\
-         <text x='12' y='{cy}' transform='rotate(-90 12 {cy})' text-anchor='middle'>miss ratio</text>",
-        b = h - pad,
-        r = w - pad,
-        cx = w / 2.0,
-        t = h - 12.0,
-        cy = h / 2.0,
-        unit = if mode == Mode::Byte { "bytes" } else { "objects" },
-    );
-    for i in 0..=4 {
-        let v = f64::from(i) / 4.0;
-        svg.push_str(&format!(
-            "<text x='{}' y='{}' text-anchor='end'>{v:.2}</text>",
-            pad - 4.0,
-            y(v) + 4.0
-        ));
-    }
-    if !curve.is_empty() {
-        let pts: Vec<String> = curve
-            .iter()
-            .map(|(s, r)| format!("{:.1},{:.1}", x(*s), y(*r)))
-            .collect();
-        svg.push_str(&format!(
-            "<polyline fill='none' stroke='#999' stroke-dasharray='4 3' points='{}'/>",
-            pts.join(" ")
-        ));
-    }
+    use kvlab_report::chart::{Axis, LineChart, Palette, Point, Series};
     let mut names: Vec<&str> = results.iter().map(|r| r.policy.as_str()).collect();
     names.dedup();
-    for (i, name) in names.iter().enumerate() {
-        let color = colors[i % colors.len()];
-        let mut rows: Vec<&SimResult> = results.iter().filter(|r| r.policy == *name).collect();
-        rows.sort_by_key(|r| r.cache_size);
-        let pts: Vec<String> = rows
+    let mut series: Vec<Series> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut rows: Vec<&SimResult> = results.iter().filter(|r| r.policy == *name).collect();
+            rows.sort_by_key(|r| r.cache_size);
+            let points = rows
+                .iter()
+                .map(|r| Point::new(r.cache_size as f64, r.miss_ratio))
+                .collect();
+            Series::new(*name, Palette::nth(i), points)
+        })
+        .collect();
+    if !curve.is_empty() {
+        let points = curve
             .iter()
-            .map(|r| format!("{:.1},{:.1}", x(r.cache_size), y(r.miss_ratio)))
+            .map(|&(s, r)| Point::new(s as f64, r))
             .collect();
-        svg.push_str(&format!(
-            "<polyline fill='none' stroke='{color}' stroke-width='2' points='{}'/>",
-            pts.join(" ")
-        ));
-        svg.push_str(&format!(
-            "<text x='{}' y='{}' fill='{color}'>{name}</text>",
-            w - pad + 4.0 - 40.0,
-            pad + 14.0 * i as f64
-        ));
+        let mut lru = Series::new("LRU (exact curve)", "#999999", points);
+        lru.dashed = true;
+        series.push(lru);
     }
-    svg.push_str("</svg>");
+    let unit = if mode == Mode::Byte {
+        "bytes"
+    } else {
+        "objects"
+    };
+    let chart = LineChart {
+        title: "Miss ratio against cache size".into(),
+        x: Axis::linear(format!("Cache size ({unit})")),
+        y: Axis::linear("Miss ratio"),
+        series,
+        markers: true,
+    };
+    let svg = chart.to_svg();
     let rows: String = results
         .iter()
         .map(|r| {
