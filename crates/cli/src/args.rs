@@ -184,9 +184,11 @@ pub(crate) struct PhaseArgs {
     /// replies.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) pipeline: usize,
-    /// Per-request timeout of network stores (e.g. 500ms, 2s); none by default.
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
-    pub(crate) timeout: Option<Duration>,
+    /// Per-request timeout of network stores (e.g. 500ms, 2s, or `none`): a request
+    /// without a reply by then fails as a timeout, so a stalled server cannot hold a
+    /// client forever.
+    #[arg(long, value_name = "TIME", default_value = "5s", value_parser = parse_timeout)]
+    pub(crate) timeout: RequestTimeout,
     /// Open loop at this many operations per second in total (YCSB `-target`), or a
     /// swinging load `sine:MEAN,AMPLITUDE,PERIOD` (e.g. sine:20000,10000,60s); latency
     /// is then also measured from each request's intended start.
@@ -253,6 +255,29 @@ impl std::error::Error for UsageError {}
 
 pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
+}
+
+/// Stopped by Ctrl-C before anything was measured (exit code 130, as a shell reports an
+/// interrupted command).
+#[derive(Debug)]
+pub(crate) struct Interrupted(pub(crate) String);
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Interrupted {}
+
+/// A per-request timeout; `none` waits forever.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RequestTimeout(pub(crate) Option<Duration>);
+
+/// Parses `--timeout`: a duration, or `none`.
+fn parse_timeout(s: &str) -> std::result::Result<RequestTimeout, String> {
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(RequestTimeout(None));
+    }
+    parse_duration(s).map(|d| RequestTimeout(Some(d)))
 }
 
 pub(crate) fn parse_duration(s: &str) -> std::result::Result<Duration, String> {

@@ -83,6 +83,10 @@ fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
+            if e.downcast_ref::<args::Interrupted>().is_some() {
+                eprintln!("kvlab: {e:#}");
+                return ExitCode::from(130);
+            }
             eprintln!("kvlab: error: {e:#}");
             ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
                 2
@@ -123,6 +127,10 @@ fn install_stop_handler() -> Arc<AtomicBool> {
                 kvlab_spawn::stop_all_spawned();
                 std::process::exit(130);
             }
+            eprintln!(
+                "\nkvlab: stopping: writing the results so far (Ctrl-C again to quit at once, \
+                 without them)"
+            );
         });
     }
     stop
@@ -176,7 +184,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         threads: Some(a.threads()),
         connections: a.clients_per_thread(),
         pipeline: a.pipeline(),
-        timeout: None,
+        timeout: args::RequestTimeout(None),
         target_rate: a.target_rate().map(TargetRate::Constant),
         duration: a.duration(),
         warmup: None,

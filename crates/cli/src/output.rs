@@ -328,6 +328,8 @@ pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSect
         error_budget_exceeded: outcome.error_budget_exceeded,
         integrity_checked: outcome.integrity_checked,
         integrity_failed: outcome.integrity_failed,
+        unfinished_requests: outcome.unfinished,
+        measured_start: outcome.measured_start.map(kvlab_report::rfc3339),
         property_files: ctx
             .args
             .property_files

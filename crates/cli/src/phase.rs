@@ -287,6 +287,13 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     if outcome.interrupted {
         notes.push("interrupted: results cover the operations completed before the stop".into());
     }
+    if outcome.unfinished > 0 {
+        notes.push(format!(
+            "{} requests were still waiting for a reply when the run stopped: abandoned, \
+             not counted as operations",
+            outcome.unfinished
+        ));
+    }
     if outcome.error_budget_exceeded {
         notes.push(format!(
             "stopped: more than {} operations failed (--max-errors)",

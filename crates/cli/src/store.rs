@@ -88,7 +88,7 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
             let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
             let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
             let mut pairs = store_pairs;
-            if let Some(t) = ctx.args.timeout {
+            if let Some(t) = ctx.args.timeout.0 {
                 pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
             }
             // A TLS server kvlab started is trusted through its own CA file.
@@ -119,7 +119,7 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
             let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Memcached)?;
             let url = server_url(&ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
             let mut pairs = store_pairs;
-            if let Some(t) = ctx.args.timeout {
+            if let Some(t) = ctx.args.timeout.0 {
                 pairs.push((
                     "memcached.timeout_ms".into(),
                     t.as_millis().max(1).to_string(),
@@ -387,7 +387,14 @@ pub(crate) fn load_first<S: Store, D: kvlab_core::Dataset>(
     };
     let o = kvlab_runner::load(store, dataset, &plan, &ctx.stop, &mut |_| {})?;
     let failed = o.total.errors_total();
-    if failed > 0 || o.interrupted {
+    if o.interrupted {
+        return Err(crate::args::Interrupted(format!(
+            "interrupted while loading {what} ({} records loaded): nothing was measured",
+            o.total.operations() - failed
+        ))
+        .into());
+    }
+    if failed > 0 {
         anyhow::bail!("loading {what} failed: {failed} inserts failed");
     }
     Ok(())

@@ -656,6 +656,8 @@ mod tests {
             groups: Vec::new(),
             keys_hit,
             keys_missed,
+            unfinished: 0,
+            measured_start: None,
             clients: Vec::new(),
         }
     }

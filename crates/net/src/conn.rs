@@ -550,6 +550,25 @@ impl rustls::client::danger::ServerCertVerifier for NoVerification {
     }
 }
 
+/// How long a statistics query (`INFO`, `stats`) may take before the server is taken to
+/// be unresponsive: the query is given up and the statistics left out, so a stalled
+/// server cannot hold a finished run (or the monitor) forever.
+pub(crate) const STATS_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Runs a statistics query, failing it as a timeout after [`STATS_TIMEOUT`].
+pub(crate) async fn within_stats_timeout<T>(
+    query: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    tokio::time::timeout(STATS_TIMEOUT, query)
+        .await
+        .unwrap_or_else(|_| {
+            Err(StoreError::new(
+                StoreErrorKind::Timeout,
+                format!("no statistics from the server in {STATS_TIMEOUT:?}"),
+            ))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::Recycle;

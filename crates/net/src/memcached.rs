@@ -404,18 +404,20 @@ impl Store for MemcachedStore {
         let mut totals: StoreStats = Vec::new();
         for ep in &self.inner.endpoints {
             let binary = self.inner.config.protocol == Protocol::Binary;
-            let got: Result<Vec<(String, String)>, StoreError> = self.runtime.block_on(async {
-                let mut conn = Conn::connect(ep).await?;
-                let mut out = Vec::new();
-                for group in [None, Some(&b"extstore"[..])] {
-                    if binary {
-                        binary_stats(&mut conn, group, &mut out).await?;
-                    } else {
-                        text_stats(&mut conn, group, &mut out).await?;
-                    }
-                }
-                Ok(out)
-            });
+            let got: Result<Vec<(String, String)>, StoreError> =
+                self.runtime
+                    .block_on(crate::conn::within_stats_timeout(async {
+                        let mut conn = Conn::connect(ep).await?;
+                        let mut out = Vec::new();
+                        for group in [None, Some(&b"extstore"[..])] {
+                            if binary {
+                                binary_stats(&mut conn, group, &mut out).await?;
+                            } else {
+                                text_stats(&mut conn, group, &mut out).await?;
+                            }
+                        }
+                        Ok(out)
+                    }));
             let Ok(pairs) = got else { continue };
             for (k, v) in pairs {
                 if !kvlab_proto::stats::MEMCACHED_RESULT_FIELDS.contains(&k.as_str()) {

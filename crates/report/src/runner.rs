@@ -41,6 +41,10 @@ pub struct RunnerSection {
     /// The largest lag behind the open-loop schedule (or the source's due times), in
     /// milliseconds.
     pub max_schedule_lag_ms: f64,
+    /// When the measured part started (RFC 3339, UTC): time 0 of `timeline.csv` and the
+    /// interval log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_start: Option<String>,
     /// Measured operations asked for (none with `--duration`).
     pub operations: Option<u64>,
     /// The `-p` overrides, as given.
@@ -59,6 +63,9 @@ pub struct RunnerSection {
     pub target_rate_sine: Option<SineRate>,
     /// Worker threads.
     pub threads: u64,
+    /// Requests still waiting for a reply when the run stopped (abandoned, not counted
+    /// as operations).
+    pub unfinished_requests: u64,
     /// Warm-up before measuring.
     pub warmup: Option<serde_json::Value>,
     /// Keys this version of kvlab does not know, from documents written by others.

@@ -50,33 +50,42 @@ impl ThreadState {
         self.epoch.set(self.shared.epoch.load(Ordering::Acquire));
     }
 
-    /// Hands the recorder over when the collector has started a new interval.
+    /// Hands the recorder over when the collector has started a new interval: what it
+    /// holds completed in the interval the thread was in (its old epoch).
     #[inline]
-    fn hand_over_on_new_epoch(&self) {
+    pub(crate) fn hand_over_on_new_epoch(&self) {
         let epoch = self.shared.epoch.load(Ordering::Acquire);
         if epoch != self.epoch.get() {
-            self.epoch.set(epoch);
-            self.hand_over(epoch);
+            let old = self.epoch.replace(epoch);
+            self.send(old, epoch);
         }
     }
 
-    /// Sends what the recorder holds to the collector and starts a fresh one; `u64::MAX`
-    /// as the epoch says this thread has finished.
-    pub(crate) fn hand_over(&self, epoch: u64) {
+    /// Sends what the recorder holds as the thread's last hand-over: it has finished
+    /// and sends nothing more.
+    pub(crate) fn hand_over_last(&self) {
+        self.send(self.epoch.get(), u64::MAX);
+    }
+
+    /// Sends what the recorder holds at the end of the warm-up.
+    pub(crate) fn hand_over_warmup(&self) {
+        let epoch = self.epoch.get();
+        self.send(epoch, epoch);
+    }
+
+    /// Sends what the recorder holds — completed in interval `epoch` — and starts a
+    /// fresh one; `closes` promises that nothing more comes for intervals before it.
+    fn send(&self, epoch: u64, closes: u64) {
         let recorder = std::mem::replace(&mut *self.recorder.borrow_mut(), Recorder::new());
         // The collector only goes away after joining the workers; a failed send cannot
         // lose data it still wants.
         let _ = self.tx.send(Handover {
             thread: self.thread,
             epoch,
+            closes,
             warmup: self.warmup.get(),
             recorder,
         });
-    }
-
-    /// The current interval's epoch.
-    pub(crate) fn epoch(&self) -> u64 {
-        self.epoch.get()
     }
 }
 
@@ -179,6 +188,8 @@ pub(crate) struct ClientTotals {
     /// Measured reads' keys found and not found, per key ([`kvlab_core::Outcome::key_hits`]).
     pub(crate) keys_hit: u64,
     pub(crate) keys_missed: u64,
+    /// Requests sent but never answered: abandoned when the run stopped.
+    pub(crate) unfinished: u64,
 }
 
 /// One client: a session, the op source feeding it, and reusable batches.
@@ -289,6 +300,9 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             }
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
+            // Before recording the batch: when an interval ended while it ran, what the
+            // thread finished before goes to that interval, the batch to the new one.
+            ts.hand_over_on_new_epoch();
             // Failures are rare: only then are retries looked for, and the batch recorded
             // without the requests to send again; otherwise the plain path.
             let mut wait = None;
@@ -321,7 +335,6 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             self.complete_batch();
             done += n as u64;
             budget -= n as u64;
-            ts.hand_over_on_new_epoch();
         }
         done
     }
@@ -626,6 +639,12 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 recorder.record_intended(OpKind::ReadModifyWrite, end.nanos_since(due));
             }
         }
+    }
+
+    /// Gives up on the batch in flight (the run is stopping and its replies have not
+    /// come): its requests count as unfinished, not as operations.
+    pub(crate) fn abandon(&mut self) {
+        self.totals.unfinished += (self.batch.len() + self.rmw_batch.len()) as u64;
     }
 
     /// Tells the source how each request ended, in generation order.

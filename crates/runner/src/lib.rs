@@ -29,6 +29,7 @@ mod client;
 #[cfg(test)]
 mod tests;
 
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -222,6 +223,8 @@ pub struct RunOutcome {
     pub total: Recorder,
     /// Length of the measured part.
     pub elapsed: Duration,
+    /// The wall-clock time the measured part started: time 0 of its intervals.
+    pub measured_start: Option<std::time::SystemTime>,
     /// Stopped by the caller's stop flag (Ctrl-C) before finishing.
     pub interrupted: bool,
     /// Stopped because the error budget was exhausted.
@@ -246,6 +249,9 @@ pub struct RunOutcome {
     pub keys_hit: u64,
     /// Keys that measured reads did not find, counted per key as [`RunOutcome::keys_hit`].
     pub keys_missed: u64,
+    /// Requests still waiting for a reply when the run stopped (a stalled server at the
+    /// end of `duration`, Ctrl-C): abandoned, counted here and not as operations.
+    pub unfinished: u64,
     /// With [`RunPlan::client_stats`]: each client's measured requests, second by second,
     /// ordered by thread and client; empty otherwise.
     pub clients: Vec<ClientStats>,
@@ -339,7 +345,11 @@ pub(crate) struct Shared {
 pub(crate) struct Handover {
     /// The thread that sends it.
     pub(crate) thread: usize,
+    /// The interval the recorder's operations completed in.
     pub(crate) epoch: u64,
+    /// The thread sends nothing more for intervals before this one (`u64::MAX`: it has
+    /// finished).
+    pub(crate) closes: u64,
     pub(crate) warmup: bool,
     pub(crate) recorder: Recorder,
 }
@@ -456,6 +466,9 @@ fn drive<S: Store, Src: OpSource + 'static>(
             );
         }
         drop(tx);
+        // Should the collector panic, the workers must still stop, or the scope would
+        // wait for them forever.
+        let _stop_on_unwind = StopOnDrop(&shared.stop);
         collect(
             plan,
             &shared,
@@ -467,6 +480,15 @@ fn drive<S: Store, Src: OpSource + 'static>(
             &timing,
         )
     })
+}
+
+/// Sets the stop flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// When the warm-up ends and the measured part starts, set by the collector.
@@ -500,6 +522,106 @@ impl GroupTotals<'_> {
     }
 }
 
+/// The measured intervals not yet reported. An interval is reported once every thread
+/// has handed over what completed in it, so a thread that blocks (a paused server, an
+/// engine stall) delays the report of an interval instead of moving the operations it
+/// finished before the stall into a later one (HdrHistogram's interval logs keep the same
+/// promise with a recorder the reader swaps).
+struct Intervals {
+    /// When the measured part started.
+    start: Instant,
+    /// The epoch of `pending[0]`, the oldest unreported interval.
+    first: u64,
+    /// The epoch being recorded now (the last of `pending`).
+    current: u64,
+    /// When each pending interval started, oldest first.
+    starts: VecDeque<Instant>,
+    /// What completed in each pending interval, oldest first.
+    pending: VecDeque<Recorder>,
+    /// Per thread: it sends nothing more for epochs before this one.
+    closed: Vec<u64>,
+    /// Measured operations reported so far.
+    done: u64,
+}
+
+impl Intervals {
+    fn new(epoch: u64, start: Instant, threads: usize) -> Intervals {
+        Intervals {
+            start,
+            first: epoch,
+            current: epoch,
+            starts: VecDeque::from([start]),
+            pending: VecDeque::from([Recorder::new()]),
+            closed: vec![epoch; threads],
+            done: 0,
+        }
+    }
+
+    /// Files a measured hand-over under the interval its operations completed in.
+    fn absorb(&mut self, h: Handover) {
+        // A thread never sends for an interval it already closed, nor for one the
+        // collector has not started; clamp rather than lose data if it did.
+        debug_assert!(h.epoch >= self.first && h.epoch <= self.current);
+        let index = h.epoch.clamp(self.first, self.current) - self.first;
+        self.pending[index as usize].merge(&h.recorder);
+        let closed = &mut self.closed[h.thread];
+        *closed = (*closed).max(h.closes);
+    }
+
+    /// Starts interval `epoch` at `now`.
+    fn tick(&mut self, epoch: u64, now: Instant) {
+        self.current = epoch;
+        self.starts.push_back(now);
+        self.pending.push_back(Recorder::new());
+    }
+
+    /// Every thread has finished.
+    fn finished(&self) -> bool {
+        self.closed.iter().all(|&c| c == u64::MAX)
+    }
+
+    /// Marks every thread finished (they have all gone).
+    fn all_finished(&mut self) {
+        self.closed.fill(u64::MAX);
+    }
+
+    /// Reports, oldest first, every interval all threads have handed over; once all
+    /// have finished, the last one too, ending at `now`.
+    fn emit(
+        &mut self,
+        plan: &RunPlan,
+        now: Instant,
+        total: &mut Recorder,
+        observer: &mut dyn FnMut(&Interval<'_>),
+    ) {
+        let finished = self.finished();
+        let oldest_open = self.closed.iter().copied().min().unwrap_or(u64::MAX);
+        while let Some(started) = self.starts.front().copied() {
+            let end = if self.first < self.current && oldest_open > self.first {
+                self.starts[1]
+            } else if finished {
+                self.starts.get(1).copied().unwrap_or(now)
+            } else {
+                break;
+            };
+            let recorder = self.pending.pop_front().expect("one recorder per start");
+            self.starts.pop_front();
+            self.done += recorder.operations();
+            observer(&Interval {
+                time_s: end.duration_since(self.start).as_secs_f64(),
+                interval_s: end.duration_since(started).as_secs_f64(),
+                recorder: &recorder,
+                done: self.done,
+                expected: plan.operations,
+                duration: plan.duration,
+                warmup: false,
+            });
+            total.merge(&recorder);
+            self.first += 1;
+        }
+    }
+}
+
 /// Ends an interval: bumps the epoch so every thread hands over its recorder, then
 /// waits (briefly) for the hand-overs so that each interval holds its own operations.
 /// Returns the number of threads that reported they have finished, and the measured
@@ -521,10 +643,10 @@ fn gather(
         };
         match rx.recv_timeout(left) {
             Ok(h) => {
-                if h.epoch == epoch || h.epoch == u64::MAX {
+                if h.closes == epoch || h.closes == u64::MAX {
                     seen += 1;
                 }
-                finished += usize::from(h.epoch == u64::MAX);
+                finished += usize::from(h.closes == u64::MAX);
                 if h.warmup {
                     warm.merge(&h.recorder);
                 } else {
@@ -555,7 +677,6 @@ fn collect(
 ) -> Result<RunOutcome, RunError> {
     let threads = handles.len();
     let mut total = Recorder::new();
-    let mut interval = Recorder::new();
     let mut warm = Recorder::new();
     let mut groups = GroupTotals::new(&plan.thread_groups);
     let expected = plan.operations;
@@ -601,10 +722,10 @@ fn collect(
     }
     barrier.wait();
     let start = Instant::now();
+    let measured_start = std::time::SystemTime::now();
     let _ = timing.start.set(start);
-    last_tick = start;
-    let mut finished = 0usize;
-    let mut done_ops = 0u64;
+    let mut intervals = Intervals::new(shared.epoch.load(Ordering::Acquire), start, threads);
+    let mut next_tick = start + plan.interval;
     let ended = loop {
         if caller_stop.load(Ordering::Relaxed) {
             shared.stop.store(true, Ordering::Relaxed);
@@ -612,55 +733,41 @@ fn collect(
         if plan.duration.is_some_and(|d| start.elapsed() >= d) {
             shared.stop.store(true, Ordering::Relaxed);
         }
-        // Between ticks only final hand-overs (a thread that ran out of work) arrive.
-        match rx.recv_timeout(poll.min(plan.interval.saturating_sub(last_tick.elapsed()))) {
+        let wait = poll.min(next_tick.saturating_duration_since(Instant::now()));
+        match rx.recv_timeout(wait) {
+            Ok(h) if h.warmup => warm.merge(&h.recorder),
             Ok(h) => {
-                finished += usize::from(h.epoch == u64::MAX);
-                if !h.warmup {
-                    done_ops += h.recorder.operations();
-                    interval.merge(&h.recorder);
-                    groups.absorb(&h);
-                }
+                groups.absorb(&h);
+                intervals.absorb(h);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => finished = threads,
+            Err(mpsc::RecvTimeoutError::Disconnected) => intervals.all_finished(),
         }
-        let all_done = finished >= threads;
-        if all_done || last_tick.elapsed() >= plan.interval {
-            let now = Instant::now();
-            if !all_done {
-                let (f, ops) = gather(
-                    shared,
-                    rx,
-                    threads - finished,
-                    &mut interval,
-                    &mut warm,
-                    &mut groups,
-                );
-                finished += f;
-                done_ops += ops;
-            }
-            observer(&Interval {
-                time_s: now.duration_since(start).as_secs_f64(),
-                interval_s: now.duration_since(last_tick).as_secs_f64(),
-                recorder: &interval,
-                done: done_ops,
-                expected,
-                duration: plan.duration,
-                warmup: false,
-            });
-            total.merge(&interval);
-            interval.reset();
-            last_tick = now;
-            if finished >= threads {
-                break now;
+        let now = Instant::now();
+        if intervals.finished() {
+            intervals.emit(plan, now, &mut total, observer);
+            break now;
+        }
+        if now >= next_tick {
+            // A new interval: every thread hands over what completed in the old one
+            // at its next batch (or, idle, from its thread's watcher).
+            let epoch = shared.epoch.fetch_add(1, Ordering::AcqRel) + 1;
+            intervals.tick(epoch, now);
+            while next_tick <= now {
+                next_tick += plan.interval;
             }
         }
+        intervals.emit(plan, now, &mut total, observer);
     };
-    let elapsed = ended - start;
+    // A run stopped by its duration lasted that long: replies abandoned after it (a
+    // stalled server) add no time.
+    let elapsed = plan
+        .duration
+        .map_or(ended - start, |d| (ended - start).min(d));
     let mut outcome = RunOutcome {
         total,
         elapsed,
+        measured_start: Some(measured_start),
         interrupted: caller_stop.load(Ordering::Relaxed),
         error_budget_exceeded: shared.budget_exceeded.load(Ordering::Relaxed),
         connection_lost: shared
@@ -675,6 +782,7 @@ fn collect(
         groups: Vec::new(),
         keys_hit: 0,
         keys_missed: 0,
+        unfinished: 0,
         clients: Vec::new(),
     };
     let mut max_lag = Duration::ZERO;
@@ -685,6 +793,7 @@ fn collect(
         outcome.integrity_failed += r.integrity_failed;
         outcome.keys_hit += r.keys_hit;
         outcome.keys_missed += r.keys_missed;
+        outcome.unfinished += r.unfinished;
         max_lag = max_lag.max(r.max_lag);
     }
     // Hand-overs that arrived after the last tick still count.
@@ -758,7 +867,7 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             }
             let phases = budgets.iter().map(|&(_, w)| (w, deadline, None)).collect();
             clients = run_clients(runtime.as_ref(), &ts, clients, phases);
-            ts.hand_over(ts.epoch());
+            ts.hand_over_warmup();
             shared.done.fetch_add(1, Ordering::AcqRel);
         }
         barrier.wait();
@@ -780,7 +889,7 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             })
             .collect();
         let clients = run_clients(runtime.as_ref(), &ts, clients, phases);
-        ts.hand_over(u64::MAX);
+        ts.hand_over_last();
         let mut totals = ClientTotals::default();
         for c in &clients {
             totals.integrity_checked += c.totals.integrity_checked;
@@ -788,6 +897,7 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             totals.max_lag = totals.max_lag.max(c.totals.max_lag);
             totals.keys_hit += c.totals.keys_hit;
             totals.keys_missed += c.totals.keys_missed;
+            totals.unfinished += c.totals.unfinished;
         }
         let stats = clients.into_iter().filter_map(|c| c.stats).map(|s| *s);
         (totals, stats.collect())
@@ -863,15 +973,30 @@ fn run_clients<S: Session + 'static, Src: OpSource + 'static>(
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(rt, async {
+        // While every client waits on the network (a paused server), the thread still
+        // hands over at each interval what its clients finished before.
+        let watcher = {
+            let ts = Rc::clone(ts);
+            tokio::task::spawn_local(async move {
+                loop {
+                    tokio::time::sleep(WATCH_STEP).await;
+                    ts.hand_over_on_new_epoch();
+                }
+            })
+        };
         let handles: Vec<_> = clients
             .into_iter()
             .zip(phases)
             .map(|(mut client, (budget, deadline, schedule))| {
                 let ts = Rc::clone(ts);
                 tokio::task::spawn_local(async move {
-                    client
-                        .run_phase(&ts, budget, deadline, schedule, &TokioPacer)
-                        .await;
+                    let ended = {
+                        let phase = client.run_phase(&ts, budget, deadline, schedule, &TokioPacer);
+                        first_of(phase, abandon_after_stop(&ts.shared)).await
+                    };
+                    if !ended {
+                        client.abandon();
+                    }
                     client
                 })
             })
@@ -883,8 +1008,44 @@ fn run_clients<S: Session + 'static, Src: OpSource + 'static>(
                     .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())),
             );
         }
+        watcher.abort();
         back
     })
+}
+
+/// How often an idle network thread looks for a new interval to hand over at.
+const WATCH_STEP: Duration = Duration::from_millis(10);
+
+/// How long a client may keep waiting for replies once the run is stopping (its time is
+/// up, Ctrl-C, the error budget) before its outstanding requests are abandoned.
+const STOP_GRACE: Duration = Duration::from_millis(250);
+
+/// Completes [`STOP_GRACE`] after the run starts stopping.
+async fn abandon_after_stop(shared: &Shared) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(WATCH_STEP).await;
+    }
+    tokio::time::sleep(STOP_GRACE).await;
+}
+
+/// Polls `main` and `stop` together: true when `main` finished first, false when `stop`
+/// did (and `main` is dropped unfinished).
+async fn first_of(
+    main: impl std::future::Future<Output = u64>,
+    stop: impl std::future::Future<Output = ()>,
+) -> bool {
+    let mut main = std::pin::pin!(main);
+    let mut stop = std::pin::pin!(stop);
+    std::future::poll_fn(|cx| {
+        if main.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(true);
+        }
+        if stop.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(false);
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 /// The runtime of a thread whose sessions do asynchronous I/O.

@@ -27,6 +27,8 @@ struct LogStore {
     fail_first: u32,
     attempts: Arc<Mutex<std::collections::HashMap<u64, u32>>>,
     scan: bool,
+    /// The request for this key number blocks the session this long (an engine stall).
+    stall: Option<(u64, Duration)>,
 }
 
 struct LogSession(LogStore);
@@ -62,6 +64,9 @@ impl Session for LogSession {
             s.log.lock().unwrap().push((n, Instant::now()));
             if !s.delay.is_zero() {
                 std::thread::sleep(s.delay);
+            }
+            if let Some((_, stall)) = s.stall.filter(|&(k, _)| k == n) {
+                std::thread::sleep(stall);
             }
             let fail = s.fail_every > 0 && n.is_multiple_of(s.fail_every) && {
                 let mut attempts = s.attempts.lock().unwrap();
@@ -510,6 +515,57 @@ fn every_interval_reaches_the_observer_and_sums_to_the_total() {
     assert!(seen.len() >= 3, "{seen:?}");
     assert_eq!(seen.iter().sum::<u64>(), o.total.operations());
     assert!(o.total.operations() > 0);
+}
+
+/// A request that blocks its thread for 450 ms (an engine stall) 200 ms into the run,
+/// 100 ms intervals: the intervals before the stall hold what completed in them (not
+/// the interval in which the thread woke up), the ones inside it nothing, and each
+/// interval is reported once, in order.
+#[test]
+fn a_stalled_thread_does_not_move_its_work_into_a_later_interval() {
+    let store = LogStore {
+        delay: Duration::from_millis(5),
+        stall: Some((40, Duration::from_millis(450))),
+        ..LogStore::default()
+    };
+    let plan = RunPlan {
+        duration: Some(Duration::from_millis(900)),
+        interval: Duration::from_millis(100),
+        ..RunPlan::default()
+    };
+    let mut seen: Vec<(f64, u64)> = Vec::new();
+    let o = run(
+        &store,
+        &Arc::new(Counting::default()),
+        &plan,
+        &AtomicBool::new(false),
+        &mut |iv| seen.push((iv.time_s, iv.recorder.operations())),
+    )
+    .unwrap();
+    let log = store.log.lock().unwrap();
+    let start = log[0].1;
+    let stall_from = log.iter().find(|(n, _)| *n == 40).unwrap().1 - start;
+    let stall_to = stall_from + Duration::from_millis(455);
+    for (i, &(end_s, ops)) in seen.iter().enumerate() {
+        let end = Duration::from_secs_f64(end_s);
+        let begin = Duration::from_secs_f64(end_s - 0.1).min(end);
+        // Requests that reached the store in this interval (each completes ~5 ms later).
+        let arrived = log
+            .iter()
+            .filter(|(_, at)| (*at - start) + Duration::from_millis(5) < end)
+            .filter(|(_, at)| (*at - start) + Duration::from_millis(5) >= begin)
+            .count() as u64;
+        if begin >= stall_from + Duration::from_millis(10) && end <= stall_to {
+            assert_eq!(ops, 0, "interval {i} lies inside the stall: {seen:?}");
+        } else if end + Duration::from_millis(10) < stall_from && i > 0 {
+            assert!(
+                ops + 3 >= arrived && ops <= arrived + 3,
+                "interval {i}: {ops} recorded, ~{arrived} completed: {seen:?}"
+            );
+        }
+    }
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
+    assert_eq!(seen.iter().map(|s| s.1).sum::<u64>(), o.total.operations());
 }
 
 #[test]

@@ -406,10 +406,12 @@ impl Store for RedisStore {
         let nodes = self.nodes();
         let mut totals: Vec<(String, StatValue)> = Vec::new();
         for i in 0..nodes {
-            let got = self.runtime.block_on(async {
-                let mut conn = self.inner.connect(i).await?;
-                info(&mut conn, None).await
-            });
+            let got = self
+                .runtime
+                .block_on(crate::conn::within_stats_timeout(async {
+                    let mut conn = self.inner.connect(i).await?;
+                    info(&mut conn, None).await
+                }));
             let Ok(text) = got else { continue };
             for (k, v) in info_map(&text) {
                 if !kvlab_proto::stats::REDIS_RESULT_FIELDS.contains(&k.as_str()) {

@@ -1,0 +1,310 @@
+//! A server that stops answering mid-run (paused with SIGSTOP): every interval of the
+//! timeline holds what completed in it, `--duration` ends the run at its time with the
+//! requests still outstanding counted as unfinished, and Ctrl-C during a pre-load is an
+//! interruption (exit 130).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use kvlab_spawn::{Server, ServerKind, ServerSpec};
+
+use crate::common::{kvlab, text};
+
+/// Pauses a server (SIGSTOP) and resumes it (SIGCONT) when dropped, so a failing test
+/// never leaves a stopped process behind.
+struct Paused(u32);
+
+impl Paused {
+    fn new(pid: u32) -> Paused {
+        signal("-STOP", pid);
+        Paused(pid)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        signal("-CONT", self.0);
+    }
+}
+
+fn signal(which: &str, pid: u32) {
+    let ok = Command::new("kill")
+        .args([which, &pid.to_string()])
+        .status()
+        .expect("running kill")
+        .success();
+    assert!(ok, "kill {which} {pid}");
+}
+
+fn server(kind: ServerKind) -> Server {
+    Server::start(&ServerSpec::parse(kind, "").unwrap()).unwrap()
+}
+
+fn store_args(kind: ServerKind, s: &Server) -> Vec<String> {
+    let db = match kind {
+        ServerKind::Redis => "redis",
+        _ => "memcached",
+    };
+    vec!["--db".into(), db.into(), "--url".into(), s.url()]
+}
+
+/// `(interval end in seconds, operations)` of each row of `timeline.csv`.
+fn timeline(dir: &Path) -> Vec<(f64, u64)> {
+    let csv = std::fs::read_to_string(dir.join("timeline.csv")).unwrap();
+    csv.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+fn result(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
+}
+
+/// Starts `kvlab run` on `kind` for `duration`, open loop at 2 000 operations a second
+/// (a rate this machine keeps however busy it is), one client.
+fn start_run(kind: ServerKind, s: &Server, out: &Path, duration: &str) -> std::process::Child {
+    let mut args: Vec<String> = [
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=1000",
+        "--target",
+        "2000",
+        "--duration",
+        duration,
+        "--out",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(out.display().to_string());
+    args.extend(store_args(kind, s));
+    Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Seconds since midnight of an RFC 3339 UTC time as kvlab writes it
+/// (`2026-11-24T22:49:38.033Z`), and its date.
+fn day_seconds(rfc3339: &str) -> (String, f64) {
+    let (date, time) = rfc3339.trim_end_matches('Z').split_once('T').unwrap();
+    let mut f = time.split(':').map(|x| x.parse::<f64>().unwrap());
+    let (h, m, s) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+    (date.to_string(), h * 3600.0 + m * 60.0 + s)
+}
+
+/// The server is paused for 2 s in the middle of a 6 s run: each interval holds what
+/// completed in it — the one the pause starts in holds the work done before the pause,
+/// the ones inside it nothing (before, the work done before a stall was reported in the
+/// interval where the client woke up, and the interval before it showed nothing).
+#[test]
+fn a_stall_is_reported_in_the_intervals_it_happened_in() {
+    for kind in [ServerKind::Redis, ServerKind::Memcached] {
+        let s = server(kind);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut load: Vec<String> = ["load", "-P", "workloads/ycsb/workloada"]
+            .map(String::from)
+            .to_vec();
+        load.extend(["-p".into(), "recordcount=1000".into()]);
+        load.extend(store_args(kind, &s));
+        let o = kvlab(&load.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{:?}", text(&o));
+
+        let run = start_run(kind, &s, &out, "6s");
+        std::thread::sleep(Duration::from_millis(2400));
+        let paused_at = kvlab_report::rfc3339(std::time::SystemTime::now());
+        let pause = Paused::new(s.pid());
+        std::thread::sleep(Duration::from_secs(2));
+        drop(pause);
+        let resumed_at = kvlab_report::rfc3339(std::time::SystemTime::now());
+        let o = run.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "{kind:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+
+        // The pause in the run's own time.
+        let doc = result(&out);
+        let (day, started) = day_seconds(doc["runner"]["measured_start"].as_str().unwrap());
+        let (pause_day, from) = day_seconds(&paused_at);
+        let (_, to) = day_seconds(&resumed_at);
+        if pause_day != day || to < from {
+            continue; // across midnight: the arithmetic below would not hold
+        }
+        let (from, to) = (from - started, to - started);
+        let rows = timeline(&out);
+        for &(end, ops) in &rows {
+            let start = end - 1.0;
+            if start >= from && end <= to {
+                assert_eq!(ops, 0, "{kind:?}: pause {from:.2}–{to:.2} s: {rows:?}");
+            } else if start < from && end > from && start > 0.0 {
+                // The interval the pause starts in holds the work done before it;
+                // the rest of the run catches up after the pause (open loop).
+                let expected = 2000.0 * (from - start);
+                assert!(
+                    (ops as f64 - expected).abs() <= 0.2 * expected + 100.0,
+                    "{kind:?}: the interval ending at {end:.1} s should hold ~{expected:.0} \
+                     operations: pause {from:.2}–{to:.2} s: {rows:?}"
+                );
+            }
+        }
+        let total: u64 = rows.iter().map(|r| r.1).sum();
+        let reported = doc["results"]["operations"].as_u64().unwrap();
+        assert_eq!(
+            total, reported,
+            "{kind:?}: the intervals add up to the total"
+        );
+    }
+}
+
+/// A server paused for good 1 s into a 2 s run (no request timeout): the run still ends
+/// at its time, with the request it was waiting for counted as unfinished.
+#[test]
+fn duration_ends_the_run_while_requests_are_outstanding() {
+    for kind in [ServerKind::Redis, ServerKind::Memcached] {
+        let s = server(kind);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let started = Instant::now();
+        let mut args: Vec<String> = [
+            "run",
+            "-P",
+            "workloads/ycsb/workloadc",
+            "-p",
+            "recordcount=100",
+            "--duration",
+            "2s",
+            "--timeout",
+            "none",
+            "--connections",
+            "2",
+            "--out",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.push(out.display().to_string());
+        args.extend(store_args(kind, &s));
+        let run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(1));
+        let pause = Paused::new(s.pid());
+        let o = run.wait_with_output().unwrap();
+        let took = started.elapsed();
+        drop(pause);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        // 2 s, a quarter second of grace for replies, then at most a second for each of
+        // the two statistics queries that time out, and the process start.
+        assert!(
+            took < Duration::from_millis(5500),
+            "{kind:?}: took {took:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("still waiting for a reply"),
+            "{kind:?}: {stderr}"
+        );
+        let doc = result(&out);
+        let unfinished = doc["runner"]["unfinished_requests"].as_u64().unwrap();
+        assert!(
+            (1..=2).contains(&unfinished),
+            "{kind:?}: one request per connection was outstanding: {unfinished}"
+        );
+    }
+}
+
+/// With a request timeout, a paused server's requests fail as timeouts (not as hangs),
+/// and the run goes on to its end.
+#[test]
+fn a_request_timeout_fails_requests_to_a_paused_server() {
+    let s = server(ServerKind::Redis);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut args: Vec<String> = [
+        "run",
+        "-P",
+        "workloads/ycsb/workloadc",
+        "-p",
+        "recordcount=100",
+        "--duration",
+        "3s",
+        "--timeout",
+        "200ms",
+        "--out",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(out.display().to_string());
+    args.extend(store_args(ServerKind::Redis, &s));
+    let run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let pause = Paused::new(s.pid());
+    std::thread::sleep(Duration::from_millis(1000));
+    drop(pause);
+    let o = run.wait_with_output().unwrap();
+    let doc = result(&out);
+    let errors = doc["results"].to_string();
+    assert!(
+        errors.contains("timeout"),
+        "requests to the paused server should fail as timeouts: {errors}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The run went on after the pause.
+    let rows = timeline(&out);
+    let last = rows.iter().find(|(t, _)| (t - 3.0).abs() < 0.2).unwrap();
+    assert!(last.1 > 100, "{rows:?}");
+}
+
+/// Ctrl-C while kvlab loads a fresh in-process cache before the run: exit 130 and a
+/// message that says nothing was measured (not "loading failed").
+#[test]
+fn ctrl_c_during_the_preload_is_an_interruption() {
+    let mut run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args([
+            "run",
+            "-P",
+            "workloads/ycsb/workloada",
+            "--db",
+            "moka",
+            "-p",
+            "recordcount=50000000",
+            "-p",
+            "operationcount=10",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal("-INT", run.id());
+    let started = Instant::now();
+    let status = run.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut run.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(5), "{stderr}");
+    assert!(stderr.contains("interrupted while loading"), "{stderr}");
+    assert!(stderr.contains("nothing was measured"), "{stderr}");
+    assert!(!stderr.contains("failed"), "{stderr}");
+}
