@@ -713,3 +713,59 @@ fn a_thousand_connections_work() {
         .unwrap();
     assert!(received >= 1024, "{received} connections");
 }
+
+/// In the string model an update that writes every field of the record (one field, or
+/// `writeallfields=true`) replaces the record with one `SET`; a partial update still
+/// reads the record first (`GET`, merge, `SET`). Counted by the server itself.
+#[test]
+fn redis_string_model_replaces_a_whole_record_with_one_set() {
+    let server = start(ServerKind::Redis, "");
+    let url = server.url();
+    for (props, whole) in [
+        (&["-p", "fieldcount=1"][..], true),
+        (
+            &["-p", "fieldcount=3", "-p", "writeallfields=true"][..],
+            true,
+        ),
+        (&["-p", "fieldcount=3"][..], false),
+    ] {
+        kvlab_spawn::resp::command(server.addr(), &["FLUSHALL"]).unwrap();
+        let base = [
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            "recordcount=200",
+            "-p",
+            "operationcount=2000",
+            "--db",
+            "redis",
+            "--url",
+            &url,
+            "-p",
+            "redis.model=string",
+        ];
+        let o = kvlab(&[&["load"][..], &base, props].concat());
+        assert!(o.status.success(), "{:?}", text(&o));
+        kvlab_spawn::resp::command(server.addr(), &["CONFIG", "RESETSTAT"]).unwrap();
+        let o = kvlab(&[&["run"][..], &base, props].concat());
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stderr}");
+        let reads = report_u64(&stdout, "READ", "Operations");
+        let updates = report_u64(&stdout, "UPDATE", "Operations");
+        assert_eq!(reads + updates, 2000);
+        let (gets, sets) = (common::calls(&server, "get"), common::calls(&server, "set"));
+        assert_eq!(sets, updates, "{props:?}: one SET per update");
+        if whole {
+            assert_eq!(
+                gets, reads,
+                "{props:?}: no GET before a whole-record update"
+            );
+        } else {
+            assert_eq!(
+                gets,
+                reads + updates,
+                "{props:?}: a partial update reads first"
+            );
+        }
+    }
+}

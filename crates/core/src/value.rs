@@ -20,6 +20,8 @@ use crate::shared::SharedBytes;
 #[derive(Clone, Debug, Default)]
 pub struct Value {
     shape: Shape,
+    /// The fields are every field of the record: an update may replace it whole.
+    whole: bool,
     fields: Record,
     blob: Vec<u8>,
     shared: SharedBytes,
@@ -63,6 +65,20 @@ impl Value {
     #[inline]
     pub fn is_blob(&self) -> bool {
         self.shape != Shape::Fields
+    }
+
+    /// True when a fields value holds every field of its record (YCSB's
+    /// `writeallfields`, or a one-field record): an update may then replace the stored
+    /// record instead of merging into it. Always false for a blob.
+    #[inline]
+    pub fn is_whole(&self) -> bool {
+        self.whole && self.shape == Shape::Fields
+    }
+
+    /// Says whether the fields are every field of the record ([`Value::is_whole`]).
+    #[inline]
+    pub fn set_whole(&mut self, whole: bool) {
+        self.whole = whole;
     }
 
     /// The fields of a fields value; empty for a blob.
@@ -126,6 +142,7 @@ impl Value {
     #[inline]
     pub fn clear(&mut self) {
         self.shape = Shape::Fields;
+        self.whole = false;
         self.fields.clear();
         self.blob.clear();
         self.shared.clear();

@@ -51,7 +51,9 @@ pub(super) fn single_command(model: Model, req: &Request) -> Option<Part> {
         (OpKind::Read, Model::Hash) if named_fields(req).is_none() => Some(Part::HGetAll),
         (OpKind::Read, Model::Hash) => Some(Part::HMGet),
         (OpKind::Insert, Model::String) | (OpKind::Update, Model::Hash) => Some(Part::Write),
-        (OpKind::Update, Model::String) if req.value.is_blob() => Some(Part::Write),
+        (OpKind::Update, Model::String) if req.value.is_blob() || req.value.is_whole() => {
+            Some(Part::Write)
+        }
         (OpKind::Delete, Model::String) => Some(Part::Del),
         _ => None,
     }
@@ -100,9 +102,9 @@ pub(super) fn encode_single(
             match req.value.get() {
                 ValueRef::Blob(blob) => resp::set(out, &req.key, blob, ttl),
                 ValueRef::Fields(fields) => {
-                    let mut value = Vec::with_capacity(fields.encoded_len());
-                    fields.encode_into(&mut value);
-                    resp::set(out, &req.key, &value, ttl);
+                    resp::set_with(out, &req.key, fields.encoded_len(), ttl, |out| {
+                        fields.encode_into(out)
+                    });
                 }
             }
         }

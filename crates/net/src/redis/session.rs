@@ -343,7 +343,9 @@ impl RedisSession {
                 push(part, w);
             }
             (OpKind::Insert | OpKind::Update, Model::String) => {
-                if req.kind == OpKind::Update && !req.value.is_blob() {
+                // A partial update merges into the stored record (GET, then SET); an
+                // update of every field (or a blob) replaces it with one SET.
+                if req.kind == OpKind::Update && !req.value.is_blob() && !req.value.is_whole() {
                     resp::get(out, &req.key);
                     push(Part::UpdateGet, w);
                 } else {

@@ -167,6 +167,34 @@ pub fn set(out: &mut Vec<u8>, key: &[u8], value: &[u8], ttl_s: Option<u32>) {
     }
 }
 
+/// `SET key value [EX ttl]` with a value of `len` bytes that `write` appends to `out`
+/// (no intermediate buffer for a value encoded on the fly).
+pub fn set_with(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    len: usize,
+    ttl_s: Option<u32>,
+    write: impl FnOnce(&mut Vec<u8>),
+) {
+    out.reserve(key.len() + len + 48);
+    match ttl_s {
+        None => out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n"),
+        Some(_) => out.extend_from_slice(b"*5\r\n$3\r\nSET\r\n"),
+    }
+    put_bulk(out, key);
+    out.push(b'$');
+    num::put_u64(out, len as u64);
+    out.extend_from_slice(b"\r\n");
+    let before = out.len();
+    write(out);
+    debug_assert_eq!(out.len() - before, len, "the value's announced length");
+    out.extend_from_slice(b"\r\n");
+    if let Some(ttl) = ttl_s {
+        out.extend_from_slice(b"$2\r\nEX\r\n");
+        put_bulk_u64(out, ttl as u64);
+    }
+}
+
 /// `DEL key`
 pub fn del(out: &mut Vec<u8>, key: &[u8]) {
     out.extend_from_slice(b"*2\r\n$3\r\nDEL\r\n");

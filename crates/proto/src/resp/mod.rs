@@ -37,7 +37,7 @@ pub use cluster::{
 };
 pub use encode::{
     asking, auth, cluster_slots, del, encode_command, get, hello, hgetall, hmget, hset, info, mget,
-    ping, select, set, zadd, zrangebyscore_limit, Command,
+    ping, select, set, set_with, zadd, zrangebyscore_limit, Command,
 };
 pub use parse::{
     parse, parse_with, skip, skip_with, Aggregate, Elements, Frame, Limits, Pairs, MAX_DEPTH,

@@ -1099,6 +1099,8 @@ impl RunWorker {
                         .names_mut()
                         .push(&wl.shared.field_names[index], b"");
                 }
+                let whole = wl.write_all_fields || wl.shared.field_names.len() == 1;
+                req.value.set_whole(whole);
                 let fields = req.value.fields_mut();
                 if wl.write_all_fields {
                     for index in 0..wl.shared.field_names.len() {
