@@ -16,5 +16,6 @@ mod report;
 mod retries;
 mod servers;
 mod suite;
+mod suites_failures;
 mod traces;
 mod transports;

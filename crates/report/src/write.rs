@@ -111,14 +111,38 @@ fn sync_dir(dir: &Path) -> Result<(), ReportError> {
     }
 }
 
+/// What a run writes into its output directory besides [`RESULT_FILE`]; `--overwrite`
+/// removes them, so files of an earlier run that the new one does not write (a RocksDB
+/// run's `monitor/` charts under a null-store result) are not reported as the new run's.
+const RUN_OUTPUTS: &[&str] = &["timeline.csv", "latency.hlog", crate::load::MONITOR_DIR];
+
 /// Creates the output directory `dir` (and its parents). When it already holds a
 /// [`RESULT_FILE`] and `overwrite` is false, returns [`ReportError::Exists`] naming that
-/// file, so an earlier run's results are never mixed with or replaced by a new run's.
+/// file, so an earlier run's results are never mixed with or replaced by a new run's;
+/// when `overwrite` is true, the earlier run's timeline, latency log and `monitor/`
+/// directory are removed (its result is replaced when the new one is written; other
+/// files are left alone).
 pub fn prepare_out_dir(dir: &Path, overwrite: bool) -> Result<(), ReportError> {
     fs::create_dir_all(dir).map_err(io_error("creating directory", dir))?;
     let result = dir.join(RESULT_FILE);
     if !overwrite && result.exists() {
         return Err(ReportError::Exists(result));
+    }
+    if overwrite && result.exists() {
+        for name in RUN_OUTPUTS {
+            let path = dir.join(name);
+            let removed = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            match removed {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(io_error("removing the earlier run's", &path)(e));
+                }
+                _ => {}
+            }
+        }
     }
     Ok(())
 }
@@ -184,5 +208,23 @@ mod tests {
         assert!(matches!(&err, ReportError::Exists(p) if p == &dir.join(RESULT_FILE)));
         prepare_out_dir(&dir, true).unwrap();
         assert_eq!(fs::read_to_string(dir.join(RESULT_FILE)).unwrap(), "{}");
+    }
+
+    #[test]
+    fn overwrite_removes_what_the_earlier_run_wrote_beside_its_result() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path();
+        fs::create_dir_all(dir.join("monitor")).unwrap();
+        fs::write(dir.join("monitor/store.csv"), "t\n").unwrap();
+        fs::write(dir.join("timeline.csv"), "t\n").unwrap();
+        fs::write(dir.join("notes.txt"), "mine").unwrap();
+        // No result yet: nothing is removed.
+        prepare_out_dir(dir, true).unwrap();
+        assert!(dir.join("monitor/store.csv").exists());
+        fs::write(dir.join(RESULT_FILE), "{}").unwrap();
+        prepare_out_dir(dir, true).unwrap();
+        assert!(!dir.join("monitor").exists());
+        assert!(!dir.join("timeline.csv").exists());
+        assert!(dir.join("notes.txt").exists());
     }
 }
