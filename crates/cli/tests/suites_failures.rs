@@ -179,7 +179,9 @@ threads = [1]
                     "pid {pid}: {cmdline:?}"
                 );
             }
-            seen.entry(pid).or_insert((cmdline, environ));
+            // The latest look: a child forked but not yet exec'd still shows the suite's
+            // own command line.
+            seen.insert(pid, (cmdline, environ));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
