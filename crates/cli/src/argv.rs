@@ -13,6 +13,7 @@
 //! | `-threads N` | `--threads N` |
 //! | `-target N` | `--target-rate N` |
 //! | `-s` | `--progress always` |
+//! | `-db NAME` | `--db NAME` (a store name: YCSB's binding class names are refused with the list of stores) |
 //! | `-load` (in place of the subcommand) | `load` |
 //! | `-t` (in place of the subcommand) | `run` |
 //!
@@ -60,6 +61,7 @@ pub(crate) fn rewrite(args: Vec<OsString>, auth: Option<&str>) -> Vec<OsString> 
             (Some(sub), "-target") if YCSB_PHASES.contains(&sub) => {
                 out.push("--target-rate".into())
             }
+            (Some(sub), "-db") if YCSB_PHASES.contains(&sub) => out.push("--db".into()),
             (Some(sub), "-s") if YCSB_PHASES.contains(&sub) => {
                 out.extend(["--progress".into(), "always".into()])
             }
@@ -200,8 +202,8 @@ mod tests {
     #[test]
     fn ycsb_client_flags_become_kvlabs() {
         assert_eq!(
-            words("kvlab run -P w -threads 2 -target 100 -s", None).join(" "),
-            "kvlab run -P w --threads 2 --target-rate 100 --progress always"
+            words("kvlab run -P w -threads 2 -target 100 -s -db null", None).join(" "),
+            "kvlab run -P w --threads 2 --target-rate 100 --progress always --db null"
         );
         assert_eq!(
             words("kvlab -load -P w -threads 4", None).join(" "),

@@ -443,7 +443,7 @@ impl<'a> Runner<'a> {
             Ok(s) => {
                 self.restarts += 1;
                 eprintln!(
-                    "kvlab suite: the server of store {} (pid {old_pid}) died ({how}); started it \
+                    "kvlab suite: the server of store {} (pid {old_pid}) died: {how}; started it \
                      again at {} (pid {}) for data set {}",
                     store.name,
                     s.url(),
