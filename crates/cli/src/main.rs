@@ -8,6 +8,8 @@
 //!   result.json and result files.
 //! - Subcommands of their own: [`import_cmd`], [`report_cmd`], [`suite`]; memtier's
 //!   flags, report and files come from `kvlab-memtier`.
+//! - [`argv`]: the command line before clap parses it (YCSB's single-dash flags, a
+//!   password from `KVLAB_AUTH`). [`completions`]: `kvlab completions`, `kvlab man`.
 
 mod args;
 mod argv;
