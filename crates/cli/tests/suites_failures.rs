@@ -345,6 +345,23 @@ connections = [1, 2, 3, 4, 5]
         .as_str()
         .unwrap()
         .contains("nowhere/sets/t1-c3/round-1"));
+
+    // With the stop turned off, every cell is tried.
+    let text = std::fs::read_to_string(&file).unwrap();
+    write(
+        dir.path(),
+        "down.toml",
+        &text.replace(
+            "monitor = false",
+            "monitor = false\nmax_failures_in_a_row = 0",
+        ),
+    );
+    let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    let state = json(&out.join("suite.json"));
+    assert_eq!(state["state"], "finished with failures");
+    assert_eq!(state["counts"]["failed"], 5);
+    assert!(state["stopped_because"].is_null());
 }
 
 #[test]

@@ -23,8 +23,9 @@ pub(super) static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
 /// before it is killed.
 const KILL_GRACE: Duration = Duration::from_secs(10);
 
-/// The suite stops after this many cells (or loads) in a row failed: past that the cause
-/// is the store or the machine, not the cell, and every further cell would fail alike.
+/// By default the suite stops after this many cells (or loads) in a row failed
+/// (`max_failures_in_a_row`): past that the cause is the store or the machine, not the
+/// cell, and every further cell would fail alike.
 pub(super) const MAX_CONSECUTIVE_FAILURES: usize = 3;
 
 /// How many lines of a failed child's stderr go into `failed.json`.
@@ -213,15 +214,16 @@ impl<'a> Runner<'a> {
         self.interrupted || self.stopped.is_some()
     }
 
-    /// Counts a failed (`ok` false) or good cell or load; after
-    /// [`MAX_CONSECUTIVE_FAILURES`] failures in a row the suite stops, saying why.
+    /// Counts a failed (`ok` false) or good cell or load; after the plan's
+    /// `max_failures_in_a_row` failures in a row the suite stops, saying why.
     fn count_outcome(&mut self, ok: bool, what: &str, why: &str) {
         if ok {
             self.consecutive_failures = 0;
             return;
         }
         self.consecutive_failures += 1;
-        if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES && self.stopped.is_none() {
+        let limit = self.plan.max_failures_in_a_row;
+        if limit > 0 && self.consecutive_failures >= limit && self.stopped.is_none() {
             let reason = format!(
                 "{} cells or loads in a row failed, the last {what}: {why}",
                 self.consecutive_failures

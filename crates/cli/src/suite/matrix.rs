@@ -142,6 +142,8 @@ pub(super) struct Plan {
     pub(super) rounds: u32,
     pub(super) seed: Option<u64>,
     pub(super) cell_timeout: Option<Duration>,
+    /// Stop after this many cells (or loads) in a row failed; 0: never.
+    pub(super) max_failures_in_a_row: usize,
     pub(super) monitor: Option<Duration>,
     pub(super) load_threads: usize,
     pub(super) load_connections: usize,

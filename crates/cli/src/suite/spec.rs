@@ -30,6 +30,8 @@ struct RawSuite {
     #[serde(default)]
     cell_timeout: Option<String>,
     #[serde(default)]
+    max_failures_in_a_row: Option<usize>,
+    #[serde(default)]
     monitor: Option<bool>,
     #[serde(default)]
     monitor_interval: Option<String>,
@@ -573,6 +575,9 @@ impl Plan {
             rounds,
             seed: raw.seed,
             cell_timeout,
+            max_failures_in_a_row: raw
+                .max_failures_in_a_row
+                .unwrap_or(super::execute::MAX_CONSECUTIVE_FAILURES),
             monitor,
             load_threads: load.threads.unwrap_or(2),
             load_connections: load.connections.unwrap_or(1),
