@@ -119,16 +119,33 @@ const RUN_OUTPUTS: &[&str] = &["timeline.csv", "latency.hlog", crate::load::MONI
 /// Creates the output directory `dir` (and its parents). When it already holds a
 /// [`RESULT_FILE`] and `overwrite` is false, returns [`ReportError::Exists`] naming that
 /// file, so an earlier run's results are never mixed with or replaced by a new run's;
-/// when `overwrite` is true, the earlier run's timeline, latency log and `monitor/`
-/// directory are removed (its result is replaced when the new one is written; other
-/// files are left alone).
+/// when `overwrite` is true, the earlier run's timeline, latency log, `monitor/`
+/// directory and memtier `run-N/` result directories are removed (its result is
+/// replaced when the new one is written; other files are left alone).
 pub fn prepare_out_dir(dir: &Path, overwrite: bool) -> Result<(), ReportError> {
     fs::create_dir_all(dir).map_err(io_error("creating directory", dir))?;
     let result = dir.join(RESULT_FILE);
     if !overwrite && result.exists() {
         return Err(ReportError::Exists(result));
     }
-    if overwrite && result.exists() {
+    // memtier's `-x N` runs: `run-1/`, `run-2/`, … each with a result.
+    let mut runs = Vec::new();
+    if overwrite {
+        for entry in fs::read_dir(dir)
+            .map_err(io_error("listing", dir))?
+            .flatten()
+        {
+            let name = entry.file_name();
+            let is_run = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("run-"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if is_run && entry.path().join(RESULT_FILE).is_file() {
+                runs.push(entry.path());
+            }
+        }
+    }
+    if overwrite && (result.exists() || !runs.is_empty()) {
         for name in RUN_OUTPUTS {
             let path = dir.join(name);
             let removed = if path.is_dir() {
@@ -142,6 +159,9 @@ pub fn prepare_out_dir(dir: &Path, overwrite: bool) -> Result<(), ReportError> {
                 }
                 _ => {}
             }
+        }
+        for path in runs {
+            fs::remove_dir_all(&path).map_err(io_error("removing the earlier run's", &path))?;
         }
     }
     Ok(())
@@ -218,13 +238,28 @@ mod tests {
         fs::write(dir.join("monitor/store.csv"), "t\n").unwrap();
         fs::write(dir.join("timeline.csv"), "t\n").unwrap();
         fs::write(dir.join("notes.txt"), "mine").unwrap();
+        fs::create_dir_all(dir.join("run-x")).unwrap();
+        fs::write(dir.join("run-x").join(RESULT_FILE), "{}").unwrap();
         // No result yet: nothing is removed.
         prepare_out_dir(dir, true).unwrap();
         assert!(dir.join("monitor/store.csv").exists());
+        // A memtier -x run's results alone count as an earlier run.
+        fs::create_dir_all(dir.join("run-2")).unwrap();
+        fs::write(dir.join("run-2").join(RESULT_FILE), "{}").unwrap();
+        prepare_out_dir(dir, true).unwrap();
+        assert!(!dir.join("monitor").exists());
+        assert!(!dir.join("run-2").exists());
+        fs::create_dir_all(dir.join("monitor")).unwrap();
+        fs::write(dir.join("monitor/store.csv"), "t\n").unwrap();
+        fs::write(dir.join("timeline.csv"), "t\n").unwrap();
+        fs::create_dir_all(dir.join("run-2")).unwrap();
+        fs::write(dir.join("run-2").join(RESULT_FILE), "{}").unwrap();
         fs::write(dir.join(RESULT_FILE), "{}").unwrap();
         prepare_out_dir(dir, true).unwrap();
         assert!(!dir.join("monitor").exists());
         assert!(!dir.join("timeline.csv").exists());
+        assert!(!dir.join("run-2").exists());
+        assert!(dir.join("run-x").exists(), "not a memtier run directory");
         assert!(dir.join("notes.txt").exists());
     }
 }
