@@ -53,10 +53,11 @@ fn human_latency_us(us: f64) -> String {
     }
 }
 
-/// A duration for an ETA, rounded up to the whole second: 9.2 s left is `10s`, not
-/// `9s` (a countdown that reaches `0s` before the end reads as one second short).
+/// A duration for an ETA, rounded to the nearest second: an interval ends a little after
+/// its boundary, so 1.9997 s are left of a 3 s run at its first line — `2s`, where
+/// truncating showed `1s`, one second short.
 fn human_duration(d: Duration) -> String {
-    let s = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    let s = d.as_secs_f64().round() as u64;
     if s >= 3600 {
         format!("{}h{:02}m", s / 3600, s % 3600 / 60)
     } else if s >= 60 {
@@ -73,7 +74,7 @@ fn warmup_line(phase: &str, time_s: f64, rate: f64) -> String {
     let mut line = format!("{phase} warm-up  {:>8} ops/s", human_rate(rate));
     if time_s < 0.0 {
         let left = Duration::from_secs_f64(-time_s);
-        if left.as_millis() > 0 {
+        if left.as_secs_f64() >= 0.5 {
             line.push_str(&format!("  measuring in {}", human_duration(left)));
         }
     }
@@ -173,17 +174,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn eta_rounds_up_to_the_whole_second() {
-        assert_eq!(human_duration(Duration::from_millis(9200)), "10s");
-        assert_eq!(human_duration(Duration::from_secs(9)), "9s");
-        assert_eq!(human_duration(Duration::from_millis(59_001)), "1m00s");
+    fn eta_rounds_to_the_nearest_second() {
+        assert_eq!(human_duration(Duration::from_millis(9200)), "9s");
+        assert_eq!(human_duration(Duration::from_millis(9600)), "10s");
+        assert_eq!(human_duration(Duration::from_millis(59_600)), "1m00s");
         assert_eq!(human_duration(Duration::ZERO), "0s");
-        // 10 s of a 20 s run done, 0.4 s into the interval: 9.6 s left shows as 10s.
-        let left = eta(10.4, 5, None, Some(Duration::from_secs(20))).unwrap();
-        assert_eq!(human_duration(left), "10s");
-        // 250 of 1000 operations in 3 s: 9 s left.
-        let left = eta(3.0, 250, Some(1000), None).unwrap();
-        assert_eq!(human_duration(left), "9s");
+        // A 3 s run, its first line 0.3 ms after the 1 s boundary: 2 s left, not 1 s.
+        let left = eta(1.0003, 5, None, Some(Duration::from_secs(3))).unwrap();
+        assert_eq!(human_duration(left), "2s");
+        // 19 918 of 60 000 operations in 1.0 s: 2.01 s left, not 3 s.
+        let left = eta(1.0, 19_918, Some(60_000), None).unwrap();
+        assert_eq!(human_duration(left), "2s");
     }
 
     #[test]
