@@ -602,3 +602,31 @@ fn completions_and_the_manual_page_are_generated() {
     assert!(page.contains(".TH kvlab 1"), "{page}");
     assert!(page.contains("completions"));
 }
+
+#[test]
+fn the_examples_run_the_binary_the_quickstart_builds() {
+    // The quickstart builds into $CARGO_TARGET_DIR, by default ~/.cache/kvlab-target.
+    let quickstart = std::fs::read_to_string(root().join("scripts/quickstart.sh")).unwrap();
+    assert!(quickstart.contains("${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"));
+    assert!(quickstart.contains("$CARGO_TARGET_DIR/release/kvlab"));
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let readme = entry.unwrap().path().join("README.md");
+        let Ok(text) = std::fs::read_to_string(&readme) else {
+            continue;
+        };
+        for line in text.lines() {
+            assert!(
+                !line.trim_start().starts_with("target/release/kvlab"),
+                "{}: `{line}`: no such binary after the quickstart",
+                readme.display()
+            );
+        }
+        if text.contains("\"$KVLAB\"") {
+            assert!(
+                text.contains("KVLAB=\"$CARGO_TARGET_DIR/release/kvlab\""),
+                "{}",
+                readme.display()
+            );
+        }
+    }
+}
