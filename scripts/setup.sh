@@ -4,12 +4,12 @@
 # rocksdb-tools for benchmarks), redis-server, redis-tools, memcached and memaslap
 # (libmemcached-tools) for the server tests and benchmarks, openssl for the TLS test,
 # the WiredTiger and LMDB libraries, and chromium (the report is checked in a headless
-# browser).
+# browser), and jq (the seed in result.json is checked as jq reads it).
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 need=()
 for pkg in clang libclang-dev librocksdb-dev rocksdb-tools redis-server redis-tools memcached \
-  libmemcached-tools openssl libwiredtiger-dev liblmdb-dev chromium; do
+  libmemcached-tools openssl libwiredtiger-dev liblmdb-dev chromium jq; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

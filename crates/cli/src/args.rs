@@ -50,6 +50,10 @@ pub(crate) enum Command {
     /// Read, convert and analyze traces: `trace stats`, `trace dump`, `trace convert`,
     /// `trace analyze` (every common trace format; see docs/traces.md).
     Trace(trace_cmd::TraceCommand),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    Completions(completions::CompletionsCommand),
+    /// Print kvlab's manual page (roff), or write one per subcommand with --out-dir.
+    Man(completions::ManCommand),
 }
 
 /// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.

@@ -8,8 +8,12 @@
 //!   result.json and result files.
 //! - Subcommands of their own: [`import_cmd`], [`report_cmd`], [`suite`]; memtier's
 //!   flags, report and files come from `kvlab-memtier`.
+//! - [`argv`]: the command line before clap parses it (YCSB's single-dash flags, a
+//!   password from `KVLAB_AUTH`). [`completions`]: `kvlab completions`, `kvlab man`.
 
 mod args;
+mod argv;
+mod completions;
 mod db_bench_cmd;
 mod import_cmd;
 mod model_cmd;
@@ -57,7 +61,13 @@ use kvlab_workload::{
 };
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // Read once and dropped, so nothing this process starts inherits it.
+    let auth = std::env::var(argv::AUTH_ENV).ok();
+    std::env::remove_var(argv::AUTH_ENV);
+    let cli = match Cli::try_parse_from(argv::rewrite(
+        std::env::args_os().collect(),
+        auth.as_deref(),
+    )) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -111,6 +121,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Sim(c) => return sim_cmd::sim(*c),
         Command::Model(c) => return model_cmd::model(c),
         Command::DbBench(c) => return db_bench_cmd::db_bench(c),
+        Command::Completions(c) => return completions::completions(c),
+        Command::Man(c) => return completions::man(c),
         Command::Replay(r) => (Phase::Run, replay_cmd::phase_args(*r)?),
     };
     open_store(select_phase(phase, args)?)

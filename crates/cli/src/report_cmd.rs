@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use kvlab_report::{Comparison, ComparisonFormat, ReportError, Study, StudyOptions};
+use kvlab_report::{
+    find_result_files, Comparison, ComparisonFormat, ReportError, ResultDir, Round, Study,
+    StudyOptions,
+};
 
 /// `kvlab report DIR…`.
 #[derive(Args, Debug, Clone)]
@@ -31,6 +34,10 @@ pub(crate) struct ReportArgs {
     /// Do not print the markdown tables on stdout.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Stop at the first result that cannot be read (by default it is skipped with a
+    /// warning naming the file).
+    #[arg(long)]
+    strict: bool,
 }
 
 /// `kvlab compare A B`.
@@ -42,9 +49,13 @@ pub(crate) struct CompareArgs {
     /// The result to compare with A.
     #[arg(value_name = "B")]
     b: PathBuf,
-    /// Output: a markdown table or aligned terminal columns.
+    /// Output: a markdown table, aligned terminal columns, or JSON.
     #[arg(long, value_name = "FORMAT", default_value = "markdown")]
     format: Format,
+    /// JSON output (the same as --format json): which results A and B are, and every
+    /// metric's value in A and B and the ratio B/A (null where there is none).
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
 }
 
 /// `--format` of `kvlab compare`.
@@ -54,6 +65,8 @@ enum Format {
     Markdown,
     /// Aligned plain columns.
     Terminal,
+    /// One JSON object.
+    Json,
 }
 
 /// Naming results that are not there is a usage error (exit code 2); unreadable or
@@ -64,7 +77,8 @@ fn classify(e: ReportError) -> anyhow::Error {
             crate::usage(e.to_string())
         }
         ReportError::Io { ref path, .. } if !path.exists() => crate::usage(e.to_string()),
-        e => e.into(),
+        // The message holds its cause already: as a chain it would be printed twice.
+        e => anyhow::Error::msg(e.to_string()),
     }
 }
 
@@ -87,7 +101,7 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     let options = StudyOptions {
         cv_threshold_pct: args.cv_threshold,
     };
-    let study = Study::load(&args.dirs, options).map_err(classify)?;
+    let study = load_study(&args.dirs, options, args.strict)?;
     let markdown = study.to_markdown();
     if let Some(path) = &args.markdown {
         write_file(path, markdown.as_bytes())?;
@@ -108,15 +122,109 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The results below `roots` (as [`Study::load`]), skipping with a warning each one that
+/// cannot be read, unless `strict`. Having none left is an error.
+fn load_study(roots: &[PathBuf], options: StudyOptions, strict: bool) -> Result<Study> {
+    let mut rounds = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut skipped = 0;
+    for root in roots {
+        let base = if root.is_dir() {
+            root.as_path()
+        } else {
+            root.parent().unwrap_or(Path::new(""))
+        };
+        for file in find_result_files(root).map_err(classify)? {
+            let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
+            if !seen.insert(canonical) {
+                continue;
+            }
+            match Round::load(&file, base) {
+                Ok(r) => rounds.push(r),
+                Err(e) if strict => return Err(classify(e)),
+                Err(e) => {
+                    skipped += 1;
+                    eprintln!("kvlab: warning: skipping {}: {e}", file.display());
+                }
+            }
+        }
+    }
+    if rounds.is_empty() && skipped > 0 {
+        return Err(anyhow::anyhow!(
+            "none of the {skipped} results found could be read"
+        ));
+    }
+    if skipped > 0 {
+        eprintln!(
+            "kvlab: warning: {skipped} result{} skipped (--strict stops at the first)",
+            if skipped == 1 { "" } else { "s" }
+        );
+    }
+    Ok(Study::new(rounds, options))
+}
+
 /// Runs `kvlab compare`.
 pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode> {
     let comparison = Comparison::load(&args.a, &args.b).map_err(classify)?;
-    let format = match args.format {
-        Format::Markdown => ComparisonFormat::Markdown,
-        Format::Terminal => ComparisonFormat::Terminal,
+    let text = match (args.json, args.format) {
+        (true, _) | (_, Format::Json) => {
+            let mut t = serde_json::to_string_pretty(&comparison_json(&comparison))?;
+            t.push('\n');
+            t
+        }
+        (false, Format::Markdown) => comparison.render(ComparisonFormat::Markdown),
+        (false, Format::Terminal) => comparison.render(ComparisonFormat::Terminal),
     };
     let mut out = std::io::stdout().lock();
-    out.write_all(comparison.render(format).as_bytes())?;
+    out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A result of a comparison as JSON: its file, store, workload, clients and seed (a
+/// string too, since a JSON number loses digits beyond 2^53 in most readers).
+fn result_json(r: &ResultDir) -> serde_json::Value {
+    let d = &r.doc;
+    let (threads, connections, pipeline) = d.runner.clients();
+    serde_json::json!({
+        "file": r.file.display().to_string(),
+        "store": d.store.display_name(),
+        "workload": d.workload_label.clone().unwrap_or_else(|| {
+            d.runner.property_files.join("+")
+        }),
+        "phase": d.phase.as_str(),
+        "threads": threads,
+        "connections": connections,
+        "pipeline": pipeline,
+        "seed": d.seed,
+        "seed_string": d.seed.to_string(),
+    })
+}
+
+/// `kvlab compare --json`: `a` and `b` ([`result_json`]) and `metrics`, the rows of the
+/// comparison table as `{metric, a, b, b_over_a}` with plain numbers (null: no figure).
+fn comparison_json(c: &Comparison) -> serde_json::Value {
+    let num = |v: Option<f64>| {
+        v.filter(|v| v.is_finite())
+            .map_or(serde_json::Value::Null, serde_json::Value::from)
+    };
+    let metrics: Vec<serde_json::Value> = c
+        .table
+        .rows
+        .iter()
+        .filter_map(|row| match row.as_slice() {
+            [label, a, b, ratio] => Some(serde_json::json!({
+                "metric": label.0,
+                "a": num(a.1),
+                "b": num(b.1),
+                "b_over_a": num(ratio.1),
+            })),
+            _ => None,
+        })
+        .collect();
+    serde_json::json!({
+        "a": result_json(&c.a),
+        "b": result_json(&c.b),
+        "metrics": metrics,
+    })
 }

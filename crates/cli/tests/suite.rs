@@ -570,13 +570,13 @@ connections = [1, 4]
     assert_eq!(loads("mc"), [1]);
     assert_eq!(loads("redis-fresh"), [1, 1]);
     assert_eq!(state["load_count"], 4);
-    // A prefill is recorded as the load it is; shared by two workloads, it has no
-    // workload name of its own. A YCSB load of one workload's cells is named after it.
+    // A prefill is recorded as the load it is, named for the workloads it fills for (not
+    // as one more workload). A YCSB load of one workload's cells is named after it.
     for load in state["loads"].as_array().unwrap() {
         let doc = json(&Path::new(load["dir"].as_str().unwrap()).join("result.json"));
         assert_eq!(doc["phase"], "load", "{load:#}");
         if load["mode"] == "prefill" {
-            assert!(doc["workload_label"].is_null(), "{load:#}");
+            assert_eq!(doc["workload_label"], "prefill for gets, sets", "{load:#}");
             assert_eq!(doc["command"][1], "memtier");
         } else {
             assert_eq!(doc["workload_label"], "hashes", "{load:#}");
@@ -587,7 +587,7 @@ connections = [1, 4]
     let md = String::from_utf8_lossy(&o.stdout).into_owned();
     for row in [
         ["mc", "gets", "1×1"],
-        ["mc", "memtier [load]", "1×2"],
+        ["mc", "prefill for gets, sets [load]", "1×2"],
         ["redis", "sets", "1×4"],
         ["redis-fresh", "hashes [load]", "2×1"],
     ] {

@@ -17,5 +17,6 @@ mod retries;
 mod servers;
 mod stalls;
 mod suite;
+mod suites_failures;
 mod traces;
 mod transports;

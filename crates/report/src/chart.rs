@@ -18,6 +18,22 @@ const COLORS: [&str; 10] = [
     "#9c755f", "#bab0ac",
 ];
 
+/// After Tableau 10's: the colours Tableau 20 adds, then darker shades, so up to 30 stores
+/// get distinct colours.
+const MORE_COLORS: [&str; 20] = [
+    "#a0cbe8", "#ffbe7d", "#8cd17d", "#b6992d", "#f1ce63", "#499894", "#86bcb6", "#ff9d9a",
+    "#79706e", "#d37295", "#fabfd2", "#d4a6c8", "#9d7660", "#d7b5a6", "#2a4d6e", "#a5501b",
+    "#8c2d2f", "#2f6b2a", "#5e3d72", "#3b3b3b",
+];
+
+/// The `i`-th colour: Tableau 10's, then [`MORE_COLORS`], then again from the start.
+fn palette_color(i: usize) -> &'static str {
+    let i = i % (COLORS.len() + MORE_COLORS.len());
+    COLORS
+        .get(i)
+        .unwrap_or_else(|| &MORE_COLORS[i - COLORS.len()])
+}
+
 /// Colours by name: the names sorted, each given the next colour of a fixed palette, so
 /// a store has the same colour in every chart of a report (and in every report with the
 /// same stores).
@@ -38,14 +54,14 @@ impl Palette {
     /// The colour of `name`; names not in the palette get the last colour (grey).
     pub fn color(&self, name: &str) -> &'static str {
         match self.names.binary_search_by(|n| n.as_str().cmp(name)) {
-            Ok(i) => COLORS[i % COLORS.len()],
+            Ok(i) => palette_color(i),
             Err(_) => COLORS[COLORS.len() - 1],
         }
     }
 
     /// The `i`-th colour of the palette, for series that are not stores.
     pub fn nth(i: usize) -> &'static str {
-        COLORS[i % COLORS.len()]
+        palette_color(i)
     }
 }
 
@@ -782,6 +798,13 @@ mod tests {
         assert_eq!(p.color("null"), COLORS[1]);
         assert_eq!(p.color("redis"), COLORS[2]);
         assert_eq!(p.color("other"), COLORS[9]);
+        // Thirty stores, thirty colours.
+        let names: Vec<String> = (0..30).map(|i| format!("store{i:02}")).collect();
+        let p = Palette::new(names.clone());
+        let mut colors: Vec<&str> = names.iter().map(|n| p.color(n)).collect();
+        colors.sort_unstable();
+        colors.dedup();
+        assert_eq!(colors.len(), 30);
     }
 
     #[test]

@@ -170,7 +170,11 @@ pub struct ResultDocument {
     pub started_at: String,
     /// When the phase finished, RFC 3339 UTC.
     pub finished_at: String,
-    /// The run seed every worker's seed derives from.
+    /// The run seed every worker's seed derives from. Written twice, as `"seed"` (a
+    /// number) and `"seed_string"` (its decimal digits: `jq` and JavaScript read numbers
+    /// as doubles, which round a seed beyond 2^53); read from either, a string or a
+    /// number in either key.
+    #[serde(flatten, with = "seed_fields")]
     pub seed: u64,
     /// True when the run was stopped early (signal or error) and the results are partial.
     pub interrupted: bool,
@@ -244,6 +248,63 @@ impl ResultDocument {
             path: Some(path.to_path_buf()),
             source,
         })
+    }
+}
+
+/// `seed` and `seed_string` of a [`ResultDocument`].
+mod seed_fields {
+    use serde::de::Error as _;
+    use serde::ser::SerializeMap as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// A seed as written: a number or a string of decimal digits.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Number(u64),
+        Text(String),
+        Other(serde::de::IgnoredAny),
+    }
+
+    impl Written {
+        fn value<E: serde::de::Error>(self) -> Result<u64, E> {
+            match self {
+                Written::Number(n) => Ok(n),
+                Written::Text(t) => t.trim().parse().map_err(|_| {
+                    E::custom(format!(
+                        "seed `{t}`: expected a whole number in 0..=18446744073709551615"
+                    ))
+                }),
+                Written::Other(_) => Err(E::custom(
+                    "seed: expected a whole number in 0..=18446744073709551615, or its digits \
+                     as a string",
+                )),
+            }
+        }
+    }
+
+    #[derive(Deserialize)]
+    struct Fields {
+        #[serde(default)]
+        seed: Option<Written>,
+        #[serde(default)]
+        seed_string: Option<Written>,
+    }
+
+    pub(super) fn serialize<S: Serializer>(seed: &u64, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("seed", seed)?;
+        map.serialize_entry("seed_string", &seed.to_string())?;
+        map.end()
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        let f = Fields::deserialize(d)?;
+        // The string is exact where the number may have been rounded by another tool.
+        match (f.seed_string, f.seed) {
+            (Some(w), _) | (None, Some(w)) => w.value(),
+            (None, None) => Err(D::Error::missing_field("seed")),
+        }
     }
 }
 
@@ -387,6 +448,39 @@ mod tests {
         let text = unlabelled.to_json_pretty();
         assert!(!text.contains("workload_label"), "{text}");
         assert_eq!(ResultDocument::from_json(&text).unwrap(), unlabelled);
+    }
+
+    #[test]
+    fn the_seed_is_written_as_a_number_and_a_string_and_read_from_either() {
+        let doc = document();
+        assert!(doc.seed > 1 << 53);
+        let text = doc.to_json_pretty();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["seed"].as_u64(), Some(u64::MAX));
+        assert_eq!(v["seed_string"], "18446744073709551615");
+        let read = |v: &serde_json::Value| ResultDocument::from_json(&v.to_string());
+        // A tool that rounded the number through a double: the string still holds it.
+        let mut rounded = v.clone();
+        rounded["seed"] = serde_json::json!(1.8446744073709552e19);
+        assert_eq!(read(&rounded).unwrap().seed, u64::MAX);
+        // Only the number (results written before the string), or only a string.
+        let mut number = v.clone();
+        number.as_object_mut().unwrap().remove("seed_string");
+        number["seed"] = 12345.into();
+        assert_eq!(read(&number).unwrap().seed, 12345);
+        let mut text_only = v.clone();
+        text_only.as_object_mut().unwrap().remove("seed");
+        text_only["seed_string"] = "9007199254740993".into();
+        assert_eq!(read(&text_only).unwrap().seed, 9_007_199_254_740_993);
+        let mut string_seed = number.clone();
+        string_seed["seed"] = "77".into();
+        assert_eq!(read(&string_seed).unwrap().seed, 77);
+        let mut neither = number.clone();
+        neither.as_object_mut().unwrap().remove("seed");
+        assert!(read(&neither).unwrap_err().to_string().contains("seed"));
+        let mut bad = number;
+        bad["seed"] = "12x".into();
+        assert!(read(&bad).unwrap_err().to_string().contains("12x"));
     }
 
     #[test]

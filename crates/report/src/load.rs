@@ -19,7 +19,7 @@ const TIMELINE_FILE: &str = "timeline.csv";
 /// The HdrHistogram interval log beside a result document.
 const LATENCY_LOG_FILE: &str = "latency.hlog";
 /// The directory of resource time series beside a result document.
-const MONITOR_DIR: &str = "monitor";
+pub(crate) const MONITOR_DIR: &str = "monitor";
 /// Deeper than any result layout; stops a walk that a symlink loop would make endless.
 const MAX_DEPTH: usize = 32;
 

@@ -111,14 +111,58 @@ fn sync_dir(dir: &Path) -> Result<(), ReportError> {
     }
 }
 
+/// What a run writes into its output directory besides [`RESULT_FILE`]; `--overwrite`
+/// removes them, so files of an earlier run that the new one does not write (a RocksDB
+/// run's `monitor/` charts under a null-store result) are not reported as the new run's.
+const RUN_OUTPUTS: &[&str] = &["timeline.csv", "latency.hlog", crate::load::MONITOR_DIR];
+
 /// Creates the output directory `dir` (and its parents). When it already holds a
 /// [`RESULT_FILE`] and `overwrite` is false, returns [`ReportError::Exists`] naming that
-/// file, so an earlier run's results are never mixed with or replaced by a new run's.
+/// file, so an earlier run's results are never mixed with or replaced by a new run's;
+/// when `overwrite` is true, the earlier run's timeline, latency log, `monitor/`
+/// directory and memtier `run-N/` result directories are removed (its result is
+/// replaced when the new one is written; other files are left alone).
 pub fn prepare_out_dir(dir: &Path, overwrite: bool) -> Result<(), ReportError> {
     fs::create_dir_all(dir).map_err(io_error("creating directory", dir))?;
     let result = dir.join(RESULT_FILE);
     if !overwrite && result.exists() {
         return Err(ReportError::Exists(result));
+    }
+    // memtier's `-x N` runs: `run-1/`, `run-2/`, … each with a result.
+    let mut runs = Vec::new();
+    if overwrite {
+        for entry in fs::read_dir(dir)
+            .map_err(io_error("listing", dir))?
+            .flatten()
+        {
+            let name = entry.file_name();
+            let is_run = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("run-"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if is_run && entry.path().join(RESULT_FILE).is_file() {
+                runs.push(entry.path());
+            }
+        }
+    }
+    if overwrite && (result.exists() || !runs.is_empty()) {
+        for name in RUN_OUTPUTS {
+            let path = dir.join(name);
+            let removed = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            match removed {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(io_error("removing the earlier run's", &path)(e));
+                }
+                _ => {}
+            }
+        }
+        for path in runs {
+            fs::remove_dir_all(&path).map_err(io_error("removing the earlier run's", &path))?;
+        }
     }
     Ok(())
 }
@@ -184,5 +228,38 @@ mod tests {
         assert!(matches!(&err, ReportError::Exists(p) if p == &dir.join(RESULT_FILE)));
         prepare_out_dir(&dir, true).unwrap();
         assert_eq!(fs::read_to_string(dir.join(RESULT_FILE)).unwrap(), "{}");
+    }
+
+    #[test]
+    fn overwrite_removes_what_the_earlier_run_wrote_beside_its_result() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path();
+        fs::create_dir_all(dir.join("monitor")).unwrap();
+        fs::write(dir.join("monitor/store.csv"), "t\n").unwrap();
+        fs::write(dir.join("timeline.csv"), "t\n").unwrap();
+        fs::write(dir.join("notes.txt"), "mine").unwrap();
+        fs::create_dir_all(dir.join("run-x")).unwrap();
+        fs::write(dir.join("run-x").join(RESULT_FILE), "{}").unwrap();
+        // No result yet: nothing is removed.
+        prepare_out_dir(dir, true).unwrap();
+        assert!(dir.join("monitor/store.csv").exists());
+        // A memtier -x run's results alone count as an earlier run.
+        fs::create_dir_all(dir.join("run-2")).unwrap();
+        fs::write(dir.join("run-2").join(RESULT_FILE), "{}").unwrap();
+        prepare_out_dir(dir, true).unwrap();
+        assert!(!dir.join("monitor").exists());
+        assert!(!dir.join("run-2").exists());
+        fs::create_dir_all(dir.join("monitor")).unwrap();
+        fs::write(dir.join("monitor/store.csv"), "t\n").unwrap();
+        fs::write(dir.join("timeline.csv"), "t\n").unwrap();
+        fs::create_dir_all(dir.join("run-2")).unwrap();
+        fs::write(dir.join("run-2").join(RESULT_FILE), "{}").unwrap();
+        fs::write(dir.join(RESULT_FILE), "{}").unwrap();
+        prepare_out_dir(dir, true).unwrap();
+        assert!(!dir.join("monitor").exists());
+        assert!(!dir.join("timeline.csv").exists());
+        assert!(!dir.join("run-2").exists());
+        assert!(dir.join("run-x").exists(), "not a memtier run directory");
+        assert!(dir.join("notes.txt").exists());
     }
 }

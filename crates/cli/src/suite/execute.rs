@@ -23,6 +23,11 @@ pub(super) static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
 /// before it is killed.
 const KILL_GRACE: Duration = Duration::from_secs(10);
 
+/// By default the suite stops after this many cells (or loads) in a row failed
+/// (`max_failures_in_a_row`): past that the cause is the store or the machine, not the
+/// cell, and every further cell would fail alike.
+pub(super) const MAX_CONSECUTIVE_FAILURES: usize = 3;
+
 /// How many lines of a failed child's stderr go into `failed.json`.
 const STDERR_TAIL_LINES: usize = 30;
 
@@ -156,6 +161,12 @@ pub(super) struct Runner<'a> {
     /// Cells run so far, and cells to run, for progress lines.
     pub(super) done: usize,
     pub(super) to_run: usize,
+    /// Servers the suite started again after they died.
+    pub(super) restarts: usize,
+    /// Cells and loads that failed in a row, the last first.
+    pub(super) consecutive_failures: usize,
+    /// Why the suite stopped before the end (too many failures in a row).
+    pub(super) stopped: Option<String>,
 }
 
 impl<'a> Runner<'a> {
@@ -190,6 +201,9 @@ impl<'a> Runner<'a> {
             interrupted: false,
             done: 0,
             to_run,
+            restarts: 0,
+            consecutive_failures: 0,
+            stopped: None,
         })
     }
 
@@ -197,7 +211,29 @@ impl<'a> Runner<'a> {
         if INTERRUPTS.load(Ordering::SeqCst) > 0 {
             self.interrupted = true;
         }
-        self.interrupted
+        self.interrupted || self.stopped.is_some()
+    }
+
+    /// Counts a failed (`ok` false) or good cell or load; after the plan's
+    /// `max_failures_in_a_row` failures in a row the suite stops, saying why.
+    fn count_outcome(&mut self, ok: bool, what: &str, why: &str) {
+        if ok {
+            self.consecutive_failures = 0;
+            return;
+        }
+        self.consecutive_failures += 1;
+        let limit = self.plan.max_failures_in_a_row;
+        if limit > 0 && self.consecutive_failures >= limit && self.stopped.is_none() {
+            let reason = format!(
+                "{} cells or loads in a row failed, the last {what}: {why}",
+                self.consecutive_failures
+            );
+            eprintln!(
+                "kvlab suite: stopping: {reason}; the other cells stay pending (fix the cause \
+                 and run the same command again to continue)"
+            );
+            self.stopped = Some(reason);
+        }
     }
 
     pub(super) fn run(mut self) -> Result<ExitCode> {
@@ -224,9 +260,14 @@ impl<'a> Runner<'a> {
         let failed = self.count(Status::Failed);
         let ok = self.count(Status::Ok);
         let ran = self.cells.iter().filter(|c| c.ran).count();
+        let restarts = match self.restarts {
+            0 => String::new(),
+            1 => "; 1 server restart".into(),
+            n => format!("; {n} server restarts"),
+        };
         eprintln!(
             "kvlab suite {}: {ok} of {} cells ok ({ran} run now), {failed} failed, {} pending; \
-             {} load{}; {} flagged (CV > {}%); {:.1} s; summary in {}",
+             {} load{}{restarts}; {} flagged (CV > {}%); {:.1} s; summary in {}",
             plan.name,
             plan.cells.len(),
             self.count(Status::Pending) + self.count(Status::Interrupted),
@@ -240,6 +281,9 @@ impl<'a> Runner<'a> {
         Ok(if self.interrupted {
             eprintln!("kvlab suite: interrupted; run the same command again to continue");
             ExitCode::from(130)
+        } else if let Some(reason) = &self.stopped {
+            eprintln!("kvlab suite: stopped before the end: {reason}");
+            ExitCode::from(1)
         } else if failed > 0 {
             ExitCode::from(1)
         } else {
@@ -281,7 +325,7 @@ impl<'a> Runner<'a> {
                         s.url(),
                         s.pid(),
                         ds.id,
-                        settings
+                        crate::redact_settings(settings)
                     );
                     url = Some(s.url());
                     server = Some(s);
@@ -290,6 +334,7 @@ impl<'a> Runner<'a> {
                     let msg = format!("starting the server of store `{}`: {e}", store.name);
                     eprintln!("kvlab suite: {msg}");
                     self.fail_cells(&pending, "spawn", &msg, None);
+                    self.count_outcome(false, "starting a server", &msg);
                     return Ok(());
                 }
             },
@@ -333,11 +378,25 @@ impl<'a> Runner<'a> {
             }
             return Ok(());
         }
-        for &c in &pending {
+        for (i, &c) in pending.iter().enumerate() {
             if self.stopping() {
                 break;
             }
-            self.run_cell(c, url.as_deref(), server.as_ref())?;
+            // A server the suite started that died between cells: start it again.
+            if self.server_died(&mut server)
+                && !self.restart(di, &mut server, &mut url, &pending[i..])?
+            {
+                break;
+            }
+            let ok = self.run_cell(c, url.as_deref(), server.as_ref())?;
+            // It died during the cell: start it again and run the cell once more.
+            if !ok && !self.interrupted && self.server_died(&mut server) {
+                if !self.restart(di, &mut server, &mut url, &pending[i..])? {
+                    break;
+                }
+                self.done -= 1;
+                self.run_cell(c, url.as_deref(), server.as_ref())?;
+            }
         }
         if let Some(s) = server {
             match s.stop() {
@@ -347,6 +406,71 @@ impl<'a> Runner<'a> {
         }
         self.cleanup(ds, data_dir.as_deref());
         Ok(())
+    }
+
+    /// Whether the suite's server has exited (crashed, or killed by someone else).
+    fn server_died(&self, server: &mut Option<Server>) -> bool {
+        server
+            .as_mut()
+            .is_some_and(|s| matches!(s.try_wait(), Ok(Some(_))))
+    }
+
+    /// Starts the dead server of data set `di` again and loads its data again; `cells`,
+    /// the data set's cells still to run, are failed when that does not work. Returns
+    /// whether the cells can run.
+    fn restart(
+        &mut self,
+        di: usize,
+        server: &mut Option<Server>,
+        url: &mut Option<String>,
+        cells: &[usize],
+    ) -> Result<bool> {
+        let plan = self.plan;
+        let ds = &plan.datasets[di];
+        let store = &plan.stores[ds.store];
+        let Access::Spawn { spec, .. } = &store.access else {
+            return Ok(true);
+        };
+        let old = server.take();
+        let (old_pid, how) = match old {
+            Some(s) => (s.pid(), s.stop().map(|r| r.describe()).unwrap_or_default()),
+            None => (0, String::new()),
+        };
+        let pending: Vec<usize> = cells
+            .iter()
+            .copied()
+            .filter(|&c| self.cells[c].status != Status::Ok)
+            .collect();
+        match Server::start(spec) {
+            Ok(s) => {
+                self.restarts += 1;
+                eprintln!(
+                    "kvlab suite: the server of store {} (pid {old_pid}) died: {how}; started it \
+                     again at {} (pid {}) for data set {}",
+                    store.name,
+                    s.url(),
+                    s.pid(),
+                    ds.id
+                );
+                *url = Some(s.url());
+                *server = Some(s);
+            }
+            Err(e) => {
+                let msg = format!(
+                    "the server of store `{}` died, and starting it again failed: {e}",
+                    store.name
+                );
+                eprintln!("kvlab suite: {msg}");
+                self.fail_cells(&pending, "spawn", &msg, None);
+                self.count_outcome(false, "restarting a server", &msg);
+                return Ok(false);
+            }
+        }
+        // A new server is empty: load the data set's records into it again.
+        if matches!(ds.mode, DataMode::Load | DataMode::Prefill) {
+            return self.load(di, url.as_deref(), server.as_ref(), &pending);
+        }
+        Ok(true)
     }
 
     /// Removes a finished data set's directory unless the store keeps data.
@@ -388,7 +512,8 @@ impl<'a> Runner<'a> {
             "kvlab suite: {what} data set {} of store {} ({})",
             ds.id, plan.stores[ds.store].name, ds.key
         );
-        let end = self.run_child(&args, &dir, server)?;
+        let auth = plan.stores[ds.store].auth.as_deref();
+        let end = self.run_child(&args, &dir, server, auth)?;
         let mut ok = !end.interrupted && end.status.is_some_and(|s| s.success()) && complete(&dir);
         if ok && ds.mode == DataMode::Prefill {
             ok = mark_prefill(&dir)?;
@@ -421,6 +546,7 @@ impl<'a> Runner<'a> {
                 dir.join("failed.json").display()
             );
             self.fail_cells(pending, "load", &reason, Some(&end));
+            self.count_outcome(false, &format!("the load of data set {}", ds.id), &reason);
             return Ok(false);
         }
         if let (Some(data), Access::Embedded { root }) =
@@ -436,6 +562,7 @@ impl<'a> Runner<'a> {
             )?;
         }
         eprintln!("kvlab suite: loaded in {:.1} s", end.seconds);
+        self.count_outcome(true, "", "");
         Ok(true)
     }
 
@@ -458,19 +585,21 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Runs cell `ci`; true when it has a complete result.
     pub(super) fn run_cell(
         &mut self,
         ci: usize,
         url: Option<&str>,
         server: Option<&Server>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let plan = self.plan;
         let cell = &plan.cells[ci];
         let dir = plan.cell_dir(cell);
         reset_dir(&dir)?;
         let args = plan.cell_args(cell, url, &dir);
         let before = server.and_then(|s| s.sample().ok());
-        let end = self.run_child(&args, &dir, server)?;
+        let auth = plan.stores[cell.store].auth.as_deref();
+        let end = self.run_child(&args, &dir, server, auth)?;
         if let Some(s) = server {
             let doc = server_record(s, before, s.sample().ok());
             write_json(&dir.join("server.json"), &doc)?;
@@ -521,13 +650,26 @@ impl<'a> Runner<'a> {
             seconds: Some(end.seconds),
             note: (status == Status::Failed).then(|| end.describe()),
         };
-        self.write_state()
+        if status != Status::Interrupted {
+            let what = format!("cell {}", cell.rel.display());
+            self.count_outcome(status == Status::Ok, &what, &end.describe());
+        }
+        self.write_state()?;
+        Ok(status == Status::Ok)
     }
 
     /// Runs `kvlab ARGS` with stdout and stderr in `dir`, forwarding Ctrl-C and
     /// enforcing the cell timeout. The child monitors itself into `dir/monitor/` (told
-    /// about the suite's `server`, if any) unless the suite does not monitor.
-    fn run_child(&self, args: &[String], dir: &Path, server: Option<&Server>) -> Result<ChildEnd> {
+    /// about the suite's `server`, if any) unless the suite does not monitor. `auth`, the
+    /// store's password, goes into the child's environment only (see
+    /// [`crate::argv::AUTH_ENV`]): its command line is visible to every local user.
+    fn run_child(
+        &self,
+        args: &[String],
+        dir: &Path,
+        server: Option<&Server>,
+        auth: Option<&str>,
+    ) -> Result<ChildEnd> {
         use std::os::unix::process::CommandExt;
         let stdout_path = dir.join("stdout.txt");
         let stderr_path = dir.join("stderr.txt");
@@ -543,7 +685,12 @@ impl<'a> Runner<'a> {
         let seen = INTERRUPTS.load(Ordering::SeqCst);
         // Its own process group: the terminal's Ctrl-C reaches the suite only, which
         // forwards exactly one SIGINT per press.
-        let spawned = Command::new(&self.exe)
+        let mut child_command = Command::new(&self.exe);
+        match auth {
+            Some(a) => child_command.env(crate::argv::AUTH_ENV, a),
+            None => child_command.env_remove(crate::argv::AUTH_ENV),
+        };
+        let spawned = child_command
             .args(&args)
             .stdin(Stdio::null())
             .stdout(stdout)
@@ -609,6 +756,8 @@ impl<'a> Runner<'a> {
         let plan = self.plan;
         let state = if self.interrupted {
             "interrupted"
+        } else if self.stopped.is_some() {
+            "stopped"
         } else if self.cells.iter().all(|c| c.status == Status::Ok) {
             "complete"
         } else if self.cells.iter().any(|c| c.status == Status::Pending) {
@@ -677,6 +826,8 @@ impl<'a> Runner<'a> {
                 "pending": count(Status::Pending),
                 "ran": self.cells.iter().filter(|c| c.ran).count(),
             },
+            "stopped_because": self.stopped,
+            "server_restarts": self.restarts,
             "load_count": self.loads.len(),
             "loads": self.loads,
             "datasets": datasets,

@@ -29,7 +29,8 @@ pub(super) enum Access {
         settings: String,
         per: SpawnPer,
     },
-    /// A server that is already running.
+    /// A server that is already running, at this URL without its credentials (those
+    /// are the store's `auth`, passed to children in their environment).
     Url(String),
 }
 
@@ -43,6 +44,10 @@ pub(super) struct StorePlan {
     /// Arguments every child of this store gets (`--cache-size`, … and `args`).
     pub(super) args: Vec<String>,
     pub(super) keep_data: bool,
+    /// The password (`:PASSWORD` or `USER:PASSWORD`) of the store's server: from its
+    /// `url`, or the `requirepass` of a server the suite spawns. Children get it in
+    /// their environment ([`crate::argv::AUTH_ENV`]), never on their command line.
+    pub(super) auth: Option<String>,
 }
 
 impl StorePlan {
@@ -137,6 +142,8 @@ pub(super) struct Plan {
     pub(super) rounds: u32,
     pub(super) seed: Option<u64>,
     pub(super) cell_timeout: Option<Duration>,
+    /// Stop after this many cells (or loads) in a row failed; 0: never.
+    pub(super) max_failures_in_a_row: usize,
     pub(super) monitor: Option<Duration>,
     pub(super) load_threads: usize,
     pub(super) load_connections: usize,
@@ -149,16 +156,41 @@ pub(super) struct Plan {
     pub(super) datasets: Vec<DataSet>,
 }
 
-/// `host` and `port` of a `redis://host:port` or `memcached://host:port` URL.
-fn host_port(url: &str) -> Option<(String, String)> {
-    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
-    let rest = rest.trim_end_matches('/');
-    if rest.contains(['@', '/', ',']) {
-        return None;
+/// What a memtier child needs to reach the server of `url` (credentials already split
+/// off): `-s HOST -p PORT` or `-S SOCKET`, and `--select-db N`, `--tls` as the URL says;
+/// `None` when memtier cannot name it (several servers).
+fn memtier_address(url: &str) -> Option<Vec<String>> {
+    let u = kvlab_net::ServerUrl::parse(
+        url,
+        &[
+            "redis",
+            "rediss",
+            "redis+unix",
+            "unix",
+            "memcached",
+            "memcached+unix",
+        ],
+        6379,
+    )
+    .ok()?;
+    let mut a = Vec::new();
+    match (&u.socket, u.hosts.as_slice()) {
+        (Some(path), _) => a.extend(["-S".to_string(), path.display().to_string()]),
+        (None, [(host, port)]) => a.extend([
+            "-s".to_string(),
+            host.clone(),
+            "-p".into(),
+            port.to_string(),
+        ]),
+        _ => return None,
     }
-    let (host, port) = rest.rsplit_once(':')?;
-    port.parse::<u16>().ok()?;
-    Some((host.to_string(), port.to_string()))
+    if let Some(db) = u.db.filter(|&d| d > 0) {
+        a.push(format!("--select-db={db}"));
+    }
+    if u.scheme == "rediss" {
+        a.push("--tls".into());
+    }
+    Some(a)
 }
 
 /// The properties whose values decide which records a YCSB load writes.
@@ -436,6 +468,17 @@ impl Plan {
             .then_some(first)
     }
 
+    /// The names of the workloads of a data set's cells, in file order, comma-separated.
+    pub(super) fn workload_names(&self, ds: &DataSet) -> String {
+        let mut ws: Vec<usize> = ds.cells.iter().map(|&c| self.cells[c].workload).collect();
+        ws.sort_unstable();
+        ws.dedup();
+        ws.iter()
+            .map(|&w| self.workloads[w].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The child command line that loads a data set, if it needs one.
     pub(super) fn load_args(
         &self,
@@ -474,9 +517,15 @@ impl Plan {
             _ => return None,
         }
         // A data set of one workload's cells is that workload's load; one that several
-        // workloads share keeps the name its properties or flags give it.
-        if let Some(w) = self.only_workload(ds) {
-            a.extend(["--workload-label".into(), self.workloads[w].name.clone()]);
+        // workloads share keeps the name its properties give it. A memtier prefill is
+        // named for what it is, so a report does not show it as one more workload.
+        let label = match (&ds.mode, self.only_workload(ds)) {
+            (DataMode::Prefill, _) => Some(format!("prefill for {}", self.workload_names(ds))),
+            (_, Some(w)) => Some(self.workloads[w].name.clone()),
+            _ => None,
+        };
+        if let Some(label) = label {
+            a.extend(["--workload-label".into(), label]);
         }
         a.extend(["--out".into(), out.display().to_string()]);
         a.extend(["--overwrite".into(), "--progress".into(), "never".into()]);
@@ -484,8 +533,6 @@ impl Plan {
     }
 }
 
-/// `-s HOST -p PORT` (and the memcached protocol when none is named) for a memtier
-/// child; the placeholder of a store without a URL yet.
 /// A cell's workload properties as `kvlab load`/`run` arguments: `-P FILE` for each of
 /// the workload's property files, then `-p NAME=VALUE` for the workload's and the cell's
 /// settings.
@@ -502,18 +549,13 @@ fn property_args(w: &WorkloadPlan, cell: &Cell) -> Vec<String> {
     a
 }
 
+/// `-s HOST -p PORT` (and the memcached protocol when none is named) for a memtier
+/// child; `PORT` stands for the port of a server not started yet.
 fn memtier_target(store: &StorePlan, words: &[String], url: Option<&str>) -> Vec<String> {
-    let (host, port) = url
-        .and_then(host_port)
-        .unwrap_or_else(|| ("HOST".into(), "PORT".into()));
-    let mut a = vec![
-        "-s".to_string(),
-        host,
-        "-p".to_string(),
-        port,
-        "--label".to_string(),
-        store.name.clone(),
-    ];
+    let mut a = url
+        .and_then(memtier_address)
+        .unwrap_or_else(|| ["-s", "127.0.0.1", "-p", "PORT"].map(String::from).to_vec());
+    a.extend(["--label".to_string(), store.name.clone()]);
     if store.db == "memcached" && !names_protocol(words) {
         a.push("--protocol=memcache_text".into());
     }
@@ -525,17 +567,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn host_and_port_of_a_single_server_url() {
+    fn memtier_reaches_a_url_by_host_port_socket_db_and_tls() {
+        let words = |u: &str| memtier_address(u).map(|a| a.join(" "));
         assert_eq!(
-            host_port("redis://127.0.0.1:6379"),
-            Some(("127.0.0.1".into(), "6379".into()))
+            words("redis://127.0.0.1:6379").as_deref(),
+            Some("-s 127.0.0.1 -p 6379")
         );
         assert_eq!(
-            host_port("memcached://localhost:11211/"),
-            Some(("localhost".into(), "11211".into()))
+            words("memcached://localhost:11211/").as_deref(),
+            Some("-s localhost -p 11211")
         );
-        assert_eq!(host_port("redis://u:p@h:1"), None);
-        assert_eq!(host_port("memcached://a:1,b:2"), None);
-        assert_eq!(host_port("redis://h:port"), None);
+        assert_eq!(
+            words("rediss://h:1/3").as_deref(),
+            Some("-s h -p 1 --select-db=3 --tls")
+        );
+        assert_eq!(
+            words("redis+unix:///tmp/r.sock").as_deref(),
+            Some("-S /tmp/r.sock")
+        );
+        assert_eq!(words("memcached://a:1,b:2"), None);
+        assert_eq!(words("redis://h:port"), None);
     }
 }

@@ -35,7 +35,7 @@ use clap::Args;
 
 use crate::usage;
 use execute::{Runner, INTERRUPTS};
-use matrix::Plan;
+use matrix::{Access, Plan};
 
 /// `kvlab suite`: run a suite file's matrix.
 #[derive(Args, Debug, Clone)]
@@ -97,7 +97,9 @@ fn print_plan(plan: &Plan) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "(a spawned server's address is added to its cells' command lines once it runs)"
+        "(PORT: the port of a server the suite starts; a password is passed to each child in \
+         its environment, {}, never on its command line)",
+        crate::argv::AUTH_ENV
     )?;
     for d in &plan.datasets {
         let store = &plan.stores[d.store];
@@ -110,7 +112,13 @@ fn print_plan(plan: &Plan) -> std::io::Result<()> {
             plural(d.cells.len(), "cell"),
             d.key
         )?;
-        if let Some(a) = plan.load_args(d, None, &plan.load_dir(d)) {
+        let url = match &store.access {
+            Access::Url(u) => Some(u.clone()),
+            Access::Spawn { kind, .. } => Some(format!("{}://127.0.0.1:PORT", kind.scheme())),
+            _ => None,
+        };
+        let url = url.as_deref();
+        if let Some(a) = plan.load_args(d, url, &plan.load_dir(d)) {
             writeln!(out, "  load: kvlab {}", a.join(" "))?;
         }
         for &c in &d.cells {
@@ -119,7 +127,7 @@ fn print_plan(plan: &Plan) -> std::io::Result<()> {
                 out,
                 "  {}: kvlab {}",
                 cell.rel.display(),
-                plan.cell_args(cell, None, &plan.cell_dir(cell)).join(" ")
+                plan.cell_args(cell, url, &plan.cell_dir(cell)).join(" ")
             )?;
         }
     }

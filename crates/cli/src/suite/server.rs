@@ -25,7 +25,7 @@ pub(super) fn monitor_args(monitor: Option<Duration>, server: Option<&Server>) -
 }
 
 /// A cell's `server.json`: the server's address, binary, version and configuration, and
-/// the CPU seconds it spent between `before` and `after` and its RSS at the end.
+/// the CPU seconds it spent (passwords in its settings shown as `***`) between `before` and `after` and its RSS at the end.
 pub(super) fn server_record(
     s: &Server,
     before: Option<ProcessSample>,
@@ -36,7 +36,14 @@ pub(super) fn server_record(
         "url": kvlab_report::redact_url(&s.url()),
         "binary": s.binary().display().to_string(),
         "version": s.version(),
-        "config": s.config().iter().cloned().collect::<BTreeMap<String, String>>(),
+        "config": s
+            .config()
+            .iter()
+            .map(|(k, v)| {
+                let secret = crate::SECRET_SETTINGS.iter().any(|n| k.eq_ignore_ascii_case(n));
+                (k.clone(), if secret { "***".to_string() } else { v.clone() })
+            })
+            .collect::<BTreeMap<String, String>>(),
     });
     if let (Some(b), Some(a)) = (before, after) {
         doc["cpu_user_s"] = (a.user_secs - b.user_secs).into();

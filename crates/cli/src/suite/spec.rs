@@ -30,6 +30,8 @@ struct RawSuite {
     #[serde(default)]
     cell_timeout: Option<String>,
     #[serde(default)]
+    max_failures_in_a_row: Option<usize>,
+    #[serde(default)]
     monitor: Option<bool>,
     #[serde(default)]
     monitor_interval: Option<String>,
@@ -573,6 +575,9 @@ impl Plan {
             rounds,
             seed: raw.seed,
             cell_timeout,
+            max_failures_in_a_row: raw
+                .max_failures_in_a_row
+                .unwrap_or(super::execute::MAX_CONSECUTIVE_FAILURES),
             monitor,
             load_threads: load.threads.unwrap_or(2),
             load_connections: load.connections.unwrap_or(1),
@@ -742,6 +747,7 @@ fn validate_store(
     )?;
     only("disk_path", s.disk_path.is_some(), &["foyer"], "foyer")?;
     only("disk_size", s.disk_size.is_some(), &["foyer"], "foyer")?;
+    let mut auth = None;
     let access = if EMBEDDED.contains(&db) {
         let root = match &s.path {
             Some(p) if p.is_relative() => base.join(p),
@@ -764,7 +770,11 @@ fn validate_store(
                      starts; \"\" for the defaults) or `url = \"redis://host:port\"`",
                 ));
             }
-            (None, Some(u)) => Access::Url(u.clone()),
+            (None, Some(u)) => {
+                let (public, credentials) = crate::argv::split_credentials(u);
+                auth = credentials;
+                Access::Url(public)
+            }
             (Some(settings), None) => {
                 let kind = if db == "redis" {
                     ServerKind::Redis
@@ -773,6 +783,7 @@ fn validate_store(
                 };
                 let spec = ServerSpec::parse(kind, settings)
                     .map_err(|e| bad(file, &format!("{key}.spawn"), e))?;
+                auth = spec.get("requirepass").map(|p| format!(":{p}"));
                 Access::Spawn {
                     kind,
                     spec,
@@ -828,6 +839,7 @@ fn validate_store(
         options,
         args,
         keep_data: s.keep_data.unwrap_or(false),
+        auth,
     })
 }
 

@@ -175,6 +175,8 @@ impl Runner<'_> {
                 "suite": plan.name,
                 "cv_threshold_pct": self.cv_threshold,
                 "rounds": plan.rounds,
+                "server_restarts": self.restarts,
+                "stopped_because": self.stopped,
                 "cells": rows,
             }),
         )?;
@@ -266,6 +268,18 @@ impl Runner<'_> {
                 self.loads.len(),
                 if self.loads.len() == 1 { "" } else { "s" },
             );
+        }
+        if self.restarts > 0 {
+            let _ = writeln!(
+                md,
+                "\nA server the suite started died and was started again {} time{} (its data \
+                 loaded again, the cell it died in run again; see suite.json).",
+                self.restarts,
+                if self.restarts == 1 { "" } else { "s" },
+            );
+        }
+        if let Some(reason) = &self.stopped {
+            let _ = writeln!(md, "\nThe suite stopped before the end: {reason}.");
         }
         kvlab_report::write_atomic(&plan.out.join("summary.md"), md.as_bytes(), true)
             .context("writing summary.md")?;
