@@ -865,7 +865,19 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             for c in &mut clients {
                 c.phase_start = warmup_start;
             }
-            let phases = budgets.iter().map(|&(_, w)| (w, deadline, None)).collect();
+            // The warm-up keeps the plan's target rate: it warms the store at the load
+            // the measured part will put on it.
+            let phases = budgets
+                .iter()
+                .enumerate()
+                .map(|(i, &(_, w))| {
+                    let schedule = plan.target_rate.map(|rate| {
+                        let start = warmup_start;
+                        Schedule::new(rate, start, first_client + i, total_clients, plan.pipeline)
+                    });
+                    (w, deadline, schedule)
+                })
+                .collect();
             clients = run_clients(runtime.as_ref(), &ts, clients, phases);
             ts.hand_over_warmup();
             shared.done.fetch_add(1, Ordering::AcqRel);
