@@ -141,6 +141,10 @@ impl Progress {
                 if total > 0 {
                     line.push_str(&format!(" ({:.0}%)", 100.0 * iv.done as f64 / total as f64));
                 }
+            } else if let Some(d) = iv.duration.filter(|d| !d.is_zero()) {
+                // A timed run: the share of its time gone.
+                let share = (iv.time_s / d.as_secs_f64()).clamp(0.0, 1.0);
+                line.push_str(&format!(" ({:.0}%)", 100.0 * share));
             }
             if let Some(eta) = eta(iv.time_s, iv.done, iv.expected, iv.duration) {
                 line.push_str(&format!("  ETA {}", human_duration(eta)));

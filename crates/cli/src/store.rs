@@ -243,6 +243,7 @@ pub(crate) fn execute_with_server<S: Store>(
     server: Option<kvlab_spawn::Server>,
     stats: Option<kvlab_monitor::StoreStatsFn>,
 ) -> Result<ExitCode> {
+    refuse_lost_phase(ctx, store, server.is_some())?;
     let Some(server) = server else {
         if !store.capabilities().persistent {
             preload(ctx, store, &format!("the {} store", store.name()))?;
@@ -306,9 +307,41 @@ pub(crate) fn execute_with_server<S: Store>(
     code
 }
 
+/// Refuses `load` and `verify` on a store that does not outlive this process (an
+/// in-process cache, a server kvlab starts and stops): a `load` would be thrown away
+/// on exit, and a `verify` would find nothing. The null store is exempt: loading into
+/// it measures kvlab itself.
+fn refuse_lost_phase<S: Store>(ctx: &PhaseCtx, store: &S, spawned: bool) -> Result<()> {
+    if !matches!(ctx.phase, Phase::Load | Phase::Verify) || store.name() == "null" {
+        return Ok(());
+    }
+    let what = if spawned {
+        format!(
+            "the {} server kvlab starts (--spawn) stops when kvlab exits",
+            store.name()
+        )
+    } else if !store.capabilities().persistent {
+        format!("the {} store lives in kvlab's own memory", store.name())
+    } else {
+        return Ok(());
+    };
+    Err(usage(format!(
+        "{what}: a `{}` would {}; `kvlab run` loads such a store itself before it \
+         measures (and `-p dataintegrity=true` checks every read), or give a store that \
+         outlives the process (--url, --path, or foyer with --disk-path)",
+        ctx.phase.as_str(),
+        if ctx.phase == Phase::Load {
+            "be thrown away when kvlab exits"
+        } else {
+            "find nothing"
+        }
+    )))
+}
+
 /// Runs the phase on an embedded or in-process store, whose own statistics
 /// ([`Store::stats`]) the monitor samples for `monitor/store.csv`.
 pub(crate) fn execute<S: Store>(ctx: &PhaseCtx, store: Arc<S>) -> Result<ExitCode> {
+    refuse_lost_phase(ctx, &*store, false)?;
     if !store.capabilities().persistent {
         preload(ctx, &*store, &format!("the {} store", store.name()))?;
     }

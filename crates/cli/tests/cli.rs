@@ -551,3 +551,51 @@ fn run_reports_the_keys_of_multi_key_gets() {
     let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
     assert_eq!(doc.runner.keys_found, 250);
 }
+
+/// `load` and `verify` on a store that does not outlive the process are refused with the
+/// reason (exit 2), instead of loading into a store thrown away on exit, or reporting
+/// every record missing.
+#[test]
+fn load_and_verify_on_a_store_that_dies_with_kvlab_are_refused() {
+    for (phase, db, rest) in [
+        ("load", "moka", &[][..]),
+        ("verify", "moka", &[][..]),
+        ("load", "redis", &["--spawn", ""][..]),
+    ] {
+        let o = kvlab(
+            &[
+                &[phase, "-P", "workloads/ycsb/workloada", "--db", db][..],
+                rest,
+            ]
+            .concat(),
+        );
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{phase} {db}: {stderr}");
+        assert!(
+            stderr.contains("kvlab run` loads such a store itself"),
+            "{stderr}"
+        );
+    }
+    // The null store still loads: that measures kvlab itself.
+    let o = kvlab(&["load", "-P", "workloads/ycsb/workloada", "--db", "null"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+}
+
+/// A CacheBench config key given as `-p` on a cache workload points at `--cachebench`
+/// and at the workload's own property.
+#[test]
+fn a_cachebench_key_as_a_property_points_at_the_right_flag() {
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/cache/kv-small-readonly",
+        "--db",
+        "null",
+        "-p",
+        "numKeys=100",
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--cachebench FILE"), "{stderr}");
+    assert!(stderr.contains("did you mean `cache.keys`"), "{stderr}");
+}

@@ -121,6 +121,22 @@ pub enum WorkloadError {
         /// The argument as given.
         arg: String,
     },
+    /// A CacheBench config key (`numKeys`, `getRatio`, …) given as a `-p` property of a
+    /// cache workload.
+    #[error(
+        "unknown property `{key}` ({origin}): `{key}` is a CacheBench config key; give \
+         the config file with `--cachebench FILE`, or set the cache workload's own \
+         property{}",
+        did_you_mean(.suggestion)
+    )]
+    CacheBenchKey {
+        /// The property name.
+        key: String,
+        /// Where it was set.
+        origin: Origin,
+        /// The closest `cache.*` property, if one is close.
+        suggestion: Option<String>,
+    },
     /// A property no layer knows.
     #[error("unknown property `{key}` ({origin}){}", did_you_mean(.suggestion))]
     UnknownProperty {

@@ -135,10 +135,36 @@ impl CacheSpec {
                     .iter()
                     .map(|(k, _)| *k)
                     .chain(other_known.iter().copied());
+                let (key, origin) = (key.to_string(), props.origin(key).cloned());
+                let origin = origin.unwrap_or(Origin::Default);
+                // CacheBench's config keys are camelCase (numKeys, getRatio, …); ours
+                // are not. The ones with a counterpart name it.
+                let counterpart = match key.as_str() {
+                    "numKeys" => Some("cache.keys"),
+                    "numOps" => Some("cache.operations"),
+                    "getRatio" => Some("cache.get"),
+                    "setRatio" => Some("cache.set"),
+                    "delRatio" => Some("cache.delete"),
+                    "keySizeRange" | "keySizeRangeProbability" => Some("cache.key_size"),
+                    "valSizeRange" | "valSizeRangeProbability" => Some("cache.value_size"),
+                    "zipfParam" => Some("cache.zipf_theta"),
+                    "ttlSec" => Some("cache.ttl"),
+                    _ => None,
+                };
+                let suggestion = counterpart
+                    .map(str::to_string)
+                    .or_else(|| suggestion(&key, names));
+                if key.bytes().any(|b| b.is_ascii_uppercase()) && !key.contains('.') {
+                    return Err(WorkloadError::CacheBenchKey {
+                        key,
+                        origin,
+                        suggestion,
+                    });
+                }
                 return Err(WorkloadError::UnknownProperty {
-                    key: key.to_string(),
-                    origin: props.origin(key).cloned().unwrap_or(Origin::Default),
-                    suggestion: suggestion(key, names),
+                    key,
+                    origin,
+                    suggestion,
                 });
             }
         }
