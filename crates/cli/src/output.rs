@@ -215,7 +215,10 @@ pub(crate) fn write_result<S: Store>(
         fell_behind: outcome.fell_behind,
         workload: ctx.work.effective().into_iter().collect(),
         workload_label: ctx.args.workload_label.clone(),
-        runner: runner_section(ctx, outcome),
+        runner: RunnerSection {
+            unreachable_s: done.unreachable_s,
+            ..runner_section(ctx, outcome)
+        },
         store: StoreSection {
             name: store.name().to_string(),
             label: ctx.args.label.clone(),

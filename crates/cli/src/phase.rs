@@ -185,6 +185,8 @@ pub(crate) struct RunDone {
     pub(crate) seconds: Vec<memtier_report::Second>,
     /// Remarks on the run (interrupted, fell behind, …), printed and kept in the result.
     pub(crate) notes: Vec<String>,
+    /// Seconds of the measured part the store could not be reached (about).
+    pub(crate) unreachable_s: f64,
 }
 
 /// Runs the phase's workload once, writing the HDR interval log into `dir`.
@@ -203,7 +205,9 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     let mut display = progress::Progress::new(ctx.args.progress, ctx.phase.as_str());
     let mut hlog_error = None;
     let mut seconds: Vec<memtier_report::Second> = Vec::new();
+    let mut outage = crate::outage::Outage::default();
     let mut observer = |iv: &kvlab_runner::Interval<'_>| {
+        outage.interval(iv, &mut display);
         display.update(iv);
         if iv.warmup {
             return;
@@ -284,6 +288,9 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         }
         notes.push(note);
     }
+    if let Some(note) = outage.note(outcome.elapsed.as_secs_f64()) {
+        notes.push(note);
+    }
     if outcome.interrupted {
         notes.push("interrupted: results cover the operations completed before the stop".into());
     }
@@ -331,6 +338,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         timeline,
         seconds,
         notes,
+        unreachable_s: outage.unreachable_s(),
     })
 }
 

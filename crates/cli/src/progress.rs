@@ -164,6 +164,18 @@ impl Progress {
         let _ = err.flush();
     }
 
+    /// Prints a line of its own on stderr, whether or not progress is shown (above the
+    /// progress line on a terminal, which the next update draws again).
+    pub fn message(&mut self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        if self.drawn {
+            let _ = write!(err, "\r\x1b[2K");
+            self.drawn = false;
+        }
+        let _ = writeln!(err, "{text}");
+        let _ = err.flush();
+    }
+
     /// Ends the progress line.
     pub fn finish(&mut self) {
         if self.drawn {

@@ -323,3 +323,63 @@ fn ctrl_c_during_the_preload_is_an_interruption() {
     assert!(stderr.contains("nothing was measured"), "{stderr}");
     assert!(!stderr.contains("failed"), "{stderr}");
 }
+
+/// memcached killed 2 s into a 6 s run and started again 2 s later: stderr says when it
+/// stopped answering and when it answered again, the result counts the time without it,
+/// and the reconnection back-off (up to 1 s) is no request's latency.
+#[test]
+fn a_lost_server_is_said_out_loud_and_its_back_off_is_nobodys_latency() {
+    let spec = ServerSpec::parse(ServerKind::Memcached, "").unwrap();
+    let s = Server::start(&spec).unwrap();
+    let port = s.port();
+    let url = s.url();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = start_run(ServerKind::Memcached, &s, &out, "6s");
+    std::thread::sleep(Duration::from_secs(2));
+    drop(s); // stops it
+    std::thread::sleep(Duration::from_secs(2));
+    // Again on the same port, where the run's sessions reconnect.
+    let again = Command::new("memcached")
+        .args([
+            "-u",
+            "root",
+            "-l",
+            "127.0.0.1",
+            "-U",
+            "0",
+            "-p",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _again = Kill(again);
+    let o = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("the store does not answer"),
+        "{url}: {stderr}"
+    );
+    assert!(stderr.contains("the store answers again"), "{stderr}");
+    let doc = result(&out);
+    let unreachable = doc["runner"]["unreachable_s"].as_f64().unwrap();
+    assert!(
+        (1.0..=3.0).contains(&unreachable),
+        "{unreachable}: {stderr}"
+    );
+    assert!(doc["results"]["errors"]["connection"].as_u64().unwrap() > 0);
+    // The back-off doubles from 10 ms to 1 s while the server is away: were it timed,
+    // the failed requests (several after 300 ms of waiting) would top the latency. A
+    // refused connect on loopback fails at once.
+    let max_us = doc["results"]["overall"]["max_us"].as_f64().unwrap();
+    assert!(max_us < 300_000.0, "max {max_us} µs");
+}

@@ -767,6 +767,15 @@ pub trait Session: Send {
     fn prepare(&mut self) -> impl Future<Output = Result<(), StoreError>> + Send {
         std::future::ready(Ok(()))
     }
+
+    /// When the session may next try to serve, after losing a connection (its
+    /// reconnection back-off); `None` when it can now. The runner waits until then
+    /// before it times the next batch, so a back-off is never counted as the latency of
+    /// requests that were not even sent.
+    #[inline]
+    fn ready_at(&self) -> Option<std::time::Instant> {
+        None
+    }
 }
 
 /// Something kvlab drives: an engine, a cache or a server.

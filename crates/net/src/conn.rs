@@ -265,6 +265,16 @@ pub(crate) struct Link {
     pub(crate) backoff: Backoff,
 }
 
+/// The latest time any of `links` without a connection may try again: when a session
+/// can next serve a batch ([`kvlab_core::Session::ready_at`]).
+pub(crate) fn ready_at(links: &[Link]) -> Option<Instant> {
+    links
+        .iter()
+        .filter(|l| l.conn.is_none())
+        .filter_map(|l| l.backoff.next_attempt())
+        .max()
+}
+
 /// memtier's `--reconnect-interval`: counts a session's requests and says when its
 /// connections are due to be closed, to be opened again by the next batch. Counting
 /// whole batches, a pipeline that does not divide the interval reconnects after the
@@ -338,6 +348,11 @@ impl Default for Backoff {
 impl Backoff {
     const FIRST: Duration = Duration::from_millis(10);
     const MAX: Duration = Duration::from_secs(1);
+
+    /// When the next attempt is allowed, if it has to wait.
+    pub(crate) fn next_attempt(&self) -> Option<Instant> {
+        self.next_attempt
+    }
 
     /// Waits until the next attempt is allowed.
     pub(crate) async fn wait(&self) {

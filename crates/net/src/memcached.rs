@@ -1215,6 +1215,10 @@ async fn read_meta_multi(
 }
 
 impl Session for MemcachedSession {
+    fn ready_at(&self) -> Option<std::time::Instant> {
+        crate::conn::ready_at(&self.links)
+    }
+
     async fn prepare(&mut self) -> Result<(), StoreError> {
         for server in 0..self.links.len() {
             self.ensure_connected(server).await?;

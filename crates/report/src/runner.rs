@@ -66,6 +66,9 @@ pub struct RunnerSection {
     /// Requests still waiting for a reply when the run stopped (abandoned, not counted
     /// as operations).
     pub unfinished_requests: u64,
+    /// Seconds of the measured part the store could not be reached (about: an interval
+    /// with only failed connections counts whole, one with some answers half).
+    pub unreachable_s: f64,
     /// Warm-up before measuring.
     pub warmup: Option<serde_json::Value>,
     /// Keys this version of kvlab does not know, from documents written by others.

@@ -298,6 +298,13 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                     slot.due = intended_of(&self.dues, i, intended);
                 }
             }
+            // A session waiting to reconnect: the wait is nobody's latency (a schedule's
+            // intended times still see it).
+            if let Some(ready) = self.session.ready_at() {
+                if ready > Instant::now() && !wait_until(ts, ready, deadline, pacer).await {
+                    break;
+                }
+            }
             let started = Timestamp::now();
             self.session.execute(&mut self.batch).await;
             // Before recording the batch: when an interval ended while it ran, what the

@@ -589,6 +589,10 @@ impl RedisSession {
 }
 
 impl Session for RedisSession {
+    fn ready_at(&self) -> Option<std::time::Instant> {
+        crate::conn::ready_at(&self.links)
+    }
+
     async fn prepare(&mut self) -> Result<(), StoreError> {
         let nodes = self
             .inner
