@@ -252,6 +252,8 @@ pub struct Series {
     pub dashed: bool,
     /// Shown in the legend (false for further rounds that share an entry).
     pub in_legend: bool,
+    /// Drawn as separate square markers without a line (measurements beside a curve).
+    pub points_only: bool,
 }
 
 impl Series {
@@ -263,6 +265,7 @@ impl Series {
             points,
             dashed: false,
             in_legend: true,
+            points_only: false,
         }
     }
 }
@@ -502,6 +505,23 @@ impl LineChart {
                 .filter(|p| self.x.usable(p.x) && self.y.usable(p.y))
                 .collect();
             if drawn.is_empty() {
+                continue;
+            }
+            if s.points_only {
+                for p in &drawn {
+                    write!(
+                        out,
+                        "<rect class=\"measured\" x=\"{:.1}\" y=\"{:.1}\" width=\"10\" \
+                         height=\"10\" fill=\"{c}\" stroke=\"#000\"><title>{l}: {x} → {y}</title></rect>",
+                        x_of(p.x) - 5.0,
+                        y_of(p.y) - 5.0,
+                        c = s.color,
+                        l = escape_html(&s.label),
+                        x = compact(p.x),
+                        y = compact(p.y),
+                    )
+                    .expect("writing to a String cannot fail");
+                }
                 continue;
             }
             let mut d = String::new();
