@@ -283,7 +283,8 @@ struct RunArgv {
 /// --threads 1 --record T` records — the same workload selection, seed, operation count
 /// and store answers (the null store: every read finds an empty value, so a look-aside
 /// workload issues no fills; the simulator's miss inserts the object, which is what a
-/// fill does) — recorded to a temporary file and loaded from it.
+/// fill does) — recorded to a temporary file and loaded from it; a read of a cache
+/// workload's key is sized as the key's value.
 fn synthetic(cmd: &SimCommand) -> Result<(SimTrace, String)> {
     let dir = std::env::temp_dir().join(format!("kvlab-sim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -325,9 +326,35 @@ fn synthetic(cmd: &SimCommand) -> Result<(SimTrace, String)> {
             .map_err(|e| anyhow::anyhow!(e))?;
         let load = LoadOptions {
             skip_zero_size: !cmd.keep_zero_size,
+            fill_read_sizes: true,
             ..LoadOptions::default()
         };
-        SimTrace::from_reader(&mut *reader, load).map_err(|e| anyhow::anyhow!(e))
+        // The null store returns empty values. A cache workload's key has one value size
+        // (CacheBench's model): a read of it gets that size, as a store holding the key
+        // would return — byte mode needs it, object mode is unchanged. Other reads
+        // without a value take their object's nearest written size (LoadOptions).
+        let cache = match &ctx.work {
+            AnyWorkload::Cache(w) => Some(Arc::clone(w)),
+            _ => None,
+        };
+        let records = std::iter::from_fn(|| {
+            let mut rec = kvlab_trace::TraceRecord::default();
+            match reader.read(&mut rec) {
+                Ok(false) => None,
+                Err(e) => Some(Err(e.into())),
+                Ok(true) => {
+                    if let Some(w) = &cache {
+                        if rec.op.is_read() && rec.value_size == 0 {
+                            if let Some(i) = w.key_index(&rec.key) {
+                                rec.value_size = w.value_size_of(i) as u64;
+                            }
+                        }
+                    }
+                    Some(Ok(rec))
+                }
+            }
+        });
+        SimTrace::from_records(records, load).map_err(|e| anyhow::anyhow!(e))
     })();
     let _ = std::fs::remove_dir_all(&dir);
     let trace = loaded?;
