@@ -433,8 +433,12 @@ fn page(
     }
     // Measured runs: a square at the size of the simulated row each stands beside, at
     // the miss ratio the store measured.
-    let mut stores: Vec<&str> = measured.iter().map(|m| m.store.as_str()).collect();
-    stores.dedup();
+    let mut stores: Vec<&str> = Vec::new();
+    for m in measured {
+        if !stores.contains(&m.store.as_str()) {
+            stores.push(&m.store);
+        }
+    }
     for (k, store) in stores.iter().enumerate() {
         let mut points: Vec<Point> = results
             .iter()
