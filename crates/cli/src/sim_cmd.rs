@@ -125,6 +125,13 @@ pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
     if (cmd.html || cmd.mrc) && cmd.out.is_none() {
         return Err(usage("--mrc and --html write files: give --out DIR"));
     }
+    if cmd.property_files.is_empty()
+        && (!cmd.properties.is_empty() || cmd.seed.is_some() || cmd.limit.is_some())
+    {
+        return Err(usage(
+            "-p, --seed and --limit describe a workload: give it with -P FILE (not a trace)",
+        ));
+    }
     let mode = if cmd.bytes || cmd.mode.as_deref() == Some("byte") {
         Mode::Byte
     } else {
