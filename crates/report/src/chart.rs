@@ -595,6 +595,20 @@ impl LineChart {
             .map(|s| (s.label.as_str(), s.color.as_str(), s.dashed))
             .collect();
         legend(&mut out, &frame, &entries);
+        // A points-only series is drawn as squares: so is its legend entry.
+        for (i, s) in self.series.iter().filter(|s| s.in_legend).enumerate() {
+            if s.points_only {
+                write!(
+                    out,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\" \
+                     stroke=\"#000\"/>",
+                    frame.width - frame.right + 15.0,
+                    frame.top + 1.0 + i as f64 * 16.0,
+                    s.color
+                )
+                .expect("writing to a String cannot fail");
+            }
+        }
         out.push_str("</svg>");
         out
     }
