@@ -43,6 +43,18 @@ pub struct LoadOptions {
     /// fourth field) instead of computing them in a pre-pass. libCacheSim's Belady reads the
     /// trace's; when they are correct both give the same order.
     pub trace_next_access: bool,
+    /// Whether the trace carries sizes. Without them every request is an object of size
+    /// 1, as libCacheSim's readers of such traces (plain text, ARC, LIRS…) set
+    /// `obj_size = 1`, so byte counts equal object counts. [`SimTrace::from_reader`] sets it
+    /// from [`kvlab_trace::TraceInfo::has_sizes`].
+    pub has_sizes: bool,
+    /// Runs kvlab recorded (`--record`) write a read's size as the bytes it returned: a
+    /// miss (or a store that returns empty values) records no value, only the key. With
+    /// this set, such a read takes the object's size from its nearest request that
+    /// carried a value — the previous one, else the next one (the look-aside set that
+    /// follows a miss) — so byte mode charges a missed object its real size.
+    /// [`SimTrace::from_reader`] sets it from [`kvlab_trace::TraceInfo::has_outcomes`].
+    pub fill_read_sizes: bool,
 }
 
 impl Default for LoadOptions {
@@ -50,6 +62,8 @@ impl Default for LoadOptions {
         LoadOptions {
             skip_zero_size: true,
             trace_next_access: false,
+            has_sizes: true,
+            fill_read_sizes: false,
         }
     }
 }
@@ -59,12 +73,18 @@ impl Default for LoadOptions {
 struct Builder {
     t: SimTrace,
     index: HashMap<u64, u32>,
+    /// Requests whose size is unknown ([`LoadOptions::fill_read_sizes`]).
+    unsized_reads: Vec<usize>,
 }
 
 impl Builder {
     fn push(&mut self, rec: &TraceRecord, opts: LoadOptions) -> Result<(), SimError> {
         let t = &mut self.t;
-        let size = u32::try_from(rec.obj_size()).unwrap_or(u32::MAX);
+        let size = if opts.has_sizes {
+            u32::try_from(rec.obj_size()).unwrap_or(u32::MAX)
+        } else {
+            1
+        };
         if size == 0 && opts.skip_zero_size {
             t.skipped_zero_size += 1;
             return Ok(());
@@ -80,9 +100,13 @@ impl Builder {
             t.ids.push(rec.id);
             t.first_size.push(size);
         }
+        let op = OpClass::of(rec);
+        if opts.fill_read_sizes && op == OpClass::Lookup && rec.value_size == 0 {
+            self.unsized_reads.push(t.obj.len());
+        }
         t.obj.push(obj);
         t.size.push(size);
-        t.op.push(OpClass::of(rec));
+        t.op.push(op);
         t.next_access.push(if rec.next_access < 0 {
             NEVER
         } else {
@@ -92,10 +116,62 @@ impl Builder {
     }
 
     fn finish(mut self, opts: LoadOptions) -> SimTrace {
+        if !self.unsized_reads.is_empty() {
+            self.fill_read_sizes();
+        }
         if !opts.trace_next_access {
             self.t.compute_next_access();
         }
         self.t
+    }
+}
+
+impl Builder {
+    /// Gives each read of [`Builder::unsized_reads`] the size of its object's nearest
+    /// request with a known size: the previous one, else the next one; a read of an
+    /// object no request sized keeps its key-only size. Each object's first size (the
+    /// byte working set) follows.
+    fn fill_read_sizes(&mut self) {
+        const UNKNOWN: u32 = 0;
+        let t = &mut self.t;
+        let mut unsized_mark = vec![false; t.obj.len()];
+        for &i in &self.unsized_reads {
+            unsized_mark[i] = true;
+        }
+        let mut known = vec![UNKNOWN; t.ids.len()];
+        let mut still = Vec::new();
+        for (i, (&obj, &marked)) in t.obj.iter().zip(&unsized_mark).enumerate() {
+            let o = obj as usize;
+            if !marked {
+                known[o] = t.size[i];
+            } else if known[o] != UNKNOWN {
+                t.size[i] = known[o];
+            } else {
+                still.push(i);
+            }
+        }
+        known.fill(UNKNOWN);
+        let mut pending = still.iter().rev().peekable();
+        for (i, (&obj, &marked)) in t.obj.iter().zip(&unsized_mark).enumerate().rev() {
+            let o = obj as usize;
+            if !marked {
+                known[o] = t.size[i];
+            }
+            if pending.peek() == Some(&&i) {
+                pending.next();
+                if known[o] != UNKNOWN {
+                    t.size[i] = known[o];
+                }
+            }
+        }
+        let mut seen = vec![false; t.ids.len()];
+        for (&obj, &size) in t.obj.iter().zip(&t.size) {
+            let o = obj as usize;
+            if !seen[o] {
+                seen[o] = true;
+                t.first_size[o] = size;
+            }
+        }
     }
 }
 
@@ -148,7 +224,10 @@ impl SimTrace {
         reader: &mut R,
         mut opts: LoadOptions,
     ) -> Result<SimTrace, SimError> {
-        opts.trace_next_access |= reader.info().has_next_access;
+        let info = reader.info();
+        opts.trace_next_access |= info.has_next_access;
+        opts.has_sizes &= info.has_sizes;
+        opts.fill_read_sizes |= info.has_outcomes;
         let mut b = Builder::default();
         let mut rec = TraceRecord::default();
         loop {
@@ -294,7 +373,10 @@ mod tests {
     #[test]
     fn a_reader_loads_with_dense_ids_and_computed_next_access() {
         let mut r = VecReader {
-            info: TraceInfo::default(),
+            info: TraceInfo {
+                has_sizes: true,
+                ..TraceInfo::default()
+            },
             recs: vec![(7, 10), (9, 0), (8, 20), (7, 10), (8, 20)],
             at: 0,
         };
@@ -307,5 +389,52 @@ mod tests {
             .map(|i| t.req(i, crate::Mode::Object).next_access)
             .collect();
         assert_eq!(next, [2, 3, NEVER, NEVER]);
+    }
+
+    #[test]
+    fn a_trace_without_sizes_has_objects_of_size_one() {
+        let mut r = VecReader {
+            info: TraceInfo::default(),
+            recs: vec![(7, 0), (8, 0), (7, 0)],
+            at: 0,
+        };
+        let t = SimTrace::from_reader(&mut r, LoadOptions::default()).expect("loads");
+        assert_eq!((t.len(), t.skipped_zero_size()), (3, 0));
+        assert_eq!(t.sizes(), [1, 1, 1]);
+    }
+
+    #[test]
+    fn recorded_reads_without_a_value_take_the_nearest_sized_request() {
+        use kvlab_trace::Op;
+        // (id, op, value size), each key 4 bytes: object 1 is read (missed), set with 96
+        // bytes, read again; object 2 is set with 10, then read twice without a value;
+        // object 3 is only ever read.
+        let recs = [
+            (1, Op::Get, 0),
+            (1, Op::Set, 96),
+            (1, Op::Get, 0),
+            (2, Op::Set, 10),
+            (2, Op::Get, 0),
+            (3, Op::Get, 0),
+            (2, Op::Get, 0),
+        ]
+        .map(|(id, op, value_size)| {
+            Ok(TraceRecord {
+                id,
+                op,
+                key_size: 4,
+                value_size,
+                next_access: -1,
+                batch_len: 1,
+                ..TraceRecord::default()
+            })
+        });
+        let opts = LoadOptions {
+            fill_read_sizes: true,
+            ..LoadOptions::default()
+        };
+        let t = SimTrace::from_records(recs, opts).expect("loads");
+        assert_eq!(t.sizes(), [100, 100, 100, 14, 14, 4, 14]);
+        assert_eq!(t.working_set(crate::Mode::Byte), 100 + 14 + 4);
     }
 }

@@ -27,10 +27,7 @@ fn every_policy_matches_libcachesim_on_pinned_traces_and_sizes() {
                 "derived/adapt_size_request.oracleGeneral.bin",
             )),
         ),
-        (
-            "OLTP",
-            oracle::load_arc_lis(&oracle::data("arc/OLTP.lis.zst")),
-        ),
+        ("OLTP", oracle::load(&oracle::data("arc/OLTP.lis.zst"))),
     ]
     .into_iter()
     .collect();

@@ -15,6 +15,7 @@ mod network;
 mod report;
 mod retries;
 mod servers;
+mod sim;
 mod stalls;
 mod suite;
 mod suites_failures;

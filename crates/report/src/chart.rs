@@ -268,6 +268,8 @@ pub struct Series {
     pub dashed: bool,
     /// Shown in the legend (false for further rounds that share an entry).
     pub in_legend: bool,
+    /// Drawn as separate square markers without a line (measurements beside a curve).
+    pub points_only: bool,
 }
 
 impl Series {
@@ -279,6 +281,7 @@ impl Series {
             points,
             dashed: false,
             in_legend: true,
+            points_only: false,
         }
     }
 }
@@ -520,6 +523,23 @@ impl LineChart {
             if drawn.is_empty() {
                 continue;
             }
+            if s.points_only {
+                for p in &drawn {
+                    write!(
+                        out,
+                        "<rect class=\"measured\" x=\"{:.1}\" y=\"{:.1}\" width=\"10\" \
+                         height=\"10\" fill=\"{c}\" stroke=\"#000\"><title>{l}: {x} → {y}</title></rect>",
+                        x_of(p.x) - 5.0,
+                        y_of(p.y) - 5.0,
+                        c = s.color,
+                        l = escape_html(&s.label),
+                        x = compact(p.x),
+                        y = compact(p.y),
+                    )
+                    .expect("writing to a String cannot fail");
+                }
+                continue;
+            }
             let mut d = String::new();
             for (i, p) in drawn.iter().enumerate() {
                 write!(
@@ -591,6 +611,20 @@ impl LineChart {
             .map(|s| (s.label.as_str(), s.color.as_str(), s.dashed))
             .collect();
         legend(&mut out, &frame, &entries);
+        // A points-only series is drawn as squares: so is its legend entry.
+        for (i, s) in self.series.iter().filter(|s| s.in_legend).enumerate() {
+            if s.points_only {
+                write!(
+                    out,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\" \
+                     stroke=\"#000\"/>",
+                    frame.width - frame.right + 15.0,
+                    frame.top + 1.0 + i as f64 * 16.0,
+                    s.color
+                )
+                .expect("writing to a String cannot fail");
+            }
+        }
         out.push_str("</svg>");
         out
     }

@@ -191,6 +191,7 @@ fn round_series(store: &str, color: &str, rounds: Vec<Vec<Point>>) -> Vec<Series
             points,
             dashed: i > 0,
             in_legend: i == 0,
+            points_only: false,
         })
         .collect()
 }
