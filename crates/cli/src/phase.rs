@@ -250,7 +250,11 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         o
     } else {
         let o = with_workload!(&ctx.work, w => {
-            kvlab_runner::run(store, w, &plan, &ctx.stop, &mut observer)?
+            kvlab_runner::run(store, w, &plan, &ctx.stop, &mut observer).map_err(|e| match e {
+                // A workload the store cannot run: the command line asked for it.
+                kvlab_runner::RunError::Unsupported(m) => usage(m),
+                e => e.into(),
+            })?
         });
         if let AnyWorkload::Import(w) = &ctx.work {
             // An import then flushes the store, as `load` does.

@@ -404,16 +404,23 @@ fn run_sends_commands_to_redis_and_reports_them_by_name() {
     assert_eq!((calls(&server, "set"), calls(&server, "get")), (68, 32));
     assert_eq!(common::report_u64(&stdout, "SET", "Operations"), 68);
     assert_eq!(common::report_u64(&stdout, "GET", "Operations"), 32);
+    // A store that cannot send commands is refused by the capability check.
+    let db = tempfile::tempdir().unwrap();
     let o = common::kvlab(&[
         "run",
         "--db",
-        "null",
+        "rocksdb",
+        "--path",
+        db.path().to_str().unwrap(),
         "--command=get __key__",
         "--progress",
         "never",
     ]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("needs --db redis"), "{stderr}");
+    assert!(
+        stderr.contains("the rocksdb store cannot; the redis store can"),
+        "{stderr}"
+    );
     server.stop().unwrap();
 }
