@@ -3,13 +3,13 @@
 # clang/libclang (bindgen), the system RocksDB library kvlab links (and db_bench from
 # rocksdb-tools for benchmarks), redis-server, redis-tools, memcached and memaslap
 # (libmemcached-tools) for the server tests and benchmarks, openssl for the TLS test,
-# the WiredTiger and LMDB libraries, and chromium (the report is checked in a headless
-# browser).
+# the WiredTiger and LMDB libraries (lmdb-utils' mdb_stat counts what the LMDB tests
+# stored), and chromium (the report is checked in a headless browser).
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 need=()
 for pkg in clang libclang-dev librocksdb-dev rocksdb-tools redis-server redis-tools memcached \
-  libmemcached-tools openssl libwiredtiger-dev liblmdb-dev chromium; do
+  libmemcached-tools openssl libwiredtiger-dev liblmdb-dev lmdb-utils chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -321,3 +321,96 @@ pub(crate) fn parse_warmup(s: &str) -> Result<Warmup> {
         Warmup::Time(d)
     })
 }
+
+/// Stores whose data lives in a directory (`--path`).
+const EMBEDDED_STORES: [&str; 3] = ["rocksdb", "lmdb", "wiredtiger"];
+/// Stores reached over the network (`--url`, `--spawn`, `--timeout`).
+const NETWORK_STORES: [&str; 2] = ["redis", "memcached"];
+
+/// Refuses store flags that do not apply to `--db` (a usage error, exit code 2), so that a
+/// flag the store would ignore cannot make a result look configured when it was not:
+/// `--cache-size` on rocksdb, `--path` on redis, `--spawn` on rocksdb. `kvlab suite`
+/// checks its store entries the same way. Unknown store names are left to the store's
+/// own error.
+pub(crate) fn check_store_flags(args: &PhaseArgs) -> Result<()> {
+    let db = args.db.as_str();
+    let known = EMBEDDED_STORES
+        .iter()
+        .chain(&NETWORK_STORES)
+        .chain(&["moka", "foyer", "null"])
+        .any(|s| *s == db);
+    if !known {
+        return Ok(());
+    }
+    let hint = |flag: &str| -> String {
+        match (flag, db) {
+            ("--cache-size", "rocksdb") => {
+                "; rocksdb's block cache is -p rocksdb.block_cache_size=SIZE".into()
+            }
+            ("--cache-size", "wiredtiger") => {
+                "; wiredtiger's cache is -p wiredtiger.cache_size=SIZE".into()
+            }
+            ("--cache-size", "redis") => {
+                "; a server's memory is --spawn maxmemory=SIZE or its own configuration".into()
+            }
+            ("--cache-size", "memcached") => {
+                "; a server's memory is --spawn m=MEGABYTES or its own configuration".into()
+            }
+            ("--path", "moka" | "foyer") => "; foyer's disk tier is --disk-path".into(),
+            _ => String::new(),
+        }
+    };
+    let checks: [(&str, bool, &[&str], &str); 6] = [
+        (
+            "--path",
+            args.path.is_some(),
+            &EMBEDDED_STORES,
+            "embedded stores (rocksdb, lmdb, wiredtiger)",
+        ),
+        (
+            "--cache-size",
+            args.cache_size.is_some(),
+            &["moka", "foyer"],
+            "in-process caches (moka, foyer)",
+        ),
+        (
+            "--disk-path",
+            args.disk_path.is_some(),
+            &["foyer"],
+            "foyer's disk tier",
+        ),
+        (
+            "--disk-size",
+            args.disk_size.is_some(),
+            &["foyer"],
+            "foyer's disk tier",
+        ),
+        (
+            "--url",
+            args.url.is_some(),
+            &NETWORK_STORES,
+            "network stores (redis, memcached)",
+        ),
+        (
+            "--spawn",
+            args.spawn.is_some(),
+            &NETWORK_STORES,
+            "network stores (redis, memcached)",
+        ),
+    ];
+    for (flag, given, stores, which) in checks {
+        if given && !stores.contains(&db) {
+            return Err(usage(format!(
+                "{flag} does not apply to --db {db}: it is for {which}{}",
+                hint(flag)
+            )));
+        }
+    }
+    if args.timeout.is_some() && !NETWORK_STORES.contains(&db) {
+        return Err(usage(format!(
+            "--timeout does not apply to --db {db}: it is the per-request timeout of network \
+             stores (redis, memcached)"
+        )));
+    }
+    Ok(())
+}

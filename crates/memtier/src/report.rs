@@ -657,6 +657,7 @@ mod tests {
             keys_hit,
             keys_missed,
             clients: Vec::new(),
+            first_errors: Vec::new(),
         }
     }
 
