@@ -391,8 +391,19 @@ pub(crate) fn load_first<S: Store, D: kvlab_core::Dataset>(
     };
     let o = kvlab_runner::load(store, dataset, &plan, &ctx.stop, &mut |_| {})?;
     let failed = o.total.errors_total();
-    if failed > 0 || o.interrupted {
-        anyhow::bail!("loading {what} failed: {failed} inserts failed");
+    if o.interrupted {
+        anyhow::bail!("loading {what} was interrupted");
+    }
+    if failed > 0 {
+        // The store's own reasons first, as after a `load`.
+        for e in first_errors(&o) {
+            eprintln!("kvlab: error ({}): {}", e.kind.name(), e.message);
+        }
+        anyhow::bail!(
+            "loading {what} failed: {failed} of {} records were not stored ({})",
+            dataset.count(),
+            error_kinds_text(&o)
+        );
     }
     Ok(())
 }

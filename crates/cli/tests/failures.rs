@@ -667,3 +667,46 @@ fn a_load_into_a_memcached_that_may_not_evict_fails_with_its_out_of_memory_reply
         "{stderr}"
     );
 }
+
+#[test]
+fn a_spawned_server_that_refuses_the_preload_fails_the_run_with_its_reply() {
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=5000",
+        "--db",
+        "redis",
+        "--spawn",
+        "maxmemory=2mb,maxmemory-policy=noeviction",
+        "--progress",
+        "never",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "nothing was measured: {stdout}");
+    // redis server.c, shared.oomerr.
+    let oom = "server replied: OOM command not allowed when used memory > 'maxmemory'.";
+    assert!(
+        stderr.contains(&format!("kvlab: error (full): {oom}")),
+        "{stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("loading the new server failed: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let lost: u64 = line
+        .split("failed: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(lost > 0 && lost < 5000, "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "{lost} of 5000 records were not stored (full: {lost})"
+        )),
+        "{line}"
+    );
+}
