@@ -710,3 +710,65 @@ fn a_spawned_server_that_refuses_the_preload_fails_the_run_with_its_reply() {
         "{line}"
     );
 }
+
+#[test]
+fn a_suite_summary_shows_read_misses_and_flags_an_evicting_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let workloads = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads");
+    let file = dir.path().join("evicting.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"name = "evicting"
+
+[[store]]
+name = "small"
+db = "redis"
+spawn = "maxmemory=2mb,maxmemory-policy=allkeys-random"
+
+[[workload]]
+name = "reads"
+properties = ["{workloads}/ycsb/workloadc"]
+set = {{ recordcount = 5000, operationcount = 2000, requestdistribution = "uniform" }}
+
+[matrix]
+threads = [1]
+connections = [1]
+"#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = kvlab(&[
+        "suite",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    // The cell's own result: kvlab marked its misses.
+    let doc = ResultDocument::load(&out.join("small/reads/t1-c1/round-1/result.json")).unwrap();
+    assert!(doc.runner.reads_missed);
+    let share = doc.runner.read_miss_share.unwrap();
+    assert!(
+        share > 0.3,
+        "2 MB keeps well under 5000 1 KB records: {share}"
+    );
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("| read misses % |"), "{md}");
+    let pct = format!("{:.1}", 100.0 * share);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| small | reads |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains(&format!(" {pct} |")), "{pct}: {row}");
+    assert!(row.contains(&format!("reads missed {pct}%")), "{row}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let cell = &summary["cells"][0];
+    assert!(
+        (cell["read_miss_pct"].as_f64().unwrap() - 100.0 * share).abs() < 1e-9,
+        "{cell:#}"
+    );
+    assert_eq!(cell["flagged"], true);
+}
