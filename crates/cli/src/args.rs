@@ -188,11 +188,11 @@ pub(crate) struct PhaseArgs {
     /// replies.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) pipeline: usize,
-    /// Per-request timeout of network stores (e.g. 500ms, 2s, or `none`): a request
-    /// without a reply by then fails as a timeout, so a stalled server cannot hold a
-    /// client forever.
-    #[arg(long, value_name = "TIME", default_value = "5s", value_parser = parse_timeout)]
-    pub(crate) timeout: RequestTimeout,
+    /// Per-request timeout of network stores (e.g. 500ms, 2s, or `none`; default 5s): a
+    /// request without a reply by then fails as a timeout, so a stalled server cannot
+    /// hold a client forever.
+    #[arg(long, value_name = "TIME", value_parser = parse_timeout)]
+    pub(crate) timeout: Option<RequestTimeout>,
     /// Open loop at this many operations per second in total (YCSB `-target`), or a
     /// swinging load `sine:MEAN,AMPLITUDE,PERIOD` (e.g. sine:20000,10000,60s); latency
     /// is then also measured from each request's intended start.
@@ -276,6 +276,19 @@ impl std::error::Error for Interrupted {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RequestTimeout(pub(crate) Option<Duration>);
 
+/// A network store's per-request timeout when `--timeout` is not given: long enough for
+/// any key-value request, short enough that a stalled server fails requests instead of
+/// holding a run.
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl PhaseArgs {
+    /// The per-request timeout of network stores: `--timeout`, else
+    /// [`DEFAULT_REQUEST_TIMEOUT`]; `None` waits forever.
+    pub(crate) fn request_timeout(&self) -> Option<Duration> {
+        self.timeout.map_or(Some(DEFAULT_REQUEST_TIMEOUT), |t| t.0)
+    }
+}
+
 /// Parses `--timeout`: a duration, or `none`.
 fn parse_timeout(s: &str) -> std::result::Result<RequestTimeout, String> {
     if s.eq_ignore_ascii_case("none") {
@@ -349,4 +362,97 @@ pub(crate) fn parse_warmup(s: &str) -> Result<Warmup> {
     } else {
         Warmup::Time(d)
     })
+}
+
+/// Stores whose data lives in a directory (`--path`).
+const EMBEDDED_STORES: [&str; 3] = ["rocksdb", "lmdb", "wiredtiger"];
+/// Stores reached over the network (`--url`, `--spawn`, `--timeout`).
+const NETWORK_STORES: [&str; 2] = ["redis", "memcached"];
+
+/// Refuses store flags that do not apply to `--db` (a usage error, exit code 2), so that a
+/// flag the store would ignore cannot make a result look configured when it was not:
+/// `--cache-size` on rocksdb, `--path` on redis, `--spawn` on rocksdb. `kvlab suite`
+/// checks its store entries the same way. Unknown store names are left to the store's
+/// own error.
+pub(crate) fn check_store_flags(args: &PhaseArgs) -> Result<()> {
+    let db = args.db.as_str();
+    let known = EMBEDDED_STORES
+        .iter()
+        .chain(&NETWORK_STORES)
+        .chain(&["moka", "foyer", "null"])
+        .any(|s| *s == db);
+    if !known {
+        return Ok(());
+    }
+    let hint = |flag: &str| -> String {
+        match (flag, db) {
+            ("--cache-size", "rocksdb") => {
+                "; rocksdb's block cache is -p rocksdb.block_cache_size=SIZE".into()
+            }
+            ("--cache-size", "wiredtiger") => {
+                "; wiredtiger's cache is -p wiredtiger.cache_size=SIZE".into()
+            }
+            ("--cache-size", "redis") => {
+                "; a server's memory is --spawn maxmemory=SIZE or its own configuration".into()
+            }
+            ("--cache-size", "memcached") => {
+                "; a server's memory is --spawn m=MEGABYTES or its own configuration".into()
+            }
+            ("--path", "moka" | "foyer") => "; foyer's disk tier is --disk-path".into(),
+            _ => String::new(),
+        }
+    };
+    let checks: [(&str, bool, &[&str], &str); 6] = [
+        (
+            "--path",
+            args.path.is_some(),
+            &EMBEDDED_STORES,
+            "embedded stores (rocksdb, lmdb, wiredtiger)",
+        ),
+        (
+            "--cache-size",
+            args.cache_size.is_some(),
+            &["moka", "foyer"],
+            "in-process caches (moka, foyer)",
+        ),
+        (
+            "--disk-path",
+            args.disk_path.is_some(),
+            &["foyer"],
+            "foyer's disk tier",
+        ),
+        (
+            "--disk-size",
+            args.disk_size.is_some(),
+            &["foyer"],
+            "foyer's disk tier",
+        ),
+        (
+            "--url",
+            args.url.is_some(),
+            &NETWORK_STORES,
+            "network stores (redis, memcached)",
+        ),
+        (
+            "--spawn",
+            args.spawn.is_some(),
+            &NETWORK_STORES,
+            "network stores (redis, memcached)",
+        ),
+    ];
+    for (flag, given, stores, which) in checks {
+        if given && !stores.contains(&db) {
+            return Err(usage(format!(
+                "{flag} does not apply to --db {db}: it is for {which}{}",
+                hint(flag)
+            )));
+        }
+    }
+    if args.timeout.is_some() && !NETWORK_STORES.contains(&db) {
+        return Err(usage(format!(
+            "--timeout does not apply to --db {db}: it is the per-request timeout of network \
+             stores (redis, memcached)"
+        )));
+    }
+    Ok(())
 }

@@ -197,7 +197,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         threads: Some(a.threads()),
         connections: a.clients_per_thread(),
         pipeline: a.pipeline(),
-        timeout: args::RequestTimeout(None),
+        timeout: Some(args::RequestTimeout(None)),
         target_rate: a.target_rate().map(TargetRate::Constant),
         duration: a.duration(),
         warmup: None,

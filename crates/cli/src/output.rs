@@ -329,6 +329,17 @@ pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSect
         max_errors: p.max_errors,
         max_schedule_lag_ms: outcome.max_schedule_lag_ms,
         error_budget_exceeded: outcome.error_budget_exceeded,
+        failed_operations: outcome.total.errors_total(),
+        failure: failure(ctx, outcome),
+        first_errors: first_errors(outcome)
+            .into_iter()
+            .map(|e| kvlab_report::FirstError {
+                kind: e.kind.name().to_string(),
+                message: e.message.clone(),
+            })
+            .collect(),
+        read_miss_share: read_miss_share(outcome),
+        reads_missed: reads_missed(ctx, outcome),
         integrity_checked: outcome.integrity_checked,
         integrity_failed: outcome.integrity_failed,
         unfinished_requests: outcome.unfinished,

@@ -317,6 +317,21 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
              in memtier_benchmark)"
         ));
     }
+    print_first_errors(&outcome);
+    let failed = outcome.total.errors_total();
+    match failure(ctx, &outcome) {
+        Some(f) => notes.push(f),
+        None if failed > 0 => notes.push(format!(
+            "{failed} of {} operations failed ({}), within --max-errors {}",
+            outcome.total.operations(),
+            error_kinds_text(&outcome),
+            ctx.plan.max_errors.unwrap_or(0)
+        )),
+        None => {}
+    }
+    if let Some(w) = miss_warning(ctx, &outcome) {
+        notes.push(w);
+    }
     if outcome.fell_behind {
         notes.push(format!(
             "fell behind: the client lagged its schedule by up to {:.1} ms; the offered load \
@@ -385,12 +400,15 @@ fn workload_name(ctx: &PhaseCtx) -> String {
     files.join(",")
 }
 
-/// The exit code of a finished run: 130 if interrupted, 1 if requests failed beyond
-/// `--max-errors` or reads did not match, else success.
+/// The exit code of a finished run: 130 if interrupted; 1 if it failed for errors
+/// ([`failure`]: a load that did not load every record, more failed operations than
+/// `--max-errors` allows, 0 by default), lost its connection, or reads did not match;
+/// else success.
 pub(crate) fn exit_code(ctx: &PhaseCtx, outcome: &RunOutcome) -> ExitCode {
     if outcome.interrupted {
         ExitCode::from(130)
     } else if outcome.error_budget_exceeded
+        || failure(ctx, outcome).is_some()
         || outcome.connection_lost.is_some()
         || outcome.integrity_failed > 0
         || import_cmd::extra_failed(&ctx.work)
@@ -458,4 +476,150 @@ pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
         );
         Ok(ExitCode::from(1))
     }
+}
+
+/// The error counts of a run by kind, as `full: 4289, server: 2`.
+pub(crate) fn error_kinds_text(outcome: &RunOutcome) -> String {
+    kvlab_core::StoreErrorKind::ALL
+        .iter()
+        .filter_map(|k| {
+            let n = outcome.total.error_count(*k);
+            (n > 0).then(|| format!("{}: {n}", k.name()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why a finished phase fails for its errors (exit code 1), as the line stderr and
+/// `runner.failure` show; `None` when it does not, or when it was interrupted (exit 130).
+///
+/// kvlab fails loudly where YCSB prints `Return=ERROR` and exits 0: a `load` (or
+/// `import`) fails unless every record was stored, whatever `--max-errors` says, since
+/// every later run would measure a partial data set; a `run` fails when more operations
+/// failed than `--max-errors` allows — none by default, so a benchmark of failures
+/// cannot pass for one of a working store. Without `--max-errors` the run still goes to
+/// its end, so the result shows how many failed; with it, the run stops once more than
+/// N have failed.
+pub(crate) fn failure(ctx: &PhaseCtx, outcome: &RunOutcome) -> Option<String> {
+    if outcome.interrupted {
+        return None;
+    }
+    let failed = outcome.total.errors_total();
+    let kinds = error_kinds_text(outcome);
+    let stopped = match ctx.plan.max_errors {
+        Some(n) if outcome.error_budget_exceeded => {
+            format!("; stopped after more than {n} failures (--max-errors), the rest untried")
+        }
+        _ => String::new(),
+    };
+    if matches!(ctx.phase, Phase::Load | Phase::Import) {
+        use kvlab_core::{Dataset, OpKind, Status};
+        let stored = outcome.total.status_count(OpKind::Insert, Status::Ok);
+        let expected = match (&ctx.work, ctx.phase) {
+            (AnyWorkload::Core(w), Phase::Load) => w.count(),
+            _ => outcome.total.count(OpKind::Insert),
+        };
+        if failed == 0 && !outcome.error_budget_exceeded {
+            return None;
+        }
+        return Some(format!(
+            "{} failed: {} of {expected} records were not stored, {failed} inserts failed \
+             ({kinds}){stopped}",
+            ctx.phase,
+            expected.saturating_sub(stored)
+        ));
+    }
+    let budget = ctx.plan.max_errors.unwrap_or(0);
+    if failed <= budget && !outcome.error_budget_exceeded {
+        return None;
+    }
+    let rule = match ctx.plan.max_errors {
+        Some(n) => format!("more than --max-errors {n}"),
+        None => "a run fails when any operation fails; --max-errors N tolerates N".into(),
+    };
+    Some(format!(
+        "{} failed: {failed} of {} operations failed ({kinds}); {rule}{stopped}",
+        ctx.phase,
+        outcome.total.operations()
+    ))
+}
+
+/// The first failures of each kind ([`RunOutcome::first_errors`]), each message once.
+pub(crate) fn first_errors(outcome: &RunOutcome) -> Vec<&kvlab_core::StoreError> {
+    let mut seen: Vec<&kvlab_core::StoreError> = Vec::new();
+    for e in &outcome.first_errors {
+        if !seen.contains(&e) {
+            seen.push(e);
+        }
+    }
+    seen
+}
+
+/// Prints the first failures of each kind on stderr with the store's own message
+/// (`MDB_MAP_FULL …`, `OOM command not allowed …`).
+fn print_first_errors(outcome: &RunOutcome) {
+    for e in first_errors(outcome) {
+        eprintln!("kvlab: error ({}): {}", e.kind.name(), e.message);
+    }
+}
+
+/// Reads that found their key over all measured reads, counted per key; `None` without
+/// reads.
+pub(crate) fn read_miss_share(outcome: &RunOutcome) -> Option<f64> {
+    let reads = outcome.keys_hit + outcome.keys_missed;
+    (reads > 0).then(|| outcome.keys_missed as f64 / reads as f64)
+}
+
+/// True when reads missed on a workload whose reads should all find their records: a
+/// YCSB workload (its reads choose among loaded and acknowledged inserted keys) — not a
+/// cache workload, memtier or a replay, where misses are expected — on a store that
+/// keeps data (the null store stores nothing by design).
+pub(crate) fn reads_missed(ctx: &PhaseCtx, outcome: &RunOutcome) -> bool {
+    matches!(ctx.work, AnyWorkload::Core(_) | AnyWorkload::CorePlan(_))
+        && ctx.phase == Phase::Run
+        && ctx.args.db != "null"
+        && outcome.keys_missed > 0
+}
+
+/// The warning for [`reads_missed`]: nearly all (99 % or more) or some of the reads found
+/// no record.
+fn miss_warning(ctx: &PhaseCtx, outcome: &RunOutcome) -> Option<String> {
+    if !reads_missed(ctx, outcome) {
+        return None;
+    }
+    let share = read_miss_share(outcome)?;
+    let reads = outcome.keys_hit + outcome.keys_missed;
+    let pct = 100.0 * share;
+    Some(if share >= 0.99 {
+        format!(
+            "warning: {} of {reads} reads ({pct:.1} %) found no record: the store does not \
+             hold the workload's records (never loaded? loaded at another --path or with \
+             another recordcount?), so the figures measure misses",
+            outcome.keys_missed
+        )
+    } else {
+        format!(
+            "warning: {} of {reads} reads ({pct:.1} %) found no record: the store lost or \
+             never held part of the workload's records (evicted under a server's maxmemory \
+             policy? a partial load?), so the figures mix in misses",
+            outcome.keys_missed
+        )
+    })
+}
+
+/// The warning for a YCSB workload without `recordcount`: YCSB's CoreWorkload turns the
+/// default 0 into `Integer.MAX_VALUE` (CoreWorkload.java, `init`), and so does kvlab, so
+/// a load would insert 2³¹−1 records and a run read keys that were never loaded.
+pub(crate) fn default_record_count_warning(ctx: &PhaseCtx) -> Option<String> {
+    if !matches!(ctx.work, AnyWorkload::Core(_) | AnyWorkload::CorePlan(_))
+        || ctx.props.get("recordcount").is_some()
+    {
+        return None;
+    }
+    Some(format!(
+        "no recordcount given: as in YCSB, it defaults to {} records (YCSB's \
+         Integer.MAX_VALUE); set -p recordcount=N (the workload files in workloads/ycsb set \
+         1000)",
+        i32::MAX
+    ))
 }

@@ -5,6 +5,10 @@ use super::*;
 
 /// Opens the phase's store and runs the phase on it.
 pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
+    check_store_flags(&ctx.args)?;
+    if let Some(w) = default_record_count_warning(&ctx) {
+        eprintln!("kvlab: warning: {w}");
+    }
     let store_pairs: Vec<(String, String)> = ctx
         .props
         .iter()
@@ -88,7 +92,7 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
             let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
             let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
             let mut pairs = store_pairs;
-            if let Some(t) = ctx.args.timeout.0 {
+            if let Some(t) = ctx.args.request_timeout() {
                 pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
             }
             // A TLS server kvlab started is trusted through its own CA file.
@@ -119,7 +123,7 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
             let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Memcached)?;
             let url = server_url(&ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
             let mut pairs = store_pairs;
-            if let Some(t) = ctx.args.timeout.0 {
+            if let Some(t) = ctx.args.request_timeout() {
                 pairs.push((
                     "memcached.timeout_ms".into(),
                     t.as_millis().max(1).to_string(),
@@ -428,7 +432,15 @@ pub(crate) fn load_first<S: Store, D: kvlab_core::Dataset>(
         .into());
     }
     if failed > 0 {
-        anyhow::bail!("loading {what} failed: {failed} inserts failed");
+        // The store's own reasons first, as after a `load`.
+        for e in first_errors(&o) {
+            eprintln!("kvlab: error ({}): {}", e.kind.name(), e.message);
+        }
+        anyhow::bail!(
+            "loading {what} failed: {failed} of {} records were not stored ({})",
+            dataset.count(),
+            error_kinds_text(&o)
+        );
     }
     Ok(())
 }

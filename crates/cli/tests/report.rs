@@ -55,6 +55,19 @@ fn throughput(dir: &Path) -> f64 {
     doc["results"]["throughput_ops_per_sec"].as_f64().unwrap()
 }
 
+/// The READ returns that found nothing over all READ returns of a result, percent.
+fn read_miss_pct(dir: &Path) -> f64 {
+    let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ops = doc["results"]["ops"].as_array().unwrap();
+    let read = ops
+        .iter()
+        .find(|o| o["name"] == "READ")
+        .expect("a READ entry");
+    let count = |status: &str| read["returns"][status].as_f64().unwrap_or(0.0);
+    100.0 * count("NOT_FOUND") / (count("OK") + count("NOT_FOUND"))
+}
+
 /// The cells of the markdown row whose first cells are `prefix`.
 fn row<'a>(markdown: &'a str, prefix: &[&str]) -> Option<Vec<&'a str>> {
     markdown.lines().find_map(|l| {
@@ -92,7 +105,10 @@ fn report_writes_markdown_and_html_and_compare_gives_ratios() {
     assert_eq!(cells[5], format!("{:.0}", a.min(b)));
     assert_eq!(cells[6], format!("{:.0}", a.max(b)));
     // A threshold of 0 flags any cell whose rounds differ at all.
-    assert!(cells[12].contains("throughput CV"), "{cells:?}");
+    assert!(cells[13].contains("throughput CV"), "{cells:?}");
+    // Read misses: NOT_FOUND over the READ returns of each result, mean of the rounds.
+    let (ma, mb) = (read_miss_pct(&runs[0]), read_miss_pct(&runs[1]));
+    assert_eq!(cells[11], format!("{:.1}", (ma + mb) / 2.0), "{cells:?}");
     let single = row(&stdout, &["null", "workloada", "2×1"]).expect("a 2×1 row");
     assert_eq!(single[3], "1");
     assert_eq!(single[7], "–", "one round has no CV");

@@ -465,7 +465,13 @@ impl Status {
     }
 }
 
-/// The broad kind of a store failure, for per-kind error counts.
+/// The broad kind of a store failure, for per-kind error counts (`result.json`'s
+/// `results.errors`, the report's `[ERRORS]` lines).
+///
+/// A server that answers with an error reply is [`StoreErrorKind::Server`] (or
+/// [`StoreErrorKind::Full`] when the reply says it is out of memory), never
+/// [`StoreErrorKind::Protocol`], which is kept for replies that break the protocol: the
+/// server's own text is kept in [`StoreError::message`] either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StoreErrorKind {
     /// The store refused an operation it does not support (e.g. scan on a hash table).
@@ -476,15 +482,35 @@ pub enum StoreErrorKind {
     Connection,
     /// No reply in time.
     Timeout,
-    /// A reply that breaks the protocol, or a server error reply.
+    /// A reply that breaks the protocol: malformed, of the wrong type, or out of step.
     Protocol,
     /// Stored data that cannot be decoded.
     Corrupt,
     /// A configuration the store rejects.
     Config,
+    /// The server answered the request with an error reply (Redis `-ERR …`, memcached
+    /// `SERVER_ERROR …`/`CLIENT_ERROR …`, a binary error status).
+    Server,
+    /// The store is out of space and refuses writes: LMDB's `MDB_MAP_FULL` (its map
+    /// size), Redis' `-OOM` (`maxmemory` with `noeviction`), memcached's
+    /// `SERVER_ERROR out of memory`, WiredTiger's full cache, RocksDB's no-space error.
+    Full,
 }
 
 impl StoreErrorKind {
+    /// Every kind, in the order errors are reported.
+    pub const ALL: [StoreErrorKind; 9] = [
+        StoreErrorKind::Unsupported,
+        StoreErrorKind::Io,
+        StoreErrorKind::Connection,
+        StoreErrorKind::Timeout,
+        StoreErrorKind::Protocol,
+        StoreErrorKind::Corrupt,
+        StoreErrorKind::Config,
+        StoreErrorKind::Server,
+        StoreErrorKind::Full,
+    ];
+
     /// A short lowercase name for reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -495,7 +521,14 @@ impl StoreErrorKind {
             StoreErrorKind::Protocol => "protocol",
             StoreErrorKind::Corrupt => "corrupt",
             StoreErrorKind::Config => "config",
+            StoreErrorKind::Server => "server",
+            StoreErrorKind::Full => "full",
         }
+    }
+
+    /// A dense index in `0..9`, in [`StoreErrorKind::ALL`]'s order, for per-kind arrays.
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 

@@ -19,7 +19,7 @@ const KINDS: usize = OpKind::ALL.len();
 const STATUSES: usize = Status::ALL.len();
 
 /// Every [`StoreErrorKind`], in the order errors are reported.
-const ERROR_KINDS: [StoreErrorKind; 7] = [
+const ERROR_KINDS: [StoreErrorKind; 9] = [
     StoreErrorKind::Unsupported,
     StoreErrorKind::Io,
     StoreErrorKind::Connection,
@@ -27,6 +27,8 @@ const ERROR_KINDS: [StoreErrorKind; 7] = [
     StoreErrorKind::Protocol,
     StoreErrorKind::Corrupt,
     StoreErrorKind::Config,
+    StoreErrorKind::Server,
+    StoreErrorKind::Full,
 ];
 
 fn error_index(kind: StoreErrorKind) -> usize {
@@ -40,6 +42,8 @@ fn error_index(kind: StoreErrorKind) -> usize {
         StoreErrorKind::Protocol => 4,
         StoreErrorKind::Corrupt => 5,
         StoreErrorKind::Config => 6,
+        StoreErrorKind::Server => 7,
+        StoreErrorKind::Full => 8,
     }
 }
 

@@ -659,6 +659,7 @@ mod tests {
             unfinished: 0,
             measured_start: None,
             clients: Vec::new(),
+            first_errors: Vec::new(),
         }
     }
 

@@ -909,11 +909,10 @@ enum Step {
     Pending,
 }
 
-fn server_error(msg: &[u8]) -> StoreError {
-    StoreError::new(
-        StoreErrorKind::Protocol,
-        format!("server replied: {}", String::from_utf8_lossy(msg)),
-    )
+/// An error reply (`SERVER_ERROR …`, `CLIENT_ERROR …`) as the request's error, its text
+/// kept: out of memory is `full`, anything else `server` ([`crate::error_reply`]).
+fn server_error(reply: &str, msg: &[u8]) -> StoreError {
+    crate::error_reply(&format!("{reply} {}", String::from_utf8_lossy(msg)))
 }
 
 /// Decodes a found value for a read, or merges it for a partial update.
@@ -972,9 +971,8 @@ async fn read_text(
             }
             (Reply::Stored, Part::Set) => Some(Step::Done(written(req))),
             (Reply::Deleted | Reply::NotFound, Part::Delete) => Some(Step::Done(Outcome::Deleted)),
-            (Reply::ServerError(m) | Reply::ClientError(m), _) => {
-                Some(Step::Failed(server_error(m)))
-            }
+            (Reply::ServerError(m), _) => Some(Step::Failed(server_error("SERVER_ERROR", m))),
+            (Reply::ClientError(m), _) => Some(Step::Failed(server_error("CLIENT_ERROR", m))),
             (other, _) => return Err(unexpected(&other, format_args!("{part:?}"))),
         };
         Ok(Some((n, done)))
@@ -1004,9 +1002,8 @@ async fn read_meta(
             (MetaReply::Hit(_) | MetaReply::NotFound(_), Part::Delete) => {
                 Step::Done(Outcome::Deleted)
             }
-            (MetaReply::ServerError(m) | MetaReply::ClientError(m), _) => {
-                Step::Failed(server_error(m))
-            }
+            (MetaReply::ServerError(m), _) => Step::Failed(server_error("SERVER_ERROR", m)),
+            (MetaReply::ClientError(m), _) => Step::Failed(server_error("CLIENT_ERROR", m)),
             (other, _) => return Err(unexpected(&other, format_args!("{part:?}"))),
         };
         Ok(Some((n, Some(step))))
@@ -1016,13 +1013,11 @@ async fn read_meta(
 
 /// A binary protocol error status as a request's error.
 fn binary_error(status: binary::Status, message: &[u8]) -> StoreError {
-    StoreError::new(
-        StoreErrorKind::Protocol,
-        format!(
-            "server replied: {status}: {}",
-            String::from_utf8_lossy(message)
-        ),
-    )
+    let e = crate::error_reply(&format!("{status}: {}", String::from_utf8_lossy(message)));
+    if status == binary::Status::OUT_OF_MEMORY {
+        return StoreError::new(StoreErrorKind::Full, e.message);
+    }
+    e
 }
 
 /// A binary response that answers another request than the one expected: the
@@ -1159,7 +1154,8 @@ async fn read_text_multi(
             }
             Reply::End => None,
             // A refused `get` has no END.
-            Reply::ServerError(m) | Reply::ClientError(m) => Some(server_error(m)),
+            Reply::ServerError(m) => Some(server_error("SERVER_ERROR", m)),
+            Reply::ClientError(m) => Some(server_error("CLIENT_ERROR", m)),
             other => return Err(unexpected(&other, "multi-key get")),
         };
         state.waiting -= 1;
@@ -1204,8 +1200,11 @@ async fn read_meta_multi(
                 return Ok(Some((n, Some(failed.take()))));
             }
             MetaReply::Miss(_) => {}
-            MetaReply::ServerError(m) | MetaReply::ClientError(m) => {
-                failed.get_or_insert_with(|| server_error(m));
+            MetaReply::ServerError(m) => {
+                failed.get_or_insert_with(|| server_error("SERVER_ERROR", m));
+            }
+            MetaReply::ClientError(m) => {
+                failed.get_or_insert_with(|| server_error("CLIENT_ERROR", m));
             }
             other => return Err(unexpected(&other, "multi-key mg")),
         }

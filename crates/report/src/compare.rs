@@ -180,14 +180,25 @@ fn describe(r: &ResultDir) -> String {
     if pipeline > 1 {
         clients.push_str(&format!("×{pipeline}"));
     }
-    format!(
+    let mut line = format!(
         "{} — {} on {}, {} clients, seed {}",
         r.file.display(),
         workload_name(d),
         d.store.display_name(),
         clients,
         d.seed
-    )
+    );
+    // What makes the figures not those of a working store, as the summary's flags.
+    if d.runner.reads_missed {
+        let pct = read_hit_ratio_pct(d).map_or(0.0, |hit| 100.0 - hit);
+        line.push_str(&format!(
+            " — ⚠ reads missed {pct:.1}%: the store did not hold the workload's records"
+        ));
+    }
+    if let Some(failure) = &d.runner.failure {
+        line.push_str(&format!(" — ⚠ {failure}"));
+    }
+    line
 }
 
 impl Comparison {

@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 pub use compare::{Comparison, ComparisonFormat};
 pub use host::HostInfo;
 pub use load::{find_result_files, LatencyLog, MonitorSeries, ResultDir, Timeline};
-pub use runner::{Loop, RunnerSection, SineRate};
+pub use runner::{FirstError, Loop, RunnerSection, SineRate};
 pub use study::{Cell, CellKey, Round, Spread, Study, StudyOptions};
 pub use table::{Align, Table};
 pub use time::rfc3339;

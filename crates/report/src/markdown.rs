@@ -90,7 +90,8 @@ fn mix(cell: &Cell) -> String {
 }
 
 impl Study {
-    /// Throughput and overall latency per cell, with the spread over rounds and flags.
+    /// Throughput and overall latency per cell, with the spread over rounds, the share of
+    /// reads that found no record, errors and flags.
     pub fn summary_table(&self) -> Table {
         let mut columns = CELL_HEADERS.to_vec();
         columns.extend([
@@ -102,6 +103,7 @@ impl Study {
             ("P50 (µs)", Align::Right),
             ("P99 (µs)", Align::Right),
             ("P99.9 (µs)", Align::Right),
+            ("Read misses (%)", Align::Right),
             ("Errors", Align::Right),
             ("Flags", Align::Left),
         ]);
@@ -118,6 +120,7 @@ impl Study {
                 mean(cell.overall(|l| l.p50_us), format::micros),
                 mean(cell.overall(|l| l.p99_us), format::micros),
                 mean(cell.overall(|l| l.p999_us), format::micros),
+                mean(cell.read_miss_pct(), pct1),
                 number(cell.errors() as f64, whole),
                 text(cell.flags(self.options.cv_threshold_pct).join(", ")),
             ]);

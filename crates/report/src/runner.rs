@@ -17,6 +17,16 @@ pub struct RunnerSection {
     pub duration_s: Option<f64>,
     /// The run stopped because `--max-errors` was exceeded.
     pub error_budget_exceeded: bool,
+    /// Measured operations that failed with a store error (the sum of `results.errors`).
+    pub failed_operations: u64,
+    /// Why the command failed (exit code 1): records a `load` did not load, or failed
+    /// operations beyond the error budget (`--max-errors`, 0 by default); `None` when it
+    /// did not fail for errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// The first failures of each error kind, with the store's own messages.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub first_errors: Vec<FirstError>,
     /// Thread plans: each group's results (a summary per group, in the plan's order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_results: Option<Vec<serde_json::Value>>,
@@ -56,6 +66,16 @@ pub struct RunnerSection {
     pub plan_groups: Option<serde_json::Value>,
     /// The property files, in the order read.
     pub property_files: Vec<String>,
+    /// Measured reads that found no record over all reads that completed, counted per key
+    /// (`keys_not_found / (keys_found + keys_not_found)`); `None` without reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_miss_share: Option<f64>,
+    /// Reads missed on a workload whose reads should all find their records (YCSB's
+    /// workloads read only loaded or inserted keys; cache workloads, memtier and trace
+    /// replays expect misses): the store was not loaded, was loaded elsewhere (another
+    /// `--path`, another `recordcount`), or lost data (an evicting server).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reads_missed: bool,
     /// Open loop: the mean target rate over all clients, operations per second.
     pub target_rate_ops_per_sec: Option<f64>,
     /// Open loop with a sine target rate: its mean, amplitude and period.
@@ -74,6 +94,15 @@ pub struct RunnerSection {
     /// Keys this version of kvlab does not know, from documents written by others.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// One failed request as the store reported it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FirstError {
+    /// The error's kind (`full`, `server`, `connection`, …, as in `results.errors`).
+    pub kind: String,
+    /// The store's message (e.g. LMDB's `MDB_MAP_FULL`, Redis' `OOM command not allowed…`).
+    pub message: String,
 }
 
 /// Closed loop (each client sends when its previous request completes) or open loop (a

@@ -442,9 +442,17 @@ impl Cell {
             .sum()
     }
 
+    /// Reads that found no record over reads answered (OK or NOT_FOUND), percent, over
+    /// rounds; `None` when no round read.
+    pub fn read_miss_pct(&self) -> Option<Spread> {
+        self.spread(|d| read_hit_ratio_pct(d).map(|hit| 100.0 - hit))
+    }
+
     /// Why the cell's figures need a second look: a throughput or P99 coefficient of
     /// variation above `cv_threshold_pct`, interrupted runs, an open loop that fell behind,
-    /// errors.
+    /// errors, reads that missed where every read should find its record (kvlab marks
+    /// such a result `runner.reads_missed`: a YCSB workload on a store that was not
+    /// loaded, or lost data).
     pub fn flags(&self, cv_threshold_pct: f64) -> Vec<String> {
         let mut flags = Vec::new();
         let over = |s: Option<Spread>| s.and_then(|s| s.cv_pct).filter(|cv| *cv > cv_threshold_pct);
@@ -462,6 +470,10 @@ impl Cell {
         }
         if self.errors() > 0 {
             flags.push("errors".into());
+        }
+        if self.rounds.iter().any(|r| r.doc().runner.reads_missed) {
+            let pct = self.read_miss_pct().map_or(0.0, |s| s.mean);
+            flags.push(format!("⚠ reads missed {pct:.1}%"));
         }
         flags
     }

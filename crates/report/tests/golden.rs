@@ -646,3 +646,68 @@ fn plan_and_key_file_runs_are_named_by_their_files() {
         ]
     );
 }
+
+/// A YCSB result whose reads missed (kvlab marks it `runner.reads_missed`: a server that
+/// evicted most records) is flagged in the summary with its share of misses, which is
+/// NOT_FOUND over the READ returns; `compare` says so beside the result's name, and
+/// names a run's failure. A cache workload's misses are shown, never flagged.
+#[test]
+fn reads_that_missed_are_flagged_in_the_summary_and_in_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_result("redis/workloada/1x1/round-1", &dir.path().join("ok"));
+    copy_result("redis/workloada/1x4/round-1", &dir.path().join("evicted"));
+    copy_result(
+        "moka/kv-small-readheavy/1x1/round-1",
+        &dir.path().join("cache"),
+    );
+    let mut miss_pct = 0.0;
+    edit_result(dir.path(), "evicted", |doc| {
+        let read = doc
+            .results
+            .ops
+            .iter_mut()
+            .find(|o| o.name == "READ")
+            .unwrap();
+        let ok = read.returns["OK"];
+        // 60 % of the reads found nothing.
+        let missed = ok * 3 / 5;
+        read.returns.insert("OK".into(), ok - missed);
+        read.returns.insert("NOT_FOUND".into(), missed);
+        miss_pct = 100.0 * missed as f64 / ok as f64;
+        doc.runner.reads_missed = true;
+        doc.runner.failure = Some("run failed: 3 of 9 operations failed (full: 3)".into());
+    });
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let md = study.summary_table().to_markdown();
+    let header = md.lines().nth(2).unwrap();
+    assert!(header.contains("Read misses (%)"), "{header}");
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| redis")).collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    let flagged = format!("⚠ reads missed {miss_pct:.1}%");
+    assert!(
+        rows[0].contains(" 0.0 |") && !rows[0].contains("reads missed"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains(&format!(" {miss_pct:.1} |")),
+        "{}",
+        rows[1]
+    );
+    assert!(rows[1].contains(&flagged), "{}", rows[1]);
+    let cache = md.lines().find(|l| l.starts_with("| moka")).unwrap();
+    assert!(!cache.contains("reads missed"), "{cache}");
+
+    let compare =
+        kvlab_report::Comparison::load(&dir.path().join("ok"), &dir.path().join("evicted"))
+            .unwrap()
+            .render(kvlab_report::ComparisonFormat::Markdown);
+    let b = compare.lines().find(|l| l.starts_with("- B: ")).unwrap();
+    assert!(b.contains(&flagged), "{b}");
+    assert!(
+        b.contains("⚠ run failed: 3 of 9 operations failed (full: 3)"),
+        "{b}"
+    );
+    let a = compare.lines().find(|l| l.starts_with("- A: ")).unwrap();
+    assert!(!a.contains('⚠'), "{a}");
+}

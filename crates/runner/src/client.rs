@@ -765,6 +765,11 @@ fn account_command(
 #[inline]
 fn count_error(shared: &Shared, e: &StoreError) {
     let errors = shared.errors.fetch_add(1, Ordering::Relaxed) + 1;
+    if shared.errors_seen[e.kind.index()].fetch_add(1, Ordering::Relaxed)
+        < crate::FIRST_ERRORS_PER_KIND
+    {
+        keep_first_error(shared, e);
+    }
     if errors > shared.max_errors {
         shared.budget_exceeded.store(true, Ordering::Relaxed);
         shared.stop.store(true, Ordering::Relaxed);
@@ -772,6 +777,17 @@ fn count_error(shared: &Shared, e: &StoreError) {
     if e.kind == StoreErrorKind::Connection && shared.stop_on_connection_error {
         connection_lost(shared, e);
     }
+}
+
+/// Keeps one of the first failures of its kind for [`crate::RunOutcome::first_errors`].
+#[cold]
+#[inline(never)]
+fn keep_first_error(shared: &Shared, e: &StoreError) {
+    let mut first = shared
+        .first_errors
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    first.push(e.clone());
 }
 
 /// Stops the run at a lost connection, keeping the first one's error.

@@ -255,7 +255,14 @@ pub struct RunOutcome {
     /// With [`RunPlan::client_stats`]: each client's measured requests, second by second,
     /// ordered by thread and client; empty otherwise.
     pub clients: Vec<ClientStats>,
+    /// The first [`FIRST_ERRORS_PER_KIND`] failed requests of each
+    /// [`kvlab_core::StoreErrorKind`] (warm-up included), in the order they were counted,
+    /// with the store's own messages.
+    pub first_errors: Vec<StoreError>,
 }
+
+/// How many failures of each kind [`RunOutcome::first_errors`] keeps.
+pub const FIRST_ERRORS_PER_KIND: u64 = 3;
 
 /// Loads a dataset's records (for YCSB, `[insertstart, insertstart+insertcount)`),
 /// split among the plan's clients as YCSB splits them among threads. `plan.operations`
@@ -339,6 +346,11 @@ pub(crate) struct Shared {
     pub(crate) connection_lost: std::sync::Mutex<Option<StoreError>>,
     /// The first session that could not get ready; the run stops and fails with it.
     setup_error: std::sync::Mutex<Option<StoreError>>,
+    /// Failures counted so far per [`kvlab_core::StoreErrorKind::index`], to keep the
+    /// first few of each kind without taking the lock for every one.
+    pub(crate) errors_seen: [AtomicU64; kvlab_core::StoreErrorKind::ALL.len()],
+    /// [`RunOutcome::first_errors`].
+    pub(crate) first_errors: std::sync::Mutex<Vec<StoreError>>,
 }
 
 /// A thread's recorder, handed to the collector at an interval boundary.
@@ -416,6 +428,8 @@ fn drive<S: Store, Src: OpSource + 'static>(
         stop_on_connection_error: plan.stop_on_connection_error,
         connection_lost: std::sync::Mutex::new(None),
         setup_error: std::sync::Mutex::new(None),
+        errors_seen: Default::default(),
+        first_errors: std::sync::Mutex::new(Vec::new()),
     });
     let threads = plan.threads;
     let barrier = Arc::new(Barrier::new(threads + 1));
@@ -784,6 +798,12 @@ fn collect(
         keys_missed: 0,
         unfinished: 0,
         clients: Vec::new(),
+        first_errors: std::mem::take(
+            &mut *shared
+                .first_errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        ),
     };
     let mut max_lag = Duration::ZERO;
     for h in handles {

@@ -595,3 +595,34 @@ fn a_workload_is_checked_against_the_store_before_it_runs() {
         3
     );
 }
+
+#[test]
+fn the_first_failures_of_a_kind_are_kept_with_their_messages() {
+    // Every request fails for good, on two threads.
+    let store = LogStore {
+        fail_every: 1,
+        fail_first: u32::MAX,
+        ..LogStore::default()
+    };
+    let plan = RunPlan {
+        threads: 2,
+        operations: Some(40),
+        ..RunPlan::default()
+    };
+    let (o, _, _) = go(&store, Counting::default(), plan).unwrap();
+    assert_eq!(o.total.error_count(StoreErrorKind::Io), 40);
+    assert_eq!(o.first_errors.len() as u64, crate::FIRST_ERRORS_PER_KIND);
+    assert!(o
+        .first_errors
+        .iter()
+        .all(|e| e.kind == StoreErrorKind::Io && e.message == "planned failure"));
+
+    // Nothing kept when nothing failed.
+    let (o, _, _) = go(
+        &LogStore::default(),
+        Counting::default(),
+        RunPlan::default(),
+    )
+    .unwrap();
+    assert!(o.first_errors.is_empty());
+}

@@ -149,14 +149,24 @@ impl LmdbConfig {
     }
 }
 
+/// Twice `map_size_bytes`, as a size option value (`2MiB`, `8GiB`).
+fn larger_map(map_size_bytes: u64) -> String {
+    let twice = map_size_bytes.saturating_mul(2);
+    if twice >= 1 << 30 && twice.is_multiple_of(1 << 30) {
+        format!("{}GiB", twice >> 30)
+    } else {
+        format!("{}MiB", (twice >> 20).max(1))
+    }
+}
+
 /// Turns an LMDB error into a [`StoreError`], with advice for the errors a benchmark
 /// configuration causes.
 fn lmdb_err(context: &str, e: heed::Error, map_size_bytes: u64) -> StoreError {
     let hint = match &e {
         heed::Error::Mdb(MdbError::MapFull) => format!(
             "; the environment is full at lmdb.map_size={map_size_bytes} bytes: \
-             reopen with a larger map, e.g. -p lmdb.map_size={}GiB",
-            (map_size_bytes.saturating_mul(2) >> 30).max(1)
+             reopen with a larger map, e.g. -p lmdb.map_size={}",
+            larger_map(map_size_bytes)
         ),
         heed::Error::Mdb(MdbError::ReadersFull) => {
             "; more read transactions than reader slots: raise -p lmdb.max_readers".to_string()
@@ -167,7 +177,13 @@ fn lmdb_err(context: &str, e: heed::Error, map_size_bytes: u64) -> StoreError {
         }
         _ => String::new(),
     };
-    StoreError::new(StoreErrorKind::Io, format!("{context}: {e}{hint}"))
+    // A full map (or disk) refuses writes until the store is reopened larger: `full`.
+    let kind = match &e {
+        heed::Error::Mdb(MdbError::MapFull) => StoreErrorKind::Full,
+        heed::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => StoreErrorKind::Full,
+        _ => StoreErrorKind::Io,
+    };
+    StoreError::new(kind, format!("{context}: {e}{hint}"))
 }
 
 /// An open LMDB environment with kvlab's records in its unnamed database.
@@ -487,7 +503,7 @@ impl LmdbSession {
             for slot in batch.slots_mut() {
                 let result = execute_one(engine, scratch, &slot.request, &mut slot.reply);
                 if let Err(e) = &result {
-                    if e.kind == StoreErrorKind::Io {
+                    if matches!(e.kind, StoreErrorKind::Io | StoreErrorKind::Full) {
                         // An engine error leaves the transaction unusable: abort it all.
                         return Err(e.clone());
                     }

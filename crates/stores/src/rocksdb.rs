@@ -195,8 +195,17 @@ impl std::fmt::Debug for RocksDbStore {
     }
 }
 
+/// A failed RocksDB call: `full` when RocksDB's status says the disk is full (an
+/// `IOError` with subcode `NoSpace`, printed "IO error: No space left on device"; RocksDB
+/// `util/status.cc`), `io` otherwise, RocksDB's own text kept.
 fn io_err(context: &str, e: rocksdb::Error) -> StoreError {
-    StoreError::new(StoreErrorKind::Io, format!("{context}: {e}"))
+    let text = e.to_string();
+    let kind = if text.contains("No space left on device") {
+        StoreErrorKind::Full
+    } else {
+        StoreErrorKind::Io
+    };
+    StoreError::new(kind, format!("{context}: {text}"))
 }
 
 impl RocksDbStore {

@@ -64,6 +64,9 @@ const TABLE_URI: &CStr = c"table:kvlab";
 const WT_ROLLBACK: c_int = -31800;
 /// `WT_CACHE_FULL` (wiredtiger.h, "Error returns").
 const WT_CACHE_FULL: c_int = -31807;
+/// `ENOSPC` ("No space left on device"), which WiredTiger returns as an `errno` code:
+/// 28 on Linux (asm-generic/errno-base.h).
+const ENOSPC: c_int = 28;
 /// `EINVAL`: WiredTiger's answer to a configuration string it rejects.
 const EINVAL: c_int = 22;
 
@@ -317,7 +320,13 @@ fn wt_err(context: &str, code: c_int, messages: &str) -> StoreError {
         WT_CACHE_FULL => m.push_str("; the cache is full: raise -p wiredtiger.cache_size"),
         _ => {}
     }
-    StoreError::new(StoreErrorKind::Io, m)
+    // Out of space: the cache (WT_CACHE_FULL) or the disk (ENOSPC, an errno code).
+    let kind = if code == WT_CACHE_FULL || code == ENOSPC {
+        StoreErrorKind::Full
+    } else {
+        StoreErrorKind::Io
+    };
+    StoreError::new(kind, m)
 }
 
 fn check(context: &str, code: c_int) -> Result<(), StoreError> {

@@ -93,7 +93,9 @@ fn lmdb_map_full_is_an_error_naming_the_option() {
     }
     let (i, e) = failure.expect("4 MiB of values fit a 1 MiB map");
     assert!(i > 0, "the first 64 KiB value already failed: {e}");
-    assert_eq!(e.kind, StoreErrorKind::Io);
+    // LMDB's own name for the error (mdb.c, mdb_strerror), and the option to raise.
+    assert_eq!(e.kind, StoreErrorKind::Full);
+    assert!(e.message.contains("MDB_MAP_FULL"), "{e}");
     assert!(e.message.contains("lmdb.map_size="), "{e}");
     // The records committed before the map filled up are still there.
     let r = support::op(&mut s, &mut b, OpKind::Read, b"k000", &[]);

@@ -57,6 +57,9 @@ pub(super) struct SummaryRow {
     rounds_failed: usize,
     throughput_ops_per_sec: Option<Spread>,
     p99_us: Option<Spread>,
+    /// Reads that found no record over reads answered, percent, mean over the rounds
+    /// that read; none without reads.
+    read_miss_pct: Option<f64>,
     /// Per round, in round order: throughput and p99 (absent for a round without a result).
     per_round: Vec<serde_json::Value>,
     /// Means over the rounds of the monitor's means, when the suite monitored.
@@ -89,6 +92,8 @@ impl Runner<'_> {
             idx.sort_by_key(|&i| plan.cells[i].round);
             let mut thr = Vec::new();
             let mut p99 = Vec::new();
+            let mut misses = Vec::new();
+            let mut reads_missed = false;
             let mut per_round = Vec::new();
             let mut monitor: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             let mut failed = 0;
@@ -112,6 +117,16 @@ impl Runner<'_> {
                 if let Some(p) = p {
                     p99.push(p);
                 }
+                // kvlab's own share (keys counted per key), else the READ returns.
+                let read = doc.results.ops.iter().find(|o| o.name == "READ");
+                let share = doc.runner.read_miss_share.or_else(|| {
+                    let r = read?;
+                    let n = |s: &str| r.returns.get(s).copied().unwrap_or(0) as f64;
+                    let answered = n("OK") + n("NOT_FOUND");
+                    (answered > 0.0).then(|| n("NOT_FOUND") / answered)
+                });
+                misses.extend(share.map(|s| 100.0 * s));
+                reads_missed |= doc.runner.reads_missed;
                 per_round.push(serde_json::json!({
                     "round": cell.round,
                     "status": "ok",
@@ -143,6 +158,11 @@ impl Runner<'_> {
             if failed > 0 {
                 flags.push(format!("{failed} round(s) failed"));
             }
+            let read_miss_pct = Spread::of(&misses).map(|s| s.mean);
+            if reads_missed {
+                // A YCSB workload's reads should all find their records (kvlab marked it).
+                flags.push(format!("reads missed {:.1}%", read_miss_pct.unwrap_or(0.0)));
+            }
             rows.push(SummaryRow {
                 store: plan.stores[s].name.clone(),
                 workload: plan.workloads[w].name.clone(),
@@ -153,6 +173,7 @@ impl Runner<'_> {
                 rounds_failed: failed,
                 throughput_ops_per_sec: throughput,
                 p99_us: p99s,
+                read_miss_pct,
                 per_round,
                 monitor: monitor
                     .into_iter()
@@ -189,19 +210,20 @@ impl Runner<'_> {
             md,
             "{} cells × {} round{}; per cell the mean, minimum and maximum over its rounds and \
              the coefficient of variation (CV = sample standard deviation / mean). Cells whose \
-             CV exceeds {}% are flagged. Throughput in operations per second, p99 over all \
-             operations in microseconds.\n",
+             CV exceeds {}% are flagged, and so are cells whose reads missed where every read \
+             should find its record. Throughput in operations per second, p99 over all \
+             operations in microseconds, read misses in percent of the reads answered.\n",
             rows.len(),
             plan.rounds,
             if plan.rounds == 1 { "" } else { "s" },
             self.cv_threshold
         );
         let show_monitor = rows.iter().any(|r| !r.monitor.is_empty());
-        md.push_str("| store | workload | concurrency | rounds ok | ops/s mean | ops/s min | ops/s max | ops/s CV | p99 µs mean | p99 min | p99 max | p99 CV |");
+        md.push_str("| store | workload | concurrency | rounds ok | ops/s mean | ops/s min | ops/s max | ops/s CV | p99 µs mean | p99 min | p99 max | p99 CV | read misses % |");
         if show_monitor {
             md.push_str(" kvlab CPU % | server CPU % | server RSS MiB max |");
         }
-        md.push_str(" flags |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        md.push_str(" flags |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         if show_monitor {
             md.push_str("---:|---:|---:|");
         }
@@ -219,7 +241,7 @@ impl Runner<'_> {
             let p = r.p99_us.as_ref();
             let _ = write!(
                 md,
-                "| {} | {} | t{}-c{} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | t{}-c{} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.store,
                 r.workload,
                 r.threads,
@@ -234,6 +256,7 @@ impl Runner<'_> {
                 num(p.map(|s| s.min), 1),
                 num(p.map(|s| s.max), 1),
                 cv(&r.p99_us),
+                num(r.read_miss_pct, 1),
             );
             if show_monitor {
                 let _ = write!(

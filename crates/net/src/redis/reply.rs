@@ -301,10 +301,7 @@ pub(super) fn apply(
             }
         }
         if !matches!(p.part, Part::Aside | Part::Index) || w.outcome.is_none() {
-            w.outcome = Some(Err(StoreError::new(
-                StoreErrorKind::Protocol,
-                format!("server replied: {msg}"),
-            )));
+            w.outcome = Some(Err(crate::error_reply(&msg)));
         }
         return;
     }

@@ -649,10 +649,7 @@ impl RedisSession {
                 Ok(Some((frame, n))) => {
                     let slot = &mut batch.slots_mut()[i];
                     let result = match error_message(&frame) {
-                        Some(msg) => Err(StoreError::new(
-                            StoreErrorKind::Protocol,
-                            format!("server replied: {msg}"),
-                        )),
+                        Some(msg) => Err(crate::error_reply(&msg)),
                         None => single_outcome(parts[i], &frame, slot),
                     };
                     conn.consume(n);

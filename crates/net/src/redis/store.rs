@@ -107,9 +107,10 @@ impl Inner {
             match resp::parse(conn.buffered()) {
                 Ok(Some((frame, n))) => {
                     let r = if let Some(msg) = error_message(&frame) {
+                        let e = crate::error_reply(&msg);
                         Err(StoreError::new(
-                            StoreErrorKind::Protocol,
-                            format!("CLUSTER SLOTS: {msg}"),
+                            e.kind,
+                            format!("CLUSTER SLOTS: {}", e.message),
                         ))
                     } else {
                         resp::parse_cluster_slots(&frame).map_err(|e| {

@@ -1,0 +1,774 @@
+//! No silent failure: a `load` that did not store every record and a `run` whose
+//! operations failed exit 1 with the store's own reason on stderr and the counts by kind
+//! in result.json; reads that miss on a YCSB workload are flagged; store flags that do
+//! not apply are refused; a missing `recordcount` is said. Against real stores: LMDB
+//! with a 1 MiB map (its entries counted by LMDB's own `mdb_stat`) and redis-server
+//! under `maxmemory` (its keys counted by `DBSIZE`, its refusals compared with the
+//! reply it gives a plain client).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use kvlab_report::ResultDocument;
+use kvlab_spawn::{Server, SpawnError};
+
+use crate::common;
+use common::{call, kvlab, redis, report_u64, text};
+
+/// kvlab with `args` and `--progress never --out OUT`; returns the output and the result
+/// document (panicking with stdout and stderr when there is none).
+fn phase(args: &[&str], out: &Path) -> (Output, ResultDocument) {
+    let o = kvlab(
+        &[
+            args,
+            &["--progress", "never", "--out", out.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    let (stdout, stderr) = text(&o);
+    let doc = ResultDocument::load(&out.join("result.json"))
+        .unwrap_or_else(|e| panic!("no result ({e}):\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    (o, doc)
+}
+
+/// The `Entries:` of the main database as LMDB's own `mdb_stat` counts them.
+fn mdb_entries(dir: &Path) -> u64 {
+    let o = Command::new("mdb_stat")
+        .arg(dir)
+        .output()
+        .expect("mdb_stat (Debian's lmdb-utils; scripts/setup.sh installs it)");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "mdb_stat failed: {out}");
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix("Entries: "))
+        .unwrap_or_else(|| panic!("no Entries line in:\n{out}"))
+        .parse()
+        .unwrap()
+}
+
+/// The number of YCSB records the server holds: its `user…` keys (the hash model also
+/// keeps an `_indices` sorted set for scans).
+fn dbsize(server: &Server) -> u64 {
+    match call(server, &["KEYS", "user*"]) {
+        kvlab_spawn::resp::Value::Array(Some(keys)) => keys.len() as u64,
+        other => panic!("KEYS answered {other:?}"),
+    }
+}
+
+/// The error reply the server gives a plain client for `args`.
+fn error_reply(server: &Server, args: &[&str]) -> String {
+    match kvlab_spawn::resp::command(server.addr(), args) {
+        Err(SpawnError::Redis { message, .. }) => message,
+        other => panic!("{args:?} was not refused: {other:?}"),
+    }
+}
+
+/// A `-p NAME=VALUE` list as arguments.
+fn props(pairs: &[&str]) -> Vec<String> {
+    pairs
+        .iter()
+        .flat_map(|p| ["-p".to_string(), p.to_string()])
+        .collect()
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn a_load_into_a_full_lmdb_map_fails_with_mdb_map_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lmdb");
+    let p = props(&[
+        "recordcount=5000",
+        "fieldcount=10",
+        "fieldlength=100",
+        "lmdb.map_size=1MiB",
+    ]);
+    let args = [
+        &[
+            "load",
+            "-P",
+            "workloads/ycsb/workloada",
+            "--db",
+            "lmdb",
+            "--seed",
+            "1",
+        ][..],
+        &strs(&p),
+        &["--path", db.to_str().unwrap()],
+    ]
+    .concat();
+    let (o, doc) = phase(&args, &dir.path().join("out"));
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    // LMDB's own count of what it holds.
+    let stored = mdb_entries(&db);
+    assert!(
+        stored > 0 && stored < 5000,
+        "a 1 MiB map holds some of 5000 1 KB records: {stored}"
+    );
+    let lost = 5000 - stored;
+    // YCSB's report lines are unchanged: the failed inserts are Return=ERROR.
+    assert_eq!(
+        report_u64(&stdout, "INSERT", "Return=ERROR"),
+        lost,
+        "{stdout}"
+    );
+    assert_eq!(
+        report_u64(&stdout, "INSERT", "Return=OK"),
+        stored,
+        "{stdout}"
+    );
+    // stderr: LMDB's name for the error, the option to raise, how many and why.
+    assert!(stderr.contains("kvlab: error (full): "), "{stderr}");
+    assert!(stderr.contains("MDB_MAP_FULL"), "{stderr}");
+    assert!(stderr.contains("lmdb.map_size=1048576 bytes"), "{stderr}");
+    assert!(stderr.contains("-p lmdb.map_size=2MiB"), "{stderr}");
+    let why = format!(
+        "load failed: {lost} of 5000 records were not stored, {lost} inserts failed (full: {lost})"
+    );
+    assert!(stderr.contains(&why), "{why}\n{stderr}");
+    // result.json: counted by kind, the failure and the store's messages.
+    assert_eq!(
+        doc.results.errors.get("full"),
+        Some(&lost),
+        "{:?}",
+        doc.results.errors
+    );
+    assert_eq!(doc.results.errors.len(), 1, "{:?}", doc.results.errors);
+    assert_eq!(doc.runner.failed_operations, lost);
+    assert_eq!(doc.runner.failure.as_deref(), Some(why.as_str()));
+    assert!(!doc.runner.first_errors.is_empty());
+    assert!(doc
+        .runner
+        .first_errors
+        .iter()
+        .all(|e| e.kind == "full" && e.message.contains("MDB_MAP_FULL")));
+    assert!(doc.notes.iter().any(|n| n == &why), "{:?}", doc.notes);
+
+    // The same load into a map that fits stores everything and succeeds.
+    let db2 = dir.path().join("lmdb2");
+    let p = props(&[
+        "recordcount=5000",
+        "fieldcount=10",
+        "fieldlength=100",
+        "lmdb.map_size=64MiB",
+    ]);
+    let args = [
+        &[
+            "load",
+            "-P",
+            "workloads/ycsb/workloada",
+            "--db",
+            "lmdb",
+            "--seed",
+            "1",
+        ][..],
+        &strs(&p),
+        &["--path", db2.to_str().unwrap()],
+    ]
+    .concat();
+    let (o, doc) = phase(&args, &dir.path().join("out2"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert_eq!(mdb_entries(&db2), 5000);
+    assert_eq!(doc.runner.failed_operations, 0);
+    assert_eq!(doc.runner.failure, None);
+    assert!(doc.runner.first_errors.is_empty());
+}
+
+/// `load` of `records` YCSB records (10 × 100 bytes) into `server`.
+fn redis_load(server: &Server, records: u64, out: &Path) -> (Output, ResultDocument) {
+    let url = format!("redis://{}", server.addr());
+    let count = format!("recordcount={records}");
+    phase(
+        &[
+            "load",
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            &count,
+            "--db",
+            "redis",
+            "--url",
+            &url,
+            "--seed",
+            "2",
+        ],
+        out,
+    )
+}
+
+#[test]
+fn a_load_into_a_redis_at_maxmemory_fails_with_its_oom_reply() {
+    let server = redis("maxmemory=2mb,maxmemory-policy=noeviction");
+    let dir = tempfile::tempdir().unwrap();
+    let (o, doc) = redis_load(&server, 5000, &dir.path().join("out"));
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let stored = dbsize(&server);
+    assert!(
+        stored > 0 && stored < 5000,
+        "2 MB holds some of 5000 1 KB records: {stored}"
+    );
+    let lost = 5000 - stored;
+    assert_eq!(report_u64(&stdout, "INSERT", "Return=ERROR"), lost);
+    // The server's own text, as it answers any client's write over its limit (pushed
+    // below the memory in use, since the load may have stopped just under it).
+    call(&server, &["CONFIG", "SET", "maxmemory", "1"]);
+    let oom = error_reply(&server, &["HSET", "probe", "f", "v"]);
+    assert!(oom.starts_with("OOM "), "{oom}");
+    assert!(
+        stderr.contains(&format!("kvlab: error (full): server replied: {oom}")),
+        "{oom}\n{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "load failed: {lost} of 5000 records were not stored"
+        )),
+        "{stderr}"
+    );
+    // Counted as `full`, not as a protocol error.
+    assert_eq!(
+        doc.results.errors.get("full"),
+        Some(&lost),
+        "{:?}",
+        doc.results.errors
+    );
+    assert!(!doc.results.errors.contains_key("protocol"));
+    assert_eq!(
+        doc.runner.first_errors[0].message,
+        format!("server replied: {oom}")
+    );
+}
+
+#[test]
+fn a_run_fails_when_operations_fail_unless_max_errors_allows_them() {
+    let server = redis("");
+    let dir = tempfile::tempdir().unwrap();
+    let (o, _) = redis_load(&server, 200, &dir.path().join("load"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    assert_eq!(dbsize(&server), 200);
+    // Now every write is refused: 1 byte of memory and no eviction.
+    call(
+        &server,
+        &["CONFIG", "SET", "maxmemory-policy", "noeviction"],
+    );
+    call(&server, &["CONFIG", "SET", "maxmemory", "1"]);
+    let oom = error_reply(&server, &["HSET", "probe", "f", "v"]);
+    let url = format!("redis://{}", server.addr());
+    let run = |extra: &[&str], out: &str| {
+        let base = [
+            "run",
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            "recordcount=200",
+            "-p",
+            "operationcount=300",
+            "--db",
+            "redis",
+            "--url",
+            &url,
+            "--seed",
+            "3",
+        ];
+        phase(&[&base[..], extra].concat(), &dir.path().join(out))
+    };
+
+    // Workload A: the reads succeed, every update is refused.
+    let (o, doc) = run(&[], "a");
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let updates = report_u64(&stdout, "UPDATE", "Operations");
+    assert!(updates > 0);
+    assert_eq!(report_u64(&stdout, "UPDATE", "Return=ERROR"), updates);
+    assert_eq!(report_u64(&stdout, "READ", "Return=OK"), 300 - updates);
+    assert_eq!(doc.results.errors.get("full"), Some(&updates));
+    assert!(
+        stderr.contains(&format!("server replied: {oom}")),
+        "{stderr}"
+    );
+    let why = format!(
+        "run failed: {updates} of 300 operations failed (full: {updates}); a run fails when \
+         any operation fails; --max-errors N tolerates N"
+    );
+    assert!(stderr.contains(&why), "{why}\n{stderr}");
+    assert_eq!(doc.runner.failure.as_deref(), Some(why.as_str()));
+    assert!(
+        !doc.runner.error_budget_exceeded,
+        "without --max-errors the run goes to its end"
+    );
+    assert_eq!(dbsize(&server), 200);
+
+    // Only updates: every operation fails.
+    let only = ["-p", "readproportion=0", "-p", "updateproportion=1"];
+    let (o, doc) = run(&only, "all");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+    assert_eq!(doc.results.errors.get("full"), Some(&300));
+    assert_eq!(doc.runner.failed_operations, 300);
+
+    // A budget that covers the failures: the run passes, and says so.
+    let (o, doc) = run(&[&only[..], &["--max-errors", "300"]].concat(), "budget");
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("300 of 300 operations failed (full: 300), within --max-errors 300"),
+        "{stderr}"
+    );
+    assert_eq!(doc.runner.failure, None);
+    assert_eq!(doc.runner.failed_operations, 300);
+
+    // A smaller budget: the run stops once it is spent, and fails.
+    let (o, doc) = run(&[&only[..], &["--max-errors", "10"]].concat(), "small");
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(doc.runner.error_budget_exceeded);
+    assert!(doc.runner.failed_operations > 10 && doc.runner.failed_operations < 300);
+    assert!(stderr.contains("more than --max-errors 10"), "{stderr}");
+}
+
+#[test]
+fn an_error_reply_is_a_server_error_with_the_servers_text() {
+    let server = redis("");
+    // A user that may not write hashes: every HSET is answered with -NOPERM.
+    call(
+        &server,
+        &[
+            "ACL", "SETUSER", "reader", "on", ">pw", "~*", "+@all", "-hset",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("redis://reader:pw@{}", server.addr());
+    let (o, doc) = phase(
+        &[
+            "load",
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            "recordcount=50",
+            "--db",
+            "redis",
+            "--url",
+            &url,
+        ],
+        &dir.path().join("out"),
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(dbsize(&server), 0);
+    assert_eq!(
+        doc.results.errors.get("server"),
+        Some(&50),
+        "{:?}",
+        doc.results.errors
+    );
+    assert!(!doc.results.errors.contains_key("protocol"));
+    assert!(
+        stderr.contains("kvlab: error (server): server replied: NOPERM"),
+        "{stderr}"
+    );
+    assert!(doc
+        .runner
+        .first_errors
+        .iter()
+        .all(|e| e.kind == "server" && e.message.contains("hset")));
+}
+
+#[test]
+fn reads_of_a_never_loaded_store_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("never-loaded");
+    let run = |out: &str| {
+        phase(
+            &[
+                "run",
+                "-P",
+                "workloads/ycsb/workloadc",
+                "-p",
+                "recordcount=1000",
+                "-p",
+                "operationcount=2000",
+                "--db",
+                "lmdb",
+                "--path",
+                db.to_str().unwrap(),
+            ],
+            &dir.path().join(out),
+        )
+    };
+    let (o, doc) = run("empty");
+    let (stdout, stderr) = text(&o);
+    // LMDB holds nothing there.
+    assert_eq!(mdb_entries(&db), 0);
+    assert_eq!(report_u64(&stdout, "READ", "Return=NOT_FOUND"), 2000);
+    // Not a failure (nothing failed), but said and marked.
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: 2000 of 2000 reads (100.0 %) found no record"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("never loaded?"), "{stderr}");
+    assert!(doc.runner.reads_missed);
+    assert_eq!(doc.runner.read_miss_share, Some(1.0));
+
+    // Loaded: no warning, nothing marked.
+    let o = kvlab(&[
+        "load",
+        "-P",
+        "workloads/ycsb/workloadc",
+        "-p",
+        "recordcount=1000",
+        "--db",
+        "lmdb",
+        "--path",
+        db.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(mdb_entries(&db), 1000);
+    let (o, doc) = run("loaded");
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("found no record"), "{stderr}");
+    assert!(!doc.runner.reads_missed);
+    assert_eq!(doc.runner.read_miss_share, Some(0.0));
+}
+
+#[test]
+fn reads_of_a_redis_that_evicted_part_of_its_data_are_flagged_in_the_report() {
+    let server = redis("maxmemory=2mb,maxmemory-policy=allkeys-random");
+    let dir = tempfile::tempdir().unwrap();
+    // An evicting server takes every write: the load succeeds.
+    let (o, _) = redis_load(&server, 5000, &dir.path().join("load"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let kept = dbsize(&server);
+    assert!(
+        kept > 0 && kept < 4000,
+        "2 MB keeps part of 5000 1 KB records: {kept}"
+    );
+    let url = format!("redis://{}", server.addr());
+    let out = dir.path().join("runs/redis");
+    let (o, doc) = phase(
+        &[
+            "run",
+            "-P",
+            "workloads/ycsb/workloadc",
+            "-p",
+            "recordcount=5000",
+            "-p",
+            "operationcount=4000",
+            "-p",
+            "requestdistribution=uniform",
+            "--db",
+            "redis",
+            "--url",
+            &url,
+            "--seed",
+            "4",
+        ],
+        &out,
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    // Uniform reads miss in proportion to what the server no longer holds.
+    let expected = 1.0 - kept as f64 / 5000.0;
+    let share = doc.runner.read_miss_share.unwrap();
+    assert!(
+        (share - expected).abs() < 0.05,
+        "missed {share}, the server lacks {expected}"
+    );
+    assert!(doc.runner.reads_missed);
+    assert!(
+        stderr.contains("found no record: the store lost or never held part"),
+        "{stderr}"
+    );
+
+    // The report's summary table shows the share and flags the cell.
+    let md = dir.path().join("summary.md");
+    let o = kvlab(&[
+        "report",
+        dir.path().join("runs").to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("Read misses (%)"), "{md}");
+    let pct = format!("{:.1}", 100.0 * share);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| redis"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains(&format!(" {pct} |")), "{pct}: {row}");
+    assert!(row.contains(&format!("⚠ reads missed {pct}%")), "{row}");
+}
+
+#[test]
+fn store_flags_that_do_not_apply_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let path = path.to_str().unwrap();
+    let base = [
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=10",
+    ];
+    for (extra, says) in [
+        (
+            &["--db", "rocksdb", "--path", path, "--cache-size", "1GiB"][..],
+            "--cache-size does not apply to --db rocksdb",
+        ),
+        (
+            &["--db", "redis", "--path", path][..],
+            "--path does not apply to --db redis",
+        ),
+        (
+            &[
+                "--db",
+                "rocksdb",
+                "--path",
+                path,
+                "--spawn",
+                "maxmemory=1mb",
+            ][..],
+            "--spawn does not apply to --db rocksdb",
+        ),
+        (
+            &["--db", "moka", "--url", "redis://127.0.0.1:1"][..],
+            "--url does not apply to --db moka",
+        ),
+        (
+            &["--db", "lmdb", "--path", path, "--timeout", "1s"][..],
+            "--timeout does not apply to --db lmdb",
+        ),
+        (
+            &["--db", "moka", "--disk-path", path][..],
+            "--disk-path does not apply to --db moka",
+        ),
+    ] {
+        let o = kvlab(&[&base[..], extra].concat());
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{says}\n{stderr}");
+    }
+    assert!(!Path::new(path).exists(), "nothing was opened");
+    // The hint names the store's own setting.
+    let o = kvlab(
+        &[
+            &base[..],
+            &["--db", "rocksdb", "--path", path, "--cache-size", "1GiB"],
+        ]
+        .concat(),
+    );
+    assert!(text(&o).1.contains("-p rocksdb.block_cache_size=SIZE"));
+}
+
+#[test]
+fn a_missing_recordcount_is_said_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("no-recordcount");
+    std::fs::write(
+        &file,
+        "readproportion=1\nupdateproportion=0\noperationcount=10\n",
+    )
+    .unwrap();
+    let db = dir.path().join("db");
+    let run = |extra: &[&str]| {
+        let base = [
+            "run",
+            "-P",
+            file.to_str().unwrap(),
+            "--db",
+            "rocksdb",
+            "--progress",
+            "never",
+        ];
+        kvlab(&[&base[..], extra, &["--path", db.to_str().unwrap()]].concat())
+    };
+    let o = run(&[]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    // YCSB's CoreWorkload: `if (recordcount == 0) recordcount = Integer.MAX_VALUE;`
+    let says = "no recordcount given: as in YCSB, it defaults to 2147483647 records";
+    assert!(stderr.contains(says), "{stderr}");
+    let o = run(&["-p", "recordcount=100"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("no recordcount"), "{stderr}");
+}
+
+/// memcached's `stats` counter `name`.
+fn memcached_stat(server: &Server, name: &str) -> u64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
+    c.write_all(b"stats\r\n").unwrap();
+    let prefix = format!("STAT {name} ");
+    for line in BufReader::new(c).lines() {
+        let line = line.unwrap();
+        if let Some(v) = line.strip_prefix(&prefix) {
+            return v.trim().parse().unwrap();
+        }
+        assert_ne!(line, "END", "no {name}");
+    }
+    unreachable!("the server closed the connection")
+}
+
+#[test]
+fn a_load_into_a_memcached_that_may_not_evict_fails_with_its_out_of_memory_reply() {
+    // -M: "return error on memory exhausted instead of evicting" (memcached -h).
+    let spec = kvlab_spawn::ServerSpec::parse(kvlab_spawn::ServerKind::Memcached, "m=2,M");
+    let server = Server::start(&spec.unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("memcached://{}", server.addr());
+    let (o, doc) = phase(
+        &[
+            "load",
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            "recordcount=5000",
+            "--db",
+            "memcached",
+            "--url",
+            &url,
+        ],
+        &dir.path().join("out"),
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let stored = memcached_stat(&server, "curr_items");
+    assert!(
+        stored > 0 && stored < 5000,
+        "2 MB holds some of 5000 1 KB records: {stored}"
+    );
+    assert_eq!(memcached_stat(&server, "evictions"), 0);
+    let lost = 5000 - stored;
+    assert_eq!(
+        doc.results.errors.get("full"),
+        Some(&lost),
+        "{:?}",
+        doc.results.errors
+    );
+    // memcached's own words (proto_text.c: "SERVER_ERROR out of memory storing object").
+    assert!(
+        stderr.contains(
+            "kvlab: error (full): server replied: SERVER_ERROR out of memory storing object"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "load failed: {lost} of 5000 records were not stored"
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_spawned_server_that_refuses_the_preload_fails_the_run_with_its_reply() {
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=5000",
+        "--db",
+        "redis",
+        "--spawn",
+        "maxmemory=2mb,maxmemory-policy=noeviction",
+        "--progress",
+        "never",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "nothing was measured: {stdout}");
+    // redis server.c, shared.oomerr.
+    let oom = "server replied: OOM command not allowed when used memory > 'maxmemory'.";
+    assert!(
+        stderr.contains(&format!("kvlab: error (full): {oom}")),
+        "{stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("loading the new server failed: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let lost: u64 = line
+        .split("failed: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(lost > 0 && lost < 5000, "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "{lost} of 5000 records were not stored (full: {lost})"
+        )),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_suite_summary_shows_read_misses_and_flags_an_evicting_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let workloads = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads");
+    let file = dir.path().join("evicting.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"name = "evicting"
+
+[[store]]
+name = "small"
+db = "redis"
+spawn = "maxmemory=2mb,maxmemory-policy=allkeys-random"
+
+[[workload]]
+name = "reads"
+properties = ["{workloads}/ycsb/workloadc"]
+set = {{ recordcount = 5000, operationcount = 2000, requestdistribution = "uniform" }}
+
+[matrix]
+threads = [1]
+connections = [1]
+"#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = kvlab(&[
+        "suite",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    // The cell's own result: kvlab marked its misses.
+    let doc = ResultDocument::load(&out.join("small/reads/t1-c1/round-1/result.json")).unwrap();
+    assert!(doc.runner.reads_missed);
+    let share = doc.runner.read_miss_share.unwrap();
+    assert!(
+        share > 0.3,
+        "2 MB keeps well under 5000 1 KB records: {share}"
+    );
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("| read misses % |"), "{md}");
+    let pct = format!("{:.1}", 100.0 * share);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| small | reads |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains(&format!(" {pct} |")), "{pct}: {row}");
+    assert!(row.contains(&format!("reads missed {pct}%")), "{row}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let cell = &summary["cells"][0];
+    assert!(
+        (cell["read_miss_pct"].as_f64().unwrap() - 100.0 * share).abs() < 1e-9,
+        "{cell:#}"
+    );
+    assert_eq!(cell["flagged"], true);
+}
