@@ -840,3 +840,58 @@ fn every_example_suite_is_valid() {
     }
     assert!(checked >= 3, "the seed examples are there");
 }
+
+/// `record = true` records each measured cell's requests to `trace.kvtrace` in its
+/// directory (and only those: loads are not recorded), readable by `kvlab trace`.
+#[test]
+fn a_suite_records_each_cell_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = workloads();
+    let file = write(
+        dir.path(),
+        "rec.toml",
+        &format!(
+            r#"name = "rec"
+seed = 3
+monitor = false
+record = true
+record_sample = 0.5
+
+[[store]]
+name = "null"
+db = "null"
+
+[[workload]]
+name = "readheavy"
+properties = ["{w}/ycsb/readheavy"]
+set = {{ recordcount = 1000, operationcount = 4000 }}
+
+[matrix]
+threads = [1, 2]
+"#
+        ),
+    );
+    let out = dir.path().join("results");
+    let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut traces = 0;
+    for t in ["t1-c1", "t2-c1"] {
+        let cell = out.join("null/readheavy").join(t).join("round-1");
+        let trace = cell.join("trace.kvtrace");
+        assert!(trace.exists(), "{}", trace.display());
+        let stats = kvlab(&["trace", "stats", trace.to_str().unwrap(), "--json"]);
+        assert!(stats.status.success(), "{}", stderr(&stats));
+        let v: Value = serde_json::from_slice(&stats.stdout).unwrap();
+        let requests = v["requests"].as_u64().unwrap();
+        // Half the keys kept, every request of a kept key: about half of 4 000.
+        assert!(
+            (1200..=2800).contains(&requests),
+            "{t}: {requests} requests: {v:#}"
+        );
+        let result = json(&cell.join("result.json"));
+        let notes = result["notes"].to_string();
+        assert!(notes.contains("recorded"), "{notes}");
+        traces += 1;
+    }
+    assert_eq!(traces, 2);
+}

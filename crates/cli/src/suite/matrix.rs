@@ -145,6 +145,9 @@ pub(super) struct Plan {
     /// Stop after this many cells (or loads) in a row failed; 0: never.
     pub(super) max_failures_in_a_row: usize,
     pub(super) monitor: Option<Duration>,
+    /// Record each measured cell's requests to `trace.kvtrace` in its directory, keeping
+    /// this fraction of the keys (`record = true`, `record_sample`).
+    pub(super) record: Option<f64>,
     pub(super) load_threads: usize,
     pub(super) load_connections: usize,
     pub(super) load_pipeline: usize,
@@ -450,6 +453,13 @@ impl Plan {
         a.extend(["--workload-label".into(), w.name.clone()]);
         a.extend(["--out".into(), out.display().to_string()]);
         a.extend(["--overwrite".into(), "--progress".into(), "never".into()]);
+        if let Some(sample) = self.record {
+            let trace = out.join("trace.kvtrace");
+            a.extend(["--record".into(), trace.display().to_string()]);
+            if sample < 1.0 {
+                a.extend(["--record-sample".into(), sample.to_string()]);
+            }
+        }
         if matches!(w.kind, WorkKind::Memtier { .. }) {
             // Store options and args of a memtier cell: only `args` apply.
             a.extend(store.args.iter().cloned());

@@ -36,6 +36,10 @@ struct RawSuite {
     #[serde(default)]
     monitor_interval: Option<String>,
     #[serde(default)]
+    record: Option<bool>,
+    #[serde(default)]
+    record_sample: Option<f64>,
+    #[serde(default)]
     load: Option<RawLoad>,
     #[serde(default, rename = "store")]
     stores: Vec<RawStore>,
@@ -370,6 +374,18 @@ impl Plan {
             return Err(bad(file, "monitor_interval", "expected a time above zero"));
         }
         let monitor = raw.monitor.unwrap_or(true).then_some(monitor_interval);
+        let record_sample = raw.record_sample.unwrap_or(1.0);
+        if !(record_sample > 0.0 && record_sample <= 1.0) {
+            return Err(bad(
+                file,
+                "record_sample",
+                "expected a fraction above 0, at most 1",
+            ));
+        }
+        if raw.record_sample.is_some() && raw.record != Some(true) {
+            return Err(bad(file, "record_sample", "set `record = true` to record"));
+        }
+        let record = (raw.record == Some(true)).then_some(record_sample);
         let load = raw.load.unwrap_or_default();
         for (k, v) in [
             ("load.threads", load.threads),
@@ -579,6 +595,7 @@ impl Plan {
                 .max_failures_in_a_row
                 .unwrap_or(super::execute::MAX_CONSECUTIVE_FAILURES),
             monitor,
+            record,
             load_threads: load.threads.unwrap_or(2),
             load_connections: load.connections.unwrap_or(1),
             load_pipeline: load.pipeline.unwrap_or(1),
