@@ -351,6 +351,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     for n in &notes {
         eprintln!("kvlab: {n}");
     }
+    replay_cmd::intended_into(ctx, &mut timeline);
     Ok(RunDone {
         outcome,
         started,

@@ -88,6 +88,7 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
         default_value_size: cmd.value_size,
         limit: cmd.limit,
         look_aside: cmd.look_aside,
+        interval: cmd.phase.interval,
     };
     let workload = ReplayWorkload::open(spec).map_err(|e| anyhow::anyhow!(e))?;
     eprintln!(
@@ -132,6 +133,21 @@ pub(crate) fn before<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<()> {
         preload.len()
     );
     load_first(ctx, store, &preload, "the replay's keys")
+}
+
+/// A timed replay's timeline gets, beside what completed in each interval, how many
+/// requests the trace made due in it (`intended_ops`).
+pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineRow]) {
+    let Some(replay) = &ctx.args.replay else {
+        return;
+    };
+    let intended = replay.workload.intended_per_interval();
+    if intended.is_empty() {
+        return;
+    }
+    for (i, row) in rows.iter_mut().enumerate() {
+        row.intended_ops = Some(intended.get(i).copied().unwrap_or(0));
+    }
 }
 
 /// What the replay could not send, and a reader error, as result notes.

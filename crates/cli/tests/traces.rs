@@ -392,3 +392,74 @@ fn model_fit_writes_mixgraph_flags_and_run_model_runs_them() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("mix_gett_ratio"), "{err}");
 }
+
+/// A timed replay's timeline has, beside what completed in each interval, what the
+/// trace's timestamps made due in it: a run recorded at 1 000 operations a second
+/// replays at speed 1 with ~1 000 due and done per second, and at speed 2 with ~2 000.
+#[test]
+fn a_timed_replay_shows_the_intended_rate_beside_the_achieved() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("paced.kvtrace");
+    ok(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloadc",
+        "--db",
+        "null",
+        "--target-rate",
+        "1000",
+        "--duration",
+        "3s",
+        "--record",
+        trace.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&["trace", "stats", trace.to_str().unwrap(), "--json"])).unwrap();
+    let requests = stats["requests"].as_u64().unwrap();
+    for speed in [1u64, 2] {
+        let out = dir.path().join(format!("replay-{speed}"));
+        ok(&[
+            "replay",
+            trace.to_str().unwrap(),
+            "--db",
+            "null",
+            "--speed",
+            &speed.to_string(),
+            "--out",
+            out.to_str().unwrap(),
+            "--progress",
+            "never",
+        ]);
+        let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (ops_col, intended_col) = (col("operations"), col("intended_ops"));
+        let rows: Vec<(u64, u64, f64)> = csv
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (
+                    f[ops_col].parse().unwrap(),
+                    f[intended_col].parse().unwrap(),
+                    f[1].parse().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows.iter().map(|r| r.1).sum::<u64>(),
+            requests,
+            "speed {speed}: every traced request is due once: {rows:?}"
+        );
+        for &(done, due, interval_s) in &rows {
+            if interval_s < 0.9 {
+                continue;
+            }
+            let rate = 1000 * speed;
+            assert!(due.abs_diff(rate) <= rate / 10, "speed {speed}: {rows:?}");
+            assert!(done.abs_diff(due) <= rate / 10, "speed {speed}: {rows:?}");
+        }
+    }
+}

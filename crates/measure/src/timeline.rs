@@ -33,6 +33,9 @@ pub struct TimelineRow {
     /// `(YCSB kind name, operations, p99 latency in µs)` for every kind with operations in
     /// the interval, in report order.
     pub per_op: Vec<(String, u64, f64)>,
+    /// Requests a schedule meant to start in the interval (a trace replay's timestamps),
+    /// when there is one.
+    pub intended_ops: Option<u64>,
 }
 
 impl TimelineRow {
@@ -77,6 +80,7 @@ impl TimelineRow {
                     )
                 })
                 .collect(),
+            intended_ops: None,
         }
     }
 }
@@ -90,7 +94,9 @@ fn column_prefix(kind: OpKind) -> String {
 /// Writes a timeline as CSV. Columns: `time_s,interval_s,operations,throughput_ops_per_sec,
 /// p50_us,p99_us,p999_us,max_us,errors`, then `<kind>_ops,<kind>_p99_us` for each of
 /// `kinds` (e.g. `read_ops,read_p99_us`). A kind without operations in an interval has
-/// `0` operations and an empty p99 cell.
+/// `0` operations and an empty p99 cell. When any row has
+/// [`TimelineRow::intended_ops`], two more columns follow:
+/// `intended_ops,intended_ops_per_sec`.
 pub fn write_timeline_csv(
     rows: &[TimelineRow],
     kinds: &[OpKind],
@@ -103,6 +109,10 @@ pub fn write_timeline_csv(
     for kind in kinds {
         let prefix = column_prefix(*kind);
         write!(out, ",{prefix}_ops,{prefix}_p99_us")?;
+    }
+    let intended = rows.iter().any(|r| r.intended_ops.is_some());
+    if intended {
+        write!(out, ",intended_ops,intended_ops_per_sec")?;
     }
     writeln!(out)?;
     for row in rows {
@@ -128,6 +138,15 @@ pub fn write_timeline_csv(
                 Some((_, ops, p99)) => write!(out, ",{ops},{p99}")?,
                 None => write!(out, ",0,")?,
             }
+        }
+        if intended {
+            let n = row.intended_ops.unwrap_or(0);
+            let rate = if row.interval_s > 0.0 {
+                n as f64 / row.interval_s
+            } else {
+                0.0
+            };
+            write!(out, ",{n},{rate}")?;
         }
         writeln!(out)?;
     }

@@ -220,7 +220,11 @@ impl Timeline {
         }
         // (YCSB kind name, ops column, p99 column)
         let mut kinds: Vec<(String, usize, usize)> = Vec::new();
+        let intended_col = header.iter().position(|h| *h == "intended_ops");
         for (i, h) in header.iter().enumerate() {
+            if Some(i) == intended_col {
+                continue;
+            }
             if let Some(prefix) = h.strip_suffix("_ops") {
                 let p99 = format!("{prefix}_p99_us");
                 let j = header.iter().position(|h| *h == p99).ok_or_else(|| {
@@ -276,6 +280,7 @@ impl Timeline {
                 max_us: number(fixed[7])?,
                 errors: count(fixed[8])?,
                 per_op,
+                intended_ops: intended_col.map(count).transpose()?,
             });
         }
         Ok(Timeline { rows })

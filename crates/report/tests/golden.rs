@@ -413,6 +413,7 @@ fn timelines_leave_out_a_short_last_interval() {
         max_us: 4.0,
         errors: 0,
         per_op: Vec::new(),
+        intended_ops: None,
     };
     let t = |rows: Vec<kvlab_measure::TimelineRow>| kvlab_report::Timeline { rows };
     let stopping = t(vec![row(1.0, 1.0), row(2.0, 1.0), row(2.012, 0.012)]);

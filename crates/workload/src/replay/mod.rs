@@ -59,6 +59,8 @@ pub struct ReplaySpec {
     pub limit: Option<u64>,
     /// Follow a read miss with a set of the key (a look-aside cache client).
     pub look_aside: bool,
+    /// The reporting interval, for [`ReplayWorkload::intended_per_interval`].
+    pub interval: std::time::Duration,
 }
 
 /// A trace replay (see the module docs).
@@ -74,6 +76,8 @@ pub struct ReplayWorkload {
     skipped: Arc<SkipCounts>,
     failed: Arc<Mutex<Option<TraceError>>>,
     ttl: bool,
+    /// Requests due in each `spec.interval` of the replay (with a speed).
+    intended: Vec<u64>,
 }
 
 /// Requests a store could not be sent, by op name.
@@ -121,10 +125,22 @@ impl ReplayWorkload {
         let info = reader.info().clone();
         let mut rec = TraceRecord::default();
         let (mut requests, mut first_ts, mut ttl) = (0u64, None, false);
+        let mut intended: Vec<u64> = Vec::new();
+        let unit_ns = info.time_unit.nanos().unwrap_or(0) as f64;
+        let bin_ns = spec.interval.as_nanos().max(1) as f64;
         while spec.limit.is_none_or(|l| requests < l) && reader.read(&mut rec)? {
             requests += 1;
-            first_ts.get_or_insert(rec.ts);
+            let first = *first_ts.get_or_insert(rec.ts);
             ttl |= rec.ttl_s > 0;
+            if let Some(speed) = spec.speed.filter(|_| unit_ns > 0.0) {
+                // The same due time as the replay's clients use (see `deal`).
+                let due_ns = (rec.ts.saturating_sub(first) as f64 * unit_ns / speed) as u64;
+                let bin = (due_ns as f64 / bin_ns) as usize;
+                if bin >= intended.len() {
+                    intended.resize(bin + 1, 0);
+                }
+                intended[bin] += 1;
+            }
         }
         if spec.speed.is_some() && info.time_unit == TimeUnit::Sequence {
             return Err(TraceError::Format {
@@ -146,7 +162,15 @@ impl ReplayWorkload {
             skipped: Arc::default(),
             failed: Arc::default(),
             ttl,
+            intended,
         })
+    }
+
+    /// With a speed: how many requests the trace's timestamps make due in each
+    /// reporting interval of the replay (`ReplaySpec::interval`), from its start; empty
+    /// with `--speed max` or a trace without timestamps.
+    pub fn intended_per_interval(&self) -> &[u64] {
+        &self.intended
     }
 
     /// Requests the replay sends (the trace's, up to the limit).
