@@ -463,3 +463,41 @@ fn a_timed_replay_shows_the_intended_rate_beside_the_achieved() {
         }
     }
 }
+
+/// A RocksDB trace's MultiGets (db_bench `multireadrandom`: 1 000 MultiGets of its
+/// default batch of 8 keys) replay as one multi-key read each on a store that has them:
+/// redis-server counts 1 000 MGETs and 8 000 keys looked up (all missing).
+#[test]
+fn multigets_replay_as_multi_key_reads() {
+    let server = redis("");
+    let url = format!("redis://{}", server.addr());
+    ok(&[
+        "replay",
+        "../shared/data/traces/rocksdb/multireadrandom.trace",
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "-p",
+        "redis.model=string",
+        "--speed",
+        "max",
+        "--threads",
+        "2",
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(calls(&server, "mget"), 1000);
+    assert_eq!(calls(&server, "get"), 0);
+    let info = call(&server, &["INFO", "stats"]);
+    let misses: u64 = info
+        .as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("keyspace_misses:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(misses, 8000);
+}

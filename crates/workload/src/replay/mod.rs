@@ -9,8 +9,9 @@
 //!   the phase ([`OpSource::due`]): an open loop, whose latency the runner also measures
 //!   from that intended time, as `run --target-rate` does. Without (`--speed max`),
 //!   each client sends its next request when the previous one completed.
-//! - Ops: reads (`get`, `gets`, block reads, each MultiGet key) read the value as one
-//!   blob; writes (`put`, `set`, `add`, `replace`, `cas`, `append`, `prepend`, `incr`,
+//! - Ops: reads (`get`, `gets`, block reads) read the value as one blob; a MultiGet's
+//!   keys are one multi-key read on a store that has them ([`ReplayWorkload::adapt_to`],
+//!   sent by the client of its first key), else one read per key; writes (`put`, `set`, `add`, `replace`, `cas`, `append`, `prepend`, `incr`,
 //!   `decr`, block writes, kvlab's `insert`/`update`, `putentity`) write a blob of the
 //!   traced size (the TTL too); `merge` writes its operand's size as a put (kvlab's stores
 //!   have no merge operator); deletes (`delete`, `singledelete`) delete; `seek`,
@@ -73,6 +74,8 @@ pub struct ReplayWorkload {
     pool: ValuePool,
     queues: Mutex<Vec<Option<Receiver<Chunk>>>>,
     can_scan: AtomicBool,
+    /// The store reads several keys in one request: a MultiGet is sent as one.
+    can_multi_read: AtomicBool,
     skipped: Arc<SkipCounts>,
     failed: Arc<Mutex<Option<TraceError>>>,
     ttl: bool,
@@ -108,6 +111,8 @@ struct Item {
     scan_len: u32,
     ttl_s: u32,
     due_ns: u64,
+    /// A MultiGet's other keys: a range of the chunk's `more`.
+    more: (u32, u32),
 }
 
 /// Requests for one client, their keys in one buffer.
@@ -115,6 +120,8 @@ struct Item {
 struct Chunk {
     items: Vec<Item>,
     keys: Vec<u8>,
+    /// The other keys of MultiGets, as ranges of `keys`.
+    more: Vec<(u32, u32)>,
 }
 
 impl ReplayWorkload {
@@ -159,6 +166,7 @@ impl ReplayWorkload {
             spec,
             queues: Mutex::new(Vec::new()),
             can_scan: AtomicBool::new(true),
+            can_multi_read: AtomicBool::new(false),
             skipped: Arc::default(),
             failed: Arc::default(),
             ttl,
@@ -184,9 +192,12 @@ impl ReplayWorkload {
     }
 
     /// Tells the replay what the store can do: scans are skipped (and counted) on a
-    /// store that cannot scan. Call before the run.
+    /// store that cannot scan, and a MultiGet is one multi-key read on a store that can
+    /// read several keys in one request (else one read per key). Call before the run.
     pub fn adapt_to(&self, caps: &kvlab_core::Capabilities) {
         self.can_scan.store(caps.scan, Ordering::Relaxed);
+        self.can_multi_read
+            .store(caps.multi_read, Ordering::Relaxed);
     }
 
     /// Requests not sent because the store cannot do them, by op name (sorted).
@@ -270,10 +281,11 @@ impl ReplayWorkload {
         let info = self.info.clone();
         let first_ts = self.first_ts;
         let failed = Arc::clone(&self.failed);
+        let multi = self.can_multi_read.load(Ordering::Relaxed);
         std::thread::Builder::new()
             .name("kvlab-replay-reader".into())
             .spawn(move || {
-                if let Err(e) = deal(&spec, &info, first_ts, &senders) {
+                if let Err(e) = deal(&spec, &info, first_ts, multi, &senders) {
                     *failed
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
@@ -285,11 +297,13 @@ impl ReplayWorkload {
 }
 
 /// The reader thread's loop: reads the trace and sends each request to the client its
-/// key hashes to.
+/// key hashes to. With `multi`, the keys of one MultiGet make one request, sent to the
+/// client of its first key.
 fn deal(
     spec: &ReplaySpec,
     info: &kvlab_trace::TraceInfo,
     first_ts: u64,
+    multi: bool,
     senders: &[SyncSender<Chunk>],
 ) -> Result<(), TraceError> {
     let mut reader = kvlab_trace::open(&spec.path, &spec.open)?;
@@ -299,29 +313,54 @@ fn deal(
     let unit_ns = info.time_unit.nanos().unwrap_or(0) as f64;
     let speed = spec.speed.unwrap_or(1.0);
     let mut n = 0u64;
+    // The client of the MultiGet being gathered, while its keys keep coming.
+    let mut gathering: Option<usize> = None;
     while spec.limit.is_none_or(|l| n < l) && reader.read(&mut rec)? {
         n += 1;
-        // SplitMix64's finalizer spreads dense ids over the clients.
-        let client = (kvlab_dist::mix64(rec.id) % senders.len() as u64) as usize;
-        let chunk = &mut chunks[client];
         key_bytes(info, &rec, &mut key);
-        let start = chunk.keys.len() as u32;
-        chunk.keys.extend_from_slice(&key);
-        let due_ns = if spec.speed.is_some() {
-            (rec.ts.saturating_sub(first_ts) as f64 * unit_ns / speed) as u64
-        } else {
-            0
+        let more_of_batch = rec.op == Op::MultiGet && rec.batch_pos > 0;
+        let client = match (multi && more_of_batch, gathering) {
+            (true, Some(client)) => {
+                let chunk = &mut chunks[client];
+                let start = chunk.keys.len() as u32;
+                chunk.keys.extend_from_slice(&key);
+                chunk.more.push((start, chunk.keys.len() as u32));
+                let item = chunk.items.last_mut().expect("the MultiGet's first key");
+                item.more.1 = chunk.more.len() as u32;
+                client
+            }
+            _ => {
+                // SplitMix64's finalizer spreads dense ids over the clients.
+                let client = (kvlab_dist::mix64(rec.id) % senders.len() as u64) as usize;
+                let chunk = &mut chunks[client];
+                let start = chunk.keys.len() as u32;
+                chunk.keys.extend_from_slice(&key);
+                let due_ns = if spec.speed.is_some() {
+                    (rec.ts.saturating_sub(first_ts) as f64 * unit_ns / speed) as u64
+                } else {
+                    0
+                };
+                let more = chunk.more.len() as u32;
+                chunk.items.push(Item {
+                    op: rec.op,
+                    key: (start, chunk.keys.len() as u32),
+                    value_size: value_size(info, &rec, spec.default_value_size),
+                    scan_len: rec.scan_len,
+                    ttl_s: rec.ttl_s,
+                    due_ns,
+                    more: (more, more),
+                });
+                gathering = (multi && rec.op == Op::MultiGet).then_some(client);
+                client
+            }
         };
-        chunk.items.push(Item {
-            op: rec.op,
-            key: (start, chunk.keys.len() as u32),
-            value_size: value_size(info, &rec, spec.default_value_size),
-            scan_len: rec.scan_len,
-            ttl_s: rec.ttl_s,
-            due_ns,
-        });
-        if chunk.items.len() >= CHUNK {
-            let full = std::mem::take(chunk);
+        // A MultiGet still gathering keys stays in its chunk.
+        if gathering.is_some() && rec.batch_pos + 1 < rec.batch_len {
+            continue;
+        }
+        gathering = None;
+        if chunks[client].items.len() >= CHUNK {
+            let full = std::mem::take(&mut chunks[client]);
             if senders[client].send(full).is_err() {
                 return Ok(()); // the run stopped: nobody reads any more
             }
@@ -456,6 +495,10 @@ impl OpSource for ReplaySource {
             req.kind = kind;
             req.key
                 .extend_from_slice(&self.chunk.keys[item.key.0 as usize..item.key.1 as usize]);
+            for &(from, to) in &self.chunk.more[item.more.0 as usize..item.more.1 as usize] {
+                req.more_keys
+                    .push(&self.chunk.keys[from as usize..to as usize]);
+            }
             req.read.set_blob();
             match kind {
                 OpKind::Insert => {
