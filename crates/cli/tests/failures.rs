@@ -555,6 +555,38 @@ fn store_flags_that_do_not_apply_are_refused() {
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(says), "{says}\n{stderr}");
     }
+    // Another store's option, and connections on an embedded store.
+    let o = kvlab(
+        &[
+            &base[..],
+            &[
+                "--db",
+                "rocksdb",
+                "--path",
+                path,
+                "-p",
+                "lmdb.map_size=1MiB",
+            ],
+        ]
+        .concat(),
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("option `lmdb.map_size` is for --db lmdb, not --db rocksdb"),
+        "{stderr}"
+    );
+    let o = kvlab(&[&base[..], &["--db", "moka", "--connections", "2"]].concat());
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--connections 2 does not apply to --db moka"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("loading"),
+        "refused before the preload: {stderr}"
+    );
     assert!(!Path::new(path).exists(), "nothing was opened");
     // The hint names the store's own setting.
     let o = kvlab(
