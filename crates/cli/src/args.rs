@@ -371,10 +371,10 @@ const NETWORK_STORES: [&str; 2] = ["redis", "memcached"];
 
 /// Refuses store flags that do not apply to `--db` (a usage error, exit code 2), so that a
 /// flag the store would ignore cannot make a result look configured when it was not:
-/// `--cache-size` on rocksdb, `--path` on redis, `--spawn` on rocksdb. `kvlab suite`
-/// checks its store entries the same way. Unknown store names are left to the store's
-/// own error.
-pub(crate) fn check_store_flags(args: &PhaseArgs) -> Result<()> {
+/// `--cache-size` on rocksdb, `--path` on redis, `--spawn` on rocksdb, `--connections`
+/// on an embedded store, another store's `-p` option. `kvlab suite` checks its store
+/// entries the same way. Unknown store names are left to the store's own error.
+pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<()> {
     let db = args.db.as_str();
     let known = EMBEDDED_STORES
         .iter()
@@ -383,6 +383,25 @@ pub(crate) fn check_store_flags(args: &PhaseArgs) -> Result<()> {
         .any(|s| *s == db);
     if !known {
         return Ok(());
+    }
+    // Another store's option (`-p lmdb.map_size=…` on rocksdb) would be ignored.
+    let own = format!("{db}.");
+    if let Some((name, _)) = props
+        .iter()
+        .find(|(k, _)| !k.starts_with(&own) && STORE_PREFIXES.iter().any(|p| k.starts_with(p)))
+    {
+        let store = name.split('.').next().unwrap_or(name);
+        return Err(usage(format!(
+            "option `{name}` is for --db {store}, not --db {db}; options of {db} start with \
+             `{own}`"
+        )));
+    }
+    if args.connections > 1 && !NETWORK_STORES.contains(&db) {
+        return Err(usage(format!(
+            "--connections {} does not apply to --db {db}: only network stores (redis, \
+             memcached) have connections; use --threads",
+            args.connections
+        )));
     }
     let hint = |flag: &str| -> String {
         match (flag, db) {

@@ -573,12 +573,17 @@ pub(crate) fn read_miss_share(outcome: &RunOutcome) -> Option<f64> {
 
 /// True when reads missed on a workload whose reads should all find their records: a
 /// YCSB workload (its reads choose among loaded and acknowledged inserted keys) — not a
-/// cache workload, memtier or a replay, where misses are expected — on a store that
-/// keeps data (the null store stores nothing by design).
+/// cache workload, memtier or a replay, where misses are expected; nor a YCSB workload
+/// with kvlab's `deleteproportion`, whose reads may find a deleted record.
 pub(crate) fn reads_missed(ctx: &PhaseCtx, outcome: &RunOutcome) -> bool {
+    let deletes = ctx
+        .props
+        .get("deleteproportion")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .is_some_and(|p| p > 0.0);
     matches!(ctx.work, AnyWorkload::Core(_) | AnyWorkload::CorePlan(_))
         && ctx.phase == Phase::Run
-        && ctx.args.db != "null"
+        && !deletes
         && outcome.keys_missed > 0
 }
 

@@ -5,7 +5,7 @@ use super::*;
 
 /// Opens the phase's store and runs the phase on it.
 pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
-    check_store_flags(&ctx.args)?;
+    check_store_flags(&ctx.args, &ctx.props)?;
     if let Some(w) = default_record_count_warning(&ctx) {
         eprintln!("kvlab: warning: {w}");
     }

@@ -555,6 +555,38 @@ fn store_flags_that_do_not_apply_are_refused() {
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(says), "{says}\n{stderr}");
     }
+    // Another store's option, and connections on an embedded store.
+    let o = kvlab(
+        &[
+            &base[..],
+            &[
+                "--db",
+                "rocksdb",
+                "--path",
+                path,
+                "-p",
+                "lmdb.map_size=1MiB",
+            ],
+        ]
+        .concat(),
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("option `lmdb.map_size` is for --db lmdb, not --db rocksdb"),
+        "{stderr}"
+    );
+    let o = kvlab(&[&base[..], &["--db", "moka", "--connections", "2"]].concat());
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--connections 2 does not apply to --db moka"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("loading"),
+        "refused before the preload: {stderr}"
+    );
     assert!(!Path::new(path).exists(), "nothing was opened");
     // The hint names the store's own setting.
     let o = kvlab(
@@ -619,53 +651,65 @@ fn memcached_stat(server: &Server, name: &str) -> u64 {
 
 #[test]
 fn a_load_into_a_memcached_that_may_not_evict_fails_with_its_out_of_memory_reply() {
-    // -M: "return error on memory exhausted instead of evicting" (memcached -h).
-    let spec = kvlab_spawn::ServerSpec::parse(kvlab_spawn::ServerKind::Memcached, "m=2,M");
-    let server = Server::start(&spec.unwrap()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("memcached://{}", server.addr());
-    let (o, doc) = phase(
-        &[
-            "load",
-            "-P",
-            "workloads/ycsb/workloada",
-            "-p",
-            "recordcount=5000",
-            "--db",
-            "memcached",
-            "--url",
-            &url,
-        ],
-        &dir.path().join("out"),
-    );
-    let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
-    let stored = memcached_stat(&server, "curr_items");
-    assert!(
-        stored > 0 && stored < 5000,
-        "2 MB holds some of 5000 1 KB records: {stored}"
-    );
-    assert_eq!(memcached_stat(&server, "evictions"), 0);
-    let lost = 5000 - stored;
-    assert_eq!(
-        doc.results.errors.get("full"),
-        Some(&lost),
-        "{:?}",
-        doc.results.errors
-    );
-    // memcached's own words (proto_text.c: "SERVER_ERROR out of memory storing object").
-    assert!(
-        stderr.contains(
-            "kvlab: error (full): server replied: SERVER_ERROR out of memory storing object"
+    // memcached's own words for each protocol: its text and meta commands answer
+    // "SERVER_ERROR out of memory storing object", the binary protocol status 0x82 with
+    // "Out of memory allocating item".
+    for (protocol, says) in [
+        (
+            "text",
+            "server replied: SERVER_ERROR out of memory storing object",
         ),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains(&format!(
-            "load failed: {lost} of 5000 records were not stored"
-        )),
-        "{stderr}"
-    );
+        (
+            "meta",
+            "server replied: SERVER_ERROR out of memory storing object",
+        ),
+        ("binary", "Out of memory allocating item"),
+    ] {
+        // -M: "return error on memory exhausted instead of evicting" (memcached -h).
+        let spec = kvlab_spawn::ServerSpec::parse(kvlab_spawn::ServerKind::Memcached, "m=2,M");
+        let server = Server::start(&spec.unwrap()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("memcached://{}", server.addr());
+        let option = format!("memcached.protocol={protocol}");
+        let (o, doc) = phase(
+            &[
+                "load",
+                "-P",
+                "workloads/ycsb/workloada",
+                "-p",
+                "recordcount=5000",
+                "-p",
+                &option,
+                "--db",
+                "memcached",
+                "--url",
+                &url,
+            ],
+            &dir.path().join("out"),
+        );
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{protocol}: {stderr}");
+        let stored = memcached_stat(&server, "curr_items");
+        assert!(
+            stored > 0 && stored < 5000,
+            "{protocol}: 2 MB holds some of 5000 records: {stored}"
+        );
+        assert_eq!(memcached_stat(&server, "evictions"), 0);
+        let lost = 5000 - stored;
+        assert_eq!(
+            doc.results.errors.get("full"),
+            Some(&lost),
+            "{protocol}: {:?}",
+            doc.results.errors
+        );
+        assert!(
+            stderr.contains("kvlab: error (full): "),
+            "{protocol}: {stderr}"
+        );
+        assert!(stderr.contains(says), "{protocol}: {says}\n{stderr}");
+        let why = format!("load failed: {lost} of 5000 records were not stored");
+        assert!(stderr.contains(&why), "{protocol}: {stderr}");
+    }
 }
 
 #[test]
@@ -771,4 +815,49 @@ connections = [1]
         "{cell:#}"
     );
     assert_eq!(cell["flagged"], true);
+}
+
+#[test]
+fn reads_of_deleted_records_are_not_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lmdb");
+    let db = db.to_str().unwrap();
+    let common = [
+        "-P",
+        "workloads/ycsb/workloadc",
+        "-p",
+        "recordcount=200",
+        "--db",
+        "lmdb",
+        "--path",
+        db,
+    ];
+    let o = kvlab(&[&["load"][..], &common, &["--progress", "never"]].concat());
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (o, doc) = phase(
+        &[
+            &["run"][..],
+            &common,
+            &[
+                "-p",
+                "operationcount=2000",
+                "-p",
+                "readproportion=0.5",
+                "-p",
+                "deleteproportion=0.5",
+                "--seed",
+                "5",
+            ],
+        ]
+        .concat(),
+        &dir.path().join("out"),
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    // Reads of deleted records miss: as the workload asks, so not flagged.
+    let missed = report_u64(&stdout, "READ", "Return=NOT_FOUND");
+    assert!(missed > 0, "{stdout}");
+    assert!(!stderr.contains("found no record"), "{stderr}");
+    assert!(!doc.runner.reads_missed);
+    assert!(doc.runner.read_miss_share.unwrap() > 0.0);
 }
