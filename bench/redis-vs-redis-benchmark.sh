@@ -10,6 +10,10 @@
 # Prints every round and a table of medians with the ratios kvlab / redis-benchmark:
 # throughput (target >= 1.0) and CPU per request (target <= 1.0).
 #
+# KV_MODE=run drives kvlab through `kvlab run` instead: a YCSB workload in the string
+# model with one 3-byte field (`fieldcount=1`, so an update is one SET), uniform over
+# 100000 records, one thread of 50 connections — YCSB's path rather than memtier's.
+#
 # Usage: bench/redis-vs-redis-benchmark.sh [ROUNDS] (default 3)
 # Requests per run: N1 (pipeline 1, default 400000) and N16 (pipeline 16, default
 # 2000000), environment variables. KVLAB=/path/to/kvlab runs that binary instead of
@@ -69,6 +73,18 @@ run_rb() { # TEST P N
   cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
 }
 run_kv() { # TEST P N
+  if [ "${KV_MODE:-memtier}" = run ]; then
+    local mix=(-p readproportion=0 -p updateproportion=1)
+    [ "$1" = get ] && mix=(-p readproportion=1 -p updateproportion=0)
+    timed "$KVLAB" run -P workloads/ycsb/workloada "${mix[@]}" -p fieldcount=1 \
+      -p fieldlength=3 -p recordcount=100000 -p operationcount="$3" \
+      -p requestdistribution=uniform -p redis.model=string --db redis \
+      --url "redis://127.0.0.1:$port" --threads 1 --connections "$CLIENTS" --pipeline "$2" \
+      --max-errors 1000000000 --progress never
+    rps="$(sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p' "$work/out")"
+    cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
+    return
+  fi
   local ratio=1:0
   [ "$1" = get ] && ratio=0:1
   timed "$KVLAB" memtier -s 127.0.0.1 -p "$port" -t 1 -c "$CLIENTS" --pipeline "$2" \
