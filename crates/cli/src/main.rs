@@ -129,21 +129,28 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     open_store(select_phase(phase, args)?)
 }
 
-/// Handles Ctrl-C: the first stops the run (results so far are written), the second
-/// stops any server kvlab started and leaves at once.
+/// Handles Ctrl-C: the first stops the run (the results so far are written; replies a
+/// stalled server owes are given up after a quarter second), the second says so again
+/// (a press in the middle of writing them must not lose them), the third stops any
+/// server kvlab started and leaves at once, without results.
 fn install_stop_handler() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
+    let presses = std::sync::atomic::AtomicU32::new(0);
     {
         let stop = Arc::clone(&stop);
         let _ = ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                kvlab_spawn::stop_all_spawned();
-                std::process::exit(130);
+            stop.store(true, Ordering::SeqCst);
+            match presses.fetch_add(1, Ordering::SeqCst) {
+                0 => eprintln!("\nkvlab: stopping: writing the results so far"),
+                1 => eprintln!(
+                    "\nkvlab: still writing the results so far; Ctrl-C once more to quit at \
+                     once, without them"
+                ),
+                _ => {
+                    kvlab_spawn::stop_all_spawned();
+                    std::process::exit(130);
+                }
             }
-            eprintln!(
-                "\nkvlab: stopping: writing the results so far (Ctrl-C again to quit at once, \
-                 without them)"
-            );
         });
     }
     stop

@@ -383,3 +383,53 @@ fn a_lost_server_is_said_out_loud_and_its_back_off_is_nobodys_latency() {
     let max_us = doc["results"]["overall"]["max_us"].as_f64().unwrap();
     assert!(max_us < 300_000.0, "max {max_us} µs");
 }
+
+/// Ctrl-C during a run whose server stopped answering: the run stops, gives up the
+/// replies the server owes, and writes its results marked interrupted (exit 130) — and a
+/// second Ctrl-C while it does so does not lose them.
+#[test]
+fn ctrl_c_with_a_stalled_server_still_writes_the_results() {
+    let s = server(ServerKind::Redis);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut args: Vec<String> = [
+        "run",
+        "-P",
+        "workloads/ycsb/workloadc",
+        "-p",
+        "recordcount=100",
+        "--duration",
+        "60s",
+        "--timeout",
+        "none",
+        "--out",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(out.display().to_string());
+    args.extend(store_args(ServerKind::Redis, &s));
+    let run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let pause = Paused::new(s.pid());
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    signal("-INT", run.id());
+    std::thread::sleep(Duration::from_millis(100));
+    signal("-INT", run.id());
+    let o = run.wait_with_output().unwrap();
+    let took = started.elapsed();
+    drop(pause);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(10), "took {took:?}: {stderr}");
+    assert!(stderr.contains("still writing the results"), "{stderr}");
+    let doc = result(&out);
+    assert_eq!(doc["interrupted"], true);
+    assert!(doc["runner"]["unfinished_requests"].as_u64().unwrap() >= 1);
+}
