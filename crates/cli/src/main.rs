@@ -11,6 +11,7 @@
 
 mod args;
 mod db_bench_cmd;
+mod fidelity_cmd;
 mod import_cmd;
 mod model_cmd;
 mod output;

@@ -1,5 +1,5 @@
 //! `kvlab model fit TRACE -o MODEL`: db_bench's mixgraph model fitted to a trace, and
-//! `run --model MODEL`, which runs it.
+//! `run --model MODEL`, which runs it; `kvlab model fidelity` ([`fidelity_cmd`]).
 
 use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut};
 
@@ -17,6 +17,11 @@ pub(crate) enum ModelSub {
     /// Fit db_bench's mixgraph model (op mix, key-range hotness, in-range popularity,
     /// value sizes, scan lengths, QPS) to a trace; write it as a TOML model file.
     Fit(FitArgs),
+    /// Compare the fitted model with the trace on RocksDB (the paper's Figure 14): block
+    /// reads, cache hits, bytes read and written of the trace's replay, of the model's
+    /// four key models and of YCSB's distributions fitted to the trace, each on a fresh
+    /// copy of one database holding the trace's keys; `--out DIR` gets fidelity.json.
+    Fidelity(Box<fidelity_cmd::FidelityArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -65,6 +70,7 @@ pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        ModelSub::Fidelity(a) => fidelity_cmd::fidelity(*a),
     }
 }
 

@@ -6,6 +6,7 @@ mod common;
 
 mod cache;
 mod cli;
+mod fidelity;
 mod import;
 mod memtier_commands;
 mod memtier_data;

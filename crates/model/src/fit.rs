@@ -47,6 +47,10 @@ pub struct FitOptions {
     /// The least share of the per-second rate's variance a sine must explain to be kept
     /// (it must also beat the constant by BIC).
     pub min_sine_r2: f64,
+    /// Mean bytes of the values a database of the trace's keys holds, for the `sst`
+    /// key-range rule (`None`: the trace's mean write size, or db_bench's 34.5 without
+    /// writes).
+    pub stored_value_size_bytes: Option<f64>,
 }
 
 impl std::str::FromStr for KeyRangeRule {
@@ -77,6 +81,7 @@ impl Default for FitOptions {
             key_ranges: KeyRangeRule::SstFile,
             range_cut: RangeCut::EqualKeys,
             min_sine_r2: 0.25,
+            stored_value_size_bytes: None,
         }
     }
 }
@@ -348,7 +353,9 @@ pub fn fit<R: TraceReader + ?Sized>(
 
     let keys = keys.into_sorted();
     let distinct = keys.len() as u64;
-    let mean_value = value_fit.as_ref().map_or(34.5, |f| f.mean);
+    let mean_value = options
+        .stored_value_size_bytes
+        .unwrap_or_else(|| value_fit.as_ref().map_or(34.5, |f| f.mean));
     let keyrange_num = match options.key_ranges {
         KeyRangeRule::SstFile => {
             let bytes = f64::from(if key_size > 0 { key_size } else { 16 }) + mean_value;

@@ -1,0 +1,184 @@
+//! `kvlab model fidelity` on real RocksDB with a cut of the ARC `OLTP` trace: the nine
+//! workloads, the replay's counts against the trace file read without kvlab, every key
+//! the replay and the model send present in the database, and YCSB's uniform keys
+//! reading more blocks than the trace (Cao et al., FAST'20, Figure 14's direction).
+
+use std::collections::HashSet;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::common::{kvlab, text};
+
+const WORKLOADS: [&str; 9] = [
+    "replay",
+    "prefix_dist",
+    "prefix_random",
+    "all_dist",
+    "all_random",
+    "ycsb_uniform",
+    "ycsb_zipfian",
+    "ycsb_hotspot",
+    "ycsb_exponential",
+];
+
+fn oltp() -> Option<PathBuf> {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces/arc/OLTP.lis.zst");
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} is not beside the project", p.display());
+        None
+    }
+}
+
+/// The first `n` lines of an ARC trace, read by the `zstd` tool: (requests, distinct
+/// blocks). An ARC line is `start count ignored request`: `count` blocks from `start`.
+fn arc_counts(path: &Path, n: usize) -> (u64, u64) {
+    let mut child = Command::new("zstd")
+        .arg("-dc")
+        .arg(path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the zstd tool runs");
+    let out = child.stdout.take().expect("piped stdout");
+    let mut requests = 0u64;
+    let mut blocks = HashSet::new();
+    for line in std::io::BufReader::new(out).lines().take(n) {
+        let line = line.expect("a line of text");
+        let mut f = line.split_whitespace();
+        let start: u64 = f
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("a start block");
+        let count: u64 = f
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("a block count");
+        for b in start..start + count {
+            blocks.insert(b);
+            requests += 1;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (requests, blocks.len() as u64)
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn u(v: &serde_json::Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+#[test]
+fn fidelity_of_an_oltp_cut_on_rocksdb() {
+    let Some(trace) = oltp() else {
+        return;
+    };
+    let limit = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fidelity");
+    let o = kvlab(&[
+        "model",
+        "fidelity",
+        trace.to_str().unwrap(),
+        "--value-size",
+        "1KiB",
+        "--db",
+        "rocksdb",
+        "--block-cache",
+        "8MiB",
+        "--limit",
+        &limit.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+        "--html",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "model fidelity failed:\n{stderr}");
+    assert!(stdout.contains("replay"), "{stdout}");
+    let doc = json(&out.join("fidelity.json"));
+    let rows = doc["workloads"].as_array().expect("a workloads array");
+    let names: Vec<&str> = rows.iter().filter_map(|w| w["name"].as_str()).collect();
+    assert_eq!(names, WORKLOADS, "{doc}");
+    for w in rows {
+        assert!(w.get("error").is_none(), "{} did not run: {w}", w["name"]);
+        for key in [
+            "block_reads",
+            "block_cache_hits",
+            "read_bytes",
+            "write_bytes",
+        ] {
+            u(w, key);
+        }
+    }
+    let row = |name: &str| rows.iter().find(|w| w["name"] == name).expect("a row");
+
+    // The trace, read without kvlab: as many requests and keys as the report says.
+    let (requests, blocks) = arc_counts(&trace, limit);
+    assert_eq!(u(&doc, "requests"), requests);
+    assert_eq!(u(&doc, "distinct_keys"), blocks);
+    let replay = row("replay");
+    assert_eq!(u(replay, "reads"), requests, "the replay's reads: {replay}");
+
+    // Every key the replay reads is in the database (the keys were mapped once, for the
+    // load and for the replay), and so is every key of the uniform model and of YCSB.
+    for name in [
+        "replay",
+        "all_random",
+        "prefix_dist",
+        "ycsb_uniform",
+        "ycsb_exponential",
+    ] {
+        let result = json(&out.join("runs").join(name).join("result.json"));
+        let found = u(&result["runner"], "keys_found");
+        let missing = u(&result["runner"], "keys_not_found");
+        assert_eq!(missing, 0, "{name}: {missing} keys not in the database");
+        assert_eq!(found, u(row(name), "reads"), "{name}");
+    }
+
+    // RocksDB read blocks for the replay, each holding at least one 1 KiB value, and no
+    // more blocks than reads.
+    let block_reads = u(replay, "block_reads");
+    assert!(block_reads > 0 && block_reads <= requests, "{replay}");
+    assert!(u(replay, "read_bytes") >= block_reads * 1024, "{replay}");
+    // The paper's direction: keys without the trace's locality read more blocks.
+    let uniform = u(row("ycsb_uniform"), "block_reads");
+    assert!(
+        uniform as f64 > 1.3 * block_reads as f64,
+        "YCSB uniform {uniform} block reads against the replay's {block_reads}"
+    );
+    let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+    assert!(
+        html.contains("<svg") && html.contains("prefix_dist"),
+        "{html}"
+    );
+}
+
+#[test]
+fn fidelity_refuses_a_store_without_rocksdb_statistics() {
+    let Some(trace) = oltp() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = kvlab(&[
+        "model",
+        "fidelity",
+        trace.to_str().unwrap(),
+        "--db",
+        "lmdb",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--db rocksdb"), "{stderr}");
+}
