@@ -783,7 +783,8 @@ pub struct WorkloadFidelity {
     /// `rocksdb.non.last.level.read.bytes`.
     pub read_bytes: u64,
     /// Bytes written to SST files: `rocksdb.flush.write.bytes` +
-    /// `rocksdb.compact.write.bytes`.
+    /// `rocksdb.compact.write.bytes`, during the run and when the database next opens
+    /// (RocksDB then flushes what the memtable held).
     pub write_bytes: u64,
     /// Each figure divided by the replay's (`None` when the replay's is 0).
     pub ratios: Ratios,
