@@ -993,6 +993,53 @@ mod tests {
         assert!(s.iter().zip(&a).all(|(x, y)| x.at_ns == y.at_ns));
     }
 
+    /// A sample whose key `k` (a rank) is drawn by `draw`.
+    fn sample_of(keys: u64, n: usize, mut draw: impl FnMut() -> u64) -> TraceSample {
+        let accesses: Vec<Access> = (0..n)
+            .map(|_| Access {
+                kind: AccessKind::Get,
+                key: draw(),
+                value_size_bytes: 0,
+                scan_len: 0,
+                at_ns: None,
+            })
+            .collect();
+        TraceSample {
+            source: "t".into(),
+            info: TraceInfo::default(),
+            accesses,
+            load: (0..keys).map(|k| (k, 100)).collect(),
+            key_size_bytes: 16,
+            skipped: 0,
+        }
+    }
+
+    #[test]
+    fn ycsb_parameters_come_back_from_ycsb_generators() {
+        // YCSB's own generators (kvlab-dist's ports of site.ycsb.generator) draw the
+        // requests; the fit must find their parameters again.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let zipf = kvlab_dist::ycsb::Zipfian::new(0, 9_999, 0.8);
+        let s = sample_of(10_000, 2_000_000, || zipf.next(&mut rng));
+        let fit = YcsbFit::fit(&s, 100);
+        assert!(
+            (fit.zipfian_constant - 0.8).abs() < 0.05,
+            "θ {}",
+            fit.zipfian_constant
+        );
+        let hot = Hotspot::new(0, 9_999, 0.1, 0.9);
+        let s = sample_of(10_000, 1_000_000, || hot.next(&mut rng));
+        let fit = YcsbFit::fit(&s, 100);
+        assert!((fit.hotspot_data_fraction - 0.1).abs() < 0.015, "{fit:?}");
+        assert!((fit.hotspot_opn_fraction - 0.9).abs() < 0.02, "{fit:?}");
+        // Uniform requests: the hottest 95 % of keys take about 95 % of the requests.
+        let uni = Uniform::new(0, 9_999);
+        let s = sample_of(10_000, 1_000_000, || uni.next(&mut rng));
+        let fit = YcsbFit::fit(&s, 100);
+        assert!((fit.exponential_frac - 0.95).abs() < 0.03, "{fit:?}");
+        assert!(fit.zipfian_constant < 0.1, "{fit:?}");
+    }
+
     #[test]
     fn decimal_lengths() {
         assert_eq!(decimal_len(0), 1);
