@@ -505,6 +505,7 @@ fn page(report: &FidelityReport, sample: &TraceSample) -> String {
     let ran: Vec<&WorkloadFidelity> = report
         .workloads
         .iter()
+        .chain(&report.diagnostics)
         .filter(|w| w.error.is_none())
         .collect();
     let groups: Vec<String> = ran.iter().map(|w| w.name.clone()).collect();
