@@ -384,7 +384,8 @@ pub fn load_accesses(sample: &TraceSample) -> Vec<Access> {
 
 /// `n` requests of `model` with db_bench's key model `key_model`, keys of
 /// `key_size_bytes` (thread 0 of db_bench's mixgraph, [`MixGraph`]). Due times follow
-/// the model's sine rate when it has one, else spread evenly over `span_ns`. A model of
+/// the model's sine rate when it has one (its first interval too, which db_bench runs at
+/// 1 M ops/s), else spread evenly over `span_ns`. A model of
 /// one key range (`keyrange_num = 1`, no weights) runs its key-range variants as one
 /// range of weight 1.
 pub fn mixgraph_accesses(
@@ -415,7 +416,13 @@ pub fn mixgraph_accesses(
     }
     let mut gen = MixGraph::new(&config, 0).map_err(|e| e.to_string())?;
     let mut schedule = if config.sine_mix_rate {
-        Some(SineSchedule::new(&config).map_err(|e| e.to_string())?)
+        // The first interval at the sine's rate: db_bench runs it at 1 M ops/s, which
+        // would put the model's first seconds of requests at once.
+        Some(
+            SineSchedule::new(&config)
+                .map_err(|e| e.to_string())?
+                .modulate_first_interval(),
+        )
     } else {
         None
     };
