@@ -13,7 +13,7 @@ use kvlab_model::fidelity::{
     YcsbFit, WORKLOADS,
 };
 use kvlab_model::{FitOptions, KeyRangeRule, RangeCut};
-use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, Palette};
+use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Palette, Point, Series};
 
 use super::*;
 
@@ -63,6 +63,9 @@ fn parse_bytes_arg(s: &str) -> std::result::Result<u64, String> {
 
 /// RocksDB tickers of one run, by kvlab's name (result.json `store.stats`).
 type Tickers = BTreeMap<String, u64>;
+
+/// The workloads whose requests per second the page draws.
+const QPS_CURVES: [&str; 3] = ["replay", "prefix_dist", "ycsb_uniform"];
 
 /// The diagnostic workload: the trace's requests shuffled.
 const SHUFFLED: &str = "replay_shuffled";
@@ -227,6 +230,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
     }
 
     let span = sample.span_ns();
+    let mut curves: Vec<(&str, Vec<u64>)> = Vec::new();
     for name in WORKLOADS.into_iter().chain([SHUFFLED]) {
         if name != "replay" && !a.workloads.is_empty() && !a.workloads.iter().any(|w| w == name) {
             continue;
@@ -257,6 +261,12 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
                 let path = work.join(format!("{name}.kvtrace"));
                 fidelity::write_kvtrace(&path, &accesses, key_size, name)
                     .map_err(|e| anyhow::anyhow!(e))?;
+                if QPS_CURVES.contains(&name) {
+                    let qps = fidelity::qps_per_second(&accesses);
+                    if !qps.is_empty() {
+                        curves.push((name, qps));
+                    }
+                }
                 drop(accesses);
                 copy_db(&base, &db)?;
                 eprintln!("kvlab: running {name} ({n} requests)");
@@ -300,7 +310,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
         .with_context(|| format!("writing {}", out.join("fidelity.json").display()))?;
     print_table(&report);
     if a.html {
-        std::fs::write(out.join("index.html"), page(&report, &sample))
+        std::fs::write(out.join("index.html"), page(&report, &sample, &curves))
             .with_context(|| format!("writing {}", out.join("index.html").display()))?;
     }
     eprintln!(
@@ -495,7 +505,7 @@ type Figure = fn(&WorkloadFidelity) -> u64;
 
 /// The HTML page: one bar chart per figure (the paper's Figure 14), the ratios to the
 /// replay, the tables, the QPS curves.
-fn page(report: &FidelityReport, sample: &TraceSample) -> String {
+fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>)]) -> String {
     let figures: [(&str, Figure); 4] = [
         ("Block reads (data block cache misses)", |w| w.block_reads),
         ("Block cache hits", |w| w.block_cache_hits),
@@ -598,10 +608,30 @@ fn page(report: &FidelityReport, sample: &TraceSample) -> String {
         "<p>The trace has no clock: no QPS curve.</p>".to_string()
     } else {
         let max = qps.iter().copied().max().unwrap_or(0);
+        let chart = LineChart {
+            title: "Requests per second (the replay is the trace's clock)".into(),
+            x: Axis::linear("Time (s)"),
+            y: Axis::linear("Requests per second"),
+            series: curves
+                .iter()
+                .enumerate()
+                .map(|(i, (name, q))| {
+                    let points = q
+                        .iter()
+                        .enumerate()
+                        .map(|(t, &v)| Point::new(t as f64, v as f64))
+                        .collect();
+                    Series::new(*name, Palette::nth(i), points)
+                })
+                .collect(),
+            markers: false,
+        };
         format!(
-            "<p>The trace's QPS over {} s: mean {:.0}, peak {max} requests/s.</p>",
+            "<p>The trace's QPS over {} s: mean {:.0}, peak {max} requests/s.</p>\
+             <div class='wide'>{}</div>",
             qps.len(),
-            sample.accesses.len() as f64 / qps.len() as f64
+            sample.accesses.len() as f64 / qps.len() as f64,
+            chart.to_svg()
         )
     };
     let notes: String = report
