@@ -74,12 +74,30 @@ pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
     }
 }
 
-/// The mixgraph workload of `run --model MODEL`, with `-p` overrides of its flags.
+/// The mixgraph workload of `run --model MODEL`, with `-p` overrides of its flags (and
+/// `-p key_model=prefix_dist|prefix_random|all_dist|all_random`, `-p decorrelate=true`).
 pub(crate) fn model_work(path: &Path, props: &Properties) -> Result<AnyWorkload> {
     let model = Model::read(path).map_err(|e| usage(e.to_string()))?;
     let mut config = model.to_config();
     for (k, v) in props.iter() {
         if k == "workload" || is_runner_or_store_property(k) {
+            continue;
+        }
+        // The paper's four key models and kvlab's decorrelation, as `-p workload=
+        // kvlab.mixgraph` takes them.
+        if k == "key_model" {
+            let model = kvlab_model::fidelity::key_model_of(&v.trim().to_ascii_lowercase())
+                .ok_or_else(|| {
+                    usage(format!(
+                        "property key_model: `{v}` is not one of prefix_dist, prefix_random, \
+                         all_dist, all_random"
+                    ))
+                })?;
+            config.key_model = Some(model);
+            continue;
+        }
+        if k == "decorrelate" {
+            config.decorrelate = matches!(v.trim(), "true" | "1" | "yes");
             continue;
         }
         let known = config

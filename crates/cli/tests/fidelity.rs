@@ -234,3 +234,60 @@ fn fidelity_of_a_db_bench_trace_on_rocksdb() {
         "shuffled / replay block reads {ratio}"
     );
 }
+
+/// `run --model MODEL -p key_model=…` runs the paper's variant it names (what fidelity
+/// compares), and refuses a name that is not one.
+#[test]
+fn run_model_takes_the_key_model_variants() {
+    let Some(trace) = oltp() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.toml");
+    let o = kvlab(&[
+        "model",
+        "fit",
+        trace.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+        "--key-ranges",
+        "ranges:10",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    for (name, paper) in [("prefix_dist", "Prefix_dist"), ("all_random", "All_random")] {
+        let out = dir.path().join(name);
+        let o = kvlab(&[
+            "run",
+            "--model",
+            model.to_str().unwrap(),
+            "-p",
+            &format!("key_model={name}"),
+            "-p",
+            "reads=2000",
+            "--db",
+            "null",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        let result = json(&out.join("result.json"));
+        assert_eq!(
+            result["workload"]["key_model"], paper,
+            "{}",
+            result["workload"]
+        );
+        assert_eq!(u(&result["results"], "operations"), 2000);
+    }
+    let o = kvlab(&[
+        "run",
+        "--model",
+        model.to_str().unwrap(),
+        "-p",
+        "key_model=zipf",
+        "--db",
+        "null",
+    ]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("key_model"), "{stderr}");
+}
