@@ -40,6 +40,10 @@ pub(crate) struct FidelityArgs {
     /// How keys are grouped into ranges (as `model fit --range-cut`).
     #[arg(long, value_name = "CUT", default_value = "keys")]
     pub(crate) range_cut: RangeCut,
+    /// Fit the in-range power model so that it reaches every key of a range
+    /// (`a = size^-b`) instead of the paper's free fit.
+    #[arg(long)]
+    pub(crate) cover_keys: bool,
     /// Only these workloads (comma-separated; the replay always runs).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub(crate) workloads: Vec<String>,
@@ -134,6 +138,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
         stored_value_size_bytes: Some(
             sample.load.iter().map(|&(_, s)| f64::from(s)).sum::<f64>() / sample.load.len() as f64,
         ),
+        power_covers_keys: a.cover_keys,
         ..FitOptions::default()
     };
     let fit = kvlab_model::fit(&mut *fit_reader, &options).map_err(|e| anyhow::anyhow!(e))?;

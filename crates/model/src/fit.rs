@@ -13,7 +13,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use kvlab_trace::{KeyEncoding, Op, TraceReader, TraceRecord};
 use serde::{Deserialize, Serialize};
 
-use crate::keys::{fit_key_ranges, fit_power, KeyRanges, RangeCut};
+use crate::keys::{fit_key_ranges, fit_power_with, KeyRanges, RangeCut};
 use crate::model::{MixGraphParams, Model};
 use crate::qps::fit_qps;
 use crate::report::fit_table;
@@ -51,6 +51,10 @@ pub struct FitOptions {
     /// key-range rule (`None`: the trace's mean write size, or db_bench's 34.5 without
     /// writes).
     pub stored_value_size_bytes: Option<f64>,
+    /// Fit the in-range power model with `a = size^{−b}`, so that db_bench's ranks reach
+    /// every key of a range ([`crate::keys::fit_power_with`]); default false (the
+    /// paper's fit, and the fit through db_bench's generation).
+    pub power_covers_keys: bool,
 }
 
 impl std::str::FromStr for KeyRangeRule {
@@ -82,6 +86,7 @@ impl Default for FitOptions {
             range_cut: RangeCut::EqualKeys,
             min_sine_r2: 0.25,
             stored_value_size_bytes: None,
+            power_covers_keys: false,
         }
     }
 }
@@ -369,7 +374,7 @@ pub fn fit<R: TraceReader + ?Sized>(
     let ranges = KeyRanges::cut(&keys, keyrange_num, options.range_cut);
     drop(keys);
     let key_ranges = fit_key_ranges(&ranges);
-    let power = fit_power(&ranges);
+    let power = fit_power_with(&ranges, options.power_covers_keys);
     // The model's key space: the accessed keys, or the span of positions when ranges cut
     // the span (db_bench's key numbers); a span beyond 2^62 keeps the accessed keys.
     let key_space = if ranges.key_space < 1 << 62 {
