@@ -15,6 +15,7 @@ mod args;
 mod argv;
 mod completions;
 mod db_bench_cmd;
+mod fidelity_cmd;
 mod import_cmd;
 mod model_cmd;
 mod outage;

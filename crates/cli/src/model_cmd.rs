@@ -1,5 +1,5 @@
 //! `kvlab model fit TRACE -o MODEL`: db_bench's mixgraph model fitted to a trace, and
-//! `run --model MODEL`, which runs it.
+//! `run --model MODEL`, which runs it; `kvlab model fidelity` ([`fidelity_cmd`]).
 
 use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut};
 
@@ -17,6 +17,11 @@ pub(crate) enum ModelSub {
     /// Fit db_bench's mixgraph model (op mix, key-range hotness, in-range popularity,
     /// value sizes, scan lengths, QPS) to a trace; write it as a TOML model file.
     Fit(FitArgs),
+    /// Compare the fitted model with the trace on RocksDB (the paper's Figure 14): block
+    /// reads, cache hits, bytes read and written of the trace's replay, of the model's
+    /// four key models and of YCSB's distributions fitted to the trace, each on a fresh
+    /// copy of one database holding the trace's keys; `--out DIR` gets fidelity.json.
+    Fidelity(Box<fidelity_cmd::FidelityArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -65,15 +70,34 @@ pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        ModelSub::Fidelity(a) => fidelity_cmd::fidelity(*a),
     }
 }
 
-/// The mixgraph workload of `run --model MODEL`, with `-p` overrides of its flags.
+/// The mixgraph workload of `run --model MODEL`, with `-p` overrides of its flags (and
+/// `-p key_model=prefix_dist|prefix_random|all_dist|all_random`, `-p decorrelate=true`).
 pub(crate) fn model_work(path: &Path, props: &Properties) -> Result<AnyWorkload> {
     let model = Model::read(path).map_err(|e| usage(e.to_string()))?;
     let mut config = model.to_config();
     for (k, v) in props.iter() {
         if k == "workload" || is_runner_or_store_property(k) {
+            continue;
+        }
+        // The paper's four key models and kvlab's decorrelation, as `-p workload=
+        // kvlab.mixgraph` takes them.
+        if k == "key_model" {
+            let model = kvlab_model::fidelity::key_model_of(&v.trim().to_ascii_lowercase())
+                .ok_or_else(|| {
+                    usage(format!(
+                        "property key_model: `{v}` is not one of prefix_dist, prefix_random, \
+                         all_dist, all_random"
+                    ))
+                })?;
+            config.key_model = Some(model);
+            continue;
+        }
+        if k == "decorrelate" {
+            config.decorrelate = matches!(v.trim(), "true" | "1" | "yes");
             continue;
         }
         let known = config

@@ -7,6 +7,7 @@ mod common;
 mod cache;
 mod cli;
 mod failures;
+mod fidelity;
 mod import;
 mod memtier_commands;
 mod memtier_data;

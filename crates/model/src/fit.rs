@@ -13,7 +13,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use kvlab_trace::{KeyEncoding, Op, TraceReader, TraceRecord};
 use serde::{Deserialize, Serialize};
 
-use crate::keys::{fit_key_ranges, fit_power, KeyRanges, RangeCut};
+use crate::keys::{fit_key_ranges, fit_power_with, KeyRanges, RangeCut};
 use crate::model::{MixGraphParams, Model};
 use crate::qps::fit_qps;
 use crate::report::fit_table;
@@ -47,6 +47,14 @@ pub struct FitOptions {
     /// The least share of the per-second rate's variance a sine must explain to be kept
     /// (it must also beat the constant by BIC).
     pub min_sine_r2: f64,
+    /// Mean bytes of the values a database of the trace's keys holds, for the `sst`
+    /// key-range rule (`None`: the trace's mean write size, or db_bench's 34.5 without
+    /// writes).
+    pub stored_value_size_bytes: Option<f64>,
+    /// Fit the in-range power model with `a = size^{−b}`, so that db_bench's ranks reach
+    /// every key of a range ([`crate::keys::fit_power_with`]); default false (the
+    /// paper's fit, and the fit through db_bench's generation).
+    pub power_covers_keys: bool,
 }
 
 impl std::str::FromStr for KeyRangeRule {
@@ -77,6 +85,8 @@ impl Default for FitOptions {
             key_ranges: KeyRangeRule::SstFile,
             range_cut: RangeCut::EqualKeys,
             min_sine_r2: 0.25,
+            stored_value_size_bytes: None,
+            power_covers_keys: false,
         }
     }
 }
@@ -348,7 +358,9 @@ pub fn fit<R: TraceReader + ?Sized>(
 
     let keys = keys.into_sorted();
     let distinct = keys.len() as u64;
-    let mean_value = value_fit.as_ref().map_or(34.5, |f| f.mean);
+    let mean_value = options
+        .stored_value_size_bytes
+        .unwrap_or_else(|| value_fit.as_ref().map_or(34.5, |f| f.mean));
     let keyrange_num = match options.key_ranges {
         KeyRangeRule::SstFile => {
             let bytes = f64::from(if key_size > 0 { key_size } else { 16 }) + mean_value;
@@ -362,7 +374,7 @@ pub fn fit<R: TraceReader + ?Sized>(
     let ranges = KeyRanges::cut(&keys, keyrange_num, options.range_cut);
     drop(keys);
     let key_ranges = fit_key_ranges(&ranges);
-    let power = fit_power(&ranges);
+    let power = fit_power_with(&ranges, options.power_covers_keys);
     // The model's key space: the accessed keys, or the span of positions when ranges cut
     // the span (db_bench's key numbers); a span beyond 2^62 keeps the accessed keys.
     let key_space = if ranges.key_space < 1 << 62 {

@@ -262,6 +262,15 @@ const POWER_POINTS: usize = 200;
 /// the hottest range alone; keys never accessed, up to `keys_per_range`, rank last with
 /// 0). `None` without accesses.
 pub fn fit_power(ranges: &KeyRanges) -> Option<PowerFit> {
+    fit_power_with(ranges, false)
+}
+
+/// [`fit_power`], or with `cover` the power model that reaches every key of a range:
+/// `a = size^{−b}`, so that `P(rank ≤ size) = 1` and db_bench's ranks
+/// `⌈(u/a)^{1/b}⌉` span the whole range (`u < 1`), with `b` fitted to the CDF (golden
+/// section). The free fit often reaches 1 far below `size`: then the model never draws
+/// the range's coldest keys, which a trace of accessed keys has all touched.
+pub fn fit_power_with(ranges: &KeyRanges, cover: bool) -> Option<PowerFit> {
     let longest = ranges.ranges.iter().map(Vec::len).max().unwrap_or(0) as u64;
     // Untouched keys rank last with 0 accesses, up to a table of 2^24 ranks.
     let per = if ranges.keys_per_range <= 1 << 24 {
@@ -332,6 +341,32 @@ pub fn fit_power(ranges: &KeyRanges) -> Option<PowerFit> {
         ranks: per as u64,
     };
     let size = ranges.keys_per_range;
+    if cover && size >= 2 {
+        let n = size as f64;
+        let err = |b: f64| -> f64 {
+            let s: f64 = points
+                .iter()
+                .map(|&(r, f)| ((r / n).powf(b).min(1.0) - f).powi(2))
+                .sum();
+            (s / points.len() as f64).sqrt()
+        };
+        // Golden-section search of b over (0, 1].
+        let (mut lo, mut hi) = (1e-3, 1.0);
+        let g = (5f64.sqrt() - 1.0) / 2.0;
+        for _ in 0..100 {
+            let (x1, x2) = (hi - g * (hi - lo), lo + g * (hi - lo));
+            if err(x1) < err(x2) {
+                hi = x2;
+            } else {
+                lo = x1;
+            }
+        }
+        let b = (lo + hi) / 2.0;
+        fit.a = n.powf(-b);
+        fit.b = b;
+        fit.rmse = err(b);
+        return Some(fit);
+    }
     if (2..=INDUCED_MAX_KEYS).contains(&size) {
         let all_keys = ranges.ranges.len() == 1;
         let err = |p: &[f64; 2]| -> f64 {
@@ -423,6 +458,28 @@ mod tests {
         let (p, rmse, r2) = fit_two_term_exp(&y);
         assert!(rmse < 1e-6 && r2 > 0.999_999, "{p:?} {rmse} {r2}");
         assert!((p[1] - b).abs() < 0.01 && (p[3] - d).abs() < 0.01, "{p:?}");
+    }
+
+    #[test]
+    fn a_covering_power_model_reaches_every_key_of_its_range() {
+        // Counts of the CDF (r/size)^0.5 over 4096 keys: the covering fit finds b = 0.5
+        // and a = 4096^-0.5, so P(rank <= 4096) = 1.
+        let size = 4096usize;
+        let counts: Vec<(u64, u64)> = (1..=size)
+            .map(|r| {
+                let f = |r: f64| (r / size as f64).sqrt();
+                let c = 1e8 * (f(r as f64) - f((r - 1) as f64));
+                (r as u64, c as u64)
+            })
+            .collect();
+        let ranges = KeyRanges::cut(&counts, 1, RangeCut::EqualKeys);
+        let fit = fit_power_with(&ranges, true).expect("accesses");
+        assert!((fit.b - 0.5).abs() < 0.01, "{fit:?}");
+        assert!(
+            (fit.a * (size as f64).powf(fit.b) - 1.0).abs() < 1e-9,
+            "{fit:?}"
+        );
+        assert!(!fit.through_db_bench);
     }
 
     #[test]

@@ -16,11 +16,14 @@
 //! Weibull, lognormal, exponential and power fitted to the empirical CDF, chosen by
 //! RMSE as in the paper), [`keys`] (key-range hotness `a·e^{bx} + c·e^{dx}` and the
 //! in-range power model in db_bench's conventions), [`qps`] (the sine rate against a
-//! constant).
+//! constant), [`fidelity`] (the model against the trace it was fitted to, and against
+//! YCSB's distributions, as request streams over the trace's key space: the paper's
+//! Figure 14).
 
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod fidelity;
 pub mod fit;
 pub mod keys;
 pub mod model;
