@@ -246,6 +246,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
             Ok(fidelity::shuffled(&sample.accesses, 0x5348_5546))
         } else if let Some(model) = fidelity::key_model_of(name) {
             fidelity::mixgraph_accesses(&run_model, model, n, key_size, span)
+                .map_err(|e| e.to_string())
         } else if let Some(dist) = YcsbDistribution::of(name) {
             Ok(fidelity::ycsb_accesses(&sample, &ycsb, dist, 0x5943_5342))
         } else {

@@ -40,6 +40,15 @@ pub enum ModelError {
     /// The trace could not be read.
     #[error("reading the trace: {0}")]
     Trace(#[from] kvlab_trace::TraceError),
+    /// A model cannot generate requests with the key model asked for (db_bench would
+    /// refuse the flags).
+    #[error("mixgraph {key_model}: {message}")]
+    Generate {
+        /// The key model (`Prefix_dist`, …).
+        key_model: String,
+        /// Why, as db_bench's validation says it.
+        message: String,
+    },
     /// The trace holds nothing a model can be fitted to.
     #[error("trace {source_name}: {what}")]
     Unfit {

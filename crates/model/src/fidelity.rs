@@ -394,7 +394,11 @@ pub fn mixgraph_accesses(
     n: u64,
     key_size_bytes: usize,
     span_ns: Option<u64>,
-) -> Result<Vec<Access>, String> {
+) -> Result<Vec<Access>, ModelError> {
+    let refused = |e: kvlab_dist::MixGraphError| ModelError::Generate {
+        key_model: key_model.paper_name().to_owned(),
+        message: e.to_string(),
+    };
     let mut config = model.to_config();
     config.key_model = Some(key_model);
     config.key_size = key_size_bytes.max(8) as i32;
@@ -414,13 +418,13 @@ pub fn mixgraph_accesses(
         config.keyrange_num = 1;
         config.keyrange_dist_a = 1.0;
     }
-    let mut gen = MixGraph::new(&config, 0).map_err(|e| e.to_string())?;
+    let mut gen = MixGraph::new(&config, 0).map_err(refused)?;
     let mut schedule = if config.sine_mix_rate {
         // The first interval at the sine's rate: db_bench runs it at 1 M ops/s, which
         // would put the model's first seconds of requests at once.
         Some(
             SineSchedule::new(&config)
-                .map_err(|e| e.to_string())?
+                .map_err(refused)?
                 .modulate_first_interval(),
         )
     } else {
