@@ -501,3 +501,41 @@ fn multigets_replay_as_multi_key_reads() {
         .unwrap();
     assert_eq!(misses, 8000);
 }
+
+/// `kvlab memtier --record` records what it sent: as many requests as the server
+/// counted, sets and gets apart.
+#[test]
+fn memtier_records_what_it_sent() {
+    let server = redis("");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("memtier.kvtrace");
+    let port = server.port().to_string();
+    let o = kvlab(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-n",
+        "500",
+        "--ratio",
+        "1:3",
+        "--hide-histogram",
+        "--record",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&["trace", "stats", trace.to_str().unwrap(), "--json"])).unwrap();
+    let (sets, gets) = (calls(&server, "set"), calls(&server, "get"));
+    assert_eq!(sets + gets, 1000, "2 clients × 500 requests");
+    assert_eq!(stats["requests"], 1000, "{stats:#}");
+    let ops = &stats["ops"];
+    let recorded_gets = ops["get"].as_u64().unwrap_or(0);
+    assert_eq!(recorded_gets, gets, "{ops:#}");
+    assert_eq!(1000 - recorded_gets, sets, "{ops:#}");
+}

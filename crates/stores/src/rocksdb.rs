@@ -312,7 +312,10 @@ const TICKERS: &[(&str, &str)] = &[
     ("rocksdb.memtable.miss", "memtable_miss"),
     ("rocksdb.bytes.read", "bytes_read"),
     ("rocksdb.last.level.read.bytes", "last_level_read_bytes"),
-    ("rocksdb.non.last.level.read.bytes", "non_last_level_read_bytes"),
+    (
+        "rocksdb.non.last.level.read.bytes",
+        "non_last_level_read_bytes",
+    ),
     ("rocksdb.bytes.written", "bytes_written"),
     ("rocksdb.number.keys.read", "keys_read"),
     ("rocksdb.number.keys.written", "keys_written"),
