@@ -189,6 +189,16 @@ pub(crate) struct RunDone {
     pub(crate) unreachable_s: f64,
 }
 
+/// A runner error as the command's error: a plan the runner refuses (threads,
+/// connections, a target rate) or a workload the store cannot run is what the command
+/// line asked for (exit 2); anything else is a failure (exit 1).
+fn usage_or(e: kvlab_runner::RunError) -> anyhow::Error {
+    match e {
+        kvlab_runner::RunError::Unsupported(m) | kvlab_runner::RunError::Plan(m) => usage(m),
+        e => e.into(),
+    }
+}
+
 /// Runs the phase's workload once, writing the HDR interval log into `dir`.
 pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) -> Result<RunDone> {
     let started = SystemTime::now();
@@ -243,18 +253,15 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     };
     let outcome = if ctx.phase == Phase::Load {
         let workload = records(&ctx.work, "load")?;
-        let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut observer)?;
+        let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut observer)
+            .map_err(usage_or)?;
         display.finish();
         eprintln!("kvlab: flushing {} after load", store.name());
         store.flush().context("flushing the store after load")?;
         o
     } else {
         let o = with_workload!(&ctx.work, w => {
-            kvlab_runner::run(store, w, &plan, &ctx.stop, &mut observer).map_err(|e| match e {
-                // A workload the store cannot run: the command line asked for it.
-                kvlab_runner::RunError::Unsupported(m) => usage(m),
-                e => e.into(),
-            })?
+            kvlab_runner::run(store, w, &plan, &ctx.stop, &mut observer).map_err(usage_or)?
         });
         if let AnyWorkload::Import(w) = &ctx.work {
             // An import then flushes the store, as `load` does.
