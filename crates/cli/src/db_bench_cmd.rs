@@ -112,6 +112,13 @@ pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
         .map_err(|e| usage(e.to_string()))?
         .args;
     args.properties = properties;
+    if path.is_some() && !["rocksdb", "lmdb", "wiredtiger"].contains(&cmd.store.as_str()) {
+        return Err(usage(format!(
+            "--db=DIR is db_bench's database directory: it applies to an embedded \
+             --kvlab-db (rocksdb, lmdb, wiredtiger), not to --kvlab-db {}; leave it out",
+            cmd.store
+        )));
+    }
     args.path = path;
     args.threads = Some(config.threads.max(1) as usize);
     args.out = cmd.out;
