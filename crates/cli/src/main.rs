@@ -197,7 +197,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     };
     let args = PhaseArgs {
         property_files: Vec::new(),
-        properties: a.store_options(),
+        // memtier's traffic only: no server queries (docs/memtier.md, Server traffic).
+        properties: [a.store_options(), a.traffic_options()].concat(),
         db: db.into(),
         path: None,
         cachebench: None,

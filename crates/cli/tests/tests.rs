@@ -8,6 +8,7 @@ mod cache;
 mod cli;
 mod import;
 mod memtier_commands;
+mod memtier_compat;
 mod memtier_data;
 mod memtier_outputs;
 mod monitor;

@@ -314,6 +314,10 @@ pub struct MemtierArgs {
     /// kvlab extension: the run seed (default: 0, memtier's constant seed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// kvlab extension: send the server memtier's traffic only — no INFO (Redis) or
+    /// version/stats (memcached) queries for server facts and statistics.
+    #[arg(long)]
+    pub no_server_queries: bool,
 
     // ---- Arbitrary commands ----
     /// A command to send instead of SET/GET, in quotes (repeatable), e.g.
@@ -892,6 +896,24 @@ impl MemtierArgs {
             o.push(format!("redis.data_offset={offset}"));
         }
         o
+    }
+
+    /// Store options that keep the server's traffic memtier's own: no `INFO` (Redis)
+    /// or `version`/`stats` (memcached) queries for server facts and statistics, and
+    /// so, on Redis, the cluster mode from `--cluster-mode` instead of `INFO cluster`.
+    /// Empty unless `--no-server-queries`.
+    pub fn traffic_options(&self) -> Vec<String> {
+        if !self.no_server_queries {
+            Vec::new()
+        } else if self.protocol.is_redis() {
+            let cluster = if self.cluster_mode { "yes" } else { "no" };
+            vec![
+                "redis.server_queries=false".to_string(),
+                format!("redis.cluster={cluster}"),
+            ]
+        } else {
+            vec!["memcached.server_queries=false".to_string()]
+        }
     }
 
     /// The wire protocol.
