@@ -7,7 +7,11 @@
 //! ([`MemtierArgs::url`]) and run-plan values (threads, clients, requests or test
 //! time, pipeline, rate). Flags kvlab does not implement still parse, and
 //! [`MemtierArgs::validate`] then refuses them with
-//! `not supported by kvlab memtier: --FLAG (reason)` — never silently ignored.
+//! `not supported by kvlab memtier: --FLAG (reason)`, except memtier 2.3.0's newer
+//! flags that change no request (StatsD, staircase ramp-up, connection jitter,
+//! reconnection limits), which are accepted with a warning ([`MemtierArgs::warnings`]):
+//! never silently ignored. As with memtier's `getopt_long`, the last of a repeated flag
+//! wins and words that are not flags are ignored (with a warning).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -194,7 +198,7 @@ pub struct MemtierArgs {
     /// Print the configuration before running.
     #[arg(long)]
     pub show_config: bool,
-    /// Don't print the detailed latency histogram (kvlab never prints one).
+    /// Leave out the request latency distribution that follows the table.
     #[arg(long)]
     pub hide_histogram: bool,
     /// Percentiles to print (default: 50,99,99.9).
