@@ -146,6 +146,64 @@ impl Serialize for Json {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Json {
+    /// Reads JSON keeping each object's key order (to add to a document written
+    /// earlier without reordering it).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Json, E> {
+        Ok(Json::Str(b.to_string()))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Json, E> {
+        Ok(Json::Int(n))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Json, E> {
+        Ok(Json::from(n))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+        Ok(Json::Float(v))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Json, E> {
+        Ok(Json::Str(s.to_string()))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+            entries.push((k, v));
+        }
+        Ok(Json::Object(entries))
+    }
+}
+
 fn flag(b: bool) -> Json {
     Json::Str(if b { "true" } else { "false" }.to_string())
 }
@@ -290,9 +348,10 @@ mod tests {
         o.put("a", Json::rounded(30464.5812, 2));
         o.put("m", Json::Null);
         o.put("z", 2u64);
-        assert_eq!(
-            serde_json::to_string(&o).unwrap(),
-            r#"{"z":2,"a":30464.58,"m":null}"#
-        );
+        let text = serde_json::to_string(&o).unwrap();
+        assert_eq!(text, r#"{"z":2,"a":30464.58,"m":null}"#);
+        // Read back, the order stays.
+        let back: Json = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
     }
 }

@@ -139,6 +139,11 @@ impl Options {
         }
     }
 
+    /// memtier's `configuration` object of the JSON document.
+    pub fn configuration(&self) -> &Json {
+        &self.configuration
+    }
+
     /// The run information printed before the tables.
     pub fn header(&self) -> &RunHeader {
         &self.header
