@@ -319,3 +319,53 @@ fn the_command_line_parses_as_memtiers_getopt_long() {
     assert!(text(&v).0.contains("memtier_benchmark"), "{:?}", text(&v));
     server.stop().unwrap();
 }
+
+/// memcached's `stats` counter `name`, over a connection of its own.
+fn memcached_stat(server: &Server, name: &str) -> u64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
+    c.write_all(b"stats\r\n").unwrap();
+    let prefix = format!("STAT {name} ");
+    for line in BufReader::new(c).lines() {
+        let line = line.unwrap();
+        if let Some(v) = line.strip_prefix(&prefix) {
+            return v.trim().parse().unwrap();
+        }
+        assert_ne!(line, "END", "no {name}");
+    }
+    unreachable!("memcached closed the connection")
+}
+
+#[test]
+fn memcached_sees_memtiers_connections_only() {
+    // memtier_benchmark 2.3.0 `-P memcache_text -t 1 -c 2 -n 50` against a fresh
+    // memcached: total_connections went from 3 to 6 between two `stats` queries (its 2
+    // clients and the second query), cmd_set 10, cmd_get 90.
+    let server = Server::start(
+        &kvlab_spawn::ServerSpec::parse(kvlab_spawn::ServerKind::Memcached, "").unwrap(),
+    )
+    .unwrap();
+    let port = server.port().to_string();
+    let before = memcached_stat(&server, "total_connections");
+    let o = memtier_on(
+        &port,
+        &[
+            "-P",
+            "memcache_text",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "50",
+            "--hide-histogram",
+            "--no-server-queries",
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(memcached_stat(&server, "total_connections") - before, 2 + 1);
+    assert_eq!(memcached_stat(&server, "cmd_set"), 10);
+    assert_eq!(memcached_stat(&server, "cmd_get"), 90);
+    server.stop().unwrap();
+}
