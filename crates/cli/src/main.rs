@@ -160,6 +160,14 @@ fn install_stop_handler() -> Arc<AtomicBool> {
 /// `kvlab memtier`: a memtier_benchmark command line, run as a kvlab phase.
 fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     let a = &m.memtier;
+    if a.version {
+        // memtier's -v prints its version and exits at once.
+        println!(
+            "kvlab memtier v={} (memtier_benchmark 2.3.0 command line)",
+            env!("CARGO_PKG_VERSION")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     a.validate().map_err(usage)?;
     let spec = a.spec().map_err(usage)?;
     for w in a.warnings() {
@@ -172,6 +180,11 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
             path.display(),
             items.len()
         );
+    }
+    if let (Some(memtier_args::Requests::AllKeys), Some(n)) = (a.requests, a.requests_per_client())
+    {
+        // config_init_defaults prints the resolved count on stdout.
+        println!("setting requests to {n}");
     }
     let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
     if a.show_config {
@@ -193,7 +206,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     };
     let args = PhaseArgs {
         property_files: Vec::new(),
-        properties: a.store_options(),
+        // memtier's traffic only: no server queries (docs/memtier.md, Server traffic).
+        properties: [a.store_options(), a.traffic_options()].concat(),
         db: db.into(),
         path: None,
         cachebench: None,

@@ -10,6 +10,7 @@ mod failures;
 mod fidelity;
 mod import;
 mod memtier_commands;
+mod memtier_compat;
 mod memtier_data;
 mod memtier_outputs;
 mod monitor;

@@ -65,6 +65,28 @@ fn next(c: &mut Criterion) {
             },
         ),
     ];
+    let commands = |texts: &[&str]| {
+        texts
+            .iter()
+            .map(|t| kvlab_memtier::ArbitraryCommand::parse(t).expect("bench command parses"))
+            .collect::<Vec<_>>()
+    };
+    let cases = cases.into_iter().chain([
+        (
+            "commands_set_get",
+            MemtierSpec {
+                commands: commands(&["set __key__ __data__", "get __key__"]),
+                ..MemtierSpec::default()
+            },
+        ),
+        (
+            "command_key_within_argument",
+            MemtierSpec {
+                commands: commands(&["hset h:__key__:x f __data__"]),
+                ..MemtierSpec::default()
+            },
+        ),
+    ]);
     for (name, spec) in cases {
         let wl = std::sync::Arc::new(MemtierWorkload::new(spec).expect("bench spec validates"));
         let mut source = wl.source(1, 0, 1);

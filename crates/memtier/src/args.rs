@@ -7,7 +7,11 @@
 //! ([`MemtierArgs::url`]) and run-plan values (threads, clients, requests or test
 //! time, pipeline, rate). Flags kvlab does not implement still parse, and
 //! [`MemtierArgs::validate`] then refuses them with
-//! `not supported by kvlab memtier: --FLAG (reason)` — never silently ignored.
+//! `not supported by kvlab memtier: --FLAG (reason)`, except memtier 2.3.0's newer
+//! flags that change no request (StatsD, staircase ramp-up, connection jitter,
+//! reconnection limits), which are accepted with a warning ([`MemtierArgs::warnings`]):
+//! never silently ignored. As with memtier's `getopt_long`, the last of a repeated flag
+//! wins and words that are not flags are ignored (with a warning).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,9 +93,11 @@ pub(crate) fn next_seq() -> u64 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Percentiles(pub Vec<f64>);
 
-/// memtier_benchmark's command line (see the module docs). Defaults are memtier's.
+/// memtier_benchmark's command line (see the module docs). Defaults are memtier's; as
+/// with memtier's `getopt_long`, a flag given twice takes its last value
+/// (`args_override_self`), and words that are not flags are ignored.
 #[derive(Args, Debug, Clone)]
-#[command(disable_help_flag = true)]
+#[command(disable_help_flag = true, args_override_self = true)]
 pub struct MemtierArgs {
     // ---- Connection and general options ----
     /// Server address (default: localhost).
@@ -167,6 +173,12 @@ pub struct MemtierArgs {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
+    /// Print the version and exit.
+    #[arg(short = 'v', long)]
+    pub version: bool,
+    /// Words that are not flags: ignored, as memtier's `getopt_long` loop leaves them.
+    #[arg(hide = true, value_name = "IGNORED")]
+    pub ignored: Vec<String>,
 
     // ---- Results output options ----
     /// Name of the output file (default: stdout).
@@ -186,7 +198,7 @@ pub struct MemtierArgs {
     /// Print the configuration before running.
     #[arg(long)]
     pub show_config: bool,
-    /// Don't print the detailed latency histogram (kvlab never prints one).
+    /// Leave out the request latency distribution that follows the table.
     #[arg(long)]
     pub hide_histogram: bool,
     /// Percentiles to print (default: 50,99,99.9).
@@ -229,9 +241,68 @@ pub struct MemtierArgs {
     /// stops at the first lost connection.
     #[arg(long)]
     pub reconnect_on_error: bool,
-    /// Connection (and TLS handshake) timeout in seconds (default 5).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Connection (and TLS handshake) timeout in seconds (0, memtier's default: kvlab's
+    /// 5 s).
+    #[arg(long, value_name = "SECS")]
     pub connection_timeout: Option<u32>,
+    /// memtier 2.3.0: reconnection attempts after a lost connection (0: unlimited).
+    /// kvlab reconnects with its own back-off (see docs/memtier.md) and warns.
+    #[arg(long, value_name = "NUM")]
+    pub max_reconnect_attempts: Option<u32>,
+    /// memtier 2.3.0: back-off factor between reconnection attempts. Ignored, with a
+    /// warning: kvlab's back-off doubles from 10 ms to 1 s.
+    #[arg(long, value_name = "FACTOR")]
+    pub reconnect_backoff_factor: Option<f64>,
+    /// memtier 2.3.0: least random delay before each thread's connections open, in µs.
+    /// Ignored, with a warning.
+    #[arg(long, value_name = "MICROS")]
+    pub thread_conn_start_min_jitter_micros: Option<u32>,
+    /// memtier 2.3.0: most random delay before each thread's connections open, in µs.
+    /// Ignored, with a warning.
+    #[arg(long, value_name = "MICROS")]
+    pub thread_conn_start_max_jitter_micros: Option<u32>,
+    /// memtier 2.3.0: clients per thread at start of a staircase ramp-up. Ignored, with
+    /// a warning: every client runs from the start.
+    #[arg(long, value_name = "NUM")]
+    pub clients_start: Option<u32>,
+    /// memtier 2.3.0: clients added per step of the ramp-up. Ignored, with a warning.
+    #[arg(long, value_name = "NUM")]
+    pub clients_step: Option<u32>,
+    /// memtier 2.3.0: seconds per step of the ramp-up. Ignored, with a warning.
+    #[arg(long, value_name = "SECS")]
+    pub step_duration: Option<u32>,
+    /// memtier 2.3.0: StatsD host for live metrics. Ignored, with a warning.
+    #[arg(long, value_name = "HOST")]
+    pub statsd_host: Option<String>,
+    /// memtier 2.3.0: StatsD port. Ignored, with a warning.
+    #[arg(long, value_name = "PORT")]
+    pub statsd_port: Option<u16>,
+    /// memtier 2.3.0: StatsD metric prefix. Ignored, with a warning.
+    #[arg(long, value_name = "PREFIX")]
+    pub statsd_prefix: Option<String>,
+    /// memtier 2.3.0: StatsD run label. Ignored, with a warning.
+    #[arg(long, value_name = "LABEL")]
+    pub statsd_run_label: Option<String>,
+    /// memtier 2.3.0: Graphite port for StatsD. Ignored, with a warning.
+    #[arg(long, value_name = "PORT")]
+    pub graphite_port: Option<u16>,
+    /// memtier 2.3.0: a `redis-cli monitor` capture to replay. Refused: kvlab replays
+    /// such captures with `kvlab replay --format monitor`.
+    #[arg(long, value_name = "FILE")]
+    pub monitor_input: Option<PathBuf>,
+    /// memtier 2.3.0: which monitor commands to replay. Refused with --monitor-input.
+    #[arg(long, value_name = "PATTERN")]
+    pub monitor_pattern: Option<String>,
+    /// memtier 2.3.0: one table row per command name (`command`, the default, as kvlab
+    /// does) or per `--command` line (`line`, refused).
+    #[arg(long, value_name = "command|line")]
+    pub command_stats_breakdown: Option<String>,
+    /// memtier 2.3.0: SCAN commands follow the cursor of the last reply. Refused.
+    #[arg(long)]
+    pub scan_incremental_iteration: bool,
+    /// memtier 2.3.0: most SCAN iterations per cursor walk. Refused.
+    #[arg(long, value_name = "NUM")]
+    pub scan_incremental_max_iterations: Option<u32>,
     /// Multi-key GETs of up to NUM keys each (Redis MGET, memcached `get k1 … kN`).
     #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
     pub multi_key_get: Option<u32>,
@@ -247,6 +318,10 @@ pub struct MemtierArgs {
     /// kvlab extension: the run seed (default: 0, memtier's constant seed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// kvlab extension: send the server memtier's traffic only — no INFO (Redis) or
+    /// version/stats (memcached) queries for server facts and statistics.
+    #[arg(long)]
+    pub no_server_queries: bool,
 
     // ---- Arbitrary commands ----
     /// A command to send instead of SET/GET, in quotes (repeatable), e.g.
@@ -352,11 +427,30 @@ impl MemtierArgs {
     /// Refuses every flag kvlab does not implement, and the combinations memtier itself
     /// refuses, with a message naming the flag and why.
     pub fn validate(&self) -> Result<(), String> {
-        let checks: &[(bool, &str, &str)] = &[(
-            self.authenticate.is_some() && self.protocol == MemtierProtocol::MemcacheBinary,
-            "--authenticate with -P memcache_binary",
-            "memcached SASL authentication is not implemented",
-        )];
+        let checks: &[(bool, &str, &str)] = &[
+            (
+                self.authenticate.is_some() && self.protocol == MemtierProtocol::MemcacheBinary,
+                "--authenticate with -P memcache_binary",
+                "memcached SASL authentication is not implemented",
+            ),
+            (
+                self.monitor_input.is_some() || self.monitor_pattern.is_some(),
+                "--monitor-input",
+                "replay a redis-cli monitor capture with `kvlab replay --format monitor`",
+            ),
+            (
+                self.scan_incremental_iteration || self.scan_incremental_max_iterations.is_some(),
+                "--scan-incremental-iteration",
+                "SCAN cursors are not followed; each SCAN is sent as written",
+            ),
+            (
+                self.command_stats_breakdown
+                    .as_deref()
+                    .is_some_and(|b| b != "command"),
+                "--command-stats-breakdown other than `command`",
+                "kvlab's rows are per command name",
+            ),
+        ];
         if let Some((_, flag, reason)) = checks.iter().find(|c| c.0) {
             return Err(unsupported(flag, reason));
         }
@@ -628,7 +722,8 @@ impl MemtierArgs {
             ratio: self.ratio(),
             key_prefix: self.key_prefix.clone(),
             key_minimum: self.key_minimum,
-            key_maximum: self.key_maximum,
+            // memtier runs with a reversed range (see `warnings`): one key.
+            key_maximum: self.key_maximum.max(self.key_minimum),
             set_pattern,
             get_pattern,
             key_stddev: self.key_stddev,
@@ -752,7 +847,8 @@ impl MemtierArgs {
     /// `--connection-timeout` and the RESP version, as `name=value` properties.
     pub fn store_options(&self) -> Vec<String> {
         let mut o = Vec::new();
-        if let Some(secs) = self.connection_timeout {
+        // memtier's default of 0 means no timeout of its own: kvlab keeps its default.
+        if let Some(secs) = self.connection_timeout.filter(|&s| s > 0) {
             let store = if self.protocol.is_redis() {
                 "redis"
             } else {
@@ -804,6 +900,24 @@ impl MemtierArgs {
             o.push(format!("redis.data_offset={offset}"));
         }
         o
+    }
+
+    /// Store options that keep the server's traffic memtier's own: no `INFO` (Redis)
+    /// or `version`/`stats` (memcached) queries for server facts and statistics, and
+    /// so, on Redis, the cluster mode from `--cluster-mode` instead of `INFO cluster`.
+    /// Empty unless `--no-server-queries`.
+    pub fn traffic_options(&self) -> Vec<String> {
+        if !self.no_server_queries {
+            Vec::new()
+        } else if self.protocol.is_redis() {
+            let cluster = if self.cluster_mode { "yes" } else { "no" };
+            vec![
+                "redis.server_queries=false".to_string(),
+                format!("redis.cluster={cluster}"),
+            ]
+        } else {
+            vec!["memcached.server_queries=false".to_string()]
+        }
     }
 
     /// The wire protocol.
@@ -937,6 +1051,54 @@ impl MemtierArgs {
         }
         if self.generate_keys && self.data_import.is_none() {
             w.push("--generate-keys has no effect without --data-import".to_string());
+        }
+        for (given, flag, why) in [
+            (
+                self.max_reconnect_attempts.is_some() || self.reconnect_backoff_factor.is_some(),
+                "--max-reconnect-attempts/--reconnect-backoff-factor",
+                "with --reconnect-on-error kvlab retries without limit, its back-off doubling \
+                 from 10 ms to 1 s",
+            ),
+            (
+                self.thread_conn_start_min_jitter_micros.is_some()
+                    || self.thread_conn_start_max_jitter_micros.is_some(),
+                "--thread-conn-start-min/max-jitter-micros",
+                "all connections open at start",
+            ),
+            (
+                self.clients_start.is_some()
+                    || self.clients_step.is_some()
+                    || self.step_duration.is_some(),
+                "--clients-start/--clients-step/--step-duration",
+                "every client runs from the start (no staircase ramp-up)",
+            ),
+            (
+                self.statsd_host.is_some()
+                    || self.statsd_port.is_some()
+                    || self.statsd_prefix.is_some()
+                    || self.statsd_run_label.is_some()
+                    || self.graphite_port.is_some(),
+                "--statsd-*/--graphite-port",
+                "no StatsD metrics are sent; see --out and --monitor for live figures",
+            ),
+        ] {
+            if given {
+                w.push(format!("{flag} ignored by kvlab memtier: {why}"));
+            }
+        }
+        if !self.ignored.is_empty() {
+            w.push(format!(
+                "ignoring arguments that are not flags, as memtier does: {}",
+                self.ignored.join(" ")
+            ));
+        }
+        if self.key_minimum > self.key_maximum {
+            w.push(format!(
+                "--key-minimum={} is above --key-maximum={}: every key is {}{} (memtier's S \
+                 and P patterns send that key; its random patterns draw from an underflowed \
+                 range)",
+                self.key_minimum, self.key_maximum, self.key_prefix, self.key_minimum
+            ));
         }
         w
     }
@@ -1413,7 +1575,11 @@ mod tests {
         assert!(parse("--ratio=1-10").is_err());
         assert!(spec_error("--key-stddev=10").contains("--key-stddev"));
         assert!(spec_error("--key-pattern=G:G --key-median=20000000").contains("--key-median"));
-        assert!(spec_error("--key-minimum=10 --key-maximum=5").contains("--key-maximum"));
+        // memtier 2.3.0 runs with --key-minimum=100 --key-maximum=10: with S:S every SET
+        // wrote memtier-100; kvlab runs with that one key and warns.
+        let reversed = args("--key-minimum=100 --key-maximum=10");
+        assert_eq!(reversed.spec().unwrap().key_maximum, 100);
+        assert!(reversed.warnings()[0].contains("memtier-100"));
     }
 
     #[test]
@@ -1529,6 +1695,40 @@ mod tests {
         ] {
             let e = args(line).validate().unwrap_err();
             assert!(e.contains(message), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn parsing_follows_memtiers_getopt_long() {
+        // memtier 2.3.0 takes the last of a repeated flag (`-t 1 -t 2` ran 2 threads),
+        // ignores words that are not flags, and knows -v/--version; --command still
+        // accumulates.
+        let a = args("-t 1 -t 2 --ratio=1:1 --ratio=2:1 stray words --command=ping --command=echo");
+        assert_eq!((a.threads, a.ratio().sets), (2, 2));
+        assert_eq!(a.ignored, ["stray", "words"]);
+        assert_eq!(a.command.len(), 2);
+        assert!(a.warnings().iter().any(|w| w.contains("stray words")));
+        assert!(args("-v").version && args("--version").version);
+        // memtier's default --connection-timeout=0 is accepted and leaves kvlab's.
+        assert!(args("--connection-timeout=0").store_options().is_empty());
+        // memtier 2.3.0's newer flags: accepted with a warning, or refused by name.
+        let newer = args(
+            "--max-reconnect-attempts=3 --reconnect-backoff-factor=2 \
+             --thread-conn-start-min-jitter-micros=1 --thread-conn-start-max-jitter-micros=9 \
+             --clients-start=1 --clients-step=1 --step-duration=5 --statsd-host=h \
+             --command-stats-breakdown=command",
+        );
+        assert!(newer.spec().is_ok());
+        assert_eq!(newer.warnings().len(), 4, "{:?}", newer.warnings());
+        for line in [
+            "--monitor-input=m.txt",
+            "--scan-incremental-iteration",
+            "--command-stats-breakdown=line",
+        ] {
+            assert!(
+                spec_error(line).starts_with("not supported by kvlab memtier"),
+                "{line}"
+            );
         }
     }
 
@@ -1710,7 +1910,7 @@ mod tests {
             assert!(e.contains(message), "{argv:?}: {e}");
         }
         for argv in [
-            &["--command=set k__key__"][..],
+            &["--command=set k __data__x"][..],
             &["--command=set \"k"][..],
             &["--command="][..],
             &["--command=get __key__", "--command-ratio=0"][..],

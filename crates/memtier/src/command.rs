@@ -8,9 +8,10 @@
 //! `\r`, `\t`, `\b`, `\a`, `\xHH` and `\<any>`; `'single quotes'` with `\'`; a closing
 //! quote must end the word. An argument that is exactly `__key__` is replaced by a key
 //! drawn from the command's key pattern (each `__key__` draws its own), one that is
-//! exactly `__data__` by a value of the object options (`--data-size` …); a placeholder
-//! mixed with other text is refused, as memtier refuses it
-//! (`redis_protocol::format_arbitrary_command`).
+//! exactly `__data__` by a value of the object options (`--data-size` …). As in memtier
+//! (`redis_protocol::format_arbitrary_command`), the first `__key__` inside a longer
+//! argument (`h:__key__:x`) is replaced by a key too, keeping the text around it, while
+//! `__data__` mixed with other text is refused.
 
 use super::KeyPattern;
 use crate::MemtierError;
@@ -27,6 +28,15 @@ pub enum CommandArg {
     Literal(Vec<u8>),
     /// `__key__`: a key from the command's key pattern, prefix and range.
     Key,
+    /// An argument with `__key__` inside a longer text (`h:__key__:x`): the text before
+    /// the first `__key__`, a key, and the text after it, as memtier's
+    /// `has_key_affixes` arguments.
+    KeyWithin {
+        /// The text before the placeholder.
+        before: Vec<u8>,
+        /// The text after it (a further `__key__` in it is sent as is, as memtier does).
+        after: Vec<u8>,
+    },
     /// `__data__`: a value of the object options (size, random data).
     Data,
 }
@@ -61,15 +71,20 @@ impl ArbitraryCommand {
         let mut args = Vec::with_capacity(words.len());
         for (i, word) in words.into_iter().enumerate() {
             let contains = |p: &str| word.windows(p.len()).any(|w| w == p.as_bytes());
-            let arg = if contains(KEY_PLACEHOLDER) {
-                if word != KEY_PLACEHOLDER.as_bytes() {
-                    return Err(invalid(
-                        text,
-                        "the key placeholder __key__ cannot be combined with other data in \
-                         one argument",
-                    ));
+            let key_at = word
+                .windows(KEY_PLACEHOLDER.len())
+                .position(|w| w == KEY_PLACEHOLDER.as_bytes());
+            let arg = if let Some(at) = key_at {
+                if word == KEY_PLACEHOLDER.as_bytes() {
+                    CommandArg::Key
+                } else {
+                    // redis_protocol::format_arbitrary_command: the key goes where the
+                    // first placeholder stood, between the texts around it.
+                    CommandArg::KeyWithin {
+                        before: word[..at].to_vec(),
+                        after: word[at + KEY_PLACEHOLDER.len()..].to_vec(),
+                    }
                 }
-                CommandArg::Key
             } else if contains(DATA_PLACEHOLDER) {
                 if word != DATA_PLACEHOLDER.as_bytes() {
                     return Err(invalid(
@@ -108,7 +123,10 @@ impl ArbitraryCommand {
 
     /// How many `__key__` arguments it has.
     pub fn key_count(&self) -> usize {
-        self.args.iter().filter(|a| **a == CommandArg::Key).count()
+        self.args
+            .iter()
+            .filter(|a| matches!(a, CommandArg::Key | CommandArg::KeyWithin { .. }))
+            .count()
     }
 }
 
@@ -319,8 +337,18 @@ mod tests {
         assert_eq!(c.key_pattern, KeyPattern::Random);
         let quoted = ArbitraryCommand::parse(r#"set "__key__" x"#).unwrap();
         assert_eq!(quoted.args[1], CommandArg::Key);
+        // memtier 2.3.0 substitutes a key inside a longer argument (its first
+        // __key__ only), and still refuses __data__ inside one.
+        let within = ArbitraryCommand::parse("hset h:__key__:x__key__ f __data__").unwrap();
+        assert_eq!(
+            within.args[1],
+            CommandArg::KeyWithin {
+                before: b"h:".to_vec(),
+                after: b":x__key__".to_vec()
+            }
+        );
+        assert_eq!(within.key_count(), 1);
         for (bad, what) in [
-            ("set k__key__ v", "__key__"),
             ("set k x__data__", "__data__"),
             ("__key__ get", "command name"),
             ("", "no command"),

@@ -98,7 +98,7 @@ pub fn write_hdr_files(
 
 /// A nanosecond histogram in microseconds (memtier's unit), each bucket's count at its
 /// median value rounded to the microsecond.
-fn micros(ns: &Histogram<u64>) -> Histogram<u64> {
+pub(crate) fn micros(ns: &Histogram<u64>) -> Histogram<u64> {
     let mut us = Histogram::<u64>::new_with_bounds(
         1,
         HIGHEST_TRACKABLE_NS / 1000,

@@ -37,9 +37,9 @@
 //! - **Arbitrary commands** (`--command`, [`MemtierSpec::commands`]): instead of the
 //!   SET/GET cycle, each client cycles through the commands by their ratios
 //!   (`client::advance_arbitrary_command_index`): command `i` is sent `ratio` times in a
-//!   row, then the next, around again — except that the very first round sends the first
-//!   command once more, as memtier's counter starts at 0 where later rounds start at 1
-//!   (ratios 2 and 3: `A A A B B B`, then `A A B B B`, …). Each `__key__` draws a key
+//!   row, then the next, around again, from the first request (ratios 2 and 3:
+//!   `A A B B B A A B B B …`; memtier's client advances its counter once when it is
+//!   built, so its first round is no longer than the others). Each `__key__` draws a key
 //!   from the command's own key pattern (`S`/`P` counters are per command), each
 //!   `__data__` a value of the object options. A command is a [`Request::command`]
 //!   request whose [`CommandId`] is its *row*: commands of the same name (upper case)
@@ -80,6 +80,7 @@ use std::sync::Arc;
 pub mod args;
 pub mod files;
 mod import;
+pub mod json;
 pub mod report;
 pub mod run;
 pub mod verify;
@@ -805,7 +806,7 @@ impl MemtierWorkload {
             };
             (lo, hi) = (start, end);
         }
-        MemtierSource {
+        let mut source = MemtierSource {
             shared: self.shared.clone(),
             rng: Xoshiro256PlusPlus::seed_from_u64(worker_seed(seed, stream)),
             key_min: lo,
@@ -824,7 +825,10 @@ impl MemtierWorkload {
             waits_sent: 0,
             wait_spare: None,
             next_item: 0,
-        }
+        };
+        // client::client calls advance_arbitrary_command_index before the first request.
+        source.advance_command();
+        source
     }
 
     /// memtier's verification client (`verify_client`, `--data-verify`): one client
@@ -1147,6 +1151,29 @@ impl MemtierSource {
                         push_decimal(k, &mut req.key);
                     }
                 }
+                CommandArg::KeyWithin { .. } => {
+                    let k = self.command_key(i);
+                    let CommandArg::KeyWithin { before, after } =
+                        &self.shared.spec.commands[i].args[a]
+                    else {
+                        unreachable!("argument {a} of command {i} was matched as KeyWithin");
+                    };
+                    let prefix = &self.shared.prefix;
+                    req.command.args.push_with(|out| {
+                        out.extend_from_slice(before);
+                        out.extend_from_slice(prefix);
+                        push_decimal(k, out);
+                        out.extend_from_slice(after);
+                    });
+                    if first_key {
+                        // The whole argument is the key the server hashes.
+                        first_key = false;
+                        req.key.extend_from_slice(before);
+                        req.key.extend_from_slice(prefix);
+                        push_decimal(k, &mut req.key);
+                        req.key.extend_from_slice(after);
+                    }
+                }
                 CommandArg::Data => {
                     // memtier draws the value for key index 0: a spread size is the
                     // minimum's (kvlab: the key range's first key's).
@@ -1160,9 +1187,17 @@ impl MemtierSource {
                 }
             }
         }
-        // advance_arbitrary_command_index: the counter starts at 0, so the first command
-        // goes once more in the first round (see the module docs).
+        self.advance_command();
+    }
+
+    /// memtier's `advance_arbitrary_command_index`: counts the command about to be sent,
+    /// moving on to the next one once its ratio is used up. memtier's client calls it
+    /// once in its constructor too, so the first command is sent exactly its ratio.
+    fn advance_command(&mut self) {
         let commands = &self.shared.spec.commands;
+        if commands.iter().all(|c| c.ratio == 0) {
+            return;
+        }
         loop {
             if self.command_sent < commands[self.command].ratio {
                 self.command_sent += 1;
@@ -1586,18 +1621,18 @@ mod tests {
         };
         let got = command_requests(spec, 15);
         let ids: Vec<u16> = got.iter().map(|(id, _)| id.unwrap()).collect();
-        // The first round sends the first command once more (memtier's counter starts
-        // at 0); both SET commands share the SET row.
-        assert_eq!(ids, [0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0]);
+        // Each command exactly its ratio from the first request, as memtier 2.3.0 sends
+        // them; both SET commands share the SET row.
+        assert_eq!(ids, [0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1]);
         let text = |i: usize| got[i].1.join(" ");
         assert_eq!(text(0), "set k0 xxx");
-        assert_eq!(text(2), "set k2 xxx");
+        assert_eq!(text(1), "set k1 xxx");
         // Each command walks its own sequence.
-        assert_eq!(text(3), "get k0");
-        assert_eq!(text(5), "get k2");
-        assert_eq!(text(6), "SET k0 x");
-        assert_eq!(text(7), "set k3 xxx");
-        assert_eq!(text(9), "get k3");
+        assert_eq!(text(2), "get k0");
+        assert_eq!(text(4), "get k2");
+        assert_eq!(text(5), "SET k0 x");
+        assert_eq!(text(6), "set k2 xxx");
+        assert_eq!(text(8), "get k3");
     }
 
     #[test]
@@ -1611,8 +1646,8 @@ mod tests {
         };
         let got = command_requests(spec, 100);
         let sets = got.iter().filter(|(id, _)| *id == Some(0)).count();
-        // 3 + 3, then rounds of 2 + 3: 18 rounds and 2 + 2.
-        assert_eq!((sets, 100 - sets), (41, 59));
+        // 20 rounds of 2 + 3 (memtier 2.3.0, -n 100, one client: 40 SET, 60 GET).
+        assert_eq!((sets, 100 - sets), (40, 60));
     }
 
     #[test]

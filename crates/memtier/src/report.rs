@@ -24,14 +24,16 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::SystemTime;
 
 use hdrhistogram::Histogram;
-use kvlab_core::{CommandId, OpKind, Status};
+use kvlab_core::{CommandId, OpKind, Status, StoreErrorKind};
 use kvlab_measure::Recorder;
 use kvlab_runner::RunOutcome;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::args::MemtierArgs;
+use crate::json::Json;
 
 /// What the memtier output should contain.
 #[derive(Clone, Debug)]
@@ -47,6 +49,43 @@ pub struct Options {
     client_stats: Option<String>,
     data_verify: bool,
     verify_only: bool,
+    /// Boxed: the options travel in an enum beside small variants.
+    header: Box<RunHeader>,
+    configuration: Box<Json>,
+}
+
+/// The run information memtier prints before its tables and puts in its JSON's `run
+/// information` (`memtier_benchmark.cpp`, `main`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunHeader {
+    /// `--threads`.
+    pub threads: usize,
+    /// `--clients`, per thread.
+    pub clients_per_thread: usize,
+    /// Requests per client (`--requests`, `allkeys` resolved), or `None` when bounded by
+    /// `--test-time`.
+    pub requests_per_client: Option<u64>,
+    /// `--test-time`, in seconds (0 when bounded by requests).
+    pub test_time_s: u64,
+}
+
+impl RunHeader {
+    /// memtier's lines: `%-9u Threads`, `%-9u Connections per thread`, and `%-9llu
+    /// Requests per client` or `%-9llu Seconds`.
+    pub fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "{:<9} Threads", self.threads)?;
+        writeln!(out, "{:<9} Connections per thread", self.clients_per_thread)?;
+        let (n, what) = self.bound();
+        writeln!(out, "{n:<9} {what}")
+    }
+
+    /// The run's bound and its name: requests per client, or seconds.
+    pub fn bound(&self) -> (u64, &'static str) {
+        match self.requests_per_client {
+            Some(n) => (n, "Requests per client"),
+            None => (self.test_time_s, "Seconds"),
+        }
+    }
 }
 
 /// Which rows the table has.
@@ -90,7 +129,24 @@ impl Options {
             client_stats: a.client_stats.clone(),
             data_verify: a.data_verify(),
             verify_only: a.verify_only,
+            header: Box::new(RunHeader {
+                threads: a.threads(),
+                clients_per_thread: a.clients_per_thread(),
+                requests_per_client: a.requests_per_client(),
+                test_time_s: a.test_time.map_or(0, u64::from),
+            }),
+            configuration: Box::new(crate::json::configuration(a)),
         }
+    }
+
+    /// memtier's `configuration` object of the JSON document.
+    pub fn configuration(&self) -> &Json {
+        &self.configuration
+    }
+
+    /// The run information printed before the tables.
+    pub fn header(&self) -> &RunHeader {
+        &self.header
     }
 
     /// `-x/--run-count`: how many times the whole test runs (at least 1).
@@ -145,15 +201,27 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-/// memtier's name for a percentile: `p50.00`, `p99.90`.
+/// memtier's JSON name for a percentile: `"p%.3f"` cut to 6 characters by its 8-byte
+/// buffer (`result_print_to_json`): `p50.00`, `p99.90`, `p99.99`, `p100.0`.
 fn percentile_key(p: f64) -> String {
-    format!("p{p:.2}")
+    let mut key = format!("p{p:.3}");
+    key.truncate(6);
+    key
 }
 
-/// memtier's column header: `p50 Latency`, `p99.9 Latency`.
+/// memtier's column header (`run_stats::print`): `p50 Latency`, `p99.9 Latency`, with
+/// up to 3 decimals, as many as the `float` percentile needs to within 0.001 — so
+/// `99.99`, which a `float` holds as 99.98999…, is `p99.990`.
 fn percentile_header(p: f64) -> String {
-    let text = format!("{p}");
-    format!("p{text} Latency")
+    let q = p as f32;
+    let mut digits = 0usize;
+    let mut frac = q.abs() - q.abs().trunc();
+    while frac.abs() > 0.001 && digits < 3 {
+        frac *= 10.0;
+        digits += 1;
+        frac -= frac.trunc();
+    }
+    format!("p{q:.digits$} Latency")
 }
 
 /// One command type's figures over a span of time.
@@ -168,13 +236,48 @@ struct Figures {
     percentiles_ms: Vec<Option<f64>>,
     /// `None` where memtier prints `---` (WAITs).
     kb_per_sec: Option<f64>,
+    /// Bytes received and sent, where kvlab tells them apart (not for arbitrary
+    /// commands, whose bytes are counted together).
+    rx_bytes: Option<u64>,
+    tx_bytes: Option<u64>,
+    /// The span the rates are over, in seconds.
+    secs: f64,
+    /// The latencies' histogram (nanoseconds), for the JSON's compressed histogram and
+    /// accumulated latency.
+    histogram: Histogram<u64>,
+}
+
+/// Bytes of one row: received, sent (each `None` when not told apart) and in all.
+#[derive(Clone, Copy)]
+struct Traffic {
+    rx: Option<u64>,
+    tx: Option<u64>,
+    total: u64,
+}
+
+impl Traffic {
+    fn split(rx: u64, tx: u64) -> Traffic {
+        Traffic {
+            rx: Some(rx),
+            tx: Some(tx),
+            total: rx + tx,
+        }
+    }
+
+    fn together(total: u64) -> Traffic {
+        Traffic {
+            rx: None,
+            tx: None,
+            total,
+        }
+    }
 }
 
 fn figures(
     histogram: &Histogram<u64>,
     hits: Option<u64>,
     misses: Option<u64>,
-    bytes: u64,
+    traffic: Traffic,
     secs: f64,
     percentiles: &[f64],
 ) -> Figures {
@@ -193,7 +296,11 @@ fn figures(
             .iter()
             .map(|&p| some.then(|| ms(histogram.value_at_quantile(p / 100.0))))
             .collect(),
-        kb_per_sec: Some(rate(bytes) / 1024.0),
+        kb_per_sec: Some(rate(traffic.total) / 1024.0),
+        rx_bytes: traffic.rx,
+        tx_bytes: traffic.tx,
+        secs,
+        histogram: histogram.clone(),
     }
 }
 
@@ -220,17 +327,25 @@ fn all(
             .command_histogram(CommandId(i as u16))
             .unwrap_or(&empty)
     };
-    let mut bytes = recorder.bytes_read() + recorder.bytes_written();
+    let (read, written) = (recorder.bytes_read(), recorder.bytes_written());
     if let Layout::Commands(names) = layout {
+        let mut bytes = read + written;
         for (i, name) in names.iter().enumerate() {
             let h = command(i);
             add(&mut total, h);
             let b = recorder.command_bytes(CommandId(i as u16));
             bytes += b;
-            let f = figures(h, None, None, b, secs, percentiles);
+            let f = figures(h, None, None, Traffic::together(b), secs, percentiles);
             out.push((crate::row_name(name), f));
         }
-        let f = figures(&total, None, None, bytes, secs, percentiles);
+        let f = figures(
+            &total,
+            None,
+            None,
+            Traffic::together(bytes),
+            secs,
+            percentiles,
+        );
         out.push(("Totals".to_string(), f));
         return out;
     }
@@ -243,26 +358,27 @@ fn all(
     for (name, kind) in TYPES {
         let h = recorder.histogram(kind);
         add(&mut total, h);
-        let (hit, miss, bytes) = if kind == OpKind::Read {
-            (Some(hits), Some(misses), recorder.bytes_read())
+        let (hit, miss, traffic) = if kind == OpKind::Read {
+            (Some(hits), Some(misses), Traffic::split(read, 0))
         } else {
-            (None, None, recorder.bytes_written())
+            (None, None, Traffic::split(0, written))
         };
         out.push((
             name.to_string(),
-            figures(h, hit, miss, bytes, secs, percentiles),
+            figures(h, hit, miss, traffic, secs, percentiles),
         ));
     }
     if *layout == Layout::Wait {
         let h = command(0);
         add(&mut total, h);
-        let mut f = figures(h, None, None, 0, secs, percentiles);
+        let mut f = figures(h, None, None, Traffic::split(0, 0), secs, percentiles);
         f.kb_per_sec = None;
         out.push(("Waits".to_string(), f));
     }
+    let traffic = Traffic::split(read, written);
     out.push((
         "Totals".to_string(),
-        figures(&total, Some(hits), Some(misses), bytes, secs, percentiles),
+        figures(&total, Some(hits), Some(misses), traffic, secs, percentiles),
     ));
     out
 }
@@ -270,6 +386,7 @@ fn all(
 /// Prints the `ALL STATS` table of a run and, unless hidden, the latency distribution.
 pub fn print(opts: &Options, run: &RunOutcome, out: &mut dyn Write) -> std::io::Result<()> {
     let rows = run_rows(&opts.layout, run, &opts.percentiles);
+    opts.header.write(out)?;
     print_section(opts, "ALL STATS", &rows, &run.total, out)
 }
 
@@ -282,6 +399,7 @@ pub fn print_runs(opts: &Options, runs: &[RunOutcome], out: &mut dyn Write) -> s
     };
     let p = &opts.percentiles;
     let l = &opts.layout;
+    opts.header.write(out)?;
     if opts.print_all_runs {
         for (i, run) in runs.iter().enumerate() {
             let title = format!("RUN #{} RESULTS", i + 1);
@@ -380,6 +498,11 @@ fn average_rows(
                 max_ms: column().filter_map(|f| f.max_ms).reduce(f64::max),
                 percentiles_ms: m.percentiles_ms,
                 kb_per_sec: mean_of(|f| f.kb_per_sec),
+                // RX and TX rates over the runs' time together.
+                rx_bytes: column().map(|f| f.rx_bytes).sum(),
+                tx_bytes: column().map(|f| f.tx_bytes).sum(),
+                secs: column().map(|f| f.secs).sum(),
+                histogram: m.histogram,
             };
             (name, figures)
         })
@@ -397,120 +520,226 @@ fn print_section(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let p = &opts.percentiles;
-    // memtier widens the type column to its longest command name.
-    let type_width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(6);
-    let width = type_width + 7 + 13 * 3 + 16 * (1 + p.len()) + 13;
+    // output_table (run_stats.cpp): every column is `column_size` characters and a
+    // blank, its `===` and `---` rules as wide; the type column is as wide as the
+    // longest command name (`print_type_column`), at least 6, plus one.
+    let names = opts.command_names();
+    let commands = !names.is_empty();
+    let type_size = names.iter().map(String::len).max().unwrap_or(0).max(6) + 1;
+    let mut widths = vec![type_size + 1, 13];
+    if !commands {
+        // Hits/sec and Misses/sec are left out for arbitrary commands (run_stats::print).
+        widths.extend([13, 13]);
+    }
+    widths.push(16);
+    widths.extend(p.iter().map(|_| 16));
+    widths.push(13);
+    let width: usize = widths.iter().sum();
     writeln!(out)?;
     writeln!(out)?;
     writeln!(out, "{title}")?;
     writeln!(out, "{}", "=".repeat(width))?;
-    write!(
-        out,
-        "{:<type_width$}{:>13}{:>13}{:>13}{:>16}",
-        "Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg. Latency"
-    )?;
-    for &q in p {
-        write!(out, "{:>16}", percentile_header(q))?;
+    write!(out, "{:<type_size$} {:>12} ", "Type", "Ops/sec")?;
+    if !commands {
+        write!(out, "{:>12} {:>12} ", "Hits/sec", "Misses/sec")?;
     }
-    writeln!(out, "{:>13} ", "KB/sec")?;
+    write!(out, "{:>15} ", "Avg. Latency")?;
+    for &q in p {
+        write!(out, "{:>15} ", percentile_header(q))?;
+    }
+    writeln!(out, "{:>12} ", "KB/sec")?;
     writeln!(out, "{}", "-".repeat(width))?;
-    let dash = |v: Option<f64>, w: usize, prec: usize| match v {
-        Some(v) => format!("{v:>w$.prec$}"),
-        None => format!("{:>w$}", "---"),
+    let cell = |v: Option<f64>, w: usize, prec: usize| match v {
+        Some(v) => format!("{v:>w$.prec$} "),
+        None => format!("{:>w$} ", "---"),
     };
     for (i, (name, f)) in rows.iter().enumerate() {
         if i == TYPES.len() && opts.layout == Layout::SetGet {
             // memtier's WAIT row: no --wait-ratio, no WAITs.
+            write!(out, "{:<type_size$} {:>12.2} ", "Waits", 0.0)?;
+            write!(out, "{}{}", cell(None, 12, 2), cell(None, 12, 2))?;
+            for _ in 0..=p.len() {
+                write!(out, "{}", cell(None, 15, 5))?;
+            }
+            writeln!(out, "{}", cell(None, 12, 2))?;
+        }
+        write!(out, "{:<type_size$} {:>12.2} ", name, f.ops_per_sec)?;
+        if !commands {
             write!(
                 out,
-                "{:<type_width$}{:>13.2}{:>13}{:>13}{:>16}",
-                "Waits", 0.0, "---", "---", "---"
+                "{}{}",
+                cell(f.hits_per_sec, 12, 2),
+                cell(f.misses_per_sec, 12, 2)
             )?;
-            for _ in p {
-                write!(out, "{:>16}", "---")?;
-            }
-            writeln!(out, "{:>13} ", "---")?;
         }
-        write!(
-            out,
-            "{:<type_width$}{:>13.2}{}{}{}",
-            name,
-            f.ops_per_sec,
-            dash(f.hits_per_sec, 13, 2),
-            dash(f.misses_per_sec, 13, 2),
-            dash(f.avg_ms, 16, 5)
-        )?;
+        write!(out, "{}", cell(f.avg_ms, 15, 5))?;
         for v in &f.percentiles_ms {
-            write!(out, "{}", dash(*v, 16, 5))?;
+            write!(out, "{}", cell(*v, 15, 5))?;
         }
-        writeln!(out, "{} ", dash(f.kb_per_sec, 13, 2))?;
+        writeln!(out, "{}", cell(f.kb_per_sec, 12, 2))?;
     }
     if !opts.hide_histogram {
-        writeln!(out)?;
-        writeln!(out)?;
-        writeln!(out, "Request Latency Distribution")?;
-        writeln!(out, "{:<6}{:>12}{:>16}", "Type", "<= msec", "Percent")?;
-        writeln!(out, "{}", "-".repeat(72))?;
-        let empty = Histogram::<u64>::new(3).expect("3 significant digits is valid");
-        let mut hists: Vec<(String, &Histogram<u64>)> = Vec::new();
-        let command = |i: usize| {
-            recorder
-                .command_histogram(CommandId(i as u16))
-                .unwrap_or(&empty)
-        };
-        match &opts.layout {
-            Layout::Commands(names) => {
-                for (i, name) in names.iter().enumerate() {
-                    hists.push((name.clone(), command(i)));
-                }
-            }
-            layout => {
-                hists.push(("SET".into(), recorder.histogram(OpKind::Insert)));
-                hists.push(("GET".into(), recorder.histogram(OpKind::Read)));
-                if *layout == Layout::Wait {
-                    hists.push(("WAIT".into(), command(0)));
-                }
-            }
+        print_distribution(opts, recorder, out)?;
+    }
+    Ok(())
+}
+
+/// memtier's *Request Latency Distribution* (`run_stats::print_histogram`): per type,
+/// HdrHistogram's percentile iteration with 10 ticks per half distance
+/// (`hdr_iter_percentile_init(…, LATENCY_HDR_GRANULARITY)`), each step's highest
+/// equivalent value in milliseconds and its percentile; `---` after every type but the
+/// last WAIT part, which memtier prints even without WAITs (then with no lines).
+fn print_distribution(
+    opts: &Options,
+    recorder: &Recorder,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(out)?;
+    writeln!(out, "Request Latency Distribution")?;
+    writeln!(out, "{:<6} {:>12} {:>12}", "Type", "<= msec   ", "Percent")?;
+    writeln!(out, "{}", "-".repeat(72))?;
+    let parts = distribution_parts(opts, recorder);
+    for (label, h, rule) in parts {
+        for (value_ns, percent) in percentile_steps(&h) {
+            writeln!(out, "{:<6} {:>8.3} {:>12.3}", label, ms(value_ns), percent)?;
         }
-        for (label, h) in hists {
-            if h.is_empty() {
-                continue;
-            }
-            let total = h.len() as f64;
-            let mut seen = 0u64;
-            for v in h.iter_recorded() {
-                seen += v.count_at_value();
-                writeln!(
-                    out,
-                    "{:<6}{:>12.3}{:>16.3}",
-                    label,
-                    ms(h.highest_equivalent(v.value_iterated_to())),
-                    100.0 * seen as f64 / total
-                )?;
-            }
+        if rule {
             writeln!(out, "---")?;
         }
     }
     Ok(())
 }
 
-fn figures_json(f: &Figures, percentiles: &[f64]) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("Count".into(), json!(f.count));
-    m.insert("Ops/sec".into(), json!(f.ops_per_sec));
-    m.insert("Hits/sec".into(), json!(f.hits_per_sec.unwrap_or(0.0)));
-    m.insert("Misses/sec".into(), json!(f.misses_per_sec.unwrap_or(0.0)));
-    m.insert("Latency".into(), json!(f.avg_ms.unwrap_or(0.0)));
-    m.insert("Average Latency".into(), json!(f.avg_ms.unwrap_or(0.0)));
-    m.insert("Min Latency".into(), json!(f.min_ms.unwrap_or(0.0)));
-    m.insert("Max Latency".into(), json!(f.max_ms.unwrap_or(0.0)));
-    m.insert("KB/sec".into(), json!(f.kb_per_sec.unwrap_or(0.0)));
-    let mut pm = Map::new();
-    for (q, v) in percentiles.iter().zip(&f.percentiles_ms) {
-        pm.insert(percentile_key(*q), json!(v.unwrap_or(0.0)));
+/// The parts of the latency distribution: a label, its histogram, and whether a `---`
+/// follows it (memtier's last, WAIT part has none).
+fn distribution_parts(opts: &Options, recorder: &Recorder) -> Vec<(String, Histogram<u64>, bool)> {
+    let empty = Histogram::<u64>::new(3).expect("3 significant digits is valid");
+    let command = |i: usize| {
+        recorder
+            .command_histogram(CommandId(i as u16))
+            .unwrap_or(&empty)
+            .clone()
+    };
+    let mut parts = Vec::new();
+    match &opts.layout {
+        Layout::Commands(names) => {
+            for (i, name) in names.iter().enumerate() {
+                parts.push((name.clone(), command(i), true));
+            }
+        }
+        layout => {
+            let set = recorder.histogram(OpKind::Insert).clone();
+            let get = recorder.histogram(OpKind::Read).clone();
+            parts.push(("SET".into(), set, true));
+            parts.push(("GET".into(), get, true));
+            let waits = if *layout == Layout::Wait {
+                command(0)
+            } else {
+                empty.clone()
+            };
+            parts.push(("WAIT".into(), waits, false));
+        }
     }
-    m.insert("Percentile Latencies".into(), Value::Object(pm));
+    parts
+}
+
+/// HdrHistogram's percentile iterator (`hdr_iter_percentile_init` with 10 ticks per
+/// half distance, `hdr_histogram.c`): `(highest equivalent value, percentile)` pairs,
+/// the percentile stepping by 5 %, then 2.5 %, 1.25 % … as it halves the distance to
+/// 100 %, and a last step at 100 % for the maximum. Empty for an empty histogram.
+fn percentile_steps(h: &Histogram<u64>) -> Vec<(u64, f64)> {
+    const TICKS_PER_HALF_DISTANCE: f64 = 10.0;
+    let total = h.len();
+    let mut steps = Vec::new();
+    let mut to_report = 0.0f64;
+    let mut cumulative = 0u64;
+    let mut last = 0u64;
+    for v in h.iter_recorded() {
+        cumulative += v.count_at_value();
+        last = h.highest_equivalent(v.value_iterated_to());
+        let current = 100.0 * cumulative as f64 / total as f64;
+        while to_report <= current {
+            steps.push((last, to_report));
+            // percentile_iter_next: once the last recorded value is reached, the next
+            // step is the final 100 %.
+            if cumulative >= total {
+                break;
+            }
+            // As hdr_histogram.c computes it: log(…)/log(2), truncated.
+            let doublings = ((100.0 / (100.0 - to_report)).ln() / 2f64.ln()) as i32 + 1;
+            let half_distance = 2f64.powi(doublings);
+            to_report += 100.0 / (TICKS_PER_HALF_DISTANCE * half_distance);
+        }
+    }
+    if total > 0 {
+        steps.push((last, 100.0));
+    }
+    steps
+}
+
+/// One row of `ALL STATS` in memtier's JSON (`result_print_to_json`), its keys in
+/// memtier's order. `time_serie` is the row's per-second figures.
+fn figures_json(f: &Figures, percentiles: &[f64], time_serie: Json, errors: (u64, f64)) -> Json {
+    let rate = |b: u64| {
+        if f.secs > 0.0 {
+            b as f64 / f.secs / 1024.0
+        } else {
+            0.0
+        }
+    };
+    let mut m = Json::object();
+    m.put("Count", f.count);
+    m.put("Ops/sec", Json::rounded(f.ops_per_sec, 2));
+    m.put("Hits/sec", Json::rounded(f.hits_per_sec.unwrap_or(0.0), 2));
+    m.put(
+        "Misses/sec",
+        Json::rounded(f.misses_per_sec.unwrap_or(0.0), 2),
+    );
+    m.put("Connection Errors/sec", Json::rounded(errors.1, 2));
+    m.put("Connection Errors", errors.0);
+    let avg = Json::rounded(f.avg_ms.unwrap_or(0.0), 3);
+    m.put("Latency", avg.clone());
+    m.put("Average Latency", avg);
+    m.put("Accumulated Latency", accumulated_ms(&f.histogram));
+    m.put("Min Latency", Json::rounded(f.min_ms.unwrap_or(0.0), 3));
+    m.put("Max Latency", Json::rounded(f.max_ms.unwrap_or(0.0), 3));
+    let kb = Json::rounded(f.kb_per_sec.unwrap_or(0.0), 2);
+    m.put("KB/sec", kb.clone());
+    m.put("KB/sec RX/TX", kb);
+    let split = |b: Option<u64>| b.map_or(Json::Null, |b| Json::rounded(rate(b), 2));
+    m.put("KB/sec RX", split(f.rx_bytes));
+    m.put("KB/sec TX", split(f.tx_bytes));
+    m.put("Time-Serie", time_serie);
+    let mut pm = Json::object();
+    for (q, v) in percentiles.iter().zip(&f.percentiles_ms) {
+        pm.put(percentile_key(*q), Json::rounded(v.unwrap_or(0.0), 3));
+    }
+    let mut log = Json::object();
+    log.put("Compressed Histogram", compressed(&f.histogram));
+    pm.put("Histogram log format", log);
+    m.put("Percentile Latencies", pm);
     m
+}
+
+/// The sum of a histogram's latencies in whole milliseconds, memtier's `Accumulated
+/// Latency` (`m_total_latency / LATENCY_HDR_RESULTS_MULTIPLIER`).
+fn accumulated_ms(h: &Histogram<u64>) -> u64 {
+    let total_ns = h.mean() * h.len() as f64;
+    (total_ns / 1e6) as u64
+}
+
+/// A histogram as HdrHistogram's compressed log form (`hdr_string_write`: V2
+/// deflate-compressed, base64, `HISTF…`), in microseconds as memtier records them.
+fn compressed(h: &Histogram<u64>) -> Json {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+    let us = crate::files::micros(h);
+    let mut bytes = Vec::new();
+    match V2DeflateSerializer::new().serialize(&us, &mut bytes) {
+        Ok(_) => Json::Str(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+        Err(_) => Json::Null,
+    }
 }
 
 /// One second (reporting interval) of a run, for the JSON `Time-Serie`.
@@ -527,25 +756,63 @@ impl Second {
     }
 }
 
-/// The JSON document: configuration, run information and `ALL STATS` of `run` with a
-/// per-second series for each type.
+/// When a run started and ended, for the JSON's `Runtime`.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: SystemTime,
+    end: SystemTime,
+    interrupted: bool,
+}
+
+impl Span {
+    fn of(run: &RunOutcome) -> Span {
+        let end = run
+            .measured_start
+            .map_or_else(SystemTime::now, |s| s + run.elapsed);
+        Span {
+            start: end - run.elapsed,
+            end,
+            interrupted: run.interrupted,
+        }
+    }
+
+    /// memtier's `Runtime` object (`run_stats::print_json`).
+    fn json(&self) -> Json {
+        let ms = |t: SystemTime| {
+            t.duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64)
+        };
+        let (start, end) = (ms(self.start), ms(self.end));
+        let mut r = Json::object();
+        r.put("Start time", start);
+        r.put("Finish time", end);
+        r.put("Total duration", end.saturating_sub(start));
+        r.put("Time unit", "MILLISECONDS");
+        r.put(
+            "Interrupted",
+            if self.interrupted { "true" } else { "false" },
+        );
+        r
+    }
+}
+
+/// The JSON document of one run: memtier's `configuration`, `run information` and `ALL
+/// STATS` (`Runtime`, a row per type with its per-second `Time-Serie`, and unless
+/// `--hide-histogram` the latency distribution per type). `run_information` holds
+/// kvlab's additions to memtier's run information (seed, pipeline, runtime); the
+/// workload's settings are memtier's `configuration`, from the flags, so
+/// `_kvlab_settings` is not written.
 pub fn json_document(
     opts: &Options,
-    configuration: Vec<(String, String)>,
+    _kvlab_settings: Vec<(String, String)>,
     run_information: Map<String, Value>,
     run: &RunOutcome,
     seconds: &[Second],
-) -> Value {
-    let stats = stats_json(
-        &run_rows(&opts.layout, run, &opts.percentiles),
-        seconds,
-        &opts.percentiles,
-    );
-    document(
-        configuration,
-        run_information,
-        vec![("ALL STATS".into(), stats)],
-    )
+) -> Json {
+    let rows = run_rows(&opts.layout, run, &opts.percentiles);
+    let secs = run.elapsed.as_secs_f64();
+    let stats = stats_json(opts, &rows, seconds, &run.total, secs, Span::of(run));
+    document(opts, run_information, vec![("ALL STATS".into(), stats)])
 }
 
 /// The JSON document of several runs of one test (`-x`): `BEST RUN RESULTS` and `WORST
@@ -553,78 +820,158 @@ pub fn json_document(
 /// runs)` without one. `seconds[i]` is run `i`'s series.
 pub fn json_document_runs(
     opts: &Options,
-    configuration: Vec<(String, String)>,
+    _kvlab_settings: Vec<(String, String)>,
     run_information: Map<String, Value>,
     runs: &[RunOutcome],
     seconds: &[Vec<Second>],
-) -> Value {
+) -> Json {
     let p = &opts.percentiles;
     let mut sections = Vec::new();
     if let Some((best, worst)) = best_and_worst(runs) {
         let series = |i: usize| seconds.get(i).map_or(&[][..], Vec::as_slice);
         for (title, i) in [(BEST, best), (WORST, worst)] {
-            let stats = stats_json(&run_rows(&opts.layout, &runs[i], p), series(i), p);
+            let rows = run_rows(&opts.layout, &runs[i], p);
+            let r = &runs[i];
+            let secs = r.elapsed.as_secs_f64();
+            let stats = stats_json(opts, &rows, series(i), &r.total, secs, Span::of(r));
             sections.push((title.to_string(), stats));
         }
-        let (rows, _) = average_rows(&opts.layout, runs, p);
-        sections.push((average_title(runs.len()), stats_json(&rows, &[], p)));
+        let (rows, merged) = average_rows(&opts.layout, runs, p);
+        let span = Span {
+            start: Span::of(&runs[0]).start,
+            end: Span::of(&runs[runs.len() - 1]).end,
+            interrupted: runs.iter().any(|r| r.interrupted),
+        };
+        let secs = runs.iter().map(|r| r.elapsed.as_secs_f64()).sum();
+        sections.push((
+            average_title(runs.len()),
+            stats_json(opts, &rows, &[], &merged, secs, span),
+        ));
     }
-    document(configuration, run_information, sections)
+    document(opts, run_information, sections)
 }
 
-/// Each type's totals with percentiles and its per-second `Time-Serie`.
+/// One section: `Runtime`, each type's totals with percentiles and its per-second
+/// `Time-Serie`, then the latency distribution unless hidden.
 fn stats_json(
+    opts: &Options,
     rows: &[(String, Figures)],
     seconds: &[Second],
-    percentiles: &[f64],
-) -> Map<String, Value> {
-    let mut stats = Map::new();
+    recorder: &Recorder,
+    secs: f64,
+    span: Span,
+) -> Json {
+    let percentiles = &opts.percentiles;
+    let mut stats = Json::object();
+    stats.put("Runtime", span.json());
+    let connection_errors = recorder.error_count(StoreErrorKind::Connection);
+    let mut rows: Vec<(String, &Figures)> = rows.iter().map(|(n, f)| (n.clone(), f)).collect();
+    // memtier writes a Waits row even without --wait-ratio.
+    let no_waits;
+    if opts.layout == Layout::SetGet {
+        no_waits = figures(
+            &Histogram::<u64>::new(3).expect("3 significant digits is valid"),
+            None,
+            None,
+            Traffic::split(0, 0),
+            secs,
+            percentiles,
+        );
+        rows.insert(TYPES.len(), ("Waits".to_string(), &no_waits));
+    }
     for (i, (name, f)) in rows.iter().enumerate() {
-        let mut m = figures_json(f, percentiles);
-        let mut series = Map::new();
+        // The per-second figures of this row; the Waits row memtier adds has none.
+        let source = if opts.layout == Layout::SetGet && i >= TYPES.len() {
+            (i > TYPES.len()).then(|| i - 1)
+        } else {
+            Some(i)
+        };
+        let mut series = Json::object();
         for (t, s) in seconds.iter().enumerate() {
-            let f = &s.figures[i].1;
-            let mut point = Map::new();
-            point.insert("Count".into(), json!(f.count));
-            point.insert("Average Latency".into(), json!(f.avg_ms.unwrap_or(0.0)));
-            point.insert("Min Latency".into(), json!(f.min_ms.unwrap_or(0.0)));
-            point.insert("Max Latency".into(), json!(f.max_ms.unwrap_or(0.0)));
-            for (q, v) in percentiles.iter().zip(&f.percentiles_ms) {
-                point.insert(percentile_key(*q), json!(v.unwrap_or(0.0)));
+            let mut point = Json::object();
+            let Some(f) = source.and_then(|i| s.figures.get(i)).map(|(_, f)| f) else {
+                point.put("Bytes RX", 0u64);
+                point.put("Bytes TX", 0u64);
+                point.put("Count", 0u64);
+                series.put(t.to_string(), point);
+                continue;
+            };
+            point.put("Bytes RX", f.rx_bytes.unwrap_or(0));
+            point.put("Bytes TX", f.tx_bytes.unwrap_or(0));
+            point.put("Count", f.count);
+            if f.count > 0 {
+                point.put("Average Latency", Json::rounded(f.avg_ms.unwrap_or(0.0), 3));
+                point.put("Accumulated Latency", accumulated_ms(&f.histogram));
+                point.put("Min Latency", Json::rounded(f.min_ms.unwrap_or(0.0), 3));
+                point.put("Max Latency", Json::rounded(f.max_ms.unwrap_or(0.0), 3));
+                for (q, v) in percentiles.iter().zip(&f.percentiles_ms) {
+                    point.put(percentile_key(*q), Json::rounded(v.unwrap_or(0.0), 3));
+                }
             }
-            series.insert(t.to_string(), Value::Object(point));
+            series.put(t.to_string(), point);
         }
-        m.insert("Time-Serie".into(), Value::Object(series));
-        stats.insert(name.to_string(), Value::Object(m));
+        let errors = if name == "Totals" {
+            let rate = if secs > 0.0 {
+                connection_errors as f64 / secs
+            } else {
+                0.0
+            };
+            (connection_errors, rate)
+        } else {
+            (0, 0.0)
+        };
+        stats.put(name.clone(), figures_json(f, percentiles, series, errors));
+    }
+    if !opts.hide_histogram {
+        for (label, h, _) in distribution_parts(opts, recorder) {
+            let steps = percentile_steps(&h)
+                .into_iter()
+                .map(|(value_ns, percent)| {
+                    let mut o = Json::object();
+                    o.put("<=msec", Json::rounded(ms(value_ns), 3));
+                    o.put("percent", Json::rounded(percent, 3));
+                    o
+                })
+                .collect();
+            stats.put(label, Json::Array(steps));
+        }
     }
     stats
 }
 
+/// The document: memtier's `configuration`, its `run information` (`Threads`,
+/// `Connections per thread`, `Requests per client` or `Seconds`, `Format version`) and
+/// then kvlab's additions, then the sections.
 fn document(
-    configuration: Vec<(String, String)>,
+    opts: &Options,
     run_information: Map<String, Value>,
-    sections: Vec<(String, Map<String, Value>)>,
-) -> Value {
-    let mut doc = Map::new();
-    doc.insert(
-        "configuration".into(),
-        Value::Object(
-            configuration
-                .into_iter()
-                .map(|(k, v)| (k, Value::from(v)))
-                .collect(),
-        ),
-    );
-    doc.insert("run information".into(), Value::Object(run_information));
-    for (title, stats) in sections {
-        doc.insert(title, Value::Object(stats));
+    sections: Vec<(String, Json)>,
+) -> Json {
+    let mut doc = Json::object();
+    doc.put("configuration", (*opts.configuration).clone());
+    let mut run = Json::object();
+    let h = &opts.header;
+    run.put("Threads", h.threads);
+    run.put("Connections per thread", h.clients_per_thread);
+    let (n, what) = h.bound();
+    run.put(what, n);
+    run.put("Format version", 2u64);
+    for (k, v) in run_information {
+        if k != "Threads" && k != "Connections per thread" {
+            run.put(k, Json::from(v));
+        }
     }
-    Value::Object(doc)
+    doc.put("run information", run);
+    for (title, stats) in sections {
+        doc.put(title, stats);
+    }
+    doc
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::time::Duration;
 
     fn recorder() -> Recorder {
@@ -676,6 +1023,8 @@ mod tests {
             client_stats: None,
             data_verify: false,
             verify_only: false,
+            header: Box::default(),
+            configuration: Box::new(Json::object()),
         }
     }
 
@@ -709,7 +1058,8 @@ mod tests {
         let gets = text.lines().find(|l| l.starts_with("Gets")).unwrap();
         let cols: Vec<&str> = gets.split_whitespace().collect();
         assert_eq!(&cols[1..4], ["75.00", "150.00", "50.00"], "{gets}");
-        let doc = json_document(&opts(true), Vec::new(), Map::new(), &run(2, 300, 100), &[]);
+        let doc =
+            json_document(&opts(true), Vec::new(), Map::new(), &run(2, 300, 100), &[]).to_value();
         let gets = &doc["ALL STATS"]["Gets"];
         assert_eq!(
             (&gets["Count"], &gets["Hits/sec"], &gets["Misses/sec"]),
@@ -744,34 +1094,139 @@ mod tests {
         );
         assert!(!text.contains("ALL STATS"));
 
-        let doc = json_document_runs(&o, Vec::new(), Map::new(), &runs, &[]);
+        let doc = json_document_runs(&o, Vec::new(), Map::new(), &runs, &[]).to_value();
         let avg = &doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Gets"];
         assert_eq!(avg["Count"], json!(450));
         assert_eq!(doc["WORST RUN RESULTS"]["Gets"]["Ops/sec"], json!(37.5));
         // Percentiles of the merged histograms: the same requests in every run.
-        assert_eq!(
-            avg["Percentile Latencies"],
-            doc["BEST RUN RESULTS"]["Gets"]["Percentile Latencies"]
-        );
+        for key in ["p50.00", "p99.00", "p99.90"] {
+            assert_eq!(
+                avg["Percentile Latencies"][key],
+                doc["BEST RUN RESULTS"]["Gets"]["Percentile Latencies"][key]
+            );
+        }
     }
 
     #[test]
     fn json_has_totals_percentiles_and_a_series() {
         let r = recorder();
-        let second = Second::from_interval(&opts(true), &r, 1.0);
+        let second = Second::from_interval(&opts(false), &r, 1.0);
         let doc = json_document(
-            &opts(true),
-            vec![("ratio".into(), "1:10".into())],
+            &opts(false),
+            Vec::new(),
             Map::new(),
             &run(1, 100, 50),
             &[second],
         );
+        let text = serde_json::to_string(&doc).unwrap();
+        let doc = doc.to_value();
         let gets = &doc["ALL STATS"]["Gets"];
         assert_eq!(gets["Count"], json!(150));
         assert_eq!(gets["Hits/sec"], json!(100.0));
         assert!(gets["Percentile Latencies"]["p99.90"].as_f64().unwrap() > 0.9);
+        let compressed = &gets["Percentile Latencies"]["Histogram log format"];
+        assert!(compressed["Compressed Histogram"]
+            .as_str()
+            .unwrap()
+            .starts_with("HISTF"));
         assert_eq!(gets["Time-Serie"]["0"]["Count"], json!(150));
+        assert_eq!(gets["Time-Serie"]["0"]["Bytes RX"], json!(2048));
         assert_eq!(doc["ALL STATS"]["Totals"]["Count"], json!(151));
-        assert_eq!(doc["configuration"]["ratio"], json!("1:10"));
+        assert_eq!(doc["ALL STATS"]["Waits"]["Count"], json!(0));
+        assert_eq!(
+            doc["ALL STATS"]["Runtime"]["Time unit"],
+            json!("MILLISECONDS")
+        );
+        // The order memtier_benchmark 2.3.0 wrote into its --json-out-file (a run of
+        // `-t 1 -c 1 -n 100` against redis-server): sections, then a row's keys.
+        let order = |keys: &[&str]| {
+            let at: Vec<usize> = keys
+                .iter()
+                .map(|k| text.find(&format!("\"{k}\"")).unwrap_or(usize::MAX))
+                .collect();
+            assert!(at.windows(2).all(|w| w[0] < w[1]), "{keys:?} in {text}");
+        };
+        order(&[
+            "configuration",
+            "run information",
+            "ALL STATS",
+            "Runtime",
+            "Sets",
+            "Gets",
+        ]);
+        order(&[
+            "Count",
+            "Ops/sec",
+            "Hits/sec",
+            "Misses/sec",
+            "Connection Errors/sec",
+            "Connection Errors",
+            "Latency",
+            "Average Latency",
+            "Accumulated Latency",
+            "Min Latency",
+            "Max Latency",
+            "KB/sec",
+            "KB/sec RX/TX",
+            "KB/sec RX",
+            "KB/sec TX",
+            "Time-Serie",
+            "Percentile Latencies",
+        ]);
+        order(&["Waits", "Totals", "SET", "GET", "WAIT"]);
+        assert_eq!(doc["ALL STATS"]["GET"][0]["percent"], json!(0.0));
+    }
+
+    #[test]
+    fn percentile_names_are_memtiers() {
+        // memtier 2.3.0 with --print-percentiles=50,99.99,100 printed the columns
+        // `p50 Latency`, `p99.990 Latency`, `p100 Latency` and the JSON keys p50.00,
+        // p99.99, p100.0.
+        let headers: Vec<String> = [50.0, 99.9, 99.99, 100.0]
+            .iter()
+            .map(|&p| percentile_header(p))
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                "p50 Latency",
+                "p99.9 Latency",
+                "p99.990 Latency",
+                "p100 Latency"
+            ]
+        );
+        let keys: Vec<String> = [50.0, 99.9, 99.99, 100.0]
+            .iter()
+            .map(|&p| percentile_key(p))
+            .collect();
+        assert_eq!(keys, ["p50.00", "p99.90", "p99.99", "p100.0"]);
+    }
+
+    #[test]
+    fn the_distribution_steps_as_hdr_histograms_percentile_iterator() {
+        // 40 latencies: 39 of 15 µs and one of 247 µs. memtier 2.3.0 printed for such
+        // a SET histogram the steps 0, 5, …, 50, 52.5, …, 97.5 at 0.015 ms, then
+        // 97.656 and 100 at the maximum.
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        h.record_n(15_000, 39).unwrap();
+        h.record(247_000).unwrap();
+        let steps = percentile_steps(&h);
+        let percents: Vec<f64> = steps.iter().map(|s| s.1).collect();
+        assert_eq!(
+            &percents[..12],
+            [0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0, 52.5]
+        );
+        let tail: Vec<(f64, String)> = steps[steps.len() - 3..]
+            .iter()
+            .map(|&(v, p)| (p, format!("{:.3}", ms(v))))
+            .collect();
+        assert_eq!(
+            tail,
+            [
+                (97.5, "0.015".to_string()),
+                (97.65625, "0.247".to_string()),
+                (100.0, "0.247".to_string())
+            ]
+        );
     }
 }

@@ -9,21 +9,23 @@ use anyhow::{Context, Result};
 use kvlab_core::Store;
 use kvlab_runner::{check_values, Mismatch, ValueCheck};
 
+use crate::json::Json;
 use crate::report::Options;
 use crate::MemtierWorkload;
 
 /// Reads back every key `workload` wrote with run seed `seed` on `store`: memtier's
 /// "Performing data verification..." lines go to `--out-file` (appended) or stdout,
 /// each failure to stderr in memtier's words, and with `--json-out-file` the counts join
-/// that document under `client verifications results` (a new document holds
-/// `effective` as its configuration). Stops early when `stop` is set.
+/// that document under `client verifications results`, its keys kept in order (a new
+/// document holds memtier's configuration; `_kvlab_settings` is not written). Stops
+/// early when `stop` is set.
 pub fn verify<S: Store>(
     store: &S,
     workload: &MemtierWorkload,
     options: &Options,
     seed: u64,
     stop: &AtomicBool,
-    effective: Vec<(String, String)>,
+    _kvlab_settings: Vec<(String, String)>,
 ) -> Result<ValueCheck> {
     let mut out: Box<dyn Write> = match options.out_file() {
         Some(path) => Box::new(
@@ -67,17 +69,21 @@ pub fn verify<S: Store>(
     )?;
     out.flush()?;
     if let Some(path) = options.json_out() {
-        let mut doc: serde_json::Value = match std::fs::read(path) {
+        // The run's document, its keys kept in memtier's order; a new one (with
+        // --verify-only) has memtier's configuration.
+        let mut doc: Json = match std::fs::read(path) {
             Ok(text) => serde_json::from_slice(&text)
                 .with_context(|| format!("reading {}", path.display()))?,
-            Err(_) => serde_json::json!({
-                "configuration": effective.into_iter().collect::<std::collections::BTreeMap<_, _>>()
-            }),
+            Err(_) => {
+                let mut doc = Json::object();
+                doc.put("configuration", options.configuration().clone());
+                doc
+            }
         };
-        doc["client verifications results"] = serde_json::json!({
-            "keys verified successfuly": check.verified,
-            "keys failed": check.failed,
-        });
+        let mut results = Json::object();
+        results.put("keys verified successfuly", check.verified);
+        results.put("keys failed", check.failed);
+        doc.put("client verifications results", results);
         let text = serde_json::to_string_pretty(&doc)?;
         kvlab_report::write_atomic(path, text.as_bytes(), true)?;
     }

@@ -46,6 +46,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "connect_timeout_ms",
     "address_family",
     "reconnect_interval",
+    "server_queries",
 ];
 
 /// The wire protocol.
@@ -85,6 +86,9 @@ pub struct MemcachedConfig {
     pub address_family: AddressFamily,
     /// Close and reopen a session's connections after this many requests (0: never).
     pub reconnect_interval: u64,
+    /// Ask the servers for their `version` at open and their `stats` for the
+    /// statistics; `false` (memtier_benchmark's traffic only) sends neither.
+    pub server_queries: bool,
 }
 
 impl MemcachedConfig {
@@ -117,8 +121,10 @@ impl MemcachedConfig {
                 "memcached.timeout_ms must be >= 0 (0: none) and memcached.connect_timeout_ms > 0",
             ));
         }
+        let server_queries = opts.bool("server_queries", true)?;
         opts.finish(OPTION_NAMES)?;
         Ok(MemcachedConfig {
+            server_queries,
             url,
             protocol,
             timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms as u64)),
@@ -203,7 +209,12 @@ impl MemcachedStore {
             ketama: Ketama::new(&names),
         };
         let mut versions = Vec::new();
-        for ep in &inner.endpoints {
+        let queried = if inner.config.server_queries {
+            &inner.endpoints[..]
+        } else {
+            &[]
+        };
+        for ep in queried {
             let binary = inner.config.protocol == Protocol::Binary;
             let v = runtime.block_on(async {
                 let mut conn = Conn::connect(ep).await?;
@@ -401,6 +412,9 @@ impl Store for MemcachedStore {
     }
 
     fn stats(&self) -> StoreStats {
+        if !self.inner.config.server_queries {
+            return Vec::new();
+        }
         let mut totals: StoreStats = Vec::new();
         for ep in &self.inner.endpoints {
             let binary = self.inner.config.protocol == Protocol::Binary;

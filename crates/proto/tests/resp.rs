@@ -248,11 +248,10 @@ fn specialised_encoders_round_trip() {
         (
             enc(|o| resp::set(o, b"k", &value, Some(3600))),
             vec![
-                b"SET".to_vec(),
+                b"SETEX".to_vec(),
                 b"k".to_vec(),
-                value.clone(),
-                b"EX".to_vec(),
                 b"3600".to_vec(),
+                value.clone(),
             ],
         ),
         (enc(|o| resp::del(o, b"k")), strs(&["DEL", "k"])),
@@ -313,7 +312,7 @@ fn specialised_encoders_round_trip() {
     // Known bytes for the hot path.
     assert_eq!(
         enc(|o| resp::set(o, b"key", b"val", Some(10))),
-        b"*5\r\n$3\r\nSET\r\n$3\r\nkey\r\n$3\r\nval\r\n$2\r\nEX\r\n$2\r\n10\r\n"
+        b"*4\r\n$5\r\nSETEX\r\n$3\r\nkey\r\n$2\r\n10\r\n$3\r\nval\r\n"
     );
     assert_eq!(
         enc(|o| resp::get(o, b"key")),

@@ -25,6 +25,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "address_family",
     "reconnect_interval",
     "index_order",
+    "server_queries",
 ];
 
 /// How records map onto Redis data types.
@@ -129,6 +130,10 @@ pub struct RedisConfig {
     pub reconnect_interval: u64,
     /// How the index orders keys, and so what a scan returns (hash model).
     pub index_order: IndexOrder,
+    /// Ask the server for its facts (`INFO server` and `INFO cluster` at open, `INFO`
+    /// for the statistics); `false` (memtier_benchmark's traffic only) sends none,
+    /// leaving the server facts and statistics empty and needing `cluster` yes or no.
+    pub server_queries: bool,
 }
 
 pub(super) fn config_err(message: String) -> StoreError {
@@ -220,6 +225,13 @@ impl RedisConfig {
             "key" => IndexOrder::Key,
             _ => IndexOrder::Ycsb,
         };
+        let server_queries = opts.bool("server_queries", true)?;
+        if !server_queries && cluster == ClusterMode::Auto {
+            return Err(config_err(
+                "redis.server_queries=false needs redis.cluster=yes or no (auto asks the server)"
+                    .into(),
+            ));
+        }
         opts.finish(OPTION_NAMES)?;
         Ok(RedisConfig {
             url,
@@ -238,6 +250,7 @@ impl RedisConfig {
             address_family,
             reconnect_interval: reconnect_interval as u64,
             index_order,
+            server_queries,
         })
     }
 

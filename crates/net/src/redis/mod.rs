@@ -14,9 +14,9 @@
 //!   With [`IndexOrder::Key`] every member scores 0 and scans use
 //!   `ZRANGEBYLEX index [key + LIMIT 0 n`: a scan returns the keys that follow the start
 //!   key in key order, as on every other store.
-//! - `string` (memtier's): a record is one value — `SET key value [EX ttl]`, `GET`,
-//!   `DEL`; a record of several fields is stored in kvlab's field encoding, and a partial
-//!   update reads, merges and writes it back. No scans.
+//! - `string` (memtier's): a record is one value — `SET key value` (`SETEX key ttl
+//!   value` with a TTL), `GET`, `DEL`; a record of several fields is stored in kvlab's
+//!   field encoding, and a partial update reads, merges and writes it back. No scans.
 //!
 //! A multi-key read ([`Request::is_multi_read`], memtier's `--multi-key-get`) is one
 //! `MGET` in the string model: each non-nil element is a hit, returned as a reply field

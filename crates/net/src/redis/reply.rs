@@ -97,7 +97,7 @@ pub(super) fn encode_single(
         }
         Part::Write if model == Model::Hash => hset(out, req),
         Part::Write => {
-            // `SET key value [EX ttl]`
+            // `SET key value`, or memtier's `SETEX key ttl value`
             let ttl = (req.ttl_s > 0).then_some(req.ttl_s);
             match req.value.get() {
                 ValueRef::Blob(blob) => resp::set(out, &req.key, blob, ttl),

@@ -256,15 +256,21 @@ impl RedisStore {
                 inner.node_index(&host, port)?;
             }
         }
-        let (server, cluster) = runtime.block_on(async {
-            let mut conn = inner.connect(0).await?;
-            let info = info(&mut conn, Some("server")).await?;
-            let cluster_info = info_map(&info_text(&mut conn, "cluster").await?);
-            Ok::<_, StoreError>((info_map(&info), cluster_info))
-        })?;
-        let enabled = cluster
-            .iter()
-            .any(|(k, v)| k == "cluster_enabled" && v == "1");
+        let (server, cluster) = if inner.config.server_queries {
+            runtime.block_on(async {
+                let mut conn = inner.connect(0).await?;
+                let info = info(&mut conn, Some("server")).await?;
+                let cluster_info = info_map(&info_text(&mut conn, "cluster").await?);
+                Ok::<_, StoreError>((info_map(&info), cluster_info))
+            })?
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        // Without server queries the configuration says (redis.cluster yes or no).
+        let enabled = !inner.config.server_queries && inner.config.cluster == ClusterMode::Yes
+            || cluster
+                .iter()
+                .any(|(k, v)| k == "cluster_enabled" && v == "1");
         match (inner.config.cluster, enabled) {
             (ClusterMode::Yes, false) => {
                 return Err(config_err(format!(
@@ -404,6 +410,9 @@ impl Store for RedisStore {
     }
 
     fn stats(&self) -> StoreStats {
+        if !self.inner.config.server_queries {
+            return Vec::new();
+        }
         let nodes = self.nodes();
         let mut totals: Vec<(String, StatValue)> = Vec::new();
         for i in 0..nodes {

@@ -151,24 +151,35 @@ pub fn get(out: &mut Vec<u8>, key: &[u8]) {
     put_bulk(out, key);
 }
 
-/// `SET key value`, or `SET key value EX ttl_s` with a time to live in seconds.
+/// `SET key value`, or `SETEX key ttl_s value` with a time to live in seconds — the
+/// command memtier_benchmark sends for a SET with a TTL (`redis_protocol::write_command_set`),
+/// so that servers count it under `setex`.
 #[inline]
 pub fn set(out: &mut Vec<u8>, key: &[u8], value: &[u8], ttl_s: Option<u32>) {
     out.reserve(key.len() + value.len() + 48);
-    match ttl_s {
-        None => out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n"),
-        Some(_) => out.extend_from_slice(b"*5\r\n$3\r\nSET\r\n"),
-    }
-    put_bulk(out, key);
+    set_head(out, key, ttl_s);
     put_bulk(out, value);
-    if let Some(ttl) = ttl_s {
-        out.extend_from_slice(b"$2\r\nEX\r\n");
-        put_bulk_u64(out, ttl as u64);
+}
+
+/// `SET key` or `SETEX key ttl`: everything before the value.
+#[inline]
+fn set_head(out: &mut Vec<u8>, key: &[u8], ttl_s: Option<u32>) {
+    match ttl_s {
+        None => {
+            out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
+            put_bulk(out, key);
+        }
+        Some(ttl) => {
+            out.extend_from_slice(b"*4\r\n$5\r\nSETEX\r\n");
+            put_bulk(out, key);
+            put_bulk_u64(out, ttl as u64);
+        }
     }
 }
 
-/// `SET key value [EX ttl]` with a value of `len` bytes that `write` appends to `out`
-/// (no intermediate buffer for a value encoded on the fly).
+/// `SET key value` or `SETEX key ttl value` (as [`set`]) with a value of `len` bytes
+/// that `write` appends to `out` (no intermediate buffer for a value encoded on the
+/// fly).
 pub fn set_with(
     out: &mut Vec<u8>,
     key: &[u8],
@@ -177,11 +188,7 @@ pub fn set_with(
     write: impl FnOnce(&mut Vec<u8>),
 ) {
     out.reserve(key.len() + len + 48);
-    match ttl_s {
-        None => out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n"),
-        Some(_) => out.extend_from_slice(b"*5\r\n$3\r\nSET\r\n"),
-    }
-    put_bulk(out, key);
+    set_head(out, key, ttl_s);
     out.push(b'$');
     num::put_u64(out, len as u64);
     out.extend_from_slice(b"\r\n");
@@ -189,10 +196,6 @@ pub fn set_with(
     write(out);
     debug_assert_eq!(out.len() - before, len, "the value's announced length");
     out.extend_from_slice(b"\r\n");
-    if let Some(ttl) = ttl_s {
-        out.extend_from_slice(b"$2\r\nEX\r\n");
-        put_bulk_u64(out, ttl as u64);
-    }
 }
 
 /// `DEL key`

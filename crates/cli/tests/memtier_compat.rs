@@ -1,0 +1,371 @@
+//! `kvlab memtier` beside memtier_benchmark 2.3.0 (built from its release tag and run
+//! against redis-server with the same command lines): what memtier sent, printed and
+//! wrote is quoted in each test, and kvlab must do the same — commands the server
+//! counts, connections, the table's layout, the JSON document's configuration and key
+//! order, and memtier's command-line parsing.
+
+use crate::common;
+use common::{call, kvlab, memtier_on, redis, text};
+use kvlab_spawn::Server;
+
+fn info_field(server: &Server, section: &str, field: &str) -> u64 {
+    let info = call(server, &["INFO", section]);
+    let text = info.as_str().unwrap_or_default().to_string();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map_or(0, |v| v.trim().parse().unwrap())
+}
+
+/// `(name, calls)` of each `cmdstat_NAME:calls=N,…` line of `INFO commandstats`, sorted.
+fn command_calls(info: &str) -> Vec<(String, u64)> {
+    let mut seen: Vec<(String, u64)> = info
+        .lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(":calls=")?;
+            let calls = rest.split(',').next()?.parse().ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect();
+    seen.sort();
+    seen
+}
+
+#[test]
+fn the_server_sees_memtiers_traffic_only() {
+    // memtier_benchmark 2.3.0 `-t 1 -c 2 -n 100 --expiry-range=10-20 --ratio=1:1`
+    // against redis-server after CONFIG RESETSTAT: INFO commandstats then held only
+    // cmdstat_setex:calls=100 and cmdstat_get:calls=100 (no SET, no INFO), and
+    // total_connections_received counted its 2 connections (plus the query's own).
+    let server = redis("");
+    let port = server.port().to_string();
+    call(&server, &["CONFIG", "RESETSTAT"]);
+    let o = memtier_on(
+        &port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--expiry-range=10-20",
+            "--ratio=1:1",
+            "--hide-histogram",
+            "--no-server-queries",
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    // kvlab's 2 clients and this query's connection.
+    assert_eq!(
+        info_field(&server, "stats", "total_connections_received"),
+        3
+    );
+    let info = call(&server, &["INFO", "commandstats"]);
+    let info = info.as_str().unwrap_or_default();
+    let seen = command_calls(info);
+    assert_eq!(
+        seen,
+        [
+            ("config|resetstat".to_string(), 1),
+            ("get".to_string(), 100),
+            // This test's INFO stats.
+            ("info".to_string(), 1),
+            ("setex".to_string(), 100)
+        ],
+        "{info}"
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn the_report_has_memtiers_header_and_column_layout() {
+    // memtier_benchmark 2.3.0 `-t 1 -c 2 -n 100 --ratio=1:1 --hide-histogram` printed:
+    //
+    // 1         Threads
+    // 2         Connections per thread
+    // 100       Requests per client
+    // (two empty lines, ALL STATS, then 124 `=`, the header below, 124 `-`, and rows
+    // such as `Sets         8198.07          ---          ---         0.11824 …`.)
+    const MEMTIER_HEADER: &str =
+        "Type         Ops/sec     Hits/sec   Misses/sec    Avg. Latency     \
+                                  p50 Latency     p99 Latency   p99.9 Latency       KB/sec ";
+    let server = redis("");
+    let port = server.port().to_string();
+    let o = memtier_on(
+        &port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--ratio=1:1",
+            "--hide-histogram",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[..7],
+        [
+            "1         Threads",
+            "2         Connections per thread",
+            "100       Requests per client",
+            "",
+            "",
+            "ALL STATS",
+            &"=".repeat(124),
+        ]
+    );
+    assert_eq!(lines[7], MEMTIER_HEADER);
+    assert_eq!(lines[8], "-".repeat(124));
+    for row in ["Sets ", "Gets ", "Waits ", "Totals "] {
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no {row}row in {stdout}"));
+        assert_eq!(line.len(), 124, "{line}");
+    }
+    // memtier 2.3.0 with --print-percentiles=50,99.99,100 named its columns so.
+    let o = memtier_on(
+        &port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "10",
+            "--print-percentiles=50,99.99,100",
+            "--hide-histogram",
+        ],
+    );
+    let (stdout, _) = text(&o);
+    assert!(
+        stdout.contains(
+            "Type         Ops/sec     Hits/sec   Misses/sec    Avg. Latency     \
+             p50 Latency p99.990 Latency    p100 Latency       KB/sec "
+        ),
+        "{stdout}"
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn the_latency_distribution_is_memtiers_percentile_steps() {
+    // memtier_benchmark 2.3.0 printed, for its 100-request runs, `Request Latency
+    // Distribution`, `Type     <= msec         Percent`, 72 `-`, then per type lines
+    // `SET       0.015        0.000`, `SET       0.015        5.000`, … stepping by
+    // 5 %, 2.5 %, 1.25 % … and ending at `100.000`, a `---` after SET and after GET,
+    // and nothing for WAIT: about 280 lines for 50 000 requests, not one per value.
+    let server = redis("");
+    let port = server.port().to_string();
+    let o = memtier_on(&port, &["-t", "2", "-c", "5", "-n", "5000"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let dist = stdout
+        .split("Request Latency Distribution\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no distribution in {stdout}"));
+    let mut lines = dist.lines();
+    assert_eq!(lines.next(), Some("Type     <= msec         Percent"));
+    assert_eq!(lines.next(), Some("-".repeat(72).as_str()));
+    let rest: Vec<&str> = lines.collect();
+    assert!(rest.len() < 400, "{} lines", rest.len());
+    let gets: Vec<f64> = rest
+        .iter()
+        .filter(|l| l.starts_with("GET "))
+        .map(|l| l.split_whitespace().nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(gets[..3], [0.0, 5.0, 10.0]);
+    assert_eq!(gets.last(), Some(&100.0));
+    let get_line = rest.iter().find(|l| l.starts_with("GET ")).unwrap();
+    // `%-6s %8.3f %12.3f`
+    assert_eq!(get_line.len(), 6 + 1 + 8 + 1 + 12, "{get_line}");
+    assert_eq!(rest.iter().filter(|l| **l == "---").count(), 2);
+    assert_eq!(rest.last(), Some(&"---"));
+    server.stop().unwrap();
+}
+
+#[test]
+fn the_json_configuration_is_memtiers() {
+    // memtier_benchmark 2.3.0 `-s 127.0.0.1 -p PORT -t 1 -c 2 -n 100 --ratio=1:1
+    // --expiry-range=10-20 --key-prefix=kv_ --key-maximum=1000 -d 64 --hide-histogram
+    // --json-out-file=…` wrote this `configuration` (its `port` left out here):
+    const MEMTIER: &str = r#"{"server": "127.0.0.1", "uri": "", "unix socket": null, "address family": "Unspecified", "protocol": "redis", "out_file": null, "tls": "false", "cert": null, "key": null, "cacert": null, "tls_skip_verify": "false", "sni": null, "client_stats": null, "run_count": 1, "debug": 0, "requests": 100, "rate_limit": 0, "clients": 2, "threads": 1, "test_time": 0, "ratio": "1:1", "pipeline": 1, "data_size": 64, "data_offset": 0, "random_data": "false", "data_size_range": "0:0", "data_size_list": "", "data_size_pattern": "R", "expiry_range": "10:20", "data_import": null, "data_verify": "false", "verify_only": "false", "generate_keys": "false", "key_prefix": "kv_", "key_minimum": 0, "key_maximum": 1000, "key_pattern": "R:R", "key_stddev": 0.0, "key_median": 0.0, "key_zipf_exp": 0.0, "reconnect_interval": 0, "connection_timeout": 0, "thread_conn_start_min_jitter_micros": 0, "thread_conn_start_max_jitter_micros": 0, "multi_key_get": 0, "authenticate": "", "select-db": 0, "no-expiry": "false", "wait-ratio": "0:0", "num-slaves": "0:0", "wait-timeout": "0-0", "print-all-runs": "false"}"#;
+    // …and these keys, in this order, in `run information` and each row of ALL STATS.
+    const RUN_INFORMATION: [&str; 4] = [
+        "Threads",
+        "Connections per thread",
+        "Requests per client",
+        "Format version",
+    ];
+    const ROW: [&str; 17] = [
+        "Count",
+        "Ops/sec",
+        "Hits/sec",
+        "Misses/sec",
+        "Connection Errors/sec",
+        "Connection Errors",
+        "Latency",
+        "Average Latency",
+        "Accumulated Latency",
+        "Min Latency",
+        "Max Latency",
+        "KB/sec",
+        "KB/sec RX/TX",
+        "KB/sec RX",
+        "KB/sec TX",
+        "Time-Serie",
+        "Percentile Latencies",
+    ];
+    let server = redis("");
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.json");
+    let json_arg = format!("--json-out-file={}", path.display());
+    let o = memtier_on(
+        &port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--ratio=1:1",
+            "--expiry-range=10-20",
+            "--key-prefix=kv_",
+            "--key-maximum=1000",
+            "-d",
+            "64",
+            "--hide-histogram",
+            &json_arg,
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut config = doc["configuration"].clone();
+    assert_eq!(config["port"], server.port());
+    config.as_object_mut().unwrap().remove("port");
+    let memtier: serde_json::Value = serde_json::from_str(MEMTIER).unwrap();
+    assert_eq!(config, memtier);
+    // Key order: each list's keys appear in the file in memtier's order.
+    let in_order = |keys: &[&str], within: &str| {
+        let at: Vec<usize> = keys
+            .iter()
+            .map(|k| {
+                within
+                    .find(&format!("\"{k}\""))
+                    .unwrap_or_else(|| panic!("no {k}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+    };
+    in_order(&RUN_INFORMATION, &text);
+    let sets = &text[text.find("\"Sets\"").unwrap()..];
+    in_order(&ROW, sets);
+    in_order(&["Runtime", "Sets", "Gets", "Waits", "Totals"], &text);
+    assert_eq!(doc["run information"]["Format version"], 2);
+    assert_eq!(doc["ALL STATS"]["Runtime"]["Time unit"], "MILLISECONDS");
+    // 2 clients × 100 requests at 1:1.
+    assert_eq!(doc["ALL STATS"]["Sets"]["Count"], 100);
+    assert_eq!(doc["ALL STATS"]["Totals"]["Count"], 200);
+    server.stop().unwrap();
+}
+
+#[test]
+fn the_command_line_parses_as_memtiers_getopt_long() {
+    // memtier_benchmark 2.3.0: `-n allkeys --key-maximum=1000 -t 1 -c 2` printed
+    // `setting requests to 1000` on stdout before the run; `-v` printed its version and
+    // exited 0; a repeated flag took its last value; a stray word was ignored;
+    // `--connection-timeout=0` is its default.
+    let server = redis("");
+    let port = server.port().to_string();
+    let o = memtier_on(
+        &port,
+        &[
+            "-n",
+            "allkeys",
+            "--key-maximum=200",
+            "-t",
+            "3",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "stray",
+            "--connection-timeout=0",
+            "--hide-histogram",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.starts_with("setting requests to 200\n"), "{stdout}");
+    assert!(stdout.contains("1         Threads\n"), "{stdout}");
+    assert!(stderr.contains("stray"), "{stderr}");
+    assert_eq!(
+        common::calls(&server, "get") + common::calls(&server, "set"),
+        400
+    );
+    let v = kvlab(&["memtier", "-v"]);
+    assert!(v.status.success());
+    assert!(text(&v).0.contains("memtier_benchmark"), "{:?}", text(&v));
+    server.stop().unwrap();
+}
+
+/// memcached's `stats` counter `name`, over a connection of its own.
+fn memcached_stat(server: &Server, name: &str) -> u64 {
+    use std::io::{BufRead, BufReader, Write};
+    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
+    c.write_all(b"stats\r\n").unwrap();
+    let prefix = format!("STAT {name} ");
+    for line in BufReader::new(c).lines() {
+        let line = line.unwrap();
+        if let Some(v) = line.strip_prefix(&prefix) {
+            return v.trim().parse().unwrap();
+        }
+        assert_ne!(line, "END", "no {name}");
+    }
+    unreachable!("memcached closed the connection")
+}
+
+#[test]
+fn memcached_sees_memtiers_connections_only() {
+    // memtier_benchmark 2.3.0 `-P memcache_text -t 1 -c 2 -n 50` against a fresh
+    // memcached: total_connections went from 3 to 6 between two `stats` queries (its 2
+    // clients and the second query), cmd_set 10, cmd_get 90.
+    let server = Server::start(
+        &kvlab_spawn::ServerSpec::parse(kvlab_spawn::ServerKind::Memcached, "").unwrap(),
+    )
+    .unwrap();
+    let port = server.port().to_string();
+    let before = memcached_stat(&server, "total_connections");
+    let o = memtier_on(
+        &port,
+        &[
+            "-P",
+            "memcache_text",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "50",
+            "--hide-histogram",
+            "--no-server-queries",
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(memcached_stat(&server, "total_connections") - before, 2 + 1);
+    assert_eq!(memcached_stat(&server, "cmd_set"), 10);
+    assert_eq!(memcached_stat(&server, "cmd_get"), 90);
+    server.stop().unwrap();
+}
