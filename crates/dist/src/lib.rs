@@ -20,6 +20,8 @@
 //!   printable, or any bytes).
 //! - [`worker_seed`], [`mix64`] and [`KeyRng`]: SplitMix64, the one mix for seeds and
 //!   per-key streams.
+//! - [`decimal`]: the decimal formatter key names are written with (YCSB's and
+//!   memtier's).
 //!
 //! Every variate takes its random source as an argument (`R: RngCore`; kvlab uses
 //! Xoshiro256++ everywhere), so it is plain data; [`next_f64`] and [`next_below`] are
@@ -30,6 +32,7 @@
 
 pub mod alias;
 pub mod chooser;
+pub mod decimal;
 pub mod fit;
 pub mod mixgraph;
 pub mod normal;

@@ -1119,8 +1119,10 @@ impl MemtierSource {
         req.command.args.push(b"WAIT");
         req.command
             .args
-            .push_with(|out| push_decimal(replicas, out));
-        req.command.args.push_with(|out| push_decimal(timeout, out));
+            .push_with(|out| kvlab_dist::decimal::push_u64(replicas, out));
+        req.command
+            .args
+            .push_with(|out| kvlab_dist::decimal::push_u64(timeout, out));
     }
 
     /// The current arbitrary command with its placeholders filled, then on to the next
@@ -1142,13 +1144,13 @@ impl MemtierSource {
                     let prefix = &self.shared.prefix;
                     req.command.args.push_with(|out| {
                         out.extend_from_slice(prefix);
-                        push_decimal(k, out);
+                        kvlab_dist::decimal::push_u64(k, out);
                     });
                     if first_key {
                         // The first key routes the command (a cluster node).
                         first_key = false;
                         req.key.extend_from_slice(prefix);
-                        push_decimal(k, &mut req.key);
+                        kvlab_dist::decimal::push_u64(k, &mut req.key);
                     }
                 }
                 CommandArg::KeyWithin { .. } => {
@@ -1162,7 +1164,7 @@ impl MemtierSource {
                     req.command.args.push_with(|out| {
                         out.extend_from_slice(before);
                         out.extend_from_slice(prefix);
-                        push_decimal(k, out);
+                        kvlab_dist::decimal::push_u64(k, out);
                         out.extend_from_slice(after);
                     });
                     if first_key {
@@ -1170,7 +1172,7 @@ impl MemtierSource {
                         first_key = false;
                         req.key.extend_from_slice(before);
                         req.key.extend_from_slice(prefix);
-                        push_decimal(k, &mut req.key);
+                        kvlab_dist::decimal::push_u64(k, &mut req.key);
                         req.key.extend_from_slice(after);
                     }
                 }
@@ -1249,7 +1251,7 @@ impl MemtierSource {
         req.ttl_s = ttl_s;
         req.key.clear();
         req.key.extend_from_slice(&shared.prefix);
-        push_decimal(key, &mut req.key);
+        kvlab_dist::decimal::push_u64(key, &mut req.key);
         req.value.set_blob(shared.pool.at(offset, size));
         req.more_keys.clear();
     }
@@ -1310,48 +1312,10 @@ fn put_key(shared: &Shared, k: u64, out: &mut Vec<u8>) {
     match &shared.named_keys {
         None => {
             out.extend_from_slice(&shared.prefix);
-            push_decimal(k, out);
+            kvlab_dist::decimal::push_u64(k, out);
         }
         Some(items) => out.extend_from_slice(items.key((k - 1) as usize)),
     }
-}
-
-/// Two-digit decimal pairs "00".."99", for [`push_decimal`].
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
-/// Appends `n` in decimal, two digits per division: a key is formatted per request.
-/// The digits are written straight into the vector's spare capacity: through a stack
-/// buffer they would cost a copy (a call to `memcpy` for 1–20 bytes, or a wide load
-/// that stalls on the narrow stores just made).
-#[inline]
-fn push_decimal(mut n: u64, out: &mut Vec<u8>) {
-    let digits = n.checked_ilog10().map_or(1, |d| d as usize + 1);
-    let len = out.len();
-    out.reserve(digits);
-    let dst = &mut out.spare_capacity_mut()[..digits];
-    let mut at = digits;
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        at -= 2;
-        dst[at].write(DIGIT_PAIRS[pair]);
-        dst[at + 1].write(DIGIT_PAIRS[pair + 1]);
-    }
-    if n >= 10 {
-        let pair = n as usize * 2;
-        dst[0].write(DIGIT_PAIRS[pair]);
-        dst[1].write(DIGIT_PAIRS[pair + 1]);
-    } else {
-        dst[0].write(b'0' + n as u8);
-    }
-    // SAFETY: the `digits` bytes after `len` are within the capacity reserved above and
-    // were all written: pairs from the end down to index 2 or 1, then the first one or
-    // two digits.
-    unsafe { out.set_len(len + digits) };
 }
 
 #[cfg(test)]
@@ -1375,7 +1339,7 @@ mod tests {
             u64::MAX,
         ] {
             let mut out = b"p".to_vec();
-            push_decimal(n, &mut out);
+            kvlab_dist::decimal::push_u64(n, &mut out);
             assert_eq!(out, format!("p{n}").into_bytes());
         }
         // Every length, at both ends, appended after earlier keys.
@@ -1384,7 +1348,7 @@ mod tests {
         for k in 0..20u32 {
             let low = 10u64.pow(k);
             for n in [low - u64::from(k > 0), low, low.saturating_mul(10) - 1] {
-                push_decimal(n, &mut out);
+                kvlab_dist::decimal::push_u64(n, &mut out);
                 want.push_str(&format!("{n},"));
                 out.push(b',');
             }

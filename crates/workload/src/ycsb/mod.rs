@@ -1167,20 +1167,13 @@ fn next_keynum(
     }
 }
 
-/// Two-digit decimal pairs "00".."99", for [`format_decimal`].
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
 /// YCSB `buildKeyName` of the number `n` for a `zeropadding` of any width (the general
 /// path of [`Shared::format_key_name`]).
 fn format_key_name_padded(n: u64, zero_padding: usize, out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(b"user");
     let mut digits = [0u8; 20];
-    let at = format_decimal(n, &mut digits);
+    let at = kvlab_dist::decimal::format_u64(n, &mut digits);
     let len = digits.len() - at;
     out.extend(std::iter::repeat_n(b'0', zero_padding.saturating_sub(len)));
     out.extend_from_slice(&digits[at..]);
@@ -1189,9 +1182,10 @@ fn format_key_name_padded(n: u64, zero_padding: usize, out: &mut Vec<u8>) {
 /// Writes `n` as exactly 20 decimal digits, zero-padded (every `u64` fits), into
 /// `out[at..at + 20]` (`at` ≤ 4). The number is cut into 4 + 8 + 8 digits, each 8-digit
 /// part into two halves of four and each half into two pairs looked up in
-/// [`DIGIT_PAIRS`]: independent 32-bit steps, no loop. (Computing each group's digits
-/// in one register instead — SWAR, three stores — measured slower: its multiplications
-/// form one long dependent chain, where the pairs' look-ups run side by side.)
+/// [`kvlab_dist::decimal::DIGIT_PAIRS`]: independent 32-bit steps, no loop. (Computing
+/// each group's digits in one register instead — SWAR, three stores — measured slower:
+/// its multiplications form one long dependent chain, where the pairs' look-ups run side
+/// by side.)
 #[inline]
 fn decimal20(n: u64, out: &mut [u8; 24], at: usize) {
     const E8: u64 = 100_000_000;
@@ -1199,7 +1193,7 @@ fn decimal20(n: u64, out: &mut [u8; 24], at: usize) {
     #[inline(always)]
     fn pair(out: &mut [u8; 24], at: usize, p: u32) {
         let i = (p as usize).min(99) * 2;
-        out[at..at + 2].copy_from_slice(&DIGIT_PAIRS[i..i + 2]);
+        out[at..at + 2].copy_from_slice(&kvlab_dist::decimal::DIGIT_PAIRS[i..i + 2]);
     }
     #[inline(always)]
     fn four(out: &mut [u8; 24], at: usize, x: u32) {
@@ -1216,48 +1210,10 @@ fn decimal20(n: u64, out: &mut [u8; 24], at: usize) {
     four(out, at + 16, low % 10_000);
 }
 
-/// Writes `n` in decimal at the end of `buf` and returns where the digits start. Two
-/// digits per division; a number of more than ten digits is split in two first, so
-/// that its halves' digits are computed in parallel (key names are formatted on every
-/// operation, and YCSB's hashed key numbers have 19 digits).
-#[inline]
-fn format_decimal(n: u64, buf: &mut [u8; 20]) -> usize {
-    const E10: u64 = 10_000_000_000;
-    let put = |buf: &mut [u8; 20], at: usize, two: u64| {
-        let i = two as usize * 2;
-        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[i..i + 2]);
-    };
-    let mut at = buf.len();
-    let mut high = n;
-    if n >= E10 {
-        // The low ten digits, zeros included.
-        let mut low = n % E10;
-        high = n / E10;
-        for _ in 0..5 {
-            at -= 2;
-            put(buf, at, low % 100);
-            low /= 100;
-        }
-    }
-    while high >= 100 {
-        at -= 2;
-        put(buf, at, high % 100);
-        high /= 100;
-    }
-    if high >= 10 {
-        at -= 2;
-        put(buf, at, high);
-    } else {
-        at -= 1;
-        buf[at] = b'0' + high as u8;
-    }
-    at
-}
-
 #[cfg(test)]
 mod format_tests {
-    use super::format_decimal;
     use crate::{CoreWorkload, Properties};
+    use kvlab_dist::decimal::format_u64;
 
     #[test]
     fn table_names_are_the_formatted_names() {
@@ -1371,7 +1327,7 @@ mod format_tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             let n = x >> (i % 64);
             let mut buf = [0u8; 20];
-            let at = format_decimal(n, &mut buf);
+            let at = format_u64(n, &mut buf);
             assert_eq!(std::str::from_utf8(&buf[at..]).unwrap(), n.to_string());
         }
     }
@@ -1398,7 +1354,7 @@ mod format_tests {
             u64::MAX,
         ] {
             let mut buf = [0u8; 20];
-            let at = format_decimal(n, &mut buf);
+            let at = format_u64(n, &mut buf);
             assert_eq!(std::str::from_utf8(&buf[at..]).unwrap(), n.to_string());
         }
     }
