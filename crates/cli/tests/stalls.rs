@@ -65,32 +65,46 @@ fn result(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
 }
 
-/// Starts `kvlab run` on `kind` for `duration`, open loop at 2 000 operations a second
-/// (a rate this machine keeps however busy it is), one client.
-fn start_run(kind: ServerKind, s: &Server, out: &Path, duration: &str) -> std::process::Child {
-    let mut args: Vec<String> = [
-        "run",
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=1000",
-        "--target",
-        "2000",
-        "--duration",
-        duration,
-        "--out",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.push(out.display().to_string());
-    args.extend(store_args(kind, s));
+/// Starts kvlab with `args` from the repository root, stdout discarded and stderr kept.
+fn spawn_kvlab<A: AsRef<std::ffi::OsStr>>(args: &[A]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_kvlab"))
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(&args)
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
+}
+
+/// `kvlab run` of YCSB's `workload` over `records` records on `kind`'s server `s`, its
+/// results in `out`, with `extra` flags.
+fn run_args(
+    kind: ServerKind,
+    s: &Server,
+    out: &Path,
+    workload: &str,
+    records: u64,
+    extra: &[&str],
+) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "-P".into(),
+        format!("workloads/ycsb/{workload}"),
+        "-p".into(),
+        format!("recordcount={records}"),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args.extend(store_args(kind, s));
+    args
+}
+
+/// Starts `kvlab run` on `kind` for `duration`, open loop at 2 000 operations a second
+/// (a rate this machine keeps however busy it is), one client.
+fn start_run(kind: ServerKind, s: &Server, out: &Path, duration: &str) -> std::process::Child {
+    let extra = ["--target", "2000", "--duration", duration];
+    spawn_kvlab(&run_args(kind, s, out, "workloada", 1000, &extra))
 }
 
 /// Seconds since midnight of an RFC 3339 UTC time as kvlab writes it
@@ -177,31 +191,15 @@ fn duration_ends_the_run_while_requests_are_outstanding() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let started = Instant::now();
-        let mut args: Vec<String> = [
-            "run",
-            "-P",
-            "workloads/ycsb/workloadc",
-            "-p",
-            "recordcount=100",
+        let extra = [
             "--duration",
             "2s",
             "--timeout",
             "none",
             "--connections",
             "2",
-            "--out",
-        ]
-        .map(String::from)
-        .to_vec();
-        args.push(out.display().to_string());
-        args.extend(store_args(kind, &s));
-        let run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        ];
+        let run = spawn_kvlab(&run_args(kind, &s, &out, "workloadc", 100, &extra));
         std::thread::sleep(Duration::from_secs(1));
         signal("-STOP", s.pid());
         // Resumed after 20 s whatever happens, so a run that waits for the server ends
@@ -249,29 +247,15 @@ fn a_request_timeout_fails_requests_to_a_paused_server() {
     let s = server(ServerKind::Redis);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut args: Vec<String> = [
-        "run",
-        "-P",
-        "workloads/ycsb/workloadc",
-        "-p",
-        "recordcount=100",
-        "--duration",
-        "3s",
-        "--timeout",
-        "200ms",
-        "--out",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.push(out.display().to_string());
-    args.extend(store_args(ServerKind::Redis, &s));
-    let run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let extra = ["--duration", "3s", "--timeout", "200ms"];
+    let run = spawn_kvlab(&run_args(
+        ServerKind::Redis,
+        &s,
+        &out,
+        "workloadc",
+        100,
+        &extra,
+    ));
     std::thread::sleep(Duration::from_millis(1000));
     let pause = Paused::new(s.pid());
     std::thread::sleep(Duration::from_millis(1000));
@@ -294,23 +278,17 @@ fn a_request_timeout_fails_requests_to_a_paused_server() {
 /// message that says nothing was measured (not "loading failed").
 #[test]
 fn ctrl_c_during_the_preload_is_an_interruption() {
-    let mut run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args([
-            "run",
-            "-P",
-            "workloads/ycsb/workloada",
-            "--db",
-            "moka",
-            "-p",
-            "recordcount=50000000",
-            "-p",
-            "operationcount=10",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = spawn_kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "moka",
+        "-p",
+        "recordcount=50000000",
+        "-p",
+        "operationcount=10",
+    ]);
     std::thread::sleep(Duration::from_millis(1500));
     signal("-INT", run.id());
     let started = Instant::now();
@@ -392,29 +370,15 @@ fn ctrl_c_with_a_stalled_server_still_writes_the_results() {
     let s = server(ServerKind::Redis);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut args: Vec<String> = [
-        "run",
-        "-P",
-        "workloads/ycsb/workloadc",
-        "-p",
-        "recordcount=100",
-        "--duration",
-        "60s",
-        "--timeout",
-        "none",
-        "--out",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.push(out.display().to_string());
-    args.extend(store_args(ServerKind::Redis, &s));
-    let run = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let extra = ["--duration", "60s", "--timeout", "none"];
+    let run = spawn_kvlab(&run_args(
+        ServerKind::Redis,
+        &s,
+        &out,
+        "workloadc",
+        100,
+        &extra,
+    ));
     std::thread::sleep(Duration::from_secs(1));
     let pause = Paused::new(s.pid());
     std::thread::sleep(Duration::from_millis(300));

@@ -140,8 +140,7 @@ impl ReplayWorkload {
             let first = *first_ts.get_or_insert(rec.ts);
             ttl |= rec.ttl_s > 0;
             if let Some(speed) = spec.speed.filter(|_| unit_ns > 0.0) {
-                // The same due time as the replay's clients use (see `deal`).
-                let due_ns = (rec.ts.saturating_sub(first) as f64 * unit_ns / speed) as u64;
+                let due_ns = due_ns(rec.ts, first, unit_ns, speed);
                 let bin = (due_ns as f64 / bin_ns) as usize;
                 if bin >= intended.len() {
                     intended.resize(bin + 1, 0);
@@ -311,7 +310,6 @@ fn deal(
     let mut chunks: Vec<Chunk> = (0..senders.len()).map(|_| Chunk::default()).collect();
     let mut key = Vec::new();
     let unit_ns = info.time_unit.nanos().unwrap_or(0) as f64;
-    let speed = spec.speed.unwrap_or(1.0);
     let mut n = 0u64;
     // The client of the MultiGet being gathered, while its keys keep coming.
     let mut gathering: Option<usize> = None;
@@ -335,11 +333,9 @@ fn deal(
                 let chunk = &mut chunks[client];
                 let start = chunk.keys.len() as u32;
                 chunk.keys.extend_from_slice(&key);
-                let due_ns = if spec.speed.is_some() {
-                    (rec.ts.saturating_sub(first_ts) as f64 * unit_ns / speed) as u64
-                } else {
-                    0
-                };
+                let due_ns = spec
+                    .speed
+                    .map_or(0, |speed| due_ns(rec.ts, first_ts, unit_ns, speed));
                 let more = chunk.more.len() as u32;
                 chunk.items.push(Item {
                     op: rec.op,
@@ -372,6 +368,12 @@ fn deal(
         }
     }
     Ok(())
+}
+
+/// When a request of timestamp `ts` is due, in nanoseconds from the replay's start: its
+/// distance from the trace's first timestamp (`unit_ns` per unit), divided by `speed`.
+fn due_ns(ts: u64, first_ts: u64, unit_ns: f64, speed: f64) -> u64 {
+    (ts.saturating_sub(first_ts) as f64 * unit_ns / speed) as u64
 }
 
 /// The value size a request writes: the traced size, or `default` for traces without
