@@ -187,13 +187,14 @@ threads = [1]
     }
     let (code, stderr) = suite.finish();
     assert_eq!(code, Some(0), "{stderr}");
-    // The memtier cells ran two seconds each: they were seen, with the password in
-    // their environment only.
+    // The memtier cells ran two seconds each: those the sampling saw (on a loaded
+    // machine the polling thread may sleep through one) had the password in their
+    // environment only. That every cell reached its protected server is checked below.
     let memtier: Vec<_> = seen
         .values()
         .filter(|(c, _)| c.get(1).is_some_and(|w| w == "memtier"))
         .collect();
-    assert!(memtier.len() >= 2, "{seen:#?}");
+    assert!(!memtier.is_empty(), "{seen:#?}");
     for (cmdline, environ) in &memtier {
         let label = cmdline.iter().position(|w| w == "--label").unwrap();
         let expected = if cmdline[label + 1] == "url" {
