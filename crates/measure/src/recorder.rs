@@ -55,6 +55,10 @@ pub(crate) fn new_histogram() -> Histogram<u64> {
 
 /// Adds `from` into `into`; both have kvlab's fixed configuration.
 pub(crate) fn add_histogram(into: &mut Histogram<u64>, from: &Histogram<u64>) {
+    // Adding walks every counter (~270 KiB); most of a recorder's histograms are empty.
+    if from.is_empty() {
+        return;
+    }
     into.add(from)
         .expect("histograms made by new_histogram share one configuration, so addition fits");
 }
@@ -314,16 +318,22 @@ impl Recorder {
 
     /// Clears every count, keeping the histograms' allocations.
     pub fn reset(&mut self) {
-        self.service.iter_mut().for_each(Histogram::reset);
-        self.intended.iter_mut().for_each(Histogram::reset);
+        // Resetting zeroes every counter (~270 KiB): only those that counted something.
+        let reset = |h: &mut Histogram<u64>| {
+            if !h.is_empty() {
+                h.reset();
+            }
+        };
+        self.service.iter_mut().for_each(reset);
+        self.intended.iter_mut().for_each(reset);
         self.returns = [[0; STATUSES]; KINDS];
         self.errors = [0; ERROR_KINDS.len()];
         self.retries = [0; KINDS];
         self.bytes_read = 0;
         self.bytes_written = 0;
         for c in &mut self.commands {
-            c.service.reset();
-            c.intended.reset();
+            reset(&mut c.service);
+            reset(&mut c.intended);
             c.returns = [0; STATUSES];
             c.bytes = 0;
         }

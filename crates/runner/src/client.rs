@@ -76,7 +76,8 @@ impl ThreadState {
     /// Sends what the recorder holds — completed in interval `epoch` — and starts a
     /// fresh one; `closes` promises that nothing more comes for intervals before it.
     fn send(&self, epoch: u64, closes: u64) {
-        let recorder = std::mem::replace(&mut *self.recorder.borrow_mut(), Recorder::new());
+        let spare = self.shared.spare_recorder();
+        let recorder = std::mem::replace(&mut *self.recorder.borrow_mut(), spare);
         // The collector only goes away after joining the workers; a failed send cannot
         // lose data it still wants.
         let _ = self.tx.send(Handover {
