@@ -86,9 +86,13 @@ pub(crate) fn execute_observed<S: Store>(
         ReportStyle::Ycsb | ReportStyle::DbBench => 1,
     };
     if runs == 1 {
-        let done = run_once(ctx, store, ctx.args.out.as_deref())?;
+        let mut done = run_once(ctx, store, ctx.args.out.as_deref())?;
         write_memtier_files(ctx, 1, &done)?;
         let mut stats = store.stats();
+        if let Some(n) = extstore_note(ctx, &stats, &done.outcome) {
+            eprintln!("kvlab: warning: {n}");
+            done.notes.push(n);
+        }
         if let Some(m) = monitor {
             match m.stop() {
                 Ok(summary) => stats.extend(
@@ -634,5 +638,53 @@ pub(crate) fn default_record_count_warning(ctx: &PhaseCtx) -> Option<String> {
          Integer.MAX_VALUE); set -p recordcount=N (the workload files in workloads/ycsb set \
          1000)",
         i32::MAX
+    ))
+}
+
+/// memcached's default `ext_item_size`: smaller items never go to extstore.
+const EXTSTORE_ITEM_SIZE_DEFAULT: u64 = 512;
+
+/// Says why, when memcached runs with extstore (its `stats` carry `extstore_*` counters)
+/// and the phase wrote values but memcached wrote none of them to flash: it moves an item
+/// there only when the item is at least `ext_item_size` bytes and its slab memory is
+/// full (the item reaches the cold end of the LRU), so small values or a data set that
+/// fits in memory never reach the file.
+fn extstore_note(ctx: &PhaseCtx, stats: &StoreStats, outcome: &RunOutcome) -> Option<String> {
+    let int = |name: &str| {
+        stats.iter().find_map(|(k, v)| match v {
+            StatValue::Int(i) if k == name => u64::try_from(*i).ok(),
+            _ => None,
+        })
+    };
+    let writes = outcome.total.count(kvlab_core::OpKind::Insert)
+        + outcome.total.count(kvlab_core::OpKind::Update);
+    if int("extstore_objects_written")? != 0 || writes == 0 {
+        return None;
+    }
+    let item_size = ctx
+        .server
+        .iter()
+        .find_map(|(k, v)| match v {
+            StatValue::Text(s) if k == "spawned.config.ext_item_size" => s.parse().ok(),
+            _ => None,
+        })
+        .unwrap_or(EXTSTORE_ITEM_SIZE_DEFAULT);
+    let mean_bytes = outcome.total.bytes_written() / writes;
+    let reason = if mean_bytes < item_size {
+        format!(
+            "this phase wrote items of {mean_bytes} bytes of key and value on average, below ext_item_size \
+             ({item_size} bytes): such items stay in memory or are evicted"
+        )
+    } else {
+        match (int("bytes"), int("limit_maxbytes")) {
+            (Some(b), Some(l)) => format!(
+                "memory never filled ({b} of {l} bytes used), so no item was pushed out to flash"
+            ),
+            _ => "memory never filled, so no item was pushed out to flash".to_string(),
+        }
+    };
+    Some(format!(
+        "memcached wrote nothing to extstore: it moves an item to flash only when the item \
+         is at least ext_item_size bytes and memory is full; {reason}"
     ))
 }

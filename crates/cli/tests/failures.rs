@@ -861,3 +861,62 @@ fn reads_of_deleted_records_are_not_flagged() {
     assert!(!doc.runner.reads_missed);
     assert!(doc.runner.read_miss_share.unwrap() > 0.0);
 }
+
+/// memcached with extstore writes nothing to flash when its items are below
+/// `ext_item_size` (512 bytes): kvlab says so and why, on stderr and in the result's
+/// notes. Items of 1000 bytes that overflow 8 MiB of memory do reach the file (memcached's
+/// own `extstore_objects_written`), and then nothing is said.
+#[test]
+fn memcached_extstore_that_writes_nothing_is_said_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let spawn = format!("m=8,ext_path={}/extstore:256m", dir.path().display());
+    let run = |data_size: &str, requests: &str, out: &str| {
+        phase(
+            &[
+                "memtier",
+                "--protocol",
+                "memcache_text",
+                "--spawn",
+                &spawn,
+                "-t",
+                "1",
+                "-c",
+                "10",
+                "--ratio",
+                "1:0",
+                "--key-pattern",
+                "P:P",
+                "--data-size",
+                data_size,
+                "-n",
+                requests,
+                "--hide-histogram",
+            ],
+            &dir.path().join(out),
+        )
+    };
+    let written = |doc: &ResultDocument| doc.store.stats["extstore_objects_written"].clone();
+
+    let (o, doc) = run("100", "500", "small");
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(written(&doc), serde_json::json!(0), "{stderr}");
+    assert!(
+        stderr.contains("wrote nothing to extstore") && stderr.contains("below ext_item_size"),
+        "{stderr}"
+    );
+    assert!(
+        doc.notes
+            .iter()
+            .any(|n| n.contains("below ext_item_size (512 bytes)")),
+        "{:?}",
+        doc.notes
+    );
+
+    // 30 000 items of ~1 KB: more than 8 MiB.
+    let (o, doc) = run("1000", "3000", "large");
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(written(&doc).as_u64().unwrap() > 0, "{stderr}");
+    assert!(!stderr.contains("extstore"), "{stderr}");
+}
