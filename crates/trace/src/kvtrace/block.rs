@@ -92,6 +92,22 @@ impl BlockBuilder {
     /// then does not store at all.
     #[inline]
     pub(super) fn push(&mut self, r: &TraceRecord) {
+        let implied = if r.key.is_empty() { 0 } else { key_id(&r.key) };
+        self.push_id_xor(r, r.id ^ implied);
+    }
+
+    /// [`BlockBuilder::push`] of a record whose id is the one its key implies (the
+    /// id column holds 0), without hashing the key.
+    #[inline]
+    pub(super) fn push_key_id(&mut self, r: &TraceRecord) {
+        // An empty key implies no id: its id (the hash of nothing) is stored.
+        let id_xor = if r.key.is_empty() { key_id(b"") } else { 0 };
+        self.push_id_xor(r, id_xor);
+    }
+
+    /// Adds one record whose id column holds `id_xor` (its id XOR the key's id).
+    #[inline]
+    fn push_id_xor(&mut self, r: &TraceRecord, id_xor: u64) {
         let c = &mut self.cols;
         // Op::ALL is in declaration order, so the discriminant is the op's position.
         c[C_OP].push(r.op as u64);
@@ -99,8 +115,7 @@ impl BlockBuilder {
         self.prev_ts = r.ts;
         c[C_KEY_LEN].push(r.key.len() as u64);
         self.keys.extend_from_slice(&r.key);
-        let implied = if r.key.is_empty() { 0 } else { key_id(&r.key) };
-        c[C_ID].push(r.id ^ implied);
+        c[C_ID].push(id_xor);
         c[C_KEY_SIZE].push(u64::from(r.key_size) ^ r.key.len() as u64);
         c[C_VALUE_SIZE].push(r.value_size);
         c[C_SCAN_LEN].push(u64::from(r.scan_len));
