@@ -126,7 +126,8 @@ impl BlockBuilder {
         c[C_BATCH_POS].push(u64::from(r.batch_pos));
         c[C_OUTCOME].push(outcome_code(r.outcome));
         c[C_LATENCY].push(r.latency_ns);
-        c[C_INTENDED].push(r.intended_ns);
+        // Relative to the request's own time: 0 in a closed loop (intended = sent).
+        c[C_INTENDED].push(zigzag(r.intended_ns.wrapping_sub(r.ts) as i64));
         c[C_LOWER_LEN].push(r.lower_bound.len() as u64);
         self.lowers.extend_from_slice(&r.lower_bound);
         c[C_UPPER_LEN].push(r.upper_bound.len() as u64);
@@ -176,6 +177,8 @@ impl BlockBuilder {
 pub(super) struct Columns {
     n: usize,
     present: u32,
+    /// The file's layout version (how intended times are stored).
+    version: u32,
     cols: [Vec<u64>; COLUMNS],
     /// Offsets of keys, lower bounds and upper bounds in the raw block.
     keys: usize,
@@ -210,7 +213,8 @@ impl Columns {
     }
 
     /// Decodes the columns of the raw block `raw`, which says it holds `count` records.
-    pub(super) fn decode(&mut self, raw: &[u8], count: u32) -> Result<(), String> {
+    /// `version` is the file's layout version: before 2, intended times are absolute.
+    pub(super) fn decode(&mut self, raw: &[u8], count: u32, version: u32) -> Result<(), String> {
         let mut pos = 0;
         let mut n: u64 = 0;
         for shift in (0..64).step_by(7) {
@@ -229,6 +233,7 @@ impl Columns {
         let n = count as usize;
         self.n = n;
         self.present = 0;
+        self.version = version;
         for (c, col) in self.cols.iter_mut().enumerate() {
             let width = *raw.get(pos).ok_or("the block ends in a column's width")? as usize;
             pos += 1;
@@ -322,6 +327,15 @@ impl Columns {
                 *v = ts;
             }
         }
+        // Version 2 stores intended times as zigzag(intended − ts).
+        if version >= 2 && self.present & (1 << C_INTENDED) != 0 {
+            let ts_present = self.present & (1 << C_TS) != 0;
+            for i in 0..self.cols[C_INTENDED].len() {
+                let ts = if ts_present { self.cols[C_TS][i] } else { 0 };
+                let v = &mut self.cols[C_INTENDED][i];
+                *v = ts.wrapping_add(unzigzag(*v) as u64);
+            }
+        }
         Ok(())
     }
 
@@ -364,7 +378,12 @@ impl Columns {
             _ => Outcome::Error,
         };
         rec.latency_ns = get(C_LATENCY);
-        rec.intended_ns = get(C_INTENDED);
+        rec.intended_ns = if p & (1 << C_INTENDED) != 0 || self.version < 2 {
+            get(C_INTENDED)
+        } else {
+            // Version 2, every intended time equal to its ts.
+            rec.ts
+        };
         let lower_len = get(C_LOWER_LEN) as usize;
         rec.lower_bound.clear();
         rec.lower_bound

@@ -15,7 +15,7 @@
 //! ```text
 //! file    = header block* end
 //! header  = "KVTRACE\0"          8 bytes of magic
-//!           u32 version          1
+//!           u32 version          2 (1: intended_ns absolute, still read)
 //!           u32 info_len
 //!           info_len bytes       the source's TraceInfo as JSON (format, key_encoding,
 //!                                time_unit, has_sizes, has_next_access, has_outcomes,
@@ -56,7 +56,7 @@
 //! | 11 | batch_pos | batch_pos |
 //! | 12 | outcome | 0 unknown, 1 hit, 2 miss, 3 error |
 //! | 13 | latency_ns | latency_ns |
-//! | 14 | intended_ns | intended_ns |
+//! | 14 | intended_ns | zigzag(intended_ns − ts), wrapping (0 in a closed loop) |
 //! | 15 | lower_len | the lower bound's length |
 //! | 16 | upper_len | the upper bound's length |
 //!
@@ -77,8 +77,11 @@ use crate::{TraceError, TraceInfo, TraceReader, TraceRecord};
 
 /// The file's first 8 bytes.
 pub const MAGIC: &[u8; 8] = b"KVTRACE\0";
-/// The layout version this module writes and reads.
-pub const VERSION: u32 = 1;
+/// The layout version this module writes; it reads this one and version 1 (whose
+/// intended times are absolute).
+pub const VERSION: u32 = 2;
+/// The oldest layout version read.
+const OLDEST_VERSION: u32 = 1;
 /// Bytes of keys and bounds after which a block is written even if it holds fewer than
 /// [`BLOCK_RECORDS`] records.
 pub const BLOCK_RAW_BYTES: usize = 256 * 1024;
@@ -237,6 +240,8 @@ pub struct KvtraceBlock {
     /// Records in the block.
     pub record_count: u32,
     raw_len: u32,
+    /// The file's layout version.
+    version: u32,
     compressed: Vec<u8>,
 }
 
@@ -270,6 +275,7 @@ impl BlockDecoder {
         compressed: &[u8],
         raw_len: u32,
         record_count: u32,
+        version: u32,
     ) -> Result<(), TraceError> {
         if raw_len as usize > MAX_BLOCK_BYTES {
             return Err(TraceError::Corrupt {
@@ -284,15 +290,14 @@ impl BlockDecoder {
             .decompressor
             .decompress_to_buffer(compressed, &mut self.raw)
         {
-            Ok(n) if n == raw_len as usize => {
-                self.columns
-                    .decode(&self.raw, record_count)
-                    .map_err(|what| TraceError::Corrupt {
-                        path: self.path.clone(),
-                        offset,
-                        what: format!("in the block starting here: {what}"),
-                    })
-            }
+            Ok(n) if n == raw_len as usize => self
+                .columns
+                .decode(&self.raw, record_count, version)
+                .map_err(|what| TraceError::Corrupt {
+                    path: self.path.clone(),
+                    offset,
+                    what: format!("in the block starting here: {what}"),
+                }),
             Ok(n) => Err(TraceError::Corrupt {
                 path: self.path.clone(),
                 offset,
@@ -317,6 +322,7 @@ impl BlockDecoder {
             &block.compressed,
             block.raw_len,
             block.record_count,
+            block.version,
         )?;
         let mut cur = self.columns.start();
         let mut rec = TraceRecord::default();
@@ -381,6 +387,8 @@ pub struct KvtraceReader {
     info: TraceInfo,
     source: TraceInfo,
     decoder: BlockDecoder,
+    /// The file's layout version.
+    version: u32,
     /// The next record of the current block.
     cur: Cursor,
     done: bool,
@@ -396,10 +404,10 @@ impl KvtraceReader {
         }
         let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
         let info_len = u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize;
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(input.corrupt(
                 8,
-                format!("kvtrace version {VERSION} expected, found {version}"),
+                format!("kvtrace version {OLDEST_VERSION} to {VERSION} expected, found {version}"),
             ));
         }
         let Some(json) = input.record(info_len, "kvtrace header")? else {
@@ -420,6 +428,7 @@ impl KvtraceReader {
             info,
             source,
             decoder,
+            version,
             cur: Cursor::default(),
             done: false,
         })
@@ -438,6 +447,7 @@ impl KvtraceReader {
                 offset,
                 record_count,
                 raw_len,
+                version: self.version,
                 compressed: c.to_vec(),
             },
         ))
@@ -450,7 +460,10 @@ impl KvtraceReader {
             let Some((offset, raw_len, record_count, compressed)) = next else {
                 return Ok(false);
             };
-            if let Err(e) = self.decoder.load(offset, compressed, raw_len, record_count) {
+            let loaded = self
+                .decoder
+                .load(offset, compressed, raw_len, record_count, self.version);
+            if let Err(e) = loaded {
                 self.done = true;
                 return Err(e);
             }
@@ -496,10 +509,53 @@ mod tests {
         // varint 1000 (2 bytes) and one zero width per column.
         assert_eq!(out.len(), 2 + block::COLUMNS);
         let mut c = Columns::default();
-        c.decode(&out, 1000).unwrap();
+        c.decode(&out, 1000, VERSION).unwrap();
         let mut cur = c.start();
         let mut got = TraceRecord::default();
         c.fill(&out, &mut cur, &mut got);
+        assert_eq!(got, rec);
+    }
+
+    /// A raw block of two records written by hand: ts 10 and 15 (deltas 10, 5), the
+    /// intended column holding 7 and 9. Version 1 reads them as absolute times, version
+    /// 2 as zigzag offsets from ts (−4 and −5).
+    #[test]
+    fn intended_times_are_absolute_in_version_1_and_relative_to_ts_from_version_2() {
+        let mut raw = vec![2u8];
+        for c in 0..block::COLUMNS {
+            match c {
+                block::C_TS => raw.extend([1, 20, 10]),
+                block::C_INTENDED => raw.extend([1, 7, 9]),
+                _ => raw.push(0),
+            }
+        }
+        for (version, want) in [(1, [7, 9]), (2, [6, 10])] {
+            let mut c = Columns::default();
+            c.decode(&raw, 2, version).unwrap();
+            let mut cur = c.start();
+            for (ts, intended) in [10, 15].into_iter().zip(want) {
+                let mut got = TraceRecord::default();
+                c.fill(&raw, &mut cur, &mut got);
+                assert_eq!(
+                    (got.ts, got.intended_ns),
+                    (ts, intended),
+                    "version {version}"
+                );
+            }
+        }
+        // Version 2 without an intended column: every request was sent when intended.
+        let mut rec = TraceRecord::default();
+        rec.clear();
+        rec.ts = 42;
+        rec.intended_ns = 42;
+        let mut b = BlockBuilder::default();
+        b.push(&rec);
+        let mut out = Vec::new();
+        b.encode(&mut out);
+        let mut c = Columns::default();
+        c.decode(&out, 1, VERSION).unwrap();
+        let mut got = TraceRecord::default();
+        c.fill(&out, &mut c.start(), &mut got);
         assert_eq!(got, rec);
     }
 
@@ -519,7 +575,7 @@ mod tests {
         let mut out = Vec::new();
         b.encode(&mut out);
         let mut c = Columns::default();
-        c.decode(&out, 3).unwrap();
+        c.decode(&out, 3, VERSION).unwrap();
         let mut cur = c.start();
         for want in &with_id {
             let mut got = TraceRecord::default();
