@@ -89,6 +89,8 @@ pub struct ReplayWorkload {
     counts: Arc<Mutex<Counts>>,
     /// The running reader thread, if any.
     reader: Mutex<Option<JoinHandle<()>>>,
+    /// [`ReplayWorkload::wait_reader`] gave up on the reader once.
+    reader_waited: AtomicBool,
     pool: ValuePool,
     queues: Mutex<Vec<Option<Receiver<Chunk>>>>,
     can_scan: AtomicBool,
@@ -232,6 +234,7 @@ impl ReplayWorkload {
             passes: AtomicU32::new(1),
             counts: Arc::default(),
             reader: Mutex::new(None),
+            reader_waited: AtomicBool::new(false),
             info,
             spec,
             queues: Mutex::new(Vec::new()),
@@ -270,17 +273,28 @@ impl ReplayWorkload {
     }
 
     /// Waits (up to a grace period) for the reader thread of a finished run to end, so
-    /// that its counts are final.
+    /// that its counts are final. A reader still busy after it (a run stopped while
+    /// standard input keeps coming) is left running: its counts so far are used.
     fn wait_reader(&self) {
-        let Some(handle) = lock(&self.reader).take() else {
+        let mut reader = lock(&self.reader);
+        let Some(handle) = reader.take() else {
             return;
         };
-        let deadline = std::time::Instant::now() + READER_GRACE;
+        // Waited for in vain once: not again.
+        let grace = if self.reader_waited.swap(true, Ordering::Relaxed) {
+            Duration::ZERO
+        } else {
+            READER_GRACE
+        };
+        let deadline = std::time::Instant::now() + grace;
         while !handle.is_finished() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
         if handle.is_finished() {
             let _ = handle.join();
+            self.reader_waited.store(false, Ordering::Relaxed);
+        } else {
+            *reader = Some(handle);
         }
     }
 
