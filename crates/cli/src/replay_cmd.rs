@@ -8,8 +8,8 @@ use super::*;
 /// `kvlab replay`.
 #[derive(Args, Debug)]
 pub(crate) struct ReplayCommand {
-    /// The trace and how to read it (`-` is not allowed: a replay reads its trace more
-    /// than once).
+    /// The trace and how to read it (`-`: standard input, read once as the replay goes;
+    /// not with `--preload`, which reads the trace before the replay reads it again).
     #[command(flatten)]
     pub(crate) input: trace_cmd::InputArgs,
     /// Timestamps are divided by this (2: twice as fast as traced): an open loop whose
@@ -66,11 +66,13 @@ pub(crate) struct Replay {
     pub(crate) preload: bool,
 }
 
-/// Opens the trace (reading it once for its size) and makes the run phase's arguments.
+/// Opens the trace (reading only its first records: the replay reads it as it goes)
+/// and makes the run phase's arguments.
 pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
-    if cmd.input.trace.as_os_str() == "-" {
+    let stdin = cmd.input.trace.as_os_str() == "-";
+    if stdin && cmd.preload {
         return Err(usage(
-            "a replay reads its trace more than once: give a file, not `-`",
+            "--preload reads the trace before the replay reads it again: give a file, not `-`",
         ));
     }
     if cmd.phase.memtier.given() || !cmd.phase.property_files.is_empty() {
@@ -92,10 +94,13 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
     };
     let workload = ReplayWorkload::open(spec).map_err(|e| anyhow::anyhow!(e))?;
     eprintln!(
-        "kvlab: replaying {} ({}, {} requests) at {}",
-        cmd.input.trace.display(),
+        "kvlab: replaying {} ({}) at {}",
+        if stdin {
+            "standard input".to_string()
+        } else {
+            cmd.input.trace.display().to_string()
+        },
         workload.info().format,
-        workload.requests(),
         match cmd.speed {
             Speed::Factor(f) => format!("{f}× the traced pace"),
             Speed::Max => "full speed (closed loop)".to_string(),
@@ -103,11 +108,14 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
     );
     let mut args = cmd.phase;
     if args.workload_label.is_none() {
-        let name = cmd
-            .input
-            .trace
-            .file_name()
-            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+        let name = if stdin {
+            "stdin".to_string()
+        } else {
+            cmd.input
+                .trace
+                .file_name()
+                .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned())
+        };
         args.workload_label = Some(format!("replay {name}"));
     }
     args.replay = Some(Replay {
@@ -129,8 +137,9 @@ pub(crate) fn before<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<()> {
     }
     let preload = replay.workload.preload().map_err(|e| anyhow::anyhow!(e))?;
     eprintln!(
-        "kvlab: preloading {} keys the trace reads before it writes them",
-        preload.len()
+        "kvlab: preloading {} keys the trace reads before it writes them ({} requests)",
+        preload.len(),
+        replay.workload.requests().unwrap_or(0)
     );
     load_first(ctx, store, &preload, "the replay's keys")
 }
@@ -141,6 +150,7 @@ pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineR
     let Some(replay) = &ctx.args.replay else {
         return;
     };
+    // Counted by the replay's reader as it read the trace (or by the preload pass).
     let intended = replay.workload.intended_per_interval();
     if intended.is_empty() {
         return;
@@ -163,6 +173,13 @@ pub(crate) fn notes(ctx: &PhaseCtx) -> Vec<String> {
             "replay: requests the store cannot do were not sent: {}",
             list.join(", ")
         ));
+    }
+    if replay.workload.late_ttls() {
+        notes.push(
+            "replay: the trace's TTLs begin after the requests read before the run: a store \
+             that must be told of TTLs when it opens (moka: -p moka.per_entry_ttl=true) was not"
+                .into(),
+        );
     }
     if let Some(e) = replay.workload.error() {
         notes.push(format!(

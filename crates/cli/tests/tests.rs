@@ -9,6 +9,7 @@ mod cli;
 mod failures;
 mod fidelity;
 mod import;
+mod memtier_bytes;
 mod memtier_commands;
 mod memtier_compat;
 mod memtier_data;

@@ -146,6 +146,133 @@ fn replay_keeps_each_keys_order_with_several_clients() {
     }
 }
 
+/// A trace piped into `kvlab replay -` is read once, as the replay goes: every request
+/// reaches the server, and the result counts them; `--preload`, which would read it
+/// twice, is refused.
+#[test]
+fn a_trace_on_standard_input_replays() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut text_trace = String::new();
+    for i in 0..3000u32 {
+        let op = if i % 3 == 0 { "set" } else { "get" };
+        text_trace.push_str(&format!("{},k{},3,20,1,{op},0\n", i / 100, i % 211));
+    }
+    let server = redis("");
+    let url = format!("redis://{}", server.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let replay = |extra: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
+            .args([
+                "replay",
+                "-",
+                "--input-format",
+                "twitter",
+                "--db",
+                "redis",
+                "--url",
+                &url,
+                "-p",
+                "redis.model=string",
+                "--threads",
+                "2",
+                "--progress",
+                "never",
+            ])
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A refused command may exit before it reads: a broken pipe is its answer.
+        let _ = child.stdin.take().unwrap().write_all(text_trace.as_bytes());
+        child.wait_with_output().unwrap()
+    };
+    let o = replay(&["--speed", "10", "--out", out.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!((calls(&server, "set"), calls(&server, "get")), (1000, 2000));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["workload"]["trace.requests"], "3000", "{result}");
+    // 100 requests a traced second at speed 10: 1 000 due in each second of the replay.
+    let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "intended_ops").unwrap();
+    let due: u64 = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(due, 3000, "{csv}");
+
+    let o = replay(&["--preload"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not `-`"), "{err}");
+}
+
+/// `--preload` is a pass of its own before the replay's: it loads the keys read before
+/// written, so every traced read hits, and its counts are the result's (every request
+/// due once in the timeline, all of them in `trace.requests`).
+#[test]
+fn a_preloaded_replay_hits_and_counts_every_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("pre.twitter.csv");
+    let mut text_trace = String::new();
+    // 2 000 requests over 2 traced seconds: keys k0..k99 are read first, then set.
+    for i in 0..2000u32 {
+        let op = if i < 1000 { "get" } else { "set" };
+        text_trace.push_str(&format!("{},k{},3,16,1,{op},0\n", i / 1000, i % 100));
+    }
+    std::fs::write(&trace, text_trace).unwrap();
+    let server = redis("");
+    let url = format!("redis://{}", server.addr());
+    let out = dir.path().join("out");
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--input-format",
+        "twitter",
+        "--preload",
+        "--speed",
+        "4",
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "-p",
+        "redis.model=string",
+        "--out",
+        out.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(
+        (calls(&server, "set"), calls(&server, "get")),
+        (100 + 1000, 1000)
+    );
+    let info = call(&server, &["INFO", "stats"]);
+    assert!(info.as_str().unwrap().contains("keyspace_misses:0\r\n"));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["workload"]["trace.requests"], "2000", "{result}");
+    let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "intended_ops").unwrap();
+    let due: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    // Speed 4: the 1 000 requests of traced second 1 are due 0.25 s in, all in the
+    // first reporting second.
+    assert_eq!(due.iter().sum::<u64>(), 2000, "{csv}");
+    assert_eq!(due[0], 2000, "{csv}");
+}
+
 /// `--record` of db_bench's mixgraph flags on the null store lists the same
 /// (key, op, column family, value size) lines as RocksDB's dump of the trace db_bench
 /// itself writes — one thread in order, two threads as the same lines interleaved.

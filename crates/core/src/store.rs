@@ -599,6 +599,30 @@ pub struct Slot {
     /// When the request was due (an open loop's schedule or a timed source), set by the
     /// runner for a [`crate::Tap`]; `None` in a closed loop, or when no tap looks.
     pub due: Option<Timestamp>,
+    /// The bytes the request and its replies took on the wire, counted by network
+    /// sessions (zero for embedded stores); reset by [`Batch::push`].
+    pub wire: WireBytes,
+}
+
+/// The bytes one request took on the wire, protocol framing included: what the session
+/// encoded for it and what it read of its replies (an error or miss reply too), as
+/// memtier_benchmark counts a request's `m_size` and its response's `get_total_len()`
+/// (`shard_connection.cpp`, `protocol.cpp`) for `KB/sec`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WireBytes {
+    /// Bytes sent: the request as encoded.
+    pub sent: u64,
+    /// Bytes received: its replies as read.
+    pub received: u64,
+}
+
+impl WireBytes {
+    /// Adds `other`'s counts to these.
+    #[inline]
+    pub fn add(&mut self, other: WireBytes) {
+        self.sent += other.sent;
+        self.received += other.received;
+    }
 }
 
 impl Default for Slot {
@@ -609,6 +633,7 @@ impl Default for Slot {
             result: Ok(Outcome::Miss),
             completed_at: None,
             due: None,
+            wire: WireBytes::default(),
         }
     }
 }
@@ -665,6 +690,7 @@ impl Batch {
         slot.reply.clear();
         slot.completed_at = None;
         slot.due = None;
+        slot.wire = WireBytes::default();
         slot
     }
 

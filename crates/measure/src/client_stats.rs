@@ -2,7 +2,7 @@
 //! per-client `run_stats`, behind `--client-stats`.
 
 use hdrhistogram::Histogram;
-use kvlab_core::{OpKind, Outcome};
+use kvlab_core::{OpKind, Outcome, WireBytes};
 
 /// Highest latency a client's histograms hold, in microseconds (memtier's
 /// `LATENCY_HDR_MAX_VALUE`, 60 s); longer ones are recorded as this.
@@ -19,9 +19,11 @@ pub struct CommandSecond {
     pub requests: u64,
     /// Their latencies added up, in nanoseconds.
     pub total_latency_ns: u64,
-    /// Payload bytes sent (values written).
+    /// Bytes sent: the requests as encoded, protocol framing included (memtier's
+    /// `m_bytes_tx`).
     pub bytes_tx: u64,
-    /// Payload bytes received (values read).
+    /// Bytes received: the replies as read, protocol framing included (memtier's
+    /// `m_bytes_rx`).
     pub bytes_rx: u64,
     /// Keys found (GETs, counted per key).
     pub hits: u64,
@@ -85,9 +87,17 @@ impl ClientStats {
     }
 
     /// Records a request of `kind` completed `at_ns` after the run started, which took
-    /// `latency_ns` and ended with `outcome` (its payload bytes, and for GETs the keys
-    /// found and missed). Kinds other than INSERT (SET) and READ (GET) are not counted.
-    pub fn record(&mut self, kind: OpKind, at_ns: u64, latency_ns: u64, outcome: Outcome) {
+    /// `latency_ns`, took `wire` bytes on the wire and ended with `outcome` (for GETs,
+    /// the keys found and missed). Kinds other than INSERT (SET) and READ (GET) are not
+    /// counted.
+    pub fn record(
+        &mut self,
+        kind: OpKind,
+        at_ns: u64,
+        latency_ns: u64,
+        wire: WireBytes,
+        outcome: Outcome,
+    ) {
         let (command, histogram) = match kind {
             OpKind::Insert => (&mut self.current.set, &mut self.set_latency_us),
             OpKind::Read => (&mut self.current.get, &mut self.get_latency_us),
@@ -111,8 +121,8 @@ impl ClientStats {
         command.requests += 1;
         command.total_latency_ns += latency_ns;
         let (hits, misses) = outcome.key_hits();
-        command.bytes_tx += outcome.bytes_written();
-        command.bytes_rx += outcome.bytes_read();
+        command.bytes_tx += wire.sent;
+        command.bytes_rx += wire.received;
         command.hits += hits;
         command.misses += misses;
         histogram.saturating_record((latency_ns / 1000).max(1));
@@ -148,25 +158,42 @@ mod tests {
     #[test]
     fn seconds_roll_and_idle_seconds_are_skipped() {
         let mut c = ClientStats::new(1, 2);
+        let wire = |sent, received| WireBytes { sent, received };
         c.record(
             OpKind::Insert,
             10,
             1_500_000,
+            wire(140, 5),
             Outcome::Written { bytes: 100 },
         );
         c.record(
             OpKind::Read,
             500_000_000,
             500_000,
+            wire(30, 107),
             Outcome::Hit { bytes: 100 },
         );
-        c.record(OpKind::Read, 3_200_000_000, 700_000, Outcome::Miss);
-        c.record(OpKind::Update, 3_300_000_000, 700_000, Outcome::Miss);
+        c.record(
+            OpKind::Read,
+            3_200_000_000,
+            700_000,
+            wire(30, 5),
+            Outcome::Miss,
+        );
+        c.record(
+            OpKind::Update,
+            3_300_000_000,
+            700_000,
+            wire(30, 5),
+            Outcome::Miss,
+        );
         let rows: Vec<_> = c.seconds().copied().collect();
         assert_eq!(rows.iter().map(|r| r.second).collect::<Vec<_>>(), [0, 3]);
         assert_eq!(rows[0].set.requests, 1);
         assert_eq!(rows[0].set.average_latency_us(), 1500);
-        assert_eq!((rows[0].get.hits, rows[0].get.bytes_rx), (1, 100));
+        assert_eq!((rows[0].get.hits, rows[0].get.bytes_rx), (1, 107));
+        assert_eq!((rows[0].set.bytes_tx, rows[0].set.bytes_rx), (140, 5));
+        assert_eq!((rows[1].get.bytes_tx, rows[1].get.bytes_rx), (30, 5));
         assert_eq!((rows[1].get.requests, rows[1].get.misses), (1, 1));
         assert_eq!(c.requests(), 3);
         assert_eq!(c.get_latency_us().len(), 2);

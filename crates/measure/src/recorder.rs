@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use kvlab_core::{CommandId, OpKind, Status, StoreErrorKind};
+use kvlab_core::{CommandId, OpKind, Status, StoreErrorKind, WireBytes};
 
 use crate::summary::{LatencySummary, OpSummary, RunSummary};
 
@@ -101,6 +101,8 @@ pub struct Recorder {
     retries: [u64; KINDS],
     bytes_read: u64,
     bytes_written: u64,
+    /// Per kind: bytes on the wire (network stores), memtier_benchmark's byte counts.
+    wire: [WireBytes; KINDS],
     /// Per [`CommandId`]: what the arbitrary commands measured (grown on demand).
     commands: Vec<CommandStats>,
 }
@@ -113,6 +115,8 @@ struct CommandStats {
     returns: [u64; STATUSES],
     /// Bytes of the command and of its replies.
     bytes: u64,
+    /// Bytes on the wire (network stores).
+    wire: WireBytes,
 }
 
 impl CommandStats {
@@ -122,6 +126,7 @@ impl CommandStats {
             intended: new_histogram(),
             returns: [0; STATUSES],
             bytes: 0,
+            wire: WireBytes::default(),
         }
     }
 }
@@ -168,6 +173,7 @@ impl Recorder {
             retries: [0; KINDS],
             bytes_read: 0,
             bytes_written: 0,
+            wire: [WireBytes::default(); KINDS],
             commands: Vec::new(),
         }
     }
@@ -245,6 +251,19 @@ impl Recorder {
         self.commands.get(command.index()).map_or(0, |c| c.bytes)
     }
 
+    /// Adds the wire bytes of one `command` ([`kvlab_core::Slot::wire`]).
+    #[inline]
+    pub fn add_command_wire(&mut self, command: CommandId, wire: WireBytes) {
+        self.command_stats(command).wire.add(wire);
+    }
+
+    /// Bytes `command`s took on the wire, sent and received (zero for embedded stores).
+    pub fn command_wire_bytes(&self, command: CommandId) -> WireBytes {
+        self.commands
+            .get(command.index())
+            .map_or_else(WireBytes::default, |c| c.wire)
+    }
+
     /// Records one operation's service time (from send to completion) and its status.
     #[inline]
     pub fn record(&mut self, kind: OpKind, status: Status, latency_ns: u64) {
@@ -281,6 +300,18 @@ impl Recorder {
         self.bytes_written += written;
     }
 
+    /// Adds the wire bytes of one operation of `kind` ([`kvlab_core::Slot::wire`]).
+    #[inline]
+    pub fn add_wire(&mut self, kind: OpKind, wire: WireBytes) {
+        self.wire[kind.index()].add(wire);
+    }
+
+    /// Bytes the operations of `kind` took on the wire, sent and received, protocol
+    /// framing included, as memtier_benchmark counts them (zero for embedded stores).
+    pub fn wire_bytes(&self, kind: OpKind) -> WireBytes {
+        self.wire[kind.index()]
+    }
+
     /// Adds everything `other` recorded into this recorder. Exact: merging recorders gives
     /// the same counts and percentiles as recording everything into one.
     pub fn merge(&mut self, other: &Recorder) {
@@ -303,6 +334,9 @@ impl Recorder {
         }
         self.bytes_read += other.bytes_read;
         self.bytes_written += other.bytes_written;
+        for (a, b) in self.wire.iter_mut().zip(&other.wire) {
+            a.add(*b);
+        }
         if self.commands.len() < other.commands.len() {
             self.grow_commands(other.commands.len());
         }
@@ -313,6 +347,7 @@ impl Recorder {
                 *a += b;
             }
             into.bytes += from.bytes;
+            into.wire.add(from.wire);
         }
     }
 
@@ -331,11 +366,13 @@ impl Recorder {
         self.retries = [0; KINDS];
         self.bytes_read = 0;
         self.bytes_written = 0;
+        self.wire = [WireBytes::default(); KINDS];
         for c in &mut self.commands {
             reset(&mut c.service);
             reset(&mut c.intended);
             c.returns = [0; STATUSES];
             c.bytes = 0;
+            c.wire = WireBytes::default();
         }
     }
 

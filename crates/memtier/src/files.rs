@@ -190,30 +190,46 @@ fn client_csv(c: &ClientStats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kvlab_core::Outcome;
+    use kvlab_core::{Outcome, WireBytes};
 
     #[test]
     fn client_csv_has_memtiers_sections_and_columns() {
         let mut c = ClientStats::new(0, 1);
+        let wire = |sent, received| WireBytes { sent, received };
+        // `SET k v` of a 4-byte key and 32-byte value in RESP is 56 bytes, `+OK` 5; a
+        // GET of it 24, the hit's reply 39, a miss's `$-1` 5.
         c.record(
             OpKind::Insert,
             1_000,
             250_000,
-            Outcome::Written { bytes: 40 },
+            wire(56, 5),
+            Outcome::Written { bytes: 36 },
         );
-        c.record(OpKind::Read, 2_000, 1_250_000, Outcome::Hit { bytes: 32 });
-        c.record(OpKind::Read, 2_100_000_000, 1_000_000, Outcome::Miss);
+        c.record(
+            OpKind::Read,
+            2_000,
+            1_250_000,
+            wire(24, 39),
+            Outcome::Hit { bytes: 32 },
+        );
+        c.record(
+            OpKind::Read,
+            2_100_000_000,
+            1_000_000,
+            wire(24, 5),
+            Outcome::Miss,
+        );
         let text = client_csv(&c);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "Per-Second Benchmark Data");
         assert_eq!(lines[1].split(',').count(), 15);
         assert_eq!(
             lines[2],
-            "0,1,0.000250,40,40,0,1,0.001250,32,0,32,0,1,0,0.000000"
+            "0,1,0.000250,61,56,5,1,0.001250,63,24,39,0,1,0,0.000000"
         );
         assert_eq!(
             lines[3],
-            "2,0,0.000000,0,0,0,1,0.001000,0,0,0,1,0,0,0.000000"
+            "2,0,0.000000,0,0,0,1,0.001000,29,24,5,1,0,0,0.000000"
         );
         assert_eq!(lines[4], "");
         assert_eq!(lines[5], "Full-Test GET Latency");

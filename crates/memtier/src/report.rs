@@ -236,10 +236,9 @@ struct Figures {
     percentiles_ms: Vec<Option<f64>>,
     /// `None` where memtier prints `---` (WAITs).
     kb_per_sec: Option<f64>,
-    /// Bytes received and sent, where kvlab tells them apart (not for arbitrary
-    /// commands, whose bytes are counted together).
-    rx_bytes: Option<u64>,
-    tx_bytes: Option<u64>,
+    /// Bytes received and sent on the wire.
+    rx_bytes: u64,
+    tx_bytes: u64,
     /// The span the rates are over, in seconds.
     secs: f64,
     /// The latencies' histogram (nanoseconds), for the JSON's compressed histogram and
@@ -247,29 +246,16 @@ struct Figures {
     histogram: Histogram<u64>,
 }
 
-/// Bytes of one row: received, sent (each `None` when not told apart) and in all.
+/// Bytes of one row on the wire: received and sent.
 #[derive(Clone, Copy)]
 struct Traffic {
-    rx: Option<u64>,
-    tx: Option<u64>,
-    total: u64,
+    rx: u64,
+    tx: u64,
 }
 
 impl Traffic {
     fn split(rx: u64, tx: u64) -> Traffic {
-        Traffic {
-            rx: Some(rx),
-            tx: Some(tx),
-            total: rx + tx,
-        }
-    }
-
-    fn together(total: u64) -> Traffic {
-        Traffic {
-            rx: None,
-            tx: None,
-            total,
-        }
+        Traffic { rx, tx }
     }
 }
 
@@ -296,7 +282,7 @@ fn figures(
             .iter()
             .map(|&p| some.then(|| ms(histogram.value_at_quantile(p / 100.0))))
             .collect(),
-        kb_per_sec: Some(rate(traffic.total) / 1024.0),
+        kb_per_sec: Some(rate(traffic.rx + traffic.tx) / 1024.0),
         rx_bytes: traffic.rx,
         tx_bytes: traffic.tx,
         secs,
@@ -327,22 +313,32 @@ fn all(
             .command_histogram(CommandId(i as u16))
             .unwrap_or(&empty)
     };
-    let (read, written) = (recorder.bytes_read(), recorder.bytes_written());
+    // Bytes on the wire, as memtier counts them: each request as encoded (`m_size`)
+    // and each reply as parsed (`get_total_len()`), framing, misses and errors included.
+    let wire = |kind: OpKind| recorder.wire_bytes(kind);
+    let (mut rx, mut tx) = (0, 0);
+    for kind in OpKind::ALL {
+        rx += wire(kind).received;
+        tx += wire(kind).sent;
+    }
     if let Layout::Commands(names) = layout {
-        let mut bytes = read + written;
         for (i, name) in names.iter().enumerate() {
             let h = command(i);
             add(&mut total, h);
-            let b = recorder.command_bytes(CommandId(i as u16));
-            bytes += b;
-            let f = figures(h, None, None, Traffic::together(b), secs, percentiles);
+            let w = recorder.command_wire_bytes(CommandId(i as u16));
+            // memtier 2.3.0's `run_stats::summarize` adds each command's RX + TX to both
+            // the total RX and the total TX, counting them twice; kvlab adds each once.
+            rx += w.received;
+            tx += w.sent;
+            let traffic = Traffic::split(w.received, w.sent);
+            let f = figures(h, None, None, traffic, secs, percentiles);
             out.push((crate::row_name(name), f));
         }
         let f = figures(
             &total,
             None,
             None,
-            Traffic::together(bytes),
+            Traffic::split(rx, tx),
             secs,
             percentiles,
         );
@@ -358,10 +354,11 @@ fn all(
     for (name, kind) in TYPES {
         let h = recorder.histogram(kind);
         add(&mut total, h);
-        let (hit, miss, traffic) = if kind == OpKind::Read {
-            (Some(hits), Some(misses), Traffic::split(read, 0))
+        let traffic = Traffic::split(wire(kind).received, wire(kind).sent);
+        let (hit, miss) = if kind == OpKind::Read {
+            (Some(hits), Some(misses))
         } else {
-            (None, None, Traffic::split(0, written))
+            (None, None)
         };
         out.push((
             name.to_string(),
@@ -369,13 +366,15 @@ fn all(
         ));
     }
     if *layout == Layout::Wait {
+        // memtier counts no bytes for WAITs (`update_wait_op`), in their row or the
+        // totals.
         let h = command(0);
         add(&mut total, h);
         let mut f = figures(h, None, None, Traffic::split(0, 0), secs, percentiles);
         f.kb_per_sec = None;
         out.push(("Waits".to_string(), f));
     }
-    let traffic = Traffic::split(read, written);
+    let traffic = Traffic::split(rx, tx);
     out.push((
         "Totals".to_string(),
         figures(&total, Some(hits), Some(misses), traffic, secs, percentiles),
@@ -707,7 +706,7 @@ fn figures_json(f: &Figures, percentiles: &[f64], time_serie: Json, errors: (u64
     let kb = Json::rounded(f.kb_per_sec.unwrap_or(0.0), 2);
     m.put("KB/sec", kb.clone());
     m.put("KB/sec RX/TX", kb);
-    let split = |b: Option<u64>| b.map_or(Json::Null, |b| Json::rounded(rate(b), 2));
+    let split = |b: u64| Json::rounded(rate(b), 2);
     m.put("KB/sec RX", split(f.rx_bytes));
     m.put("KB/sec TX", split(f.tx_bytes));
     m.put("Time-Serie", time_serie);
@@ -896,8 +895,8 @@ fn stats_json(
                 series.put(t.to_string(), point);
                 continue;
             };
-            point.put("Bytes RX", f.rx_bytes.unwrap_or(0));
-            point.put("Bytes TX", f.tx_bytes.unwrap_or(0));
+            point.put("Bytes RX", f.rx_bytes);
+            point.put("Bytes TX", f.tx_bytes);
             point.put("Count", f.count);
             if f.count > 0 {
                 point.put("Average Latency", Json::rounded(f.avg_ms.unwrap_or(0.0), 3));
@@ -971,6 +970,7 @@ fn document(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kvlab_core::WireBytes;
     use serde_json::json;
     use std::time::Duration;
 
@@ -983,7 +983,22 @@ mod tests {
             r.record(OpKind::Read, Status::NotFound, 5_000);
         }
         r.record(OpKind::Insert, Status::Ok, 1_000_000);
-        r.add_bytes(2048, 1024);
+        // Payload bytes, which memtier's figures leave out, and the wire's.
+        r.add_bytes(2000, 1000);
+        r.add_wire(
+            OpKind::Read,
+            WireBytes {
+                sent: 4500,
+                received: 2048,
+            },
+        );
+        r.add_wire(
+            OpKind::Insert,
+            WireBytes {
+                sent: 1019,
+                received: 5,
+            },
+        );
         r
     }
 
@@ -1131,6 +1146,13 @@ mod tests {
             .starts_with("HISTF"));
         assert_eq!(gets["Time-Serie"]["0"]["Count"], json!(150));
         assert_eq!(gets["Time-Serie"]["0"]["Bytes RX"], json!(2048));
+        assert_eq!(gets["Time-Serie"]["0"]["Bytes TX"], json!(4500));
+        // (2048 + 4500) / 1024 KB in 1 s; the totals add the SET's 1019 + 5 bytes.
+        assert_eq!(gets["KB/sec"], json!(6.39));
+        assert_eq!(gets["KB/sec RX"], json!(2.0));
+        let totals = &doc["ALL STATS"]["Totals"];
+        assert_eq!(totals["KB/sec"], json!(7.39));
+        assert_eq!(totals["KB/sec TX"], json!(5.39));
         assert_eq!(doc["ALL STATS"]["Totals"]["Count"], json!(151));
         assert_eq!(doc["ALL STATS"]["Waits"]["Count"], json!(0));
         assert_eq!(

@@ -49,6 +49,9 @@ pub(crate) struct Conn {
     pub(crate) wbuf: Vec<u8>,
     rbuf: Vec<u8>,
     rpos: usize,
+    /// Bytes parsed ([`Conn::consume`]d) since the connection was made: sessions take
+    /// differences of it to count each request's reply bytes ([`kvlab_core::WireBytes`]).
+    consumed: u64,
     /// When the last read returned bytes (see [`Conn::received_at`]).
     received_at: Timestamp,
     timeout: Option<Duration>,
@@ -124,6 +127,7 @@ impl Conn {
             wbuf: Vec::with_capacity(16 * 1024),
             rbuf: Vec::with_capacity(READ_CHUNK),
             rpos: 0,
+            consumed: 0,
             received_at: Timestamp::now(),
             timeout: ep.timeout,
             name: ep.name.clone(),
@@ -154,10 +158,17 @@ impl Conn {
     #[inline]
     pub(crate) fn consume(&mut self, n: usize) {
         self.rpos += n;
+        self.consumed += n as u64;
         if self.rpos == self.rbuf.len() {
             self.rbuf.clear();
             self.rpos = 0;
         }
+    }
+
+    /// Bytes parsed since the connection was made (see [`Conn::consume`]).
+    #[inline]
+    pub(crate) fn consumed(&self) -> u64 {
+        self.consumed
     }
 
     /// When the buffered bytes were received: the time the last [`Conn::fill`] returned

@@ -833,6 +833,7 @@ impl MemcachedSession {
                 let (i, part) = self.queues[server][k];
                 let conn = self.links[server].conn.as_mut().expect("connected");
                 let slot = &mut batch.slots_mut()[i];
+                let consumed = conn.consumed();
                 let result = if part == Part::MultiGet {
                     let state = &mut self.state[i];
                     let share = if protocol == Protocol::Binary {
@@ -882,6 +883,7 @@ impl MemcachedSession {
                 };
                 // The reply arrived with the connection's last read.
                 let at = conn.received_at();
+                slot.wire.received += conn.consumed() - consumed;
                 match result {
                     // A multi-key read that already failed on another server stays failed.
                     Ok(Step::Done(_) | Step::Failed(_)) if slot.completed_at.is_some() => {}
@@ -900,6 +902,15 @@ impl MemcachedSession {
             }
             self.queues[server].clear();
         }
+    }
+
+    /// Bytes waiting in every connection's write buffer.
+    fn queued_bytes(&self) -> u64 {
+        self.links
+            .iter()
+            .filter_map(|l| l.conn.as_ref())
+            .map(|c| c.wbuf.len() as u64)
+            .sum()
     }
 
     fn fail_server(&mut self, server: usize, e: &StoreError) {
@@ -1257,10 +1268,12 @@ impl Session for MemcachedSession {
                 if round == 1 && self.state[i].merged.is_none() {
                     continue;
                 }
+                let before = self.queued_bytes();
                 if slot.request.is_multi_read() {
                     if let Err(e) = self.queue_multi_get(&batch.slots()[i].request, i).await {
                         self.state[i].outcome = Some(Err(e));
                     }
+                    batch.slots_mut()[i].wire.sent += self.queued_bytes() - before;
                     continue;
                 }
                 let server = self.inner.route(&slot.request.key);
@@ -1279,6 +1292,7 @@ impl Session for MemcachedSession {
                 if let Err(e) = r {
                     self.state[i].outcome = Some(Err(e));
                 }
+                batch.slots_mut()[i].wire.sent += self.queued_bytes() - before;
             }
             self.exchange(batch).await;
         }

@@ -616,6 +616,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                         slot.request.kind,
                         end.nanos_since(self.measured_from),
                         end.nanos_since(started),
+                        slot.wire,
                         *outcome,
                     );
                 }
@@ -741,6 +742,7 @@ fn account_command(
         return;
     };
     let sent = req.command.args.byte_len() as u64;
+    recorder.add_command_wire(command, slot.wire);
     match &slot.result {
         Ok(outcome) => {
             recorder.record_command(
@@ -820,6 +822,8 @@ fn account(
         account_command(recorder, shared, slot, service, end, intended);
         return;
     }
+    // Failed requests too: memtier counts an error reply's bytes as any other's.
+    recorder.add_wire(kind, slot.wire);
     match &slot.result {
         Ok(outcome) => {
             recorder.record(kind, outcome.status(), service);

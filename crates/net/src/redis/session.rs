@@ -557,7 +557,11 @@ impl RedisSession {
             }
             for &i in &todo {
                 if self.work.slots[i].outcome.is_none() {
+                    // What the request queued on any node's connection (an `ASKING`,
+                    // a scan's reads, an index command included) is its wire bytes.
+                    let before = self.queued_bytes();
                     self.encode(&inner, batch, i);
+                    batch.slots_mut()[i].wire.sent += self.queued_bytes() - before;
                 }
             }
             self.exchange(batch).await;
@@ -638,8 +642,10 @@ impl RedisSession {
             }
         }
         let conn = link.conn.as_mut().expect("checked above");
-        for (slot, &part) in batch.slots().iter().zip(parts.iter()) {
+        for (slot, &part) in batch.slots_mut().iter_mut().zip(parts.iter()) {
+            let before = conn.wbuf.len();
             encode_single(&mut conn.wbuf, part, model, offset, &slot.request);
+            slot.wire.sent += (conn.wbuf.len() - before) as u64;
         }
         let mut failed = conn.flush().await.err();
         let mut i = 0;
@@ -653,6 +659,7 @@ impl RedisSession {
                         None => single_outcome(parts[i], &frame, slot),
                     };
                     conn.consume(n);
+                    slot.wire.received += n as u64;
                     slot.complete_at(result, conn.received_at());
                     i += 1;
                 }
@@ -703,6 +710,7 @@ impl RedisSession {
                         Ok(Some((frame, n))) => {
                             apply(&self.inner, &mut self.work, batch, p, &frame);
                             conn.consume(n);
+                            batch.slots_mut()[p.slot].wire.received += n as u64;
                             break Ok(());
                         }
                         Ok(None) => {
@@ -753,6 +761,15 @@ impl RedisSession {
                 w.outcome = None;
             }
         }
+    }
+
+    /// Bytes waiting in every connection's write buffer.
+    fn queued_bytes(&self) -> u64 {
+        self.links
+            .iter()
+            .filter_map(|l| l.conn.as_ref())
+            .map(|c| c.wbuf.len() as u64)
+            .sum()
     }
 
     pub(super) fn fail_node(&mut self, batch: &mut Batch, node: usize, e: StoreError) {

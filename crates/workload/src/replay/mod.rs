@@ -5,6 +5,12 @@
 //!   to the clients by a hash of the key, so every request of a key goes through one
 //!   client, in the trace's order (RocksDB's own replayer cannot promise that with
 //!   several threads). Each client's [`ReplaySource`] turns them into requests.
+//! - One pass: the trace is read once, by the reader thread, which also counts what the
+//!   replay needs to know of the whole trace — its requests, its first timestamp and
+//!   the requests due in each reporting interval ([`ReplayWorkload::requests`],
+//!   [`ReplayWorkload::intended_per_interval`]) — as it deals, so a trace on standard
+//!   input (`-`) replays too. [`ReplayWorkload::preload`] is a second pass, before the
+//!   replay, which counts the same figures while it gathers the keys.
 //! - Timing: with `speed` a request is due at `(ts − first ts) / speed` from the start of
 //!   the phase ([`OpSource::due`]): an open loop, whose latency the runner also measures
 //!   from that intended time, as `run --target-rate` does. Without (`--speed max`),
@@ -28,15 +34,16 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use kvlab_core::{Dataset, Needs, OpKind, OpSource, Record, Request, Slot, Ticket, Verdict};
 use kvlab_core::{Outcome, Workload};
 use kvlab_dist::ValuePool;
-use kvlab_trace::{KeyEncoding, Op, OpenOptions, TimeUnit, TraceError, TraceRecord};
+use kvlab_trace::{KeyEncoding, Op, OpenOptions, TimeUnit, TraceError, TraceReader, TraceRecord};
 
 /// Requests per chunk handed from the reader to a client.
 const CHUNK: usize = 1024;
@@ -44,6 +51,11 @@ const CHUNK: usize = 1024;
 const QUEUE: usize = 8;
 /// Bytes of the shared value pool (values are ranges of it; larger values repeat it).
 const POOL_BYTES: usize = 8 << 20;
+/// Records read when the trace is opened, kept for the reader thread: whether the
+/// trace has TTLs is known from them before the run (a store may need to know).
+const LOOK_AHEAD: usize = 4 * CHUNK;
+/// How long, after a run, to wait for the reader thread to publish its last counts.
+const READER_GRACE: Duration = Duration::from_secs(2);
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -69,8 +81,16 @@ pub struct ReplaySpec {
 pub struct ReplayWorkload {
     spec: ReplaySpec,
     info: kvlab_trace::TraceInfo,
-    requests: u64,
-    first_ts: u64,
+    /// The trace as opened, and the records read ahead, until a pass takes it.
+    opened: Mutex<Option<Opened>>,
+    /// How many times the trace was opened for reading.
+    passes: AtomicU32,
+    /// The whole-trace figures, published by the pass that counts them.
+    counts: Arc<Mutex<Counts>>,
+    /// The running reader thread, if any.
+    reader: Mutex<Option<JoinHandle<()>>>,
+    /// [`ReplayWorkload::wait_reader`] gave up on the reader once.
+    reader_waited: AtomicBool,
     pool: ValuePool,
     queues: Mutex<Vec<Option<Receiver<Chunk>>>>,
     can_scan: AtomicBool,
@@ -78,9 +98,68 @@ pub struct ReplayWorkload {
     can_multi_read: AtomicBool,
     skipped: Arc<SkipCounts>,
     failed: Arc<Mutex<Option<TraceError>>>,
+    /// The records read ahead carry TTLs (what [`Workload::needs`] says).
+    ttl: bool,
+}
+
+/// An opened trace and the records already read from it.
+struct Opened {
+    reader: Box<dyn TraceReader>,
+    ahead: VecDeque<TraceRecord>,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("ahead", &self.ahead.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Opened {
+    /// The next record: one read ahead, else the reader's.
+    fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, TraceError> {
+        match self.ahead.pop_front() {
+            Some(r) => {
+                *rec = r;
+                Ok(true)
+            }
+            None => self.reader.read(rec),
+        }
+    }
+}
+
+/// What the replay knows of the whole trace: counted by the pass that reads it.
+#[derive(Clone, Debug, Default)]
+struct Counts {
+    /// Requests read (up to the limit).
+    requests: u64,
+    first_ts: Option<u64>,
+    /// A request with a TTL was read.
     ttl: bool,
     /// Requests due in each `spec.interval` of the replay (with a speed).
     intended: Vec<u64>,
+    /// The pass read to the end of the trace (or the limit).
+    complete: bool,
+}
+
+impl Counts {
+    /// Counts `rec`, the next request of the trace: its due time (at `speed`, with
+    /// `unit_ns` nanoseconds per timestamp unit) falls in reporting interval
+    /// `due / bin_ns`.
+    #[inline]
+    fn count(&mut self, rec: &TraceRecord, speed: Option<f64>, unit_ns: f64, bin_ns: f64) {
+        self.requests += 1;
+        let first = *self.first_ts.get_or_insert(rec.ts);
+        self.ttl |= rec.ttl_s > 0;
+        if let Some(speed) = speed.filter(|_| unit_ns > 0.0) {
+            let bin = (due_ns(rec.ts, first, unit_ns, speed) as f64 / bin_ns) as usize;
+            if bin >= self.intended.len() {
+                self.intended.resize(bin + 1, 0);
+            }
+            self.intended[bin] += 1;
+        }
+    }
 }
 
 /// Requests a store could not be sent, by op name.
@@ -125,29 +204,11 @@ struct Chunk {
 }
 
 impl ReplayWorkload {
-    /// Opens the trace and reads it through once for its size, first timestamp and
-    /// whether it has TTLs (a replay is sized before it starts).
+    /// Opens the trace and reads its first records ahead (kept for the replay, not read
+    /// again): the trace is read through once, by the replay itself.
     pub fn open(spec: ReplaySpec) -> Result<ReplayWorkload, TraceError> {
         let mut reader = kvlab_trace::open(&spec.path, &spec.open)?;
         let info = reader.info().clone();
-        let mut rec = TraceRecord::default();
-        let (mut requests, mut first_ts, mut ttl) = (0u64, None, false);
-        let mut intended: Vec<u64> = Vec::new();
-        let unit_ns = info.time_unit.nanos().unwrap_or(0) as f64;
-        let bin_ns = spec.interval.as_nanos().max(1) as f64;
-        while spec.limit.is_none_or(|l| requests < l) && reader.read(&mut rec)? {
-            requests += 1;
-            let first = *first_ts.get_or_insert(rec.ts);
-            ttl |= rec.ttl_s > 0;
-            if let Some(speed) = spec.speed.filter(|_| unit_ns > 0.0) {
-                let due_ns = due_ns(rec.ts, first, unit_ns, speed);
-                let bin = (due_ns as f64 / bin_ns) as usize;
-                if bin >= intended.len() {
-                    intended.resize(bin + 1, 0);
-                }
-                intended[bin] += 1;
-            }
-        }
         if spec.speed.is_some() && info.time_unit == TimeUnit::Sequence {
             return Err(TraceError::Format {
                 path: spec.path.clone(),
@@ -157,10 +218,23 @@ impl ReplayWorkload {
                 ),
             });
         }
+        let mut ahead = VecDeque::new();
+        let limit = spec.limit.unwrap_or(u64::MAX).min(LOOK_AHEAD as u64) as usize;
+        while ahead.len() < limit {
+            let mut rec = TraceRecord::default();
+            if !reader.read(&mut rec)? {
+                break;
+            }
+            ahead.push_back(rec);
+        }
+        let ttl = ahead.iter().any(|r| r.ttl_s > 0);
         Ok(ReplayWorkload {
             pool: ValuePool::printable(POOL_BYTES, 0x6b76_6c61_6272_6570),
-            requests,
-            first_ts: first_ts.unwrap_or(0),
+            opened: Mutex::new(Some(Opened { reader, ahead })),
+            passes: AtomicU32::new(1),
+            counts: Arc::default(),
+            reader: Mutex::new(None),
+            reader_waited: AtomicBool::new(false),
             info,
             spec,
             queues: Mutex::new(Vec::new()),
@@ -169,20 +243,84 @@ impl ReplayWorkload {
             skipped: Arc::default(),
             failed: Arc::default(),
             ttl,
-            intended,
         })
+    }
+
+    /// The trace as opened (the first pass), or opened again for another pass; a trace
+    /// on standard input cannot be.
+    fn take_opened(&self) -> Result<Opened, TraceError> {
+        if let Some(o) = lock(&self.opened).take() {
+            return Ok(o);
+        }
+        if self.spec.path.as_os_str() == "-" {
+            return Err(TraceError::Format {
+                path: self.spec.path.clone(),
+                what: "standard input is read once; it was read already".into(),
+            });
+        }
+        let reader = kvlab_trace::open(&self.spec.path, &self.spec.open)?;
+        self.passes.fetch_add(1, Ordering::Relaxed);
+        Ok(Opened {
+            reader,
+            ahead: VecDeque::new(),
+        })
+    }
+
+    /// How many times the trace has been opened for reading: 1 for a replay, 2 with
+    /// [`ReplayWorkload::preload`].
+    pub fn passes(&self) -> u32 {
+        self.passes.load(Ordering::Relaxed)
+    }
+
+    /// Waits (up to a grace period) for the reader thread of a finished run to end, so
+    /// that its counts are final. A reader still busy after it (a run stopped while
+    /// standard input keeps coming) is left running: its counts so far are used.
+    fn wait_reader(&self) {
+        let mut reader = lock(&self.reader);
+        let Some(handle) = reader.take() else {
+            return;
+        };
+        // Waited for in vain once: not again.
+        let grace = if self.reader_waited.swap(true, Ordering::Relaxed) {
+            Duration::ZERO
+        } else {
+            READER_GRACE
+        };
+        let deadline = std::time::Instant::now() + grace;
+        while !handle.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if handle.is_finished() {
+            let _ = handle.join();
+            self.reader_waited.store(false, Ordering::Relaxed);
+        } else {
+            *reader = Some(handle);
+        }
     }
 
     /// With a speed: how many requests the trace's timestamps make due in each
     /// reporting interval of the replay (`ReplaySpec::interval`), from its start; empty
-    /// with `--speed max` or a trace without timestamps.
-    pub fn intended_per_interval(&self) -> &[u64] {
-        &self.intended
+    /// with `--speed max` or a trace without timestamps. Counted as the trace is read:
+    /// call after the run (it waits for the reader to finish), or after
+    /// [`ReplayWorkload::preload`].
+    pub fn intended_per_interval(&self) -> Vec<u64> {
+        self.wait_reader();
+        lock(&self.counts).intended.clone()
     }
 
-    /// Requests the replay sends (the trace's, up to the limit).
-    pub fn requests(&self) -> u64 {
-        self.requests
+    /// Requests in the trace (up to the limit): known once a pass has read it through
+    /// ([`ReplayWorkload::preload`], or the replay's own reading), `None` before. After
+    /// a run stopped early, the requests read until then.
+    pub fn requests(&self) -> Option<u64> {
+        self.wait_reader();
+        let counts = lock(&self.counts);
+        (counts.complete || counts.requests > 0).then_some(counts.requests)
+    }
+
+    /// The trace had TTLs beyond the records read when it was opened: a store told
+    /// before the run that it had none ([`Workload::needs`]) may not have honoured them.
+    pub fn late_ttls(&self) -> bool {
+        !self.ttl && lock(&self.counts).ttl
     }
 
     /// What the trace says about itself.
@@ -225,7 +363,11 @@ impl ReplayWorkload {
         vec![
             ("trace".into(), self.spec.path.display().to_string()),
             ("trace.format".into(), self.info.format.clone()),
-            ("trace.requests".into(), self.requests.to_string()),
+            (
+                "trace.requests".into(),
+                self.requests()
+                    .map_or_else(|| "unknown".to_string(), |n| n.to_string()),
+            ),
             (
                 "speed".into(),
                 self.spec
@@ -237,9 +379,21 @@ impl ReplayWorkload {
     }
 
     /// The keys the trace reads before it writes them (each once, with the size of its
-    /// first read, or the default value size), for `--preload`. Reads the trace again.
+    /// first read, or the default value size), for `--preload`. A pass of its own (the
+    /// replay then reads the trace a second time), which also counts the trace's
+    /// requests and intended rate. A trace on standard input cannot be preloaded.
     pub fn preload(&self) -> Result<Preload, TraceError> {
-        let mut reader = kvlab_trace::open(&self.spec.path, &self.spec.open)?;
+        if self.spec.path.as_os_str() == "-" {
+            return Err(TraceError::Format {
+                path: self.spec.path.clone(),
+                what: "a preload reads the trace before the replay reads it again: \
+                       standard input can be read only once"
+                    .into(),
+            });
+        }
+        let mut reader = self.take_opened()?;
+        let mut counts = Counts::default();
+        let (unit_ns, bin_ns) = self.count_units();
         let mut rec = TraceRecord::default();
         let mut seen: HashMap<u64, ()> = HashMap::new();
         let mut keys = Vec::new();
@@ -249,6 +403,7 @@ impl ReplayWorkload {
         let mut n = 0u64;
         while self.spec.limit.is_none_or(|l| n < l) && reader.read(&mut rec)? {
             n += 1;
+            counts.count(&rec, self.spec.speed, unit_ns, bin_ns);
             if seen.insert(rec.id, ()).is_some() {
                 continue;
             }
@@ -259,12 +414,23 @@ impl ReplayWorkload {
                 sizes.push(value_size(&self.info, &rec, self.spec.default_value_size));
             }
         }
+        counts.complete = true;
+        *lock(&self.counts) = counts;
         Ok(Preload {
             keys: keys.into(),
             ends: ends.into(),
             sizes: sizes.into(),
             pool: self.pool.shared().clone(),
         })
+    }
+
+    /// Nanoseconds per timestamp unit (0 without timestamps) and per reporting
+    /// interval, for [`Counts::count`].
+    fn count_units(&self) -> (f64, f64) {
+        (
+            self.info.time_unit.nanos().unwrap_or(0) as f64,
+            self.spec.interval.as_nanos().max(1) as f64,
+        )
     }
 
     /// Starts a reader thread that deals the trace to `clients` queues.
@@ -276,98 +442,139 @@ impl ReplayWorkload {
             senders.push(tx);
             receivers.push(Some(rx));
         }
-        let spec = self.spec.clone();
-        let info = self.info.clone();
-        let first_ts = self.first_ts;
         let failed = Arc::clone(&self.failed);
-        let multi = self.can_multi_read.load(Ordering::Relaxed);
-        std::thread::Builder::new()
+        let opened = match self.take_opened() {
+            Ok(o) => o,
+            Err(e) => {
+                // Every queue is closed at once: the clients have nothing to send.
+                *lock(&failed) = Some(e);
+                return receivers;
+            }
+        };
+        let dealer = Dealer {
+            spec: self.spec.clone(),
+            info: self.info.clone(),
+            multi: self.can_multi_read.load(Ordering::Relaxed),
+            counts: Arc::clone(&self.counts),
+            units: self.count_units(),
+        };
+        let handle = std::thread::Builder::new()
             .name("kvlab-replay-reader".into())
             .spawn(move || {
-                if let Err(e) = deal(&spec, &info, first_ts, multi, &senders) {
-                    *failed
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                if let Err(e) = dealer.deal(opened, &senders) {
+                    *lock(&failed) = Some(e);
                 }
             })
             .expect("the OS starts a thread");
+        *lock(&self.reader) = Some(handle);
         receivers
     }
 }
 
-/// The reader thread's loop: reads the trace and sends each request to the client its
-/// key hashes to. With `multi`, the keys of one MultiGet make one request, sent to the
-/// client of its first key.
-fn deal(
-    spec: &ReplaySpec,
-    info: &kvlab_trace::TraceInfo,
-    first_ts: u64,
+/// What the reader thread needs: how to deal, and where to publish its counts.
+struct Dealer {
+    spec: ReplaySpec,
+    info: kvlab_trace::TraceInfo,
+    /// A MultiGet's keys make one request.
     multi: bool,
-    senders: &[SyncSender<Chunk>],
-) -> Result<(), TraceError> {
-    let mut reader = kvlab_trace::open(&spec.path, &spec.open)?;
-    let mut rec = TraceRecord::default();
-    let mut chunks: Vec<Chunk> = (0..senders.len()).map(|_| Chunk::default()).collect();
-    let mut key = Vec::new();
-    let unit_ns = info.time_unit.nanos().unwrap_or(0) as f64;
-    let mut n = 0u64;
-    // The client of the MultiGet being gathered, while its keys keep coming.
-    let mut gathering: Option<usize> = None;
-    while spec.limit.is_none_or(|l| n < l) && reader.read(&mut rec)? {
-        n += 1;
-        key_bytes(info, &rec, &mut key);
-        let more_of_batch = rec.op == Op::MultiGet && rec.batch_pos > 0;
-        let client = match (multi && more_of_batch, gathering) {
-            (true, Some(client)) => {
-                let chunk = &mut chunks[client];
-                let start = chunk.keys.len() as u32;
-                chunk.keys.extend_from_slice(&key);
-                chunk.more.push((start, chunk.keys.len() as u32));
-                let item = chunk.items.last_mut().expect("the MultiGet's first key");
-                item.more.1 = chunk.more.len() as u32;
-                client
-            }
-            _ => {
-                // SplitMix64's finalizer spreads dense ids over the clients.
-                let client = (kvlab_dist::mix64(rec.id) % senders.len() as u64) as usize;
-                let chunk = &mut chunks[client];
-                let start = chunk.keys.len() as u32;
-                chunk.keys.extend_from_slice(&key);
-                let due_ns = spec
-                    .speed
-                    .map_or(0, |speed| due_ns(rec.ts, first_ts, unit_ns, speed));
-                let more = chunk.more.len() as u32;
-                chunk.items.push(Item {
-                    op: rec.op,
-                    key: (start, chunk.keys.len() as u32),
-                    value_size: value_size(info, &rec, spec.default_value_size),
-                    scan_len: rec.scan_len,
-                    ttl_s: rec.ttl_s,
-                    due_ns,
-                    more: (more, more),
-                });
-                gathering = (multi && rec.op == Op::MultiGet).then_some(client);
-                client
-            }
-        };
-        // A MultiGet still gathering keys stays in its chunk.
-        if gathering.is_some() && rec.batch_pos + 1 < rec.batch_len {
-            continue;
-        }
-        gathering = None;
-        if chunks[client].items.len() >= CHUNK {
-            let full = std::mem::take(&mut chunks[client]);
-            if senders[client].send(full).is_err() {
-                return Ok(()); // the run stopped: nobody reads any more
-            }
+    /// Where the counts go. A count already complete (a preload pass's) is kept.
+    counts: Arc<Mutex<Counts>>,
+    /// [`ReplayWorkload::count_units`].
+    units: (f64, f64),
+}
+
+impl Dealer {
+    /// Publishes `counts` unless a complete count is there already.
+    fn publish(&self, counts: &Counts) {
+        let mut shared = lock(&self.counts);
+        if !shared.complete || counts.complete {
+            shared.clone_from(counts);
         }
     }
-    for (client, chunk) in chunks.into_iter().enumerate() {
-        if !chunk.items.is_empty() {
-            let _ = senders[client].send(chunk);
+
+    /// The reader thread's loop: reads the trace and sends each request to the client
+    /// its key hashes to, counting the trace's requests and due times as it goes
+    /// (published every chunk, so a run that stops early still has the counts of what
+    /// was read). With `multi`, the keys of one MultiGet make one request, sent to the
+    /// client of its first key.
+    fn deal(&self, mut reader: Opened, senders: &[SyncSender<Chunk>]) -> Result<(), TraceError> {
+        let (spec, info) = (&self.spec, &self.info);
+        let mut rec = TraceRecord::default();
+        let mut chunks: Vec<Chunk> = (0..senders.len()).map(|_| Chunk::default()).collect();
+        let mut key = Vec::new();
+        let (unit_ns, bin_ns) = self.units;
+        let mut counts = Counts::default();
+        // The client of the MultiGet being gathered, while its keys keep coming.
+        let mut gathering: Option<usize> = None;
+        while spec.limit.is_none_or(|l| counts.requests < l) && reader.read(&mut rec)? {
+            counts.count(&rec, spec.speed, unit_ns, bin_ns);
+            let first_ts = counts.first_ts.unwrap_or(rec.ts);
+            if counts.requests % CHUNK as u64 == 0 {
+                self.publish(&counts);
+            }
+            key_bytes(info, &rec, &mut key);
+            let more_of_batch = rec.op == Op::MultiGet && rec.batch_pos > 0;
+            let client = match (self.multi && more_of_batch, gathering) {
+                (true, Some(client)) => {
+                    let chunk = &mut chunks[client];
+                    let start = chunk.keys.len() as u32;
+                    chunk.keys.extend_from_slice(&key);
+                    chunk.more.push((start, chunk.keys.len() as u32));
+                    let item = chunk.items.last_mut().expect("the MultiGet's first key");
+                    item.more.1 = chunk.more.len() as u32;
+                    client
+                }
+                _ => {
+                    // SplitMix64's finalizer spreads dense ids over the clients.
+                    let client = (kvlab_dist::mix64(rec.id) % senders.len() as u64) as usize;
+                    let chunk = &mut chunks[client];
+                    let start = chunk.keys.len() as u32;
+                    chunk.keys.extend_from_slice(&key);
+                    let due_ns = spec
+                        .speed
+                        .map_or(0, |speed| due_ns(rec.ts, first_ts, unit_ns, speed));
+                    let more = chunk.more.len() as u32;
+                    chunk.items.push(Item {
+                        op: rec.op,
+                        key: (start, chunk.keys.len() as u32),
+                        value_size: value_size(info, &rec, spec.default_value_size),
+                        scan_len: rec.scan_len,
+                        ttl_s: rec.ttl_s,
+                        due_ns,
+                        more: (more, more),
+                    });
+                    gathering = (self.multi && rec.op == Op::MultiGet).then_some(client);
+                    client
+                }
+            };
+            // A MultiGet still gathering keys stays in its chunk.
+            if gathering.is_some() && rec.batch_pos + 1 < rec.batch_len {
+                continue;
+            }
+            gathering = None;
+            if chunks[client].items.len() >= CHUNK {
+                let full = std::mem::take(&mut chunks[client]);
+                if senders[client].send(full).is_err() {
+                    // The run stopped: nobody reads any more.
+                    self.publish(&counts);
+                    return Ok(());
+                }
+            }
         }
+        counts.complete = true;
+        self.publish(&counts);
+        for (client, chunk) in chunks.into_iter().enumerate() {
+            if !chunk.items.is_empty() {
+                let _ = senders[client].send(chunk);
+            }
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// Locks `m`, whose data stays usable after a panic elsewhere (counts and handles).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// When a request of timestamp `ts` is due, in nanoseconds from the replay's start: its
@@ -632,5 +839,86 @@ impl OpSource for PreloadSource {
 
     fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
         Verdict::Unchecked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Twitter cache trace of `n` requests, one a millisecond (`ts` in seconds, so
+    /// 1 000 share a second): sets with a TTL after the look-ahead, gets before.
+    fn trace(dir: &std::path::Path, n: u64) -> PathBuf {
+        let mut text = String::new();
+        for i in 0..n {
+            let (op, ttl) = if i < LOOK_AHEAD as u64 {
+                ("get", 0)
+            } else {
+                ("set", 60)
+            };
+            text.push_str(&format!("{},k{},3,100,1,{op},{ttl}\n", i / 1000, i % 977));
+        }
+        let path = dir.join("t.twitter.csv");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn spec(path: PathBuf, speed: Option<f64>) -> ReplaySpec {
+        ReplaySpec {
+            path,
+            open: OpenOptions::default(),
+            speed,
+            default_value_size: 100,
+            limit: None,
+            look_aside: false,
+            interval: Duration::from_secs(1),
+        }
+    }
+
+    /// Takes every request of a replay of `clients` clients.
+    fn drain(w: &Arc<ReplayWorkload>, clients: usize) -> u64 {
+        let mut sources: Vec<_> = (0..clients).map(|c| w.source(0, c, clients)).collect();
+        let mut req = Request::default();
+        let mut n = 0;
+        for s in &mut sources {
+            while s.next(&mut req).is_some() {
+                req.clear();
+                n += 1;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn a_replay_reads_its_trace_once_and_counts_it_as_it_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Arc::new(ReplayWorkload::open(spec(trace(dir.path(), 10_500), Some(1.0))).unwrap());
+        assert_eq!(w.requests(), None, "nothing is counted before the replay");
+        assert!(!w.needs().ttl, "the records read ahead have no TTL");
+        assert_eq!(drain(&w, 3), 10_500);
+        assert_eq!(w.passes(), 1);
+        assert_eq!(w.requests(), Some(10_500));
+        // One request a millisecond at speed 1: 1 000 due in each second, 500 in the last.
+        let mut expected = vec![1000; 10];
+        expected.push(500);
+        assert_eq!(w.intended_per_interval(), expected);
+        assert!(w.late_ttls(), "the sets' TTLs came after the look-ahead");
+        assert!(w
+            .effective()
+            .contains(&("trace.requests".into(), "10500".into())));
+    }
+
+    #[test]
+    fn a_preload_is_the_second_pass_and_counts_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Arc::new(ReplayWorkload::open(spec(trace(dir.path(), 5_000), Some(2.0))).unwrap());
+        // The keys read before written: the 977 keys the first gets read.
+        assert_eq!(w.preload().unwrap().len(), 977);
+        assert_eq!(w.passes(), 1);
+        assert_eq!(w.requests(), Some(5_000));
+        assert_eq!(w.intended_per_interval(), [2000, 2000, 1000]);
+        assert_eq!(drain(&w, 2), 5_000);
+        assert_eq!(w.passes(), 2);
+        assert_eq!(w.intended_per_interval(), [2000, 2000, 1000]);
     }
 }
