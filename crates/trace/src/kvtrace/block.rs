@@ -138,8 +138,10 @@ impl BlockBuilder {
     pub(super) fn encode(&mut self, out: &mut Vec<u8>) {
         put_varint(out, self.len() as u64);
         for col in &mut self.cols {
-            let max = col.iter().copied().max().unwrap_or(0);
-            let width: u8 = match max {
+            // The width needs only the highest bit set in any value: an OR, which
+            // vectorizes (a `max` did not, ~130 instructions a record).
+            let bits = col.iter().fold(0u64, |acc, &v| acc | v);
+            let width: u8 = match bits {
                 0 => 0,
                 1..=0xff => 1,
                 0x100..=0xffff => 2,
