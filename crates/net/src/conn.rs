@@ -60,6 +60,12 @@ pub(crate) struct Conn {
 
 const READ_CHUNK: usize = 64 * 1024;
 
+/// Bytes waiting in the write buffers of `conns`: what a session has encoded and not yet
+/// sent, so that the difference around encoding a request is that request's wire size.
+pub(crate) fn queued_bytes<'a>(conns: impl Iterator<Item = &'a Conn>) -> u64 {
+    conns.map(|c| c.wbuf.len() as u64).sum()
+}
+
 impl Conn {
     /// Connects (and for TLS, shakes hands) within the endpoint's connect timeout.
     pub(crate) async fn connect(ep: &Endpoint) -> Result<Conn, StoreError> {

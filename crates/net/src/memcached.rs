@@ -906,11 +906,7 @@ impl MemcachedSession {
 
     /// Bytes waiting in every connection's write buffer.
     fn queued_bytes(&self) -> u64 {
-        self.links
-            .iter()
-            .filter_map(|l| l.conn.as_ref())
-            .map(|c| c.wbuf.len() as u64)
-            .sum()
+        crate::conn::queued_bytes(self.links.iter().filter_map(|l| l.conn.as_ref()))
     }
 
     fn fail_server(&mut self, server: usize, e: &StoreError) {

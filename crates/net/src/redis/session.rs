@@ -765,11 +765,7 @@ impl RedisSession {
 
     /// Bytes waiting in every connection's write buffer.
     fn queued_bytes(&self) -> u64 {
-        self.links
-            .iter()
-            .filter_map(|l| l.conn.as_ref())
-            .map(|c| c.wbuf.len() as u64)
-            .sum()
+        crate::conn::queued_bytes(self.links.iter().filter_map(|l| l.conn.as_ref()))
     }
 
     pub(super) fn fail_node(&mut self, batch: &mut Batch, node: usize, e: StoreError) {
