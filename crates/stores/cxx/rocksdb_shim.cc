@@ -176,9 +176,15 @@ char* kvlab_rdb_statistics(kvlab_rdb_db* h) noexcept {
   return copy_string(h->options.statistics->ToString());
 }
 
-// An integer property (DB::GetIntProperty); false when RocksDB has none by that name.
-bool kvlab_rdb_property_int(kvlab_rdb_db* h, const char* name, uint64_t* value) noexcept {
-  return h->db->GetIntProperty(name, value);
+// A property's text (DB::GetProperty, which also prints the integer ones; some integer
+// properties, such as rocksdb.num-files-at-level<N>, exist only as text), malloc'd;
+// NULL when RocksDB has none by that name.
+char* kvlab_rdb_property(kvlab_rdb_db* h, const char* name) noexcept {
+  std::string value;
+  if (!h->db->GetProperty(name, &value)) {
+    return nullptr;
+  }
+  return copy_string(value);
 }
 
 kvlab_rdb_session* kvlab_rdb_session_new(kvlab_rdb_db* h, bool wal, bool sync,

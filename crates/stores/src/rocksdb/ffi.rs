@@ -76,7 +76,7 @@ extern "C" {
     fn kvlab_rdb_close(h: *mut RawDb);
     fn kvlab_rdb_flush(h: *mut RawDb, err: *mut *mut c_char) -> c_int;
     fn kvlab_rdb_statistics(h: *mut RawDb) -> *mut c_char;
-    fn kvlab_rdb_property_int(h: *mut RawDb, name: *const c_char, value: *mut u64) -> bool;
+    fn kvlab_rdb_property(h: *mut RawDb, name: *const c_char) -> *mut c_char;
     fn kvlab_rdb_session_new(
         h: *mut RawDb,
         wal: bool,
@@ -196,11 +196,16 @@ impl Db {
         (!p.is_null()).then(|| take_string(p))
     }
 
-    /// An integer property (`rocksdb.estimate-num-keys`), if RocksDB has it.
+    /// An integer property (`rocksdb.estimate-num-keys`), if RocksDB has it: its text
+    /// parsed, as the rust-rocksdb crate's `property_int_value` does (some integer
+    /// properties, such as `rocksdb.num-files-at-level0`, exist only as text).
     pub fn property_int(&self, name: &CStr) -> Option<u64> {
-        let mut v = 0u64;
         // SAFETY: the handle is open; `name` is NUL-terminated.
-        unsafe { kvlab_rdb_property_int(self.raw.as_ptr(), name.as_ptr(), &mut v) }.then_some(v)
+        let p = unsafe { kvlab_rdb_property(self.raw.as_ptr(), name.as_ptr()) };
+        if p.is_null() {
+            return None;
+        }
+        take_string(p).trim().parse().ok()
     }
 
     /// A session with its own write and read options and reused buffers.
