@@ -16,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <rocksdb/cache.h>
 #include <rocksdb/convenience.h>
@@ -92,6 +93,10 @@ struct kvlab_rdb_session {
   rocksdb::ReadOptions read;
   rocksdb::WriteBatch batch;
   rocksdb::PinnableSlice value;
+  // A MultiGet's keys, values and statuses, grown to the largest batch and kept.
+  std::vector<rocksdb::Slice> keys;
+  std::vector<rocksdb::PinnableSlice> values;
+  std::vector<rocksdb::Status> statuses;
 };
 
 struct kvlab_rdb_iter {
@@ -215,6 +220,40 @@ int kvlab_rdb_get(kvlab_rdb_session* s, const char* key, size_t key_len, const c
     return 0;
   }
   return fail(st, err);
+}
+
+// Looks n keys up in one batched DB::MultiGet (as db_bench's multireadrandom does): for
+// each key i, found[i] is 1 with values[i] and value_lens[i] set (valid until the
+// session's next call), 0 when not found, -1 on failure (the first failure's text in
+// *err).
+void kvlab_rdb_multi_get(kvlab_rdb_session* s, size_t n, const char* const* keys,
+                         const size_t* key_lens, const char** values, size_t* value_lens,
+                         int* found, char** err) noexcept {
+  if (s->values.size() < n) {
+    s->keys.resize(n);
+    s->values.resize(n);
+    s->statuses.resize(n);
+  }
+  for (size_t i = 0; i < n; i++) {
+    s->keys[i] = rocksdb::Slice(keys[i], key_lens[i]);
+    s->values[i].Reset();
+  }
+  s->db->MultiGet(s->read, s->cf, n, s->keys.data(), s->values.data(), s->statuses.data());
+  for (size_t i = 0; i < n; i++) {
+    const rocksdb::Status& st = s->statuses[i];
+    if (st.ok()) {
+      found[i] = 1;
+      values[i] = s->values[i].data();
+      value_lens[i] = s->values[i].size();
+    } else if (st.IsNotFound()) {
+      found[i] = 0;
+    } else {
+      found[i] = -1;
+      if (*err == nullptr) {
+        fail(st, err);
+      }
+    }
+  }
 }
 
 // Writes one entry through the session's reused batch, as db_bench's DoWrite does.

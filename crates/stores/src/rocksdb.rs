@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use kvlab_core::inline::{execute_batch, execute_one, Engine, Scratch};
 use kvlab_core::{
-    Batch, Capabilities, Outcome, Request, Session, StatValue, Store, StoreError, StoreErrorKind,
-    StoreStats,
+    Batch, Capabilities, OpKind, Outcome, Request, Session, StatValue, Store, StoreError,
+    StoreErrorKind, StoreStats,
 };
 
 use crate::StoreOptions;
@@ -52,6 +52,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "pipelined_write",
     "destroy_on_open",
     "merge_operator",
+    "multi_get",
 ];
 
 const COMPRESSIONS: &[&str] = &["none", "snappy", "lz4", "lz4hc", "zstd", "zlib", "bz2"];
@@ -129,6 +130,9 @@ pub struct RocksDbConfig {
     /// The merge operator merges go through (default `put`, RocksDB's PutOperator: the
     /// last operand wins); one of [`MERGE_OPERATORS`], `none` for none.
     pub merge_operator: String,
+    /// A batch of plain reads (`--pipeline N`) is one batched `DB::MultiGet`, as
+    /// `db_bench`'s `multireadrandom` reads (default true).
+    pub multi_get: bool,
 }
 
 impl RocksDbConfig {
@@ -160,6 +164,7 @@ impl RocksDbConfig {
             pipelined_write: o.bool("pipelined_write", false)?,
             destroy_on_open: o.bool("destroy_on_open", false)?,
             merge_operator: o.choice("merge_operator", MERGE_OPERATORS, "put")?,
+            multi_get: o.bool("multi_get", true)?,
         };
         o.finish(OPTION_NAMES)?;
         Ok(config)
@@ -214,6 +219,7 @@ impl RocksDbConfig {
             ("verify_checksums".into(), self.verify_checksums.into()),
             ("pipelined_write".into(), self.pipelined_write.into()),
             ("merge_operator".into(), self.merge_operator.clone().into()),
+            ("multi_get".into(), self.multi_get.into()),
         ]
     }
 }
@@ -384,6 +390,7 @@ impl Store for RocksDbStore {
                 _db: Arc::clone(&self.db),
                 has_merge_operator: c.merge_operator != "none",
             },
+            multi_get: c.multi_get,
             scratch: Scratch::new(),
         })
     }
@@ -419,6 +426,7 @@ impl Store for RocksDbStore {
 pub struct RocksDbSession {
     engine: RocksDbEngine,
     scratch: Scratch,
+    multi_get: bool,
 }
 
 /// One session's view of the database: the shim's session (its write and read options,
@@ -487,15 +495,49 @@ impl Engine for RocksDbEngine {
     }
 }
 
+impl RocksDbSession {
+    /// Whether `batch` is several plain reads, for one MultiGet.
+    fn all_plain_reads(batch: &Batch) -> bool {
+        batch.len() > 1
+            && batch.slots().iter().all(|slot| {
+                let req = &slot.request;
+                req.kind == OpKind::Read && !req.is_multi_read() && !req.command.is_some()
+            })
+    }
+
+    /// Every read of `batch` in one MultiGet, each slot completed as the shared adapter
+    /// completes a read ([`kvlab_core::inline::execute_one`]).
+    fn multi_get(&mut self, batch: &mut Batch) {
+        let session = &mut self.engine.session;
+        session.multi_get(batch.slots().iter().map(|slot| &slot.request.key[..]));
+        for (i, slot) in batch.slots_mut().iter_mut().enumerate() {
+            let result = match session.multi_get_result(i) {
+                Ok(Some(value)) => {
+                    slot.request
+                        .decode_value(value, &mut slot.reply)
+                        .map(|()| Outcome::Hit {
+                            bytes: slot.reply.value_bytes() as u64,
+                        })
+                }
+                Ok(None) => Ok(Outcome::Miss),
+                Err(e) => Err(io_err("multi_get", e.to_string())),
+            };
+            slot.complete(result);
+        }
+    }
+}
+
 impl Session for RocksDbSession {
     fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
-        // A merge is a command the shared adapter would refuse: it goes to the merge
-        // operator here, everything else through the adapter.
-        if batch
+        if self.multi_get && Self::all_plain_reads(batch) {
+            self.multi_get(batch);
+        } else if batch
             .slots()
             .iter()
             .any(|slot| slot.request.merge().is_some())
         {
+            // A merge is a command the shared adapter would refuse: it goes to the merge
+            // operator here, everything else through the adapter.
             for slot in batch.slots_mut() {
                 let result = match slot.request.merge() {
                     Some((key, operand)) => {

@@ -169,3 +169,63 @@ fn without_a_merge_operator_merges_are_refused() {
     let err = RocksDbConfig::from_options(Some(dir.path()), opts).unwrap_err();
     assert!(err.message.contains("uint64add"), "{err}");
 }
+
+/// A batch of reads (`--pipeline`) is one MultiGet: hits return their records, misses
+/// miss, in the batch's order — the same as one read at a time (`rocksdb.multi_get=false`).
+#[test]
+fn a_batch_of_reads_is_one_multi_get_with_each_slots_own_result() {
+    for multi_get in ["true", "false"] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = StoreOptions::from_strs("rocksdb.", &[("rocksdb.multi_get", multi_get)]);
+        let store =
+            RocksDbStore::open(RocksDbConfig::from_options(Some(dir.path()), opts).unwrap())
+                .unwrap();
+        let mut s = store.session().unwrap();
+        let mut batch = Batch::new();
+        for i in 0..10 {
+            let req = &mut batch.push().request;
+            req.kind = OpKind::Insert;
+            req.key.extend_from_slice(format!("user{i}").as_bytes());
+            req.value
+                .fields_mut()
+                .push(b"field0", "v".repeat(i + 1).as_bytes());
+        }
+        block_on(s.execute(&mut batch));
+        // Half of the keys were flushed to an SST, half are in the memtable.
+        store.flush().unwrap();
+        batch.clear();
+        // Keys 15, 14, …, 0: the first five miss, the rest hit, out of key order.
+        for i in (0..16).rev() {
+            let req = &mut batch.push().request;
+            req.kind = OpKind::Read;
+            req.key.extend_from_slice(format!("user{i}").as_bytes());
+        }
+        block_on(s.execute(&mut batch));
+        for (slot, i) in batch.slots().iter().zip((0..16usize).rev()) {
+            if i >= 10 {
+                assert_eq!(slot.result, Ok(Outcome::Miss), "user{i}");
+            } else {
+                assert_eq!(
+                    slot.result,
+                    Ok(Outcome::Hit {
+                        bytes: i as u64 + 1
+                    }),
+                    "user{i}"
+                );
+                assert_eq!(
+                    slot.reply.get(b"field0"),
+                    Some("v".repeat(i + 1).as_bytes()),
+                    "user{i} multi_get={multi_get}"
+                );
+            }
+        }
+        // RocksDB's own count of keys looked up by MultiGet (all 16) says which path ran.
+        let tickers = store.tickers();
+        let multiget_keys = tickers
+            .iter()
+            .find(|(name, _)| name == "rocksdb.number.multiget.keys.read")
+            .map(|(_, n)| *n);
+        let expected = if multi_get == "true" { 16 } else { 0 };
+        assert_eq!(multiget_keys, Some(expected), "multi_get={multi_get}");
+    }
+}

@@ -92,6 +92,16 @@ extern "C" {
         value_len: *mut usize,
         err: *mut *mut c_char,
     ) -> c_int;
+    fn kvlab_rdb_multi_get(
+        s: *mut RawSession,
+        n: usize,
+        keys: *const *const u8,
+        key_lens: *const usize,
+        values: *mut *const u8,
+        value_lens: *mut usize,
+        found: *mut c_int,
+        err: *mut *mut c_char,
+    );
     fn kvlab_rdb_put(
         s: *mut RawSession,
         key: *const u8,
@@ -214,6 +224,7 @@ impl Db {
         let raw = unsafe { kvlab_rdb_session_new(self.raw.as_ptr(), wal, sync, verify_checksums) };
         Session {
             raw: NonNull::new(raw).expect("the shim's session allocation never returns null"),
+            multi: MultiGet::default(),
         }
     }
 }
@@ -229,6 +240,18 @@ impl Drop for Db {
 #[derive(Debug)]
 pub struct Session {
     raw: NonNull<RawSession>,
+    /// A MultiGet's arguments and results, reused from batch to batch.
+    multi: MultiGet,
+}
+
+#[derive(Debug, Default)]
+struct MultiGet {
+    keys: Vec<*const u8>,
+    key_lens: Vec<usize>,
+    values: Vec<*const u8>,
+    value_lens: Vec<usize>,
+    found: Vec<c_int>,
+    failure: Option<String>,
 }
 
 // SAFETY: a session is used by one thread at a time (it is moved, never shared).
@@ -269,6 +292,57 @@ impl Session {
             }
             0 => Ok(None),
             _ => Err(take_string(err)),
+        }
+    }
+
+    /// Looks every key of `keys` up in one batched MultiGet; the results are then read
+    /// with [`Session::multi_get_result`], until the session's next call.
+    pub fn multi_get<'k>(&mut self, keys: impl Iterator<Item = &'k [u8]>) {
+        let m = &mut self.multi;
+        m.keys.clear();
+        m.key_lens.clear();
+        for key in keys {
+            m.keys.push(key.as_ptr());
+            m.key_lens.push(key.len());
+        }
+        let n = m.keys.len();
+        m.values.clear();
+        m.values.resize(n, std::ptr::null());
+        m.value_lens.clear();
+        m.value_lens.resize(n, 0);
+        m.found.clear();
+        m.found.resize(n, 0);
+        let mut err = std::ptr::null_mut();
+        // SAFETY: the session is live; every array holds `n` elements; the keys are
+        // borrowed for the call.
+        unsafe {
+            kvlab_rdb_multi_get(
+                self.raw.as_ptr(),
+                n,
+                m.keys.as_ptr(),
+                m.key_lens.as_ptr(),
+                m.values.as_mut_ptr(),
+                m.value_lens.as_mut_ptr(),
+                m.found.as_mut_ptr(),
+                &mut err,
+            )
+        };
+        m.failure = (!err.is_null()).then(|| take_string(err));
+    }
+
+    /// Key `i` of the last [`Session::multi_get`]: its value when found (borrowed from
+    /// the session), `None` when not, RocksDB's text when its lookup failed.
+    pub fn multi_get_result(&self, i: usize) -> Result<Option<&[u8]>, &str> {
+        let m = &self.multi;
+        match m.found[i] {
+            1 if m.value_lens[i] == 0 => Ok(Some(&[])),
+            // SAFETY: the shim's pinned slice `i` holds `value_lens[i]` bytes until the
+            // session's next call, which needs `&mut self` and so ends this borrow.
+            1 => Ok(Some(unsafe {
+                std::slice::from_raw_parts(m.values[i], m.value_lens[i])
+            })),
+            0 => Ok(None),
+            _ => Err(m.failure.as_deref().unwrap_or("MultiGet failed")),
         }
     }
 
