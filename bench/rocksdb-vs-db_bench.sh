@@ -7,6 +7,9 @@
 # kvlab keys are YCSB keys (`user` + up to 19 digits, 23 bytes) and its value is the
 # record encoding of one 100-byte field (114 bytes); db_bench is given the same sizes.
 #
+# A third phase reads in batches of 8: kvlab with --pipeline 8 (the RocksDB store sends
+# a batch of reads as one DB::MultiGet), db_bench multireadrandom with --batch_size=8.
+#
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
 # ratios are printed. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
 # KVLAB=/path/to/kvlab runs that binary instead of building this checkout's (e.g. an
@@ -41,7 +44,8 @@ KV_PROPS=(-p recordcount=$KEYS -p fieldcount=1 -p fieldlength=100 -p insertorder
 kv_tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }
 dbb_tput() { awk -v b="$1" '$1 == b { for (i = 1; i <= NF; i++) if ($i ~ /^ops\/sec;?$/) v = $(i-1) } END { print v }'; }
 
-declare -a KV_FILL KV_READ DB_FILL DB_READ
+BATCH=8
+declare -a KV_FILL KV_READ KV_MULTI DB_FILL DB_READ DB_MULTI
 for r in $(seq 1 "$ROUNDS"); do
   rm -rf "$WORK"/*
   # A: kvlab load (random insert order) then uniform point reads, cache warmed first.
@@ -60,14 +64,24 @@ for r in $(seq 1 "$ROUNDS"); do
   DB_READ+=("$("$DB_BENCH" --benchmarks=readrandom,readrandom --use_existing_db=1 \
     --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" --db="$WORK/dbu" --seed=$r 2>/dev/null \
     | dbb_tput readrandom)")
-  echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} | db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]} (ops/s)"
+  KV_MULTI+=("$("$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
+    --threads $THREADS --seed $r --warmup $((KEYS))ops --pipeline $BATCH --progress never \
+    2>/dev/null | kv_tput)")
+  DB_MULTI+=("$("$DB_BENCH" --benchmarks=multireadrandom,multireadrandom --use_existing_db=1 \
+    --batch_size=$BATCH --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" --db="$WORK/dbu" \
+    --seed=$r 2>/dev/null | dbb_tput multireadrandom)")
+  echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} read-batched ${KV_MULTI[-1]}" \
+    "| db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]}" \
+    "multireadrandom ${DB_MULTI[-1]} (ops/s)"
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 KF=$(median "${KV_FILL[@]}"); KR=$(median "${KV_READ[@]}")
 DF=$(median "${DB_FILL[@]}"); DR=$(median "${DB_READ[@]}")
+KM=$(median "${KV_MULTI[@]}"); DM=$(median "${DB_MULTI[@]}")
 echo
 echo "| phase | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench |"
 echo "|---|---|---|---|"
 awk -v a="$KF" -v b="$DF" 'BEGIN { printf "| random insert (load / fillrandom) | %.0f | %.0f | %.2f |\n", a, b, a / b }'
 awk -v a="$KR" -v b="$DR" 'BEGIN { printf "| uniform point read (run / readrandom) | %.0f | %.0f | %.2f |\n", a, b, a / b }'
+awk -v a="$KM" -v b="$DM" -v n=$BATCH 'BEGIN { printf "| batched read (run --pipeline %d / multireadrandom --batch_size=%d) | %.0f | %.0f | %.2f |\n", n, n, a, b, a / b }'
