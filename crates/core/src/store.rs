@@ -870,6 +870,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_merge_is_the_command_merge_key_operand_and_nothing_else() {
+        let mut req = Request::default();
+        assert_eq!(req.merge(), None);
+        req.command.start(CommandId(0));
+        for arg in [MERGE_COMMAND, b"k", b"operand"] {
+            req.command.args.push(arg);
+        }
+        assert_eq!(req.merge(), Some((&b"k"[..], &b"operand"[..])));
+        req.command.start(CommandId(0));
+        for arg in [&b"SET"[..], b"k", b"v"] {
+            req.command.args.push(arg);
+        }
+        assert_eq!(req.merge(), None, "another command");
+        req.command.start(CommandId(0));
+        req.command.args.push(MERGE_COMMAND);
+        req.command.args.push(b"k");
+        assert_eq!(req.merge(), None, "no operand");
+    }
+
+    #[test]
     fn a_slot_completes_at_the_given_time_or_now() {
         let mut b = Batch::new();
         let at = Timestamp::now();
