@@ -25,6 +25,7 @@
 #include <rocksdb/iterator.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
+#include <rocksdb/perf_level.h>
 #include <rocksdb/rate_limiter.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
@@ -49,6 +50,12 @@ int fail(const rocksdb::Status& s, char** err) noexcept {
   *err = copy_string(s.ToString());
   return -1;
 }
+
+// The perf level (include/rocksdb/perf_level.h) this thread last set through a session:
+// RocksDB keeps the level per thread, and a session's operations run on whichever
+// thread the worker runs them. In the executable, so reading it is one thread-pointer
+// load, not a __tls_get_addr call.
+__attribute__((tls_model("initial-exec"))) thread_local int thread_perf_level = 0;
 
 }  // namespace
 
@@ -88,6 +95,8 @@ struct kvlab_rdb_db {
 // One worker's handle: options and the buffers reused from operation to operation.
 struct kvlab_rdb_session {
   rocksdb::DB* db;
+  // rocksdb::PerfLevel for the threads that run the session's operations.
+  int perf_level;
   rocksdb::ColumnFamilyHandle* cf;
   rocksdb::WriteOptions write;
   rocksdb::ReadOptions read;
@@ -193,9 +202,10 @@ char* kvlab_rdb_property(kvlab_rdb_db* h, const char* name) noexcept {
 }
 
 kvlab_rdb_session* kvlab_rdb_session_new(kvlab_rdb_db* h, bool wal, bool sync,
-                                         bool verify_checksums) noexcept {
+                                         bool verify_checksums, int perf_level) noexcept {
   auto* s = new kvlab_rdb_session();
   s->db = h->db;
+  s->perf_level = perf_level;
   s->cf = h->db->DefaultColumnFamily();
   s->write.disableWAL = !wal;
   s->write.sync = sync;
@@ -205,10 +215,29 @@ kvlab_rdb_session* kvlab_rdb_session_new(kvlab_rdb_db* h, bool wal, bool sync,
 
 void kvlab_rdb_session_free(kvlab_rdb_session* s) noexcept { delete s; }
 
+// RocksDB's perf level of the calling thread (GetPerfLevel), for tests.
+int kvlab_rdb_thread_perf_level() noexcept { return static_cast<int>(rocksdb::GetPerfLevel()); }
+
+namespace {
+
+// Sets the session's perf level on the calling thread, once per thread. db_bench does
+// the same in each of its threads (SetPerfLevel(FLAGS_perf_level), default kDisable;
+// tools/db_bench_tool.cc ThreadBody): at RocksDB's own default, kEnableCount, every key
+// comparison also counts into the thread's PerfContext.
+inline void use_perf_level(const kvlab_rdb_session* s) noexcept {
+  if (thread_perf_level != s->perf_level) {
+    rocksdb::SetPerfLevel(static_cast<rocksdb::PerfLevel>(s->perf_level));
+    thread_perf_level = s->perf_level;
+  }
+}
+
+}  // namespace
+
 // Looks a key up: 1 and the value (valid until the session's next call) when found, 0
 // when not, -1 with *err on failure.
 int kvlab_rdb_get(kvlab_rdb_session* s, const char* key, size_t key_len, const char** value,
                   size_t* value_len, char** err) noexcept {
+  use_perf_level(s);
   s->value.Reset();
   rocksdb::Status st = s->db->Get(s->read, s->cf, rocksdb::Slice(key, key_len), &s->value);
   if (st.ok()) {
@@ -229,6 +258,7 @@ int kvlab_rdb_get(kvlab_rdb_session* s, const char* key, size_t key_len, const c
 void kvlab_rdb_multi_get(kvlab_rdb_session* s, size_t n, const char* const* keys,
                          const size_t* key_lens, const char** values, size_t* value_lens,
                          int* found, char** err) noexcept {
+  use_perf_level(s);
   if (s->values.size() < n) {
     s->keys.resize(n);
     s->values.resize(n);
@@ -259,6 +289,7 @@ void kvlab_rdb_multi_get(kvlab_rdb_session* s, size_t n, const char* const* keys
 // Writes one entry through the session's reused batch, as db_bench's DoWrite does.
 int kvlab_rdb_put(kvlab_rdb_session* s, const char* key, size_t key_len, const char* value,
                   size_t value_len, char** err) noexcept {
+  use_perf_level(s);
   s->batch.Clear();
   rocksdb::Status st =
       s->batch.Put(s->cf, rocksdb::Slice(key, key_len), rocksdb::Slice(value, value_len));
@@ -271,6 +302,7 @@ int kvlab_rdb_put(kvlab_rdb_session* s, const char* key, size_t key_len, const c
 // A merge operand for the database's merge operator, through the reused batch.
 int kvlab_rdb_merge(kvlab_rdb_session* s, const char* key, size_t key_len,
                     const char* operand, size_t operand_len, char** err) noexcept {
+  use_perf_level(s);
   s->batch.Clear();
   rocksdb::Status st = s->batch.Merge(s->cf, rocksdb::Slice(key, key_len),
                                       rocksdb::Slice(operand, operand_len));
@@ -282,6 +314,7 @@ int kvlab_rdb_merge(kvlab_rdb_session* s, const char* key, size_t key_len,
 
 int kvlab_rdb_delete(kvlab_rdb_session* s, const char* key, size_t key_len,
                      char** err) noexcept {
+  use_perf_level(s);
   s->batch.Clear();
   rocksdb::Status st = s->batch.Delete(s->cf, rocksdb::Slice(key, key_len));
   if (st.ok()) {
@@ -292,6 +325,7 @@ int kvlab_rdb_delete(kvlab_rdb_session* s, const char* key, size_t key_len,
 
 // A forward iterator with the session's checksum setting.
 kvlab_rdb_iter* kvlab_rdb_iter_new(kvlab_rdb_session* s) noexcept {
+  use_perf_level(s);
   rocksdb::ReadOptions read;
   read.verify_checksums = s->read.verify_checksums;
   return new kvlab_rdb_iter{s->db->NewIterator(read, s->cf)};

@@ -53,6 +53,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "destroy_on_open",
     "merge_operator",
     "multi_get",
+    "perf_level",
 ];
 
 const COMPRESSIONS: &[&str] = &["none", "snappy", "lz4", "lz4hc", "zstd", "zlib", "bz2"];
@@ -60,6 +61,15 @@ const COMPACTION_STYLES: &[&str] = &["level", "universal", "fifo"];
 /// The merge operators `rocksdb.merge_operator` chooses from: RocksDB's built-in ones by
 /// the names `db_bench -merge_operator` takes (utilities/merge_operators.h), or none.
 pub const MERGE_OPERATORS: &[&str] = &["put", "uint64add", "stringappend", "max", "none"];
+/// `rocksdb.perf_level` choices, RocksDB's `PerfLevel` 1 to 5 (include/rocksdb/perf_level.h):
+/// how much each operation counts and times into the thread's `PerfContext`.
+pub const PERF_LEVELS: &[&str] = &[
+    "disable",
+    "count",
+    "time_except_for_mutex",
+    "time_and_cpu_time_except_for_mutex",
+    "time",
+];
 
 /// RocksDB's `CompressionType` value for a `rocksdb.compression` choice
 /// (include/rocksdb/compression_type.h).
@@ -133,6 +143,9 @@ pub struct RocksDbConfig {
     /// A batch of plain reads (`--pipeline N`) is one batched `DB::MultiGet`, as
     /// `db_bench`'s `multireadrandom` reads (default true).
     pub multi_get: bool,
+    /// RocksDB's per-thread perf level for the workers ([`PERF_LEVELS`]; default
+    /// `disable`, db_bench's `-perf_level` default, where RocksDB's own is `count`).
+    pub perf_level: String,
 }
 
 impl RocksDbConfig {
@@ -165,6 +178,7 @@ impl RocksDbConfig {
             destroy_on_open: o.bool("destroy_on_open", false)?,
             merge_operator: o.choice("merge_operator", MERGE_OPERATORS, "put")?,
             multi_get: o.bool("multi_get", true)?,
+            perf_level: o.choice("perf_level", PERF_LEVELS, "disable")?,
         };
         o.finish(OPTION_NAMES)?;
         Ok(config)
@@ -220,6 +234,7 @@ impl RocksDbConfig {
             ("pipelined_write".into(), self.pipelined_write.into()),
             ("merge_operator".into(), self.merge_operator.clone().into()),
             ("multi_get".into(), self.multi_get.into()),
+            ("perf_level".into(), self.perf_level.clone().into()),
         ]
     }
 }
@@ -384,9 +399,16 @@ impl Store for RocksDbStore {
 
     fn session(&self) -> Result<RocksDbSession, StoreError> {
         let c = &self.config;
+        // PerfLevel values start at kDisable = 1.
+        let perf_level = PERF_LEVELS
+            .iter()
+            .position(|l| *l == c.perf_level)
+            .map_or(1, |i| i as i32 + 1);
         Ok(RocksDbSession {
             engine: RocksDbEngine {
-                session: self.db.session(c.wal, c.sync, c.verify_checksums),
+                session: self
+                    .db
+                    .session(c.wal, c.sync, c.verify_checksums, perf_level),
                 _db: Arc::clone(&self.db),
                 has_merge_operator: c.merge_operator != "none",
             },
@@ -575,6 +597,27 @@ mod tests {
         assert_eq!(t[1], ("rocksdb.block.cache.hit".to_string(), 7));
         // The histogram line has " COUNT : 9 SUM" which does not parse as a number.
         assert_eq!(t.len(), 2);
+    }
+
+    /// A session's operations set RocksDB's perf level of the thread that runs them, as
+    /// db_bench sets its threads' (`-perf_level`, default 1 = kDisable); RocksDB's
+    /// `GetPerfLevel` reads it back.
+    #[test]
+    fn operations_run_at_the_configured_perf_level() {
+        use kvlab_core::{block_on, Batch, OpKind};
+        for (choice, level) in [("count", 2), ("disable", 1), ("time", 5)] {
+            let dir = tempfile::tempdir().unwrap();
+            let o = StoreOptions::from_strs("rocksdb.", &[("rocksdb.perf_level", choice)]);
+            let config = RocksDbConfig::from_options(Some(dir.path()), o).unwrap();
+            let store = RocksDbStore::open(config).unwrap();
+            let mut s = store.session().unwrap();
+            let mut batch = Batch::new();
+            let req = &mut batch.push().request;
+            req.kind = OpKind::Read;
+            req.key.extend_from_slice(b"k");
+            block_on(s.execute(&mut batch));
+            assert_eq!(ffi::thread_perf_level(), level, "{choice}");
+        }
     }
 
     #[test]

@@ -82,8 +82,11 @@ extern "C" {
         wal: bool,
         sync: bool,
         verify_checksums: bool,
+        perf_level: c_int,
     ) -> *mut RawSession;
     fn kvlab_rdb_session_free(s: *mut RawSession);
+    #[cfg(test)]
+    fn kvlab_rdb_thread_perf_level() -> c_int;
     fn kvlab_rdb_get(
         s: *mut RawSession,
         key: *const u8,
@@ -159,6 +162,13 @@ fn c_string(what: &str, bytes: Vec<u8>) -> Result<CString, String> {
     CString::new(bytes).map_err(|_| format!("{what} holds a NUL byte"))
 }
 
+/// RocksDB's perf level (`GetPerfLevel`) of the calling thread.
+#[cfg(test)]
+pub fn thread_perf_level() -> i32 {
+    // SAFETY: reads a thread-local of RocksDB.
+    unsafe { kvlab_rdb_thread_perf_level() }
+}
+
 /// An open database; closed when dropped (after every [`Session`] of it).
 #[derive(Debug)]
 pub struct Db {
@@ -218,10 +228,20 @@ impl Db {
         take_string(p).trim().parse().ok()
     }
 
-    /// A session with its own write and read options and reused buffers.
-    pub fn session(&self, wal: bool, sync: bool, verify_checksums: bool) -> Session {
+    /// A session with its own write and read options and reused buffers; its operations
+    /// run at `perf_level` (a `rocksdb::PerfLevel` value, include/rocksdb/perf_level.h)
+    /// on whichever thread calls them.
+    pub fn session(
+        &self,
+        wal: bool,
+        sync: bool,
+        verify_checksums: bool,
+        perf_level: i32,
+    ) -> Session {
         // SAFETY: the handle is open.
-        let raw = unsafe { kvlab_rdb_session_new(self.raw.as_ptr(), wal, sync, verify_checksums) };
+        let raw = unsafe {
+            kvlab_rdb_session_new(self.raw.as_ptr(), wal, sync, verify_checksums, perf_level)
+        };
         Session {
             raw: NonNull::new(raw).expect("the shim's session allocation never returns null"),
             multi: MultiGet::default(),
