@@ -16,8 +16,9 @@
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
 # ratios are printed, and beside them each process's CPU time (user + system, all its
 # threads, from /usr/bin/time) per operation it ran — warm-up passes and opening the
-# database included (kvlab's reads: 1 M warm-up + 2 M measured; db_bench's: two passes
-# of 1 M) — which other processes on a busy machine disturb less than throughput. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
+# database included (kvlab's reads: 1 M warm-up + 2 M measured; db_bench's: three passes
+# of 1 M, the first warming the cache as kvlab's warm-up does, the last one's throughput
+# reported) — which other processes on a busy machine disturb less than throughput. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
 # KVLAB=/path/to/kvlab runs that binary instead of building this checkout's (e.g. an
 # older build, to compare two versions of kvlab against the same reference).
 set -euo pipefail
@@ -76,21 +77,21 @@ for r in $(seq 1 "$ROUNDS"); do
   DB_FILL_CPU+=("$(cpu_per_op $KEYS)")
   # readrandom needs every key present, as in kvlab's database (fillrandom leaves ~37 %
   # of the key space empty, and misses cost a bloom probe, not a block read): load with
-  # filluniquerandom (single-threaded in db_bench), then read twice; the first warms.
+  # filluniquerandom (single-threaded in db_bench), then read three times; the first warms.
   "$DB_BENCH" --benchmarks=filluniquerandom "${COMMON_DB_BENCH[@]}" --threads=1 \
     --db="$WORK/dbu" --seed=$r >/dev/null 2>&1
-  DB_READ+=("$(timed "$DB_BENCH" --benchmarks=readrandom,readrandom --use_existing_db=1 \
+  DB_READ+=("$(timed "$DB_BENCH" --benchmarks=readrandom,readrandom,readrandom --use_existing_db=1 \
     --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" --db="$WORK/dbu" --seed=$r 2>/dev/null \
     | dbb_tput readrandom)")
-  DB_READ_CPU+=("$(cpu_per_op $((KEYS * 2)))")
+  DB_READ_CPU+=("$(cpu_per_op $((KEYS * 3)))")
   KV_MULTI+=("$(timed "$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
     --threads $THREADS --seed $r --warmup $((KEYS))ops --pipeline $BATCH --progress never \
     2>/dev/null | kv_tput)")
   KV_MULTI_CPU+=("$(cpu_per_op $((KEYS * 3)))")
-  DB_MULTI+=("$(timed "$DB_BENCH" --benchmarks=multireadrandom,multireadrandom \
+  DB_MULTI+=("$(timed "$DB_BENCH" --benchmarks=multireadrandom,multireadrandom,multireadrandom \
     --use_existing_db=1 --batch_size=$BATCH --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" \
     --db="$WORK/dbu" --seed=$r 2>/dev/null | dbb_tput multireadrandom)")
-  DB_MULTI_CPU+=("$(cpu_per_op $((KEYS * 2)))")
+  DB_MULTI_CPU+=("$(cpu_per_op $((KEYS * 3)))")
   echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} read-batched ${KV_MULTI[-1]}" \
     "| db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]}" \
     "multireadrandom ${DB_MULTI[-1]} (ops/s); CPU µs/op kvlab ${KV_FILL_CPU[-1]}" \
