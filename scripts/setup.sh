@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what kvlab needs to build and test on a fresh Debian machine:
 # clang/libclang (bindgen), g++ (kvlab's RocksDB shim), the system RocksDB library kvlab
-# links (and db_bench from rocksdb-tools for benchmarks), redis-server, redis-tools, memcached and memaslap
-# (libmemcached-tools) for the server tests and benchmarks, openssl for the TLS test,
+# links (and db_bench from rocksdb-tools for benchmarks), redis-server, redis-tools,
+# memcached and memaslap (libmemcached-tools) for the server tests and benchmarks,
+# openssl for the TLS test,
 # the WiredTiger and LMDB libraries (lmdb-utils' mdb_stat counts what the LMDB tests
 # stored), chromium (the report is checked in a headless browser), and jq (the seed in
 # result.json is checked as jq reads it).
