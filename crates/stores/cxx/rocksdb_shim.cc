@@ -29,6 +29,7 @@
 #include <rocksdb/rate_limiter.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
+#include <rocksdb/version.h>
 #include <rocksdb/write_batch.h>
 
 namespace {
@@ -116,6 +117,17 @@ void kvlab_rdb_free(char* p) noexcept { std::free(p); }
 
 // Opens (creating if missing) the database; NULL with *err set on failure.
 kvlab_rdb_db* kvlab_rdb_open(const kvlab_rdb_options* o, char** err) noexcept {
+  // The shim was compiled against one release's headers: the classes it touches
+  // (Options, WriteBatch, PinnableSlice) change layout between releases, so a library of
+  // another major.minor version is refused rather than misread.
+  const std::string headers =
+      std::to_string(ROCKSDB_MAJOR) + "." + std::to_string(ROCKSDB_MINOR);
+  const std::string library = rocksdb::GetRocksVersionAsString(false);
+  if (library != headers) {
+    *err = copy_string("librocksdb is version " + library + " but kvlab was built against " +
+                       "the headers of " + headers + "; rebuild kvlab against the library");
+    return nullptr;
+  }
   auto handle = std::make_unique<kvlab_rdb_db>();
   rocksdb::Options& opts = handle->options;
   opts.create_if_missing = true;
