@@ -3,12 +3,22 @@
 #
 # Matched settings: 1 M keys, 100-byte values, 2 threads, no compression, bloom filter
 # 10 bits/key, a 1 GiB block cache so every read is served from memory, WAL on,
-# pipelined writes on (db_bench's default; RocksDB's and kvlab's default is off).
+# pipelined writes on (db_bench's default; RocksDB's and kvlab's default is off), the
+# block cache's high-priority pool at RocksDB's default ratio 0.5 (db_bench's is 0), and
+# RocksDB's per-thread perf level at db_bench's default, kDisable (kvlab's
+# rocksdb.perf_level default; RocksDB's own is kEnableCount).
 # kvlab keys are YCSB keys (`user` + up to 19 digits, 23 bytes) and its value is the
 # record encoding of one 100-byte field (114 bytes); db_bench is given the same sizes.
 #
+# A third phase reads in batches of 8: kvlab with --pipeline 8 (the RocksDB store sends
+# a batch of reads as one DB::MultiGet), db_bench multireadrandom with --batch_size=8.
+#
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
-# ratios are printed. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
+# ratios are printed, and beside them each process's CPU time (user + system, all its
+# threads, from /usr/bin/time) per operation it ran — warm-up passes and opening the
+# database included (kvlab's reads: 1 M warm-up + 2 M measured; db_bench's: three passes
+# of 1 M, the first warming the cache as kvlab's warm-up does, the last one's throughput
+# reported) — which other processes on a busy machine disturb less than throughput. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
 # KVLAB=/path/to/kvlab runs that binary instead of building this checkout's (e.g. an
 # older build, to compare two versions of kvlab against the same reference).
 set -euo pipefail
@@ -30,7 +40,7 @@ trap 'rm -rf "$WORK"' EXIT
 COMMON_DB_BENCH=(--num=$KEYS --threads=$THREADS --key_size=23 --value_size=114
   --compression_type=none --bloom_bits=10 --cache_size=1073741824
   --write_buffer_size=67108864 --max_background_jobs=2 --enable_pipelined_write=true
-  --statistics=1 --histogram=0)
+  --statistics=1 --histogram=0 --cache_high_pri_pool_ratio=0.5)
 KV_PROPS=(-p recordcount=$KEYS -p fieldcount=1 -p fieldlength=100 -p insertorder=hashed
   -p requestdistribution=uniform -p readproportion=1 -p updateproportion=0
   -p operationcount=$((KEYS * 2))
@@ -38,36 +48,68 @@ KV_PROPS=(-p recordcount=$KEYS -p fieldcount=1 -p fieldlength=100 -p insertorder
   -p rocksdb.write_buffer_size=64MiB -p rocksdb.max_background_jobs=2
   -p rocksdb.pipelined_write=true)
 
+TIME=/usr/bin/time
+[ -x "$TIME" ] || TIME=""
+# Runs a command, its CPU seconds (user system) into $WORK/cpu.
+timed() {
+  if [ -n "$TIME" ]; then "$TIME" -f "%U %S" -o "$WORK/cpu" "$@"; else echo "0 0" >"$WORK/cpu"; "$@"; fi
+}
+# CPU microseconds per operation of the last timed command, which ran $1 operations.
+cpu_per_op() { awk -v n="$1" '{ printf "%.2f", ($1 + $2) * 1e6 / n }' "$WORK/cpu"; }
 kv_tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }
 dbb_tput() { awk -v b="$1" '$1 == b { for (i = 1; i <= NF; i++) if ($i ~ /^ops\/sec;?$/) v = $(i-1) } END { print v }'; }
 
-declare -a KV_FILL KV_READ DB_FILL DB_READ
+BATCH=8
+declare -a KV_FILL KV_READ KV_MULTI DB_FILL DB_READ DB_MULTI
+declare -a KV_FILL_CPU KV_READ_CPU KV_MULTI_CPU DB_FILL_CPU DB_READ_CPU DB_MULTI_CPU
 for r in $(seq 1 "$ROUNDS"); do
   rm -rf "$WORK"/*
   # A: kvlab load (random insert order) then uniform point reads, cache warmed first.
-  KV_FILL+=("$("$KVLAB" load "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
+  KV_FILL+=("$(timed "$KVLAB" load "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
     --threads $THREADS --seed $r --progress never 2>/dev/null | kv_tput)")
-  KV_READ+=("$("$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
+  KV_FILL_CPU+=("$(cpu_per_op $KEYS)")
+  KV_READ+=("$(timed "$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
     --threads $THREADS --seed $r --warmup $((KEYS))ops --progress never 2>/dev/null | kv_tput)")
+  KV_READ_CPU+=("$(cpu_per_op $((KEYS * 3)))")
   # B: db_bench fillrandom (1 M writes in all, random keys with repeats).
-  DB_FILL+=("$("$DB_BENCH" --benchmarks=fillrandom --writes=$((KEYS / THREADS)) \
+  DB_FILL+=("$(timed "$DB_BENCH" --benchmarks=fillrandom --writes=$((KEYS / THREADS)) \
     "${COMMON_DB_BENCH[@]}" --db="$WORK/dbb" --seed=$r 2>/dev/null | dbb_tput fillrandom)")
+  DB_FILL_CPU+=("$(cpu_per_op $KEYS)")
   # readrandom needs every key present, as in kvlab's database (fillrandom leaves ~37 %
   # of the key space empty, and misses cost a bloom probe, not a block read): load with
-  # filluniquerandom (single-threaded in db_bench), then read twice; the first warms.
+  # filluniquerandom (single-threaded in db_bench), then read three times; the first warms.
   "$DB_BENCH" --benchmarks=filluniquerandom "${COMMON_DB_BENCH[@]}" --threads=1 \
     --db="$WORK/dbu" --seed=$r >/dev/null 2>&1
-  DB_READ+=("$("$DB_BENCH" --benchmarks=readrandom,readrandom --use_existing_db=1 \
+  DB_READ+=("$(timed "$DB_BENCH" --benchmarks=readrandom,readrandom,readrandom --use_existing_db=1 \
     --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" --db="$WORK/dbu" --seed=$r 2>/dev/null \
     | dbb_tput readrandom)")
-  echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} | db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]} (ops/s)"
+  DB_READ_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  KV_MULTI+=("$(timed "$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
+    --threads $THREADS --seed $r --warmup $((KEYS))ops --pipeline $BATCH --progress never \
+    2>/dev/null | kv_tput)")
+  KV_MULTI_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  DB_MULTI+=("$(timed "$DB_BENCH" --benchmarks=multireadrandom,multireadrandom,multireadrandom \
+    --use_existing_db=1 --batch_size=$BATCH --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" \
+    --db="$WORK/dbu" --seed=$r 2>/dev/null | dbb_tput multireadrandom)")
+  DB_MULTI_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} read-batched ${KV_MULTI[-1]}" \
+    "| db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]}" \
+    "multireadrandom ${DB_MULTI[-1]} (ops/s); CPU µs/op kvlab ${KV_FILL_CPU[-1]}" \
+    "${KV_READ_CPU[-1]} ${KV_MULTI_CPU[-1]} | db_bench ${DB_FILL_CPU[-1]} ${DB_READ_CPU[-1]}" \
+    "${DB_MULTI_CPU[-1]}"
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 KF=$(median "${KV_FILL[@]}"); KR=$(median "${KV_READ[@]}")
 DF=$(median "${DB_FILL[@]}"); DR=$(median "${DB_READ[@]}")
+KM=$(median "${KV_MULTI[@]}"); DM=$(median "${DB_MULTI[@]}")
+KFC=$(median "${KV_FILL_CPU[@]}"); KRC=$(median "${KV_READ_CPU[@]}"); KMC=$(median "${KV_MULTI_CPU[@]}")
+DFC=$(median "${DB_FILL_CPU[@]}"); DRC=$(median "${DB_READ_CPU[@]}"); DMC=$(median "${DB_MULTI_CPU[@]}")
 echo
-echo "| phase | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench |"
-echo "|---|---|---|---|"
-awk -v a="$KF" -v b="$DF" 'BEGIN { printf "| random insert (load / fillrandom) | %.0f | %.0f | %.2f |\n", a, b, a / b }'
-awk -v a="$KR" -v b="$DR" 'BEGIN { printf "| uniform point read (run / readrandom) | %.0f | %.0f | %.2f |\n", a, b, a / b }'
+echo "| phase | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench | CPU µs/op kvlab / db_bench (medians) |"
+echo "|---|---|---|---|---|"
+row() { awk -v p="$1" -v a="$2" -v b="$3" -v c="$4" -v d="$5" \
+  'BEGIN { printf "| %s | %.0f | %.0f | %.2f | %.2f / %.2f |\n", p, a, b, a / b, c, d }'; }
+row "random insert (load / fillrandom)" "$KF" "$DF" "$KFC" "$DFC"
+row "uniform point read (run / readrandom)" "$KR" "$DR" "$KRC" "$DRC"
+row "batched read (run --pipeline $BATCH / multireadrandom --batch_size=$BATCH)" "$KM" "$DM" "$KMC" "$DMC"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs what kvlab needs to build and test on a fresh Debian machine:
-# clang/libclang (bindgen), the system RocksDB library kvlab links (and db_bench from
-# rocksdb-tools for benchmarks), redis-server, redis-tools, memcached and memaslap
-# (libmemcached-tools) for the server tests and benchmarks, openssl for the TLS test,
+# clang/libclang (bindgen), g++ (kvlab's RocksDB shim), the system RocksDB library kvlab
+# links (and db_bench from rocksdb-tools for benchmarks), redis-server, redis-tools,
+# memcached and memaslap (libmemcached-tools) for the server tests and benchmarks,
+# openssl for the TLS test,
 # the WiredTiger and LMDB libraries (lmdb-utils' mdb_stat counts what the LMDB tests
 # stored), chromium (the report is checked in a headless browser), and jq (the seed in
 # result.json is checked as jq reads it).
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 need=()
-for pkg in clang libclang-dev librocksdb-dev rocksdb-tools redis-server redis-tools memcached \
+for pkg in clang libclang-dev g++ librocksdb-dev rocksdb-tools redis-server redis-tools memcached \
   libmemcached-tools openssl libwiredtiger-dev liblmdb-dev lmdb-utils chromium jq; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -14,6 +14,7 @@ mod memtier_commands;
 mod memtier_compat;
 mod memtier_data;
 mod memtier_outputs;
+mod merge;
 mod monitor;
 mod network;
 mod report;

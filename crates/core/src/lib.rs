@@ -41,7 +41,7 @@ pub use shared::SharedBytes;
 pub use source::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
 pub use store::{
     Batch, Capabilities, Command, CommandId, KeyList, OpKind, Outcome, Request, Session, Slot,
-    StatValue, Status, Store, StoreError, StoreErrorKind, StoreStats, WireBytes,
+    StatValue, Status, Store, StoreError, StoreErrorKind, StoreStats, WireBytes, MERGE_COMMAND,
 };
 pub use tap::{Tap, TapClient};
 pub use value::{ReadFields, ReadShape, Value, ValueRef};

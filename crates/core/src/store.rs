@@ -171,6 +171,11 @@ impl fmt::Debug for KeyList {
 ///   (empty when it has none), for stores that route by key. Its reply may be of any
 ///   type: the outcome is [`Outcome::Replied`]. Only stores that declare
 ///   [`Capabilities::commands`] are given one.
+/// - **Merge** (RocksDB's `Merge`, from a trace replay): the command `MERGE key operand`
+///   ([`MERGE_COMMAND`]; [`Request::merge`] takes it apart), given only to stores that
+///   declare [`Capabilities::merge`], which apply the operand with their merge operator;
+///   the outcome is [`Outcome::Written`]. Being a command, its results are kept apart,
+///   under the name `MERGE`.
 ///
 /// **Blobs.** memtier-style, cache and trace workloads have no fields: a key maps to one
 /// opaque value. Their writes carry a blob [`Value`] (owned, or a range of a shared
@@ -211,6 +216,9 @@ pub struct Command {
     pub args: KeyList,
 }
 
+/// The name of the merge command ([`Request::merge`]).
+pub const MERGE_COMMAND: &[u8] = b"MERGE";
+
 impl Command {
     /// True when the request is this command (an id is set).
     #[inline]
@@ -237,6 +245,17 @@ impl CommandId {
     #[inline]
     pub fn index(self) -> usize {
         usize::from(self.0)
+    }
+}
+
+impl Request {
+    /// The key and operand of a merge (see the type's docs): `Some` when the request is
+    /// the command `MERGE key operand`.
+    #[inline]
+    pub fn merge(&self) -> Option<(&[u8], &[u8])> {
+        let args = &self.command.args;
+        (self.command.is_some() && args.len() == 3 && args.get(0) == MERGE_COMMAND)
+            .then(|| (args.get(1), args.get(2)))
     }
 }
 
@@ -745,6 +764,8 @@ pub struct Capabilities {
     pub commands: bool,
     /// A write's own time to live ([`Request::ttl_s`]) is honoured.
     pub ttl: bool,
+    /// Merges ([`Request::merge`]) go through the store's merge operator.
+    pub merge: bool,
 }
 
 impl Capabilities {
@@ -758,6 +779,7 @@ impl Capabilities {
         multi_read: false,
         commands: false,
         ttl: false,
+        merge: false,
     };
 }
 
@@ -872,6 +894,26 @@ pub trait Store: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merge_is_the_command_merge_key_operand_and_nothing_else() {
+        let mut req = Request::default();
+        assert_eq!(req.merge(), None);
+        req.command.start(CommandId(0));
+        for arg in [MERGE_COMMAND, b"k", b"operand"] {
+            req.command.args.push(arg);
+        }
+        assert_eq!(req.merge(), Some((&b"k"[..], &b"operand"[..])));
+        req.command.start(CommandId(0));
+        for arg in [&b"SET"[..], b"k", b"v"] {
+            req.command.args.push(arg);
+        }
+        assert_eq!(req.merge(), None, "another command");
+        req.command.start(CommandId(0));
+        req.command.args.push(MERGE_COMMAND);
+        req.command.args.push(b"k");
+        assert_eq!(req.merge(), None, "no operand");
+    }
 
     #[test]
     fn a_slot_completes_at_the_given_time_or_now() {

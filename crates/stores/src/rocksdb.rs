@@ -6,18 +6,25 @@
 //! Scans use a forward iterator from the start key.
 //!
 //! kvlab links the system RocksDB library (Debian's `librocksdb-dev`), the same one the
-//! `db_bench` of Debian's `rocksdb-tools` runs, so the two can be compared like for like.
+//! `db_bench` of Debian's `rocksdb-tools` runs, so the two can be compared like for like,
+//! and calls it through a small C++ shim (`crates/stores/cxx/rocksdb_shim.cc`) that
+//! reuses one write batch and one pinned slice per session, as `db_bench` does, where
+//! RocksDB's C API allocates both per call.
+//!
+//! Merges ([`kvlab_core::Request::merge`], a trace replay's `merge`) go through the
+//! merge operator chosen by `rocksdb.merge_operator` (RocksDB's built-in ones by the
+//! names `db_bench -merge_operator` takes; default `put`, the last operand wins).
 
+mod ffi;
+
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kvlab_core::inline::{execute_batch, Engine, Scratch};
+use kvlab_core::inline::{execute_batch, execute_one, Engine, Scratch};
 use kvlab_core::{
-    Batch, Capabilities, Request, Session, StatValue, Store, StoreError, StoreErrorKind, StoreStats,
-};
-use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options, ReadOptions,
-    WriteOptions, DB,
+    Batch, Capabilities, OpKind, Outcome, Request, Session, StatValue, Store, StoreError,
+    StoreErrorKind, StoreStats,
 };
 
 use crate::StoreOptions;
@@ -44,10 +51,48 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify_checksums",
     "pipelined_write",
     "destroy_on_open",
+    "merge_operator",
+    "multi_get",
+    "perf_level",
 ];
 
 const COMPRESSIONS: &[&str] = &["none", "snappy", "lz4", "lz4hc", "zstd", "zlib", "bz2"];
 const COMPACTION_STYLES: &[&str] = &["level", "universal", "fifo"];
+/// The merge operators `rocksdb.merge_operator` chooses from: RocksDB's built-in ones by
+/// the names `db_bench -merge_operator` takes (utilities/merge_operators.h), or none.
+pub const MERGE_OPERATORS: &[&str] = &["put", "uint64add", "stringappend", "max", "none"];
+/// `rocksdb.perf_level` choices, RocksDB's `PerfLevel` 1 to 5 (include/rocksdb/perf_level.h):
+/// how much each operation counts and times into the thread's `PerfContext`.
+pub const PERF_LEVELS: &[&str] = &[
+    "disable",
+    "count",
+    "time_except_for_mutex",
+    "time_and_cpu_time_except_for_mutex",
+    "time",
+];
+
+/// RocksDB's `CompressionType` value for a `rocksdb.compression` choice
+/// (include/rocksdb/compression_type.h).
+fn compression_type(name: &str) -> u8 {
+    match name {
+        "none" => 0,
+        "snappy" => 1,
+        "zlib" => 2,
+        "bz2" => 3,
+        "lz4" => 4,
+        "lz4hc" => 5,
+        _ => 7, // zstd
+    }
+}
+
+/// RocksDB's `CompactionStyle` value (include/rocksdb/advanced_options.h).
+fn compaction_style(name: &str) -> u8 {
+    match name {
+        "universal" => 1,
+        "fifo" => 2,
+        _ => 0, // level
+    }
+}
 
 /// Effective RocksDB options, every default filled in.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,6 +137,15 @@ pub struct RocksDbConfig {
     pub pipelined_write: bool,
     /// Delete any existing database before opening (default false).
     pub destroy_on_open: bool,
+    /// The merge operator merges go through (default `put`, RocksDB's PutOperator: the
+    /// last operand wins); one of [`MERGE_OPERATORS`], `none` for none.
+    pub merge_operator: String,
+    /// A batch of plain reads (`--pipeline N`) is one batched `DB::MultiGet`, as
+    /// `db_bench`'s `multireadrandom` reads (default true).
+    pub multi_get: bool,
+    /// RocksDB's per-thread perf level for the workers ([`PERF_LEVELS`]; default
+    /// `disable`, db_bench's `-perf_level` default, where RocksDB's own is `count`).
+    pub perf_level: String,
 }
 
 impl RocksDbConfig {
@@ -122,6 +176,9 @@ impl RocksDbConfig {
             verify_checksums: o.bool("verify_checksums", true)?,
             pipelined_write: o.bool("pipelined_write", false)?,
             destroy_on_open: o.bool("destroy_on_open", false)?,
+            merge_operator: o.choice("merge_operator", MERGE_OPERATORS, "put")?,
+            multi_get: o.bool("multi_get", true)?,
+            perf_level: o.choice("perf_level", PERF_LEVELS, "disable")?,
         };
         o.finish(OPTION_NAMES)?;
         Ok(config)
@@ -175,15 +232,16 @@ impl RocksDbConfig {
             ),
             ("verify_checksums".into(), self.verify_checksums.into()),
             ("pipelined_write".into(), self.pipelined_write.into()),
+            ("merge_operator".into(), self.merge_operator.clone().into()),
+            ("multi_get".into(), self.multi_get.into()),
+            ("perf_level".into(), self.perf_level.clone().into()),
         ]
     }
 }
 
 /// An open RocksDB database.
 pub struct RocksDbStore {
-    db: Arc<DB>,
-    opts: Options,
-    _cache: Cache,
+    db: Arc<ffi::Db>,
     config: RocksDbConfig,
 }
 
@@ -198,8 +256,7 @@ impl std::fmt::Debug for RocksDbStore {
 /// A failed RocksDB call: `full` when RocksDB's status says the disk is full (an
 /// `IOError` with subcode `NoSpace`, printed "IO error: No space left on device"; RocksDB
 /// `util/status.cc`), `io` otherwise, RocksDB's own text kept.
-fn io_err(context: &str, e: rocksdb::Error) -> StoreError {
-    let text = e.to_string();
+fn io_err(context: &str, text: String) -> StoreError {
     let kind = if text.contains("No space left on device") {
         StoreErrorKind::Full
     } else {
@@ -211,62 +268,36 @@ fn io_err(context: &str, e: rocksdb::Error) -> StoreError {
 impl RocksDbStore {
     /// Opens (creating if missing) the database described by `config`.
     pub fn open(config: RocksDbConfig) -> Result<RocksDbStore, StoreError> {
-        let mut opts = Options::default();
-        opts.create_if_missing(true);
-        opts.set_write_buffer_size(config.write_buffer_size_bytes as usize);
-        opts.set_max_write_buffer_number(config.max_write_buffer_number as i32);
-        opts.set_max_background_jobs(config.max_background_jobs as i32);
-        opts.set_max_open_files(config.max_open_files as i32);
-        opts.set_target_file_size_base(config.target_file_size_base_bytes);
-        opts.set_level_zero_file_num_compaction_trigger(
-            config.level0_file_num_compaction_trigger as i32,
-        );
-        opts.set_use_direct_reads(config.direct_reads);
-        opts.set_enable_pipelined_write(config.pipelined_write);
-        opts.set_compression_type(match config.compression.as_str() {
-            "none" => DBCompressionType::None,
-            "snappy" => DBCompressionType::Snappy,
-            "lz4" => DBCompressionType::Lz4,
-            "lz4hc" => DBCompressionType::Lz4hc,
-            "zstd" => DBCompressionType::Zstd,
-            "zlib" => DBCompressionType::Zlib,
-            _ => DBCompressionType::Bz2,
-        });
-        opts.set_compaction_style(match config.compaction_style.as_str() {
-            "universal" => DBCompactionStyle::Universal,
-            "fifo" => DBCompactionStyle::Fifo,
-            _ => DBCompactionStyle::Level,
-        });
-        if config.rate_limit_bytes_per_sec > 0 {
-            opts.set_ratelimiter(config.rate_limit_bytes_per_sec as i64, 100_000, 10);
-        }
-        if config.statistics {
-            opts.enable_statistics();
-        }
-        let cache = Cache::new_lru_cache(config.block_cache_size_bytes as usize)
-            .map_err(|e| io_err("creating the block cache", e))?;
-        let mut table = BlockBasedOptions::default();
-        table.set_block_cache(&cache);
-        if config.bloom_bits > 0 {
-            table.set_bloom_filter(config.bloom_bits as f64, false);
-        }
-        table.set_cache_index_and_filter_blocks(config.cache_index_and_filter_blocks);
-        opts.set_block_based_table_factory(&table);
-
-        if config.destroy_on_open && config.path.exists() {
-            DB::destroy(&opts, &config.path).map_err(|e| {
-                io_err(
-                    &format!("destroying rocksdb at {}", config.path.display()),
-                    e,
-                )
-            })?;
-        }
-        let db = DB::open(&opts, &config.path)
+        let options = ffi::RawOptions {
+            path: std::ptr::null(),
+            block_cache_size_bytes: config.block_cache_size_bytes,
+            write_buffer_size_bytes: config.write_buffer_size_bytes,
+            max_write_buffer_number: clamp_i32(config.max_write_buffer_number),
+            max_background_jobs: clamp_i32(config.max_background_jobs),
+            max_open_files: clamp_i32(config.max_open_files),
+            level0_file_num_compaction_trigger: clamp_i32(
+                config.level0_file_num_compaction_trigger,
+            ),
+            target_file_size_base_bytes: config.target_file_size_base_bytes,
+            rate_limit_bytes_per_sec: config.rate_limit_bytes_per_sec,
+            bloom_bits: config.bloom_bits.max(0) as f64,
+            compression: compression_type(&config.compression),
+            compaction_style: compaction_style(&config.compaction_style),
+            direct_reads: config.direct_reads,
+            pipelined_write: config.pipelined_write,
+            statistics: config.statistics,
+            cache_index_and_filter_blocks: config.cache_index_and_filter_blocks,
+            destroy_on_open: config.destroy_on_open && config.path.exists(),
+            merge_operator: std::ptr::null(),
+        };
+        let merge_operator = match config.merge_operator.as_str() {
+            "none" => "",
+            name => name,
+        };
+        let db = ffi::Db::open(&config.path, merge_operator, options)
             .map_err(|e| io_err(&format!("opening rocksdb at {}", config.path.display()), e))?;
         Ok(RocksDbStore {
             db: Arc::new(db),
-            opts,
-            _cache: cache,
             config,
         })
     }
@@ -279,11 +310,16 @@ impl RocksDbStore {
     /// RocksDB's statistics tickers (`rocksdb.block.cache.hit` → count), parsed from the
     /// statistics dump. Empty when statistics are off.
     pub fn tickers(&self) -> Vec<(String, u64)> {
-        let Some(dump) = self.opts.get_statistics() else {
+        let Some(dump) = self.db.statistics() else {
             return Vec::new();
         };
         parse_tickers(&dump)
     }
+}
+
+/// An `i64` option as the `int` RocksDB takes, saturating.
+fn clamp_i32(v: i64) -> i32 {
+    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
 }
 
 /// Parses the ticker lines (`rocksdb.block.cache.miss COUNT : 42`) of RocksDB's
@@ -356,23 +392,27 @@ impl Store for RocksDbStore {
         Capabilities {
             scan: true,
             persistent: true,
+            merge: self.config.merge_operator != "none",
             ..Capabilities::NONE
         }
     }
 
     fn session(&self) -> Result<RocksDbSession, StoreError> {
-        let mut write = WriteOptions::default();
-        write.disable_wal(!self.config.wal);
-        write.set_sync(self.config.sync);
-        let mut read = ReadOptions::default();
-        read.set_verify_checksums(self.config.verify_checksums);
+        let c = &self.config;
+        // PerfLevel values start at kDisable = 1.
+        let perf_level = PERF_LEVELS
+            .iter()
+            .position(|l| *l == c.perf_level)
+            .map_or(1, |i| i as i32 + 1);
         Ok(RocksDbSession {
             engine: RocksDbEngine {
-                db: Arc::clone(&self.db),
-                write,
-                read,
-                verify_checksums: self.config.verify_checksums,
+                session: self
+                    .db
+                    .session(c.wal, c.sync, c.verify_checksums, perf_level),
+                _db: Arc::clone(&self.db),
+                has_merge_operator: c.merge_operator != "none",
             },
+            multi_get: c.multi_get,
             scratch: Scratch::new(),
         })
     }
@@ -390,7 +430,8 @@ impl Store for RocksDbStore {
             }
         }
         for (rocks, ours) in PROPERTIES {
-            if let Ok(Some(v)) = self.db.property_int_value(*rocks) {
+            let name = CString::new(*rocks).expect("property names are NUL-free literals");
+            if let Some(v) = self.db.property_int(&name) {
                 out.push((ours.to_string(), StatValue::from(v)));
             }
         }
@@ -407,14 +448,31 @@ impl Store for RocksDbStore {
 pub struct RocksDbSession {
     engine: RocksDbEngine,
     scratch: Scratch,
+    multi_get: bool,
 }
 
-/// One session's view of the database, with its read and write options.
+/// One session's view of the database: the shim's session (its write and read options,
+/// write batch and pinned slice), and the database it must not outlive.
 struct RocksDbEngine {
-    db: Arc<DB>,
-    write: WriteOptions,
-    read: ReadOptions,
-    verify_checksums: bool,
+    // Dropped before `_db` (fields drop in order): a session never outlives its database.
+    session: ffi::Session,
+    _db: Arc<ffi::Db>,
+    has_merge_operator: bool,
+}
+
+impl RocksDbEngine {
+    /// A merge operand for `key`, combined by the database's merge operator.
+    fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<(), StoreError> {
+        if !self.has_merge_operator {
+            return Err(StoreError::new(
+                StoreErrorKind::Unsupported,
+                "rocksdb was opened without a merge operator (rocksdb.merge_operator=none)",
+            ));
+        }
+        self.session
+            .merge(key, operand)
+            .map_err(|e| io_err("merge", e))
+    }
 }
 
 impl Engine for RocksDbEngine {
@@ -426,23 +484,16 @@ impl Engine for RocksDbEngine {
         key: &[u8],
         with: impl FnOnce(&[u8]) -> R,
     ) -> Result<Option<R>, StoreError> {
-        match self.db.get_pinned_opt(key, &self.read) {
-            Ok(value) => Ok(value.map(|v| with(&v))),
-            Err(e) => Err(io_err("get", e)),
-        }
+        self.session.get(key, with).map_err(|e| io_err("get", e))
     }
 
     #[inline]
     fn put(&mut self, key: &[u8], value: &[u8], _req: &Request) -> Result<(), StoreError> {
-        self.db
-            .put_opt(key, value, &self.write)
-            .map_err(|e| io_err("put", e))
+        self.session.put(key, value).map_err(|e| io_err("put", e))
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        self.db
-            .delete_opt(key, &self.write)
-            .map_err(|e| io_err("delete", e))
+        self.session.delete(key).map_err(|e| io_err("delete", e))
     }
 
     fn scan(
@@ -451,29 +502,83 @@ impl Engine for RocksDbEngine {
         n: u32,
         mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
     ) -> Result<u64, StoreError> {
-        // An iterator owns its ReadOptions, so each scan makes its own.
-        let mut scan = ReadOptions::default();
-        scan.set_verify_checksums(self.verify_checksums);
-        let mut it = self.db.raw_iterator_opt(scan);
-        it.seek(start);
+        let mut it = self.session.iter_from(start);
         let mut records = 0u64;
-        while it.valid() && records < u64::from(n) {
-            if let Some(value) = it.value() {
-                each(value)?;
-            }
+        while records < u64::from(n) {
+            let Some(value) = it.value() else {
+                break;
+            };
+            each(value)?;
             records += 1;
             it.next();
         }
-        let status = it.status();
-        drop(it);
-        status.map_err(|e| io_err("scan", e))?;
+        it.status().map_err(|e| io_err("scan", e))?;
         Ok(records)
+    }
+}
+
+impl RocksDbSession {
+    /// Whether `batch` is several plain reads, for one MultiGet.
+    fn all_plain_reads(batch: &Batch) -> bool {
+        batch.len() > 1
+            && batch.slots().iter().all(|slot| {
+                let req = &slot.request;
+                req.kind == OpKind::Read && !req.is_multi_read() && !req.command.is_some()
+            })
+    }
+
+    /// Every read of `batch` in one MultiGet, each slot completed as the shared adapter
+    /// completes a read ([`kvlab_core::inline::execute_one`]).
+    fn multi_get(&mut self, batch: &mut Batch) {
+        let session = &mut self.engine.session;
+        session.multi_get(batch.slots().iter().map(|slot| &slot.request.key[..]));
+        for (i, slot) in batch.slots_mut().iter_mut().enumerate() {
+            let result = match session.multi_get_result(i) {
+                Ok(Some(value)) => {
+                    slot.request
+                        .decode_value(value, &mut slot.reply)
+                        .map(|()| Outcome::Hit {
+                            bytes: slot.reply.value_bytes() as u64,
+                        })
+                }
+                Ok(None) => Ok(Outcome::Miss),
+                Err(e) => Err(io_err("multi_get", e.to_string())),
+            };
+            slot.complete(result);
+        }
     }
 }
 
 impl Session for RocksDbSession {
     fn execute(&mut self, batch: &mut Batch) -> impl std::future::Future<Output = ()> + Send {
-        execute_batch(&mut self.engine, &mut self.scratch, batch);
+        if self.multi_get && Self::all_plain_reads(batch) {
+            self.multi_get(batch);
+        } else if batch
+            .slots()
+            .iter()
+            .any(|slot| slot.request.merge().is_some())
+        {
+            // A merge is a command the shared adapter would refuse: it goes to the merge
+            // operator here, everything else through the adapter.
+            for slot in batch.slots_mut() {
+                let result = match slot.request.merge() {
+                    Some((key, operand)) => {
+                        self.engine.merge(key, operand).map(|()| Outcome::Written {
+                            bytes: (key.len() + operand.len()) as u64,
+                        })
+                    }
+                    None => execute_one(
+                        &mut self.engine,
+                        &mut self.scratch,
+                        &slot.request,
+                        &mut slot.reply,
+                    ),
+                };
+                slot.complete(result);
+            }
+        } else {
+            execute_batch(&mut self.engine, &mut self.scratch, batch);
+        }
         std::future::ready(())
     }
 }
@@ -492,6 +597,27 @@ mod tests {
         assert_eq!(t[1], ("rocksdb.block.cache.hit".to_string(), 7));
         // The histogram line has " COUNT : 9 SUM" which does not parse as a number.
         assert_eq!(t.len(), 2);
+    }
+
+    /// A session's operations set RocksDB's perf level of the thread that runs them, as
+    /// db_bench sets its threads' (`-perf_level`, default 1 = kDisable); RocksDB's
+    /// `GetPerfLevel` reads it back.
+    #[test]
+    fn operations_run_at_the_configured_perf_level() {
+        use kvlab_core::{block_on, Batch, OpKind};
+        for (choice, level) in [("count", 2), ("disable", 1), ("time", 5)] {
+            let dir = tempfile::tempdir().unwrap();
+            let o = StoreOptions::from_strs("rocksdb.", &[("rocksdb.perf_level", choice)]);
+            let config = RocksDbConfig::from_options(Some(dir.path()), o).unwrap();
+            let store = RocksDbStore::open(config).unwrap();
+            let mut s = store.session().unwrap();
+            let mut batch = Batch::new();
+            let req = &mut batch.push().request;
+            req.kind = OpKind::Read;
+            req.key.extend_from_slice(b"k");
+            block_on(s.execute(&mut batch));
+            assert_eq!(ffi::thread_perf_level(), level, "{choice}");
+        }
     }
 
     #[test]

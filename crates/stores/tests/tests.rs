@@ -7,4 +7,5 @@ mod conformance;
 mod foyer;
 mod lmdb;
 mod moka;
+mod rocksdb;
 mod wiredtiger;

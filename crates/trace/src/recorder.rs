@@ -12,8 +12,9 @@
 //! What a record holds: `ts` (nanoseconds from the recorder's start to the batch's
 //! send), `intended_ns` (the request's due time on the same clock; its send time in a
 //! closed loop), the op ([`Op::Insert`], [`Op::Update`], [`Op::Get`], [`Op::Scan`],
-//! [`Op::Delete`]; a multi-key read is one [`Op::MultiGet`] record per key; a command,
-//! [`Op::Other`] keyed by its first key), the key, the value size (a write's value; a
+//! [`Op::Delete`]; a multi-key read is one [`Op::MultiGet`] record per key; a merge
+//! ([`kvlab_core::Request::merge`]), [`Op::Merge`] with its operand's size; another
+//! command, [`Op::Other`] keyed by its first key), the key, the value size (a write's value; a
 //! read's bytes returned), the scan length, the TTL, the outcome and the service
 //! latency.
 
@@ -270,7 +271,13 @@ impl ClientRecorder {
                 return;
             }
             let rec = self.next_record();
-            fill(rec, Op::Other, &req.key, ts, intended, latency, outcome);
+            match req.merge() {
+                Some((key, operand)) => {
+                    fill(rec, Op::Merge, key, ts, intended, latency, outcome);
+                    rec.value_size = operand.len() as u64;
+                }
+                None => fill(rec, Op::Other, &req.key, ts, intended, latency, outcome),
+            }
             return;
         }
         if req.is_multi_read() {

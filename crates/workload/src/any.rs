@@ -108,10 +108,11 @@ impl AnyWorkload {
     }
 
     /// The names of the arbitrary commands the workload sends (memtier's `--command`,
-    /// `WAIT`), by command id, for the results.
+    /// `WAIT`, a replay's `MERGE`), by command id, for the results.
     pub fn command_names(&self) -> Vec<String> {
         match self {
             AnyWorkload::Memtier(w) => w.spec().command_names(),
+            AnyWorkload::Replay(w) => w.command_names(),
             _ => Vec::new(),
         }
     }

@@ -387,6 +387,7 @@ impl Store for RedisStore {
             multi_read: self.inner.config.model == Model::String,
             commands: true,
             ttl: true,
+            merge: false,
         }
     }
 

@@ -19,8 +19,10 @@
 //!   keys are one multi-key read on a store that has them ([`ReplayWorkload::adapt_to`],
 //!   sent by the client of its first key), else one read per key; writes (`put`, `set`, `add`, `replace`, `cas`, `append`, `prepend`, `incr`,
 //!   `decr`, block writes, kvlab's `insert`/`update`, `putentity`) write a blob of the
-//!   traced size (the TTL too); `merge` writes its operand's size as a put (kvlab's stores
-//!   have no merge operator); deletes (`delete`, `singledelete`) delete; `seek`,
+//!   traced size (the TTL too); `merge` is a merge (the command `MERGE key operand`,
+//!   [`Request::merge`], an operand of the traced size, reported as `MERGE`) on a store
+//!   with a merge operator (RocksDB's, `rocksdb.merge_operator`), and elsewhere a put of
+//!   the operand's size; deletes (`delete`, `singledelete`) delete; `seek`,
 //!   `seekforprev` and `scan` scan `max(1, scan length)` records from the key where the
 //!   store can scan. What a store cannot do (`deleterange`, `other`, scans on a store
 //!   without them) is counted by op name ([`ReplayWorkload::skipped`]), never dropped
@@ -40,7 +42,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use kvlab_core::{Dataset, Needs, OpKind, OpSource, Record, Request, Slot, Ticket, Verdict};
+use kvlab_core::{
+    CommandId, Dataset, Needs, OpKind, OpSource, Record, Request, Slot, Ticket, Verdict,
+    MERGE_COMMAND,
+};
 use kvlab_core::{Outcome, Workload};
 use kvlab_dist::ValuePool;
 use kvlab_trace::{KeyEncoding, Op, OpenOptions, TimeUnit, TraceError, TraceReader, TraceRecord};
@@ -96,6 +101,8 @@ pub struct ReplayWorkload {
     can_scan: AtomicBool,
     /// The store reads several keys in one request: a MultiGet is sent as one.
     can_multi_read: AtomicBool,
+    /// The store has a merge operator: a Merge is sent as a merge, not a put.
+    can_merge: AtomicBool,
     skipped: Arc<SkipCounts>,
     failed: Arc<Mutex<Option<TraceError>>>,
     /// The records read ahead carry TTLs (what [`Workload::needs`] says).
@@ -240,6 +247,7 @@ impl ReplayWorkload {
             queues: Mutex::new(Vec::new()),
             can_scan: AtomicBool::new(true),
             can_multi_read: AtomicBool::new(false),
+            can_merge: AtomicBool::new(false),
             skipped: Arc::default(),
             failed: Arc::default(),
             ttl,
@@ -330,11 +338,23 @@ impl ReplayWorkload {
 
     /// Tells the replay what the store can do: scans are skipped (and counted) on a
     /// store that cannot scan, and a MultiGet is one multi-key read on a store that can
-    /// read several keys in one request (else one read per key). Call before the run.
+    /// read several keys in one request (else one read per key), and a Merge is a merge
+    /// on a store with a merge operator (else a put). Call before the run.
     pub fn adapt_to(&self, caps: &kvlab_core::Capabilities) {
         self.can_scan.store(caps.scan, Ordering::Relaxed);
         self.can_multi_read
             .store(caps.multi_read, Ordering::Relaxed);
+        self.can_merge.store(caps.merge, Ordering::Relaxed);
+    }
+
+    /// The names of the commands the replay sends, by command id: `MERGE` when merges go
+    /// to the store as merges ([`ReplayWorkload::adapt_to`]).
+    pub fn command_names(&self) -> Vec<String> {
+        if self.can_merge.load(Ordering::Relaxed) {
+            vec![String::from_utf8_lossy(MERGE_COMMAND).into_owned()]
+        } else {
+            Vec::new()
+        }
     }
 
     /// Requests not sent because the store cannot do them, by op name (sorted).
@@ -656,11 +676,32 @@ pub struct ReplaySource {
 }
 
 impl ReplaySource {
+    /// The next range of the value pool of `size` bytes (at most the pool's).
+    fn pool_range(&mut self, size: u32) -> std::ops::Range<usize> {
+        let pool_len = self.workload.pool.shared().len();
+        let len = (size as usize).min(pool_len);
+        self.pool_at = (self.pool_at + 7919) % (pool_len - len + 1);
+        self.pool_at..self.pool_at + len
+    }
+
     fn value(&mut self, req: &mut Request, size: u32) {
+        let range = self.pool_range(size);
+        req.value.set_shared(self.workload.pool.shared(), range);
+    }
+
+    /// Makes `req` the merge `MERGE key operand` ([`Request::merge`]) of `item`, its
+    /// operand of the traced size; the key also in `req.key`, for stores that route by
+    /// key.
+    fn merge(&mut self, req: &mut Request, item: &Item) {
+        let key = &self.chunk.keys[item.key.0 as usize..item.key.1 as usize];
+        req.kind = OpKind::Insert;
+        req.key.extend_from_slice(key);
+        req.command.start(CommandId(0));
+        req.command.args.push(MERGE_COMMAND);
+        req.command.args.push(key);
+        let range = self.pool_range(item.value_size);
         let pool = self.workload.pool.shared();
-        let len = (size as usize).min(pool.len());
-        self.pool_at = (self.pool_at + 7919) % (pool.len() - len + 1);
-        req.value.set_shared(pool, self.pool_at..self.pool_at + len);
+        req.command.args.push(&pool[range]);
     }
 }
 
@@ -694,6 +735,11 @@ impl OpSource for ReplaySource {
                     OpKind::Scan
                 }
                 Op::Delete | Op::SingleDelete => OpKind::Delete,
+                Op::Merge if w.can_merge.load(Ordering::Relaxed) => {
+                    self.merge(req, &item);
+                    self.due = Duration::from_nanos(item.due_ns);
+                    return Some(Ticket::NONE);
+                }
                 Op::DeleteRange | Op::Other => {
                     w.skipped.add(item.op);
                     continue;

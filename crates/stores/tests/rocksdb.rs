@@ -1,0 +1,231 @@
+//! The RocksDB store's merges, checked with RocksDB's own `ldb` (Debian's `rocksdb-tools`)
+//! reading the database kvlab wrote: each merge operator's result is what RocksDB
+//! documents for it (utilities/merge_operators/: `put` keeps the last operand,
+//! `stringappend` joins the operands with `,`, `uint64add` adds 64-bit little-endian
+//! integers), computed here from the operands, not from kvlab.
+
+#![cfg(feature = "rocksdb")]
+
+use std::path::Path;
+use std::process::Command;
+
+use kvlab_core::{block_on, Batch, CommandId, OpKind, Outcome, Session, Store, MERGE_COMMAND};
+use kvlab_stores::rocksdb::{RocksDbConfig, RocksDbStore};
+use kvlab_stores::StoreOptions;
+
+fn open(dir: &Path, merge_operator: &str) -> RocksDbStore {
+    let opts = StoreOptions::from_strs("rocksdb.", &[("rocksdb.merge_operator", merge_operator)]);
+    RocksDbStore::open(RocksDbConfig::from_options(Some(dir), opts).unwrap()).unwrap()
+}
+
+/// Sends `MERGE key operand` for each pair, in one batch.
+fn merge_all<S: Session>(session: &mut S, merges: &[(&[u8], &[u8])]) -> Vec<Outcome> {
+    let mut batch = Batch::new();
+    for (key, operand) in merges {
+        let req = &mut batch.push().request;
+        req.kind = OpKind::Insert;
+        req.key.extend_from_slice(key);
+        req.command.start(CommandId(0));
+        req.command.args.push(MERGE_COMMAND);
+        req.command.args.push(key);
+        req.command.args.push(operand);
+    }
+    block_on(session.execute(&mut batch));
+    batch
+        .slots()
+        .iter()
+        .map(|s| s.result.clone().expect("a merge succeeds"))
+        .collect()
+}
+
+/// `ldb get KEY` on the closed database, values in hex; `None` when `ldb` is missing.
+fn ldb_get_hex(dir: &Path, key: &str) -> Option<String> {
+    let out = match Command::new("ldb")
+        .arg(format!("--db={}", dir.display()))
+        .args(["get", "--value_hex", key])
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("skipped: ldb (rocksdb-tools) not runnable: {e}");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "ldb get {key}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap().trim().to_string())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let digits: String = bytes.iter().map(|b| format!("{b:02X}")).collect();
+    format!("0x{digits}")
+}
+
+/// Merges with each of RocksDB's operators, some on top of a put, some flushed to an SST
+/// and some left in the WAL: `ldb get` reads what the operator makes of them.
+#[test]
+fn merges_are_what_ldb_reads_back() {
+    let a = 5u64.to_le_bytes();
+    let b = 1_000_000_007u64.to_le_bytes();
+    let c = u64::MAX.to_le_bytes();
+    // (operator, merges before a flush, merges after, expected value of `k`)
+    type Case<'a> = (&'a str, Vec<&'a [u8]>, Vec<&'a [u8]>, Vec<u8>);
+    let cases: [Case; 3] = [
+        (
+            "put",
+            vec![b"first", b"second"],
+            vec![b"third"],
+            b"third".to_vec(),
+        ),
+        (
+            "stringappend",
+            vec![b"x", b"yy"],
+            vec![b"zzz"],
+            b"x,yy,zzz".to_vec(),
+        ),
+        (
+            "uint64add",
+            vec![&a, &b],
+            vec![&c],
+            // Wrapping: RocksDB's UInt64AddOperator adds modulo 2^64.
+            5u64.wrapping_add(1_000_000_007)
+                .wrapping_add(u64::MAX)
+                .to_le_bytes()
+                .to_vec(),
+        ),
+    ];
+    for (operator, before, after, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = open(dir.path(), operator);
+            assert!(store.capabilities().merge);
+            let mut s = store.session().unwrap();
+            let merges: Vec<(&[u8], &[u8])> = before.iter().map(|o| (&b"k"[..], *o)).collect();
+            let outcomes = merge_all(&mut s, &merges);
+            assert!(
+                matches!(outcomes[0], Outcome::Written { bytes } if bytes == 1 + before[0].len() as u64),
+                "{outcomes:?}"
+            );
+            store.flush().unwrap();
+            let merges: Vec<(&[u8], &[u8])> = after.iter().map(|o| (&b"k"[..], *o)).collect();
+            merge_all(&mut s, &merges);
+            // A key that holds a put first: the put operator's last operand replaces it.
+            if operator == "put" {
+                let mut batch = Batch::new();
+                let req = &mut batch.push().request;
+                req.kind = OpKind::Insert;
+                req.key.extend_from_slice(b"p");
+                req.value.set_blob(b"base");
+                block_on(s.execute(&mut batch));
+                merge_all(&mut s, &[(b"p", b"merged")]);
+            }
+            // kvlab reads what it merged, too.
+            let mut batch = Batch::new();
+            let req = &mut batch.push().request;
+            req.kind = OpKind::Read;
+            req.key.extend_from_slice(b"k");
+            req.read.set_blob();
+            block_on(s.execute(&mut batch));
+            assert_eq!(
+                batch.slots()[0].result,
+                Ok(Outcome::Hit {
+                    bytes: expected.len() as u64
+                }),
+                "{operator}"
+            );
+        }
+        let Some(got) = ldb_get_hex(dir.path(), "k") else {
+            return;
+        };
+        assert_eq!(got, hex(&expected), "{operator}: ldb get k");
+        if operator == "put" {
+            assert_eq!(ldb_get_hex(dir.path(), "p").unwrap(), hex(b"merged"));
+        }
+    }
+}
+
+/// `rocksdb.merge_operator=none` opens without one: the store does not offer merges,
+/// and a merge sent anyway fails by name; a bad choice is refused with the choices.
+#[test]
+fn without_a_merge_operator_merges_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), "none");
+    assert!(!store.capabilities().merge);
+    let mut s = store.session().unwrap();
+    let mut batch = Batch::new();
+    let req = &mut batch.push().request;
+    req.command.start(CommandId(0));
+    for arg in [MERGE_COMMAND, b"k", b"v"] {
+        req.command.args.push(arg);
+    }
+    block_on(s.execute(&mut batch));
+    let err = batch.slots()[0].result.clone().unwrap_err();
+    assert!(err.message.contains("merge_operator=none"), "{err}");
+
+    let opts = StoreOptions::from_strs("rocksdb.", &[("rocksdb.merge_operator", "concat")]);
+    let err = RocksDbConfig::from_options(Some(dir.path()), opts).unwrap_err();
+    assert!(err.message.contains("uint64add"), "{err}");
+}
+
+/// A batch of reads (`--pipeline`) is one MultiGet: hits return their records, misses
+/// miss, in the batch's order — the same as one read at a time (`rocksdb.multi_get=false`).
+#[test]
+fn a_batch_of_reads_is_one_multi_get_with_each_slots_own_result() {
+    for multi_get in ["true", "false"] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = StoreOptions::from_strs("rocksdb.", &[("rocksdb.multi_get", multi_get)]);
+        let store =
+            RocksDbStore::open(RocksDbConfig::from_options(Some(dir.path()), opts).unwrap())
+                .unwrap();
+        let mut s = store.session().unwrap();
+        let mut batch = Batch::new();
+        for i in 0..10 {
+            let req = &mut batch.push().request;
+            req.kind = OpKind::Insert;
+            req.key.extend_from_slice(format!("user{i}").as_bytes());
+            req.value
+                .fields_mut()
+                .push(b"field0", "v".repeat(i + 1).as_bytes());
+        }
+        block_on(s.execute(&mut batch));
+        // Half of the keys were flushed to an SST, half are in the memtable.
+        store.flush().unwrap();
+        batch.clear();
+        // Keys 15, 14, …, 0: the first five miss, the rest hit, out of key order.
+        for i in (0..16).rev() {
+            let req = &mut batch.push().request;
+            req.kind = OpKind::Read;
+            req.key.extend_from_slice(format!("user{i}").as_bytes());
+        }
+        block_on(s.execute(&mut batch));
+        for (slot, i) in batch.slots().iter().zip((0..16usize).rev()) {
+            if i >= 10 {
+                assert_eq!(slot.result, Ok(Outcome::Miss), "user{i}");
+            } else {
+                assert_eq!(
+                    slot.result,
+                    Ok(Outcome::Hit {
+                        bytes: i as u64 + 1
+                    }),
+                    "user{i}"
+                );
+                assert_eq!(
+                    slot.reply.get(b"field0"),
+                    Some("v".repeat(i + 1).as_bytes()),
+                    "user{i} multi_get={multi_get}"
+                );
+            }
+        }
+        // RocksDB's own count of keys looked up by MultiGet (all 16) says which path ran.
+        let tickers = store.tickers();
+        let multiget_keys = tickers
+            .iter()
+            .find(|(name, _)| name == "rocksdb.number.multiget.keys.read")
+            .map(|(_, n)| *n);
+        let expected = if multi_get == "true" { 16 } else { 0 };
+        assert_eq!(multiget_keys, Some(expected), "multi_get={multi_get}");
+    }
+}
