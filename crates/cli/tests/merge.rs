@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{kvlab, report_u64, text};
+use crate::common::{ok, report_u64};
 
 /// db_bench's `mergerandom` trace, or `None` (the test skips) when the shared data is
 /// not beside the project.
@@ -20,13 +20,6 @@ fn trace() -> Option<PathBuf> {
         eprintln!("skipped: {} is not beside the project", p.display());
         None
     }
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = kvlab(args);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "kvlab {args:?} failed:\n{err}");
-    out
 }
 
 /// `key type cf size ts` lines of a `kvlab trace dump`: (key, type, size) per line.

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{kvlab, text};
+use common::ok;
 use kvlab_spawn::{Server, ServerKind, ServerSpec};
 
 /// The header and rows of a CSV file; an empty cell is `None`.
@@ -37,14 +37,6 @@ fn column(header: &[String], rows: &[Vec<Option<f64>>], name: &str) -> Vec<Optio
         .position(|h| h == name)
         .unwrap_or_else(|| panic!("no column {name} in {header:?}"));
     rows.iter().map(|r| r[i]).collect()
-}
-
-/// Runs kvlab, panicking with its output unless it succeeds.
-fn ok(args: &[&str]) -> String {
-    let o = kvlab(args);
-    let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "kvlab {args:?}\n{stdout}\n{stderr}");
-    stdout
 }
 
 /// The result document's statistics.

@@ -6,14 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{call, kvlab, redis, text};
-
-fn ok(args: &[&str]) -> String {
-    let o = kvlab(args);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "kvlab {args:?} failed:\n{err}");
-    out
-}
+use crate::common::{call, kvlab, ok, redis, text};
 
 fn json_rows(args: &[&str]) -> Vec<Value> {
     let out = ok(args);

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{call, calls, kvlab, redis, text};
+use crate::common::{call, calls, kvlab, ok, redis, text};
 
 fn shared(path: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,13 +17,6 @@ fn shared(path: &str) -> Option<PathBuf> {
         eprintln!("skipped: {} is not beside the project", p.display());
         None
     }
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = kvlab(args);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "kvlab {args:?} failed:\n{err}");
-    out
 }
 
 /// A recorded run, replayed against a fresh server, sends the same commands as the run

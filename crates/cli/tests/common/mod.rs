@@ -16,6 +16,18 @@ pub fn kvlab(args: &[&str]) -> Output {
         .expect("running kvlab")
 }
 
+/// Runs kvlab with `args` and returns its stdout, panicking with its output unless it
+/// succeeds.
+pub fn ok(args: &[&str]) -> String {
+    let o = kvlab(args);
+    let (stdout, stderr) = text(&o);
+    assert!(
+        o.status.success(),
+        "kvlab {args:?} failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
 /// Runs `kvlab memtier -s 127.0.0.1 -p PORT` with `extra` flags.
 pub fn memtier_on(port: &str, extra: &[&str]) -> Output {
     kvlab(&[&["memtier", "-s", "127.0.0.1", "-p", port][..], extra].concat())
