@@ -78,28 +78,33 @@ fn strs(v: &[String]) -> Vec<&str> {
 #[test]
 fn a_load_into_a_full_lmdb_map_fails_with_mdb_map_full() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("lmdb");
-    let p = props(&[
-        "recordcount=5000",
-        "fieldcount=10",
-        "fieldlength=100",
-        "lmdb.map_size=1MiB",
-    ]);
-    let args = [
-        &[
-            "load",
-            "-P",
-            "workloads/ycsb/workloada",
-            "--db",
-            "lmdb",
-            "--seed",
-            "1",
-        ][..],
-        &strs(&p),
-        &["--path", db.to_str().unwrap()],
-    ]
-    .concat();
-    let (o, doc) = phase(&args, &dir.path().join("out"));
+    // `load` of 5000 1 KB records into a fresh LMDB map of `map_size` at `name`.
+    let load = |name: &str, map_size: &str| {
+        let db = dir.path().join(name);
+        let p = props(&[
+            "recordcount=5000",
+            "fieldcount=10",
+            "fieldlength=100",
+            &format!("lmdb.map_size={map_size}"),
+        ]);
+        let args = [
+            &[
+                "load",
+                "-P",
+                "workloads/ycsb/workloada",
+                "--db",
+                "lmdb",
+                "--seed",
+                "1",
+            ][..],
+            &strs(&p),
+            &["--path", db.to_str().unwrap()],
+        ]
+        .concat();
+        let (o, doc) = phase(&args, &dir.path().join(format!("{name}-out")));
+        (o, doc, db)
+    };
+    let (o, doc, db) = load("lmdb", "1MiB");
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     // LMDB's own count of what it holds.
@@ -148,28 +153,7 @@ fn a_load_into_a_full_lmdb_map_fails_with_mdb_map_full() {
     assert!(doc.notes.iter().any(|n| n == &why), "{:?}", doc.notes);
 
     // The same load into a map that fits stores everything and succeeds.
-    let db2 = dir.path().join("lmdb2");
-    let p = props(&[
-        "recordcount=5000",
-        "fieldcount=10",
-        "fieldlength=100",
-        "lmdb.map_size=64MiB",
-    ]);
-    let args = [
-        &[
-            "load",
-            "-P",
-            "workloads/ycsb/workloada",
-            "--db",
-            "lmdb",
-            "--seed",
-            "1",
-        ][..],
-        &strs(&p),
-        &["--path", db2.to_str().unwrap()],
-    ]
-    .concat();
-    let (o, doc) = phase(&args, &dir.path().join("out2"));
+    let (o, doc, db2) = load("lmdb2", "64MiB");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
     assert_eq!(mdb_entries(&db2), 5000);
     assert_eq!(doc.runner.failed_operations, 0);
