@@ -274,12 +274,7 @@ pub(crate) fn write_cache_lines(
         "[CACHE], HitRatio(%), {:.2}",
         ratio(hits, hits + misses)
     )?;
-    let int = |name: &str| {
-        stats.iter().find_map(|(k, v)| match v {
-            StatValue::Int(i) if k == name => Some(*i as u64),
-            _ => None,
-        })
-    };
+    let int = |name: &str| stat_u64(stats, name);
     if let (Some(dram), Some(disk)) = (int("dram_hits"), int("disk_hits")) {
         let gets = dram + disk + int("misses").unwrap_or(0);
         writeln!(out, "[CACHE], DramHitRatio(%), {:.2}", ratio(dram, gets))?;
@@ -377,4 +372,13 @@ pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSect
     }
     import_cmd::extra_runner(&ctx.work, &mut r);
     r
+}
+
+/// The store statistic `name` as a count, when the store reported it as a non-negative
+/// integer.
+pub(crate) fn stat_u64(stats: &StoreStats, name: &str) -> Option<u64> {
+    stats.iter().find_map(|(k, v)| match v {
+        StatValue::Int(i) if k == name => u64::try_from(*i).ok(),
+        _ => None,
+    })
 }

@@ -67,13 +67,8 @@ pub(crate) fn execute_observed<S: Store>(
             .monitor_interval
             .filter(|d| !d.is_zero())
             .unwrap_or(ctx.args.interval);
-        config.server_pid = ctx
-            .server
-            .iter()
-            .find_map(|(k, v)| match v {
-                StatValue::Int(pid) if k == "spawned.pid" => Some(*pid as u32),
-                _ => None,
-            })
+        config.server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid")
+            .and_then(|pid| u32::try_from(pid).ok())
             .or(m.monitor_server_pid);
         config.data_dir = ctx.args.path.clone();
         config.store_stats = store_stats;
@@ -650,12 +645,7 @@ const EXTSTORE_ITEM_SIZE_DEFAULT: u64 = 512;
 /// full (the item reaches the cold end of the LRU), so small values or a data set that
 /// fits in memory never reach the file.
 fn extstore_note(ctx: &PhaseCtx, stats: &StoreStats, outcome: &RunOutcome) -> Option<String> {
-    let int = |name: &str| {
-        stats.iter().find_map(|(k, v)| match v {
-            StatValue::Int(i) if k == name => u64::try_from(*i).ok(),
-            _ => None,
-        })
-    };
+    let int = |name: &str| crate::output::stat_u64(stats, name);
     let writes = outcome.total.count(kvlab_core::OpKind::Insert)
         + outcome.total.count(kvlab_core::OpKind::Update);
     if int("extstore_objects_written")? != 0 || writes == 0 {
