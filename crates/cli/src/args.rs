@@ -161,6 +161,12 @@ pub(crate) struct PhaseArgs {
     /// Capacity of an in-process cache (moka; foyer's memory tier), e.g. 256MiB.
     #[arg(long, value_name = "SIZE")]
     pub(crate) cache_size: Option<String>,
+    /// RocksDB's merge operator, which a replay's merges go through (same as
+    /// -p rocksdb.merge_operator=NAME): put (the last operand wins), uint64add (adds
+    /// 8-byte little-endian integers; an operand of another size counts as 0),
+    /// stringappend (joins with commas), max, none (merges replay as puts).
+    #[arg(long, value_name = "NAME", value_parser = MERGE_OPERATORS)]
+    pub(crate) merge_operator: Option<String>,
     /// Directory of a hybrid cache's disk tier (foyer).
     #[arg(long, value_name = "DIR")]
     pub(crate) disk_path: Option<PathBuf>,
@@ -364,6 +370,40 @@ pub(crate) fn parse_warmup(s: &str) -> Result<Warmup> {
     })
 }
 
+/// The names `--merge-operator` takes: RocksDB's built-in merge operators by the names
+/// `db_bench -merge_operator` takes, or none (`kvlab_stores::rocksdb::MERGE_OPERATORS`,
+/// kept here for the command line and its completions without the store's feature).
+pub(crate) const MERGE_OPERATORS: [&str; 5] = ["put", "uint64add", "stringappend", "max", "none"];
+
+/// The store property `--merge-operator` sets.
+const MERGE_OPERATOR_PROPERTY: &str = "rocksdb.merge_operator";
+
+/// Folds `--merge-operator NAME` into the properties as `rocksdb.merge_operator=NAME`;
+/// the same property set to another operator (by `-p` or a property file) is a usage
+/// error naming both.
+pub(crate) fn apply_merge_operator(args: &PhaseArgs, props: &mut Properties) -> Result<()> {
+    let Some(name) = &args.merge_operator else {
+        return Ok(());
+    };
+    if let Some(set) = props.get(MERGE_OPERATOR_PROPERTY) {
+        if set != name {
+            let origin = props
+                .origin(MERGE_OPERATOR_PROPERTY)
+                .map_or_else(|| "-p".to_string(), |o| o.to_string());
+            return Err(usage(format!(
+                "--merge-operator {name} and {MERGE_OPERATOR_PROPERTY}={set} (from {origin}) \
+                 disagree: give one of them"
+            )));
+        }
+    }
+    props.set(
+        MERGE_OPERATOR_PROPERTY,
+        name,
+        kvlab_workload::Origin::CommandLine,
+    );
+    Ok(())
+}
+
 /// Stores whose data lives in a directory (`--path`).
 const EMBEDDED_STORES: [&str; 3] = ["rocksdb", "lmdb", "wiredtiger"];
 /// Stores reached over the network (`--url`, `--spawn`, `--timeout`).
@@ -372,7 +412,8 @@ const NETWORK_STORES: [&str; 2] = ["redis", "memcached"];
 /// Refuses store flags that do not apply to `--db` (a usage error, exit code 2), so that a
 /// flag the store would ignore cannot make a result look configured when it was not:
 /// `--cache-size` on rocksdb, `--path` on redis, `--spawn` on rocksdb, `--connections`
-/// on an embedded store, another store's `-p` option. `kvlab suite` checks its store
+/// on an embedded store, `--merge-operator` on another store than rocksdb, another
+/// store's `-p` option. `kvlab suite` checks its store
 /// entries the same way. Unknown store names are left to the store's own error.
 pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<()> {
     let db = args.db.as_str();
@@ -383,6 +424,13 @@ pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<
         .any(|s| *s == db);
     if !known {
         return Ok(());
+    }
+    // Before the property check: `--merge-operator` stands in `rocksdb.merge_operator`.
+    if let Some(name) = args.merge_operator.as_deref().filter(|_| db != "rocksdb") {
+        return Err(usage(format!(
+            "--merge-operator {name} does not apply to --db {db}: it is RocksDB's merge \
+             operator (-p rocksdb.merge_operator); on --db {db} a replay's merges are puts"
+        )));
     }
     // Another store's option (`-p lmdb.map_size=…` on rocksdb) would be ignored.
     let own = format!("{db}.");
@@ -474,4 +522,98 @@ pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kvlab ARGV…`'s phase arguments and properties as `select_phase` makes them.
+    fn phase(argv: &[&str]) -> (PhaseArgs, Result<Properties>) {
+        let cli = Cli::try_parse_from(argv).unwrap();
+        let args = match cli.command {
+            Command::Run(a) | Command::Load(a) => a,
+            c => panic!("not a phase: {c:?}"),
+        };
+        let mut props = Properties::new();
+        for p in &args.properties {
+            props.set_override(p).unwrap();
+        }
+        let result = apply_merge_operator(&args, &mut props).map(|()| props);
+        (args, result)
+    }
+
+    #[cfg(feature = "rocksdb")]
+    #[test]
+    fn merge_operator_names_are_the_stores() {
+        assert_eq!(&MERGE_OPERATORS[..], kvlab_stores::rocksdb::MERGE_OPERATORS);
+    }
+
+    #[test]
+    fn merge_operator_is_the_rocksdb_property() {
+        let (args, props) = phase(&[
+            "kvlab",
+            "run",
+            "--db",
+            "rocksdb",
+            "--merge-operator",
+            "uint64add",
+        ]);
+        let props = props.unwrap();
+        assert_eq!(props.get("rocksdb.merge_operator"), Some("uint64add"));
+        check_store_flags(&args, &props).unwrap();
+
+        // Both, agreeing: fine; disagreeing: a usage error naming both.
+        let (_, props) = phase(&[
+            "kvlab",
+            "load",
+            "--db",
+            "rocksdb",
+            "-p",
+            "rocksdb.merge_operator=max",
+            "--merge-operator",
+            "max",
+        ]);
+        assert_eq!(props.unwrap().get("rocksdb.merge_operator"), Some("max"));
+        let (_, props) = phase(&[
+            "kvlab",
+            "run",
+            "--db",
+            "rocksdb",
+            "-p",
+            "rocksdb.merge_operator=put",
+            "--merge-operator",
+            "uint64add",
+        ]);
+        let e = props.unwrap_err();
+        assert!(e.downcast_ref::<UsageError>().is_some());
+        assert_eq!(
+            e.to_string(),
+            "--merge-operator uint64add and rocksdb.merge_operator=put (from -p) disagree: \
+             give one of them"
+        );
+
+        // Not a merge operator RocksDB has by that name: clap refuses it.
+        let bad =
+            Cli::try_parse_from(["kvlab", "run", "--db", "rocksdb", "--merge-operator", "sum"])
+                .unwrap_err();
+        assert_eq!(bad.kind(), clap::error::ErrorKind::InvalidValue);
+    }
+
+    #[test]
+    fn merge_operator_on_another_store_is_refused_naming_it() {
+        for db in ["lmdb", "redis", "memcached", "null"] {
+            let (args, props) = phase(&["kvlab", "run", "--db", db, "--merge-operator", "put"]);
+            let e = check_store_flags(&args, &props.unwrap()).unwrap_err();
+            assert!(e.downcast_ref::<UsageError>().is_some());
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "--merge-operator put does not apply to --db {db}: it is RocksDB's merge \
+                     operator (-p rocksdb.merge_operator); on --db {db} a replay's merges are \
+                     puts"
+                )
+            );
+        }
+    }
 }

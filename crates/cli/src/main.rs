@@ -212,6 +212,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         path: None,
         cachebench: None,
         cache_size: None,
+        merge_operator: None,
         disk_path: None,
         disk_size: None,
         url: m.spawn.is_none().then(|| a.url()),

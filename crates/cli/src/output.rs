@@ -238,7 +238,15 @@ pub(crate) fn write_result<S: Store>(
         notes: done.notes.clone(),
     };
     let mut csv = Vec::new();
-    kvlab_measure::write_timeline_csv(&done.timeline, &kvlab_core::OpKind::ALL, &mut csv)?;
+    // After the kinds' (and the intended) columns: a replay's merges, `merge_ops,
+    // merge_p99_us`, named as the results name them.
+    let merge = String::from_utf8_lossy(kvlab_core::MERGE_COMMAND);
+    kvlab_measure::write_timeline_csv(
+        &done.timeline,
+        &kvlab_core::OpKind::ALL,
+        &[&merge],
+        &mut csv,
+    )?;
     kvlab_report::write_atomic(&dir.join("timeline.csv"), &csv, true)?;
     kvlab_report::write_atomic(
         &dir.join("result.json"),

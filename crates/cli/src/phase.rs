@@ -215,6 +215,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     let mut hlog_error = None;
     let mut seconds: Vec<memtier_report::Second> = Vec::new();
     let mut outage = crate::outage::Outage::default();
+    let mut command_names: Option<Vec<String>> = None;
     let mut observer = |iv: &kvlab_runner::Interval<'_>| {
         outage.interval(iv, &mut display);
         display.update(iv);
@@ -230,10 +231,13 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
                 ));
             }
         }
+        // Asked at the first interval, after the replay learned whether the store merges.
+        let names = command_names.get_or_insert_with(|| ctx.work.command_names());
         timeline.push(TimelineRow::from_interval(
             iv.time_s,
             iv.interval_s,
             iv.recorder,
+            names,
         ));
         if let Some(log) = hlog.as_mut() {
             let start = Duration::from_secs_f64((iv.time_s - iv.interval_s).max(0.0));

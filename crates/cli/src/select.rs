@@ -70,6 +70,7 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
     for p in &args.properties {
         props.set_override(p).map_err(|e| usage(e.to_string()))?;
     }
+    apply_merge_operator(&args, &mut props)?;
     // The workload: a CacheBench config, a cache property file, or YCSB's CoreWorkload.
     let mut defaults = Defaults::default();
     let work = if let Some(r) = &args.replay {

@@ -421,7 +421,8 @@ impl Recorder {
         self.bytes_read
     }
 
-    /// Payload bytes written to the store.
+    /// Payload bytes written to the store: the key and value of every write, and the key
+    /// and operand of every merge (a command whose outcome is written).
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
     }

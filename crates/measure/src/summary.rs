@@ -31,7 +31,8 @@ pub struct RunSummary {
     pub errors: BTreeMap<String, u64>,
     /// Payload bytes read from the store.
     pub bytes_read: u64,
-    /// Payload bytes written to the store.
+    /// Payload bytes written to the store: the key and value (field names and values) of
+    /// every write, and the key and operand of every merge.
     pub bytes_written: u64,
 }
 

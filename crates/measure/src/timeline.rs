@@ -2,14 +2,15 @@
 
 use std::io::{self, Write};
 
-use kvlab_core::OpKind;
+use kvlab_core::{CommandId, OpKind};
 use serde::{Deserialize, Serialize};
 
 use crate::summary::ns_to_us;
 use crate::Recorder;
 
 /// One interval of a run's timeline: throughput, overall latency percentiles, errors and
-/// per-kind operations and p99. Latencies are service times in microseconds.
+/// per-kind (and per named command, e.g. `MERGE`) operations and p99. Latencies are
+/// service times in microseconds.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct TimelineRow {
     /// End of the interval, in seconds since the start of the phase.
@@ -31,7 +32,8 @@ pub struct TimelineRow {
     /// Store errors of every kind.
     pub errors: u64,
     /// `(YCSB kind name, operations, p99 latency in µs)` for every kind with operations in
-    /// the interval, in report order.
+    /// the interval, in report order, then `(command name, …)` for every named arbitrary
+    /// command with operations in it (a replay's `MERGE`), in command order.
     pub per_op: Vec<(String, u64, f64)>,
     /// Requests a schedule meant to start in the interval (a trace replay's timestamps),
     /// when there is one.
@@ -40,8 +42,16 @@ pub struct TimelineRow {
 
 impl TimelineRow {
     /// Summarizes one interval's recorder. `time_s` is the caller's choice of timestamp —
-    /// kvlab uses the end of the interval.
-    pub fn from_interval(time_s: f64, interval_s: f64, interval: &Recorder) -> TimelineRow {
+    /// kvlab uses the end of the interval. Arbitrary command `i` is named
+    /// `command_names[i]` (as in [`Recorder::summary_named`]); commands past the end of
+    /// the list are left out of [`TimelineRow::per_op`] (they still count in the overall
+    /// figures).
+    pub fn from_interval(
+        time_s: f64,
+        interval_s: f64,
+        interval: &Recorder,
+        command_names: &[String],
+    ) -> TimelineRow {
         let overall = interval.overall();
         let (p50, p99, p999, max) = if overall.is_empty() {
             (0, 0, 0, 0)
@@ -54,6 +64,16 @@ impl TimelineRow {
             )
         };
         let operations = interval.operations();
+        let kinds = OpKind::ALL
+            .iter()
+            .filter(|k| interval.count(**k) > 0)
+            .map(|k| (k.ycsb_name(), interval.histogram(*k)));
+        let commands = command_names.iter().zip(0u16..).filter_map(|(name, id)| {
+            interval
+                .command_histogram(CommandId(id))
+                .filter(|h| !h.is_empty())
+                .map(|h| (name.as_str(), h))
+        });
         TimelineRow {
             time_s,
             interval_s,
@@ -68,13 +88,11 @@ impl TimelineRow {
             p999_us: ns_to_us(p999),
             max_us: ns_to_us(max),
             errors: interval.errors_total(),
-            per_op: OpKind::ALL
-                .iter()
-                .filter(|k| interval.count(**k) > 0)
-                .map(|k| {
-                    let h = interval.histogram(*k);
+            per_op: kinds
+                .chain(commands)
+                .map(|(name, h)| {
                     (
-                        k.ycsb_name().to_string(),
+                        name.to_string(),
                         h.len(),
                         ns_to_us(h.value_at_percentile(99.0)),
                     )
@@ -85,21 +103,33 @@ impl TimelineRow {
     }
 }
 
-/// The CSV column prefix of a kind: its YCSB name in lower case, `-` → `_`
-/// (`read_modify_write`).
-fn column_prefix(kind: OpKind) -> String {
-    kind.ycsb_name().to_ascii_lowercase().replace('-', "_")
+/// The CSV column prefix of a kind or command name: the name in lower case, `-` → `_`
+/// (`read_modify_write`, `merge`).
+fn column_prefix(name: &str) -> String {
+    name.to_ascii_lowercase().replace('-', "_")
+}
+
+/// Writes the `,<ops>,<p99>` cells of the measurement called `name` in `row`: `,0,` when
+/// it had no operations in the interval.
+fn write_op_cells(out: &mut impl Write, row: &TimelineRow, name: &str) -> io::Result<()> {
+    match row.per_op.iter().find(|(n, _, _)| n == name) {
+        Some((_, ops, p99)) => write!(out, ",{ops},{p99}"),
+        None => write!(out, ",0,"),
+    }
 }
 
 /// Writes a timeline as CSV. Columns: `time_s,interval_s,operations,throughput_ops_per_sec,
 /// p50_us,p99_us,p999_us,max_us,errors`, then `<kind>_ops,<kind>_p99_us` for each of
-/// `kinds` (e.g. `read_ops,read_p99_us`). A kind without operations in an interval has
-/// `0` operations and an empty p99 cell. When any row has
+/// `kinds` (e.g. `read_ops,read_p99_us`). When any row has
 /// [`TimelineRow::intended_ops`], two more columns follow:
-/// `intended_ops,intended_ops_per_sec`.
+/// `intended_ops,intended_ops_per_sec`. Last come `<command>_ops,<command>_p99_us` for
+/// each name of `commands` (kvlab writes `merge_ops,merge_p99_us` for `MERGE`), so the
+/// columns before them keep their places. A kind or command without operations in an
+/// interval has `0` operations and an empty p99 cell.
 pub fn write_timeline_csv(
     rows: &[TimelineRow],
     kinds: &[OpKind],
+    commands: &[&str],
     out: &mut impl Write,
 ) -> io::Result<()> {
     write!(
@@ -107,12 +137,16 @@ pub fn write_timeline_csv(
         "time_s,interval_s,operations,throughput_ops_per_sec,p50_us,p99_us,p999_us,max_us,errors"
     )?;
     for kind in kinds {
-        let prefix = column_prefix(*kind);
+        let prefix = column_prefix(kind.ycsb_name());
         write!(out, ",{prefix}_ops,{prefix}_p99_us")?;
     }
     let intended = rows.iter().any(|r| r.intended_ops.is_some());
     if intended {
         write!(out, ",intended_ops,intended_ops_per_sec")?;
+    }
+    for name in commands {
+        let prefix = column_prefix(name);
+        write!(out, ",{prefix}_ops,{prefix}_p99_us")?;
     }
     writeln!(out)?;
     for row in rows {
@@ -130,14 +164,7 @@ pub fn write_timeline_csv(
             row.errors
         )?;
         for kind in kinds {
-            match row
-                .per_op
-                .iter()
-                .find(|(name, _, _)| name == kind.ycsb_name())
-            {
-                Some((_, ops, p99)) => write!(out, ",{ops},{p99}")?,
-                None => write!(out, ",0,")?,
-            }
+            write_op_cells(out, row, kind.ycsb_name())?;
         }
         if intended {
             let n = row.intended_ops.unwrap_or(0);
@@ -147,6 +174,9 @@ pub fn write_timeline_csv(
                 0.0
             };
             write!(out, ",{n},{rate}")?;
+        }
+        for name in commands {
+            write_op_cells(out, row, name)?;
         }
         writeln!(out)?;
     }
@@ -168,7 +198,7 @@ mod tests {
         r.record(OpKind::Read, Status::Ok, 1_500);
         r.record(OpKind::Update, Status::Ok, 2_000);
         r.record_error(StoreErrorKind::Timeout);
-        let row = TimelineRow::from_interval(2.0, 0.5, &r);
+        let row = TimelineRow::from_interval(2.0, 0.5, &r, &[]);
         assert_eq!(row.operations, 101);
         assert_eq!(row.throughput_ops_per_sec, 202.0);
         assert_eq!(row.errors, 1);
@@ -179,11 +209,12 @@ mod tests {
                 ("UPDATE".to_string(), 1, 2.0)
             ]
         );
-        let empty = TimelineRow::from_interval(2.5, 0.5, &Recorder::new());
+        let empty = TimelineRow::from_interval(2.5, 0.5, &Recorder::new(), &[]);
         let mut out = Vec::new();
         write_timeline_csv(
             &[row, empty],
             &[OpKind::Read, OpKind::Update, OpKind::ReadModifyWrite],
+            &[],
             &mut out,
         )
         .unwrap();
@@ -194,6 +225,40 @@ mod tests {
              read_modify_write_p99_us\n\
              2,0.5,101,202,1,1.5,2,2,1,100,1,1,2,0,\n\
              2.5,0.5,0,0,0,0,0,0,0,0,,0,,0,\n"
+        );
+    }
+
+    /// A named command (a replay's `MERGE`) gets its cells in `per_op` and its
+    /// `merge_ops,merge_p99_us` columns after every other column, intended ones included,
+    /// so the columns of files written before it keep their places; an unnamed command
+    /// counts in the overall figures only.
+    #[test]
+    fn merge_columns_come_last() {
+        let mut r = Recorder::new();
+        r.record(OpKind::Read, Status::Ok, 1_000);
+        for _ in 0..3 {
+            r.record_command(CommandId(0), Status::Ok, 1_800, 20);
+        }
+        r.record_command(CommandId(1), Status::Ok, 2_000, 5);
+        let mut row = TimelineRow::from_interval(1.0, 1.0, &r, &["MERGE".to_string()]);
+        assert_eq!(row.operations, 5);
+        assert_eq!(row.max_us, 2.0);
+        assert_eq!(
+            row.per_op,
+            vec![("READ".to_string(), 1, 1.0), ("MERGE".to_string(), 3, 1.8)]
+        );
+        row.intended_ops = Some(6);
+        let mut quiet = TimelineRow::from_interval(2.0, 1.0, &Recorder::new(), &[]);
+        quiet.intended_ops = Some(0);
+        let mut out = Vec::new();
+        write_timeline_csv(&[row, quiet], &[OpKind::Read], &["MERGE"], &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "time_s,interval_s,operations,throughput_ops_per_sec,p50_us,p99_us,p999_us,max_us,\
+             errors,read_ops,read_p99_us,intended_ops,intended_ops_per_sec,merge_ops,\
+             merge_p99_us\n\
+             1,1,5,5,1.8,2,2,2,0,1,1,6,6,3,1.8\n\
+             2,1,0,0,0,0,0,0,0,0,,0,0,0,\n"
         );
     }
 }

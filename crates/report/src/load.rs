@@ -468,6 +468,58 @@ mod tests {
         assert_eq!(t.rows[1].p50_us, 3.0);
     }
 
+    /// A file of this version (merge columns last, after the intended ones) reads back
+    /// as written, and a file written before merges had columns reads as before.
+    #[test]
+    fn timeline_merge_columns_and_older_files() {
+        let row = |time_s: f64, per_op: Vec<(String, u64, f64)>, intended: u64| TimelineRow {
+            time_s,
+            interval_s: 1.0,
+            operations: per_op.iter().map(|p| p.1).sum(),
+            throughput_ops_per_sec: per_op.iter().map(|p| p.1).sum::<u64>() as f64,
+            p50_us: 2.5,
+            p99_us: 9.0,
+            p999_us: 10.0,
+            max_us: 11.0,
+            errors: 0,
+            per_op,
+            intended_ops: Some(intended),
+        };
+        let rows = vec![
+            row(
+                1.0,
+                vec![("READ".into(), 70, 9.0), ("MERGE".into(), 30, 4.5)],
+                100,
+            ),
+            row(2.0, vec![("MERGE".into(), 5, 3.0)], 5),
+            row(3.0, vec![], 0),
+        ];
+        let mut csv = Vec::new();
+        kvlab_measure::write_timeline_csv(&rows, &kvlab_core::OpKind::ALL, &["MERGE"], &mut csv)
+            .unwrap();
+        let text = String::from_utf8(csv).unwrap();
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with(",intended_ops,intended_ops_per_sec,merge_ops,merge_p99_us"),
+            "{text}"
+        );
+        let t = Timeline::parse(&text, Path::new("t.csv")).unwrap();
+        assert_eq!(t.rows, rows);
+
+        // Before merges had columns: the same header without the last two.
+        let old = "time_s,interval_s,operations,throughput_ops_per_sec,p50_us,p99_us,p999_us,\
+                   max_us,errors,read_ops,read_p99_us,update_ops,update_p99_us,insert_ops,\
+                   insert_p99_us,scan_ops,scan_p99_us,read_modify_write_ops,\
+                   read_modify_write_p99_us,delete_ops,delete_p99_us,intended_ops,\
+                   intended_ops_per_sec\n\
+                   1,1,100,100,2.5,9,10,11,0,100,9,0,,0,,0,,0,,0,,120,120\n";
+        let t = Timeline::parse(old, Path::new("old.csv")).unwrap();
+        assert_eq!(t.rows[0].per_op, vec![("READ".to_string(), 100, 9.0)]);
+        assert_eq!(t.rows[0].intended_ops, Some(120));
+    }
+
     #[test]
     fn timeline_errors_name_file_line_and_column() {
         let err = Timeline::parse("time_s,operations\n", Path::new("x/t.csv")).unwrap_err();

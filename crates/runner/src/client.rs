@@ -727,7 +727,9 @@ fn ask_retry<Src: OpSource>(
 }
 
 /// Records one completed arbitrary command ([`kvlab_core::Request::command`]) under its
-/// own id: bytes are the command's arguments and its reply's payload.
+/// own id: bytes are the command's arguments and its reply's payload. A command that
+/// wrote ([`kvlab_core::Outcome::Written`]: a merge, its key and operand) also counts in
+/// the bytes written, as a put's key and value do.
 #[inline(never)]
 fn account_command(
     recorder: &mut Recorder,
@@ -751,6 +753,7 @@ fn account_command(
                 service,
                 sent + outcome.bytes_read(),
             );
+            recorder.add_bytes(0, outcome.bytes_written());
         }
         Err(e) => {
             recorder.record_command(command, Status::Error, service, sent);
