@@ -160,7 +160,8 @@ pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineR
     }
 }
 
-/// What the replay could not send, and a reader error, as result notes.
+/// What the replay could not send, merges RocksDB's uint64add counts as 0, and a reader
+/// error, as result notes.
 pub(crate) fn notes(ctx: &PhaseCtx) -> Vec<String> {
     let Some(replay) = &ctx.args.replay else {
         return Vec::new();
@@ -180,6 +181,15 @@ pub(crate) fn notes(ctx: &PhaseCtx) -> Vec<String> {
              that must be told of TTLs when it opens (moka: -p moka.per_entry_ttl=true) was not"
                 .into(),
         );
+    }
+    let (merges, not_8_bytes) = replay.workload.merge_operands();
+    let merge_operator = ctx.props.get("rocksdb.merge_operator");
+    if ctx.args.db == "rocksdb" && merge_operator == Some("uint64add") && not_8_bytes > 0 {
+        notes.push(format!(
+            "replay: {not_8_bytes} of {merges} merges had an operand that is not 8 bytes, \
+             which RocksDB's uint64add counts as 0 (it adds 8-byte little-endian integers; a \
+             trace carries operand sizes, not their bytes)"
+        ));
     }
     if let Some(e) = replay.workload.error() {
         notes.push(format!(

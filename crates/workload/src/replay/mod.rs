@@ -148,6 +148,10 @@ struct Counts {
     intended: Vec<u64>,
     /// The pass read to the end of the trace (or the limit).
     complete: bool,
+    /// Merges read.
+    merges: u64,
+    /// Merges whose operand is not 8 bytes (what RocksDB's uint64add counts as 0).
+    merges_not_8_bytes: u64,
 }
 
 impl Counts {
@@ -166,6 +170,13 @@ impl Counts {
             }
             self.intended[bin] += 1;
         }
+    }
+
+    /// Counts a merge whose operand, as the replay sends it, is `size` bytes.
+    #[inline]
+    fn count_merge(&mut self, size: u32) {
+        self.merges += 1;
+        self.merges_not_8_bytes += u64::from(size != 8);
     }
 }
 
@@ -331,6 +342,18 @@ impl ReplayWorkload {
         !self.ttl && lock(&self.counts).ttl
     }
 
+    /// The trace's merges (up to the limit) and how many of them have an operand that
+    /// is not 8 bytes — each of which RocksDB's `uint64add` merge operator counts as 0.
+    /// A trace carries an operand's size, not its bytes: the replay sends operands of
+    /// the traced size (the default value size when the trace has none) cut from its
+    /// printable value pool. Counted as the trace is read, like
+    /// [`ReplayWorkload::requests`].
+    pub fn merge_operands(&self) -> (u64, u64) {
+        self.wait_reader();
+        let counts = lock(&self.counts);
+        (counts.merges, counts.merges_not_8_bytes)
+    }
+
     /// What the trace says about itself.
     pub fn info(&self) -> &kvlab_trace::TraceInfo {
         &self.info
@@ -424,6 +447,9 @@ impl ReplayWorkload {
         while self.spec.limit.is_none_or(|l| n < l) && reader.read(&mut rec)? {
             n += 1;
             counts.count(&rec, self.spec.speed, unit_ns, bin_ns);
+            if rec.op == Op::Merge {
+                counts.count_merge(value_size(&self.info, &rec, self.spec.default_value_size));
+            }
             if seen.insert(rec.id, ()).is_some() {
                 continue;
             }
@@ -528,6 +554,9 @@ impl Dealer {
         let mut gathering: Option<usize> = None;
         while spec.limit.is_none_or(|l| counts.requests < l) && reader.read(&mut rec)? {
             counts.count(&rec, spec.speed, unit_ns, bin_ns);
+            if rec.op == Op::Merge {
+                counts.count_merge(value_size(info, &rec, spec.default_value_size));
+            }
             let first_ts = counts.first_ts.unwrap_or(rec.ts);
             if counts.requests % CHUNK as u64 == 0 {
                 self.publish(&counts);
