@@ -232,7 +232,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
             }
         }
         // Asked at the first interval, after the replay learned whether the store merges.
-        let names = command_names.get_or_insert_with(|| ctx.work.command_names());
+        let names: &[String] = command_names.get_or_insert_with(|| ctx.work.command_names());
         timeline.push(TimelineRow::from_interval(
             iv.time_s,
             iv.interval_s,
@@ -241,9 +241,8 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         ));
         if let Some(log) = hlog.as_mut() {
             let start = Duration::from_secs_f64((iv.time_s - iv.interval_s).max(0.0));
-            if let Err(e) =
-                log.write_interval(start, Duration::from_secs_f64(iv.interval_s), iv.recorder)
-            {
+            let length = Duration::from_secs_f64(iv.interval_s);
+            if let Err(e) = log.write_interval(start, length, iv.recorder, names) {
                 hlog_error.get_or_insert(e);
             }
         }

@@ -168,6 +168,15 @@ fn merges_replay_through_the_merge_operator() {
     assert_eq!(timeline["merge_ops"], source.len() as u64);
     assert_eq!(timeline["operations"], source.len() as u64);
     assert_eq!(timeline["insert_ops"], 0);
+    // The interval log has MERGE's own histograms, as it has every kind's.
+    let hlog = kvlab_report::LatencyLog::load(&results.join("latency.hlog")).unwrap();
+    assert_eq!(hlog.by_tag["MERGE"].len(), source.len() as u64);
+    assert_eq!(hlog.overall.len(), source.len() as u64);
+    assert!(
+        !hlog.by_tag.contains_key("INSERT"),
+        "{:?}",
+        hlog.by_tag.keys()
+    );
     assert_eq!(
         report_u64(&out, "MERGE", "Operations"),
         source.len() as u64,

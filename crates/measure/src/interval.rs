@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use kvlab_core::OpKind;
+use kvlab_core::{CommandId, OpKind};
 
 use crate::{MeasureError, Recorder};
 
@@ -26,7 +26,9 @@ const MAX_VALUE_UNIT_RATIO: f64 = 1_000_000.0;
 ///   default;
 /// - one line tagged with the kind's YCSB name (`Tag=READ,…`) for every kind recorded so far
 ///   in this log, so each tag has a line in every interval from its first on;
-/// - likewise `Tag=Intended-READ,…` lines for intended-start latencies.
+/// - likewise `Tag=Intended-READ,…` lines for intended-start latencies;
+/// - then, for each named arbitrary command (a replay's `MERGE`), a `Tag=MERGE,…` line
+///   from its first interval on, and `Tag=Intended-MERGE,…` lines likewise.
 ///
 /// Histograms are in nanoseconds, V2 deflate-compressed and base64-encoded; the
 /// `Interval_Max` column is in milliseconds, as Java writes it.
@@ -37,6 +39,8 @@ pub struct IntervalLog<W: Write> {
     text: String,
     seen: [bool; OpKind::ALL.len()],
     seen_intended: [bool; OpKind::ALL.len()],
+    /// Per command id: (service, intended) histograms seen so far.
+    seen_commands: Vec<(bool, bool)>,
 }
 
 impl<W: Write> std::fmt::Debug for IntervalLog<W> {
@@ -50,6 +54,12 @@ fn epoch_secs(t: SystemTime) -> f64 {
         Ok(d) => d.as_secs_f64(),
         Err(e) => -e.duration().as_secs_f64(),
     }
+}
+
+/// A name the log format takes as a tag: not empty, no comma (the field separator) and
+/// no white space.
+fn is_tag(name: &str) -> bool {
+    !name.is_empty() && !name.contains(|c: char| c == ',' || c.is_whitespace())
 }
 
 impl<W: Write> IntervalLog<W> {
@@ -72,17 +82,22 @@ impl<W: Write> IntervalLog<W> {
             text: String::new(),
             seen: [false; OpKind::ALL.len()],
             seen_intended: [false; OpKind::ALL.len()],
+            seen_commands: Vec::new(),
         })
     }
 
     /// Writes the histograms of one interval that began `start_offset` after the log's start
     /// and lasted `duration`. `interval` holds only that interval's records (the caller
-    /// resets it, or takes a fresh one, between intervals).
+    /// resets it, or takes a fresh one, between intervals). Arbitrary command `i` is tagged
+    /// `command_names[i]` (as in [`Recorder::summary_named`]); commands past the end of the
+    /// list, or whose name cannot be a tag (empty, or with a comma or white space), have
+    /// no lines of their own (they are in the untagged one).
     pub fn write_interval(
         &mut self,
         start_offset: Duration,
         duration: Duration,
         interval: &Recorder,
+        command_names: &[String],
     ) -> Result<(), MeasureError> {
         self.write_line(None, start_offset, duration, &interval.overall())?;
         for kind in OpKind::ALL {
@@ -103,6 +118,36 @@ impl<W: Write> IntervalLog<W> {
             if self.seen_intended[i] {
                 let tag = format!("Intended-{}", kind.ycsb_name());
                 let h = interval.intended_histogram(kind);
+                self.write_line(Some(&tag), start_offset, duration, h)?;
+            }
+        }
+        if self.seen_commands.len() < command_names.len() {
+            self.seen_commands
+                .resize(command_names.len(), (false, false));
+        }
+        // A recorder that never saw a command has no histograms for it: an empty one.
+        let empty = Histogram::<u64>::new(1).expect("one significant digit is valid");
+        for (name, id) in command_names.iter().zip(0u16..) {
+            if !is_tag(name) {
+                continue;
+            }
+            let service = interval.command_histogram(CommandId(id));
+            let intended = interval.command_intended_histogram(CommandId(id));
+            let seen = &mut self.seen_commands[usize::from(id)];
+            seen.0 |= service.is_some_and(|h| !h.is_empty());
+            seen.1 |= intended.is_some_and(|h| !h.is_empty());
+            let (seen_service, seen_intended) = *seen;
+            if seen_service {
+                self.write_line(
+                    Some(name),
+                    start_offset,
+                    duration,
+                    service.unwrap_or(&empty),
+                )?;
+            }
+            if seen_intended {
+                let tag = format!("Intended-{name}");
+                let h = intended.unwrap_or(&empty);
                 self.write_line(Some(&tag), start_offset, duration, h)?;
             }
         }
@@ -182,8 +227,13 @@ mod tests {
                 );
             }
             expected.push(counts);
-            log.write_interval(Duration::from_secs(interval), Duration::from_secs(1), &rec)
-                .unwrap();
+            log.write_interval(
+                Duration::from_secs(interval),
+                Duration::from_secs(1),
+                &rec,
+                &[],
+            )
+            .unwrap();
         }
         let bytes = log.into_inner();
         let text = String::from_utf8(bytes.clone()).unwrap();
@@ -232,5 +282,65 @@ mod tests {
         let mut h = crate::recorder::new_histogram();
         h.record(1_000 + (100 * (i as u64 + 1) - 1) * 10).unwrap();
         h.max()
+    }
+
+    /// `(interval, tag, count)` of every tagged line of a log.
+    fn tagged_lines(bytes: &[u8]) -> Vec<(u64, String, u64)> {
+        let mut deserializer = Deserializer::new();
+        IntervalLogIterator::new(bytes)
+            .filter_map(|e| match e.unwrap() {
+                LogEntry::Interval(ilh) => ilh.tag().map(|t| {
+                    let raw = base64::engine::general_purpose::STANDARD
+                        .decode(ilh.encoded_histogram())
+                        .unwrap();
+                    let h: Histogram<u64> = deserializer.deserialize(&mut raw.as_slice()).unwrap();
+                    (
+                        ilh.start_timestamp().as_secs(),
+                        t.as_str().to_string(),
+                        h.len(),
+                    )
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A named command (a replay's `MERGE`) has its own tag from its first interval on,
+    /// and `Intended-MERGE` likewise; a name that cannot be a tag has none.
+    #[test]
+    fn named_commands_are_tagged() {
+        let mut log = IntervalLog::new(Vec::new(), UNIX_EPOCH).unwrap();
+        let names = ["MERGE".to_string(), "TWO WORDS".to_string()];
+        let mut rec = Recorder::new();
+        for interval in 0..3u64 {
+            rec.reset();
+            rec.record(OpKind::Read, Status::Ok, 1_000);
+            if interval == 1 {
+                for _ in 0..4 {
+                    rec.record_command(CommandId(0), Status::Ok, 2_000, 10);
+                }
+                rec.record_command(CommandId(1), Status::Ok, 2_000, 10);
+            }
+            if interval == 2 {
+                rec.record_command(CommandId(0), Status::Ok, 3_000, 10);
+                rec.record_command_intended(CommandId(0), 9_000);
+            }
+            let (start, length) = (Duration::from_secs(interval), Duration::from_secs(1));
+            log.write_interval(start, length, &rec, &names).unwrap();
+        }
+        let lines = tagged_lines(&log.into_inner());
+        let tag = |t: &str| (0, t.to_string(), 1);
+        let line = |i: u64, t: &str, n: u64| (i, t.to_string(), n);
+        assert_eq!(
+            lines,
+            vec![
+                tag("READ"),
+                line(1, "READ", 1),
+                line(1, "MERGE", 4),
+                line(2, "READ", 1),
+                line(2, "MERGE", 1),
+                line(2, "Intended-MERGE", 1),
+            ]
+        );
     }
 }

@@ -585,8 +585,13 @@ mod tests {
             }
             rec.record(OpKind::Update, Status::Ok, 50_000);
             total += 1;
-            log.write_interval(Duration::from_secs(interval), Duration::from_secs(1), &rec)
-                .unwrap();
+            log.write_interval(
+                Duration::from_secs(interval),
+                Duration::from_secs(1),
+                &rec,
+                &[],
+            )
+            .unwrap();
         }
         let bytes = log.into_inner();
         let decoded = LatencyLog::parse(&bytes, Path::new("l.hlog")).unwrap();
