@@ -983,6 +983,31 @@ mod tests {
             .contains(&("trace.requests".into(), "10500".into())));
     }
 
+    /// db_bench's `mergerandom` trace (3 000 merges of 8-byte operands) counts its merges
+    /// in the preload pass and in the replay's own; the Twitter trace has none.
+    #[test]
+    fn merges_and_their_operand_sizes_are_counted() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/traces/rocksdb/mergerandom.trace");
+        if !path.exists() {
+            eprintln!("skipped: {} is not beside the project", path.display());
+            return;
+        }
+        let w = Arc::new(ReplayWorkload::open(spec(path.clone(), None)).unwrap());
+        assert_eq!(drain(&w, 2), 3000);
+        assert_eq!(w.merge_operands(), (3000, 0));
+        let mut limited = spec(path, None);
+        limited.limit = Some(100);
+        let w = Arc::new(ReplayWorkload::open(limited).unwrap());
+        w.preload().unwrap();
+        assert_eq!(w.merge_operands(), (100, 0));
+
+        let dir = tempfile::tempdir().unwrap();
+        let w = Arc::new(ReplayWorkload::open(spec(trace(dir.path(), 100), None)).unwrap());
+        assert_eq!(drain(&w, 1), 100);
+        assert_eq!(w.merge_operands(), (0, 0));
+    }
+
     #[test]
     fn a_preload_is_the_second_pass_and_counts_first() {
         let dir = tempfile::tempdir().unwrap();
