@@ -12,6 +12,7 @@ use kvlab_model::fidelity::{
     self, Distances, FidelityReport, Ratios, TraceSample, WorkloadFidelity, YcsbDistribution,
     YcsbFit, WORKLOADS,
 };
+use kvlab_dist::mixgraph::KeyModel;
 use kvlab_model::{FitOptions, KeyRangeRule, RangeCut};
 use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Palette, Point, Series};
 
@@ -44,6 +45,10 @@ pub(crate) struct FidelityArgs {
     /// (`a = size^-b`) instead of the paper's free fit.
     #[arg(long)]
     pub(crate) cover_keys: bool,
+    /// Fit and run db_bench's model alone: no `[locality]` layer (the four key-model
+    /// rows then draw every key independently, as db_bench does).
+    #[arg(long)]
+    pub(crate) no_locality: bool,
     /// Only these workloads (comma-separated; the replay always runs).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub(crate) workloads: Vec<String>,
@@ -73,6 +78,9 @@ const QPS_CURVES: [&str; 3] = ["replay", "prefix_dist", "ycsb_uniform"];
 
 /// The diagnostic workload: the trace's requests shuffled.
 const SHUFFLED: &str = "replay_shuffled";
+/// The diagnostic workload: Prefix_dist without kvlab's locality layer (db_bench's
+/// independent draws), run when the model has the layer.
+const INDEPENDENT: &str = "prefix_dist_independent";
 
 /// Runs `kvlab model fidelity`.
 pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
@@ -139,6 +147,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
             sample.load.iter().map(|&(_, s)| f64::from(s)).sum::<f64>() / sample.load.len() as f64,
         ),
         power_covers_keys: a.cover_keys,
+        locality: !a.no_locality,
         ..FitOptions::default()
     };
     let fit = kvlab_model::fit(&mut *fit_reader, &options).map_err(|e| anyhow::anyhow!(e))?;
@@ -236,7 +245,8 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
 
     let span = sample.span_ns();
     let mut curves: Vec<(&str, Vec<u64>)> = Vec::new();
-    for name in WORKLOADS.into_iter().chain([SHUFFLED]) {
+    let independent = run_model.locality.is_some().then_some(INDEPENDENT);
+    for name in WORKLOADS.into_iter().chain([SHUFFLED]).chain(independent) {
         if name != "replay" && !a.workloads.is_empty() && !a.workloads.iter().any(|w| w == name) {
             continue;
         }
@@ -244,6 +254,11 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
             Ok(sample.accesses.clone())
         } else if name == SHUFFLED {
             Ok(fidelity::shuffled(&sample.accesses, 0x5348_5546))
+        } else if name == INDEPENDENT {
+            let mut alone = run_model.clone();
+            alone.locality = None;
+            fidelity::mixgraph_accesses(&alone, KeyModel::PrefixDist, n, key_size, span)
+                .map_err(|e| e.to_string())
         } else if let Some(model) = fidelity::key_model_of(name) {
             fidelity::mixgraph_accesses(&run_model, model, n, key_size, span)
                 .map_err(|e| e.to_string())
@@ -294,7 +309,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
                 fill_row(&mut row, &run, &closed, &baseline);
             }
         }
-        if name == SHUFFLED {
+        if name == SHUFFLED || name == INDEPENDENT {
             report.diagnostics.push(row);
         } else {
             report.workloads.push(row);

@@ -39,6 +39,10 @@ pub(crate) struct FitArgs {
     /// spans of the key space).
     #[arg(long, value_name = "CUT", default_value = "keys")]
     pub(crate) range_cut: RangeCut,
+    /// Leave out kvlab's locality layer (the `[locality]` table): a model of db_bench's
+    /// mixgraph flags alone.
+    #[arg(long)]
+    pub(crate) no_locality: bool,
     /// Also print the fit report as JSON on stdout.
     #[arg(long)]
     pub(crate) json: bool,
@@ -53,6 +57,7 @@ pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
                 source: a.input.trace.display().to_string(),
                 key_ranges: a.key_ranges,
                 range_cut: a.range_cut,
+                locality: !a.no_locality,
                 ..FitOptions::default()
             };
             let started = std::time::Instant::now();

@@ -15,6 +15,8 @@
 //!   forms).
 //! - [`mixgraph`]: db_bench's `mixgraph` workload (the FAST'20 key-range model),
 //!   bit-exact with db_bench's `mt19937_64` streams ([`MixGraph`], [`Mt19937_64`]).
+//! - [`locality`]: temporal and spatial locality over any key draw (an LRU stack model
+//!   with steps, kvlab's extension of the key-range model).
 //! - [`fit`]: Pearson's chi-square test, for checking a draw against a distribution.
 //! - [`ValuePool`]: the bytes values are sliced from (YCSB's character classes,
 //!   printable, or any bytes).
@@ -34,6 +36,7 @@ pub mod alias;
 pub mod chooser;
 pub mod decimal;
 pub mod fit;
+pub mod locality;
 pub mod mixgraph;
 pub mod normal;
 pub mod seed;
@@ -44,6 +47,7 @@ pub mod zipf;
 
 pub use alias::Alias;
 pub use chooser::KeyChooser;
+pub use locality::{Locality, LocalityGen, Reuse};
 pub use mixgraph::{MixGraph, MixGraphConfig, MixGraphError, MixGraphKeys, MixOp, Mt19937_64};
 pub use normal::{CacheBenchNormal, TruncatedNormal};
 pub use seed::{mix64, KeyRng};

@@ -14,6 +14,7 @@ use kvlab_trace::{KeyEncoding, Op, TraceReader, TraceRecord};
 use serde::{Deserialize, Serialize};
 
 use crate::keys::{fit_key_ranges, fit_power_with, KeyRanges, RangeCut};
+use crate::locality::fit_locality;
 use crate::model::{MixGraphParams, Model};
 use crate::qps::fit_qps;
 use crate::report::fit_table;
@@ -55,6 +56,10 @@ pub struct FitOptions {
     /// every key of a range ([`crate::keys::fit_power_with`]); default false (the
     /// paper's fit, and the fit through db_bench's generation).
     pub power_covers_keys: bool,
+    /// Fit kvlab's locality layer ([`crate::locality`]) to the order of the keys, and
+    /// write it as the model's `[locality]` table; default true. Needs the request
+    /// sequence in memory (4 bytes a request) and [`RangeCut::EqualKeys`].
+    pub locality: bool,
 }
 
 impl std::str::FromStr for KeyRangeRule {
@@ -87,6 +92,7 @@ impl Default for FitOptions {
             min_sine_r2: 0.25,
             stored_value_size_bytes: None,
             power_covers_keys: false,
+            locality: true,
         }
     }
 }
@@ -191,49 +197,96 @@ impl Hasher for FxHasher {
 
 type Fx = BuildHasherDefault<FxHasher>;
 
-/// Accesses per key: byte keys or numeric ids.
-enum KeyCounts {
-    Bytes(HashMap<Box<[u8]>, u64, Fx>),
-    Ids(HashMap<u64, u64, Fx>),
+/// Each key's index (in first-touch order), byte keys or numeric ids.
+enum KeyIndex {
+    Bytes(HashMap<Box<[u8]>, u32, Fx>),
+    Ids(HashMap<u64, u32, Fx>),
+}
+
+/// Accesses per key, and the order of the keys' accesses when locality is fitted.
+struct KeyCounts {
+    index: KeyIndex,
+    /// Per key index: accesses.
+    counts: Vec<u64>,
+    /// Per request: its key's index (only when kept).
+    sequence: Option<Vec<u32>>,
 }
 
 impl KeyCounts {
+    fn new(encoding: KeyEncoding, keep_sequence: bool) -> KeyCounts {
+        KeyCounts {
+            index: match encoding {
+                KeyEncoding::Bytes => KeyIndex::Bytes(HashMap::default()),
+                KeyEncoding::Id => KeyIndex::Ids(HashMap::default()),
+            },
+            counts: Vec::new(),
+            sequence: keep_sequence.then(Vec::new),
+        }
+    }
+
     #[inline]
     fn add(&mut self, rec: &TraceRecord) {
-        match self {
-            KeyCounts::Bytes(m) => match m.get_mut(rec.key.as_slice()) {
-                Some(c) => *c += 1,
+        let next = self.counts.len() as u32;
+        let i = match &mut self.index {
+            KeyIndex::Bytes(m) => match m.get(rec.key.as_slice()) {
+                Some(&i) => i,
                 None => {
-                    m.insert(rec.key.as_slice().into(), 1);
+                    m.insert(rec.key.as_slice().into(), next);
+                    next
                 }
             },
-            KeyCounts::Ids(m) => *m.entry(rec.id).or_insert(0) += 1,
+            KeyIndex::Ids(m) => *m.entry(rec.id).or_insert(next),
+        };
+        if i == next {
+            self.counts.push(0);
+        }
+        self.counts[i as usize] += 1;
+        if let Some(seq) = &mut self.sequence {
+            seq.push(i);
         }
     }
 
     /// (position, count) in key order (bytes lexicographically, ids numerically); a
     /// byte key's position is its first 8 bytes big-endian, zero-padded (monotone in
-    /// key order).
-    fn into_sorted(self) -> Vec<(u64, u64)> {
-        match self {
-            KeyCounts::Bytes(m) => {
+    /// key order). With the sequence kept, also the requests' keys as ranks in that
+    /// order.
+    fn into_sorted(self) -> (Vec<(u64, u64)>, Option<Vec<u32>>) {
+        let counts = self.counts;
+        let (order, positions): (Vec<u32>, Vec<u64>) = match self.index {
+            KeyIndex::Bytes(m) => {
                 let mut v: Vec<_> = m.into_iter().collect();
                 v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                 v.into_iter()
-                    .map(|(k, c)| {
+                    .map(|(k, i)| {
                         let mut w = [0u8; 8];
                         let n = k.len().min(8);
                         w[..n].copy_from_slice(&k[..n]);
-                        (u64::from_be_bytes(w), c)
+                        (i, u64::from_be_bytes(w))
                     })
-                    .collect()
+                    .unzip()
             }
-            KeyCounts::Ids(m) => {
+            KeyIndex::Ids(m) => {
                 let mut v: Vec<_> = m.into_iter().collect();
                 v.sort_unstable_by_key(|e| e.0);
-                v
+                v.into_iter().map(|(id, i)| (i, id)).unzip()
             }
-        }
+        };
+        let sequence = self.sequence.map(|mut seq| {
+            let mut rank = vec![0u32; order.len()];
+            for (r, &i) in order.iter().enumerate() {
+                rank[i as usize] = r as u32;
+            }
+            for k in &mut seq {
+                *k = rank[*k as usize];
+            }
+            seq
+        });
+        let sorted = order
+            .iter()
+            .zip(positions)
+            .map(|(&i, pos)| (pos, counts[i as usize]))
+            .collect();
+        (sorted, sequence)
     }
 }
 
@@ -253,10 +306,8 @@ pub fn fit<R: TraceReader + ?Sized>(
     let mut key_sizes: BTreeMap<u32, u64> = BTreeMap::new();
     let mut value_sizes: BTreeMap<u64, u64> = BTreeMap::new();
     let mut scan_lens: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut keys = match info.key_encoding {
-        KeyEncoding::Bytes => KeyCounts::Bytes(HashMap::default()),
-        KeyEncoding::Id => KeyCounts::Ids(HashMap::default()),
-    };
+    let keep_sequence = options.locality && options.range_cut == RangeCut::EqualKeys;
+    let mut keys = KeyCounts::new(info.key_encoding, keep_sequence);
     let ns_per_tick = info.time_unit.nanos();
     let mut per_second: Vec<u64> = Vec::new();
     let mut first_ts: Option<u64> = None;
@@ -356,8 +407,17 @@ pub fn fit<R: TraceReader + ?Sized>(
         ));
     }
 
-    let keys = keys.into_sorted();
+    let (keys, sequence) = keys.into_sorted();
     let distinct = keys.len() as u64;
+    // Locality over the key numbers the model draws: ranks in key order.
+    let locality = sequence.and_then(|seq| fit_locality(&seq, distinct));
+    if options.locality && options.range_cut != RangeCut::EqualKeys {
+        notes.push(
+            "no locality layer: ranges cut the key span, so key numbers are positions, not \
+             the ranks the layer is fitted on (use --range-cut keys)"
+                .into(),
+        );
+    }
     let mean_value = options
         .stored_value_size_bytes
         .unwrap_or_else(|| value_fit.as_ref().map_or(34.5, |f| f.mean));
@@ -432,9 +492,11 @@ pub fn fit<R: TraceReader + ?Sized>(
         key_ranges,
         power,
         qps,
+        locality: locality.as_ref().map(|l| l.stats.clone()),
         notes,
     };
-    let (model, report) = assemble(report);
+    let (mut model, report) = assemble(report);
+    model.locality = locality.map(|l| l.locality);
     Ok(Fit { model, report })
 }
 
@@ -526,6 +588,7 @@ fn assemble(mut report: FitReport) -> (Model, FitReport) {
             ),
         ],
         mixgraph: p,
+        locality: None,
         fit: toml::Table::new(),
     };
     // A part db_bench would refuse (e.g. key-range weights all under 1e-16) falls back to

@@ -18,7 +18,8 @@
 //! in-range power model in db_bench's conventions), [`qps`] (the sine rate against a
 //! constant), [`fidelity`] (the model against the trace it was fitted to, and against
 //! YCSB's distributions, as request streams over the trace's key space: the paper's
-//! Figure 14).
+//! Figure 14), [`locality`] (kvlab's locality layer — an LRU stack with steps — fitted
+//! to the order of the trace's keys; not part of db_bench's model).
 
 #![warn(missing_docs)]
 
@@ -26,6 +27,7 @@ pub mod error;
 pub mod fidelity;
 pub mod fit;
 pub mod keys;
+pub mod locality;
 pub mod model;
 pub mod qps;
 pub mod report;

@@ -20,6 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
+use kvlab_dist::locality::{Locality, Reuse};
 use kvlab_dist::mixgraph::{MixGraphConfig, MixGraphError};
 use serde::{Deserialize, Serialize};
 
@@ -157,6 +158,10 @@ pub struct Model {
     pub header: Vec<String>,
     /// The `[mixgraph]` table.
     pub mixgraph: MixGraphParams,
+    /// The `[locality]` table: kvlab's locality layer over the key model's draws
+    /// ([`kvlab_dist::locality`]; not a db_bench flag, so [`Model::db_bench_args`]
+    /// leaves it out). `None`: db_bench's independent draws.
+    pub locality: Option<Locality>,
     /// The `[fit]` table: errors of each fit (free-form; not read by the generator).
     pub fit: toml::Table,
 }
@@ -167,7 +172,67 @@ pub struct Model {
 struct ModelFile {
     mixgraph: MixGraphParams,
     #[serde(default)]
+    locality: Option<LocalityTable>,
+    #[serde(default)]
     fit: toml::Table,
+}
+
+/// The `[locality]` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LocalityTable {
+    new_share: f64,
+    new_steps: Vec<[u64; 2]>,
+    reuse: Vec<[u64; 4]>,
+}
+
+impl LocalityTable {
+    fn into_locality(self) -> Locality {
+        Locality {
+            new_share: self.new_share,
+            new_steps: self.new_steps.into_iter().map(|[s, w]| (s, w)).collect(),
+            reuse: self
+                .reuse
+                .into_iter()
+                .map(|[depth_lo, depth_hi, step, weight]| Reuse {
+                    depth_lo,
+                    depth_hi,
+                    step,
+                    weight,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The `[locality]` table's text.
+fn locality_toml(l: &Locality) -> String {
+    let mut out = String::from(
+        "\n# kvlab's locality layer over the key model's draws (not a db_bench flag: db_bench \
+         draws every\n# key independently). `kvlab run --model` and `kvlab model fidelity` run it; \
+         remove the table\n# for db_bench's mixgraph alone.\n[locality]\n\
+         # Share of requests that touch a key for the first time.\n",
+    );
+    out.push_str(&format!("new_share = {}\n", toml_value(l.new_share)));
+    out.push_str(
+        "# [step, weight]: a new key is the first untouched key at or after the previous new key \
+         + step\n# (step 0: at or after the key model's draw).\nnew_steps = [",
+    );
+    let steps: Vec<String> = l.new_steps.iter().map(|(s, w)| format!("[{s}, {w}]")).collect();
+    out.push_str(&steps.join(", "));
+    out.push_str(
+        "]\n# [depth_lo, depth_hi, step, weight]: otherwise the key at an LRU depth uniform in \
+         depth_lo..=depth_hi\n# (0: the key touched last; depths count distinct keys), plus \
+         step.\nreuse = [\n",
+    );
+    for r in &l.reuse {
+        out.push_str(&format!(
+            "  [{}, {}, {}, {}],\n",
+            r.depth_lo, r.depth_hi, r.step, r.weight
+        ));
+    }
+    out.push_str("]\n");
+    out
 }
 
 impl Model {
@@ -176,6 +241,7 @@ impl Model {
     pub fn to_config(&self) -> MixGraphConfig {
         let mut config = MixGraphConfig::default();
         self.mixgraph.apply(&mut config);
+        config.locality = self.locality.clone().map(std::sync::Arc::new);
         config
     }
 
@@ -205,6 +271,9 @@ impl Model {
         for (key, value, doc) in self.mixgraph.entries() {
             out.push_str(&format!("# {}\n{key} = {value}\n", doc.trim()));
         }
+        if let Some(l) = &self.locality {
+            out.push_str(&locality_toml(l));
+        }
         if !self.fit.is_empty() {
             let mut root = toml::Table::new();
             root.insert("fit".into(), toml::Value::Table(self.fit.clone()));
@@ -227,6 +296,7 @@ impl Model {
         let model = Model {
             header,
             mixgraph: file.mixgraph,
+            locality: file.locality.map(LocalityTable::into_locality),
             fit: file.fit,
         };
         model.to_config().validate().map_err(|e| {
@@ -240,6 +310,15 @@ impl Model {
                     "key_dist_a".to_owned(),
                     format!("key model {model} needs {expected}"),
                 ),
+                MixGraphError::Locality(message) => {
+                    let line = key_line(text, "locality", "new_share").unwrap_or(0);
+                    return ModelError::Key {
+                        path: path.to_path_buf(),
+                        line,
+                        key: "locality".to_owned(),
+                        message,
+                    };
+                }
             };
             ModelError::Key {
                 path: path.to_path_buf(),

@@ -54,6 +54,9 @@ pub struct FitReport {
     pub power: Option<PowerFit>,
     /// The request rate per second (none: no clock, or too short).
     pub qps: Option<QpsFit>,
+    /// kvlab's locality layer: how the requests were classed (none: not fitted).
+    #[serde(default)]
+    pub locality: Option<crate::locality::LocalityStats>,
     /// What was assumed or left at db_bench's defaults, and why.
     pub notes: Vec<String>,
 }
@@ -152,6 +155,16 @@ pub(crate) fn fit_table(r: &FitReport) -> toml::Table {
         k.insert("sine_bic".into(), f(q.sine_bic));
         k.insert("sine_chosen".into(), toml::Value::Boolean(q.sine_chosen));
         put(&mut t, "qps", toml::Value::Table(k));
+    }
+    if let Some(l) = &r.locality {
+        let mut k = toml::Table::new();
+        let share = |c: u64| f(c as f64 / l.requests.max(1) as f64);
+        k.insert("new_share".into(), share(l.new));
+        k.insert("new_stepped_share".into(), share(l.new_stepped));
+        k.insert("stepped_share".into(), share(l.stepped));
+        k.insert("reused_share".into(), share(l.reused));
+        k.insert("classes".into(), i(l.classes));
+        put(&mut t, "locality", toml::Value::Table(k));
     }
     if !r.notes.is_empty() {
         put(
@@ -310,6 +323,19 @@ impl fmt::Display for FitReport {
                 }
             )?,
             None => writeln!(f, "QPS: no fit")?,
+        }
+        if let Some(l) = &self.locality {
+            let pct = |c: u64| 100.0 * c as f64 / l.requests.max(1) as f64;
+            writeln!(
+                f,
+                "locality: {:.1} % first touches ({:.1} % one step after the previous), \
+                 {:.1} % a step from a recent key, {:.1} % re-touches ({} classes)",
+                pct(l.new),
+                pct(l.new_stepped),
+                pct(l.stepped),
+                pct(l.reused),
+                l.classes
+            )?;
         }
         for n in &self.notes {
             writeln!(f, "note: {n}")?;

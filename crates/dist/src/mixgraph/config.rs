@@ -121,6 +121,10 @@ pub struct MixGraphConfig {
     /// independent draws, where db_bench derives all four from one. Off by default
     /// (db_bench's stream).
     pub decorrelate: bool,
+    /// kvlab: temporal and spatial locality laid over the key model's draws
+    /// ([`crate::locality`], fitted by `kvlab model fit`); `None` (the default) keeps
+    /// db_bench's independent draws. Each thread keeps its own recency order.
+    pub locality: Option<std::sync::Arc<crate::locality::Locality>>,
 }
 
 impl Default for MixGraphConfig {
@@ -161,6 +165,7 @@ impl Default for MixGraphConfig {
             sine_mix_rate_noise: 0.0,
             key_model: None,
             decorrelate: false,
+            locality: None,
         }
     }
 }
@@ -248,7 +253,20 @@ impl MixGraphConfig {
         self.check_sizes()?;
         self.check_models()?;
         self.check_mix()?;
-        self.check_sine()
+        self.check_sine()?;
+        match &self.locality {
+            Some(l) if self.num as u64 > crate::locality::Locality::MAX_KEYS => {
+                Err(MixGraphError::Locality(format!(
+                    "a key space of at most {} keys (num = {})",
+                    crate::locality::Locality::MAX_KEYS,
+                    self.num
+                )))
+            }
+            Some(l) => l
+                .validate()
+                .map_err(|e| MixGraphError::Locality(e.0)),
+            None => Ok(()),
+        }
     }
 
     fn check_sizes(&self) -> Result<(), MixGraphError> {

@@ -21,6 +21,9 @@ pub enum MixGraphError {
         /// What it needs.
         expected: &'static str,
     },
+    /// kvlab's locality layer ([`crate::locality`]) cannot run as given.
+    #[error("mixgraph locality: {0}")]
+    Locality(String),
 }
 
 impl MixGraphError {

@@ -90,6 +90,7 @@ use std::sync::Arc;
 
 use rand_core::RngCore;
 
+use crate::locality::{Locality, LocalityGen};
 use crate::{mix64, KeyChooser};
 
 /// Operations prepared at once: the power model's seeded outputs of this many operations
@@ -141,6 +142,8 @@ struct Model {
     /// The power model's key numbers (All_dist) or in-range offsets (Prefix_dist) by
     /// draw (see [`PowerMemo`]).
     memo: PowerMemo,
+    /// kvlab's locality layer, when the config has one.
+    locality: Option<Arc<Locality>>,
 }
 
 impl Model {
@@ -300,6 +303,8 @@ pub struct MixGraph {
     model: Arc<Model>,
     pending: Pending,
     key: Vec<u8>,
+    /// kvlab's locality layer over the key draws, with this stream's recency order.
+    local: Option<Box<LocalityGen>>,
 }
 
 impl MixGraph {
@@ -350,13 +355,28 @@ impl MixGraph {
                 iter: (config.iter_theta, config.iter_k, config.iter_sigma),
                 scan_len_max: config.mix_max_scan_len,
                 memo,
+                locality: config.locality.clone(),
             }),
             pending: Pending {
                 next: BATCH,
                 ..Pending::default()
             },
             key,
-        })
+            local: None,
+        }
+        .with_locality(stream_seed))
+    }
+
+    /// The locality layer's stream for this generator (seeded from `stream_seed`).
+    fn with_locality(mut self, stream_seed: u64) -> MixGraph {
+        self.local = self.model.locality.as_ref().map(|l| {
+            // Validated with the config: the parameters and the key space fit.
+            Box::new(
+                LocalityGen::new(l, self.model.num, stream_seed)
+                    .expect("locality validated with the config"),
+            )
+        });
+        self
     }
 
     /// Thread `thread`'s generator of the same config, sharing this one's validated
@@ -375,7 +395,9 @@ impl MixGraph {
                 ..Pending::default()
             },
             key: self.model.format.buffer(),
+            local: None,
         }
+        .with_locality(stream_seed)
     }
 
     /// The key distribution alone, as a [`KeyChooser`] sharing this generator's model
@@ -432,7 +454,10 @@ impl MixGraph {
                 (0, len.max(0) as u64)
             }
         };
-        let key_number = self.pending.key_number[i];
+        let key_number = match &mut self.local {
+            Some(local) => local.next_key(self.pending.key_number[i]),
+            None => self.pending.key_number[i],
+        };
         m.format.write(key_number, &mut self.key);
         MixOp {
             kind,

@@ -1,0 +1,379 @@
+//! [`Locality`]: temporal and spatial locality laid over any key distribution — kvlab's
+//! extension of the key-range model, not a db_bench feature.
+//!
+//! A model of independent draws (db_bench's mixgraph, YCSB's generators) reproduces
+//! how often each key is asked for, but not *when*: real traces re-read what they read
+//! a moment ago and walk the key space in runs (a database scanning its pages, a file
+//! system reading a file's blocks). A block cache sees exactly that, so independent
+//! draws read up to twice the blocks of the trace they were fitted to, however well
+//! the popularity fits. [`Locality`] adds the missing part as a stack-distance model
+//! with steps (Mattson et al.'s LRU stack, 1970), fitted from a trace by
+//! `kvlab-model`:
+//!
+//! - with probability [`Locality::new_share`] a request touches a key never touched
+//!   before: either the first untouched key at or after the previous new key plus a
+//!   step ([`Locality::new_steps`], a run through fresh keys), or — step 0 — the first
+//!   untouched key at or after the underlying distribution's draw (where the key model
+//!   puts new keys: hot ranges, hot keys);
+//! - otherwise it touches again the key at LRU depth `d` (0: the key touched last;
+//!   depths count distinct keys), plus a step `s` (the neighbour `s` keys further of a
+//!   key touched recently: interleaved sequential runs), `(d, s)` drawn from
+//!   [`Locality::reuse`].
+//!
+//! [`LocalityGen`] runs it: per request `O(log n)` (a Fenwick tree over the recency
+//! order), memory `4·num` bytes for each key's last touch plus the recency order.
+
+use rand_core::RngCore;
+use rand_xoshiro::rand_core::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::{mix64, next_below, next_f64, Alias};
+
+/// One class of re-touches: the key at an LRU depth uniform in `depth_lo..=depth_hi`,
+/// plus `step` (in key numbers, wrapping at the key space), with weight `weight`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reuse {
+    /// Least depth (0: the key touched last).
+    pub depth_lo: u64,
+    /// Greatest depth (`≥ depth_lo`).
+    pub depth_hi: u64,
+    /// Added to the key found at that depth (0: the key itself).
+    pub step: u64,
+    /// Relative weight (e.g. how often the trace did this).
+    pub weight: u64,
+}
+
+/// The locality model's parameters (see the [module docs](self)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Locality {
+    /// The share of requests that touch a key not touched before, in `[0, 1]`.
+    pub new_share: f64,
+    /// How a new key is placed: `(step, weight)`; step 0 starts from the underlying
+    /// distribution's draw, step `s ≥ 1` from the previous new key plus `s`.
+    pub new_steps: Vec<(u64, u64)>,
+    /// How a key is touched again.
+    pub reuse: Vec<Reuse>,
+}
+
+/// Why a [`Locality`] cannot run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("locality: {0}")]
+pub struct LocalityError(pub String);
+
+impl Locality {
+    /// The largest key space [`LocalityGen`] tracks (4 bytes a key for its last touch).
+    pub const MAX_KEYS: u64 = 1 << 27;
+
+    /// Checks what [`LocalityGen::new`] relies on.
+    pub fn validate(&self) -> Result<(), LocalityError> {
+        let bad = |m: String| Err(LocalityError(m));
+        if !(0.0..=1.0).contains(&self.new_share) {
+            return bad(format!("new_share {} is not in [0, 1]", self.new_share));
+        }
+        if self.new_share > 0.0 && self.new_steps.iter().all(|&(_, w)| w == 0) {
+            return bad("new_share > 0 needs new_steps with a positive weight".into());
+        }
+        if self.new_share < 1.0 && self.reuse.iter().all(|r| r.weight == 0) {
+            return bad("new_share < 1 needs reuse classes with a positive weight".into());
+        }
+        if let Some(r) = self.reuse.iter().find(|r| r.depth_lo > r.depth_hi) {
+            return bad(format!(
+                "reuse depth range {}..={} is empty",
+                r.depth_lo, r.depth_hi
+            ));
+        }
+        if self.new_steps.len() > u32::MAX as usize || self.reuse.len() > u32::MAX as usize {
+            return bad("too many classes".into());
+        }
+        Ok(())
+    }
+}
+
+/// One stream of keys with [`Locality`] over a key space `0..num`: feed it the
+/// underlying distribution's draws ([`LocalityGen::next_key`]), it returns the keys to
+/// ask for. Deterministic for a seed.
+#[derive(Clone, Debug)]
+pub struct LocalityGen {
+    num: u64,
+    new_share: f64,
+    new_steps: Vec<u64>,
+    new_alias: Option<Alias>,
+    reuse: Vec<Reuse>,
+    reuse_alias: Option<Alias>,
+    rng: Xoshiro256PlusPlus,
+    /// Fenwick tree (1-based) over recency slots: 1 where a slot holds a key's last touch.
+    tree: Vec<u32>,
+    /// The key of each slot.
+    slot_key: Vec<u32>,
+    /// Each key's slot of its last touch (`u32::MAX`: never touched).
+    last: Vec<u32>,
+    /// Keys touched so far (= slots marked).
+    distinct: u64,
+    /// The next free slot.
+    next_slot: u32,
+    /// Keys never touched, as a bitset (1: untouched).
+    untouched: Vec<u64>,
+    /// The previous new key.
+    prev_new: Option<u64>,
+}
+
+impl LocalityGen {
+    /// A stream over keys `0..num` seeded `seed`. `num` must be at least 1 and at most
+    /// [`Locality::MAX_KEYS`].
+    pub fn new(params: &Locality, num: u64, seed: u64) -> Result<LocalityGen, LocalityError> {
+        params.validate()?;
+        if num == 0 || num > Locality::MAX_KEYS {
+            return Err(LocalityError(format!(
+                "a key space of {num} keys (1..={} allowed)",
+                Locality::MAX_KEYS
+            )));
+        }
+        let alias = |w: Vec<f64>| (w.iter().any(|&x| x > 0.0)).then(|| Alias::new(&w));
+        let capacity = (num as usize * 2).clamp(1 << 12, u32::MAX as usize / 2);
+        let mut untouched = vec![u64::MAX; num.div_ceil(64) as usize];
+        if num % 64 != 0 {
+            *untouched.last_mut().expect("num ≥ 1") = (1u64 << (num % 64)) - 1;
+        }
+        Ok(LocalityGen {
+            num,
+            new_share: params.new_share,
+            new_steps: params.new_steps.iter().map(|&(s, _)| s).collect(),
+            new_alias: alias(params.new_steps.iter().map(|&(_, w)| w as f64).collect()),
+            reuse: params.reuse.clone(),
+            reuse_alias: alias(params.reuse.iter().map(|r| r.weight as f64).collect()),
+            rng: Xoshiro256PlusPlus::seed_from_u64(mix64(seed ^ 0x6c6f_6361_6c69_7479)),
+            tree: vec![0; capacity + 1],
+            slot_key: vec![0; capacity],
+            last: vec![u32::MAX; num as usize],
+            distinct: 0,
+            next_slot: 0,
+            untouched,
+            prev_new: None,
+        })
+    }
+
+    /// Keys touched so far.
+    pub fn distinct(&self) -> u64 {
+        self.distinct
+    }
+
+    /// The key to ask for, given the underlying distribution's draw `fresh` (used when
+    /// the model places a new key there). A draw outside `0..num` (db_bench's
+    /// All_dist names such keys) is returned as it is and not remembered.
+    pub fn next_key(&mut self, fresh: u64) -> u64 {
+        if fresh >= self.num {
+            return fresh;
+        }
+        let new = self.distinct == 0 || next_f64(&mut self.rng) < self.new_share;
+        let key = if new && self.distinct < self.num {
+            let step = match &self.new_alias {
+                Some(a) => self.new_steps[a.sample(self.rng.next_u64())],
+                None => 0,
+            };
+            let from = match (step, self.prev_new) {
+                (0, _) | (_, None) => fresh,
+                (s, Some(p)) => (p + s % self.num) % self.num,
+            };
+            let key = self.next_untouched(from);
+            self.prev_new = Some(key);
+            key
+        } else {
+            match &self.reuse_alias {
+                Some(a) => {
+                    let r = self.reuse[a.sample(self.rng.next_u64())];
+                    let span = r.depth_hi - r.depth_lo;
+                    let depth = r.depth_lo
+                        + if span == 0 {
+                            0
+                        } else {
+                            next_below(&mut self.rng, span + 1)
+                        };
+                    let depth = depth.min(self.distinct - 1);
+                    (self.key_at_depth(depth) + r.step % self.num) % self.num
+                }
+                None => fresh,
+            }
+        };
+        self.touch(key);
+        key
+    }
+
+    /// The first untouched key at or after `from` (wrapping); the caller guarantees one.
+    fn next_untouched(&self, from: u64) -> u64 {
+        let words = self.untouched.len();
+        let mut w = (from / 64) as usize;
+        let first = self.untouched[w] & (u64::MAX << (from % 64));
+        if first != 0 {
+            return w as u64 * 64 + u64::from(first.trailing_zeros());
+        }
+        for _ in 0..words {
+            w = if w + 1 == words { 0 } else { w + 1 };
+            let bits = self.untouched[w];
+            if bits != 0 {
+                return w as u64 * 64 + u64::from(bits.trailing_zeros());
+            }
+        }
+        from
+    }
+
+    /// The key at LRU depth `depth < distinct`.
+    fn key_at_depth(&self, depth: u64) -> u64 {
+        // The (distinct − depth)-th marked slot, counting from the oldest.
+        let mut rank = (self.distinct - depth) as u32;
+        let mut pos = 0usize;
+        let mut bit = (self.tree.len() - 1).next_power_of_two();
+        while bit > 0 {
+            let next = pos + bit;
+            if next < self.tree.len() && self.tree[next] < rank {
+                pos = next;
+                rank -= self.tree[next];
+            }
+            bit >>= 1;
+        }
+        u64::from(self.slot_key[pos])
+    }
+
+    fn add(&mut self, slot: u32, delta: i32) {
+        let mut i = slot as usize + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add_signed(delta);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Makes `key` the most recent.
+    fn touch(&mut self, key: u64) {
+        if self.next_slot as usize == self.slot_key.len() {
+            self.compact();
+        }
+        let k = key as usize;
+        let old = self.last[k];
+        if old == u32::MAX {
+            self.distinct += 1;
+            self.untouched[k / 64] &= !(1u64 << (k % 64));
+        } else {
+            self.add(old, -1);
+        }
+        let slot = self.next_slot;
+        self.next_slot += 1;
+        self.slot_key[slot as usize] = key as u32;
+        self.last[k] = slot;
+        self.add(slot, 1);
+    }
+
+    /// Moves the live slots (each key's last touch) to the front, in order, and
+    /// rebuilds the tree: amortized O(1) a touch, as the capacity is at least twice the
+    /// key space.
+    fn compact(&mut self) {
+        let mut live = 0u32;
+        for slot in 0..self.next_slot {
+            let key = self.slot_key[slot as usize];
+            if self.last[key as usize] == slot {
+                self.slot_key[live as usize] = key;
+                self.last[key as usize] = live;
+                live += 1;
+            }
+        }
+        self.next_slot = live;
+        self.tree.iter_mut().for_each(|t| *t = 0);
+        // Linear Fenwick build: each node adds itself to its parent.
+        for i in 1..self.tree.len() {
+            self.tree[i] += u32::from(i <= live as usize);
+            let parent = i + (i & i.wrapping_neg());
+            if parent < self.tree.len() {
+                self.tree[parent] += self.tree[i];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(new_share: f64, new_steps: Vec<(u64, u64)>, reuse: Vec<Reuse>) -> Locality {
+        Locality {
+            new_share,
+            new_steps,
+            reuse,
+        }
+    }
+
+    #[test]
+    fn only_new_keys_with_step_one_walk_the_key_space_in_order() {
+        let p = params(1.0, vec![(1, 1)], vec![]);
+        let mut g = LocalityGen::new(&p, 100, 7).unwrap();
+        let keys: Vec<u64> = (0..100).map(|_| g.next_key(40)).collect();
+        let expected: Vec<u64> = (40..100).chain(0..40).collect();
+        assert_eq!(keys, expected);
+        assert_eq!(g.distinct(), 100);
+    }
+
+    #[test]
+    fn depth_zero_repeats_and_depth_one_alternates() {
+        let reuse = |d| Reuse {
+            depth_lo: d,
+            depth_hi: d,
+            step: 0,
+            weight: 1,
+        };
+        let mut g = LocalityGen::new(&params(0.0, vec![], vec![reuse(0)]), 10, 1).unwrap();
+        let keys: Vec<u64> = (0..5).map(|_| g.next_key(3)).collect();
+        assert_eq!(keys, [3, 3, 3, 3, 3]);
+        let mut g = LocalityGen::new(&params(0.0, vec![], vec![reuse(1)]), 10, 1).unwrap();
+        // The first is new (nothing to reuse), the second finds only depth 0.
+        let keys: Vec<u64> = (0..6).map(|_| g.next_key(3)).collect();
+        assert_eq!(keys, [3, 3, 3, 3, 3, 3]);
+    }
+
+    #[test]
+    fn key_at_depth_matches_a_naive_lru_stack_through_compactions() {
+        // Random touches of 50 keys, 20 000 of them (the 4 096 slots compact often).
+        let p = params(0.3, vec![(0, 1)], vec![Reuse {
+            depth_lo: 0,
+            depth_hi: 60,
+            step: 0,
+            weight: 1,
+        }]);
+        let mut g = LocalityGen::new(&p, 50, 3).unwrap();
+        let mut stack: Vec<u64> = Vec::new(); // most recent last
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        for _ in 0..20_000 {
+            let fresh = next_below(&mut rng, 50);
+            let k = g.next_key(fresh);
+            stack.retain(|&x| x != k);
+            stack.push(k);
+            for depth in [0u64, 1, 7, 20] {
+                if depth < stack.len() as u64 {
+                    let naive = stack[stack.len() - 1 - depth as usize];
+                    assert_eq!(g.key_at_depth(depth), naive);
+                }
+            }
+        }
+        assert_eq!(g.distinct(), stack.len() as u64);
+    }
+
+    #[test]
+    fn a_step_touches_the_neighbour_of_a_recent_key() {
+        let p = params(0.0, vec![], vec![Reuse {
+            depth_lo: 0,
+            depth_hi: 0,
+            step: 1,
+            weight: 1,
+        }]);
+        let mut g = LocalityGen::new(&p, 8, 1).unwrap();
+        let keys: Vec<u64> = (0..10).map(|_| g.next_key(5)).collect();
+        assert_eq!(keys, [5, 6, 7, 0, 1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn draws_outside_the_key_space_pass_through_and_bad_parameters_are_refused() {
+        let p = params(1.0, vec![(0, 1)], vec![]);
+        let mut g = LocalityGen::new(&p, 10, 1).unwrap();
+        assert_eq!(g.next_key(u64::MAX - 3), u64::MAX - 3);
+        assert_eq!(g.distinct(), 0);
+        assert!(params(1.5, vec![(0, 1)], vec![]).validate().is_err());
+        assert!(params(0.5, vec![(0, 0)], vec![]).validate().is_err());
+        assert!(LocalityGen::new(&p, 0, 1).is_err());
+    }
+}

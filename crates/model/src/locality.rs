@@ -1,0 +1,268 @@
+//! [`fit_locality`]: kvlab's locality layer ([`kvlab_dist::locality`]) fitted to a
+//! trace's sequence of key numbers.
+//!
+//! One pass with an LRU stack (a Fenwick tree over the recency order, `O(log n)` a
+//! request). Each request is classed as:
+//!
+//! - **new** (its key's first touch): step `s` if the key is the previous new key plus
+//!   `s` for `1 ≤ s ≤` [`MAX_STEP`] (a run through fresh keys), else step 0 (placed by
+//!   the key model);
+//! - **a step from a recent key**: the key `s ≤` [`MAX_STEP`] below it was touched at
+//!   LRU depth `e <` [`NEAR_DEPTH`] and more recently than the key itself (an
+//!   interleaved sequential run): class `(e, e, s)`;
+//! - **a re-touch** at LRU depth `d` (distinct keys touched since): exact classes for
+//!   `d <` [`NEAR_DEPTH`], then eight classes per octave, each drawn uniformly.
+//!
+//! The weights are the counts, so generation draws the classes as often as the trace
+//! had them; what it cannot keep is the order in which they came.
+
+use std::collections::BTreeMap;
+
+use kvlab_dist::locality::{Locality, Reuse};
+use serde::{Deserialize, Serialize};
+
+/// Depths below this are kept exactly, and only these count as "recent" for a step.
+pub const NEAR_DEPTH: u64 = 16;
+/// The largest step (in key numbers) from a recent or the previous new key.
+pub const MAX_STEP: u64 = 4;
+
+/// What [`fit_locality`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocalityFit {
+    /// The fitted layer.
+    pub locality: Locality,
+    /// How the requests were classed.
+    pub stats: LocalityStats,
+}
+
+/// How [`fit_locality`] classed a trace's requests (the fit report's `locality`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalityStats {
+    /// Requests read.
+    pub requests: u64,
+    /// First touches.
+    pub new: u64,
+    /// First touches one step from the previous first touch.
+    pub new_stepped: u64,
+    /// Steps from a recent key.
+    pub stepped: u64,
+    /// Plain re-touches.
+    pub reused: u64,
+    /// Classes of re-touches written to the model.
+    pub classes: u64,
+}
+
+/// The class of depth `d`: its bounds.
+fn depth_class(d: u64) -> (u64, u64) {
+    if d < NEAR_DEPTH {
+        return (d, d);
+    }
+    let m = 63 - u64::from(d.leading_zeros()); // 2^m ≤ d < 2^{m+1}, m ≥ 4
+    let width = 1u64 << (m - 3);
+    let lo = (1u64 << m) + ((d - (1u64 << m)) / width) * width;
+    (lo, lo + width - 1)
+}
+
+/// Fits the layer to `keys` (key numbers in `0..num`, in request order). `None` when
+/// there are no requests.
+pub fn fit_locality(keys: &[u32], num: u64) -> Option<LocalityFit> {
+    if keys.is_empty() || num == 0 {
+        return None;
+    }
+    let n = keys.len();
+    let mut tree = vec![0u32; n + 1];
+    let add = |tree: &mut [u32], slot: usize, delta: i32| {
+        let mut i = slot + 1;
+        while i < tree.len() {
+            tree[i] = tree[i].wrapping_add_signed(delta);
+            i += i & i.wrapping_neg();
+        }
+    };
+    let prefix = |tree: &[u32], slots: usize| {
+        let mut i = slots;
+        let mut s = 0u64;
+        while i > 0 {
+            s += u64::from(tree[i]);
+            i &= i - 1;
+        }
+        s
+    };
+    let mut last = vec![u32::MAX; num as usize];
+    let mut marked = 0u64;
+    let mut new_steps: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut reuse: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
+    let (mut new, mut new_stepped, mut stepped, mut reused) = (0u64, 0u64, 0u64, 0u64);
+    let mut prev_new: Option<u64> = None;
+    for (t, &k) in keys.iter().enumerate() {
+        let key = u64::from(k);
+        // Depth of a key last touched at `slot`: the marks after it.
+        let depth = |tree: &[u32], slot: u32| marked - prefix(tree, slot as usize + 1);
+        let slot = last[k as usize];
+        if slot == u32::MAX {
+            new += 1;
+            let step = prev_new
+                .map(|p| key.wrapping_sub(p))
+                .filter(|s| (1..=MAX_STEP).contains(s))
+                .unwrap_or(0);
+            if step > 0 {
+                new_stepped += 1;
+            }
+            *new_steps.entry(step).or_insert(0) += 1;
+            prev_new = Some(key);
+        } else {
+            let d = depth(&tree, slot);
+            let mut near: Option<(u64, u64)> = None;
+            for s in 1..=MAX_STEP.min(key) {
+                let from = last[(key - s) as usize];
+                if from != u32::MAX {
+                    let e = depth(&tree, from);
+                    if e < NEAR_DEPTH && e < d && near.is_none_or(|(best, _)| e < best) {
+                        near = Some((e, s));
+                    }
+                }
+            }
+            match near {
+                Some((e, s)) => {
+                    stepped += 1;
+                    *reuse.entry((e, e, s)).or_insert(0) += 1;
+                }
+                None => {
+                    reused += 1;
+                    let (lo, hi) = depth_class(d);
+                    *reuse.entry((lo, hi, 0)).or_insert(0) += 1;
+                }
+            }
+            add(&mut tree, slot as usize, -1);
+            marked -= 1;
+        }
+        add(&mut tree, t, 1);
+        marked += 1;
+        last[k as usize] = t as u32;
+    }
+    let classes = reuse.len() as u64;
+    Some(LocalityFit {
+        locality: Locality {
+            new_share: new as f64 / n as f64,
+            new_steps: new_steps.into_iter().collect(),
+            reuse: reuse
+                .into_iter()
+                .map(|((depth_lo, depth_hi, step), weight)| Reuse {
+                    depth_lo,
+                    depth_hi,
+                    step,
+                    weight,
+                })
+                .collect(),
+        },
+        stats: LocalityStats {
+            requests: n as u64,
+            new,
+            new_stepped,
+            stepped,
+            reused,
+            classes,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kvlab_dist::locality::LocalityGen;
+
+    #[test]
+    fn depth_classes_are_exact_then_eight_per_octave() {
+        assert_eq!(depth_class(0), (0, 0));
+        assert_eq!(depth_class(15), (15, 15));
+        assert_eq!(depth_class(16), (16, 17));
+        assert_eq!(depth_class(17), (16, 17));
+        assert_eq!(depth_class(31), (30, 31));
+        assert_eq!(depth_class(1000), (960, 1023));
+        for d in [16u64, 100, 4095, 1 << 20] {
+            let (lo, hi) = depth_class(d);
+            assert!(lo <= d && d <= hi);
+        }
+    }
+
+    #[test]
+    fn a_scan_repeated_is_new_steps_then_reuse_at_the_scan_length() {
+        // 0..100 twice: 100 new keys one step apart (the first placed), then each key
+        // again at depth 99.
+        let keys: Vec<u32> = (0..100).chain(0..100).collect();
+        let fit = fit_locality(&keys, 100).unwrap();
+        assert_eq!(fit.stats.new, 100);
+        assert_eq!(fit.stats.new_stepped, 99);
+        assert_eq!(fit.locality.new_steps, vec![(0, 1), (1, 99)]);
+        assert!((fit.locality.new_share - 0.5).abs() < 1e-12);
+        // Key 0 again: depth 99 (no recent neighbour below it); keys 1..: their
+        // predecessor was just touched (depth 0) and is more recent.
+        assert_eq!(fit.stats.reused, 1);
+        assert_eq!(fit.stats.stepped, 99);
+        let (lo, hi) = depth_class(99);
+        assert!(fit.locality.reuse.contains(&Reuse {
+            depth_lo: lo,
+            depth_hi: hi,
+            step: 0,
+            weight: 1
+        }));
+        assert!(fit.locality.reuse.contains(&Reuse {
+            depth_lo: 0,
+            depth_hi: 0,
+            step: 1,
+            weight: 99
+        }));
+    }
+
+    #[test]
+    fn generating_from_a_fit_keeps_the_traces_lru_hit_ratios() {
+        // A trace with locality: 30 interleaved runs over hot regions of 20 000 keys.
+        let num = 20_000u64;
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut rand = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) * n) >> 31
+        };
+        let mut keys = Vec::new();
+        let mut heads: Vec<u64> = (0..4).map(|_| rand(num)).collect();
+        for _ in 0..60_000 {
+            let h = rand(4) as usize;
+            if rand(10) == 0 {
+                heads[h] = rand(num / 10) * 10 % num;
+            }
+            keys.push(heads[h] as u32);
+            heads[h] = (heads[h] + 1) % num;
+        }
+        let fit = fit_locality(&keys, num).unwrap();
+        let mut gen = LocalityGen::new(&fit.locality, num, 5).unwrap();
+        let generated: Vec<u32> = (0..keys.len())
+            .map(|_| gen.next_key(rand(num)) as u32)
+            .collect();
+        // LRU over blocks of 4 keys, 300 blocks.
+        let misses = |keys: &[u32]| {
+            let mut stamp = vec![u64::MAX; num as usize / 4 + 1];
+            let mut resident: std::collections::BTreeMap<u64, u32> = Default::default();
+            let mut m = 0u64;
+            for (t, &k) in keys.iter().enumerate() {
+                let b = k / 4;
+                let s = stamp[b as usize];
+                if s == u64::MAX {
+                    m += 1;
+                    if resident.len() == 300 {
+                        let (&old, &ob) = resident.iter().next().unwrap();
+                        resident.remove(&old);
+                        stamp[ob as usize] = u64::MAX;
+                    }
+                } else {
+                    resident.remove(&s);
+                }
+                resident.insert(t as u64, b);
+                stamp[b as usize] = t as u64;
+            }
+            m as f64
+        };
+        let ratio = misses(&generated) / misses(&keys);
+        assert!((0.85..1.15).contains(&ratio), "block misses ratio {ratio}");
+    }
+}
