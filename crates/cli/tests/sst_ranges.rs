@@ -185,3 +185,107 @@ fn sst_ranges_need_a_rocksdb_database() {
         "{err}"
     );
 }
+
+/// `model fit --key-ranges sst:DB` cuts the trace's keys at the database's files: the
+/// model records the starts in `[kvlab]`, and `run --model` draws from those ranges.
+#[test]
+fn a_model_fitted_on_a_layout_keeps_its_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let n = 20_000u64;
+    db_bench_database(&db, n);
+    let d = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    // A trace over the database's keys: mixgraph on its own layout.
+    let mut args = vec!["run", "--db", "rocksdb", "--path", db.to_str().unwrap()];
+    for f in FLAGS.iter().chain(&["keyrange_source=sst", "reads=20000"]) {
+        args.extend(["-p", f]);
+    }
+    let (trace, first) = (d("trace.kvtrace"), d("first"));
+    args.extend(["--record", &trace, "--out", &first, "--progress", "never"]);
+    ok(&args);
+    let starts = setting(&dir.path().join("first/result.json"), "keyrange_starts").unwrap();
+
+    let model = d("model.toml");
+    let sst_rule = format!("sst:{}", db.display());
+    ok(&[
+        "model",
+        "fit",
+        &trace,
+        "--key-ranges",
+        &sst_rule,
+        "-o",
+        &model,
+    ]);
+    let written = std::fs::read_to_string(&model).unwrap();
+    let doc: toml::Table = written.parse().unwrap();
+    let recorded: Vec<String> = doc["kvlab"]["keyrange_starts"]
+        .as_array()
+        .expect("[kvlab] keyrange_starts")
+        .iter()
+        .map(|v| v.as_integer().unwrap().to_string())
+        .collect();
+    assert_eq!(recorded.join(","), starts);
+    assert_eq!(
+        doc["mixgraph"]["keyrange_num"].as_integer(),
+        Some(recorded.len() as i64)
+    );
+    assert_eq!(doc["mixgraph"]["num"].as_integer(), Some(n as i64));
+    assert_eq!(
+        doc["kvlab"]["keyrange_source"].as_str(),
+        Some(sst_rule.as_str())
+    );
+
+    // The model runs on its ranges.
+    let (again, out) = (d("again.kvtrace"), d("again"));
+    ok(&[
+        "run",
+        "--model",
+        &model,
+        "--db",
+        "null",
+        "-p",
+        "reads=1000",
+        "--record",
+        &again,
+        "--out",
+        &out,
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(
+        setting(&dir.path().join("again/result.json"), "keyrange_starts").unwrap(),
+        starts
+    );
+
+    // Starts that go down are refused with the file and line.
+    let line = written
+        .lines()
+        .position(|l| l.starts_with("keyrange_starts"))
+        .unwrap()
+        + 1;
+    let bad = written.replacen("[\n    0,", "[\n    19000,", 1);
+    assert_ne!(bad, written, "the starts are written from 0");
+    let bad_path = d("bad.toml");
+    std::fs::write(&bad_path, bad).unwrap();
+    let o = kvlab(&["run", "--model", &bad_path, "--db", "null"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("bad.toml:{line}: key `keyrange_starts`")),
+        "{err}"
+    );
+
+    // A database that is not there.
+    let o = kvlab(&[
+        "model",
+        "fit",
+        &trace,
+        "--key-ranges",
+        &format!("sst:{}", d("none")),
+        "-o",
+        &model,
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no RocksDB database at"), "{err}");
+}
