@@ -345,3 +345,47 @@ fn the_layout_of_a_missing_database_is_an_error() {
     assert!(err.message.contains("nothing-here"), "{err}");
     assert!(!missing.exists(), "a read-only open created the directory");
 }
+
+/// A database loaded into one memtable and flushed once (one L0 file, as `kvlab model
+/// fidelity` loads its base) is rewritten by the full compaction into files of the
+/// target size: a trivial move of the one file would leave one range.
+#[test]
+fn one_flushed_file_is_split_by_the_full_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StoreOptions::from_strs(
+        "rocksdb.",
+        &[
+            ("rocksdb.write_buffer_size", "64MiB"),
+            ("rocksdb.target_file_size_base", "256KiB"),
+            ("rocksdb.compression", "none"),
+            ("rocksdb.wal", "false"),
+        ],
+    );
+    let store =
+        RocksDbStore::open(RocksDbConfig::from_options(Some(dir.path()), opts).unwrap()).unwrap();
+    let mut session = store.session().unwrap();
+    let mut batch = Batch::new();
+    let value = [b'v'; 200];
+    let n = 10_000u64;
+    for k in 0..n {
+        let r = crate::support::op(
+            &mut session,
+            &mut batch,
+            OpKind::Insert,
+            &db_bench_key(k),
+            &[(b"f", &value)],
+        );
+        assert!(r.is_ok(), "{r:?}");
+    }
+    drop(session);
+    store.flush().unwrap();
+    assert_eq!(store.sst_files().len(), 1, "one memtable, one flush");
+    store.compact_all().unwrap();
+    let tiles = kvlab_stores::rocksdb::last_level_files(&store.sst_files());
+    assert!(
+        tiles.len() >= 6,
+        "{} files for 2.3 MB of 256 KiB",
+        tiles.len()
+    );
+    assert_eq!(tiles.iter().map(|f| f.entries).sum::<u64>(), n);
+}
