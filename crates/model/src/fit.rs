@@ -98,6 +98,18 @@ impl std::str::FromStr for KeyRangeRule {
     }
 }
 
+impl std::fmt::Display for KeyRangeRule {
+    /// The rule as `--key-ranges` takes it (`sst`, `sst:DBPATH`, `keys:N`, `ranges:N`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyRangeRule::SstFile => write!(f, "sst"),
+            KeyRangeRule::SstLayout(path) => write!(f, "sst:{}", path.display()),
+            KeyRangeRule::KeysPerRange(n) => write!(f, "keys:{n}"),
+            KeyRangeRule::Ranges(n) => write!(f, "ranges:{n}"),
+        }
+    }
+}
+
 impl Default for FitOptions {
     fn default() -> FitOptions {
         FitOptions {

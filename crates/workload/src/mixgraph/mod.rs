@@ -382,3 +382,64 @@ impl OpSource for MixGraphSource {
         Verdict::Unchecked
     }
 }
+
+#[cfg(test)]
+mod range_start_tests {
+    use super::*;
+
+    #[test]
+    fn range_starts_files_name_the_bad_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("starts.txt");
+        std::fs::write(&path, "# first\n0\n\n250\n700\n").unwrap();
+        assert_eq!(read_range_starts(&path).unwrap(), vec![0, 250, 700]);
+        for (text, want) in [
+            ("0\n12x\n", "starts.txt:2: `12x`: expected a key number"),
+            ("0\n-3\n", "starts.txt:2: `-3`: expected a key number"),
+            (
+                "5\n5\n",
+                "starts.txt:2: 5: expected a key number above the previous start (5)",
+            ),
+            ("# only a comment\n", "no key-range start"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let e = read_range_starts(&path).unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+        let e = read_range_starts(&dir.path().join("missing")).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+    }
+
+    #[test]
+    fn explicit_ranges_set_keyrange_num_and_an_unequal_count_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("starts.txt");
+        std::fs::write(&path, "0\n100\n900\n").unwrap();
+        let mut props = Properties::new();
+        for p in [
+            "workload=kvlab.mixgraph".to_string(),
+            "num=1000".into(),
+            "keyrange_dist_a=14.18".into(),
+            "keyrange_dist_b=-2.917".into(),
+            "key_dist_a=0.002312".into(),
+            "key_dist_b=0.3467".into(),
+            format!("keyrange_bounds={}", path.display()),
+        ] {
+            props.set_override(&p).unwrap();
+        }
+        let w = MixGraphWorkload::from_properties(&props, &[], &[]).unwrap();
+        assert_eq!(w.config().keyrange_num, 3);
+        assert_eq!(
+            w.config().keyrange_starts.as_deref(),
+            Some(&[0, 100, 900][..])
+        );
+        props.set_override("keyrange_num=4").unwrap();
+        let e = MixGraphWorkload::from_properties(&props, &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("keyrange_num"), "{e}");
+        // keyrange_source=sst without a database is refused.
+        let mut props = Properties::new();
+        props.set_override("keyrange_source=sst").unwrap();
+        let e = MixGraphWorkload::from_properties(&props, &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("--db rocksdb --path DIR"), "{e}");
+    }
+}
