@@ -13,7 +13,7 @@ use kvlab_model::fidelity::{
     YcsbFit, WORKLOADS,
 };
 use kvlab_dist::mixgraph::KeyModel;
-use kvlab_model::{FitOptions, KeyRangeRule, RangeCut};
+use kvlab_model::{FitOptions, KeyRangeRule, RangeCut, RangeLayout};
 use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Palette, Point, Series};
 
 use super::*;
@@ -35,9 +35,14 @@ pub(crate) struct FidelityArgs {
     /// Compare only the first N requests of the trace.
     #[arg(long, value_name = "N")]
     pub(crate) limit: Option<u64>,
-    /// Key ranges of the model (as `model fit --key-ranges`).
+    /// Key ranges of the model (as `model fit --key-ranges`); `sst`: one range per SST
+    /// file of the compacted base database.
     #[arg(long, value_name = "RULE", default_value = "sst")]
     pub(crate) key_ranges: KeyRangeRule,
+    /// SST file size of the base database (`rocksdb.target_file_size_base`): the loaded
+    /// keys are compacted into files of this size, and every run opens its copy with it.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_bytes_arg)]
+    pub(crate) sst_size: u64,
     /// How keys are grouped into ranges (as `model fit --range-cut`).
     #[arg(long, value_name = "CUT", default_value = "keys")]
     pub(crate) range_cut: RangeCut,
@@ -136,12 +141,76 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
         .map(|&(_, s)| u64::from(s) + key_size as u64)
         .sum();
 
+    // The base database: every key, in the order the trace first touches it, in one
+    // memtable flushed once, then opened once more and compacted into SST files of
+    // --sst-size (the layout `--key-ranges sst` cuts the model's ranges at).
+    let base = work.join("base");
+    remove_dir(&base)?;
+    let cache = a.block_cache.to_string();
+    let buffer = (loaded_bytes * 2).clamp(64 << 20, 4 << 30).to_string();
+    eprintln!(
+        "kvlab: loading {} keys ({} bytes) into {}",
+        sample.distinct_keys(),
+        loaded_bytes,
+        base.display()
+    );
+    spawn_replay(
+        &load_trace,
+        &base,
+        &work.join("load"),
+        &cache,
+        &[
+            "rocksdb.wal=false".into(),
+            format!("rocksdb.write_buffer_size={buffer}"),
+        ],
+    )?;
+    let run_props = [format!("rocksdb.target_file_size_base={}", a.sst_size)];
+    spawn_replay(
+        &empty_trace,
+        &base,
+        &work.join("settle"),
+        &cache,
+        &run_props,
+    )?;
+    let (sst_files, base_layout) = compact_base(&base, a.sst_size)?;
+    eprintln!(
+        "kvlab: compacted {} into {sst_files} SST files of up to {} bytes",
+        base.display(),
+        a.sst_size
+    );
+    let db = work.join("db");
+    copy_db(&base, &db)?;
+    let baseline = spawn_replay(
+        &empty_trace,
+        &db,
+        &work.join("baseline"),
+        &cache,
+        &run_props,
+    )?;
+    remove_dir(&db)?;
+
     // The model, fitted to the keys the database holds.
     let mut fit_reader = kvlab_trace::open(&replay_trace, &kvlab_trace::OpenOptions::default())
         .map_err(|e| anyhow::anyhow!(e))?;
+    // `sst`: the base's own files; `sst:DBPATH`: that database's.
+    let (key_ranges, layout) = match a.key_ranges {
+        KeyRangeRule::SstFile => (KeyRangeRule::SstLayout(base.clone()), Some(base_layout)),
+        KeyRangeRule::SstLayout(path) => {
+            let (starts, end) = select::rocksdb_layout(&path)
+                .map_err(|e| usage(format!("--key-ranges sst:{}: {e}", path.display())))?;
+            let layout = RangeLayout {
+                starts,
+                end,
+                source: format!("sst:{}", path.display()),
+            };
+            (KeyRangeRule::SstLayout(path), Some(layout))
+        }
+        rule => (rule, None),
+    };
     let options = FitOptions {
         source: trace_name.clone(),
-        key_ranges: a.key_ranges,
+        key_ranges,
+        layout,
         range_cut: a.range_cut,
         stored_value_size_bytes: Some(
             sample.load.iter().map(|&(_, s)| f64::from(s)).sum::<f64>() / sample.load.len() as f64,
@@ -170,34 +239,6 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
         run_model.mixgraph.mix_max_scan_len = Some(1);
     }
 
-    // The base database: every key, in the order the trace first touches it, in one
-    // memtable flushed once (no compaction left pending), then opened once more.
-    let base = work.join("base");
-    remove_dir(&base)?;
-    let cache = a.block_cache.to_string();
-    let buffer = (loaded_bytes * 2).clamp(64 << 20, 4 << 30).to_string();
-    eprintln!(
-        "kvlab: loading {} keys ({} bytes) into {}",
-        sample.distinct_keys(),
-        loaded_bytes,
-        base.display()
-    );
-    spawn_replay(
-        &load_trace,
-        &base,
-        &work.join("load"),
-        &cache,
-        &[
-            "rocksdb.wal=false".into(),
-            format!("rocksdb.write_buffer_size={buffer}"),
-        ],
-    )?;
-    spawn_replay(&empty_trace, &base, &work.join("settle"), &cache, &[])?;
-    let db = work.join("db");
-    copy_db(&base, &db)?;
-    let baseline = spawn_replay(&empty_trace, &db, &work.join("baseline"), &cache, &[])?;
-    remove_dir(&db)?;
-
     let mut report = FidelityReport {
         trace: trace_name.clone(),
         format: sample.info.format.clone(),
@@ -218,12 +259,15 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
                 sample.distinct_keys(),
                 sample.distinct_keys()
             ),
-            "each workload ran on a fresh copy of one database (the trace's keys loaded \
-             in first-touch order and flushed once), RocksDB's defaults but the block \
-             cache; figures are the tickers of the run less those of opening the copy; \
-             bytes written also count the flush of what the memtable held at the end (the \
-             next open of the copy)"
-                .into(),
+            format!(
+                "each workload ran on a fresh copy of one database (the trace's keys loaded \
+                 in first-touch order, flushed once, then compacted into {sst_files} SST \
+                 files of up to {} bytes), RocksDB's defaults but the block cache and the \
+                 SST size; figures are the tickers of the run less those of opening the \
+                 copy; bytes written also count the flush of what the memtable held at the \
+                 end (the next open of the copy)",
+                a.sst_size
+            ),
         ],
     };
     if unrecorded_scans {
@@ -291,11 +335,12 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
                 drop(accesses);
                 copy_db(&base, &db)?;
                 eprintln!("kvlab: running {name} ({n} requests)");
-                let run = spawn_replay(&path, &db, &out.join("runs").join(name), &cache, &[])?;
+                let run =
+                    spawn_replay(&path, &db, &out.join("runs").join(name), &cache, &run_props)?;
                 // What the memtable still holds is written when the database next opens
                 // (RocksDB flushes the recovered log): open it once more to count it.
                 let close = work.join(format!("close-{name}"));
-                let closed = spawn_replay(&empty_trace, &db, &close, &cache, &[])?;
+                let closed = spawn_replay(&empty_trace, &db, &close, &cache, &run_props)?;
                 remove_dir(&close)?;
                 if !a.keep_dbs {
                     remove_dir(&db)?;
@@ -441,6 +486,52 @@ fn spawn_replay(
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(0);
     Ok(result)
+}
+
+/// Compacts the base database at `path` into SST files of `sst_size` bytes (a full
+/// compaction, the bottommost level forced) and returns its number of files and the
+/// key ranges of its layout (one per file of the last level, by first key number).
+fn compact_base(path: &Path, sst_size: u64) -> Result<(usize, RangeLayout)> {
+    #[cfg(feature = "rocksdb")]
+    {
+        use kvlab_stores::rocksdb::{
+            key_number, last_level_files, range_starts, RocksDbConfig, RocksDbStore,
+        };
+        let size = sst_size.to_string();
+        let options = StoreOptions::from_strs(
+            "rocksdb.",
+            &[
+                ("rocksdb.target_file_size_base", size.as_str()),
+                ("rocksdb.wal", "false"),
+            ],
+        );
+        let config = RocksDbConfig::from_options(Some(path), options)
+            .map_err(|e| anyhow::anyhow!(e.message))?;
+        let store = RocksDbStore::open(config)
+            .with_context(|| format!("opening the base database {}", path.display()))?;
+        store
+            .compact_all()
+            .with_context(|| format!("compacting {}", path.display()))?;
+        let files = store.sst_files();
+        let tiles = last_level_files(&files);
+        let end = tiles
+            .last()
+            .map(|f| key_number(&f.largest_key).saturating_add(1))
+            .ok_or_else(|| anyhow::anyhow!("{}: no SST file after loading", path.display()))?;
+        Ok((
+            tiles.len(),
+            RangeLayout {
+                starts: range_starts(&files),
+                end,
+                source: format!("sst:{}", path.display()),
+            },
+        ))
+    }
+    #[cfg(not(feature = "rocksdb"))]
+    {
+        let _ = (path, sst_size);
+        anyhow::bail!("model fidelity needs kvlab built with rocksdb")
+    }
 }
 
 /// Copies the files of database `from` into a new directory `to` (RocksDB's directory

@@ -58,8 +58,8 @@ use kvlab_stores::StoreOptions;
 use kvlab_trace::TraceRecorder;
 use kvlab_workload::memtier::MemtierWorkload;
 use kvlab_workload::{
-    with_workload, AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, MixGraphWorkload,
-    Properties,
+    with_workload, AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, KeyRangeLayout,
+    MixGraphWorkload, Properties,
 };
 
 fn main() -> ExitCode {

@@ -1,7 +1,7 @@
 //! `kvlab model fit TRACE -o MODEL`: db_bench's mixgraph model fitted to a trace, and
 //! `run --model MODEL`, which runs it; `kvlab model fidelity` ([`fidelity_cmd`]).
 
-use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut};
+use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut, RangeLayout};
 
 use super::*;
 
@@ -32,7 +32,9 @@ pub(crate) struct FitArgs {
     #[arg(short = 'o', long = "output", value_name = "MODEL")]
     pub(crate) output: PathBuf,
     /// How many key ranges: `sst` (the average keys per SST file for RocksDB's defaults,
-    /// as the paper recommends), `keys:N` (N keys per range) or `ranges:N`.
+    /// as the paper recommends), `sst:DBPATH` (one range per SST file of that RocksDB
+    /// database, cut at the files' first keys), `keys:N` (N keys per range) or
+    /// `ranges:N`.
     #[arg(long, value_name = "RULE", default_value = "sst")]
     pub(crate) key_ranges: KeyRangeRule,
     /// How keys are grouped into ranges: `keys` (equal key counts) or `span` (equal
@@ -52,12 +54,30 @@ pub(crate) struct FitArgs {
 pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
     match cmd.command {
         ModelSub::Fit(a) => {
+            let layout = match &a.key_ranges {
+                KeyRangeRule::SstLayout(path) => {
+                    let (starts, end) = select::rocksdb_layout(path)
+                        .map_err(|e| usage(format!("--key-ranges sst:{}: {e}", path.display())))?;
+                    eprintln!(
+                        "kvlab: key ranges: the {} SST files of the last level of {}",
+                        starts.len(),
+                        path.display()
+                    );
+                    Some(RangeLayout {
+                        starts,
+                        end,
+                        source: format!("sst:{}", path.display()),
+                    })
+                }
+                _ => None,
+            };
             let mut reader = a.input.open(None)?;
             let options = FitOptions {
                 source: a.input.trace.display().to_string(),
                 key_ranges: a.key_ranges,
                 range_cut: a.range_cut,
                 locality: !a.no_locality,
+                layout,
                 ..FitOptions::default()
             };
             let started = std::time::Instant::now();

@@ -108,8 +108,17 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
             config.workload().map_err(|e| usage(e.to_string()))?,
         ))
     } else if props.get("workload") == Some(MixGraphWorkload::CLASS) {
-        let w = MixGraphWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
-            .map_err(|e| usage(e.to_string()))?;
+        let layout = match props.get("keyrange_source") {
+            Some(_) => sst_layout(&args, &props)?,
+            None => None,
+        };
+        let w = MixGraphWorkload::from_properties_with(
+            &props,
+            CLI_PROPERTIES,
+            STORE_PREFIXES,
+            layout.as_ref(),
+        )
+        .map_err(|e| usage(e.to_string()))?;
         defaults.threads = Some(w.config().threads.max(1) as usize);
         AnyWorkload::MixGraph(Arc::new(w))
     } else if props.get("workload") == Some(CacheWorkload::CLASS) {
@@ -256,4 +265,67 @@ pub(crate) fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<AnyWo
     // for every other capability.
     let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
     Ok(AnyWorkload::Memtier(Arc::new(workload)))
+}
+
+/// The key ranges `-p keyrange_source=sst` stands for: the SST files of the last
+/// non-empty level of the `--db rocksdb` database at `--path` (read-only, before the
+/// phase opens it); a usage error for another store or a database without files.
+fn sst_layout(args: &PhaseArgs, props: &Properties) -> Result<Option<KeyRangeLayout>> {
+    if args.db != "rocksdb" {
+        return Err(usage(format!(
+            "property keyrange_source=sst reads a RocksDB database's SST files: --db rocksdb, \
+             not `{}`",
+            args.db
+        )));
+    }
+    let path = match (&args.path, props.get("rocksdb.dir")) {
+        (Some(p), _) => p.clone(),
+        (None, Some(dir)) => PathBuf::from(dir),
+        (None, None) => {
+            return Err(usage(
+                "property keyrange_source=sst needs the database: --path DIR".to_string(),
+            ))
+        }
+    };
+    let (starts, end) =
+        rocksdb_layout(&path).map_err(|e| usage(format!("property keyrange_source=sst: {e}")))?;
+    Ok(Some(KeyRangeLayout {
+        starts,
+        end,
+        source: format!("rocksdb at {}", path.display()),
+    }))
+}
+
+/// Key-range starts and end (one past the largest key number) of the RocksDB database
+/// at `path`: one range per SST file of its last non-empty level, read read-only. An
+/// error (its text) when there is no database or it has no SST file.
+pub(crate) fn rocksdb_layout(path: &Path) -> std::result::Result<(Vec<u64>, u64), String> {
+    #[cfg(feature = "rocksdb")]
+    {
+        use kvlab_stores::rocksdb::{key_number, last_level_files, range_starts, read_sst_files};
+        if !path.join("CURRENT").is_file() {
+            return Err(format!(
+                "no RocksDB database at {} (load one first)",
+                path.display()
+            ));
+        }
+        let files = read_sst_files(path).map_err(|e| e.message)?;
+        let tiles = last_level_files(&files);
+        let Some(last) = tiles.last() else {
+            return Err(format!(
+                "the database at {} has no SST file (empty, or its data still in the \
+                 memtable: load it with a flush first)",
+                path.display()
+            ));
+        };
+        Ok((
+            range_starts(&files),
+            key_number(&last.largest_key).saturating_add(1),
+        ))
+    }
+    #[cfg(not(feature = "rocksdb"))]
+    {
+        let _ = path;
+        Err("kvlab was built without rocksdb".into())
+    }
 }

@@ -291,3 +291,85 @@ fn run_model_takes_the_key_model_variants() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("key_model"), "{stderr}");
 }
+
+/// `--sst-size` compacts the base database into files of that size, and the default
+/// `--key-ranges sst` fits one key range per file: the model's `[kvlab]` starts are the
+/// base's files (read back from the kept database, read-only, with `model fit
+/// --key-ranges sst:…`), and the model's runs find every key.
+#[test]
+fn fidelity_cuts_the_model_at_the_base_databases_files() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/traces/rocksdb/mixgraph.trace");
+    if !trace.exists() {
+        eprintln!("skipped: {} is not beside the project", trace.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fidelity");
+    let o = kvlab(&[
+        "model",
+        "fidelity",
+        trace.to_str().unwrap(),
+        "--db",
+        "rocksdb",
+        "--block-cache",
+        "1MiB",
+        "--sst-size",
+        "128KiB",
+        "--workloads",
+        "prefix_dist,prefix_random",
+        "--keep-dbs",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "model fidelity failed:\n{stderr}");
+    let model: toml::Table = std::fs::read_to_string(out.join("model.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let starts: Vec<i64> = model["kvlab"]["keyrange_starts"]
+        .as_array()
+        .expect("[kvlab] keyrange_starts")
+        .iter()
+        .map(|v| v.as_integer().unwrap())
+        .collect();
+    // 15 030 keys of ~100-byte values (1.4 MB) in 128 KiB files: about a dozen.
+    assert!((6..=30).contains(&starts.len()), "{starts:?}");
+    assert_eq!(
+        model["mixgraph"]["keyrange_num"].as_integer(),
+        Some(starts.len() as i64)
+    );
+    assert_eq!(starts[0], 0);
+    // The base's own layout, read again: the same starts.
+    let base = out.join("work/base");
+    let again = dir.path().join("again.toml");
+    let rule = format!("sst:{}", base.display());
+    let replay = out.join("work/replay.kvtrace");
+    let o = kvlab(&[
+        "model",
+        "fit",
+        replay.to_str().unwrap(),
+        "--key-ranges",
+        &rule,
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "model fit failed:\n{stderr}");
+    let refit: toml::Table = std::fs::read_to_string(&again).unwrap().parse().unwrap();
+    assert_eq!(
+        refit["kvlab"]["keyrange_starts"],
+        model["kvlab"]["keyrange_starts"]
+    );
+    let doc = json(&out.join("fidelity.json"));
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains(&format!("compacted into {} SST files", starts.len())),
+        "{notes}"
+    );
+    for name in ["replay", "prefix_dist", "prefix_random"] {
+        let result = json(&out.join("runs").join(name).join("result.json"));
+        assert_eq!(u(&result["runner"], "keys_not_found"), 0, "{name}");
+    }
+}

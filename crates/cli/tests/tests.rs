@@ -21,6 +21,7 @@ mod report;
 mod retries;
 mod servers;
 mod sim;
+mod sst_ranges;
 mod stalls;
 mod suite;
 mod suites_failures;

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::keys::{fit_key_ranges, fit_power_with, KeyRanges, RangeCut};
 use crate::locality::fit_locality;
-use crate::model::{MixGraphParams, Model};
+use crate::model::{KvlabParams, MixGraphParams, Model};
 use crate::qps::fit_qps;
 use crate::report::fit_table;
 pub use crate::report::FitReport;
@@ -23,7 +23,7 @@ use crate::sizes::fit_sizes;
 use crate::ModelError;
 
 /// How the sorted keys are cut into key ranges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyRangeRule {
     /// As many keys per range as one SST file of RocksDB's defaults holds:
@@ -34,6 +34,21 @@ pub enum KeyRangeRule {
     KeysPerRange(u64),
     /// This many ranges (`keyrange_num`).
     Ranges(u64),
+    /// One range per SST file of the RocksDB database at this path (its last non-empty
+    /// level): the caller reads the layout into [`FitOptions::layout`].
+    SstLayout(std::path::PathBuf),
+}
+
+/// Key ranges of a database's layout: one per SST file, by first key number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeLayout {
+    /// Each range's first key number (a db_bench key's first 8 bytes big-endian),
+    /// strictly increasing.
+    pub starts: Vec<u64>,
+    /// One past the largest key number the database holds (the model's `num`).
+    pub end: u64,
+    /// Where the layout came from (the database's path), recorded in the model.
+    pub source: String,
 }
 
 /// What [`fit()`] is told.
@@ -52,6 +67,9 @@ pub struct FitOptions {
     /// key-range rule (`None`: the trace's mean write size, or db_bench's 34.5 without
     /// writes).
     pub stored_value_size_bytes: Option<f64>,
+    /// The layout [`KeyRangeRule::SstLayout`] names (read by the caller): ranges cut at
+    /// its starts, key numbers as positions (first 8 bytes big-endian), `num` its end.
+    pub layout: Option<RangeLayout>,
     /// Fit the in-range power model with `a = size^{−b}`, so that db_bench's ranks reach
     /// every key of a range ([`crate::keys::fit_power_with`]); default false (the
     /// paper's fit, and the fit through db_bench's generation).
@@ -65,7 +83,7 @@ pub struct FitOptions {
 impl std::str::FromStr for KeyRangeRule {
     type Err = String;
 
-    /// `sst`, `keys:N` (keys per range) or `ranges:N` (`keyrange_num`).
+    /// `sst`, `sst:DBPATH`, `keys:N` (keys per range) or `ranges:N` (`keyrange_num`).
     fn from_str(s: &str) -> Result<KeyRangeRule, String> {
         let number = |n: &str| {
             n.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
@@ -76,9 +94,23 @@ impl std::str::FromStr for KeyRangeRule {
             None if s == "sst" => Ok(KeyRangeRule::SstFile),
             Some(("keys", n)) => Ok(KeyRangeRule::KeysPerRange(number(n)?)),
             Some(("ranges", n)) => Ok(KeyRangeRule::Ranges(number(n)?)),
+            Some(("sst", path)) if !path.is_empty() => Ok(KeyRangeRule::SstLayout(path.into())),
             _ => Err(format!(
-                "key-range rule {s:?}: expected sst, keys:N (keys per range) or ranges:N"
+                "key-range rule {s:?}: expected sst, sst:DBPATH (a RocksDB database's SST \
+                 files), keys:N (keys per range) or ranges:N"
             )),
+        }
+    }
+}
+
+impl std::fmt::Display for KeyRangeRule {
+    /// The rule as `--key-ranges` takes it (`sst`, `sst:DBPATH`, `keys:N`, `ranges:N`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyRangeRule::SstFile => write!(f, "sst"),
+            KeyRangeRule::SstLayout(path) => write!(f, "sst:{}", path.display()),
+            KeyRangeRule::KeysPerRange(n) => write!(f, "keys:{n}"),
+            KeyRangeRule::Ranges(n) => write!(f, "ranges:{n}"),
         }
     }
 }
@@ -91,6 +123,7 @@ impl Default for FitOptions {
             range_cut: RangeCut::EqualKeys,
             min_sine_r2: 0.25,
             stored_value_size_bytes: None,
+            layout: None,
             power_covers_keys: false,
             locality: true,
         }
@@ -421,17 +454,47 @@ pub fn fit<R: TraceReader + ?Sized>(
     let mean_value = options
         .stored_value_size_bytes
         .unwrap_or_else(|| value_fit.as_ref().map_or(34.5, |f| f.mean));
-    let keyrange_num = match options.key_ranges {
-        KeyRangeRule::SstFile => {
-            let bytes = f64::from(if key_size > 0 { key_size } else { 16 }) + mean_value;
-            let per = (SST_FILE_BYTES / bytes.max(1.0)).floor().max(1.0) as u64;
-            distinct.div_ceil(per)
+    let layout = match (&options.key_ranges, &options.layout) {
+        (KeyRangeRule::SstLayout(_), Some(layout)) => Some(layout),
+        (KeyRangeRule::SstLayout(path), None) => {
+            return Err(ModelError::Unfit {
+                source_name: options.source.clone(),
+                what: format!(
+                    "key ranges sst:{}: the database's layout was not read",
+                    path.display()
+                ),
+            })
         }
-        KeyRangeRule::KeysPerRange(per) => distinct.div_ceil(per.max(1)),
-        KeyRangeRule::Ranges(n) => n,
-    }
-    .clamp(1, distinct);
-    let ranges = KeyRanges::cut(&keys, keyrange_num, options.range_cut);
+        _ => None,
+    };
+    let ranges = match layout {
+        Some(layout) => {
+            let (ranges, outside) = KeyRanges::cut_at(&keys, &layout.starts, layout.end);
+            if outside > 0 {
+                notes.push(format!(
+                    "{outside} of the trace's {distinct} distinct keys lie outside the \
+                     database's key numbers {}..{} (counted in the first or last range)",
+                    layout.starts.first().copied().unwrap_or(0),
+                    layout.end
+                ));
+            }
+            ranges
+        }
+        None => {
+            let keyrange_num = match options.key_ranges {
+                KeyRangeRule::SstFile => {
+                    let bytes = f64::from(if key_size > 0 { key_size } else { 16 }) + mean_value;
+                    let per = (SST_FILE_BYTES / bytes.max(1.0)).floor().max(1.0) as u64;
+                    distinct.div_ceil(per)
+                }
+                KeyRangeRule::KeysPerRange(per) => distinct.div_ceil(per.max(1)),
+                KeyRangeRule::Ranges(n) => n,
+                KeyRangeRule::SstLayout(_) => 1,
+            }
+            .clamp(1, distinct);
+            KeyRanges::cut(&keys, keyrange_num, options.range_cut)
+        }
+    };
     drop(keys);
     let key_ranges = fit_key_ranges(&ranges);
     let power = fit_power_with(&ranges, options.power_covers_keys);
@@ -486,7 +549,7 @@ pub fn fit<R: TraceReader + ?Sized>(
         distinct_keys: distinct,
         value_sizes: value_fit,
         scan_lengths: scan_fit,
-        key_range_rule: options.key_ranges,
+        key_range_rule: options.key_ranges.clone(),
         range_cut: options.range_cut,
         key_space,
         key_ranges,
@@ -495,14 +558,14 @@ pub fn fit<R: TraceReader + ?Sized>(
         locality: locality.as_ref().map(|l| l.stats.clone()),
         notes,
     };
-    let (mut model, report) = assemble(report);
+    let (mut model, report) = assemble(report, layout);
     model.locality = locality.map(|l| l.locality);
     Ok(Fit { model, report })
 }
 
 /// The model of a report's fits (checked with db_bench's validation: a part db_bench
 /// would refuse falls back, with a note).
-fn assemble(mut report: FitReport) -> (Model, FitReport) {
+fn assemble(mut report: FitReport, layout: Option<&RangeLayout>) -> (Model, FitReport) {
     let mut p = MixGraphParams {
         num: Some(report.key_space as i64),
         reads: Some(report.requests as i64),
@@ -589,19 +652,26 @@ fn assemble(mut report: FitReport) -> (Model, FitReport) {
         ],
         mixgraph: p,
         locality: None,
+        kvlab: KvlabParams::default(),
         fit: toml::Table::new(),
     };
+    if let Some(layout) = layout {
+        model.kvlab.keyrange_starts = Some(layout.starts.clone());
+        model.kvlab.keyrange_source = Some(layout.source.clone());
+    }
     // A part db_bench would refuse (e.g. key-range weights all under 1e-16) falls back to
     // db_bench's defaults, one part at a time, each with a note.
     let fallbacks: [(&str, FallBack); 4] = [
-        ("key ranges (keyrange_num = 1)", |p| {
+        ("key ranges (keyrange_num = 1)", |p, k| {
+            k.keyrange_starts = None;
+            k.keyrange_source = None;
             p.keyrange_num = Some(1);
             p.keyrange_dist_a = None;
             p.keyrange_dist_b = None;
             p.keyrange_dist_c = None;
             p.keyrange_dist_d = None;
         }),
-        ("sine rate (off)", |p| {
+        ("sine rate (off)", |p, _| {
             p.sine_mix_rate = None;
             p.sine_a = None;
             p.sine_b = None;
@@ -609,11 +679,11 @@ fn assemble(mut report: FitReport) -> (Model, FitReport) {
             p.sine_d = None;
             p.sine_mix_rate_interval_milliseconds = None;
         }),
-        ("power model (uniform keys)", |p| {
+        ("power model (uniform keys)", |p, _| {
             p.key_dist_a = None;
             p.key_dist_b = None;
         }),
-        ("sizes (db_bench's defaults)", |p| {
+        ("sizes (db_bench's defaults)", |p, _| {
             p.value_theta = None;
             p.value_k = None;
             p.value_sigma = None;
@@ -629,7 +699,7 @@ fn assemble(mut report: FitReport) -> (Model, FitReport) {
                 report.notes.push(format!(
                     "db_bench would refuse the model ({e}): dropped the {part}"
                 ));
-                fall_back(&mut model.mixgraph);
+                fall_back(&mut model.mixgraph, &mut model.kvlab);
             }
         }
     }
@@ -681,7 +751,7 @@ fn thousandths(counts: &[u64; 3]) -> [f64; 3] {
 }
 
 /// Resets one part of a model to db_bench's defaults.
-type FallBack = fn(&mut MixGraphParams);
+type FallBack = fn(&mut MixGraphParams, &mut KvlabParams);
 
 #[cfg(test)]
 mod tests {

@@ -178,6 +178,31 @@ impl KeyRanges {
         }
     }
 
+    /// Groups `keys` (position, accesses), sorted by position, into the ranges of a
+    /// layout: range `i` holds positions `starts[i] .. starts[i + 1]`, the last up to
+    /// `end` (`starts` strictly increasing and non-empty). Keys below `starts[0]` count in
+    /// the first range, keys from `end` on in the last; their number is returned too.
+    /// `keys_per_range` is the mean range size, `key_space` is `end`.
+    pub fn cut_at(keys: &[(u64, u64)], starts: &[u64], end: u64) -> (KeyRanges, u64) {
+        let n = starts.len().max(1);
+        let mut ranges = vec![Vec::new(); n];
+        let mut outside = 0u64;
+        for &(pos, c) in keys {
+            if pos < starts.first().copied().unwrap_or(0) || pos >= end {
+                outside += 1;
+            }
+            let r = starts.partition_point(|&s| s <= pos).saturating_sub(1);
+            ranges[r.min(n - 1)].push(c);
+        }
+        let first = starts.first().copied().unwrap_or(0);
+        let ranges = KeyRanges {
+            ranges,
+            keys_per_range: (end.saturating_sub(first) / n as u64).max(1),
+            key_space: end,
+        };
+        (ranges, outside)
+    }
+
     /// Accesses per range, in key order.
     pub fn accesses(&self) -> Vec<u64> {
         self.ranges.iter().map(|r| r.iter().sum()).collect()
@@ -448,6 +473,21 @@ pub fn induced_rank_cdf(a: f64, b: f64, size: u64, all_keys: bool) -> Option<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_layout_cuts_keys_at_its_starts() {
+        // Positions 5..40 step 5, one access each but 30 (three); ranges [10, 20, 35)
+        // up to 40: 5 lies below the first start, 40 at the end.
+        let keys: Vec<(u64, u64)> = (1..=8)
+            .map(|i| (i * 5, if i == 6 { 3 } else { 1 }))
+            .collect();
+        let (r, outside) = KeyRanges::cut_at(&keys, &[10, 20, 35], 40);
+        assert_eq!(outside, 2);
+        assert_eq!(r.ranges, vec![vec![1, 1, 1], vec![1, 1, 3], vec![1, 1]]);
+        assert_eq!(r.accesses(), vec![3, 5, 2]);
+        assert_eq!(r.key_space, 40);
+        assert_eq!(r.keys_per_range, 10);
+    }
 
     #[test]
     fn two_term_exponential_is_recovered_from_exact_shares() {

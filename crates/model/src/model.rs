@@ -14,6 +14,10 @@
 //! requests = 1000000
 //! ```
 //!
+//! A `[kvlab]` table, when present, holds what db_bench has no flag for:
+//! `keyrange_starts` (key ranges sized by the data, one per SST file of a database) and
+//! `keyrange_source` (where they came from).
+//!
 //! A key left out keeps db_bench's default; an unknown key, a value of the wrong type,
 //! or a set of values db_bench refuses ([`MixGraphConfig::validate`]) is an error naming
 //! the file, the line and the key.
@@ -151,6 +155,29 @@ params! {
     sine_mix_rate_noise: f64,
 }
 
+/// The `[kvlab]` table: what the generator takes beyond db_bench's flags.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KvlabParams {
+    /// Key ranges sized by the data: each range's first key number, strictly
+    /// increasing, below `num`, as many as `keyrange_num`
+    /// ([`MixGraphConfig::keyrange_starts`]); `None`: db_bench's equal ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyrange_starts: Option<Vec<u64>>,
+    /// Where the starts came from (`sst:DBPATH`), for the reader; not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyrange_source: Option<String>,
+}
+
+impl KvlabParams {
+    /// Every key the table allows.
+    pub const KEYS: &'static [&'static str] = &["keyrange_starts", "keyrange_source"];
+
+    fn is_empty(&self) -> bool {
+        self.keyrange_starts.is_none() && self.keyrange_source.is_none()
+    }
+}
+
 /// A mixgraph model: db_bench flags, how they were made, and how well they fitted.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Model {
@@ -162,6 +189,8 @@ pub struct Model {
     /// ([`kvlab_dist::locality`]; not a db_bench flag, so [`Model::db_bench_args`]
     /// leaves it out). `None`: db_bench's independent draws.
     pub locality: Option<Locality>,
+    /// The `[kvlab]` table: kvlab-only settings of the generator (explicit key ranges).
+    pub kvlab: KvlabParams,
     /// The `[fit]` table: errors of each fit (free-form; not read by the generator).
     pub fit: toml::Table,
 }
@@ -173,6 +202,8 @@ struct ModelFile {
     mixgraph: MixGraphParams,
     #[serde(default)]
     locality: Option<LocalityTable>,
+    #[serde(default)]
+    kvlab: KvlabParams,
     #[serde(default)]
     fit: toml::Table,
 }
@@ -242,6 +273,9 @@ impl Model {
         let mut config = MixGraphConfig::default();
         self.mixgraph.apply(&mut config);
         config.locality = self.locality.clone().map(std::sync::Arc::new);
+        if let Some(starts) = &self.kvlab.keyrange_starts {
+            config.keyrange_starts = Some(starts.as_slice().into());
+        }
         config
     }
 
@@ -274,6 +308,31 @@ impl Model {
         if let Some(l) = &self.locality {
             out.push_str(&locality_toml(l));
         }
+        if !self.kvlab.is_empty() {
+            out.push_str(
+                "\n# [kvlab] keys are kvlab's, beyond db_bench's flags (docs/models.md).\n[kvlab]\n",
+            );
+            if let Some(starts) = &self.kvlab.keyrange_starts {
+                out.push_str(
+                    "# Key ranges sized by the data: each range's first key number (range i \
+                     holds keys\n# start_i .. start_(i+1), the last up to num); keyrange_num \
+                     of them\nkeyrange_starts = [",
+                );
+                for (i, v) in starts.iter().enumerate() {
+                    if i % 10 == 0 {
+                        out.push_str("\n   ");
+                    }
+                    out.push_str(&format!(" {v},"));
+                }
+                out.push_str("\n]\n");
+            }
+            if let Some(source) = &self.kvlab.keyrange_source {
+                out.push_str(&format!(
+                    "# Where the key ranges came from\nkeyrange_source = {}\n",
+                    toml::Value::String(source.clone())
+                ));
+            }
+        }
         if !self.fit.is_empty() {
             let mut root = toml::Table::new();
             root.insert("fit".into(), toml::Value::Table(self.fit.clone()));
@@ -297,6 +356,7 @@ impl Model {
             header,
             mixgraph: file.mixgraph,
             locality: file.locality.map(LocalityTable::into_locality),
+            kvlab: file.kvlab,
             fit: file.fit,
         };
         model.to_config().validate().map_err(|e| {
@@ -320,9 +380,14 @@ impl Model {
                     };
                 }
             };
+            let table = if KvlabParams::KEYS.contains(&key.as_str()) {
+                "kvlab"
+            } else {
+                "mixgraph"
+            };
             ModelError::Key {
                 path: path.to_path_buf(),
-                line: key_line(text, "mixgraph", &key).unwrap_or(0),
+                line: key_line(text, table, &key).unwrap_or(0),
                 key,
                 message,
             }
@@ -383,14 +448,30 @@ fn syntax_error(text: &str, path: &Path, e: &toml::de::Error) -> ModelError {
         if t.starts_with('[') || t.starts_with('#') {
             return None;
         }
-        let (k, _) = t.split_once('=')?;
-        Some(k.trim().trim_matches('"').to_owned())
+        match t.split_once('=') {
+            Some((k, _)) => Some(k.trim().trim_matches('"').to_owned()),
+            // A line inside a multi-line array: the key whose `= [` opened it.
+            None => text
+                .lines()
+                .take(l - 1)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .map(str::trim)
+                .find(|t| !t.starts_with('#') && (t.contains('=') || t.starts_with('[')))
+                .and_then(|t| t.split_once('='))
+                .filter(|(_, v)| v.trim_start().starts_with('['))
+                .map(|(k, _)| k.trim().trim_matches('"').to_owned()),
+        }
     });
     match named.or(on_line) {
         Some(key) => {
-            let line = line
-                .or_else(|| key_line(text, "mixgraph", &key))
-                .unwrap_or(0);
+            let table = if KvlabParams::KEYS.contains(&key.as_str()) {
+                "kvlab"
+            } else {
+                "mixgraph"
+            };
+            let line = line.or_else(|| key_line(text, table, &key)).unwrap_or(0);
             ModelError::Key {
                 path: path.to_path_buf(),
                 line,

@@ -260,7 +260,7 @@ impl fmt::Display for FitReport {
         let kr = &self.key_ranges;
         writeln!(
             f,
-            "key ranges: {} of {} keys ({:?}, {:?}, key space {}); a·e^(bx)+c·e^(dx): a={:.6} \
+            "key ranges: {} of {} keys ({}, {:?}, key space {}); a·e^(bx)+c·e^(dx): a={:.6} \
              b={:.6} c={:.6} d={:.6}, rmse {:.3e}, R² {:.4}",
             kr.keyrange_num,
             kr.keys_per_range,

@@ -28,6 +28,7 @@ fn zippy_model() -> Model {
             sine_mix_rate: Some(false),
             ..MixGraphParams::default()
         },
+        kvlab: kvlab_model::KvlabParams::default(),
         fit: toml::Table::new(),
     }
 }
@@ -173,4 +174,57 @@ fn files_are_written_and_read_and_a_missing_one_is_named() {
         MixGraphConfig::from_db_bench_args(args.iter().map(String::as_str)).expect("parses");
     assert!(unused.is_empty(), "{unused:?}");
     assert_eq!(config, m.to_config());
+}
+
+/// `[kvlab] keyrange_starts` reads back into the generator's explicit ranges; bad
+/// starts are errors naming the file, the line of the key and what was expected.
+#[test]
+fn kvlab_key_range_starts_read_back_and_bad_ones_name_their_line() {
+    let mut m = zippy_model();
+    m.mixgraph.keyrange_num = Some(3);
+    m.kvlab.keyrange_starts = Some(vec![0, 1_000_000, 4_000_000]);
+    m.kvlab.keyrange_source = Some("sst:/tmp/db".into());
+    let text = m.to_toml();
+    let path = std::path::Path::new("m.toml");
+    let back = Model::from_toml(&text, path).expect("reads back");
+    assert_eq!(back.kvlab, m.kvlab);
+    let c = back.to_config();
+    assert_eq!(
+        c.keyrange_starts.as_deref(),
+        Some(&[0, 1_000_000, 4_000_000][..])
+    );
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("keyrange_starts"))
+        .expect("written")
+        + 1;
+    let cases = [
+        (
+            "1000000, 4000000,",
+            "4000000, 1000000,",
+            "keyrange_starts",
+            line,
+        ),
+        ("4000000,", "6000000,", "keyrange_starts", line),
+    ];
+    for (from, to, key, at) in cases {
+        let bad = text.replacen(from, to, 1);
+        assert_ne!(bad, text);
+        let e = Model::from_toml(&bad, path)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.starts_with(&format!("m.toml:{at}: key `{key}`")), "{e}");
+    }
+    // A negative start is a type error on its own line.
+    let bad = text.replacen("1000000,", "-5,", 1);
+    let e = Model::from_toml(&bad, path)
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains(": key `keyrange_starts`: invalid value"), "{e}");
+    // An unknown key of [kvlab] is refused.
+    let bad = text.replace("[kvlab]\n", "[kvlab]\nkeyrange_ends = [1]\n");
+    let e = Model::from_toml(&bad, path)
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("keyrange_ends"), "{e}");
 }

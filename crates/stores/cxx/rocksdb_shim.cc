@@ -24,6 +24,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/merge_operator.h>
+#include <rocksdb/metadata.h>
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
 #include <rocksdb/rate_limiter.h>
@@ -82,6 +83,8 @@ struct kvlab_rdb_options {
   bool statistics;
   bool cache_index_and_filter_blocks;
   bool destroy_on_open;
+  // Open with DB::OpenForReadOnly: no write, no lock, no create.
+  bool read_only;
   // A merge operator RocksDB knows by name (MergeOperator::CreateFromString: "put",
   // "uint64add", "stringappend", ...); empty for none.
   const char* merge_operator;
@@ -176,6 +179,13 @@ kvlab_rdb_db* kvlab_rdb_open(const kvlab_rdb_options* o, char** err) noexcept {
       return nullptr;
     }
   }
+  if (o->read_only) {
+    opts.create_if_missing = false;
+    if (fail(rocksdb::DB::OpenForReadOnly(opts, o->path, &handle->db), err) != 0) {
+      return nullptr;
+    }
+    return handle.release();
+  }
   if (fail(rocksdb::DB::Open(opts, o->path, &handle->db), err) != 0) {
     return nullptr;
   }
@@ -192,6 +202,55 @@ void kvlab_rdb_close(kvlab_rdb_db* h) noexcept {
 int kvlab_rdb_flush(kvlab_rdb_db* h, char** err) noexcept {
   return fail(h->db->Flush(rocksdb::FlushOptions()), err);
 }
+
+// Compacts the whole key space (DB::CompactRange with no bounds), the bottommost level
+// rewritten too (BottommostLevelCompaction::kForce), so that every live entry ends in
+// files of target_file_size_base at the last level; waits for the compaction.
+int kvlab_rdb_compact_all(kvlab_rdb_db* h, char** err) noexcept {
+  rocksdb::Status s = h->db->Flush(rocksdb::FlushOptions());
+  if (!s.ok()) {
+    return fail(s, err);
+  }
+  rocksdb::CompactRangeOptions options;
+  options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  return fail(h->db->CompactRange(options, nullptr, nullptr), err);
+}
+
+// The live SST files of the database (DB::GetLiveFilesMetaData), read one at a time
+// with kvlab_rdb_live_file and freed with kvlab_rdb_live_files_free.
+struct kvlab_rdb_live_files {
+  std::vector<rocksdb::LiveFileMetaData> files;
+};
+
+kvlab_rdb_live_files* kvlab_rdb_live_files_new(kvlab_rdb_db* h) noexcept {
+  auto* out = new kvlab_rdb_live_files();
+  h->db->GetLiveFilesMetaData(&out->files);
+  return out;
+}
+
+size_t kvlab_rdb_live_files_len(const kvlab_rdb_live_files* f) noexcept {
+  return f->files.size();
+}
+
+// File i's level, entries, size and file name, and its smallest and largest user keys
+// (valid until kvlab_rdb_live_files_free).
+void kvlab_rdb_live_file(const kvlab_rdb_live_files* f, size_t i, int* level,
+                         uint64_t* entries, uint64_t* size, const char** name,
+                         size_t* name_len, const char** smallest, size_t* smallest_len,
+                         const char** largest, size_t* largest_len) noexcept {
+  const rocksdb::LiveFileMetaData& m = f->files[i];
+  *level = m.level;
+  *entries = m.num_entries;
+  *size = m.size;
+  *name = m.name.data();
+  *name_len = m.name.size();
+  *smallest = m.smallestkey.data();
+  *smallest_len = m.smallestkey.size();
+  *largest = m.largestkey.data();
+  *largest_len = m.largestkey.size();
+}
+
+void kvlab_rdb_live_files_free(kvlab_rdb_live_files* f) noexcept { delete f; }
 
 // RocksDB's statistics dump (Statistics::ToString), malloc'd; NULL when statistics are
 // off.

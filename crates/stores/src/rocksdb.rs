@@ -17,6 +17,8 @@
 
 mod ffi;
 
+pub use ffi::SstFile;
+
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -288,6 +290,7 @@ impl RocksDbStore {
             statistics: config.statistics,
             cache_index_and_filter_blocks: config.cache_index_and_filter_blocks,
             destroy_on_open: config.destroy_on_open && config.path.exists(),
+            read_only: false,
             merge_operator: std::ptr::null(),
         };
         let merge_operator = match config.merge_operator.as_str() {
@@ -307,6 +310,21 @@ impl RocksDbStore {
         &self.config
     }
 
+    /// Flushes the memtables and compacts the whole database, the bottommost level
+    /// included, into files of `target_file_size_base` at the last level (RocksDB's
+    /// `CompactRange` over every key, `BottommostLevelCompaction::kForce`): a freshly
+    /// loaded database gets the layout of one that has been compacted.
+    pub fn compact_all(&self) -> Result<(), StoreError> {
+        self.db
+            .compact_all()
+            .map_err(|e| io_err("compacting the database", e))
+    }
+
+    /// The live SST files (`DB::GetLiveFilesMetaData`): level, key bounds, entries, size.
+    pub fn sst_files(&self) -> Vec<SstFile> {
+        self.db.live_files()
+    }
+
     /// RocksDB's statistics tickers (`rocksdb.block.cache.hit` → count), parsed from the
     /// statistics dump. Empty when statistics are off.
     pub fn tickers(&self) -> Vec<(String, u64)> {
@@ -315,6 +333,73 @@ impl RocksDbStore {
         };
         parse_tickers(&dump)
     }
+}
+
+/// The live SST files of the database at `path`, opened read-only (RocksDB's
+/// `OpenForReadOnly`: no lock taken, nothing written, so another process may hold the
+/// database open). Errors when there is no database there.
+pub fn read_sst_files(path: &Path) -> Result<Vec<SstFile>, StoreError> {
+    let config = RocksDbConfig::from_options(Some(path), StoreOptions::default())?;
+    let options = ffi::RawOptions {
+        path: std::ptr::null(),
+        block_cache_size_bytes: 8 << 20,
+        write_buffer_size_bytes: config.write_buffer_size_bytes,
+        max_write_buffer_number: 2,
+        max_background_jobs: 2,
+        max_open_files: -1,
+        level0_file_num_compaction_trigger: 4,
+        target_file_size_base_bytes: config.target_file_size_base_bytes,
+        rate_limit_bytes_per_sec: 0,
+        bloom_bits: 0.0,
+        compression: compression_type(&config.compression),
+        compaction_style: compaction_style(&config.compaction_style),
+        direct_reads: false,
+        pipelined_write: false,
+        statistics: false,
+        cache_index_and_filter_blocks: false,
+        destroy_on_open: false,
+        read_only: true,
+        merge_operator: std::ptr::null(),
+    };
+    let db = ffi::Db::open(path, "", options).map_err(|e| {
+        io_err(
+            &format!("opening rocksdb at {} read-only", path.display()),
+            e,
+        )
+    })?;
+    Ok(db.live_files())
+}
+
+/// The number a db_bench key stands for: its first 8 bytes read big-endian (shorter keys
+/// padded with zero bytes), the inverse of `GenerateKeyFromInt`.
+pub fn key_number(key: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = key.len().min(8);
+    bytes[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(bytes)
+}
+
+/// The files of the last level that holds any (the data's layout after a full
+/// compaction), sorted by smallest key.
+pub fn last_level_files(files: &[SstFile]) -> Vec<SstFile> {
+    let Some(last) = files.iter().map(|f| f.level).max() else {
+        return Vec::new();
+    };
+    let mut out: Vec<SstFile> = files.iter().filter(|f| f.level == last).cloned().collect();
+    out.sort_by(|a, b| a.smallest_key.cmp(&b.smallest_key));
+    out
+}
+
+/// Key-range starts in db_bench key numbers ([`key_number`]) from a database's layout:
+/// one range per file of the last non-empty level, starting at the file's smallest key
+/// (files whose smallest keys share a key number are one range). Empty for no files.
+pub fn range_starts(files: &[SstFile]) -> Vec<u64> {
+    let mut starts: Vec<u64> = last_level_files(files)
+        .iter()
+        .map(|f| key_number(&f.smallest_key))
+        .collect();
+    starts.dedup();
+    starts
 }
 
 /// An `i64` option as the `int` RocksDB takes, saturating.

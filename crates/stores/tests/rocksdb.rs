@@ -229,3 +229,163 @@ fn a_batch_of_reads_is_one_multi_get_with_each_slots_own_result() {
         assert_eq!(multiget_keys, Some(expected), "multi_get={multi_get}");
     }
 }
+
+/// db_bench's key for key number `k` (`GenerateKeyFromInt`: big-endian, then `'0'`s).
+fn db_bench_key(k: u64) -> Vec<u8> {
+    let mut key = k.to_be_bytes().to_vec();
+    key.resize(16, b'0');
+    key
+}
+
+/// Keys `0..n` written in a scattered order (so that L0 files overlap) with 200-byte
+/// values, into a database with small memtables and SST files.
+fn load_scattered(dir: &Path, n: u64) -> RocksDbStore {
+    let opts = StoreOptions::from_strs(
+        "rocksdb.",
+        &[
+            ("rocksdb.write_buffer_size", "512KiB"),
+            ("rocksdb.target_file_size_base", "256KiB"),
+            ("rocksdb.compression", "none"),
+            ("rocksdb.wal", "false"),
+        ],
+    );
+    let store = RocksDbStore::open(RocksDbConfig::from_options(Some(dir), opts).unwrap()).unwrap();
+    let mut session = store.session().unwrap();
+    let mut batch = Batch::new();
+    let value = [b'v'; 200];
+    for i in 0..n {
+        // 7919 is prime and does not divide n: a permutation of 0..n.
+        let k = i * 7919 % n;
+        let r = crate::support::op(
+            &mut session,
+            &mut batch,
+            OpKind::Insert,
+            &db_bench_key(k),
+            &[(b"f", &value)],
+        );
+        assert!(r.is_ok(), "{r:?}");
+    }
+    drop(session);
+    store
+}
+
+/// After a full compaction, the last level's files tile the key space: sorted, no
+/// overlap, about `target_file_size_base` each, their entries summing to the keys
+/// written; a read-only open of the same directory sees the same files, and the range
+/// starts are the files' first key numbers.
+#[test]
+fn a_full_compaction_tiles_the_key_space_in_sst_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 20_000;
+    let store = load_scattered(dir.path(), n);
+    store.flush().unwrap();
+    let before = store.sst_files();
+    assert!(!before.is_empty(), "the flushes wrote SST files");
+    store.compact_all().unwrap();
+    let files = store.sst_files();
+    let last = files.iter().map(|f| f.level).max().unwrap();
+    assert!(last >= 1, "a full compaction leaves L0: {files:?}");
+    assert!(
+        files.iter().all(|f| f.level == last),
+        "every file at the last level: {files:?}"
+    );
+    let tiles = kvlab_stores::rocksdb::last_level_files(&files);
+    assert_eq!(tiles.len(), files.len());
+    // 20 000 entries of ~230 bytes (4.6 MB) in files of 256 KiB: about 18 files.
+    assert!(
+        (10..=30).contains(&tiles.len()),
+        "{} files of 256 KiB for 4.6 MB",
+        tiles.len()
+    );
+    for pair in tiles.windows(2) {
+        assert!(
+            pair[0].largest_key < pair[1].smallest_key,
+            "overlapping files: {pair:?}"
+        );
+    }
+    assert_eq!(tiles[0].smallest_key, db_bench_key(0));
+    assert_eq!(tiles.last().unwrap().largest_key, db_bench_key(n - 1));
+    assert_eq!(tiles.iter().map(|f| f.entries).sum::<u64>(), n);
+    for f in &tiles[..tiles.len() - 1] {
+        assert!(
+            f.size_bytes > 200 << 10 && f.size_bytes < 400 << 10,
+            "{} is {} bytes for a 256 KiB target",
+            f.name,
+            f.size_bytes
+        );
+    }
+    // Each file's entries are the keys between its bounds (keys are 0..n, one each).
+    for f in &tiles {
+        let lo = kvlab_stores::rocksdb::key_number(&f.smallest_key);
+        let hi = kvlab_stores::rocksdb::key_number(&f.largest_key);
+        assert_eq!(hi - lo + 1, f.entries, "{}", f.name);
+    }
+
+    // A read-only open, while the store holds the database, sees the same layout.
+    let mut read = kvlab_stores::rocksdb::read_sst_files(dir.path()).unwrap();
+    let mut sorted = files.clone();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    read.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(read, sorted);
+    let starts = kvlab_stores::rocksdb::range_starts(&read);
+    let want: Vec<u64> = tiles
+        .iter()
+        .map(|f| kvlab_stores::rocksdb::key_number(&f.smallest_key))
+        .collect();
+    assert_eq!(starts, want);
+    assert_eq!(starts[0], 0);
+}
+
+/// A read-only open of a directory without a database is an error naming it.
+#[test]
+fn the_layout_of_a_missing_database_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing-here");
+    let err = kvlab_stores::rocksdb::read_sst_files(&missing).unwrap_err();
+    assert!(err.message.contains("nothing-here"), "{err}");
+    assert!(!missing.exists(), "a read-only open created the directory");
+}
+
+/// A database loaded into one memtable and flushed once (one L0 file, as `kvlab model
+/// fidelity` loads its base) is rewritten by the full compaction into files of the
+/// target size: a trivial move of the one file would leave one range.
+#[test]
+fn one_flushed_file_is_split_by_the_full_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = StoreOptions::from_strs(
+        "rocksdb.",
+        &[
+            ("rocksdb.write_buffer_size", "64MiB"),
+            ("rocksdb.target_file_size_base", "256KiB"),
+            ("rocksdb.compression", "none"),
+            ("rocksdb.wal", "false"),
+        ],
+    );
+    let store =
+        RocksDbStore::open(RocksDbConfig::from_options(Some(dir.path()), opts).unwrap()).unwrap();
+    let mut session = store.session().unwrap();
+    let mut batch = Batch::new();
+    let value = [b'v'; 200];
+    let n = 10_000u64;
+    for k in 0..n {
+        let r = crate::support::op(
+            &mut session,
+            &mut batch,
+            OpKind::Insert,
+            &db_bench_key(k),
+            &[(b"f", &value)],
+        );
+        assert!(r.is_ok(), "{r:?}");
+    }
+    drop(session);
+    store.flush().unwrap();
+    assert_eq!(store.sst_files().len(), 1, "one memtable, one flush");
+    store.compact_all().unwrap();
+    let tiles = kvlab_stores::rocksdb::last_level_files(&store.sst_files());
+    assert!(
+        tiles.len() >= 6,
+        "{} files for 2.3 MB of 256 KiB",
+        tiles.len()
+    );
+    assert_eq!(tiles.iter().map(|f| f.entries).sum::<u64>(), n);
+}

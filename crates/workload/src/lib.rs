@@ -85,7 +85,9 @@ pub use files::import::{MalformedLine, TrailingDelimiter, ValueFormat};
 pub use files::keyfile::{escape_key, unescape_key, KeyCheck, KeyCheckSource, KeyFile};
 pub use files::keyfile::{KeyFileSource, KeyFileWorkload};
 pub use kvlab_core::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
-pub use mixgraph::{MixGraphSource, MixGraphWorkload, MixGraphWorkloadError};
+pub use mixgraph::{
+    read_range_starts, KeyRangeLayout, MixGraphSource, MixGraphWorkload, MixGraphWorkloadError,
+};
 pub use plan::PROPORTION_KEYS;
 pub use plan::{GroupCounts, Plan, PlanGroup, PlanSource, PlanWorkload, Proportions};
 pub use props::{Origin, Properties};

@@ -2,6 +2,8 @@
 //! db_bench's defaults (RocksDB 7.8 `tools/db_bench_tool.cc`, the `DEFINE_*` lines),
 //! and its validation.
 
+use std::sync::Arc;
+
 use super::keyrange::KeyRanges;
 use super::MixGraphError;
 
@@ -117,6 +119,14 @@ pub struct MixGraphConfig {
     /// when any `keyrange_dist_*` is non-zero, a power model when `key_dist_a` and
     /// `key_dist_b` are, uniform keys when either is zero — even with key ranges).
     pub key_model: Option<KeyModel>,
+    /// kvlab: explicit key ranges, by their first key numbers (strictly increasing,
+    /// below `num`): range `i` holds keys `starts[i] .. starts[i + 1]`, the last up to
+    /// `num` (keys below `starts[0]` belong to no range). `keyrange_num` must equal their
+    /// count. The ranges' hotness and shuffle are db_bench's for `keyrange_num` ranges;
+    /// a key drawn in range `i` is `starts[i] + offset mod size_i`, db_bench's in-range
+    /// mapping with that range's size. `None` (default): db_bench's equal ranges of
+    /// `num / keyrange_num` keys.
+    pub keyrange_starts: Option<Arc<[u64]>>,
     /// kvlab: draw the key, the operation, and the value size or scan length from three
     /// independent draws, where db_bench derives all four from one. Off by default
     /// (db_bench's stream).
@@ -164,6 +174,7 @@ impl Default for MixGraphConfig {
             sine_mix_rate_interval_milliseconds: 10_000,
             sine_mix_rate_noise: 0.0,
             key_model: None,
+            keyrange_starts: None,
             decorrelate: false,
             locality: None,
         }
@@ -346,8 +357,44 @@ impl MixGraphConfig {
                 format!("1 to num ({}), at most {MAX_KEY_RANGES}", self.num),
             ));
         }
+        if let Some(starts) = &self.keyrange_starts {
+            self.check_starts(starts)?;
+        }
         if needs_ranges {
             KeyRanges::new(self)?;
+        }
+        Ok(())
+    }
+
+    /// Explicit range starts: as many as `keyrange_num`, strictly increasing, below
+    /// `num`.
+    fn check_starts(&self, starts: &[u64]) -> Result<(), MixGraphError> {
+        if starts.len() as i64 != self.keyrange_num {
+            return Err(MixGraphError::flag(
+                "keyrange_num",
+                self.keyrange_num,
+                format!("the number of key-range starts ({})", starts.len()),
+            ));
+        }
+        if let Some(i) = starts.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(MixGraphError::flag(
+                "keyrange_starts",
+                format!("{} then {}", starts[i], starts[i + 1]),
+                format!(
+                    "strictly increasing key numbers (starts {} and {})",
+                    i + 1,
+                    i + 2
+                ),
+            ));
+        }
+        if let Some(&last) = starts.last() {
+            if last >= self.num as u64 {
+                return Err(MixGraphError::flag(
+                    "keyrange_starts",
+                    last,
+                    format!("key numbers below num ({})", self.num),
+                ));
+            }
         }
         Ok(())
     }

@@ -2,6 +2,11 @@
 //! `tools/db_bench_tool.cc`): `keyrange_num` equal ranges of keys, each given a share of
 //! an integer interval `0..rand_max` by the two-term-exponential hotness
 //! `a·e^{b·x} + c·e^{d·x}`, then shuffled.
+//!
+//! kvlab also builds the table over ranges of unequal sizes
+//! ([`MixGraphConfig::keyrange_starts`]: one range per SST file of a database, the key
+//! ranges "sized by the data" of the FAST'20 paper): the hotness and the shuffle are
+//! db_bench's for that many ranges; only the keys each range holds differ.
 
 use super::mt::Mt19937_64;
 use super::ops::TWO_POW_63;
@@ -16,6 +21,9 @@ pub struct KeyRanges {
     accesses: Vec<i64>,
     /// Keys per range (`num / keyrange_num`).
     keys_per_range: i64,
+    /// Explicit ranges: range `i` holds keys `bounds[i] .. bounds[i + 1]` (the last
+    /// bound is `num`); `None` for db_bench's equal ranges.
+    bounds: Option<Box<[u64]>>,
     /// Sum of all shares (db_bench's `keyrange_rand_max_`).
     rand_max: i64,
     /// The range of each value of `0..rand_max`, when there are at most
@@ -106,10 +114,16 @@ impl KeyRanges {
             }
             ids.into_boxed_slice()
         });
+        let bounds = config.keyrange_starts.as_ref().map(|starts| {
+            let mut b = starts.to_vec();
+            b.push(config.num as u64);
+            b.into_boxed_slice()
+        });
         Ok(KeyRanges {
             starts,
             accesses,
             keys_per_range: config.num / n,
+            bounds,
             rand_max,
             lookup,
         })
@@ -126,14 +140,43 @@ impl KeyRanges {
         }
     }
 
-    /// Keys per range (`num / keyrange_num`; the last `num % keyrange_num` keys belong to
-    /// no range and are never drawn).
+    /// Keys per range of equal ranges (`num / keyrange_num`; the last
+    /// `num % keyrange_num` keys belong to no range and are never drawn). Explicit ranges
+    /// ([`KeyRanges::is_explicit`]) have their own sizes: [`KeyRanges::span`].
     pub fn keys_per_range(&self) -> i64 {
         self.keys_per_range
     }
 
+    /// Whether the ranges are explicit ([`MixGraphConfig::keyrange_starts`]) rather than
+    /// db_bench's equal ones.
+    pub fn is_explicit(&self) -> bool {
+        self.bounds.is_some()
+    }
+
+    /// Range `i`'s first key number and its number of keys: `i·keys_per_range` and
+    /// `keys_per_range` for equal ranges, `start_i` and `start_{i+1} − start_i` (the last
+    /// range ending at `num`) for explicit ones.
+    #[inline]
+    pub fn span(&self, i: usize) -> (u64, u64) {
+        match &self.bounds {
+            None => {
+                let size = self.keys_per_range as u64;
+                (size * i as u64, size)
+            }
+            Some(b) => (b[i], b[i + 1] - b[i]),
+        }
+    }
+
+    /// The largest range's number of keys.
+    pub fn max_range_keys(&self) -> u64 {
+        match &self.bounds {
+            None => self.keys_per_range as u64,
+            Some(b) => b.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+        }
+    }
+
     /// Each range's share of draws, in range order (range `i` holds keys
-    /// `i·keys_per_range ..`): its access count over the total.
+    /// [`KeyRanges::span`]`(i)`): its access count over the total.
     pub fn probabilities(&self) -> Vec<f64> {
         self.accesses
             .iter()

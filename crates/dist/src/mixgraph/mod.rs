@@ -65,6 +65,12 @@
 //!   (key, type, size), each `next() % num` as db_bench's, so the marginals stay
 //!   db_bench's.
 //!
+//! - [`MixGraphConfig::keyrange_starts`]: key ranges of unequal sizes (one per SST file
+//!   of a database, the paper's ranges "sized by the data"), given by their first key
+//!   numbers. The hotness and the shuffle are db_bench's for that many ranges, and a key
+//!   drawn in range `i` is `start_i + offset mod size_i` — db_bench's in-range mapping
+//!   with the range's own size. Starts of equal ranges give db_bench's stream.
+//!
 //! Not imitated: `-read_random_exp_range`, `-use_existing_keys`, `-num_multi_db > 1`,
 //! multiple column families, and db_bench's `-seed=0` (a time-derived base; kvlab uses
 //! the value given).
@@ -166,27 +172,40 @@ impl Model {
                 }
             }
             (KeyModel::PrefixRandom, Some(r)) => {
-                let size = r.keys_per_range() as u64;
-                size * r.range_of(draw as i64) as u64 + mix64(draw) % size
+                let (start, size) = r.span(r.range_of(draw as i64));
+                start + mix64(draw) % size
             }
             (KeyModel::PrefixDist, Some(r)) => {
-                let size = r.keys_per_range() as u64;
+                let (start, size) = r.span(r.range_of(draw as i64));
                 let within = draw % size;
-                let offset = match self.memo.get(within) {
+                let slot = memo_slot(r, start, within);
+                let offset = match self.memo.get(slot) {
                     0 => {
                         let seed = power_cdf_inversion(within as f64 / size as f64, a, b);
                         let offset = Mt19937_64::first_output(seed as u64) % size;
-                        self.memo.set(within, offset + 1);
+                        self.memo.set(slot, offset + 1);
                         offset
                     }
                     stored => stored - 1,
                 };
-                size * r.range_of(draw as i64) as u64 + offset
+                start + offset
             }
             (KeyModel::PrefixDist | KeyModel::PrefixRandom, None) => {
                 unreachable!("a key-range model is built with its key-range table")
             }
         }
+    }
+}
+
+/// Prefix_dist's memo entry for offset `within` of the range starting at `start`: the
+/// offset itself for equal ranges (every range has the same size, so the same result),
+/// the key number `start + within` for explicit ranges (each size its own results).
+#[inline]
+fn memo_slot(r: &KeyRanges, start: u64, within: u64) -> u64 {
+    if r.is_explicit() {
+        start + within
+    } else {
+        within
     }
 }
 
@@ -295,7 +314,8 @@ struct Pending {
 /// One thread's mixgraph operations (see the [module docs](self) for what matches
 /// db_bench). An endless stream: [`MixGraphConfig::ops_per_thread`] says when db_bench
 /// stops. No allocation per operation; the power model's table of results
-/// (`4 · num` bytes for All_dist, `4 · num / keyrange_num` for Prefix_dist, at most
+/// (`4 · num` bytes for All_dist, `4 · num / keyrange_num` for Prefix_dist — `4 · num`
+/// over explicit ranges — at most
 /// 64 MiB) is allocated with the first generator and shared by [`MixGraph::for_thread`].
 #[derive(Clone, Debug)]
 pub struct MixGraph {
@@ -331,6 +351,10 @@ impl MixGraph {
             // Stored: key_rand + num in 1..2·num; offset + 1 in 1..=keys_per_range.
             (KeyModel::AllDist, _) => {
                 PowerMemo::new(config.num as u64, (config.num as u64).saturating_mul(2))
+            }
+            (KeyModel::PrefixDist, Some(r)) if r.is_explicit() => {
+                // Indexed by key number (below num); stored offset + 1 ≤ the largest range.
+                PowerMemo::new(config.num as u64, r.max_range_keys())
             }
             (KeyModel::PrefixDist, Some(r)) => {
                 let size = r.keys_per_range() as u64;
@@ -554,26 +578,32 @@ impl MixGraph {
                 }
             }
             (KeyModel::PrefixRandom, Some(r)) => {
-                let size = r.keys_per_range();
                 // Not `DistGetKeyID`'s `ini_rand % size`: the draw also chose the range,
                 // so its residues would cluster inside a hot range. SplitMix64's mix of
                 // the draw scatters it over the range instead.
                 for (k, &d) in p.key_number.iter_mut().zip(&p.key_draw) {
-                    let offset = (mix64(d) % size as u64) as i64;
-                    *k = (size * r.range_of(d as i64) as i64 + offset) as u64;
+                    let (start, size) = r.span(r.range_of(d as i64));
+                    *k = start + mix64(d) % size;
                 }
             }
             (KeyModel::PrefixDist, Some(r)) => {
                 // `DistGetKeyID`: `u = (ini_rand % size) / size`, the rank
                 // `⌈(u/a)^{1/b}⌉` seeds `Random64`, offset `next() % size` (unsigned),
                 // kept as `offset + 1` in the memo.
-                let size = r.keys_per_range();
+                // Each range's first key and size (db_bench's `keyrange_size_` for equal
+                // ranges; the range's own size for explicit ones).
+                let mut spans = [(0u64, 1u64); BATCH];
+                let mut slots = [0u64; BATCH];
                 let mut seeds = [0u64; BATCH];
                 let mut missed = [false; BATCH];
                 let mut offsets = [0u64; BATCH];
                 for i in 0..BATCH {
-                    let within = p.key_draw[i] % size as u64;
-                    match m.memo.get(within) {
+                    let d = p.key_draw[i];
+                    let (start, size) = r.span(r.range_of(d as i64));
+                    spans[i] = (start, size);
+                    let within = d % size;
+                    slots[i] = memo_slot(r, start, within);
+                    match m.memo.get(slots[i]) {
                         0 => {
                             missed[i] = true;
                             let u = within as f64 / size as f64;
@@ -585,13 +615,12 @@ impl MixGraph {
                 if missed.contains(&true) {
                     let outs = Mt19937_64::first_outputs(&seeds);
                     for i in (0..BATCH).filter(|&i| missed[i]) {
-                        offsets[i] = outs[i] % size as u64;
-                        m.memo.set(p.key_draw[i] % size as u64, offsets[i] + 1);
+                        offsets[i] = outs[i] % spans[i].1;
+                        m.memo.set(slots[i], offsets[i] + 1);
                     }
                 }
-                for ((k, &d), offset) in p.key_number.iter_mut().zip(&p.key_draw).zip(offsets) {
-                    let range = r.range_of(d as i64) as i64;
-                    *k = (size * range) as u64 + offset;
+                for ((k, &(start, _)), offset) in p.key_number.iter_mut().zip(&spans).zip(offsets) {
+                    *k = start + offset;
                 }
             }
             (KeyModel::PrefixDist | KeyModel::PrefixRandom, None) => {
@@ -650,6 +679,122 @@ mod tests {
                 let t = tabled.next_op().key_number;
                 assert_eq!(t, direct.next_op().key_number, "{model:?} op {i}");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod explicit_range_tests {
+    use super::*;
+
+    fn zippy(num: i64, model: KeyModel) -> MixGraphConfig {
+        MixGraphConfig {
+            num,
+            key_model: Some(model),
+            ..MixGraphConfig::zippydb_example()
+        }
+    }
+
+    /// Starts of db_bench's own equal ranges give db_bench's stream, op for op.
+    #[test]
+    fn equal_starts_are_db_benchs_ranges() {
+        for model in [KeyModel::PrefixDist, KeyModel::PrefixRandom] {
+            let equal = zippy(30_000, model);
+            let explicit = MixGraphConfig {
+                keyrange_starts: Some((0..30).map(|i| i * 1000).collect()),
+                ..equal.clone()
+            };
+            let mut a = MixGraph::new(&equal, 0).expect("valid");
+            let mut b = MixGraph::new(&explicit, 0).expect("valid");
+            assert!(b.key_ranges().expect("ranges").is_explicit());
+            for i in 0..100_000 {
+                let (x, y) = (a.next_op(), b.next_op());
+                assert_eq!(x, y, "{model:?} op {i}");
+            }
+        }
+    }
+
+    /// Unequal ranges: each draw's key lies in the range the draw chose, each range is
+    /// drawn at its table share, and in-range offsets are the range's own (the small
+    /// ranges' keys, not db_bench's equal size, bound them).
+    #[test]
+    fn keys_land_in_their_own_ranges() {
+        // 30 ranges of sizes 10, 20, …: 10·(1 + 2 + … + 30) = 4650 keys, then 350 more.
+        let mut starts = Vec::new();
+        let mut at = 0u64;
+        for i in 1..=30u64 {
+            starts.push(at);
+            at += 10 * i;
+        }
+        let num = 5_000i64;
+        for model in [KeyModel::PrefixDist, KeyModel::PrefixRandom] {
+            let c = MixGraphConfig {
+                keyrange_starts: Some(starts.clone().into()),
+                ..zippy(num, model)
+            };
+            c.validate().expect("valid");
+            let mut g = MixGraph::new(&c, 0).expect("valid");
+            let r = g.key_ranges().expect("ranges").clone();
+            let mut hits = [0u64; 30];
+            let mut keys = [std::collections::HashSet::new(), Default::default()];
+            let n = 300_000;
+            let mut rng = Mt19937_64::new(thread_stream_seed(c.seed, 0, 0));
+            for _ in 0..n {
+                rng.next_u64();
+                let draw = rng.next_u64() % num as u64;
+                let k = g.next_op().key_number;
+                let range = r.range_of(draw as i64);
+                let (start, size) = r.span(range);
+                assert!(
+                    (start..start + size).contains(&k),
+                    "{model:?}: key {k} outside range {range} ({start}+{size})"
+                );
+                hits[range] += 1;
+                if range < 2 {
+                    keys[range].insert(k);
+                }
+            }
+            // Draws are uniform over 0..num, each in the range of `draw % rand_max`.
+            let mut expected = [0u64; 30];
+            for d in 0..num {
+                expected[r.range_of(d)] += 1;
+            }
+            for (i, &e) in expected.iter().enumerate() {
+                let p = e as f64 / num as f64;
+                let share = hits[i] as f64 / n as f64;
+                assert!(
+                    (share - p).abs() < 0.01,
+                    "{model:?} range {i}: {share} vs {p}"
+                );
+            }
+            assert_eq!(r.span(29), (starts[29], num as u64 - starts[29]));
+            if model == KeyModel::PrefixRandom {
+                // Uniform offsets reach every key of a drawn range.
+                for (i, set) in keys.iter().enumerate() {
+                    if hits[i] > 1000 {
+                        assert_eq!(set.len() as u64, r.span(i).1, "range {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_starts_are_refused() {
+        let base = zippy(1_000, KeyModel::PrefixDist);
+        let cases: [(Vec<u64>, i64, &str); 3] = [
+            (vec![0, 10, 10], 3, "strictly increasing"),
+            (vec![0, 10, 1_000], 3, "below num"),
+            (vec![0, 10], 3, "the number of key-range starts (2)"),
+        ];
+        for (starts, n, want) in cases {
+            let c = MixGraphConfig {
+                keyrange_num: n,
+                keyrange_starts: Some(starts.into()),
+                ..base.clone()
+            };
+            let e = c.validate().expect_err("refused").to_string();
+            assert!(e.contains(want), "{e}");
         }
     }
 }

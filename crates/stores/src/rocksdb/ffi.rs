@@ -49,6 +49,8 @@ pub struct RawOptions {
     pub cache_index_and_filter_blocks: bool,
     /// Destroy the database before opening it.
     pub destroy_on_open: bool,
+    /// Open read-only (`DB::OpenForReadOnly`: no write, no lock, no create).
+    pub read_only: bool,
     /// A merge operator RocksDB knows by name (NUL-terminated; empty: none).
     pub merge_operator: *const c_char,
 }
@@ -64,6 +66,11 @@ struct RawSession {
 }
 
 #[repr(C)]
+struct RawLiveFiles {
+    _private: [u8; 0],
+}
+
+#[repr(C)]
 struct RawIter {
     _private: [u8; 0],
 }
@@ -75,6 +82,23 @@ extern "C" {
     fn kvlab_rdb_open(o: *const RawOptions, err: *mut *mut c_char) -> *mut RawDb;
     fn kvlab_rdb_close(h: *mut RawDb);
     fn kvlab_rdb_flush(h: *mut RawDb, err: *mut *mut c_char) -> c_int;
+    fn kvlab_rdb_compact_all(h: *mut RawDb, err: *mut *mut c_char) -> c_int;
+    fn kvlab_rdb_live_files_new(h: *mut RawDb) -> *mut RawLiveFiles;
+    fn kvlab_rdb_live_files_len(f: *const RawLiveFiles) -> usize;
+    fn kvlab_rdb_live_file(
+        f: *const RawLiveFiles,
+        i: usize,
+        level: *mut c_int,
+        entries: *mut u64,
+        size: *mut u64,
+        name: *mut *const u8,
+        name_len: *mut usize,
+        smallest: *mut *const u8,
+        smallest_len: *mut usize,
+        largest: *mut *const u8,
+        largest_len: *mut usize,
+    );
+    fn kvlab_rdb_live_files_free(f: *mut RawLiveFiles);
     fn kvlab_rdb_statistics(h: *mut RawDb) -> *mut c_char;
     fn kvlab_rdb_property(h: *mut RawDb, name: *const c_char) -> *mut c_char;
     fn kvlab_rdb_session_new(
@@ -209,6 +233,68 @@ impl Db {
         check(unsafe { kvlab_rdb_flush(self.raw.as_ptr(), &mut err) }, err)
     }
 
+    /// Flushes the memtables, then compacts the whole key space, the bottommost level
+    /// included (`CompactRange` with `BottommostLevelCompaction::kForce`), waiting for it.
+    pub fn compact_all(&self) -> Result<(), String> {
+        let mut err = std::ptr::null_mut();
+        // SAFETY: the handle is open.
+        check(
+            unsafe { kvlab_rdb_compact_all(self.raw.as_ptr(), &mut err) },
+            err,
+        )
+    }
+
+    /// The live SST files (`DB::GetLiveFilesMetaData`), in RocksDB's order.
+    pub fn live_files(&self) -> Vec<SstFile> {
+        // SAFETY: the handle is open; the list is freed below, after its strings were
+        // copied.
+        let list = unsafe { kvlab_rdb_live_files_new(self.raw.as_ptr()) };
+        // SAFETY: `list` is live.
+        let n = unsafe { kvlab_rdb_live_files_len(list) };
+        let bytes = |p: *const u8, len: usize| {
+            if len == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: the shim's strings hold `len` bytes at `p` while `list` lives.
+                unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
+            }
+        };
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let (mut level, mut entries, mut size) = (0, 0u64, 0u64);
+            let (mut name, mut name_len) = (std::ptr::null(), 0usize);
+            let (mut small, mut small_len) = (std::ptr::null(), 0usize);
+            let (mut large, mut large_len) = (std::ptr::null(), 0usize);
+            // SAFETY: `i` is below the list's length; every out-pointer is valid.
+            unsafe {
+                kvlab_rdb_live_file(
+                    list,
+                    i,
+                    &mut level,
+                    &mut entries,
+                    &mut size,
+                    &mut name,
+                    &mut name_len,
+                    &mut small,
+                    &mut small_len,
+                    &mut large,
+                    &mut large_len,
+                )
+            };
+            out.push(SstFile {
+                name: String::from_utf8_lossy(&bytes(name, name_len)).into_owned(),
+                level,
+                entries,
+                size_bytes: size,
+                smallest_key: bytes(small, small_len),
+                largest_key: bytes(large, large_len),
+            });
+        }
+        // SAFETY: freed once; nothing borrowed from it remains.
+        unsafe { kvlab_rdb_live_files_free(list) };
+        out
+    }
+
     /// RocksDB's statistics dump; `None` when statistics are off.
     pub fn statistics(&self) -> Option<String> {
         // SAFETY: the handle is open.
@@ -254,6 +340,23 @@ impl Drop for Db {
         // SAFETY: closed once; sessions hold an Arc of the owner, so none outlives it.
         unsafe { kvlab_rdb_close(self.raw.as_ptr()) }
     }
+}
+
+/// One live SST file of a [`Db`] (RocksDB's `LiveFileMetaData`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SstFile {
+    /// File name relative to the database directory (`/000012.sst`).
+    pub name: String,
+    /// LSM level (0 = L0).
+    pub level: i32,
+    /// Entries (puts, deletes, merges) the file holds.
+    pub entries: u64,
+    /// File size in bytes.
+    pub size_bytes: u64,
+    /// Smallest user key in the file.
+    pub smallest_key: Vec<u8>,
+    /// Largest user key in the file.
+    pub largest_key: Vec<u8>,
 }
 
 /// One worker's handle on a [`Db`]; the owner must keep the `Db` alive longer.

@@ -14,6 +14,13 @@
 //! same operations as `db_bench --benchmarks=mixgraph` ([`kvlab_dist::mixgraph`] says
 //! what is bit-exact).
 //!
+//! Key ranges sized by the data (kvlab only; db_bench has equal ranges): with
+//! `keyrange_bounds=FILE` (one start key number per line, strictly increasing) or
+//! `keyrange_source=sst` (the SST files of a RocksDB database's last non-empty level,
+//! resolved by the caller into a [`KeyRangeLayout`]), range `i` holds keys
+//! `start_i .. start_{i+1}` ([`MixGraphConfig::keyrange_starts`]) and `keyrange_num` is
+//! the number of ranges.
+//!
 //! Gets read the value as one blob, Puts write a blob of the drawn size, Seeks scan the
 //! drawn number of records from the key. With `sine_mix_rate=true` each client's
 //! requests are due on the sine-modulated schedule (its share of the rate).
@@ -36,6 +43,59 @@ pub struct MixGraphWorkload {
     pool: ValuePool,
 }
 
+/// Key ranges read from a database's layout (`keyrange_source=sst`): one range per SST
+/// file of its last non-empty level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRangeLayout {
+    /// Each range's first key number (strictly increasing).
+    pub starts: Vec<u64>,
+    /// One past the largest key number the database holds: `num` when no `num` is given.
+    pub end: u64,
+    /// Where the layout came from, for errors (`rocksdb at PATH`).
+    pub source: String,
+}
+
+/// Reads `keyrange_bounds=FILE`: one start key number per line (blank lines and lines
+/// starting with `#` skipped), strictly increasing; errors name the file and line.
+pub fn read_range_starts(path: &std::path::Path) -> Result<Vec<u64>, MixGraphWorkloadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        MixGraphWorkloadError(format!(
+            "property keyrange_bounds: reading {}: {e}",
+            path.display()
+        ))
+    })?;
+    let mut starts: Vec<u64> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let at = || format!("{}:{}", path.display(), i + 1);
+        let v: u64 = t.parse().map_err(|_| {
+            MixGraphWorkloadError(format!(
+                "{}: `{t}`: expected a key number (a non-negative integer)",
+                at()
+            ))
+        })?;
+        if let Some(&prev) = starts.last() {
+            if v <= prev {
+                return Err(MixGraphWorkloadError(format!(
+                    "{}: {v}: expected a key number above the previous start ({prev})",
+                    at()
+                )));
+            }
+        }
+        starts.push(v);
+    }
+    if starts.is_empty() {
+        return Err(MixGraphWorkloadError(format!(
+            "{}: no key-range start (expected one key number per line)",
+            path.display()
+        )));
+    }
+    Ok(starts)
+}
+
 /// A mixgraph property that is not right.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -53,7 +113,21 @@ impl MixGraphWorkload {
         ignored: &[&str],
         ignored_prefixes: &[&str],
     ) -> Result<MixGraphWorkload, MixGraphWorkloadError> {
+        Self::from_properties_with(props, ignored, ignored_prefixes, None)
+    }
+
+    /// As [`MixGraphWorkload::from_properties`], with the layout `keyrange_source=sst`
+    /// stands for (read by the caller from the store's database; `None` when there is
+    /// none, which makes `keyrange_source=sst` an error).
+    pub fn from_properties_with(
+        props: &Properties,
+        ignored: &[&str],
+        ignored_prefixes: &[&str],
+        layout: Option<&KeyRangeLayout>,
+    ) -> Result<MixGraphWorkload, MixGraphWorkloadError> {
         let mut config = MixGraphConfig::default();
+        let mut starts: Option<Vec<u64>> = None;
+        let mut end: Option<u64> = None;
         for (k, v) in props.iter() {
             if k == "workload"
                 || ignored.contains(&k)
@@ -62,6 +136,36 @@ impl MixGraphWorkload {
                 continue;
             }
             match k {
+                "keyrange_bounds" => {
+                    if starts.is_some() {
+                        return Err(MixGraphWorkloadError(
+                            "keyrange_bounds and keyrange_source: give one of them".into(),
+                        ));
+                    }
+                    starts = Some(read_range_starts(std::path::Path::new(v.trim()))?);
+                }
+                "keyrange_source" => {
+                    if v.trim() != "sst" {
+                        return Err(MixGraphWorkloadError(format!(
+                            "property keyrange_source: `{v}`: expected sst (the SST files of \
+                             the --db rocksdb database at --path)"
+                        )));
+                    }
+                    if starts.is_some() {
+                        return Err(MixGraphWorkloadError(
+                            "keyrange_bounds and keyrange_source: give one of them".into(),
+                        ));
+                    }
+                    let layout = layout.ok_or_else(|| {
+                        MixGraphWorkloadError(
+                            "property keyrange_source=sst needs an existing RocksDB database: \
+                             --db rocksdb --path DIR"
+                                .into(),
+                        )
+                    })?;
+                    starts = Some(layout.starts.clone());
+                    end = Some(layout.end);
+                }
                 "key_model" => {
                     config.key_model = Some(parse_key_model(v)?);
                 }
@@ -79,6 +183,15 @@ impl MixGraphWorkload {
                     }
                 }
             }
+        }
+        if let Some(starts) = starts {
+            if !props.iter().any(|(k, _)| k == "keyrange_num") {
+                config.keyrange_num = starts.len() as i64;
+            }
+            if let Some(end) = end.filter(|_| !props.iter().any(|(k, _)| k == "num")) {
+                config.num = i64::try_from(end).unwrap_or(i64::MAX);
+            }
+            config.keyrange_starts = Some(starts.into());
         }
         MixGraphWorkload::new(config)
     }
@@ -122,6 +235,10 @@ impl MixGraphWorkload {
             ),
             ("decorrelate".into(), c.decorrelate.to_string()),
         ];
+        if let Some(starts) = &c.keyrange_starts {
+            let text: Vec<String> = starts.iter().map(u64::to_string).collect();
+            v.push(("keyrange_starts".into(), text.join(",")));
+        }
         let pairs: [(&str, String); 30] = [
             ("num", c.num.to_string()),
             ("reads", c.reads.to_string()),
@@ -263,5 +380,66 @@ impl OpSource for MixGraphSource {
 
     fn completed(&mut self, _slot: &Slot, _ticket: Ticket) -> Verdict {
         Verdict::Unchecked
+    }
+}
+
+#[cfg(test)]
+mod range_start_tests {
+    use super::*;
+
+    #[test]
+    fn range_starts_files_name_the_bad_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("starts.txt");
+        std::fs::write(&path, "# first\n0\n\n250\n700\n").unwrap();
+        assert_eq!(read_range_starts(&path).unwrap(), vec![0, 250, 700]);
+        for (text, want) in [
+            ("0\n12x\n", "starts.txt:2: `12x`: expected a key number"),
+            ("0\n-3\n", "starts.txt:2: `-3`: expected a key number"),
+            (
+                "5\n5\n",
+                "starts.txt:2: 5: expected a key number above the previous start (5)",
+            ),
+            ("# only a comment\n", "no key-range start"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let e = read_range_starts(&path).unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+        let e = read_range_starts(&dir.path().join("missing")).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+    }
+
+    #[test]
+    fn explicit_ranges_set_keyrange_num_and_an_unequal_count_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("starts.txt");
+        std::fs::write(&path, "0\n100\n900\n").unwrap();
+        let mut props = Properties::new();
+        for p in [
+            "workload=kvlab.mixgraph".to_string(),
+            "num=1000".into(),
+            "keyrange_dist_a=14.18".into(),
+            "keyrange_dist_b=-2.917".into(),
+            "key_dist_a=0.002312".into(),
+            "key_dist_b=0.3467".into(),
+            format!("keyrange_bounds={}", path.display()),
+        ] {
+            props.set_override(&p).unwrap();
+        }
+        let w = MixGraphWorkload::from_properties(&props, &[], &[]).unwrap();
+        assert_eq!(w.config().keyrange_num, 3);
+        assert_eq!(
+            w.config().keyrange_starts.as_deref(),
+            Some(&[0, 100, 900][..])
+        );
+        props.set_override("keyrange_num=4").unwrap();
+        let e = MixGraphWorkload::from_properties(&props, &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("keyrange_num"), "{e}");
+        // keyrange_source=sst without a database is refused.
+        let mut props = Properties::new();
+        props.set_override("keyrange_source=sst").unwrap();
+        let e = MixGraphWorkload::from_properties(&props, &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("--db rocksdb --path DIR"), "{e}");
     }
 }
