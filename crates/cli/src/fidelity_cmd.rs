@@ -570,7 +570,7 @@ fn dist(d: Option<f64>) -> String {
 /// The report's table on stdout.
 fn print_table(report: &FidelityReport) {
     println!(
-        "{:<17} {:>12} {:>6} {:>12} {:>6} {:>14} {:>6} {:>12} {:>6} {:>7} {:>7}",
+        "{:<23} {:>12} {:>6} {:>12} {:>6} {:>14} {:>6} {:>12} {:>6} {:>7} {:>7}",
         "workload",
         "block_reads",
         "ratio",
@@ -585,11 +585,11 @@ fn print_table(report: &FidelityReport) {
     );
     for w in report.workloads.iter().chain(&report.diagnostics) {
         if let Some(e) = &w.error {
-            println!("{:<17} not run: {e}", w.name);
+            println!("{:<23} not run: {e}", w.name);
             continue;
         }
         println!(
-            "{:<17} {:>12} {:>6} {:>12} {:>6} {:>14} {:>6} {:>12} {:>6} {:>7} {:>7}",
+            "{:<23} {:>12} {:>6} {:>12} {:>6} {:>14} {:>6} {:>12} {:>6} {:>7} {:>7}",
             w.name,
             w.block_reads,
             ratio(w.ratios.block_reads),

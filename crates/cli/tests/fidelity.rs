@@ -156,6 +156,21 @@ fn fidelity_of_an_oltp_cut_on_rocksdb() {
         uniform as f64 > 1.3 * block_reads as f64,
         "YCSB uniform {uniform} block reads against the replay's {block_reads}"
     );
+    // kvlab's locality layer: the fitted model reads close to the replay's blocks, and
+    // much closer than db_bench's independent draws of the same model (a diagnostic).
+    let diagnostics = doc["diagnostics"].as_array().expect("a diagnostics array");
+    let independent = diagnostics
+        .iter()
+        .find(|w| w["name"] == "prefix_dist_independent")
+        .expect("the independent Prefix_dist diagnostic");
+    let model = u(row("prefix_dist"), "block_reads") as f64 / block_reads as f64;
+    let alone = u(independent, "block_reads") as f64 / block_reads as f64;
+    assert!(
+        (0.8..1.2).contains(&model) && alone > 1.15 && (model - 1.0).abs() < (alone - 1.0).abs(),
+        "prefix_dist {model:.3}× the replay's block reads, without locality {alone:.3}×"
+    );
+    let toml = std::fs::read_to_string(out.join("model.toml")).expect("model.toml");
+    assert!(toml.contains("\n[locality]\n"), "{toml}");
     let html = std::fs::read_to_string(out.join("index.html")).expect("index.html");
     assert!(
         html.contains("<svg") && html.contains("prefix_dist"),

@@ -14,7 +14,9 @@
 //!   before: either the first untouched key at or after the previous new key plus a
 //!   step ([`Locality::new_steps`], a run through fresh keys), or — step 0 — the first
 //!   untouched key at or after the underlying distribution's draw (where the key model
-//!   puts new keys: hot ranges, hot keys);
+//!   puts new keys: hot ranges, hot keys); or the first untouched key at or after a
+//!   recently touched key plus a step ([`Locality::new_near`]: new keys beside the ones
+//!   in use);
 //! - otherwise it touches again the key at LRU depth `d` (0: the key touched last;
 //!   depths count distinct keys), plus a step `s` (the neighbour `s` keys further of a
 //!   key touched recently: interleaved sequential runs), `(d, s)` drawn from
@@ -51,6 +53,10 @@ pub struct Locality {
     /// How a new key is placed: `(step, weight)`; step 0 starts from the underlying
     /// distribution's draw, step `s ≥ 1` from the previous new key plus `s`.
     pub new_steps: Vec<(u64, u64)>,
+    /// More ways to place a new key, drawn with [`Locality::new_steps`] by weight: the
+    /// first untouched key at or after the key at an LRU depth in
+    /// `depth_lo..=depth_hi`, plus `step`.
+    pub new_near: Vec<Reuse>,
     /// How a key is touched again.
     pub reuse: Vec<Reuse>,
 }
@@ -70,19 +76,29 @@ impl Locality {
         if !(0.0..=1.0).contains(&self.new_share) {
             return bad(format!("new_share {} is not in [0, 1]", self.new_share));
         }
-        if self.new_share > 0.0 && self.new_steps.iter().all(|&(_, w)| w == 0) {
-            return bad("new_share > 0 needs new_steps with a positive weight".into());
+        if self.new_share > 0.0
+            && self.new_steps.iter().all(|&(_, w)| w == 0)
+            && self.new_near.iter().all(|r| r.weight == 0)
+        {
+            return bad("new_share > 0 needs new_steps or new_near with a positive weight".into());
         }
         if self.new_share < 1.0 && self.reuse.iter().all(|r| r.weight == 0) {
             return bad("new_share < 1 needs reuse classes with a positive weight".into());
         }
-        if let Some(r) = self.reuse.iter().find(|r| r.depth_lo > r.depth_hi) {
+        if let Some(r) = self
+            .reuse
+            .iter()
+            .chain(&self.new_near)
+            .find(|r| r.depth_lo > r.depth_hi)
+        {
             return bad(format!(
                 "reuse depth range {}..={} is empty",
                 r.depth_lo, r.depth_hi
             ));
         }
-        if self.new_steps.len() > u32::MAX as usize || self.reuse.len() > u32::MAX as usize {
+        if self.new_steps.len() + self.new_near.len() > u32::MAX as usize
+            || self.reuse.len() > u32::MAX as usize
+        {
             return bad("too many classes".into());
         }
         Ok(())
@@ -96,7 +112,9 @@ impl Locality {
 pub struct LocalityGen {
     num: u64,
     new_share: f64,
-    new_steps: Vec<u64>,
+    /// The ways to place a new key: `new_steps` (as depth-less classes, `None`), then
+    /// `new_near`.
+    new_classes: Vec<(Option<Reuse>, u64)>,
     new_alias: Option<Alias>,
     reuse: Vec<Reuse>,
     reuse_alias: Option<Alias>,
@@ -115,6 +133,9 @@ pub struct LocalityGen {
     untouched: Vec<u64>,
     /// The previous new key.
     prev_new: Option<u64>,
+    /// Per key, what [`LocalityGen::next_key_with`] was given at its first touch
+    /// (allocated at its first call).
+    payloads: Vec<u64>,
 }
 
 impl LocalityGen {
@@ -131,14 +152,26 @@ impl LocalityGen {
         let alias = |w: Vec<f64>| (w.iter().any(|&x| x > 0.0)).then(|| Alias::new(&w));
         let capacity = (num as usize * 2).clamp(1 << 12, u32::MAX as usize / 2);
         let mut untouched = vec![u64::MAX; num.div_ceil(64) as usize];
-        if num % 64 != 0 {
+        if !num.is_multiple_of(64) {
             *untouched.last_mut().expect("num ≥ 1") = (1u64 << (num % 64)) - 1;
         }
         Ok(LocalityGen {
             num,
             new_share: params.new_share,
-            new_steps: params.new_steps.iter().map(|&(s, _)| s).collect(),
-            new_alias: alias(params.new_steps.iter().map(|&(_, w)| w as f64).collect()),
+            new_classes: params
+                .new_steps
+                .iter()
+                .map(|&(s, _)| (None, s))
+                .chain(params.new_near.iter().map(|r| (Some(*r), r.step)))
+                .collect(),
+            new_alias: alias(
+                params
+                    .new_steps
+                    .iter()
+                    .map(|&(_, w)| w as f64)
+                    .chain(params.new_near.iter().map(|r| r.weight as f64))
+                    .collect(),
+            ),
             reuse: params.reuse.clone(),
             reuse_alias: alias(params.reuse.iter().map(|r| r.weight as f64).collect()),
             rng: Xoshiro256PlusPlus::seed_from_u64(mix64(seed ^ 0x6c6f_6361_6c69_7479)),
@@ -149,6 +182,7 @@ impl LocalityGen {
             next_slot: 0,
             untouched,
             prev_new: None,
+            payloads: Vec::new(),
         })
     }
 
@@ -166,13 +200,17 @@ impl LocalityGen {
         }
         let new = self.distinct == 0 || next_f64(&mut self.rng) < self.new_share;
         let key = if new && self.distinct < self.num {
-            let step = match &self.new_alias {
-                Some(a) => self.new_steps[a.sample(self.rng.next_u64())],
-                None => 0,
+            let (near, step) = match &self.new_alias {
+                Some(a) => self.new_classes[a.sample(self.rng.next_u64())],
+                None => (None, 0),
             };
-            let from = match (step, self.prev_new) {
-                (0, _) | (_, None) => fresh,
-                (s, Some(p)) => (p + s % self.num) % self.num,
+            let from = match (near, step, self.prev_new) {
+                (Some(r), s, _) => {
+                    let depth = self.draw_depth(&r);
+                    (self.key_at_depth(depth) + s % self.num) % self.num
+                }
+                (None, 0, _) | (None, _, None) => fresh,
+                (None, s, Some(p)) => (p + s % self.num) % self.num,
             };
             let key = self.next_untouched(from);
             self.prev_new = Some(key);
@@ -181,14 +219,7 @@ impl LocalityGen {
             match &self.reuse_alias {
                 Some(a) => {
                     let r = self.reuse[a.sample(self.rng.next_u64())];
-                    let span = r.depth_hi - r.depth_lo;
-                    let depth = r.depth_lo
-                        + if span == 0 {
-                            0
-                        } else {
-                            next_below(&mut self.rng, span + 1)
-                        };
-                    let depth = depth.min(self.distinct - 1);
+                    let depth = self.draw_depth(&r);
                     (self.key_at_depth(depth) + r.step % self.num) % self.num
                 }
                 None => fresh,
@@ -196,6 +227,38 @@ impl LocalityGen {
         };
         self.touch(key);
         key
+    }
+
+    /// A depth of class `r`, below the keys touched so far (at least one).
+    fn draw_depth(&mut self, r: &Reuse) -> u64 {
+        let span = r.depth_hi - r.depth_lo;
+        let depth = r.depth_lo
+            + if span == 0 {
+                0
+            } else {
+                next_below(&mut self.rng, span + 1)
+            };
+        depth.min(self.distinct - 1)
+    }
+
+    /// [`LocalityGen::next_key`], with a payload per key: `payload` (e.g. the draw that
+    /// decides the operation and its size) is kept for a key touched the first time and
+    /// returned for it every time after, so what the underlying model ties to a key
+    /// (db_bench derives a key's op and value size from the key's own draw) stays tied
+    /// to it when the layer moves draws between keys.
+    pub fn next_key_with(&mut self, fresh: u64, payload: u64) -> (u64, u64) {
+        if self.payloads.is_empty() {
+            self.payloads = vec![0; self.num as usize];
+        }
+        let before = self.distinct;
+        let key = self.next_key(fresh);
+        if key >= self.num {
+            return (key, payload);
+        }
+        if self.distinct > before {
+            self.payloads[key as usize] = payload;
+        }
+        (key, self.payloads[key as usize])
     }
 
     /// The first untouched key at or after `from` (wrapping); the caller guarantees one.
@@ -295,6 +358,7 @@ mod tests {
         Locality {
             new_share,
             new_steps,
+            new_near: vec![],
             reuse,
         }
     }
@@ -351,6 +415,26 @@ mod tests {
             }
         }
         assert_eq!(g.distinct(), stack.len() as u64);
+    }
+
+    #[test]
+    fn a_payload_stays_with_its_key() {
+        let p = params(0.5, vec![(0, 1)], vec![Reuse {
+            depth_lo: 0,
+            depth_hi: 3,
+            step: 0,
+            weight: 1,
+        }]);
+        let mut g = LocalityGen::new(&p, 1000, 4).unwrap();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
+        let mut first = std::collections::HashMap::new();
+        for i in 0..5000u64 {
+            let fresh = next_below(&mut rng, 1000);
+            let (key, payload) = g.next_key_with(fresh, i);
+            let p0 = *first.entry(key).or_insert(i);
+            assert_eq!(payload, p0, "key {key} at request {i}");
+        }
+        assert!(first.len() > 100 && first.len() < 1000);
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! request). Each request is classed as:
 //!
 //! - **new** (its key's first touch): step `s` if the key is the previous new key plus
-//!   `s` for `1 ≤ s ≤` [`MAX_STEP`] (a run through fresh keys), else step 0 (placed by
-//!   the key model);
+//!   `s` for `1 ≤ s ≤` [`MAX_STEP`] (a run through fresh keys); else near a recent key
+//!   if the key `s ≤` [`NEW_NEAR_STEP`] below it was touched at LRU depth `e <`
+//!   [`NEAR_DEPTH`] (the least such depth, then the least step: class `(e, e, s)` of
+//!   `new_near`); else step 0 (placed by the key model);
 //! - **a step from a recent key**: the key `s ≤` [`MAX_STEP`] below it was touched at
 //!   LRU depth `e <` [`NEAR_DEPTH`] and more recently than the key itself (an
 //!   interleaved sequential run): class `(e, e, s)`;
@@ -25,6 +27,8 @@ use serde::{Deserialize, Serialize};
 pub const NEAR_DEPTH: u64 = 16;
 /// The largest step (in key numbers) from a recent or the previous new key.
 pub const MAX_STEP: u64 = 4;
+/// The largest step from a recent key to a new key placed beside it.
+pub const NEW_NEAR_STEP: u64 = 64;
 
 /// What [`fit_locality`] found.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +48,9 @@ pub struct LocalityStats {
     pub new: u64,
     /// First touches one step from the previous first touch.
     pub new_stepped: u64,
+    /// Other first touches beside a recently touched key.
+    #[serde(default)]
+    pub new_near: u64,
     /// Steps from a recent key.
     pub stepped: u64,
     /// Plain re-touches.
@@ -90,6 +97,8 @@ pub fn fit_locality(keys: &[u32], num: u64) -> Option<LocalityFit> {
     let mut last = vec![u32::MAX; num as usize];
     let mut marked = 0u64;
     let mut new_steps: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut new_near: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    let mut new_near_count = 0u64;
     let mut reuse: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
     let (mut new, mut new_stepped, mut stepped, mut reused) = (0u64, 0u64, 0u64, 0u64);
     let mut prev_new: Option<u64> = None;
@@ -104,10 +113,27 @@ pub fn fit_locality(keys: &[u32], num: u64) -> Option<LocalityFit> {
                 .map(|p| key.wrapping_sub(p))
                 .filter(|s| (1..=MAX_STEP).contains(s))
                 .unwrap_or(0);
+            let mut near: Option<(u64, u64)> = None;
             if step > 0 {
                 new_stepped += 1;
+            } else {
+                for s in 1..=NEW_NEAR_STEP.min(key) {
+                    let from = last[(key - s) as usize];
+                    if from != u32::MAX {
+                        let e = depth(&tree, from);
+                        if e < NEAR_DEPTH && near.is_none_or(|(best, _)| e < best) {
+                            near = Some((e, s));
+                        }
+                    }
+                }
             }
-            *new_steps.entry(step).or_insert(0) += 1;
+            match near {
+                Some(class) => {
+                    new_near_count += 1;
+                    *new_near.entry(class).or_insert(0) += 1;
+                }
+                None => *new_steps.entry(step).or_insert(0) += 1,
+            }
             prev_new = Some(key);
         } else {
             let d = depth(&tree, slot);
@@ -144,6 +170,15 @@ pub fn fit_locality(keys: &[u32], num: u64) -> Option<LocalityFit> {
         locality: Locality {
             new_share: new as f64 / n as f64,
             new_steps: new_steps.into_iter().collect(),
+            new_near: new_near
+                .into_iter()
+                .map(|((depth, step), weight)| Reuse {
+                    depth_lo: depth,
+                    depth_hi: depth,
+                    step,
+                    weight,
+                })
+                .collect(),
             reuse: reuse
                 .into_iter()
                 .map(|((depth_lo, depth_hi, step), weight)| Reuse {
@@ -158,6 +193,7 @@ pub fn fit_locality(keys: &[u32], num: u64) -> Option<LocalityFit> {
             requests: n as u64,
             new,
             new_stepped,
+            new_near: new_near_count,
             stepped,
             reused,
             classes,

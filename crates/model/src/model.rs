@@ -214,6 +214,8 @@ struct ModelFile {
 struct LocalityTable {
     new_share: f64,
     new_steps: Vec<[u64; 2]>,
+    #[serde(default)]
+    new_near: Vec<[u64; 4]>,
     reuse: Vec<[u64; 4]>,
 }
 
@@ -222,18 +224,34 @@ impl LocalityTable {
         Locality {
             new_share: self.new_share,
             new_steps: self.new_steps.into_iter().map(|[s, w]| (s, w)).collect(),
-            reuse: self
-                .reuse
-                .into_iter()
-                .map(|[depth_lo, depth_hi, step, weight]| Reuse {
-                    depth_lo,
-                    depth_hi,
-                    step,
-                    weight,
-                })
-                .collect(),
+            new_near: classes(self.new_near),
+            reuse: classes(self.reuse),
         }
     }
+}
+
+/// `[depth_lo, depth_hi, step, weight]` rows as classes.
+fn classes(rows: Vec<[u64; 4]>) -> Vec<Reuse> {
+    rows.into_iter()
+        .map(|[depth_lo, depth_hi, step, weight]| Reuse {
+            depth_lo,
+            depth_hi,
+            step,
+            weight,
+        })
+        .collect()
+}
+
+/// `[depth_lo, depth_hi, step, weight]` rows, one a line.
+fn class_rows(out: &mut String, key: &str, classes: &[Reuse]) {
+    out.push_str(&format!("{key} = [\n"));
+    for r in classes {
+        out.push_str(&format!(
+            "  [{}, {}, {}, {}],\n",
+            r.depth_lo, r.depth_hi, r.step, r.weight
+        ));
+    }
+    out.push_str("]\n");
 }
 
 /// The `[locality]` table's text.
@@ -252,17 +270,16 @@ fn locality_toml(l: &Locality) -> String {
     let steps: Vec<String> = l.new_steps.iter().map(|(s, w)| format!("[{s}, {w}]")).collect();
     out.push_str(&steps.join(", "));
     out.push_str(
-        "]\n# [depth_lo, depth_hi, step, weight]: otherwise the key at an LRU depth uniform in \
-         depth_lo..=depth_hi\n# (0: the key touched last; depths count distinct keys), plus \
-         step.\nreuse = [\n",
+        "]\n# [depth_lo, depth_hi, step, weight]: or (drawn with new_steps by weight) the first \
+         untouched key at or\n# after the key at an LRU depth in depth_lo..=depth_hi, plus step.\n",
     );
-    for r in &l.reuse {
-        out.push_str(&format!(
-            "  [{}, {}, {}, {}],\n",
-            r.depth_lo, r.depth_hi, r.step, r.weight
-        ));
-    }
-    out.push_str("]\n");
+    class_rows(&mut out, "new_near", &l.new_near);
+    out.push_str(
+        "# [depth_lo, depth_hi, step, weight]: a key touched again is the key at an LRU depth \
+         uniform in\n# depth_lo..=depth_hi (0: the key touched last; depths count distinct \
+         keys), plus step.\n",
+    );
+    class_rows(&mut out, "reuse", &l.reuse);
     out
 }
 

@@ -161,6 +161,7 @@ pub(crate) fn fit_table(r: &FitReport) -> toml::Table {
         let share = |c: u64| f(c as f64 / l.requests.max(1) as f64);
         k.insert("new_share".into(), share(l.new));
         k.insert("new_stepped_share".into(), share(l.new_stepped));
+        k.insert("new_near_share".into(), share(l.new_near));
         k.insert("stepped_share".into(), share(l.stepped));
         k.insert("reused_share".into(), share(l.reused));
         k.insert("classes".into(), i(l.classes));
@@ -328,10 +329,12 @@ impl fmt::Display for FitReport {
             let pct = |c: u64| 100.0 * c as f64 / l.requests.max(1) as f64;
             writeln!(
                 f,
-                "locality: {:.1} % first touches ({:.1} % one step after the previous), \
-                 {:.1} % a step from a recent key, {:.1} % re-touches ({} classes)",
+                "locality: {:.1} % first touches ({:.1} % a step after the previous, {:.1} % \
+                 beside a recent key), {:.1} % a step from a recent key, {:.1} % re-touches \
+                 ({} classes)",
                 pct(l.new),
                 pct(l.new_stepped),
+                pct(l.new_near),
                 pct(l.stepped),
                 pct(l.reused),
                 l.classes

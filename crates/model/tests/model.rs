@@ -29,6 +29,7 @@ fn zippy_model() -> Model {
             ..MixGraphParams::default()
         },
         kvlab: kvlab_model::KvlabParams::default(),
+        locality: None,
         fit: toml::Table::new(),
     }
 }
@@ -227,4 +228,64 @@ fn kvlab_key_range_starts_read_back_and_bad_ones_name_their_line() {
         .expect_err("refused")
         .to_string();
     assert!(e.contains("keyrange_ends"), "{e}");
+}
+
+#[test]
+fn a_locality_table_reads_back_and_bad_ones_name_their_line() {
+    use kvlab_dist::locality::{Locality, Reuse};
+    let mut m = zippy_model();
+    m.locality = Some(Locality {
+        new_share: 0.25,
+        new_steps: vec![(0, 3), (1, 9)],
+        new_near: vec![Reuse {
+            depth_lo: 2,
+            depth_hi: 2,
+            step: 40,
+            weight: 4,
+        }],
+        reuse: vec![
+            Reuse {
+                depth_lo: 0,
+                depth_hi: 0,
+                step: 1,
+                weight: 7,
+            },
+            Reuse {
+                depth_lo: 16,
+                depth_hi: 17,
+                step: 0,
+                weight: 5,
+            },
+        ],
+    });
+    let text = m.to_toml();
+    assert!(text.contains("\n[locality]\n"), "{text}");
+    let back = Model::from_toml(&text, Path::new("l.toml")).expect("reads back");
+    assert_eq!(back.locality, m.locality);
+    assert_eq!(
+        back.to_config().locality.as_deref(),
+        m.locality.as_ref(),
+        "the generator gets the layer"
+    );
+    // db_bench's command line has no locality.
+    assert!(back.db_bench_args().iter().all(|a| !a.contains("new_share")));
+
+    // A share outside [0, 1]: the file, the line of new_share, and what was expected.
+    let bad = text.replace("new_share = 0.25", "new_share = 1.5");
+    let line = bad.lines().position(|l| l.starts_with("new_share")).unwrap() + 1;
+    let e = error_of(&bad);
+    let s = e.to_string();
+    assert!(
+        s.starts_with(&format!("/models/bad.toml:{line}: key `locality`")) && s.contains("[0, 1]"),
+        "{s}"
+    );
+    // A reuse class of three numbers instead of four.
+    let bad = text.replace("[16, 17, 0, 5]", "[16, 17, 5]");
+    let e = error_of(&bad);
+    assert!(
+        matches!(&e, ModelError::Key { key, .. } | ModelError::Syntax { message: key, .. } if !key.is_empty()),
+        "{e:?}"
+    );
+    let line = bad.lines().position(|l| l.contains("[16, 17, 5]")).unwrap() + 1;
+    assert!(e.to_string().starts_with(&format!("/models/bad.toml:{line}:")), "{e}");
 }

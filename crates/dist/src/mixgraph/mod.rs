@@ -456,8 +456,29 @@ impl MixGraph {
         let i = self.pending.next;
         self.pending.next += 1;
         let m = &self.model;
-        let kind = m.mix.kind(self.pending.kind_draw[i]);
-        let u = self.pending.size_draw[i] as f64 / m.num as f64;
+        let (key_number, kind_draw, size_draw) = match &mut self.local {
+            // db_bench derives a key's op and size from the key's own draw: the layer
+            // keeps each key's first draw with it.
+            Some(local) if !m.decorrelate => {
+                let (key, draw) = local.next_key_with(
+                    self.pending.key_number[i],
+                    self.pending.kind_draw[i],
+                );
+                (key, draw, draw)
+            }
+            Some(local) => (
+                local.next_key(self.pending.key_number[i]),
+                self.pending.kind_draw[i],
+                self.pending.size_draw[i],
+            ),
+            None => (
+                self.pending.key_number[i],
+                self.pending.kind_draw[i],
+                self.pending.size_draw[i],
+            ),
+        };
+        let kind = m.mix.kind(kind_draw);
+        let u = size_draw as f64 / m.num as f64;
         let (value_size_bytes, scan_len) = match kind {
             OpKind::Get => (0, 0),
             OpKind::Put => {
@@ -477,10 +498,6 @@ impl MixGraph {
                 let len = pareto_cdf_inversion(u, theta, k, sigma) % m.scan_len_max;
                 (0, len.max(0) as u64)
             }
-        };
-        let key_number = match &mut self.local {
-            Some(local) => local.next_key(self.pending.key_number[i]),
-            None => self.pending.key_number[i],
         };
         m.format.write(key_number, &mut self.key);
         MixOp {
