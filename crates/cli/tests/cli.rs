@@ -1,10 +1,10 @@
 //! End-to-end tests of the `kvlab` binary against a real RocksDB in a temp dir.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common;
-use common::{kvlab, report_u64, report_value, text};
+use common::process::signal;
+use common::{kvlab, kvlab_command, report_u64, report_value, text};
 
 #[test]
 fn load_run_verify_on_rocksdb_with_data_integrity() {
@@ -419,28 +419,22 @@ fn store_failures_exit_1() {
 fn ctrl_c_stops_and_still_writes_results_marked_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args([
-            "run",
-            "-P",
-            "workloads/ycsb/workloada",
-            "--db",
-            "null",
-            "--duration",
-            "60s",
-        ])
-        .args(["--out", out.to_str().unwrap()])
+    let child = kvlab_command(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "null",
+        "--duration",
+        "60s",
+    ])
+    .args(["--out", out.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    signal("-INT", child.id());
     let started = std::time::Instant::now();
     let o = child.wait_with_output().unwrap();
     assert!(

@@ -8,11 +8,10 @@ use std::process::{Command, Output, Stdio};
 use crate::common;
 use common::{report_u64, report_value, text};
 
+/// kvlab with `args` and `--progress never`, from the repository root.
 fn kvlab_cmd(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kvlab"));
-    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .args(["--progress", "never"]);
+    let mut c = common::kvlab_command(args);
+    c.args(["--progress", "never"]);
     c
 }
 
