@@ -9,19 +9,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::files::shared_data_or_skip;
 use crate::common::{kvlab, ok, report_u64, text};
 
 /// db_bench's `mergerandom` trace, or `None` (the test skips) when the shared data is
 /// not beside the project.
 fn trace() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces/rocksdb/mergerandom.trace");
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is not beside the project", p.display());
-        None
-    }
+    shared_data_or_skip("traces/rocksdb/mergerandom.trace")
 }
 
 /// `key type cf size ts` lines of a `kvlab trace dump`: (key, type, size) per line.

@@ -4,28 +4,19 @@
 //! mid-run, passwords kept out of the output, a thousand connections).
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use kvlab_report::ResultDocument;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::{Server, ServerKind};
 
 use crate::common;
+use common::files::{files_under, read_json};
+use common::process::free_port;
+use common::servers::{call, info, info_stat, memcached_reply, start};
 use common::{
-    all_stats_row, files_under, kvlab, memtier_on, report_u64, report_value, section_row, text,
+    all_stats_row, kvlab, kvlab_command, memtier_on, report_u64, report_value, section_row, text,
 };
-
-fn start(kind: ServerKind, spec: &str) -> Server {
-    Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Whether process `pid` still exists (and is not a zombie).
 fn alive(pid: u32) -> bool {
@@ -95,7 +86,7 @@ fn load_run_verify(extra: &[&str], tag: &str) {
 /// A key of the loaded YCSB records (`user…`), found with SCAN.
 fn some_record_key(server: &Server) -> String {
     let reply =
-        kvlab_spawn::resp::command(server.addr(), &["SCAN", "0", "MATCH", "user*"]).unwrap();
+        call(server, &["SCAN", "0", "MATCH", "user*"]);
     let keys = reply.as_array().unwrap()[1].as_array().unwrap();
     keys.first()
         .and_then(|k| k.as_str())
@@ -120,7 +111,7 @@ fn redis_load_run_verify_in_both_models_pipelined_and_not_and_verify_catches_dam
 
         // Damage one record behind kvlab's back: verify must notice.
         let key = some_record_key(&server);
-        kvlab_spawn::resp::command(server.addr(), &["DEL", &key]).unwrap();
+        call(&server, &["DEL", &key]);
         let o = kvlab(
             &[
                 &[
@@ -143,7 +134,7 @@ fn redis_load_run_verify_in_both_models_pipelined_and_not_and_verify_catches_dam
             stdout.contains(&format!("[VERIFY], MissingKey, {key}")),
             "{stdout}"
         );
-        kvlab_spawn::resp::command(server.addr(), &["FLUSHALL"]).unwrap();
+        call(&server, &["FLUSHALL"]);
     }
 }
 
@@ -222,8 +213,7 @@ fn check_memtier(o: &Output, json: &Path, tag: &str) {
     );
     assert!(num(&gets, 2) > 0.0, "{tag}: some gets hit the keys set");
 
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let doc = read_json(json);
     let all = &doc["ALL STATS"];
     let count = |t: &str| {
         all[t]["Count"]
@@ -320,8 +310,7 @@ fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
         600
     );
 
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = read_json(&json);
     let avg = &doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Totals"];
     assert_eq!(avg["Count"], serde_json::json!(1200), "{doc}");
     assert_eq!(
@@ -339,28 +328,12 @@ fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
 /// Redis' `INFO` (`name:value`).
 fn server_counter(server: &Server, kind: ServerKind, name: &str) -> u64 {
     let text = match kind {
-        ServerKind::Memcached => {
-            use std::io::{BufRead, BufReader, Write};
-            let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
-            c.write_all(b"stats\r\n").unwrap();
-            let mut text = String::new();
-            let mut r = BufReader::new(c);
-            while !text.ends_with("END\r\n") {
-                r.read_line(&mut text).unwrap();
-            }
-            text.replace("STAT ", "").replace(' ', ":")
-        }
-        _ => kvlab_spawn::resp::command(server.addr(), &["INFO", "all"])
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .to_string(),
+        ServerKind::Memcached => memcached_reply(server, "stats\r\n")
+            .replace("STAT ", "")
+            .replace(' ', ":"),
+        _ => info(server, "all"),
     };
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
-        .and_then(|v| v.split(',').next())
-        .map(|v| v.trim_start_matches("calls=").parse().unwrap())
-        .unwrap_or(0)
+    info_stat(&text, name).unwrap_or(0)
 }
 
 #[test]
@@ -405,8 +378,7 @@ fn memtier_multi_key_get_counts_keys_as_the_server_does() {
         );
         let (stdout, stderr) = text(&o);
         assert!(o.status.success(), "{protocol}: {stderr}");
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let doc = read_json(&json);
         let gets = &doc["ALL STATS"]["Gets"];
         let secs = doc["run information"]["Runtime (msec)"].as_f64().unwrap() / 1e3;
         let per_key = |rate: &str| (gets[rate].as_f64().unwrap() * secs).round() as u64;
@@ -529,9 +501,7 @@ fn a_server_killed_mid_run_gives_connection_errors_until_max_errors_stops_the_ru
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args([
+    let mut child = kvlab_command(&[
             "run",
             "-P",
             "workloads/ycsb/workloada",
@@ -729,7 +699,7 @@ fn redis_string_model_replaces_a_whole_record_with_one_set() {
         ),
         (&["-p", "fieldcount=3"][..], false),
     ] {
-        kvlab_spawn::resp::command(server.addr(), &["FLUSHALL"]).unwrap();
+        call(&server, &["FLUSHALL"]);
         let base = [
             "-P",
             "workloads/ycsb/workloada",
@@ -746,7 +716,7 @@ fn redis_string_model_replaces_a_whole_record_with_one_set() {
         ];
         let o = kvlab(&[&["load"][..], &base, props].concat());
         assert!(o.status.success(), "{:?}", text(&o));
-        kvlab_spawn::resp::command(server.addr(), &["CONFIG", "RESETSTAT"]).unwrap();
+        call(&server, &["CONFIG", "RESETSTAT"]);
         let o = kvlab(&[&["run"][..], &base, props].concat());
         let (stdout, stderr) = text(&o);
         assert!(o.status.success(), "{stderr}");
