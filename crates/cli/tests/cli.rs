@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::common;
+use common::files::result_doc;
 use common::process::signal;
 use common::{kvlab, kvlab_command, report_u64, report_value, text};
 
@@ -77,7 +78,7 @@ fn load_run_verify_on_rocksdb_with_data_integrity() {
         "{stdout}"
     );
 
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert_eq!(doc.seed, 42);
     assert_eq!(doc.phase, "run");
     assert!(!doc.interrupted);
@@ -106,12 +107,7 @@ fn load_run_verify_on_rocksdb_with_data_integrity() {
     let o = kvlab(&[&["run"], &common[..], &["--out", out.to_str().unwrap()]].concat());
     assert!(!o.status.success());
     assert!(text(&o).1.contains("result.json"), "{}", text(&o).1);
-    assert_eq!(
-        kvlab_report::ResultDocument::load(&out.join("result.json"))
-            .unwrap()
-            .seed,
-        42
-    );
+    assert_eq!(result_doc(&out).seed, 42);
 
     let o = kvlab(&[&["verify"], &common[..]].concat());
     let (stdout, stderr) = text(&o);
@@ -320,7 +316,7 @@ fn duration_and_warmup_bound_the_measured_run() {
     ]);
     let (_, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     let runtime_s = doc.results.runtime_ms / 1e3;
     assert!(
         (1.4..2.0).contains(&runtime_s),
@@ -429,10 +425,10 @@ fn ctrl_c_stops_and_still_writes_results_marked_interrupted() {
         "60s",
     ])
     .args(["--out", out.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     signal("-INT", child.id());
     let started = std::time::Instant::now();
@@ -447,7 +443,7 @@ fn ctrl_c_stops_and_still_writes_results_marked_interrupted() {
         stdout.contains("[OVERALL], Throughput(ops/sec), "),
         "{stdout}"
     );
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert!(doc.interrupted);
     assert!(doc.results.operations > 0);
     assert!(
@@ -542,7 +538,7 @@ fn run_reports_the_keys_of_multi_key_gets() {
         report_value(&stdout, "MULTI-GET", "KeysPerRead").as_deref(),
         Some("3.33")
     );
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert_eq!(doc.runner.keys_found, 250);
 }
 

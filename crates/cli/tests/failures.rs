@@ -13,6 +13,7 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, SpawnError};
 
 use crate::common;
+use common::files::result_doc;
 use common::servers::{call, memcached_stat, redis, start};
 use common::{kvlab, report_u64, text};
 
@@ -759,7 +760,7 @@ connections = [1]
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
     // The cell's own result: kvlab marked its misses.
-    let doc = ResultDocument::load(&out.join("small/reads/t1-c1/round-1/result.json")).unwrap();
+    let doc = result_doc(&out.join("small/reads/t1-c1/round-1"));
     assert!(doc.runner.reads_missed);
     let share = doc.runner.read_miss_share.unwrap();
     assert!(

@@ -5,7 +5,7 @@
 //! order, and memtier's command-line parsing.
 
 use crate::common;
-use common::servers::{call, info, info_stat, memcached_stat, redis, start};
+use common::servers::{call, calls, info, info_stat, memcached_stat, redis, start};
 use common::{kvlab, memtier_on, text};
 use kvlab_spawn::ServerKind;
 
@@ -55,7 +55,8 @@ fn the_server_sees_memtiers_traffic_only() {
         info_stat(&info(&server, "stats"), "total_connections_received"),
         Some(3)
     );
-    let seen = command_calls(&info(&server, "commandstats"));
+    let info = info(&server, "commandstats");
+    let seen = command_calls(&info);
     assert_eq!(
         seen,
         [
@@ -301,10 +302,7 @@ fn the_command_line_parses_as_memtiers_getopt_long() {
     assert!(stdout.starts_with("setting requests to 200\n"), "{stdout}");
     assert!(stdout.contains("1         Threads\n"), "{stdout}");
     assert!(stderr.contains("stray"), "{stderr}");
-    assert_eq!(
-        common::calls(&server, "get") + common::calls(&server, "set"),
-        400
-    );
+    assert_eq!(calls(&server, "get") + calls(&server, "set"), 400);
     let v = kvlab(&["memtier", "-v"]);
     assert!(v.status.success());
     assert!(text(&v).0.contains("memtier_benchmark"), "{:?}", text(&v));

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::files::shared_data_or_skip;
+use crate::common::files::{result_doc, shared_data_or_skip};
 use crate::common::{kvlab, ok, report_u64, text};
 
 /// db_bench's `mergerandom` trace, or `None` (the test skips) when the shared data is
@@ -152,7 +152,7 @@ fn merges_replay_through_the_merge_operator() {
         written,
         "{out}"
     );
-    let doc = kvlab_report::ResultDocument::load(&results.join("result.json")).unwrap();
+    let doc = result_doc(&results);
     assert_eq!(doc.results.bytes_written, written);
     assert_eq!(
         doc.store.options["merge_operator"],
@@ -448,7 +448,7 @@ fn uint64add_counts_operands_that_are_not_8_bytes_as_0() {
         merges - 1
     );
     assert!(err.contains(&note), "{err}");
-    let doc = kvlab_report::ResultDocument::load(&results.join("result.json")).unwrap();
+    let doc = result_doc(&results);
     assert!(
         doc.notes.iter().any(|n| n.starts_with(&note)),
         "{:?}",

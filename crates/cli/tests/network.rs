@@ -7,13 +7,12 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind};
 
 use crate::common;
-use common::files::{files_under, read_json};
+use common::files::{files_under, read_json, result_doc};
 use common::process::free_port;
-use common::servers::{call, info, info_stat, memcached_reply, start};
+use common::servers::{call, calls, info, info_stat, memcached_reply, start};
 use common::{
     all_stats_row, kvlab, kvlab_command, memtier_on, report_u64, report_value, section_row, text,
 };
@@ -85,8 +84,7 @@ fn load_run_verify(extra: &[&str], tag: &str) {
 
 /// A key of the loaded YCSB records (`user…`), found with SCAN.
 fn some_record_key(server: &Server) -> String {
-    let reply =
-        call(server, &["SCAN", "0", "MATCH", "user*"]);
+    let reply = call(server, &["SCAN", "0", "MATCH", "user*"]);
     let keys = reply.as_array().unwrap()[1].as_array().unwrap();
     keys.first()
         .and_then(|k| k.as_str())
@@ -238,7 +236,7 @@ fn memtier_seed_004_against_a_spawned_redis_and_memcache_text_against_memcached(
     check_memtier(&o, &json, "redis");
     let pid = spawned_pid(&text(&o).1);
     assert!(!alive(pid), "the spawned redis-server {pid} is gone");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert_eq!(doc.store.name, "redis");
     assert!(
         doc.store.options.contains_key("spawned.version"),
@@ -319,7 +317,7 @@ fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
     );
     assert!(doc.get("ALL STATS").is_none());
     for n in 1..=3 {
-        let result = ResultDocument::load(&out.join(format!("run-{n}/result.json"))).unwrap();
+        let result = result_doc(&out.join(format!("run-{n}")));
         assert_eq!(result.results.operations, 400, "run {n}");
     }
 }
@@ -445,7 +443,7 @@ fn a_spawned_server_is_described_in_the_result_and_gone_after_kvlab_exits() {
     );
     let pid = spawned_pid(&stderr);
     assert!(!alive(pid), "the spawned redis-server {pid} is gone");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     let version = doc.store.options["spawned.version"].as_str().unwrap();
     assert!(
         version.starts_with(|c: char| c.is_ascii_digit()),
@@ -502,32 +500,32 @@ fn a_server_killed_mid_run_gives_connection_errors_until_max_errors_stops_the_ru
     let out = dir.path().join("out");
     let started = Instant::now();
     let mut child = kvlab_command(&[
-            "run",
-            "-P",
-            "workloads/ycsb/workloada",
-            "-p",
-            "recordcount=1000",
-            "--db",
-            "redis",
-            "--url",
-            &server.url(),
-            "--duration",
-            "5s",
-            "--threads",
-            "2",
-            "--connections",
-            "16",
-            "--pipeline",
-            "4",
-            "--max-errors",
-            "1000",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=1000",
+        "--db",
+        "redis",
+        "--url",
+        &server.url(),
+        "--duration",
+        "5s",
+        "--threads",
+        "2",
+        "--connections",
+        "16",
+        "--pipeline",
+        "4",
+        "--max-errors",
+        "1000",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     std::thread::sleep(Duration::from_secs(1));
     server.kill();
     let o = loop {
@@ -543,7 +541,7 @@ fn a_server_killed_mid_run_gives_connection_errors_until_max_errors_stops_the_ru
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("--max-errors"), "{stderr}");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert!(doc.runner.error_budget_exceeded);
     let connection = doc.results.errors.get("connection").copied().unwrap_or(0);
     assert!(connection > 1000, "{:?}", doc.results.errors);
@@ -674,7 +672,7 @@ fn a_thousand_connections_work() {
         reads,
         "the records were loaded"
     );
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert!(doc.results.errors.is_empty(), "{:?}", doc.results.errors);
     assert_eq!(doc.runner.connections_per_thread, 512);
     // 1024 sessions each connected once (plus kvlab's own probes).
@@ -723,7 +721,7 @@ fn redis_string_model_replaces_a_whole_record_with_one_set() {
         let reads = report_u64(&stdout, "READ", "Operations");
         let updates = report_u64(&stdout, "UPDATE", "Operations");
         assert_eq!(reads + updates, 2000);
-        let (gets, sets) = (common::calls(&server, "get"), common::calls(&server, "set"));
+        let (gets, sets) = (calls(&server, "get"), calls(&server, "set"));
         assert_eq!(sets, updates, "{props:?}: one SET per update");
         if whole {
             assert_eq!(

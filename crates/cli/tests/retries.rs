@@ -3,18 +3,15 @@
 //! `maxmemory-policy noeviction` answers every write past the limit with an OOM error.
 
 use kvlab_report::ResultDocument;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::Server;
 
 use crate::common;
+use common::servers::redis;
 use common::{kvlab, report_u64, text};
 
 /// A redis-server that takes at most about one 300 KB record and refuses the rest.
 fn full_redis() -> Server {
-    let spec = ServerSpec::parse(
-        ServerKind::Redis,
-        "maxmemory=1mb,maxmemory-policy=noeviction",
-    );
-    Server::start(&spec.unwrap()).unwrap()
+    redis("maxmemory=1mb,maxmemory-policy=noeviction")
 }
 
 /// The INSERT entry of a result's summary.

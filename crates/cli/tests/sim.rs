@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{call, kvlab, ok, redis, text};
+use crate::common::files::shared_data;
+use crate::common::servers::{call, redis};
+use crate::common::{kvlab, ok, text};
 
 fn json_rows(args: &[&str]) -> Vec<Value> {
     let out = ok(args);
@@ -32,10 +34,9 @@ fn counts(rows: &[Value]) -> Vec<(String, u64, u64, u64, u64)> {
         .collect()
 }
 
+/// `path` under the shared traces (`shared/data/traces`).
 fn shared(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces")
-        .join(path)
+    shared_data("traces").join(path)
 }
 
 /// `kvlab sim -P X` simulates exactly the requests `kvlab run -P X --db null --record T`

@@ -5,18 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{call, calls, kvlab, ok, redis, text};
+use crate::common::files::{result_json, shared_data_or_skip};
+use crate::common::servers::{call, calls, redis};
+use crate::common::{kvlab, kvlab_command, ok, text};
 
+/// `path` under the shared traces, or `None` (the test skips) when it is not beside the
+/// project.
 fn shared(path: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces")
-        .join(path);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is not beside the project", p.display());
-        None
-    }
+    shared_data_or_skip(&format!("traces/{path}"))
 }
 
 /// A recorded run, replayed against a fresh server, sends the same commands as the run
@@ -156,29 +152,28 @@ fn a_trace_on_standard_input_replays() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let replay = |extra: &[&str]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-            .args([
-                "replay",
-                "-",
-                "--input-format",
-                "twitter",
-                "--db",
-                "redis",
-                "--url",
-                &url,
-                "-p",
-                "redis.model=string",
-                "--threads",
-                "2",
-                "--progress",
-                "never",
-            ])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = kvlab_command(&[
+            "replay",
+            "-",
+            "--input-format",
+            "twitter",
+            "--db",
+            "redis",
+            "--url",
+            &url,
+            "-p",
+            "redis.model=string",
+            "--threads",
+            "2",
+            "--progress",
+            "never",
+        ])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
         // A refused command may exit before it reads: a broken pipe is its answer.
         let _ = child.stdin.take().unwrap().write_all(text_trace.as_bytes());
         child.wait_with_output().unwrap()
@@ -187,8 +182,7 @@ fn a_trace_on_standard_input_replays() {
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert_eq!((calls(&server, "set"), calls(&server, "get")), (1000, 2000));
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let result = result_json(&out);
     assert_eq!(result["workload"]["trace.requests"], "3000", "{result}");
     // 100 requests a traced second at speed 10: 1 000 due in each second of the replay.
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
@@ -249,8 +243,7 @@ fn a_preloaded_replay_hits_and_counts_every_request() {
     );
     let info = call(&server, &["INFO", "stats"]);
     assert!(info.as_str().unwrap().contains("keyspace_misses:0\r\n"));
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let result = result_json(&out);
     assert_eq!(result["workload"]["trace.requests"], "2000", "{result}");
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use kvlab_report::ResultDocument;
 use serde_json::Value;
 
 /// The text of every file under `dir` (none when `dir` does not exist).
@@ -62,4 +63,11 @@ pub fn shared_data_or_skip(rel: &str) -> Option<PathBuf> {
         eprintln!("skipped: {} is not beside the project", p.display());
         None
     }
+}
+
+/// The result document a kvlab run wrote into `dir` (its `--out`); panics naming the
+/// file when there is none or it does not parse.
+pub fn result_doc(dir: &Path) -> ResultDocument {
+    let path = dir.join("result.json");
+    ResultDocument::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
