@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::common;
-use common::files::result_doc;
+use common::files::{csv_column, result_doc};
 use common::process::signal;
 use common::{kvlab, kvlab_command, report_u64, report_value, text};
 
@@ -94,11 +94,7 @@ fn load_run_verify_on_rocksdb_with_data_integrity() {
     assert!(doc.host.cpus >= 1);
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     assert!(csv.starts_with("time_s,interval_s,operations,"), "{csv}");
-    let rows: u64 = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
-        .sum();
+    let rows: u64 = csv_column::<u64>(&csv, "operations").iter().sum();
     assert_eq!(rows, 6000, "timeline rows add up to the run");
     let hlog = std::fs::read_to_string(out.join("latency.hlog")).unwrap();
     assert!(hlog.contains("Tag=READ"), "{hlog}");

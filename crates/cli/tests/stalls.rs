@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use kvlab_spawn::{Server, ServerKind};
 
-use crate::common::files::result_json;
+use crate::common::files::{csv_column, result_json};
 use crate::common::process::{signal, Process};
 use crate::common::servers::start;
 use crate::common::{kvlab, kvlab_command, text};
@@ -42,12 +42,10 @@ fn store_args(kind: ServerKind, s: &Server) -> Vec<String> {
 /// `(interval end in seconds, operations)` of each row of `timeline.csv`.
 fn timeline(dir: &Path) -> Vec<(f64, u64)> {
     let csv = std::fs::read_to_string(dir.join("timeline.csv")).unwrap();
-    csv.lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].parse().unwrap(), f[2].parse().unwrap())
-        })
+    let time_s: Vec<f64> = csv_column(&csv, "time_s");
+    time_s
+        .into_iter()
+        .zip(csv_column(&csv, "operations"))
         .collect()
 }
 

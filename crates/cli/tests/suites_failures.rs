@@ -418,7 +418,7 @@ fn null_run(out: &Path, extra: &[&str]) -> Value {
         .concat(),
     );
     assert!(o.status.success(), "{}", text(&o).1);
-    result_json(&out)
+    result_json(out)
 }
 
 #[test]

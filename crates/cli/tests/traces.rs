@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::files::{result_json, shared_data_or_skip};
+use crate::common::files::{csv_column, result_json, shared_data_or_skip};
 use crate::common::servers::{call, calls, redis};
 use crate::common::{kvlab, kvlab_command, ok, text};
 
@@ -186,13 +186,7 @@ fn a_trace_on_standard_input_replays() {
     assert_eq!(result["workload"]["trace.requests"], "3000", "{result}");
     // 100 requests a traced second at speed 10: 1 000 due in each second of the replay.
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "intended_ops").unwrap();
-    let due: u64 = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(col).unwrap().parse::<u64>().unwrap())
-        .sum();
+    let due: u64 = csv_column::<u64>(&csv, "intended_ops").iter().sum();
     assert_eq!(due, 3000, "{csv}");
 
     let o = replay(&["--preload"]);
@@ -246,13 +240,7 @@ fn a_preloaded_replay_hits_and_counts_every_request() {
     let result = result_json(&out);
     assert_eq!(result["workload"]["trace.requests"], "2000", "{result}");
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "intended_ops").unwrap();
-    let due: Vec<u64> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
-        .collect();
+    let due: Vec<u64> = csv_column(&csv, "intended_ops");
     // Speed 4: the 1 000 requests of traced second 1 are due 0.25 s in, all in the
     // first reporting second.
     assert_eq!(due.iter().sum::<u64>(), 2000, "{csv}");
@@ -546,20 +534,11 @@ fn a_timed_replay_shows_the_intended_rate_beside_the_achieved() {
             "never",
         ]);
         let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let (ops_col, intended_col) = (col("operations"), col("intended_ops"));
-        let rows: Vec<(u64, u64, f64)> = csv
-            .lines()
-            .skip(1)
-            .map(|l| {
-                let f: Vec<&str> = l.split(',').collect();
-                (
-                    f[ops_col].parse().unwrap(),
-                    f[intended_col].parse().unwrap(),
-                    f[1].parse().unwrap(),
-                )
-            })
+        let done: Vec<u64> = csv_column(&csv, "operations");
+        let due: Vec<u64> = csv_column(&csv, "intended_ops");
+        let interval_s: Vec<f64> = csv_column(&csv, "interval_s");
+        let rows: Vec<(u64, u64, f64)> = (done.into_iter().zip(due).zip(interval_s))
+            .map(|((done, due), interval_s)| (done, due, interval_s))
             .collect();
         assert_eq!(
             rows.iter().map(|r| r.1).sum::<u64>(),

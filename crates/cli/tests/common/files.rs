@@ -1,7 +1,9 @@
 //! Files the tests write and read: kvlab's result documents, the text of a result
 //! tree, suite files, and the data shipped beside the project (`shared/data`).
 
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use kvlab_report::ResultDocument;
 use serde_json::Value;
@@ -70,4 +72,29 @@ pub fn shared_data_or_skip(rel: &str) -> Option<PathBuf> {
 pub fn result_doc(dir: &Path) -> ResultDocument {
     let path = dir.join("result.json");
     ResultDocument::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Column `name` of a CSV text whose first line names its columns (a `timeline.csv`),
+/// each row's cell parsed; panics naming the column when it or a cell is missing or a
+/// cell does not parse.
+pub fn csv_column<T: FromStr>(csv: &str, name: &str) -> Vec<T>
+where
+    T::Err: Debug,
+{
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap_or_default();
+    let i = header
+        .split(',')
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in `{header}`"));
+    lines
+        .map(|l| {
+            let cell = l
+                .split(',')
+                .nth(i)
+                .unwrap_or_else(|| panic!("no {name} cell in `{l}`"));
+            cell.parse()
+                .unwrap_or_else(|e| panic!("{name} `{cell}` in `{l}`: {e:?}"))
+        })
+        .collect()
 }
