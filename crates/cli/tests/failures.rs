@@ -13,7 +13,7 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::{Server, ServerKind, SpawnError};
 
 use crate::common;
-use common::files::result_doc;
+use common::files::{result_doc, result_doc_of};
 use common::servers::{call, memcached_stat, redis, start};
 use common::{kvlab, report_u64, text};
 
@@ -27,9 +27,7 @@ fn phase(args: &[&str], out: &Path) -> (Output, ResultDocument) {
         ]
         .concat(),
     );
-    let (stdout, stderr) = text(&o);
-    let doc = ResultDocument::load(&out.join("result.json"))
-        .unwrap_or_else(|e| panic!("no result ({e}):\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    let doc = result_doc_of(&o, out);
     (o, doc)
 }
 

@@ -6,6 +6,7 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::Server;
 
 use crate::common;
+use common::files::result_doc_of;
 use common::servers::redis;
 use common::{kvlab, report_u64, text};
 
@@ -83,9 +84,8 @@ fn phase(
         ]
         .concat(),
     );
-    let (stdout, stderr) = text(&o);
-    let doc = ResultDocument::load(&out.join("result.json"))
-        .unwrap_or_else(|e| panic!("no result ({e}):\n{stdout}\n{stderr}"));
+    let doc = result_doc_of(&o, &out);
+    let stdout = text(&o).0;
     (doc, stdout)
 }
 
@@ -229,8 +229,7 @@ fn an_embedded_store_retries_on_its_thread() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    let (stdout, stderr) = text(&o);
-    let doc = ResultDocument::load(&out.join("result.json"))
-        .unwrap_or_else(|e| panic!("no result ({e}):\n{stdout}\n{stderr}"));
+    let doc = result_doc_of(&o, &out);
+    let stdout = text(&o).0;
     every_failure_retried_twice(&doc, &stdout, "a 1 MiB map took more than 3 records");
 }

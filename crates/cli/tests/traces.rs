@@ -2,18 +2,12 @@
 //! mixgraph workload, checked against real redis-server processes (their `INFO
 //! commandstats`), Debian's db_bench (its own traces of mixgraph) and published figures.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::common::files::{csv_column, result_json, shared_data_or_skip};
 use crate::common::servers::{call, calls, redis};
 use crate::common::{kvlab, kvlab_command, ok, text};
-
-/// `path` under the shared traces, or `None` (the test skips) when it is not beside the
-/// project.
-fn shared(path: &str) -> Option<PathBuf> {
-    shared_data_or_skip(&format!("traces/{path}"))
-}
 
 /// A recorded run, replayed against a fresh server, sends the same commands as the run
 /// did: the servers' own counters agree.
@@ -336,7 +330,7 @@ fn mixgraph_records_what_db_bench_traces() {
 /// (Megiddo & Modha, FAST'03, Table IV: c = 1000 → LRU 32.83 %, ARC 38.93 %).
 #[test]
 fn stats_and_sim_json_and_the_arc_papers_figures() {
-    let Some(vscsi) = shared("libcachesim/cloudPhysicsIO.vscsi") else {
+    let Some(vscsi) = shared_data_or_skip("traces/libcachesim/cloudPhysicsIO.vscsi") else {
         return;
     };
     let stats: serde_json::Value =
@@ -356,7 +350,7 @@ fn stats_and_sim_json_and_the_arc_papers_figures() {
         (stats["requests"].as_u64(), stats["distinct_keys"].as_u64()),
         (Some(113_872), Some(48_974))
     );
-    let Some(oltp) = shared("arc/OLTP.lis.zst") else {
+    let Some(oltp) = shared_data_or_skip("traces/arc/OLTP.lis.zst") else {
         return;
     };
     let out = ok(&[
@@ -398,7 +392,7 @@ fn stats_and_sim_json_and_the_arc_papers_figures() {
 /// A trace that is cut short is named with the byte offset of the damage.
 #[test]
 fn a_cut_trace_is_named_with_its_offset() {
-    let Some(src) = shared("rocksdb/mergerandom.trace") else {
+    let Some(src) = shared_data_or_skip("traces/rocksdb/mergerandom.trace") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -443,7 +437,7 @@ fn db_bench_command_lines_run_mixgraph_and_refuse_the_rest() {
 /// model, and a bad model file is a usage error naming the key.
 #[test]
 fn model_fit_writes_mixgraph_flags_and_run_model_runs_them() {
-    let Some(trace) = shared("rocksdb/mixgraph.trace") else {
+    let Some(trace) = shared_data_or_skip("traces/rocksdb/mixgraph.trace") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

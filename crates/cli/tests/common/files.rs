@@ -3,6 +3,7 @@
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::str::FromStr;
 
 use kvlab_report::ResultDocument;
@@ -97,4 +98,12 @@ where
                 .unwrap_or_else(|e| panic!("{name} `{cell}` in `{l}`: {e:?}"))
         })
         .collect()
+}
+
+/// The result document that the kvlab run which gave `o` wrote into `dir` (its
+/// `--out`); panics with that run's stdout and stderr when there is none.
+pub fn result_doc_of(o: &Output, dir: &Path) -> ResultDocument {
+    let (stdout, stderr) = super::text(o);
+    ResultDocument::load(&dir.join("result.json"))
+        .unwrap_or_else(|e| panic!("no result ({e}):\nstdout:\n{stdout}\nstderr:\n{stderr}"))
 }
