@@ -6,6 +6,7 @@ use std::process::Output;
 
 use crate::common;
 use common::files::shared_data;
+use common::report_value;
 
 /// kvlab with `args`, quietly and with seed 7.
 fn kvlab(args: &[&str]) -> Output {
@@ -14,12 +15,9 @@ fn kvlab(args: &[&str]) -> Output {
 
 /// The `[CACHE], NAME, value` line of a report.
 fn cache_line(o: &Output, name: &str) -> f64 {
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let (stdout, stderr) = common::text(o);
     assert!(o.status.success(), "{stderr}");
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("[CACHE], {name}, ")))
+    report_value(&stdout, "CACHE", name)
         .unwrap_or_else(|| panic!("no [CACHE], {name} in {stdout}"))
         .trim()
         .parse()
