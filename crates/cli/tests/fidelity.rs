@@ -286,12 +286,9 @@ fn run_model_takes_the_key_model_variants() {
 /// --key-ranges sst:…`), and the model's runs find every key.
 #[test]
 fn fidelity_cuts_the_model_at_the_base_databases_files() {
-    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces/rocksdb/mixgraph.trace");
-    if !trace.exists() {
-        eprintln!("skipped: {} is not beside the project", trace.display());
+    let Some(trace) = shared_data_or_skip("traces/rocksdb/mixgraph.trace") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fidelity");
     let o = kvlab(&[
@@ -350,14 +347,14 @@ fn fidelity_cuts_the_model_at_the_base_databases_files() {
         refit["kvlab"]["keyrange_starts"],
         model["kvlab"]["keyrange_starts"]
     );
-    let doc = json(&out.join("fidelity.json"));
+    let doc = read_json(&out.join("fidelity.json"));
     let notes = doc["notes"].to_string();
     assert!(
         notes.contains(&format!("compacted into {} SST files", starts.len())),
         "{notes}"
     );
     for name in ["replay", "prefix_dist", "prefix_random"] {
-        let result = json(&out.join("runs").join(name).join("result.json"));
+        let result = read_json(&out.join("runs").join(name).join("result.json"));
         assert_eq!(u(&result["runner"], "keys_not_found"), 0, "{name}");
     }
 }
