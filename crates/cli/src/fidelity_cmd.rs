@@ -8,11 +8,11 @@
 //! process (its own RocksDB instance and statistics), and its RocksDB tickers, less
 //! those of opening the copy, give the row.
 
+use kvlab_dist::mixgraph::KeyModel;
 use kvlab_model::fidelity::{
     self, Distances, FidelityReport, Ratios, TraceSample, WorkloadFidelity, YcsbDistribution,
     YcsbFit, WORKLOADS,
 };
-use kvlab_dist::mixgraph::KeyModel;
 use kvlab_model::{FitOptions, KeyRangeRule, RangeCut, RangeLayout};
 use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Palette, Point, Series};
 

@@ -1,26 +1,23 @@
 //! Cache workloads end to end: CacheBench's production-derived configs against the
 //! in-process caches, and hit ratios that move the way the cache and the workload say.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
+use crate::common;
+use common::files::shared_data;
+use common::report_value;
+
+/// kvlab with `args`, quietly and with seed 7.
 fn kvlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .args(["--progress", "never", "--seed", "7"])
-        .output()
-        .expect("running kvlab")
+    common::kvlab(&[args, &["--progress", "never", "--seed", "7"]].concat())
 }
 
 /// The `[CACHE], NAME, value` line of a report.
 fn cache_line(o: &Output, name: &str) -> f64 {
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let (stdout, stderr) = common::text(o);
     assert!(o.status.success(), "{stderr}");
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("[CACHE], {name}, ")))
+    report_value(&stdout, "CACHE", name)
         .unwrap_or_else(|| panic!("no [CACHE], {name} in {stdout}"))
         .trim()
         .parse()
@@ -29,7 +26,7 @@ fn cache_line(o: &Output, name: &str) -> f64 {
 
 /// CacheLib's hit-ratio configs, shipped beside the project (`shared/data/cachebench`).
 fn cachebench_configs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/cachebench");
+    let dir = shared_data("cachebench");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         eprintln!("note: {} not found; skipping", dir.display());
         return Vec::new();

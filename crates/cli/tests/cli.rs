@@ -1,10 +1,11 @@
 //! End-to-end tests of the `kvlab` binary against a real RocksDB in a temp dir.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common;
-use common::{kvlab, report_u64, report_value, text};
+use common::files::{csv_column, result_doc};
+use common::process::signal;
+use common::{kvlab, kvlab_command, report_u64, report_value, text};
 
 #[test]
 fn load_run_verify_on_rocksdb_with_data_integrity() {
@@ -77,7 +78,7 @@ fn load_run_verify_on_rocksdb_with_data_integrity() {
         "{stdout}"
     );
 
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert_eq!(doc.seed, 42);
     assert_eq!(doc.phase, "run");
     assert!(!doc.interrupted);
@@ -93,11 +94,7 @@ fn load_run_verify_on_rocksdb_with_data_integrity() {
     assert!(doc.host.cpus >= 1);
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     assert!(csv.starts_with("time_s,interval_s,operations,"), "{csv}");
-    let rows: u64 = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
-        .sum();
+    let rows: u64 = csv_column::<u64>(&csv, "operations").iter().sum();
     assert_eq!(rows, 6000, "timeline rows add up to the run");
     let hlog = std::fs::read_to_string(out.join("latency.hlog")).unwrap();
     assert!(hlog.contains("Tag=READ"), "{hlog}");
@@ -106,12 +103,7 @@ fn load_run_verify_on_rocksdb_with_data_integrity() {
     let o = kvlab(&[&["run"], &common[..], &["--out", out.to_str().unwrap()]].concat());
     assert!(!o.status.success());
     assert!(text(&o).1.contains("result.json"), "{}", text(&o).1);
-    assert_eq!(
-        kvlab_report::ResultDocument::load(&out.join("result.json"))
-            .unwrap()
-            .seed,
-        42
-    );
+    assert_eq!(result_doc(&out).seed, 42);
 
     let o = kvlab(&[&["verify"], &common[..]].concat());
     let (stdout, stderr) = text(&o);
@@ -320,7 +312,7 @@ fn duration_and_warmup_bound_the_measured_run() {
     ]);
     let (_, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     let runtime_s = doc.results.runtime_ms / 1e3;
     assert!(
         (1.4..2.0).contains(&runtime_s),
@@ -419,28 +411,22 @@ fn store_failures_exit_1() {
 fn ctrl_c_stops_and_still_writes_results_marked_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args([
-            "run",
-            "-P",
-            "workloads/ycsb/workloada",
-            "--db",
-            "null",
-            "--duration",
-            "60s",
-        ])
-        .args(["--out", out.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = kvlab_command(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "null",
+        "--duration",
+        "60s",
+    ])
+    .args(["--out", out.to_str().unwrap()])
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    signal("-INT", child.id());
     let started = std::time::Instant::now();
     let o = child.wait_with_output().unwrap();
     assert!(
@@ -453,7 +439,7 @@ fn ctrl_c_stops_and_still_writes_results_marked_interrupted() {
         stdout.contains("[OVERALL], Throughput(ops/sec), "),
         "{stdout}"
     );
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert!(doc.interrupted);
     assert!(doc.results.operations > 0);
     assert!(
@@ -548,7 +534,7 @@ fn run_reports_the_keys_of_multi_key_gets() {
         report_value(&stdout, "MULTI-GET", "KeysPerRead").as_deref(),
         Some("3.33")
     );
-    let doc = kvlab_report::ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert_eq!(doc.runner.keys_found, 250);
 }
 

@@ -10,10 +10,12 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use kvlab_report::ResultDocument;
-use kvlab_spawn::{Server, SpawnError};
+use kvlab_spawn::{Server, ServerKind, SpawnError};
 
 use crate::common;
-use common::{call, kvlab, redis, report_u64, text};
+use common::files::{result_doc, result_doc_of};
+use common::servers::{call, memcached_stat, redis, start};
+use common::{kvlab, report_u64, text};
 
 /// kvlab with `args` and `--progress never --out OUT`; returns the output and the result
 /// document (panicking with stdout and stderr when there is none).
@@ -25,9 +27,7 @@ fn phase(args: &[&str], out: &Path) -> (Output, ResultDocument) {
         ]
         .concat(),
     );
-    let (stdout, stderr) = text(&o);
-    let doc = ResultDocument::load(&out.join("result.json"))
-        .unwrap_or_else(|e| panic!("no result ({e}):\nstdout:\n{stdout}\nstderr:\n{stderr}"));
+    let doc = result_doc_of(&o, out);
     (o, doc)
 }
 
@@ -617,22 +617,6 @@ fn a_missing_recordcount_is_said_on_stderr() {
     assert!(!stderr.contains("no recordcount"), "{stderr}");
 }
 
-/// memcached's `stats` counter `name`.
-fn memcached_stat(server: &Server, name: &str) -> u64 {
-    use std::io::{BufRead, BufReader, Write};
-    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
-    c.write_all(b"stats\r\n").unwrap();
-    let prefix = format!("STAT {name} ");
-    for line in BufReader::new(c).lines() {
-        let line = line.unwrap();
-        if let Some(v) = line.strip_prefix(&prefix) {
-            return v.trim().parse().unwrap();
-        }
-        assert_ne!(line, "END", "no {name}");
-    }
-    unreachable!("the server closed the connection")
-}
-
 #[test]
 fn a_load_into_a_memcached_that_may_not_evict_fails_with_its_out_of_memory_reply() {
     // memcached's own words for each protocol: its text and meta commands answer
@@ -650,8 +634,7 @@ fn a_load_into_a_memcached_that_may_not_evict_fails_with_its_out_of_memory_reply
         ("binary", "Out of memory allocating item"),
     ] {
         // -M: "return error on memory exhausted instead of evicting" (memcached -h).
-        let spec = kvlab_spawn::ServerSpec::parse(kvlab_spawn::ServerKind::Memcached, "m=2,M");
-        let server = Server::start(&spec.unwrap()).unwrap();
+        let server = start(ServerKind::Memcached, "m=2,M");
         let dir = tempfile::tempdir().unwrap();
         let url = format!("memcached://{}", server.addr());
         let option = format!("memcached.protocol={protocol}");
@@ -742,7 +725,7 @@ fn a_spawned_server_that_refuses_the_preload_fails_the_run_with_its_reply() {
 #[test]
 fn a_suite_summary_shows_read_misses_and_flags_an_evicting_server() {
     let dir = tempfile::tempdir().unwrap();
-    let workloads = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads");
+    let workloads = common::workloads();
     let file = dir.path().join("evicting.toml");
     std::fs::write(
         &file,
@@ -775,7 +758,7 @@ connections = [1]
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
     // The cell's own result: kvlab marked its misses.
-    let doc = ResultDocument::load(&out.join("small/reads/t1-c1/round-1/result.json")).unwrap();
+    let doc = result_doc(&out.join("small/reads/t1-c1/round-1"));
     assert!(doc.runner.reads_missed);
     let share = doc.runner.read_miss_share.unwrap();
     assert!(

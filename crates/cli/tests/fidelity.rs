@@ -8,6 +8,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::common::files::{read_json, shared_data_or_skip};
 use crate::common::{kvlab, text};
 
 const WORKLOADS: [&str; 9] = [
@@ -22,15 +23,10 @@ const WORKLOADS: [&str; 9] = [
     "ycsb_exponential",
 ];
 
+/// The ARC `OLTP` trace, or `None` (the test skips) when the shared data is not beside
+/// the project.
 fn oltp() -> Option<PathBuf> {
-    let p =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/traces/arc/OLTP.lis.zst");
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is not beside the project", p.display());
-        None
-    }
+    shared_data_or_skip("traces/arc/OLTP.lis.zst")
 }
 
 /// The first `n` lines of an ARC trace, read by the `zstd` tool: (requests, distinct
@@ -67,11 +63,6 @@ fn arc_counts(path: &Path, n: usize) -> (u64, u64) {
     (requests, blocks.len() as u64)
 }
 
-fn json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 fn u(v: &serde_json::Value, key: &str) -> u64 {
     v[key]
         .as_u64()
@@ -105,7 +96,7 @@ fn fidelity_of_an_oltp_cut_on_rocksdb() {
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "model fidelity failed:\n{stderr}");
     assert!(stdout.contains("replay"), "{stdout}");
-    let doc = json(&out.join("fidelity.json"));
+    let doc = read_json(&out.join("fidelity.json"));
     let rows = doc["workloads"].as_array().expect("a workloads array");
     let names: Vec<&str> = rows.iter().filter_map(|w| w["name"].as_str()).collect();
     assert_eq!(names, WORKLOADS, "{doc}");
@@ -138,7 +129,7 @@ fn fidelity_of_an_oltp_cut_on_rocksdb() {
         "ycsb_uniform",
         "ycsb_exponential",
     ] {
-        let result = json(&out.join("runs").join(name).join("result.json"));
+        let result = read_json(&out.join("runs").join(name).join("result.json"));
         let found = u(&result["runner"], "keys_found");
         let missing = u(&result["runner"], "keys_not_found");
         assert_eq!(missing, 0, "{name}: {missing} keys not in the database");
@@ -204,12 +195,9 @@ fn fidelity_refuses_a_store_without_rocksdb_statistics() {
 /// temporal locality: its requests are independent draws).
 #[test]
 fn fidelity_of_a_db_bench_trace_on_rocksdb() {
-    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces/rocksdb/mixgraph.trace");
-    if !trace.exists() {
-        eprintln!("skipped: {} is not beside the project", trace.display());
+    let Some(trace) = shared_data_or_skip("traces/rocksdb/mixgraph.trace") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fidelity");
     let o = kvlab(&[
@@ -227,7 +215,7 @@ fn fidelity_of_a_db_bench_trace_on_rocksdb() {
     ]);
     let (_, stderr) = text(&o);
     assert!(o.status.success(), "model fidelity failed:\n{stderr}");
-    let doc = json(&out.join("fidelity.json"));
+    let doc = read_json(&out.join("fidelity.json"));
     let replay = &doc["workloads"][0];
     assert_eq!(replay["name"], "replay");
     // The file's 35 983 gets among 60 000 requests, as kvlab's RocksDB trace reader counts
@@ -236,7 +224,7 @@ fn fidelity_of_a_db_bench_trace_on_rocksdb() {
     assert_eq!(u(&doc, "requests"), 60_000);
     assert_eq!(u(replay, "reads"), 35_983);
     for name in ["replay", "prefix_dist"] {
-        let result = json(&out.join("runs").join(name).join("result.json"));
+        let result = read_json(&out.join("runs").join(name).join("result.json"));
         assert_eq!(u(&result["runner"], "keys_not_found"), 0, "{name}");
     }
     // The trace's puts reach the SST files once the memtable is flushed.
@@ -285,7 +273,7 @@ fn run_model_takes_the_key_model_variants() {
             out.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", text(&o).1);
-        let result = json(&out.join("result.json"));
+        let result = read_json(&out.join("result.json"));
         assert_eq!(
             result["workload"]["key_model"], paper,
             "{}",
@@ -313,12 +301,9 @@ fn run_model_takes_the_key_model_variants() {
 /// --key-ranges sst:…`), and the model's runs find every key.
 #[test]
 fn fidelity_cuts_the_model_at_the_base_databases_files() {
-    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces/rocksdb/mixgraph.trace");
-    if !trace.exists() {
-        eprintln!("skipped: {} is not beside the project", trace.display());
+    let Some(trace) = shared_data_or_skip("traces/rocksdb/mixgraph.trace") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fidelity");
     let o = kvlab(&[
@@ -377,14 +362,14 @@ fn fidelity_cuts_the_model_at_the_base_databases_files() {
         refit["kvlab"]["keyrange_starts"],
         model["kvlab"]["keyrange_starts"]
     );
-    let doc = json(&out.join("fidelity.json"));
+    let doc = read_json(&out.join("fidelity.json"));
     let notes = doc["notes"].to_string();
     assert!(
         notes.contains(&format!("compacted into {} SST files", starts.len())),
         "{notes}"
     );
     for name in ["replay", "prefix_dist", "prefix_random"] {
-        let result = json(&out.join("runs").join(name).join("result.json"));
+        let result = read_json(&out.join("runs").join(name).join("result.json"));
         assert_eq!(u(&result["runner"], "keys_not_found"), 0, "{name}");
     }
 }

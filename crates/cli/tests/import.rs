@@ -6,13 +6,13 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use crate::common;
+use common::files::result_json;
 use common::{report_u64, report_value, text};
 
+/// kvlab with `args` and `--progress never`, from the repository root.
 fn kvlab_cmd(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kvlab"));
-    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .args(["--progress", "never"]);
+    let mut c = common::kvlab_command(args);
+    c.args(["--progress", "never"]);
     c
 }
 
@@ -113,8 +113,7 @@ fn import_into_rocksdb_samples_keys_that_verify_and_run_reads() {
             "sampled key {k} was never imported"
         );
     }
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let doc = result_json(&out);
     assert_eq!(doc["phase"], "import");
     assert_eq!(doc["runner"]["import"]["lines"], 10_000);
     assert_eq!(doc["workload"]["import.key_fields"], "0,1,2");
@@ -559,8 +558,7 @@ fn each_plan_group_runs_its_own_mix() {
         "{stdout}"
     );
     assert!(latency("writers", "READ").is_none(), "{stdout}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let doc = result_json(&out);
     let groups = doc["runner"]["plan_groups"].as_array().unwrap();
     assert_eq!(groups.len(), 3);
     assert_eq!(groups[2]["name"], "writers");

@@ -8,9 +8,10 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::{Server, ServerKind};
 use serde_json::Value;
 
+use crate::common::servers::start;
 use crate::common::{all_stats_row, memtier_on, text};
 
 /// `INFO stats` as a client sends it in RESP: 25 bytes the server counts as input.
@@ -169,7 +170,7 @@ fn run_and_check(
 
 #[test]
 fn redis_bytes_are_what_the_server_counted() {
-    let server = Server::start(&ServerSpec::parse(ServerKind::Redis, "").unwrap()).unwrap();
+    let server = start(ServerKind::Redis, "");
     let q = REDIS_INFO.len() as u64;
     // Hits and misses, one request in flight per connection, then four.
     for pipeline in ["1", "4"] {
@@ -221,7 +222,7 @@ fn redis_bytes_are_what_the_server_counted() {
 
 #[test]
 fn memcached_bytes_are_what_the_server_counted() {
-    let server = Server::start(&ServerSpec::parse(ServerKind::Memcached, "").unwrap()).unwrap();
+    let server = start(ServerKind::Memcached, "");
     let q = MEMCACHED_STATS.len() as u64;
     for protocol in ["memcache_text", "memcache_binary"] {
         for pipeline in ["1", "3"] {

@@ -8,14 +8,12 @@ use std::time::{Duration, Instant};
 use kvlab_spawn::Server;
 
 use crate::common;
-use common::{all_stats_row, call, calls, memtier_on, redis, text};
+use common::files::{read_json, result_json};
+use common::servers::{call, calls, redis};
+use common::{all_stats_row, memtier_on, text};
 
 fn int(server: &Server, args: &[&str]) -> i64 {
     call(server, args).as_int().unwrap()
-}
-
-fn json(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -60,7 +58,7 @@ fn commands_are_sent_by_ratio_and_counted_as_the_server_counts_them() {
     assert_eq!(sets.len(), gets.len());
     assert_eq!(totals.len(), sets.len());
     assert!(!stdout.contains("Waits"), "{stdout}");
-    let doc = json(&json_path);
+    let doc = read_json(&json_path);
     let stats = &doc["ALL STATS"];
     assert_eq!(stats["Sets"]["Count"], 80);
     assert_eq!(stats["Gets"]["Count"], 120);
@@ -72,7 +70,7 @@ fn commands_are_sent_by_ratio_and_counted_as_the_server_counts_them() {
             > 0.0
     );
     // kvlab's result document names the commands.
-    let result = json(&out.join("result.json"));
+    let result = result_json(&out);
     let ops = result["results"]["ops"].as_array().unwrap();
     let count = |name: &str| {
         ops.iter()
@@ -172,7 +170,7 @@ fn quoted_arguments_and_replies_of_every_type() {
     assert_eq!(calls(&server, "lrange"), 8);
     assert_eq!(calls(&server, "incr"), 7);
     assert_eq!(call(&server, &["GET", "counter"]).as_str(), Some("7"));
-    let doc = json(&json_path);
+    let doc = read_json(&json_path);
     let stats = &doc["ALL STATS"];
     for (row, n) in [
         ("Hsets", 8),
@@ -189,7 +187,7 @@ fn quoted_arguments_and_replies_of_every_type() {
     }
     assert!(stdout.contains("Lranges"), "{stdout}");
     // The wrong-arity SET failed every time: errors of SET; the nil GETs are misses.
-    let result = json(&out.join("result.json"));
+    let result = result_json(&out);
     let ops = result["results"]["ops"].as_array().unwrap();
     let returns = |name: &str| {
         ops.iter()
@@ -318,7 +316,7 @@ fn waits_reach_a_real_replica_and_have_their_own_row() {
     assert_eq!(calls(&master, "set"), 2 * sets);
     let row = all_stats_row(&stdout, "Waits");
     assert_ne!(row[1], "0.00", "{stdout}");
-    let doc = json(&json_path);
+    let doc = read_json(&json_path);
     assert_eq!(doc["ALL STATS"]["Waits"]["Count"], 2 * waits);
     assert_eq!(doc["ALL STATS"]["Totals"]["Count"], 80);
     // The replica holds what the master holds.

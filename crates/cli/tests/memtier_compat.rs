@@ -5,16 +5,9 @@
 //! order, and memtier's command-line parsing.
 
 use crate::common;
-use common::{call, kvlab, memtier_on, redis, text};
-use kvlab_spawn::Server;
-
-fn info_field(server: &Server, section: &str, field: &str) -> u64 {
-    let info = call(server, &["INFO", section]);
-    let text = info.as_str().unwrap_or_default().to_string();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map_or(0, |v| v.trim().parse().unwrap())
-}
+use common::servers::{call, calls, info, info_stat, memcached_stat, redis, start};
+use common::{kvlab, memtier_on, text};
+use kvlab_spawn::ServerKind;
 
 /// `(name, calls)` of each `cmdstat_NAME:calls=N,…` line of `INFO commandstats`, sorted.
 fn command_calls(info: &str) -> Vec<(String, u64)> {
@@ -59,12 +52,11 @@ fn the_server_sees_memtiers_traffic_only() {
     assert!(o.status.success(), "{stderr}");
     // kvlab's 2 clients and this query's connection.
     assert_eq!(
-        info_field(&server, "stats", "total_connections_received"),
-        3
+        info_stat(&info(&server, "stats"), "total_connections_received"),
+        Some(3)
     );
-    let info = call(&server, &["INFO", "commandstats"]);
-    let info = info.as_str().unwrap_or_default();
-    let seen = command_calls(info);
+    let info = info(&server, "commandstats");
+    let seen = command_calls(&info);
     assert_eq!(
         seen,
         [
@@ -310,30 +302,11 @@ fn the_command_line_parses_as_memtiers_getopt_long() {
     assert!(stdout.starts_with("setting requests to 200\n"), "{stdout}");
     assert!(stdout.contains("1         Threads\n"), "{stdout}");
     assert!(stderr.contains("stray"), "{stderr}");
-    assert_eq!(
-        common::calls(&server, "get") + common::calls(&server, "set"),
-        400
-    );
+    assert_eq!(calls(&server, "get") + calls(&server, "set"), 400);
     let v = kvlab(&["memtier", "-v"]);
     assert!(v.status.success());
     assert!(text(&v).0.contains("memtier_benchmark"), "{:?}", text(&v));
     server.stop().unwrap();
-}
-
-/// memcached's `stats` counter `name`, over a connection of its own.
-fn memcached_stat(server: &Server, name: &str) -> u64 {
-    use std::io::{BufRead, BufReader, Write};
-    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
-    c.write_all(b"stats\r\n").unwrap();
-    let prefix = format!("STAT {name} ");
-    for line in BufReader::new(c).lines() {
-        let line = line.unwrap();
-        if let Some(v) = line.strip_prefix(&prefix) {
-            return v.trim().parse().unwrap();
-        }
-        assert_ne!(line, "END", "no {name}");
-    }
-    unreachable!("memcached closed the connection")
 }
 
 #[test]
@@ -341,10 +314,7 @@ fn memcached_sees_memtiers_connections_only() {
     // memtier_benchmark 2.3.0 `-P memcache_text -t 1 -c 2 -n 50` against a fresh
     // memcached: total_connections went from 3 to 6 between two `stats` queries (its 2
     // clients and the second query), cmd_set 10, cmd_get 90.
-    let server = Server::start(
-        &kvlab_spawn::ServerSpec::parse(kvlab_spawn::ServerKind::Memcached, "").unwrap(),
-    )
-    .unwrap();
+    let server = start(ServerKind::Memcached, "");
     let port = server.port().to_string();
     let before = memcached_stat(&server, "total_connections");
     let o = memtier_on(

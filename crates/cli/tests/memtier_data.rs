@@ -3,32 +3,14 @@
 //! `--no-expiry`, and `--data-verify`/`--verify-only` — checked through separate
 //! connections, with keys changed behind kvlab's back.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::{Server, ServerKind};
 use kvlab_workload::memtier::{write_import_item, IMPORT_HEADER};
 
 use crate::common;
+use common::servers::{call, calls, memcached_reply, start};
 use common::{all_stats_row, memtier_on, text};
-
-fn start(kind: ServerKind, spec: &str) -> Server {
-    Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
-}
-
-/// A Redis command's reply, over a connection of its own.
-fn redis(server: &Server, args: &[&str]) -> kvlab_spawn::resp::Value {
-    kvlab_spawn::resp::command(server.addr(), args).unwrap()
-}
-
-/// `calls` of a command in Redis' `INFO commandstats`.
-fn calls(server: &Server, command: &str) -> u64 {
-    let info = redis(server, &["INFO", "commandstats"]);
-    let info = info.as_str().unwrap().to_string();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
-        .map_or(0, |v| v.split(',').next().unwrap().parse().unwrap())
-}
 
 #[test]
 fn a_data_offset_writes_values_that_far_into_their_strings_and_reads_them_back_there() {
@@ -64,14 +46,14 @@ fn a_data_offset_writes_values_that_far_into_their_strings_and_reads_them_back_t
     let gets = all_stats_row(&stdout, "Gets");
     assert_eq!(gets[3], "0.00", "no misses: {gets:?}");
     for key in ["memtier-1", "memtier-50"] {
-        assert_eq!(redis(&server, &["STRLEN", key]).as_int(), Some(140));
-        let head = redis(&server, &["GETRANGE", key, "0", "99"]);
+        assert_eq!(call(&server, &["STRLEN", key]).as_int(), Some(140));
+        let head = call(&server, &["GETRANGE", key, "0", "99"]);
         let zeros = kvlab_spawn::resp::Value::Bulk(Some(vec![0u8; 100]));
         assert_eq!(head, zeros, "zero bytes before the offset");
-        let value = redis(&server, &["GETRANGE", key, "100", "-1"]);
+        let value = call(&server, &["GETRANGE", key, "100", "-1"]);
         assert_eq!(value.as_str(), Some("x".repeat(40).as_str()));
     }
-    assert_eq!(redis(&server, &["DBSIZE"]).as_int(), Some(50));
+    assert_eq!(call(&server, &["DBSIZE"]).as_int(), Some(50));
 }
 
 /// Item `i` of the import file: key `imp-i`, a value with a quote and a comma.
@@ -94,33 +76,18 @@ fn import_file(dir: &Path, n: usize, exptime: u32) -> String {
     format!("--data-import={}", path.display())
 }
 
-/// A memcached text command's reply lines, up to `END`, `STORED` or `DELETED`.
-fn memcached(server: &Server, command: &str) -> String {
-    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
-    c.write_all(command.as_bytes()).unwrap();
-    let mut r = BufReader::new(c);
-    let mut text = String::new();
-    while !["END\r\n", "STORED\r\n", "DELETED\r\n"]
-        .iter()
-        .any(|end| text.ends_with(end))
-    {
-        assert!(r.read_line(&mut text).unwrap() > 0, "{text}");
-    }
-    text
-}
-
 /// The value of `key`, through a connection of kvlab's own.
 fn value_of(server: &Server, kind: ServerKind, key: &str) -> Option<String> {
     match kind {
         ServerKind::Memcached => {
-            let reply = memcached(server, &format!("get {key}\r\n"));
+            let reply = memcached_reply(server, &format!("get {key}\r\n"));
             let mut lines = reply.split("\r\n");
             lines
                 .next()
                 .filter(|l| l.starts_with("VALUE"))
                 .and(lines.next().map(str::to_string))
         }
-        _ => redis(server, &["GET", key]).as_str().map(str::to_string),
+        _ => call(server, &["GET", key]).as_str().map(str::to_string),
     }
 }
 
@@ -182,12 +149,12 @@ fn imported_objects_are_written_read_and_verified_and_changed_keys_fail() {
         // Change one key and delete another behind kvlab's back.
         match kind {
             ServerKind::Memcached => {
-                memcached(&server, "set imp-5 0 0 5\r\nwrong\r\n");
-                memcached(&server, "delete imp-7\r\n");
+                memcached_reply(&server, "set imp-5 0 0 5\r\nwrong\r\n");
+                memcached_reply(&server, "delete imp-7\r\n");
             }
             _ => {
-                redis(&server, &["SET", "imp-5", "wrong"]);
-                redis(&server, &["DEL", "imp-7"]);
+                call(&server, &["SET", "imp-5", "wrong"]);
+                call(&server, &["DEL", "imp-7"]);
             }
         }
         let o = memtier_on(&port, &[&flags[..], &["--verify-only"]].concat());
@@ -236,7 +203,7 @@ fn imported_values_under_generated_keys_with_or_without_their_expiry() {
     };
     // The file's keys, and its exptime as each SET's time to live.
     run(&[]);
-    let ttl = redis(&server, &["TTL", "imp-3"]).as_int().unwrap();
+    let ttl = call(&server, &["TTL", "imp-3"]).as_int().unwrap();
     assert!((990..=1000).contains(&ttl), "{ttl}");
     // Generated keys gen-1…gen-10 in order, without expiry.
     run(&[
@@ -247,7 +214,7 @@ fn imported_values_under_generated_keys_with_or_without_their_expiry() {
         "--key-maximum=10",
         "--key-pattern=S:S",
     ]);
-    assert_eq!(redis(&server, &["TTL", "gen-1"]).as_int(), Some(-1));
+    assert_eq!(call(&server, &["TTL", "gen-1"]).as_int(), Some(-1));
     assert_eq!(
         value_of(&server, ServerKind::Redis, "gen-1"),
         Some(item(0).1)
@@ -256,7 +223,7 @@ fn imported_values_under_generated_keys_with_or_without_their_expiry() {
         value_of(&server, ServerKind::Redis, "gen-10"),
         Some(item(9).1)
     );
-    assert_eq!(redis(&server, &["DBSIZE"]).as_int(), Some(20));
+    assert_eq!(call(&server, &["DBSIZE"]).as_int(), Some(20));
     // memtier's refusals are usage errors.
     let o = memtier_on(&port, &["--data-verify"]);
     assert_eq!(o.status.code(), Some(2));

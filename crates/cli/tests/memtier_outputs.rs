@@ -8,14 +8,11 @@ use std::path::Path;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::ServerKind;
 
 use crate::common;
+use common::servers::start;
 use common::{memtier_on, section_row, text};
-
-fn start(kind: ServerKind, spec: &str) -> Server {
-    Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
-}
 
 /// The file names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {

@@ -9,19 +9,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::files::{result_doc, shared_data_or_skip};
 use crate::common::{kvlab, ok, report_u64, text};
 
 /// db_bench's `mergerandom` trace, or `None` (the test skips) when the shared data is
 /// not beside the project.
 fn trace() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces/rocksdb/mergerandom.trace");
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is not beside the project", p.display());
-        None
-    }
+    shared_data_or_skip("traces/rocksdb/mergerandom.trace")
 }
 
 /// `key type cf size ts` lines of a `kvlab trace dump`: (key, type, size) per line.
@@ -158,7 +152,7 @@ fn merges_replay_through_the_merge_operator() {
         written,
         "{out}"
     );
-    let doc = kvlab_report::ResultDocument::load(&results.join("result.json")).unwrap();
+    let doc = result_doc(&results);
     assert_eq!(doc.results.bytes_written, written);
     assert_eq!(
         doc.store.options["merge_operator"],
@@ -454,7 +448,7 @@ fn uint64add_counts_operands_that_are_not_8_bytes_as_0() {
         merges - 1
     );
     assert!(err.contains(&note), "{err}");
-    let doc = kvlab_report::ResultDocument::load(&results.join("result.json")).unwrap();
+    let doc = result_doc(&results);
     assert!(
         doc.notes.iter().any(|n| n.starts_with(&note)),
         "{:?}",

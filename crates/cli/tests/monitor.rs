@@ -6,8 +6,10 @@ use crate::common;
 
 use std::path::Path;
 
+use common::files::result_json;
 use common::ok;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use common::servers::start;
+use kvlab_spawn::ServerKind;
 
 /// The header and rows of a CSV file; an empty cell is `None`.
 fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<Option<f64>>>) {
@@ -41,8 +43,7 @@ fn column(header: &[String], rows: &[Vec<Option<f64>>], name: &str) -> Vec<Optio
 
 /// The result document's statistics.
 fn stats(dir: &Path) -> serde_json::Value {
-    let t = std::fs::read_to_string(dir.join("result.json")).unwrap();
-    serde_json::from_str::<serde_json::Value>(&t).unwrap()["store"]["stats"].clone()
+    result_json(dir)["store"]["stats"].clone()
 }
 
 #[test]
@@ -212,7 +213,7 @@ fn a_spawned_redis_server_is_sampled_over_its_own_connection() {
 
 #[test]
 fn a_memcached_url_server_and_the_null_store() {
-    let server = Server::start(&ServerSpec::parse(ServerKind::Memcached, "m=64").unwrap()).unwrap();
+    let server = start(ServerKind::Memcached, "m=64");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("load");
     let url = server.url();

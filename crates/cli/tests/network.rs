@@ -4,28 +4,18 @@
 //! mid-run, passwords kept out of the output, a thousand connections).
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kvlab_report::ResultDocument;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::{Server, ServerKind};
 
 use crate::common;
+use common::files::{files_under, read_json, result_doc};
+use common::process::free_port;
+use common::servers::{call, calls, info, info_stat, memcached_reply, start};
 use common::{
-    all_stats_row, files_under, kvlab, memtier_on, report_u64, report_value, section_row, text,
+    all_stats_row, kvlab, kvlab_command, memtier_on, report_u64, report_value, section_row, text,
 };
-
-fn start(kind: ServerKind, spec: &str) -> Server {
-    Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Whether process `pid` still exists (and is not a zombie).
 fn alive(pid: u32) -> bool {
@@ -94,8 +84,7 @@ fn load_run_verify(extra: &[&str], tag: &str) {
 
 /// A key of the loaded YCSB records (`user…`), found with SCAN.
 fn some_record_key(server: &Server) -> String {
-    let reply =
-        kvlab_spawn::resp::command(server.addr(), &["SCAN", "0", "MATCH", "user*"]).unwrap();
+    let reply = call(server, &["SCAN", "0", "MATCH", "user*"]);
     let keys = reply.as_array().unwrap()[1].as_array().unwrap();
     keys.first()
         .and_then(|k| k.as_str())
@@ -120,7 +109,7 @@ fn redis_load_run_verify_in_both_models_pipelined_and_not_and_verify_catches_dam
 
         // Damage one record behind kvlab's back: verify must notice.
         let key = some_record_key(&server);
-        kvlab_spawn::resp::command(server.addr(), &["DEL", &key]).unwrap();
+        call(&server, &["DEL", &key]);
         let o = kvlab(
             &[
                 &[
@@ -143,7 +132,7 @@ fn redis_load_run_verify_in_both_models_pipelined_and_not_and_verify_catches_dam
             stdout.contains(&format!("[VERIFY], MissingKey, {key}")),
             "{stdout}"
         );
-        kvlab_spawn::resp::command(server.addr(), &["FLUSHALL"]).unwrap();
+        call(&server, &["FLUSHALL"]);
     }
 }
 
@@ -222,8 +211,7 @@ fn check_memtier(o: &Output, json: &Path, tag: &str) {
     );
     assert!(num(&gets, 2) > 0.0, "{tag}: some gets hit the keys set");
 
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let doc = read_json(json);
     let all = &doc["ALL STATS"];
     let count = |t: &str| {
         all[t]["Count"]
@@ -248,7 +236,7 @@ fn memtier_seed_004_against_a_spawned_redis_and_memcache_text_against_memcached(
     check_memtier(&o, &json, "redis");
     let pid = spawned_pid(&text(&o).1);
     assert!(!alive(pid), "the spawned redis-server {pid} is gone");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert_eq!(doc.store.name, "redis");
     assert!(
         doc.store.options.contains_key("spawned.version"),
@@ -320,8 +308,7 @@ fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
         600
     );
 
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = read_json(&json);
     let avg = &doc["AGGREGATED AVERAGE RESULTS (3 runs)"]["Totals"];
     assert_eq!(avg["Count"], serde_json::json!(1200), "{doc}");
     assert_eq!(
@@ -330,7 +317,7 @@ fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
     );
     assert!(doc.get("ALL STATS").is_none());
     for n in 1..=3 {
-        let result = ResultDocument::load(&out.join(format!("run-{n}/result.json"))).unwrap();
+        let result = result_doc(&out.join(format!("run-{n}")));
         assert_eq!(result.results.operations, 400, "run {n}");
     }
 }
@@ -339,28 +326,12 @@ fn memtier_run_count_reports_best_worst_and_average_of_its_runs() {
 /// Redis' `INFO` (`name:value`).
 fn server_counter(server: &Server, kind: ServerKind, name: &str) -> u64 {
     let text = match kind {
-        ServerKind::Memcached => {
-            use std::io::{BufRead, BufReader, Write};
-            let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
-            c.write_all(b"stats\r\n").unwrap();
-            let mut text = String::new();
-            let mut r = BufReader::new(c);
-            while !text.ends_with("END\r\n") {
-                r.read_line(&mut text).unwrap();
-            }
-            text.replace("STAT ", "").replace(' ', ":")
-        }
-        _ => kvlab_spawn::resp::command(server.addr(), &["INFO", "all"])
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .to_string(),
+        ServerKind::Memcached => memcached_reply(server, "stats\r\n")
+            .replace("STAT ", "")
+            .replace(' ', ":"),
+        _ => info(server, "all"),
     };
-    text.lines()
-        .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
-        .and_then(|v| v.split(',').next())
-        .map(|v| v.trim_start_matches("calls=").parse().unwrap())
-        .unwrap_or(0)
+    info_stat(&text, name).unwrap_or(0)
 }
 
 #[test]
@@ -405,8 +376,7 @@ fn memtier_multi_key_get_counts_keys_as_the_server_does() {
         );
         let (stdout, stderr) = text(&o);
         assert!(o.status.success(), "{protocol}: {stderr}");
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let doc = read_json(&json);
         let gets = &doc["ALL STATS"]["Gets"];
         let secs = doc["run information"]["Runtime (msec)"].as_f64().unwrap() / 1e3;
         let per_key = |rate: &str| (gets[rate].as_f64().unwrap() * secs).round() as u64;
@@ -473,7 +443,7 @@ fn a_spawned_server_is_described_in_the_result_and_gone_after_kvlab_exits() {
     );
     let pid = spawned_pid(&stderr);
     assert!(!alive(pid), "the spawned redis-server {pid} is gone");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     let version = doc.store.options["spawned.version"].as_str().unwrap();
     assert!(
         version.starts_with(|c: char| c.is_ascii_digit()),
@@ -529,35 +499,33 @@ fn a_server_killed_mid_run_gives_connection_errors_until_max_errors_stops_the_ru
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args([
-            "run",
-            "-P",
-            "workloads/ycsb/workloada",
-            "-p",
-            "recordcount=1000",
-            "--db",
-            "redis",
-            "--url",
-            &server.url(),
-            "--duration",
-            "5s",
-            "--threads",
-            "2",
-            "--connections",
-            "16",
-            "--pipeline",
-            "4",
-            "--max-errors",
-            "1000",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = kvlab_command(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=1000",
+        "--db",
+        "redis",
+        "--url",
+        &server.url(),
+        "--duration",
+        "5s",
+        "--threads",
+        "2",
+        "--connections",
+        "16",
+        "--pipeline",
+        "4",
+        "--max-errors",
+        "1000",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     std::thread::sleep(Duration::from_secs(1));
     server.kill();
     let o = loop {
@@ -573,7 +541,7 @@ fn a_server_killed_mid_run_gives_connection_errors_until_max_errors_stops_the_ru
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stderr.contains("--max-errors"), "{stderr}");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert!(doc.runner.error_budget_exceeded);
     let connection = doc.results.errors.get("connection").copied().unwrap_or(0);
     assert!(connection > 1000, "{:?}", doc.results.errors);
@@ -704,7 +672,7 @@ fn a_thousand_connections_work() {
         reads,
         "the records were loaded"
     );
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert!(doc.results.errors.is_empty(), "{:?}", doc.results.errors);
     assert_eq!(doc.runner.connections_per_thread, 512);
     // 1024 sessions each connected once (plus kvlab's own probes).
@@ -729,7 +697,7 @@ fn redis_string_model_replaces_a_whole_record_with_one_set() {
         ),
         (&["-p", "fieldcount=3"][..], false),
     ] {
-        kvlab_spawn::resp::command(server.addr(), &["FLUSHALL"]).unwrap();
+        call(&server, &["FLUSHALL"]);
         let base = [
             "-P",
             "workloads/ycsb/workloada",
@@ -746,14 +714,14 @@ fn redis_string_model_replaces_a_whole_record_with_one_set() {
         ];
         let o = kvlab(&[&["load"][..], &base, props].concat());
         assert!(o.status.success(), "{:?}", text(&o));
-        kvlab_spawn::resp::command(server.addr(), &["CONFIG", "RESETSTAT"]).unwrap();
+        call(&server, &["CONFIG", "RESETSTAT"]);
         let o = kvlab(&[&["run"][..], &base, props].concat());
         let (stdout, stderr) = text(&o);
         assert!(o.status.success(), "{stderr}");
         let reads = report_u64(&stdout, "READ", "Operations");
         let updates = report_u64(&stdout, "UPDATE", "Operations");
         assert_eq!(reads + updates, 2000);
-        let (gets, sets) = (common::calls(&server, "get"), common::calls(&server, "set"));
+        let (gets, sets) = (calls(&server, "get"), calls(&server, "set"));
         assert_eq!(sets, updates, "{props:?}: one SET per update");
         if whole {
             assert_eq!(

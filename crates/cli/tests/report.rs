@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
+use common::files::result_json;
 use common::{kvlab, text};
 
 /// Runs workload A on the null store into `out`.
@@ -50,15 +51,13 @@ fn results(root: &Path) -> Vec<PathBuf> {
 }
 
 fn throughput(dir: &Path) -> f64 {
-    let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
-    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let doc = result_json(dir);
     doc["results"]["throughput_ops_per_sec"].as_f64().unwrap()
 }
 
 /// The READ returns that found nothing over all READ returns of a result, percent.
 fn read_miss_pct(dir: &Path) -> f64 {
-    let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
-    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let doc = result_json(dir);
     let ops = doc["results"]["ops"].as_array().unwrap();
     let read = ops
         .iter()

@@ -3,18 +3,16 @@
 //! `maxmemory-policy noeviction` answers every write past the limit with an OOM error.
 
 use kvlab_report::ResultDocument;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::Server;
 
 use crate::common;
+use common::files::result_doc_of;
+use common::servers::redis;
 use common::{kvlab, report_u64, text};
 
 /// A redis-server that takes at most about one 300 KB record and refuses the rest.
 fn full_redis() -> Server {
-    let spec = ServerSpec::parse(
-        ServerKind::Redis,
-        "maxmemory=1mb,maxmemory-policy=noeviction",
-    );
-    Server::start(&spec.unwrap()).unwrap()
+    redis("maxmemory=1mb,maxmemory-policy=noeviction")
 }
 
 /// The INSERT entry of a result's summary.
@@ -86,9 +84,8 @@ fn phase(
         ]
         .concat(),
     );
-    let (stdout, stderr) = text(&o);
-    let doc = ResultDocument::load(&out.join("result.json"))
-        .unwrap_or_else(|e| panic!("no result ({e}):\n{stdout}\n{stderr}"));
+    let doc = result_doc_of(&o, &out);
+    let stdout = text(&o).0;
     (doc, stdout)
 }
 
@@ -232,8 +229,7 @@ fn an_embedded_store_retries_on_its_thread() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    let (stdout, stderr) = text(&o);
-    let doc = ResultDocument::load(&out.join("result.json"))
-        .unwrap_or_else(|e| panic!("no result ({e}):\n{stdout}\n{stderr}"));
+    let doc = result_doc_of(&o, &out);
+    let stdout = text(&o).0;
     every_failure_retried_twice(&doc, &stdout, "a 1 MiB map took more than 3 records");
 }

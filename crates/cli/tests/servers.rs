@@ -4,11 +4,10 @@
 
 use std::process::Command;
 
-use kvlab_report::ResultDocument;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
-
 use crate::common;
-use common::{all_stats_row, files_under, kvlab, memtier_on, text};
+use common::files::{files_under, result_doc};
+use common::servers::{info_at, info_stat, redis};
+use common::{all_stats_row, kvlab, memtier_on, text};
 
 #[test]
 fn a_spawned_server_with_a_password_is_used_with_it_and_the_password_is_never_shown() {
@@ -33,7 +32,7 @@ fn a_spawned_server_with_a_password_is_used_with_it_and_the_password_is_never_sh
     ]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     assert_eq!(doc.results.operations, 600);
     assert!(doc.results.errors.is_empty(), "{:?}", doc.results.errors);
     assert_eq!(
@@ -73,7 +72,7 @@ fn memtier_tls_flags_reach_a_tls_server() {
         cert.display(),
         key.display()
     );
-    let server = Server::start(&ServerSpec::parse(ServerKind::Redis, &spec).unwrap()).unwrap();
+    let server = redis(&spec);
     let port = server.port().to_string();
     let memtier = |extra: &[&str]| {
         let mut args = vec![
@@ -159,16 +158,7 @@ fn cluster_counter(cluster: &kvlab_spawn::Cluster, name: &str) -> u64 {
     cluster
         .addrs()
         .into_iter()
-        .map(|addr| {
-            let info = kvlab_spawn::resp::command(addr, &["INFO", "all"]).unwrap();
-            info.as_str()
-                .unwrap()
-                .lines()
-                .find_map(|l| l.trim().strip_prefix(&format!("{name}:")))
-                .and_then(|v| v.split(',').next())
-                .map(|v| v.trim_start_matches("calls=").parse::<u64>().unwrap())
-                .unwrap_or(0)
-        })
+        .map(|addr| info_stat(&info_at(addr, "all"), name).unwrap_or(0))
         .sum()
 }
 

@@ -2,11 +2,13 @@
 //! and redis-server runs, and one trace in every format kvlab reads, checked against
 //! libcachesim 0.3.5's pinned miss counts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{call, kvlab, ok, redis, text};
+use crate::common::files::shared_data;
+use crate::common::servers::{call, redis};
+use crate::common::{kvlab, ok, text};
 
 fn json_rows(args: &[&str]) -> Vec<Value> {
     let out = ok(args);
@@ -30,12 +32,6 @@ fn counts(rows: &[Value]) -> Vec<(String, u64, u64, u64, u64)> {
             )
         })
         .collect()
-}
-
-fn shared(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces")
-        .join(path)
 }
 
 /// `kvlab sim -P X` simulates exactly the requests `kvlab run -P X --db null --record T`
@@ -278,7 +274,7 @@ fn compare_puts_moka_and_redis_hit_ratios_beside_the_simulated_ones() {
 #[test]
 fn compare_explains_a_directory_without_a_result_or_hit_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = shared("libcachesim/cloudPhysicsIO.txt");
+    let trace = shared_data("traces/libcachesim/cloudPhysicsIO.txt");
     let trace = trace.to_str().unwrap();
     let empty = dir.path().to_str().unwrap();
     let o = kvlab(&["sim", trace, "--size", "100", "--compare", empty]);
@@ -319,26 +315,26 @@ fn pinned(mode: &str, policy: &str, size: u64) -> u64 {
 #[test]
 fn one_trace_in_every_format_gives_the_same_misses() {
     let dir = tempfile::tempdir().unwrap();
-    let og = shared("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
+    let og = shared_data("traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin");
     let og = og.to_str().unwrap();
     let mut sized: Vec<(String, Vec<String>)> = vec![
         (og.into(), vec![]),
         (
-            shared("libcachesim/cloudPhysicsIO.vscsi")
+            shared_data("traces/libcachesim/cloudPhysicsIO.vscsi")
                 .to_str()
                 .unwrap()
                 .into(),
             vec![],
         ),
         (
-            shared("derived/cloudPhysicsIO.lcs")
+            shared_data("traces/derived/cloudPhysicsIO.lcs")
                 .to_str()
                 .unwrap()
                 .into(),
             vec![],
         ),
         (
-            shared("libcachesim/cloudPhysicsIO.csv")
+            shared_data("traces/libcachesim/cloudPhysicsIO.csv")
                 .to_str()
                 .unwrap()
                 .into(),
@@ -354,7 +350,7 @@ fn one_trace_in_every_format_gives_the_same_misses() {
         ok(&["trace", "convert", og, out.to_str().unwrap()]);
         sized.push((out.to_str().unwrap().into(), vec![]));
     }
-    let txt = shared("libcachesim/cloudPhysicsIO.txt");
+    let txt = shared_data("traces/libcachesim/cloudPhysicsIO.txt");
     let mut all = sized.clone();
     all.push((txt.to_str().unwrap().into(), vec![]));
     let expect_obj: Vec<u64> = [("LRU", 489), ("SLRU", 489), ("LRU", 4897), ("SLRU", 4897)]

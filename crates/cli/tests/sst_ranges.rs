@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::files::read_json;
 use crate::common::{kvlab, ok, text};
 
 /// db_bench's `fillseq` of keys 0..n (16-byte keys, 200-byte values) into small SST
@@ -49,8 +50,7 @@ fn recorded_keys(trace: &Path) -> Vec<String> {
 
 /// A workload setting of a result.json.
 fn setting(result: &Path, name: &str) -> Option<String> {
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(result).unwrap()).unwrap();
+    let doc = read_json(result);
     fn find(v: &serde_json::Value, name: &str) -> Option<String> {
         match v {
             serde_json::Value::Object(m) => {

@@ -7,9 +7,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::{Server, ServerKind};
 
-use crate::common::{kvlab, text};
+use crate::common::files::{csv_column, result_json};
+use crate::common::process::{signal, Process};
+use crate::common::servers::start;
+use crate::common::{kvlab, kvlab_command, text};
 
 /// Pauses a server (SIGSTOP) and resumes it (SIGCONT) when dropped, so a failing test
 /// never leaves a stopped process behind.
@@ -28,19 +31,6 @@ impl Drop for Paused {
     }
 }
 
-fn signal(which: &str, pid: u32) {
-    let ok = Command::new("kill")
-        .args([which, &pid.to_string()])
-        .status()
-        .expect("running kill")
-        .success();
-    assert!(ok, "kill {which} {pid}");
-}
-
-fn server(kind: ServerKind) -> Server {
-    Server::start(&ServerSpec::parse(kind, "").unwrap()).unwrap()
-}
-
 fn store_args(kind: ServerKind, s: &Server) -> Vec<String> {
     let db = match kind {
         ServerKind::Redis => "redis",
@@ -52,24 +42,16 @@ fn store_args(kind: ServerKind, s: &Server) -> Vec<String> {
 /// `(interval end in seconds, operations)` of each row of `timeline.csv`.
 fn timeline(dir: &Path) -> Vec<(f64, u64)> {
     let csv = std::fs::read_to_string(dir.join("timeline.csv")).unwrap();
-    csv.lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].parse().unwrap(), f[2].parse().unwrap())
-        })
+    let time_s: Vec<f64> = csv_column(&csv, "time_s");
+    time_s
+        .into_iter()
+        .zip(csv_column(&csv, "operations"))
         .collect()
-}
-
-fn result(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap()
 }
 
 /// Starts kvlab with `args` from the repository root, stdout discarded and stderr kept.
 fn spawn_kvlab<A: AsRef<std::ffi::OsStr>>(args: &[A]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
+    kvlab_command(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -123,7 +105,7 @@ fn day_seconds(rfc3339: &str) -> (String, f64) {
 #[test]
 fn a_stall_is_reported_in_the_intervals_it_happened_in() {
     for kind in [ServerKind::Redis, ServerKind::Memcached] {
-        let s = server(kind);
+        let s = start(kind, "");
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let mut load: Vec<String> = ["load", "-P", "workloads/ycsb/workloada"]
@@ -149,7 +131,7 @@ fn a_stall_is_reported_in_the_intervals_it_happened_in() {
         );
 
         // The pause in the run's own time.
-        let doc = result(&out);
+        let doc = result_json(&out);
         let (day, started) = day_seconds(doc["runner"]["measured_start"].as_str().unwrap());
         let (pause_day, from) = day_seconds(&paused_at);
         let (_, to) = day_seconds(&resumed_at);
@@ -187,7 +169,7 @@ fn a_stall_is_reported_in_the_intervals_it_happened_in() {
 #[test]
 fn duration_ends_the_run_while_requests_are_outstanding() {
     for kind in [ServerKind::Redis, ServerKind::Memcached] {
-        let s = server(kind);
+        let s = start(kind, "");
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let started = Instant::now();
@@ -221,7 +203,7 @@ fn duration_ends_the_run_while_requests_are_outstanding() {
             took < Duration::from_secs(12),
             "{kind:?}: took {took:?}: {stderr}"
         );
-        let doc = result(&out);
+        let doc = result_json(&out);
         let runtime_ms = doc["results"]["runtime_ms"].as_f64().unwrap();
         assert!(
             runtime_ms <= 2000.5,
@@ -244,7 +226,7 @@ fn duration_ends_the_run_while_requests_are_outstanding() {
 /// and the run goes on to its end.
 #[test]
 fn a_request_timeout_fails_requests_to_a_paused_server() {
-    let s = server(ServerKind::Redis);
+    let s = start(ServerKind::Redis, "");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let extra = ["--duration", "3s", "--timeout", "200ms"];
@@ -261,7 +243,7 @@ fn a_request_timeout_fails_requests_to_a_paused_server() {
     std::thread::sleep(Duration::from_millis(1000));
     drop(pause);
     let o = run.wait_with_output().unwrap();
-    let doc = result(&out);
+    let doc = result_json(&out);
     let errors = doc["results"].to_string();
     assert!(
         errors.contains("timeout"),
@@ -307,8 +289,7 @@ fn ctrl_c_during_the_preload_is_an_interruption() {
 /// and the reconnection back-off (up to 1 s) is no request's latency.
 #[test]
 fn a_lost_server_is_said_out_loud_and_its_back_off_is_nobodys_latency() {
-    let spec = ServerSpec::parse(ServerKind::Memcached, "").unwrap();
-    let s = Server::start(&spec).unwrap();
+    let s = start(ServerKind::Memcached, "");
     let port = s.port();
     let url = s.url();
     let dir = tempfile::tempdir().unwrap();
@@ -318,29 +299,21 @@ fn a_lost_server_is_said_out_loud_and_its_back_off_is_nobodys_latency() {
     drop(s); // stops it
     std::thread::sleep(Duration::from_secs(2));
     // Again on the same port, where the run's sessions reconnect.
-    let again = Command::new("memcached")
-        .args([
-            "-u",
-            "root",
-            "-l",
-            "127.0.0.1",
-            "-U",
-            "0",
-            "-p",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _again = Kill(again);
+    let _again = Process::spawn(
+        Command::new("memcached")
+            .args([
+                "-u",
+                "root",
+                "-l",
+                "127.0.0.1",
+                "-U",
+                "0",
+                "-p",
+                &port.to_string(),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     let o = run.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -348,7 +321,7 @@ fn a_lost_server_is_said_out_loud_and_its_back_off_is_nobodys_latency() {
         "{url}: {stderr}"
     );
     assert!(stderr.contains("the store answers again"), "{stderr}");
-    let doc = result(&out);
+    let doc = result_json(&out);
     let unreachable = doc["runner"]["unreachable_s"].as_f64().unwrap();
     assert!(
         (1.0..=3.0).contains(&unreachable),
@@ -367,7 +340,7 @@ fn a_lost_server_is_said_out_loud_and_its_back_off_is_nobodys_latency() {
 /// second Ctrl-C while it does so does not lose them.
 #[test]
 fn ctrl_c_with_a_stalled_server_still_writes_the_results() {
-    let s = server(ServerKind::Redis);
+    let s = start(ServerKind::Redis, "");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let extra = ["--duration", "60s", "--timeout", "none"];
@@ -393,7 +366,7 @@ fn ctrl_c_with_a_stalled_server_still_writes_the_results() {
     assert_eq!(o.status.code(), Some(130), "{stderr}");
     assert!(took < Duration::from_secs(10), "took {took:?}: {stderr}");
     assert!(stderr.contains("still writing the results"), "{stderr}");
-    let doc = result(&out);
+    let doc = result_json(&out);
     assert_eq!(doc["interrupted"], true);
     assert!(doc["runner"]["unfinished_requests"].as_u64().unwrap() >= 1);
 }

@@ -2,51 +2,15 @@
 //! real RocksDB (result tree, summary with CV, one load per data set), resuming, a failing
 //! cell, Ctrl-C, and servers the suite spawns.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The repository root, for the shipped workload files.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn kvlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("running kvlab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Writes `text` as `dir/name` and returns its path as a string.
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
-fn json(path: &Path) -> Value {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-/// The workloads directory as the suite file should name it (an absolute path).
-fn workloads() -> String {
-    root()
-        .join("workloads")
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
-}
+use crate::common;
+use common::files::{read_json, write_file};
+use common::process::{free_port, signal, wait_until};
+use common::{kvlab, kvlab_command, repo_root, text, workloads};
 
 /// Paths of the cells that ran in this invocation, from suite.json.
 fn ran(state: &Value) -> Vec<String> {
@@ -62,9 +26,9 @@ fn ran(state: &Value) -> Vec<String> {
 /// `kvlab suite FILE --dry-run` must fail with exit code 2 and every `needles` in stderr.
 fn rejects(name: &str, text: &str, needles: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), name, text);
+    let file = write_file(dir.path(), name, text);
     let o = kvlab(&["suite", &file, "--dry-run"]);
-    let err = stderr(&o);
+    let err = common::text(&o).1;
     assert_eq!(o.status.code(), Some(2), "{name}: {err}");
     assert!(err.contains(name), "{name}: the file is named: {err}");
     for n in needles {
@@ -191,7 +155,7 @@ fn invalid_suites_are_refused_naming_the_file_the_key_and_what_was_expected() {
 /// two thread counts, two rounds.
 fn tiny_suite(dir: &Path) -> String {
     let w = workloads();
-    write(
+    write_file(
         dir,
         "tiny.toml",
         &format!(
@@ -235,8 +199,8 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
     let started = Instant::now();
     let o = kvlab(&["suite", &file, "--out", &out_s]);
     eprintln!("first run: {:.1} s", started.elapsed().as_secs_f64());
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["state"], "complete");
     assert_eq!(state["matrix"]["cells"], 16);
     assert_eq!(state["counts"]["ok"], 16);
@@ -261,7 +225,7 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
             for t in [1, 2] {
                 for r in [1, 2] {
                     let cell = out.join(format!("{store}/{w}/t{t}-c1/round-{r}"));
-                    let doc = json(&cell.join("result.json"));
+                    let doc = read_json(&cell.join("result.json"));
                     assert_eq!(doc["phase"], "run");
                     assert_eq!(doc["runner"]["threads"], t);
                     assert_eq!(doc["seed"], 7 + r - 1);
@@ -275,7 +239,7 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
         }
     }
     // The RocksDB cells ran on the loaded records: every read found its record.
-    let doc = json(&out.join("rocks/readheavy/t2-c1/round-2/result.json"));
+    let doc = read_json(&out.join("rocks/readheavy/t2-c1/round-2/result.json"));
     // The store is named as in the suite file, beside its kind.
     assert_eq!(doc["store"]["name"], "rocksdb");
     assert_eq!(doc["store"]["label"], "rocks");
@@ -300,7 +264,7 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
     assert!(store.lines().count() >= 2, "{store}");
 
     // The summary: one row per store × workload × concurrency, over two rounds, with CV.
-    let summary = json(&out.join("summary.json"));
+    let summary = read_json(&out.join("summary.json"));
     let rows = summary["cells"].as_array().unwrap();
     assert_eq!(rows.len(), 8);
     for r in rows {
@@ -334,8 +298,8 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
     let started = Instant::now();
     let o = kvlab(&["suite", &file, "--out", &out_s]);
     eprintln!("resume: {:.1} s", started.elapsed().as_secs_f64());
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(ran(&state), ["rocks/balanced/t1-c1/round-2"]);
     assert_eq!(state["counts"]["ok"], 16);
     assert_eq!(state["load_count"], 1);
@@ -345,8 +309,8 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
 
     // Nothing left to do: nothing runs, nothing loads.
     let o = kvlab(&["suite", &file, "--out", &out_s]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert!(ran(&state).is_empty());
     assert_eq!(state["load_count"], 0);
 
@@ -354,23 +318,18 @@ fn a_tiny_suite_runs_every_cell_loads_once_summarizes_and_resumes() {
     let started = Instant::now();
     let o = kvlab(&["suite", &file, "--out", &out_s, "--force"]);
     eprintln!("--force: {:.1} s", started.elapsed().as_secs_f64());
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(ran(&state).len(), 16);
     assert_eq!(state["load_count"], 1);
-}
-
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 #[test]
 fn a_failing_cell_is_recorded_and_the_suite_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let w = workloads();
-    let port = closed_port();
-    let file = write(
+    let port = free_port();
+    let file = write_file(
         dir.path(),
         "failing.toml",
         &format!(
@@ -404,15 +363,15 @@ connections = [1, 2]
     );
     let out = dir.path().join("out");
     let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["state"], "finished with failures");
     assert_eq!(state["counts"]["failed"], 2);
     // The null store has no connections axis: one cell.
     assert_eq!(state["counts"]["ok"], 1);
     for c in [1, 2] {
         let cell = out.join(format!("nowhere/sets/t1-c{c}/round-1"));
-        let failed = json(&cell.join("failed.json"));
+        let failed = read_json(&cell.join("failed.json"));
         assert_eq!(failed["phase"], "run");
         assert_eq!(failed["exit_code"], 1);
         let tail = failed["stderr_tail"].as_str().unwrap();
@@ -427,7 +386,7 @@ connections = [1, 2]
     // Run again: the failed cells are tried again (and fail again); the good one is kept.
     let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
     assert_eq!(o.status.code(), Some(1));
-    let state = json(&out.join("suite.json"));
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(
         ran(&state),
         ["nowhere/sets/t1-c1/round-1", "nowhere/sets/t1-c2/round-1"]
@@ -455,27 +414,24 @@ threads = [1, 2]
 "#
         )
     };
-    let file = write(dir.path(), "stop.toml", &suite("60s"));
+    let file = write_file(dir.path(), "stop.toml", &suite("60s"));
     let out = dir.path().join("out");
-    let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .args(["suite", &file, "--out", &out.display().to_string()])
+    let child = kvlab_command(&["suite", &file, "--out", &out.display().to_string()])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Wait until the first cell runs, then press Ctrl-C once.
     let first = out.join("null/c/t1-c1/round-1/stderr.txt");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&first).is_ok_and(|t| t.contains("run on null")) {
-        assert!(Instant::now() < deadline, "the first cell never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
+    wait_until(
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        "the first cell never started",
+        || std::fs::read_to_string(&first).is_ok_and(|t| t.contains("run on null")),
+    );
+    signal("-INT", child.id());
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["state"], "interrupted");
     let status: Vec<&str> = state["cells"]
         .as_array()
@@ -485,17 +441,17 @@ threads = [1, 2]
         .collect();
     assert_eq!(status, ["interrupted", "pending"]);
     // The stopped cell kept its partial result, marked interrupted.
-    let doc = json(&out.join("null/c/t1-c1/round-1/result.json"));
+    let doc = read_json(&out.join("null/c/t1-c1/round-1/result.json"));
     assert_eq!(doc["interrupted"], true);
 
     // Again, with short cells: both run and the suite completes.
-    write(dir.path(), "stop.toml", &suite("1s"));
+    write_file(dir.path(), "stop.toml", &suite("1s"));
     let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["state"], "complete");
     assert_eq!(ran(&state).len(), 2);
-    let doc = json(&out.join("null/c/t1-c1/round-1/result.json"));
+    let doc = read_json(&out.join("null/c/t1-c1/round-1/result.json"));
     assert_eq!(doc["interrupted"], false);
 }
 
@@ -503,7 +459,7 @@ threads = [1, 2]
 fn spawned_servers_per_data_set_and_per_cell_with_memtier_prefill_and_ycsb_hashes() {
     let dir = tempfile::tempdir().unwrap();
     let w = workloads();
-    let file = write(
+    let file = write_file(
         dir.path(),
         "servers.toml",
         &format!(
@@ -552,8 +508,8 @@ connections = [1, 4]
     );
     let out = dir.path().join("out");
     let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["counts"]["ok"], 10, "{:#}", state["counts"]);
     // redis and mc: one prefill each for their 4 cells; redis-fresh: a server and a load
     // per cell.
@@ -573,7 +529,7 @@ connections = [1, 4]
     // A prefill is recorded as the load it is, named for the workloads it fills for (not
     // as one more workload). A YCSB load of one workload's cells is named after it.
     for load in state["loads"].as_array().unwrap() {
-        let doc = json(&Path::new(load["dir"].as_str().unwrap()).join("result.json"));
+        let doc = read_json(&Path::new(load["dir"].as_str().unwrap()).join("result.json"));
         assert_eq!(doc["phase"], "load", "{load:#}");
         if load["mode"] == "prefill" {
             assert_eq!(doc["workload_label"], "prefill for gets, sets", "{load:#}");
@@ -583,7 +539,7 @@ connections = [1, 4]
         }
     }
     let o = kvlab(&["report", &out.display().to_string()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", text(&o).1);
     let md = String::from_utf8_lossy(&o.stdout).into_owned();
     for row in [
         ["mc", "gets", "1×1"],
@@ -598,7 +554,7 @@ connections = [1, 4]
     }
     // The prefilled keys are there: every GET hits.
     for store in ["redis", "mc"] {
-        let doc = json(&out.join(format!("{store}/gets/t1-c4/round-1/result.json")));
+        let doc = read_json(&out.join(format!("{store}/gets/t1-c4/round-1/result.json")));
         assert_eq!(
             doc["store"]["label"], store,
             "memtier cells are labelled too"
@@ -612,7 +568,7 @@ connections = [1, 4]
             .clone();
         assert_eq!(read["operations"], 800, "{read:#}");
         assert_eq!(read["returns"]["OK"], 800, "{store}: {read:#}");
-        let server = json(&out.join(format!("{store}/gets/t1-c4/round-1/server.json")));
+        let server = read_json(&out.join(format!("{store}/gets/t1-c4/round-1/server.json")));
         assert!(server["version"].as_str().is_some_and(|v| !v.is_empty()));
         let csv = std::fs::read_to_string(
             out.join(format!("{store}/gets/t1-c4/round-1/monitor/store.csv")),
@@ -635,7 +591,7 @@ connections = [1, 4]
     }
     // YCSB records in a fresh server per cell: every read finds its record.
     for c in [1, 4] {
-        let doc = json(&out.join(format!("redis-fresh/hashes/t1-c{c}/round-1/result.json")));
+        let doc = read_json(&out.join(format!("redis-fresh/hashes/t1-c{c}/round-1/result.json")));
         assert_eq!(doc["runner"]["connections_per_thread"], c);
         let read = doc["results"]["ops"]
             .as_array()
@@ -653,7 +609,7 @@ connections = [1, 4]
 fn fresh_suite(dir: &Path, fresh: bool) -> String {
     let w = workloads();
     let fresh_line = if fresh { "fresh_data = true" } else { "" };
-    write(
+    write_file(
         dir,
         if fresh { "fresh.toml" } else { "shared.toml" },
         &format!(
@@ -717,7 +673,7 @@ fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
     // Without fresh_data both workloads load the same records: one data set per store.
     let shared = fresh_suite(dir.path(), false);
     let o = kvlab(&["suite", &shared, "--dry-run"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", text(&o).1);
     let plan = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
         plan.contains("8 cells") && plan.contains(", 2 data sets,"),
@@ -726,15 +682,15 @@ fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
 
     let file = fresh_suite(dir.path(), true);
     let o = kvlab(&["suite", &file, "--dry-run"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", text(&o).1);
     let plan = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(plan.contains(", 6 data sets,"), "{plan}");
 
     let out = dir.path().join("out");
     let out_s = out.display().to_string();
     let o = kvlab(&["suite", &file, "--out", &out_s]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["counts"]["ok"], 8, "{:#}", state["counts"]);
     // Per store: the two readlatest cells each load their own data set, the two
     // read-only cells share one.
@@ -760,7 +716,7 @@ fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
     // records plus its own inserts only, never those of the round before it; the
     // read-only cells see the 500.
     for round in [1, 2] {
-        let doc = json(&out.join(format!("mc/latest/t1-c1/round-{round}/result.json")));
+        let doc = read_json(&out.join(format!("mc/latest/t1-c1/round-{round}/result.json")));
         assert_eq!(doc["workload_label"], "latest");
         let inserted = op_count(&doc, "INSERT", "OK");
         assert!(
@@ -773,7 +729,7 @@ fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
             500 + inserted,
             "round {round}"
         );
-        let doc = json(&out.join(format!("mc/reads/t1-c1/round-{round}/result.json")));
+        let doc = read_json(&out.join(format!("mc/reads/t1-c1/round-{round}/result.json")));
         assert_eq!(doc["workload_label"], "reads");
         assert_eq!(doc["store"]["stats"]["curr_items"], 500);
         assert_eq!(op_count(&doc, "READ", "OK"), 500, "every read hits");
@@ -781,7 +737,7 @@ fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
 
     // The report names cells and loads as the suite does.
     let o = kvlab(&["report", &out_s]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", text(&o).1);
     let md = String::from_utf8_lossy(&o.stdout).into_owned();
     let rows = summary_rows(&md);
     for row in [
@@ -807,8 +763,8 @@ fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
         std::fs::remove_file(out.join(format!("rocks/{w}/t1-c1/round-2/result.json"))).unwrap();
     }
     let o = kvlab(&["suite", &file, "--out", &out_s]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let state = json(&out.join("suite.json"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    let state = read_json(&out.join("suite.json"));
     let mut again = ran(&state);
     again.sort();
     assert_eq!(
@@ -818,22 +774,22 @@ fn fresh_data_reloads_before_each_cell_of_a_workload_and_resume_counts_loads() {
     assert_eq!(state["load_count"], 1, "{:#}", state["loads"]);
     assert_eq!(state["loads"][0]["workload"], "latest");
     assert!(
-        stderr(&o).contains("already loaded"),
+        text(&o).1.contains("already loaded"),
         "the shared data set is reused: {}",
-        stderr(&o)
+        text(&o).1
     );
 }
 
 #[test]
 fn every_example_suite_is_valid() {
     let mut checked = 0;
-    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+    for entry in std::fs::read_dir(repo_root().join("examples")).unwrap() {
         let file = entry.unwrap().path().join("suite.toml");
         if !file.is_file() {
             continue;
         }
         let o = kvlab(&["suite", &file.display().to_string(), "--dry-run"]);
-        assert!(o.status.success(), "{}: {}", file.display(), stderr(&o));
+        assert!(o.status.success(), "{}: {}", file.display(), text(&o).1);
         let plan = String::from_utf8_lossy(&o.stdout);
         assert!(plan.contains(" cells ("), "{plan}");
         checked += 1;
@@ -847,7 +803,7 @@ fn every_example_suite_is_valid() {
 fn a_suite_records_each_cell_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let w = workloads();
-    let file = write(
+    let file = write_file(
         dir.path(),
         "rec.toml",
         &format!(
@@ -873,14 +829,14 @@ threads = [1, 2]
     );
     let out = dir.path().join("results");
     let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", text(&o).1);
     let mut traces = 0;
     for t in ["t1-c1", "t2-c1"] {
         let cell = out.join("null/readheavy").join(t).join("round-1");
         let trace = cell.join("trace.kvtrace");
         assert!(trace.exists(), "{}", trace.display());
         let stats = kvlab(&["trace", "stats", trace.to_str().unwrap(), "--json"]);
-        assert!(stats.status.success(), "{}", stderr(&stats));
+        assert!(stats.status.success(), "{}", text(&stats).1);
         let v: Value = serde_json::from_slice(&stats.stdout).unwrap();
         let requests = v["requests"].as_u64().unwrap();
         // Half the keys kept, every request of a kept key: about half of 4 000.
@@ -888,7 +844,7 @@ threads = [1, 2]
             (1200..=2800).contains(&requests),
             "{t}: {requests} requests: {v:#}"
         );
-        let result = json(&cell.join("result.json"));
+        let result = read_json(&cell.join("result.json"));
         let notes = result["notes"].to_string();
         assert!(notes.contains("recorded"), "{notes}");
         traces += 1;

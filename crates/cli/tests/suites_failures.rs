@@ -11,31 +11,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::common::{files_under, kvlab, redis, text};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn workloads() -> String {
-    root()
-        .join("workloads")
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
-}
-
-fn write(dir: &Path, name: &str, body: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, body).unwrap();
-    p.display().to_string()
-}
-
-fn json(path: &Path) -> Value {
-    let t = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&t).unwrap()
-}
+use crate::common;
+use common::files::{files_under, read_json, result_json, write_file};
+use common::process::{free_port, wait_until};
+use common::servers::redis;
+use common::{kvlab, kvlab_command, repo_root, text, workloads};
 
 /// The pids of `parent`'s children, from /proc/PID/stat (field 4 is the parent).
 fn children(parent: u32) -> Vec<u32> {
@@ -79,9 +59,7 @@ struct Background {
 impl Background {
     fn start(file: &str, out: &Path) -> Background {
         let stderr = out.with_extension("stderr.txt");
-        let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-            .current_dir(root())
-            .args(["suite", file, "--out", &out.display().to_string()])
+        let child = kvlab_command(&["suite", file, "--out", &out.display().to_string()])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
@@ -107,7 +85,7 @@ fn a_password_protected_redis_runs_memtier_and_ycsb_cells_and_no_child_shows_the
     let dir = tempfile::tempdir().unwrap();
     let server = redis("requirepass=s3cr:et@x");
     let w = workloads();
-    let file = write(
+    let file = write_file(
         dir.path(),
         "pw.toml",
         &format!(
@@ -204,11 +182,11 @@ threads = [1]
         };
         assert!(environ.iter().any(|e| e == expected), "{cmdline:?}");
     }
-    let state = json(&out.join("suite.json"));
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["counts"]["ok"], 4, "{stderr}");
     // YCSB reads found every loaded record: the load reached the protected server too.
     for store in ["url", "spawned"] {
-        let doc = json(&out.join(format!("{store}/reads/t1-c1/round-1/result.json")));
+        let doc = read_json(&out.join(format!("{store}/reads/t1-c1/round-1/result.json")));
         let read = doc["results"]["ops"]
             .as_array()
             .unwrap()
@@ -228,7 +206,7 @@ threads = [1]
 #[test]
 fn a_suite_server_killed_mid_suite_is_started_again_and_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(
+    let file = write_file(
         dir.path(),
         "kill.toml",
         r#"name = "kill"
@@ -256,12 +234,17 @@ connections = [1, 2]
     let suite_pid = suite.child.id();
     // Once the first cell runs, kill the server the suite started, as a crash would.
     let first = out.join("r/gets/t1-c1/round-1/stderr.txt");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !first.exists() {
-        assert!(suite.running(), "the suite ended before its first cell");
-        assert!(Instant::now() < deadline, "the first cell never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        "the first cell never started",
+        || {
+            first.exists() || {
+                assert!(suite.running(), "the suite ended before its first cell");
+                false
+            }
+        },
+    );
     std::thread::sleep(Duration::from_millis(500));
     let servers: Vec<u32> = children(suite_pid)
         .into_iter()
@@ -279,18 +262,18 @@ connections = [1, 2]
     let (code, stderr) = suite.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("1 server restart"), "{stderr}");
-    let state = json(&out.join("suite.json"));
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["server_restarts"], 1);
     assert_eq!(state["counts"]["ok"], 4, "{:#}", state["counts"]);
     // Prefilled once at the start and once more into the new server.
     assert_eq!(state["load_count"], 2);
-    let summary = json(&out.join("summary.json"));
+    let summary = read_json(&out.join("summary.json"));
     assert_eq!(summary["server_restarts"], 1);
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(md.contains("started again 1 time"), "{md}");
     // Every cell after the restart read the prefilled keys from the new server.
     for c in [1, 2] {
-        let doc = json(&out.join(format!("r/gets/t1-c{c}/round-2/result.json")));
+        let doc = read_json(&out.join(format!("r/gets/t1-c{c}/round-2/result.json")));
         let read = doc["results"]["ops"]
             .as_array()
             .unwrap()
@@ -305,12 +288,8 @@ connections = [1, 2]
 #[test]
 fn a_suite_stops_after_failures_in_a_row_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let file = write(
+    let port = free_port();
+    let file = write_file(
         dir.path(),
         "down.toml",
         &format!(
@@ -338,7 +317,7 @@ connections = [1, 2, 3, 4, 5]
         "{stderr}"
     );
     assert!(stderr.contains("stopped before the end"), "{stderr}");
-    let state = json(&out.join("suite.json"));
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["state"], "stopped");
     assert_eq!(state["counts"]["failed"], 3);
     assert_eq!(state["counts"]["pending"], 2);
@@ -349,7 +328,7 @@ connections = [1, 2, 3, 4, 5]
 
     // With the stop turned off, every cell is tried.
     let text = std::fs::read_to_string(&file).unwrap();
-    write(
+    write_file(
         dir.path(),
         "down.toml",
         &text.replace(
@@ -359,7 +338,7 @@ connections = [1, 2, 3, 4, 5]
     );
     let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
     assert_eq!(o.status.code(), Some(1));
-    let state = json(&out.join("suite.json"));
+    let state = read_json(&out.join("suite.json"));
     assert_eq!(state["state"], "finished with failures");
     assert_eq!(state["counts"]["failed"], 5);
     assert!(state["stopped_because"].is_null());
@@ -439,7 +418,7 @@ fn null_run(out: &Path, extra: &[&str]) -> Value {
         .concat(),
     );
     assert!(o.status.success(), "{}", text(&o).1);
-    json(&out.join("result.json"))
+    result_json(out)
 }
 
 #[test]
@@ -463,7 +442,7 @@ fn the_seed_survives_jq_as_a_string_and_either_form_is_read() {
     assert_eq!(jq(".seed_string"), seed);
     // A script that rewrote the file with the rounded number (jq does) and kept the string
     // still gets the run's seed back; so does a file with the string alone.
-    let mut doc = json(&file);
+    let mut doc = read_json(&file);
     doc["seed"] = serde_json::json!(1.8446744073709552e19);
     std::fs::write(&file, doc.to_string()).unwrap();
     let o = kvlab(&[
@@ -580,7 +559,7 @@ fn ycsb_single_dash_client_flags_are_accepted() {
         "off",
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
-    let doc = json(&dir.path().join("l/result.json"));
+    let doc = read_json(&dir.path().join("l/result.json"));
     assert_eq!(doc["phase"], "load");
     assert_eq!(doc["runner"]["threads"], 3);
 }
@@ -594,7 +573,7 @@ fn completions_and_the_manual_page_are_generated() {
     assert!(script.contains("suite"));
     // bash itself checks the syntax.
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "kvlab.bash", &script);
+    let path = write_file(dir.path(), "kvlab.bash", &script);
     let check = Command::new("bash").args(["-n", &path]).status().unwrap();
     assert!(check.success());
     let o = kvlab(&["man"]);
@@ -607,10 +586,10 @@ fn completions_and_the_manual_page_are_generated() {
 #[test]
 fn the_examples_run_the_binary_the_quickstart_builds() {
     // The quickstart builds into $CARGO_TARGET_DIR, by default ~/.cache/kvlab-target.
-    let quickstart = std::fs::read_to_string(root().join("scripts/quickstart.sh")).unwrap();
+    let quickstart = std::fs::read_to_string(repo_root().join("scripts/quickstart.sh")).unwrap();
     assert!(quickstart.contains("${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"));
     assert!(quickstart.contains("$CARGO_TARGET_DIR/release/kvlab"));
-    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+    for entry in std::fs::read_dir(repo_root().join("examples")).unwrap() {
         let readme = entry.unwrap().path().join("README.md");
         let Ok(text) = std::fs::read_to_string(&readme) else {
             continue;

@@ -2,22 +2,12 @@
 //! mixgraph workload, checked against real redis-server processes (their `INFO
 //! commandstats`), Debian's db_bench (its own traces of mixgraph) and published figures.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use crate::common::{call, calls, kvlab, ok, redis, text};
-
-fn shared(path: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/traces")
-        .join(path);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} is not beside the project", p.display());
-        None
-    }
-}
+use crate::common::files::{csv_column, result_json, shared_data_or_skip};
+use crate::common::servers::{call, calls, redis};
+use crate::common::{kvlab, kvlab_command, ok, text};
 
 /// A recorded run, replayed against a fresh server, sends the same commands as the run
 /// did: the servers' own counters agree.
@@ -156,29 +146,28 @@ fn a_trace_on_standard_input_replays() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let replay = |extra: &[&str]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-            .args([
-                "replay",
-                "-",
-                "--input-format",
-                "twitter",
-                "--db",
-                "redis",
-                "--url",
-                &url,
-                "-p",
-                "redis.model=string",
-                "--threads",
-                "2",
-                "--progress",
-                "never",
-            ])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = kvlab_command(&[
+            "replay",
+            "-",
+            "--input-format",
+            "twitter",
+            "--db",
+            "redis",
+            "--url",
+            &url,
+            "-p",
+            "redis.model=string",
+            "--threads",
+            "2",
+            "--progress",
+            "never",
+        ])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
         // A refused command may exit before it reads: a broken pipe is its answer.
         let _ = child.stdin.take().unwrap().write_all(text_trace.as_bytes());
         child.wait_with_output().unwrap()
@@ -187,18 +176,11 @@ fn a_trace_on_standard_input_replays() {
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert_eq!((calls(&server, "set"), calls(&server, "get")), (1000, 2000));
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let result = result_json(&out);
     assert_eq!(result["workload"]["trace.requests"], "3000", "{result}");
     // 100 requests a traced second at speed 10: 1 000 due in each second of the replay.
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "intended_ops").unwrap();
-    let due: u64 = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(col).unwrap().parse::<u64>().unwrap())
-        .sum();
+    let due: u64 = csv_column::<u64>(&csv, "intended_ops").iter().sum();
     assert_eq!(due, 3000, "{csv}");
 
     let o = replay(&["--preload"]);
@@ -249,17 +231,10 @@ fn a_preloaded_replay_hits_and_counts_every_request() {
     );
     let info = call(&server, &["INFO", "stats"]);
     assert!(info.as_str().unwrap().contains("keyspace_misses:0\r\n"));
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    let result = result_json(&out);
     assert_eq!(result["workload"]["trace.requests"], "2000", "{result}");
     let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "intended_ops").unwrap();
-    let due: Vec<u64> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
-        .collect();
+    let due: Vec<u64> = csv_column(&csv, "intended_ops");
     // Speed 4: the 1 000 requests of traced second 1 are due 0.25 s in, all in the
     // first reporting second.
     assert_eq!(due.iter().sum::<u64>(), 2000, "{csv}");
@@ -355,7 +330,7 @@ fn mixgraph_records_what_db_bench_traces() {
 /// (Megiddo & Modha, FAST'03, Table IV: c = 1000 → LRU 32.83 %, ARC 38.93 %).
 #[test]
 fn stats_and_sim_json_and_the_arc_papers_figures() {
-    let Some(vscsi) = shared("libcachesim/cloudPhysicsIO.vscsi") else {
+    let Some(vscsi) = shared_data_or_skip("traces/libcachesim/cloudPhysicsIO.vscsi") else {
         return;
     };
     let stats: serde_json::Value =
@@ -375,7 +350,7 @@ fn stats_and_sim_json_and_the_arc_papers_figures() {
         (stats["requests"].as_u64(), stats["distinct_keys"].as_u64()),
         (Some(113_872), Some(48_974))
     );
-    let Some(oltp) = shared("arc/OLTP.lis.zst") else {
+    let Some(oltp) = shared_data_or_skip("traces/arc/OLTP.lis.zst") else {
         return;
     };
     let out = ok(&[
@@ -417,7 +392,7 @@ fn stats_and_sim_json_and_the_arc_papers_figures() {
 /// A trace that is cut short is named with the byte offset of the damage.
 #[test]
 fn a_cut_trace_is_named_with_its_offset() {
-    let Some(src) = shared("rocksdb/mergerandom.trace") else {
+    let Some(src) = shared_data_or_skip("traces/rocksdb/mergerandom.trace") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -462,7 +437,7 @@ fn db_bench_command_lines_run_mixgraph_and_refuse_the_rest() {
 /// model, and a bad model file is a usage error naming the key.
 #[test]
 fn model_fit_writes_mixgraph_flags_and_run_model_runs_them() {
-    let Some(trace) = shared("rocksdb/mixgraph.trace") else {
+    let Some(trace) = shared_data_or_skip("traces/rocksdb/mixgraph.trace") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -553,20 +528,11 @@ fn a_timed_replay_shows_the_intended_rate_beside_the_achieved() {
             "never",
         ]);
         let csv = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let (ops_col, intended_col) = (col("operations"), col("intended_ops"));
-        let rows: Vec<(u64, u64, f64)> = csv
-            .lines()
-            .skip(1)
-            .map(|l| {
-                let f: Vec<&str> = l.split(',').collect();
-                (
-                    f[ops_col].parse().unwrap(),
-                    f[intended_col].parse().unwrap(),
-                    f[1].parse().unwrap(),
-                )
-            })
+        let done: Vec<u64> = csv_column(&csv, "operations");
+        let due: Vec<u64> = csv_column(&csv, "intended_ops");
+        let interval_s: Vec<f64> = csv_column(&csv, "interval_s");
+        let rows: Vec<(u64, u64, f64)> = (done.into_iter().zip(due).zip(interval_s))
+            .map(|((done, due), interval_s)| (done, due, interval_s))
             .collect();
         assert_eq!(
             rows.iter().map(|r| r.1).sum::<u64>(),

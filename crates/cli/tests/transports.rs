@@ -8,30 +8,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kvlab_report::ResultDocument;
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+use kvlab_spawn::ServerKind;
 
 use crate::common;
-use common::{all_stats_row, kvlab, memtier_on, report_u64, text};
-
-fn start(kind: ServerKind, spec: &str) -> Server {
-    Server::start(&ServerSpec::parse(kind, spec).unwrap()).unwrap()
-}
-
-/// memcached's `stats` counters of a server with a TCP port.
-fn memcached_stat(server: &Server, name: &str) -> u64 {
-    use std::io::{BufRead, BufReader, Write};
-    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
-    c.write_all(b"stats\r\n").unwrap();
-    let prefix = format!("STAT {name} ");
-    for line in BufReader::new(c).lines() {
-        let line = line.unwrap();
-        if let Some(v) = line.strip_prefix(&prefix) {
-            return v.trim().parse().unwrap();
-        }
-        assert_ne!(line, "END", "no {name}");
-    }
-    unreachable!("the server closed the connection")
-}
+use common::files::result_doc;
+use common::process::{free_port, wait_for_port, wait_until, Process};
+use common::servers::{info_at, info_stat, memcached_stat, start};
+use common::{all_stats_row, kvlab, kvlab_command, memtier_on, report_u64, text};
 
 /// A statistic of a result document's `store.stats`.
 fn store_stat(doc: &ResultDocument, name: &str) -> u64 {
@@ -115,21 +98,19 @@ fn memtier_over_unix_sockets_counts_what_the_servers_count() {
     let dir = tempfile::tempdir().unwrap();
     // Redis on a socket only (port 0 turns its TCP off).
     let socket = dir.path().join("redis.sock");
-    let mut redis = Command::new("redis-server")
-        .args(["--port", "0", "--unixsocket"])
-        .arg(&socket)
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !socket.exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "redis did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let redis = Process::spawn(
+        Command::new("redis-server")
+            .args(["--port", "0", "--unixsocket"])
+            .arg(&socket)
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null()),
+    );
+    wait_until(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        "redis did not start",
+        || socket.exists(),
+    );
     // memcached on a socket, binary protocol only.
     let memcached = start(ServerKind::Memcached, "s=m.sock,B=binary");
     let m_socket = memcached.unix_socket().unwrap().display().to_string();
@@ -165,7 +146,7 @@ fn memtier_over_unix_sockets_counts_what_the_servers_count() {
             totals[1].parse::<f64>().unwrap() > 0.0,
             "{name}: {totals:?}"
         );
-        let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+        let doc = result_doc(&out);
         assert!(
             doc.results.errors.is_empty(),
             "{name}: {:?}",
@@ -196,8 +177,7 @@ fn memtier_over_unix_sockets_counts_what_the_servers_count() {
             .unwrap()
             .contains("+unix:///"));
     }
-    redis.kill().unwrap();
-    redis.wait().unwrap();
+    redis.stop();
 }
 
 #[test]
@@ -229,7 +209,7 @@ fn memtier_memcache_binary_counts_sets_hits_and_misses_exactly() {
     // A cycle is a SET, then GETs of 4, 4 and 2 keys. Per client, 110 requests are 27
     // cycles, a SET and a GET of 4 keys: 28 SETs and 274 keys read.
     assert_eq!(all_stats_row(&stdout, "Sets")[0], "Sets");
-    let doc = ResultDocument::load(&out.join("result.json")).unwrap();
+    let doc = result_doc(&out);
     let found = doc.runner.keys_found;
     let missed = doc.runner.keys_not_found;
     assert!(found > 0 && missed > 0, "{found} {missed}");
@@ -285,21 +265,14 @@ fn memtier_reconnect_interval_reopens_connections_as_memtier_does() {
 
 /// Starts redis-server on `port` (kvlab's spawner picks its own ports) and waits until
 /// it answers.
-fn redis_on(port: u16) -> std::process::Child {
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "redis did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn redis_on(port: u16) -> Process {
+    let child = Process::spawn(
+        Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null()),
+    );
+    wait_for_port(port, "redis did not start");
     child
 }
 
@@ -307,16 +280,11 @@ fn redis_on(port: u16) -> std::process::Child {
 /// after one and starting another on the same port half a second later; returns the
 /// output, how long kvlab ran, and the second server's `INFO stats`.
 fn memtier_across_a_restart(extra: &[&str]) -> (std::process::Output, Duration, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut first = redis_on(port);
+    let port = free_port();
+    let first = redis_on(port);
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .args(["memtier", "-s", "127.0.0.1", "-p", &port.to_string()])
+    let child = kvlab_command(&["memtier", "-s", "127.0.0.1", "-p", &port.to_string()])
         .args(["-t", "1", "-c", "4", "--test-time=4", "--hide-histogram"])
         .args(extra)
         .arg("--out")
@@ -326,28 +294,19 @@ fn memtier_across_a_restart(extra: &[&str]) -> (std::process::Output, Duration, 
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(1));
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.stop();
     std::thread::sleep(Duration::from_millis(500));
-    let mut second = redis_on(port);
+    let second = redis_on(port);
     let o = child.wait_with_output().unwrap();
     let elapsed = started.elapsed();
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let info = kvlab_spawn::resp::command(addr, &["INFO", "stats"]).unwrap();
-    let info = info.as_str().unwrap().to_string();
-    second.kill().unwrap();
-    second.wait().unwrap();
+    let info = info_at(std::net::SocketAddr::from(([127, 0, 0, 1], port)), "stats");
+    second.stop();
     (o, elapsed, info)
 }
 
-/// A counter of an `INFO` text.
+/// A counter of an `INFO` text; panics when it has none.
 fn info_counter(info: &str, name: &str) -> u64 {
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {info}"))
-        .trim()
-        .parse()
-        .unwrap()
+    info_stat(info, name).unwrap_or_else(|| panic!("no {name} in {info}"))
 }
 
 #[test]

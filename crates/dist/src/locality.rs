@@ -393,12 +393,16 @@ mod tests {
     #[test]
     fn key_at_depth_matches_a_naive_lru_stack_through_compactions() {
         // Random touches of 50 keys, 20 000 of them (the 4 096 slots compact often).
-        let p = params(0.3, vec![(0, 1)], vec![Reuse {
-            depth_lo: 0,
-            depth_hi: 60,
-            step: 0,
-            weight: 1,
-        }]);
+        let p = params(
+            0.3,
+            vec![(0, 1)],
+            vec![Reuse {
+                depth_lo: 0,
+                depth_hi: 60,
+                step: 0,
+                weight: 1,
+            }],
+        );
         let mut g = LocalityGen::new(&p, 50, 3).unwrap();
         let mut stack: Vec<u64> = Vec::new(); // most recent last
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
@@ -439,12 +443,16 @@ mod tests {
 
     #[test]
     fn a_step_touches_the_neighbour_of_a_recent_key() {
-        let p = params(0.0, vec![], vec![Reuse {
-            depth_lo: 0,
-            depth_hi: 0,
-            step: 1,
-            weight: 1,
-        }]);
+        let p = params(
+            0.0,
+            vec![],
+            vec![Reuse {
+                depth_lo: 0,
+                depth_hi: 0,
+                step: 1,
+                weight: 1,
+            }],
+        );
         let mut g = LocalityGen::new(&p, 8, 1).unwrap();
         let keys: Vec<u64> = (0..10).map(|_| g.next_key(5)).collect();
         assert_eq!(keys, [5, 6, 7, 0, 1, 2, 3, 4, 5, 6]);

@@ -267,7 +267,11 @@ fn locality_toml(l: &Locality) -> String {
         "# [step, weight]: a new key is the first untouched key at or after the previous new key \
          + step\n# (step 0: at or after the key model's draw).\nnew_steps = [",
     );
-    let steps: Vec<String> = l.new_steps.iter().map(|(s, w)| format!("[{s}, {w}]")).collect();
+    let steps: Vec<String> = l
+        .new_steps
+        .iter()
+        .map(|(s, w)| format!("[{s}, {w}]"))
+        .collect();
     out.push_str(&steps.join(", "));
     out.push_str(
         "]\n# [depth_lo, depth_hi, step, weight]: or (drawn with new_steps by weight) the first \

@@ -1,19 +1,42 @@
-//! Helpers the `kvlab` end-to-end tests share: run the binary from the repository
-//! root, read its YCSB-style report lines and memtier's table, and read the files it
-//! wrote.
+//! Helpers the `kvlab` end-to-end tests share, one definition each: run the binary from
+//! the repository root and read its YCSB-style report lines and memtier's table
+//! (here), the files it wrote and the project's shared data ([`files`]), the servers it
+//! talks to ([`servers`]), and processes, ports and waits ([`process`]).
 
-use std::path::Path;
+pub mod files;
+pub mod process;
+pub mod servers;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use kvlab_spawn::{Server, ServerKind, ServerSpec};
+/// The repository root (where `workloads/` is), the directory kvlab runs in.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The shipped workloads directory as an absolute path (as suite files name it).
+pub fn workloads() -> String {
+    repo_root()
+        .join("workloads")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// kvlab with `args`, to run in the repository root: the caller sets its stdio and
+/// spawns it (or adds arguments and runs it).
+pub fn kvlab_command<A: AsRef<OsStr>>(args: &[A]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kvlab"));
+    c.current_dir(repo_root()).args(args);
+    c
+}
 
 /// Runs kvlab with `args` from the repository root (where `workloads/` is).
 pub fn kvlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kvlab"))
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .args(args)
-        .output()
-        .expect("running kvlab")
+    kvlab_command(args).output().expect("running kvlab")
 }
 
 /// Runs kvlab with `args` and returns its stdout, panicking with its output unless it
@@ -76,46 +99,4 @@ pub fn section_row(stdout: &str, title: &str, row: &str) -> Vec<String> {
         .split_whitespace()
         .map(str::to_string)
         .collect()
-}
-
-/// The text of every file under `dir` (none when `dir` does not exist).
-pub fn files_under(dir: &Path) -> Vec<String> {
-    let mut texts = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                texts.push(String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned());
-            }
-        }
-    }
-    texts
-}
-
-/// A redis-server with `spec`'s settings on a free loopback port (stopped on drop).
-pub fn redis(spec: &str) -> Server {
-    Server::start(&ServerSpec::parse(ServerKind::Redis, spec).unwrap()).unwrap()
-}
-
-/// Sends one command to `server` and returns its reply.
-pub fn call(server: &Server, args: &[&str]) -> kvlab_spawn::resp::Value {
-    kvlab_spawn::resp::command(server.addr(), args).unwrap()
-}
-
-/// `calls` of `cmdstat_NAME` in the server's `INFO commandstats` (0 when absent).
-pub fn calls(server: &Server, name: &str) -> u64 {
-    let info = call(server, &["INFO", "commandstats"]);
-    let prefix = format!("cmdstat_{name}:calls=");
-    info.as_str()
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|v| v.split(',').next())
-        .map_or(0, |v| v.parse().unwrap())
 }

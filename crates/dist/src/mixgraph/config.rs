@@ -273,9 +273,7 @@ impl MixGraphConfig {
                     self.num
                 )))
             }
-            Some(l) => l
-                .validate()
-                .map_err(|e| MixGraphError::Locality(e.0)),
+            Some(l) => l.validate().map_err(|e| MixGraphError::Locality(e.0)),
             None => Ok(()),
         }
     }
