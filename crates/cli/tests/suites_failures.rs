@@ -157,6 +157,11 @@ threads = [1]
                     "pid {pid}: {cmdline:?}"
                 );
             }
+            // Both files from one program: a child that exec'd or exited between the two
+            // reads (its environment then reads empty) is looked at again next time.
+            if environ.is_empty() || proc_words(pid, "cmdline") != cmdline {
+                continue;
+            }
             // The latest look: a child forked but not yet exec'd still shows the suite's
             // own command line.
             seen.insert(pid, (cmdline, environ));
