@@ -59,6 +59,11 @@ pub struct Locality {
     pub new_near: Vec<Reuse>,
     /// How a key is touched again.
     pub reuse: Vec<Reuse>,
+    /// Per kind of the previous touch (in kvlab's mixgraph: Get, Put, Seek), the chance
+    /// that a key touched again keeps the payload of that touch — the draw that decides
+    /// its operation and size ([`LocalityGen::next_key_with`]); otherwise it takes the
+    /// new draw's. Each in `[0, 1]`; a kind past the end keeps it always.
+    pub same_op: Vec<f64>,
 }
 
 /// Why a [`Locality`] cannot run.
@@ -75,6 +80,9 @@ impl Locality {
         let bad = |m: String| Err(LocalityError(m));
         if !(0.0..=1.0).contains(&self.new_share) {
             return bad(format!("new_share {} is not in [0, 1]", self.new_share));
+        }
+        if let Some(p) = self.same_op.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+            return bad(format!("same_op {p} is not in [0, 1]"));
         }
         if self.new_share > 0.0
             && self.new_steps.iter().all(|&(_, w)| w == 0)
@@ -112,6 +120,7 @@ impl Locality {
 pub struct LocalityGen {
     num: u64,
     new_share: f64,
+    same_op: Vec<f64>,
     /// The ways to place a new key: `new_steps` (as depth-less classes, `None`), then
     /// `new_near`.
     new_classes: Vec<(Option<Reuse>, u64)>,
@@ -158,6 +167,7 @@ impl LocalityGen {
         Ok(LocalityGen {
             num,
             new_share: params.new_share,
+            same_op: params.same_op.clone(),
             new_classes: params
                 .new_steps
                 .iter()
@@ -242,11 +252,17 @@ impl LocalityGen {
     }
 
     /// [`LocalityGen::next_key`], with a payload per key: `payload` (e.g. the draw that
-    /// decides the operation and its size) is kept for a key touched the first time and
-    /// returned for it every time after, so what the underlying model ties to a key
-    /// (db_bench derives a key's op and value size from the key's own draw) stays tied
-    /// to it when the layer moves draws between keys.
-    pub fn next_key_with(&mut self, fresh: u64, payload: u64) -> (u64, u64) {
+    /// decides the operation and its size) is kept for a key touched the first time; a
+    /// key touched again returns its kept payload with probability
+    /// [`Locality::same_op`]`[kind(kept)]`, else keeps and returns the new one — so what
+    /// the underlying model ties to a key (db_bench derives a key's op and value size
+    /// from the key's own draw) stays as tied to it as the trace showed.
+    pub fn next_key_with(
+        &mut self,
+        fresh: u64,
+        payload: u64,
+        kind: impl FnOnce(u64) -> usize,
+    ) -> (u64, u64) {
         if self.payloads.is_empty() {
             self.payloads = vec![0; self.num as usize];
         }
@@ -255,7 +271,11 @@ impl LocalityGen {
         if key >= self.num {
             return (key, payload);
         }
-        if self.distinct > before {
+        let keep = || {
+            let k = kind(self.payloads[key as usize]);
+            self.same_op.get(k).copied().unwrap_or(1.0)
+        };
+        if self.distinct > before || next_f64(&mut self.rng) >= keep() {
             self.payloads[key as usize] = payload;
         }
         (key, self.payloads[key as usize])
@@ -360,6 +380,7 @@ mod tests {
             new_steps,
             new_near: vec![],
             reuse,
+            same_op: vec![],
         }
     }
 
@@ -429,16 +450,16 @@ mod tests {
             step: 0,
             weight: 1,
         }]);
-        let mut g = LocalityGen::new(&p, 1000, 4).unwrap();
+        let mut g = LocalityGen::new(&p, 100_000, 4).unwrap();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
         let mut first = std::collections::HashMap::new();
         for i in 0..5000u64 {
-            let fresh = next_below(&mut rng, 1000);
-            let (key, payload) = g.next_key_with(fresh, i);
+            let fresh = next_below(&mut rng, 100_000);
+            let (key, payload) = g.next_key_with(fresh, i, |_| 0);
             let p0 = *first.entry(key).or_insert(i);
             assert_eq!(payload, p0, "key {key} at request {i}");
         }
-        assert!(first.len() > 100 && first.len() < 1000);
+        assert!((2000..3000).contains(&first.len()), "{}", first.len());
     }
 
     #[test]

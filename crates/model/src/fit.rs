@@ -243,6 +243,8 @@ struct KeyCounts {
     counts: Vec<u64>,
     /// Per request: its key's index (only when kept).
     sequence: Option<Vec<u32>>,
+    /// Per request: its kind (with the sequence).
+    kinds: Vec<u8>,
 }
 
 impl KeyCounts {
@@ -254,11 +256,12 @@ impl KeyCounts {
             },
             counts: Vec::new(),
             sequence: keep_sequence.then(Vec::new),
+            kinds: Vec::new(),
         }
     }
 
     #[inline]
-    fn add(&mut self, rec: &TraceRecord) {
+    fn add(&mut self, rec: &TraceRecord, kind: Kind) {
         let next = self.counts.len() as u32;
         let i = match &mut self.index {
             KeyIndex::Bytes(m) => match m.get(rec.key.as_slice()) {
@@ -276,6 +279,7 @@ impl KeyCounts {
         self.counts[i as usize] += 1;
         if let Some(seq) = &mut self.sequence {
             seq.push(i);
+            self.kinds.push(kind as u8);
         }
     }
 
@@ -283,7 +287,7 @@ impl KeyCounts {
     /// byte key's position is its first 8 bytes big-endian, zero-padded (monotone in
     /// key order). With the sequence kept, also the requests' keys as ranks in that
     /// order.
-    fn into_sorted(self) -> (Vec<(u64, u64)>, Option<Vec<u32>>) {
+    fn into_sorted(self) -> (Vec<(u64, u64)>, Option<(Vec<u32>, Vec<u8>)>) {
         let counts = self.counts;
         let (order, positions): (Vec<u32>, Vec<u64>) = match self.index {
             KeyIndex::Bytes(m) => {
@@ -312,7 +316,7 @@ impl KeyCounts {
             for k in &mut seq {
                 *k = rank[*k as usize];
             }
-            seq
+            (seq, self.kinds)
         });
         let sorted = order
             .iter()
@@ -356,7 +360,7 @@ pub fn fit<R: TraceReader + ?Sized>(
         if !matches!(kind, Kind::Get | Kind::Put | Kind::Seek) {
             continue;
         }
-        keys.add(&rec);
+        keys.add(&rec, kind);
         if rec.key_size > 0 {
             *key_sizes.entry(rec.key_size).or_insert(0) += 1;
         }
@@ -443,7 +447,7 @@ pub fn fit<R: TraceReader + ?Sized>(
     let (keys, sequence) = keys.into_sorted();
     let distinct = keys.len() as u64;
     // Locality over the key numbers the model draws: ranks in key order.
-    let locality = sequence.and_then(|seq| fit_locality(&seq, distinct));
+    let locality = sequence.and_then(|(seq, kinds)| fit_locality(&seq, Some(&kinds), distinct));
     if options.locality && options.range_cut != RangeCut::EqualKeys {
         notes.push(
             "no locality layer: ranges cut the key span, so key numbers are positions, not \

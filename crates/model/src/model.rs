@@ -217,6 +217,8 @@ struct LocalityTable {
     #[serde(default)]
     new_near: Vec<[u64; 4]>,
     reuse: Vec<[u64; 4]>,
+    #[serde(default)]
+    same_op: Vec<f64>,
 }
 
 impl LocalityTable {
@@ -226,6 +228,7 @@ impl LocalityTable {
             new_steps: self.new_steps.into_iter().map(|[s, w]| (s, w)).collect(),
             new_near: classes(self.new_near),
             reuse: classes(self.reuse),
+            same_op: self.same_op,
         }
     }
 }
@@ -284,6 +287,13 @@ fn locality_toml(l: &Locality) -> String {
          keys), plus step.\n",
     );
     class_rows(&mut out, "reuse", &l.reuse);
+    out.push_str(
+        "# Per kind of a key's previous touch (get, put, seek), the chance that touching it \
+         again keeps\n# that op and size (else the new draw's).\nsame_op = [",
+    );
+    let same: Vec<String> = l.same_op.iter().map(|&p| toml_value(p)).collect();
+    out.push_str(&same.join(", "));
+    out.push_str("]\n");
     out
 }
 

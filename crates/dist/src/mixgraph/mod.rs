@@ -463,6 +463,7 @@ impl MixGraph {
                 let (key, draw) = local.next_key_with(
                     self.pending.key_number[i],
                     self.pending.kind_draw[i],
+                    |kept| m.mix.kind(kept) as usize,
                 );
                 (key, draw, draw)
             }
