@@ -275,10 +275,17 @@ impl LocalityGen {
             let k = kind(self.payloads[key as usize]);
             self.same_op.get(k).copied().unwrap_or(1.0)
         };
-        if self.distinct > before || next_f64(&mut self.rng) >= keep() {
+        if self.distinct > before {
             self.payloads[key as usize] = payload;
+            return (key, payload);
         }
-        (key, self.payloads[key as usize])
+        // The key's own payload stays its own; a re-touch that does not keep it takes
+        // the new draw's for this touch only.
+        if next_f64(&mut self.rng) < keep() {
+            (key, self.payloads[key as usize])
+        } else {
+            (key, payload)
+        }
     }
 
     /// The first untouched key at or after `from` (wrapping); the caller guarantees one.
@@ -444,12 +451,16 @@ mod tests {
 
     #[test]
     fn a_payload_stays_with_its_key() {
-        let p = params(0.5, vec![(0, 1)], vec![Reuse {
-            depth_lo: 0,
-            depth_hi: 3,
-            step: 0,
-            weight: 1,
-        }]);
+        let p = params(
+            0.5,
+            vec![(0, 1)],
+            vec![Reuse {
+                depth_lo: 0,
+                depth_hi: 3,
+                step: 0,
+                weight: 1,
+            }],
+        );
         let mut g = LocalityGen::new(&p, 100_000, 4).unwrap();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
         let mut first = std::collections::HashMap::new();

@@ -236,6 +236,9 @@ enum KeyIndex {
     Ids(HashMap<u64, u32, Fx>),
 }
 
+/// The requests in order: each one's key as a rank in key order, and its kind.
+type Sequence = (Vec<u32>, Vec<u8>);
+
 /// Accesses per key, and the order of the keys' accesses when locality is fitted.
 struct KeyCounts {
     index: KeyIndex,
@@ -287,7 +290,7 @@ impl KeyCounts {
     /// byte key's position is its first 8 bytes big-endian, zero-padded (monotone in
     /// key order). With the sequence kept, also the requests' keys as ranks in that
     /// order.
-    fn into_sorted(self) -> (Vec<(u64, u64)>, Option<(Vec<u32>, Vec<u8>)>) {
+    fn into_sorted(self) -> (Vec<(u64, u64)>, Option<Sequence>) {
         let counts = self.counts;
         let (order, positions): (Vec<u32>, Vec<u64>) = match self.index {
             KeyIndex::Bytes(m) => {

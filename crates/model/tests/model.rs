@@ -269,11 +269,18 @@ fn a_locality_table_reads_back_and_bad_ones_name_their_line() {
         "the generator gets the layer"
     );
     // db_bench's command line has no locality.
-    assert!(back.db_bench_args().iter().all(|a| !a.contains("new_share")));
+    assert!(back
+        .db_bench_args()
+        .iter()
+        .all(|a| !a.contains("new_share")));
 
     // A share outside [0, 1]: the file, the line of new_share, and what was expected.
     let bad = text.replace("new_share = 0.25", "new_share = 1.5");
-    let line = bad.lines().position(|l| l.starts_with("new_share")).unwrap() + 1;
+    let line = bad
+        .lines()
+        .position(|l| l.starts_with("new_share"))
+        .unwrap()
+        + 1;
     let e = error_of(&bad);
     let s = e.to_string();
     assert!(
@@ -288,5 +295,9 @@ fn a_locality_table_reads_back_and_bad_ones_name_their_line() {
         "{e:?}"
     );
     let line = bad.lines().position(|l| l.contains("[16, 17, 5]")).unwrap() + 1;
-    assert!(e.to_string().starts_with(&format!("/models/bad.toml:{line}:")), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with(&format!("/models/bad.toml:{line}:")),
+        "{e}"
+    );
 }
