@@ -59,10 +59,13 @@ pub struct Locality {
     pub new_near: Vec<Reuse>,
     /// How a key is touched again.
     pub reuse: Vec<Reuse>,
-    /// Per kind of the previous touch (in kvlab's mixgraph: Get, Put, Seek), the chance
-    /// that a key touched again keeps the payload of that touch — the draw that decides
-    /// its operation and size ([`LocalityGen::next_key_with`]); otherwise it takes the
-    /// new draw's. Each in `[0, 1]`; a kind past the end keeps it always.
+    /// The share of keys that keep the payload of their first touch — in kvlab's
+    /// mixgraph, the draw that decides the operation and its size — on every touch
+    /// ([`LocalityGen::next_key_with`]), in `[0, 1]`.
+    pub pure_keys: f64,
+    /// For the other keys, per kind of that payload (in kvlab's mixgraph: Get, Put,
+    /// Seek), the chance that a touch keeps it; otherwise the touch takes the new
+    /// draw's. Each in `[0, 1]`; a kind past the end keeps it always.
     pub same_op: Vec<f64>,
 }
 
@@ -80,6 +83,9 @@ impl Locality {
         let bad = |m: String| Err(LocalityError(m));
         if !(0.0..=1.0).contains(&self.new_share) {
             return bad(format!("new_share {} is not in [0, 1]", self.new_share));
+        }
+        if !(0.0..=1.0).contains(&self.pure_keys) {
+            return bad(format!("pure_keys {} is not in [0, 1]", self.pure_keys));
         }
         if let Some(p) = self.same_op.iter().find(|p| !(0.0..=1.0).contains(*p)) {
             return bad(format!("same_op {p} is not in [0, 1]"));
@@ -120,6 +126,7 @@ impl Locality {
 pub struct LocalityGen {
     num: u64,
     new_share: f64,
+    pure_keys: f64,
     same_op: Vec<f64>,
     /// The ways to place a new key: `new_steps` (as depth-less classes, `None`), then
     /// `new_near`.
@@ -145,6 +152,8 @@ pub struct LocalityGen {
     /// Per key, what [`LocalityGen::next_key_with`] was given at its first touch
     /// (allocated at its first call).
     payloads: Vec<u64>,
+    /// Per key, whether it is one of the keys that may change payload (a bitset).
+    mixed: Vec<u64>,
 }
 
 impl LocalityGen {
@@ -167,6 +176,7 @@ impl LocalityGen {
         Ok(LocalityGen {
             num,
             new_share: params.new_share,
+            pure_keys: params.pure_keys,
             same_op: params.same_op.clone(),
             new_classes: params
                 .new_steps
@@ -193,6 +203,7 @@ impl LocalityGen {
             untouched,
             prev_new: None,
             payloads: Vec::new(),
+            mixed: Vec::new(),
         })
     }
 
@@ -253,10 +264,12 @@ impl LocalityGen {
 
     /// [`LocalityGen::next_key`], with a payload per key: `payload` (e.g. the draw that
     /// decides the operation and its size) is kept for a key touched the first time; a
-    /// key touched again returns its kept payload with probability
-    /// [`Locality::same_op`]`[kind(kept)]`, else keeps and returns the new one — so what
-    /// the underlying model ties to a key (db_bench derives a key's op and value size
-    /// from the key's own draw) stays as tied to it as the trace showed.
+    /// key touched again returns its kept payload — always for a share
+    /// [`Locality::pure_keys`] of the keys, with probability
+    /// [`Locality::same_op`]`[kind(kept)]` for the others (else the new `payload`, for
+    /// that touch only) — so what the underlying model ties to a key (db_bench derives a
+    /// key's op and value size from the key's own draw) stays as tied to it as the trace
+    /// showed.
     pub fn next_key_with(
         &mut self,
         fresh: u64,
@@ -265,6 +278,7 @@ impl LocalityGen {
     ) -> (u64, u64) {
         if self.payloads.is_empty() {
             self.payloads = vec![0; self.num as usize];
+            self.mixed = vec![0; self.num.div_ceil(64) as usize];
         }
         let before = self.distinct;
         let key = self.next_key(fresh);
@@ -275,13 +289,17 @@ impl LocalityGen {
             let k = kind(self.payloads[key as usize]);
             self.same_op.get(k).copied().unwrap_or(1.0)
         };
+        let k = key as usize;
         if self.distinct > before {
-            self.payloads[key as usize] = payload;
+            self.payloads[k] = payload;
+            if next_f64(&mut self.rng) >= self.pure_keys {
+                self.mixed[k / 64] |= 1 << (k % 64);
+            }
             return (key, payload);
         }
         // The key's own payload stays its own; a re-touch that does not keep it takes
         // the new draw's for this touch only.
-        if next_f64(&mut self.rng) < keep() {
+        if self.mixed[k / 64] & (1 << (k % 64)) == 0 || next_f64(&mut self.rng) < keep() {
             (key, self.payloads[key as usize])
         } else {
             (key, payload)
@@ -387,6 +405,7 @@ mod tests {
             new_steps,
             new_near: vec![],
             reuse,
+            pure_keys: 1.0,
             same_op: vec![],
         }
     }

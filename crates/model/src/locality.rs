@@ -103,21 +103,20 @@ pub fn fit_locality(keys: &[u32], kinds: Option<&[u8]>, num: u64) -> Option<Loca
     let mut reuse: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
     let (mut new, mut new_stepped, mut stepped, mut reused) = (0u64, 0u64, 0u64, 0u64);
     let mut prev_new: Option<u64> = None;
-    // Per key its last kind; per previous kind, re-touches and those of the same kind;
-    // requests per kind.
-    let mut last_kind = vec![0u8; if kinds.is_some() { num as usize } else { 0 }];
-    let mut after = [(0u64, 0u64); 256];
-    let mut per_kind = [0u64; 256];
+    // Per key its first kind and whether it ever changed (bit 7), and its touches
+    // (capped); requests per kind.
+    let mut key_kind = vec![0u8; if kinds.is_some() { num as usize } else { 0 }];
+    let mut per_kind = [0u64; 128];
     for (t, &k) in keys.iter().enumerate() {
         if let Some(kinds) = kinds {
-            let kind = kinds[t];
+            let kind = kinds[t] & 0x7f;
             per_kind[kind as usize] += 1;
-            if last[k as usize] != u32::MAX {
-                let prev = last_kind[k as usize] as usize;
-                after[prev].0 += 1;
-                after[prev].1 += u64::from(prev == kind as usize);
+            let slot = &mut key_kind[k as usize];
+            if last[k as usize] == u32::MAX {
+                *slot = kind;
+            } else if *slot & 0x7f != kind {
+                *slot |= 0x80;
             }
-            last_kind[k as usize] = kind;
         }
         let key = u64::from(k);
         // Depth of a key last touched at `slot`: the marks after it.
@@ -182,23 +181,58 @@ pub fn fit_locality(keys: &[u32], kinds: Option<&[u8]>, num: u64) -> Option<Loca
         last[k as usize] = t as u32;
     }
     let classes = reuse.len() as u64;
-    // Per previous kind k, the share of re-touches of kind k again = p + (1 − p)·q_k,
-    // q_k the kind's share of all requests (a new draw's chance to be k):
-    // p = (same − q_k) / (1 − q_k).
-    let kinds_seen = per_kind.iter().rposition(|&c| c > 0).map_or(0, |k| k + 1);
-    let same_op = match kinds {
-        Some(_) => (0..kinds_seen)
-            .map(|k| {
-                let (retouches, same) = after[k];
-                let q = per_kind[k] as f64 / n as f64;
-                if retouches == 0 || q >= 1.0 {
+    // Keys that keep their first kind: among keys touched c > 1 times, the share that
+    // kept it, less the chance c − 1 independent draws of the mix would all repeat it
+    // (Σ q_f^{c−1} / keys, q_f the first kind's share of the requests): π = (pure −
+    // chance) / (1 − chance). For the other keys, per first kind k: the share S_k of
+    // re-touches of kind k is π + (1 − π)(p + (1 − p) q_k), so p = ((S_k − π) / (1 − π)
+    // − q_k) / (1 − q_k).
+    let (pure_keys, same_op) = match kinds {
+        Some(kinds) => {
+            let q = |k: usize| per_kind[k] as f64 / n as f64;
+            let mut touches = vec![0u8; num as usize];
+            let mut after = [(0u64, 0u64); 128];
+            for (&k, &kind) in keys.iter().zip(kinds) {
+                let (k, kind) = (k as usize, (kind & 0x7f) as usize);
+                if touches[k] > 0 {
+                    let first = (key_kind[k] & 0x7f) as usize;
+                    after[first].0 += 1;
+                    after[first].1 += u64::from(first == kind);
+                }
+                touches[k] = touches[k].saturating_add(1);
+            }
+            let (mut multi, mut pure, mut chance) = (0u64, 0u64, 0.0f64);
+            for (&c, &kk) in touches.iter().zip(&key_kind) {
+                if c > 1 {
+                    multi += 1;
+                    pure += u64::from(kk & 0x80 == 0);
+                    chance += q((kk & 0x7f) as usize).powi(i32::from(c) - 1);
+                }
+            }
+            let pure_keys = if multi == 0 {
+                1.0
+            } else {
+                let (observed, chance) = (pure as f64 / multi as f64, chance / multi as f64);
+                if chance >= 1.0 {
                     1.0
                 } else {
-                    ((same as f64 / retouches as f64 - q) / (1.0 - q)).clamp(0.0, 1.0)
+                    ((observed - chance) / (1.0 - chance)).clamp(0.0, 1.0)
                 }
-            })
-            .collect(),
-        None => Vec::new(),
+            };
+            let kinds_seen = per_kind.iter().rposition(|&c| c > 0).map_or(0, |k| k + 1);
+            let same = (0..kinds_seen)
+                .map(|k| {
+                    let (retouches, same) = after[k];
+                    if retouches == 0 || q(k) >= 1.0 || pure_keys >= 1.0 {
+                        return 1.0;
+                    }
+                    let mixed = (same as f64 / retouches as f64 - pure_keys) / (1.0 - pure_keys);
+                    ((mixed - q(k)) / (1.0 - q(k))).clamp(0.0, 1.0)
+                })
+                .collect();
+            (pure_keys, same)
+        }
+        None => (1.0, Vec::new()),
     };
     Some(LocalityFit {
         locality: Locality {
@@ -222,6 +256,7 @@ pub fn fit_locality(keys: &[u32], kinds: Option<&[u8]>, num: u64) -> Option<Loca
                     weight,
                 })
                 .collect(),
+            pure_keys,
             same_op,
         },
         stats: LocalityStats {

@@ -217,8 +217,14 @@ struct LocalityTable {
     #[serde(default)]
     new_near: Vec<[u64; 4]>,
     reuse: Vec<[u64; 4]>,
+    #[serde(default = "all_pure")]
+    pure_keys: f64,
     #[serde(default)]
     same_op: Vec<f64>,
+}
+
+fn all_pure() -> f64 {
+    1.0
 }
 
 impl LocalityTable {
@@ -228,6 +234,7 @@ impl LocalityTable {
             new_steps: self.new_steps.into_iter().map(|[s, w]| (s, w)).collect(),
             new_near: classes(self.new_near),
             reuse: classes(self.reuse),
+            pure_keys: self.pure_keys,
             same_op: self.same_op,
         }
     }
@@ -288,8 +295,12 @@ fn locality_toml(l: &Locality) -> String {
     );
     class_rows(&mut out, "reuse", &l.reuse);
     out.push_str(
-        "# Per kind of a key's previous touch (get, put, seek), the chance that touching it \
-         again keeps\n# that op and size (else the new draw's).\nsame_op = [",
+        "# The share of keys that keep the op and size of their first touch on every touch.\n",
+    );
+    out.push_str(&format!("pure_keys = {}\n", toml_value(l.pure_keys)));
+    out.push_str(
+        "# For the other keys, per kind of that first touch (get, put, seek), the chance that \
+         a touch\n# keeps its op and size (else the new draw's, for that touch).\nsame_op = [",
     );
     let same: Vec<String> = l.same_op.iter().map(|&p| toml_value(p)).collect();
     out.push_str(&same.join(", "));

@@ -257,6 +257,7 @@ fn a_locality_table_reads_back_and_bad_ones_name_their_line() {
                 weight: 5,
             },
         ],
+        pure_keys: 0.75,
         same_op: vec![0.5, 1.0, 0.25],
     });
     let text = m.to_toml();

@@ -342,7 +342,7 @@ impl Drop for Db {
     }
 }
 
-/// One live SST file of a [`Db`] (RocksDB's `LiveFileMetaData`).
+/// One live SST file of an open database (RocksDB's `LiveFileMetaData`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SstFile {
     /// File name relative to the database directory (`/000012.sst`).
