@@ -226,12 +226,13 @@ impl LocalityGen {
                 None => (None, 0),
             };
             let from = match (near, step, self.prev_new) {
-                (Some(r), s, _) => {
+                // Beside a recent key: there is one once anything was touched.
+                (Some(r), s, _) if self.distinct > 0 => {
                     let depth = self.draw_depth(&r);
                     (self.key_at_depth(depth) + s % self.num) % self.num
                 }
-                (None, 0, _) | (None, _, None) => fresh,
-                (None, s, Some(p)) => (p + s % self.num) % self.num,
+                (None, s, Some(p)) if s > 0 => (p + s % self.num) % self.num,
+                _ => fresh,
             };
             let key = self.next_untouched(from);
             self.prev_new = Some(key);
@@ -466,6 +467,27 @@ mod tests {
             }
         }
         assert_eq!(g.distinct(), stack.len() as u64);
+    }
+
+    #[test]
+    fn the_first_key_beside_a_recent_one_starts_from_the_draw() {
+        // Only new keys, all placed beside a recent key: the first has none to go by.
+        let p = Locality {
+            new_share: 1.0,
+            new_steps: vec![],
+            new_near: vec![Reuse {
+                depth_lo: 0,
+                depth_hi: 0,
+                step: 2,
+                weight: 1,
+            }],
+            reuse: vec![],
+            pure_keys: 1.0,
+            same_op: vec![],
+        };
+        let mut g = LocalityGen::new(&p, 10, 1).unwrap();
+        let keys: Vec<u64> = (0..5).map(|_| g.next_key(7)).collect();
+        assert_eq!(keys, [7, 9, 1, 3, 5]);
     }
 
     #[test]
