@@ -158,6 +158,15 @@ pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineR
     for (i, row) in rows.iter_mut().enumerate() {
         row.intended_ops = Some(intended.get(i).copied().unwrap_or(0));
     }
+    // The last row runs to the end of the run, which may pass a whole second by a hair
+    // (a request due at 3.0001 s of a run that ended at 3.0025 s): what the trace made
+    // due after the rows' whole seconds belongs to it, so every request is due once.
+    let beyond: u64 = intended.iter().skip(rows.len()).sum();
+    if let Some(last) = rows.last_mut() {
+        if beyond > 0 {
+            last.intended_ops = Some(last.intended_ops.unwrap_or(0) + beyond);
+        }
+    }
 }
 
 /// What the replay could not send, merges RocksDB's uint64add counts as 0, and a reader
