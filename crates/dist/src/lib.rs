@@ -16,7 +16,8 @@
 //! - [`mixgraph`]: db_bench's `mixgraph` workload (the FAST'20 key-range model),
 //!   bit-exact with db_bench's `mt19937_64` streams ([`MixGraph`], [`Mt19937_64`]).
 //! - [`locality`]: temporal and spatial locality over any key draw (an LRU stack model
-//!   with steps, kvlab's extension of the key-range model).
+//!   with steps, kvlab's extension of the key-range model), on [`stack`]: exact LRU
+//!   stack distances (also what trace analysis measures).
 //! - [`fit`]: Pearson's chi-square test, for checking a draw against a distribution.
 //! - [`ValuePool`]: the bytes values are sliced from (YCSB's character classes,
 //!   printable, or any bytes).
@@ -41,6 +42,7 @@ pub mod mixgraph;
 pub mod normal;
 pub mod seed;
 pub mod size;
+pub mod stack;
 pub mod values;
 pub mod ycsb;
 pub mod zipf;

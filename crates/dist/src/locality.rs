@@ -22,13 +22,15 @@
 //!   key touched recently: interleaved sequential runs), `(d, s)` drawn from
 //!   [`Locality::reuse`].
 //!
-//! [`LocalityGen`] runs it: per request `O(log n)` (a Fenwick tree over the recency
-//! order), memory `4·num` bytes for each key's last touch plus the recency order.
+//! [`LocalityGen`] runs it: per request `O(log n)` (the recency order is a
+//! [`StackDistance`], the same one trace analysis measures distances with), memory
+//! `4·num` bytes for each key's last touch plus the recency order.
 
 use rand_core::RngCore;
 use rand_xoshiro::rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use crate::stack::{self, StackDistance};
 use crate::{mix64, next_below, next_f64, Alias};
 
 /// One class of re-touches: the key at an LRU depth uniform in `depth_lo..=depth_hi`,
@@ -135,16 +137,10 @@ pub struct LocalityGen {
     reuse: Vec<Reuse>,
     reuse_alias: Option<Alias>,
     rng: Xoshiro256PlusPlus,
-    /// Fenwick tree (1-based) over recency slots: 1 where a slot holds a key's last touch.
-    tree: Vec<u32>,
-    /// The key of each slot.
-    slot_key: Vec<u32>,
-    /// Each key's slot of its last touch (`u32::MAX`: never touched).
+    /// The recency order of the keys touched so far.
+    stack: StackDistance,
+    /// Each key's position in `stack` ([`stack::NONE`]: never touched).
     last: Vec<u32>,
-    /// Keys touched so far (= slots marked).
-    distinct: u64,
-    /// The next free slot.
-    next_slot: u32,
     /// Keys never touched, as a bitset (1: untouched).
     untouched: Vec<u64>,
     /// The previous new key.
@@ -168,7 +164,6 @@ impl LocalityGen {
             )));
         }
         let alias = |w: Vec<f64>| (w.iter().any(|&x| x > 0.0)).then(|| Alias::new(&w));
-        let capacity = (num as usize * 2).clamp(1 << 12, u32::MAX as usize / 2);
         let mut untouched = vec![u64::MAX; num.div_ceil(64) as usize];
         if !num.is_multiple_of(64) {
             *untouched.last_mut().expect("num ≥ 1") = (1u64 << (num % 64)) - 1;
@@ -195,11 +190,8 @@ impl LocalityGen {
             reuse: params.reuse.clone(),
             reuse_alias: alias(params.reuse.iter().map(|r| r.weight as f64).collect()),
             rng: Xoshiro256PlusPlus::seed_from_u64(mix64(seed ^ 0x6c6f_6361_6c69_7479)),
-            tree: vec![0; capacity + 1],
-            slot_key: vec![0; capacity],
-            last: vec![u32::MAX; num as usize],
-            distinct: 0,
-            next_slot: 0,
+            stack: StackDistance::default(),
+            last: vec![stack::NONE; num as usize],
             untouched,
             prev_new: None,
             payloads: Vec::new(),
@@ -209,7 +201,7 @@ impl LocalityGen {
 
     /// Keys touched so far.
     pub fn distinct(&self) -> u64 {
-        self.distinct
+        self.stack.live()
     }
 
     /// The key to ask for, given the underlying distribution's draw `fresh` (used when
@@ -219,15 +211,16 @@ impl LocalityGen {
         if fresh >= self.num {
             return fresh;
         }
-        let new = self.distinct == 0 || next_f64(&mut self.rng) < self.new_share;
-        let key = if new && self.distinct < self.num {
+        let distinct = self.distinct();
+        let new = distinct == 0 || next_f64(&mut self.rng) < self.new_share;
+        let key = if new && distinct < self.num {
             let (near, step) = match &self.new_alias {
                 Some(a) => self.new_classes[a.sample(self.rng.next_u64())],
                 None => (None, 0),
             };
             let from = match (near, step, self.prev_new) {
                 // Beside a recent key: there is one once anything was touched.
-                (Some(r), s, _) if self.distinct > 0 => {
+                (Some(r), s, _) if distinct > 0 => {
                     let depth = self.draw_depth(&r);
                     (self.key_at_depth(depth) + s % self.num) % self.num
                 }
@@ -260,7 +253,7 @@ impl LocalityGen {
             } else {
                 next_below(&mut self.rng, span + 1)
             };
-        depth.min(self.distinct - 1)
+        depth.min(self.distinct() - 1)
     }
 
     /// [`LocalityGen::next_key`], with a payload per key: `payload` (e.g. the draw that
@@ -281,7 +274,7 @@ impl LocalityGen {
             self.payloads = vec![0; self.num as usize];
             self.mixed = vec![0; self.num.div_ceil(64) as usize];
         }
-        let before = self.distinct;
+        let before = self.distinct();
         let key = self.next_key(fresh);
         if key >= self.num {
             return (key, payload);
@@ -291,7 +284,7 @@ impl LocalityGen {
             self.same_op.get(k).copied().unwrap_or(1.0)
         };
         let k = key as usize;
-        if self.distinct > before {
+        if self.distinct() > before {
             self.payloads[k] = payload;
             if next_f64(&mut self.rng) >= self.pure_keys {
                 self.mixed[k / 64] |= 1 << (k % 64);
@@ -327,72 +320,20 @@ impl LocalityGen {
 
     /// The key at LRU depth `depth < distinct`.
     fn key_at_depth(&self, depth: u64) -> u64 {
-        // The (distinct − depth)-th marked slot, counting from the oldest.
-        let mut rank = (self.distinct - depth) as u32;
-        let mut pos = 0usize;
-        let mut bit = (self.tree.len() - 1).next_power_of_two();
-        while bit > 0 {
-            let next = pos + bit;
-            if next < self.tree.len() && self.tree[next] < rank {
-                pos = next;
-                rank -= self.tree[next];
-            }
-            bit >>= 1;
-        }
-        u64::from(self.slot_key[pos])
-    }
-
-    fn add(&mut self, slot: u32, delta: i32) {
-        let mut i = slot as usize + 1;
-        while i < self.tree.len() {
-            self.tree[i] = self.tree[i].wrapping_add_signed(delta);
-            i += i & i.wrapping_neg();
-        }
+        u64::from(self.stack.key_at_depth(depth))
     }
 
     /// Makes `key` the most recent.
     fn touch(&mut self, key: u64) {
-        if self.next_slot as usize == self.slot_key.len() {
-            self.compact();
-        }
         let k = key as usize;
-        let old = self.last[k];
-        if old == u32::MAX {
-            self.distinct += 1;
+        if self.last[k] == stack::NONE {
             self.untouched[k / 64] &= !(1u64 << (k % 64));
-        } else {
-            self.add(old, -1);
         }
-        let slot = self.next_slot;
-        self.next_slot += 1;
-        self.slot_key[slot as usize] = key as u32;
-        self.last[k] = slot;
-        self.add(slot, 1);
-    }
-
-    /// Moves the live slots (each key's last touch) to the front, in order, and
-    /// rebuilds the tree: amortized O(1) a touch, as the capacity is at least twice the
-    /// key space.
-    fn compact(&mut self) {
-        let mut live = 0u32;
-        for slot in 0..self.next_slot {
-            let key = self.slot_key[slot as usize];
-            if self.last[key as usize] == slot {
-                self.slot_key[live as usize] = key;
-                self.last[key as usize] = live;
-                live += 1;
-            }
-        }
-        self.next_slot = live;
-        self.tree.iter_mut().for_each(|t| *t = 0);
-        // Linear Fenwick build: each node adds itself to its parent.
-        for i in 1..self.tree.len() {
-            self.tree[i] += u32::from(i <= live as usize);
-            let parent = i + (i & i.wrapping_neg());
-            if parent < self.tree.len() {
-                self.tree[parent] += self.tree[i];
-            }
-        }
+        let last = &mut self.last;
+        let mut pos = last[k];
+        self.stack
+            .access(key as u32, &mut pos, |slot, new| last[slot as usize] = new);
+        last[k] = pos;
     }
 }
 

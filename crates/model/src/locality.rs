@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 
 use kvlab_dist::locality::{Locality, Reuse};
+use kvlab_dist::stack::{self, StackDistance};
 use serde::{Deserialize, Serialize};
 
 /// Depths below this are kept exactly, and only these count as "recent" for a step.
@@ -78,70 +79,67 @@ pub fn fit_locality(keys: &[u32], kinds: Option<&[u8]>, num: u64) -> Option<Loca
         return None;
     }
     let n = keys.len();
-    let mut tree = vec![0u32; n + 1];
-    let add = |tree: &mut [u32], slot: usize, delta: i32| {
-        let mut i = slot + 1;
-        while i < tree.len() {
-            tree[i] = tree[i].wrapping_add_signed(delta);
-            i += i & i.wrapping_neg();
-        }
-    };
-    let prefix = |tree: &[u32], slots: usize| {
-        let mut i = slots;
-        let mut s = 0u64;
-        while i > 0 {
-            s += u64::from(tree[i]);
-            i &= i - 1;
-        }
-        s
-    };
-    let mut last = vec![u32::MAX; num as usize];
-    let mut marked = 0u64;
+    let mut recency = StackDistance::default();
+    // Each key's position in `recency` ([`stack::NONE`]: not touched yet).
+    let mut last = vec![stack::NONE; num as usize];
     let mut new_steps: BTreeMap<u64, u64> = BTreeMap::new();
     let mut new_near: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     let mut new_near_count = 0u64;
     let mut reuse: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
     let (mut new, mut new_stepped, mut stepped, mut reused) = (0u64, 0u64, 0u64, 0u64);
     let mut prev_new: Option<u64> = None;
-    // Per key its first kind and whether it ever changed (bit 7), and its touches
-    // (capped); requests per kind.
-    let mut key_kind = vec![0u8; if kinds.is_some() { num as usize } else { 0 }];
+    // Per key: its first kind, and whether it ever changed (bit 7); its touches (capped).
+    // Per kind: requests; per first kind: re-touches, and those of that kind.
+    let tracked = if kinds.is_some() { num as usize } else { 0 };
+    let mut key_kind = vec![0u8; tracked];
+    let mut touches = vec![0u8; tracked];
     let mut per_kind = [0u64; 128];
+    let mut after = [(0u64, 0u64); 128];
     for (t, &k) in keys.iter().enumerate() {
-        if let Some(kinds) = kinds {
-            let kind = kinds[t] & 0x7f;
-            per_kind[kind as usize] += 1;
-            let slot = &mut key_kind[k as usize];
-            if last[k as usize] == u32::MAX {
-                *slot = kind;
-            } else if *slot & 0x7f != kind {
-                *slot |= 0x80;
-            }
-        }
         let key = u64::from(k);
-        // Depth of a key last touched at `slot`: the marks after it.
-        let depth = |tree: &[u32], slot: u32| marked - prefix(tree, slot as usize + 1);
         let slot = last[k as usize];
-        if slot == u32::MAX {
+        if let Some(kinds) = kinds {
+            let (k, kind) = (k as usize, kinds[t] & 0x7f);
+            per_kind[kind as usize] += 1;
+            if slot == stack::NONE {
+                key_kind[k] = kind;
+            } else {
+                let first = key_kind[k] & 0x7f;
+                after[first as usize].0 += 1;
+                after[first as usize].1 += u64::from(first == kind);
+                if first != kind {
+                    key_kind[k] |= 0x80;
+                }
+            }
+            touches[k] = touches[k].saturating_add(1);
+        }
+        // The least depth of a key up to `max_step` below this one, under `limit`
+        // (then the least step): the recent key this one is a step from.
+        let near_below = |max_step: u64, limit: u64| {
+            let mut near: Option<(u64, u64)> = None;
+            for s in 1..=max_step.min(key) {
+                let from = last[(key - s) as usize];
+                if from != stack::NONE {
+                    let e = recency.depth(from);
+                    if e < limit && near.is_none_or(|(best, _)| e < best) {
+                        near = Some((e, s));
+                    }
+                }
+            }
+            near
+        };
+        if slot == stack::NONE {
             new += 1;
             let step = prev_new
                 .map(|p| key.wrapping_sub(p))
                 .filter(|s| (1..=MAX_STEP).contains(s))
                 .unwrap_or(0);
-            let mut near: Option<(u64, u64)> = None;
-            if step > 0 {
+            let near = if step > 0 {
                 new_stepped += 1;
+                None
             } else {
-                for s in 1..=NEW_NEAR_STEP.min(key) {
-                    let from = last[(key - s) as usize];
-                    if from != u32::MAX {
-                        let e = depth(&tree, from);
-                        if e < NEAR_DEPTH && near.is_none_or(|(best, _)| e < best) {
-                            near = Some((e, s));
-                        }
-                    }
-                }
-            }
+                near_below(NEW_NEAR_STEP, NEAR_DEPTH)
+            };
             match near {
                 Some(class) => {
                     new_near_count += 1;
@@ -151,18 +149,8 @@ pub fn fit_locality(keys: &[u32], kinds: Option<&[u8]>, num: u64) -> Option<Loca
             }
             prev_new = Some(key);
         } else {
-            let d = depth(&tree, slot);
-            let mut near: Option<(u64, u64)> = None;
-            for s in 1..=MAX_STEP.min(key) {
-                let from = last[(key - s) as usize];
-                if from != u32::MAX {
-                    let e = depth(&tree, from);
-                    if e < NEAR_DEPTH && e < d && near.is_none_or(|(best, _)| e < best) {
-                        near = Some((e, s));
-                    }
-                }
-            }
-            match near {
+            let d = recency.depth(slot);
+            match near_below(MAX_STEP, NEAR_DEPTH.min(d)) {
                 Some((e, s)) => {
                     stepped += 1;
                     *reuse.entry((e, e, s)).or_insert(0) += 1;
@@ -173,12 +161,10 @@ pub fn fit_locality(keys: &[u32], kinds: Option<&[u8]>, num: u64) -> Option<Loca
                     *reuse.entry((lo, hi, 0)).or_insert(0) += 1;
                 }
             }
-            add(&mut tree, slot as usize, -1);
-            marked -= 1;
         }
-        add(&mut tree, t, 1);
-        marked += 1;
-        last[k as usize] = t as u32;
+        let mut pos = slot;
+        recency.access(k, &mut pos, |key, new| last[key as usize] = new);
+        last[k as usize] = pos;
     }
     let classes = reuse.len() as u64;
     // Keys that keep their first kind: among keys touched c > 1 times, the share that
@@ -188,19 +174,8 @@ pub fn fit_locality(keys: &[u32], kinds: Option<&[u8]>, num: u64) -> Option<Loca
     // re-touches of kind k is π + (1 − π)(p + (1 − p) q_k), so p = ((S_k − π) / (1 − π)
     // − q_k) / (1 − q_k).
     let (pure_keys, same_op) = match kinds {
-        Some(kinds) => {
+        Some(_) => {
             let q = |k: usize| per_kind[k] as f64 / n as f64;
-            let mut touches = vec![0u8; num as usize];
-            let mut after = [(0u64, 0u64); 128];
-            for (&k, &kind) in keys.iter().zip(kinds) {
-                let (k, kind) = (k as usize, (kind & 0x7f) as usize);
-                if touches[k] > 0 {
-                    let first = (key_kind[k] & 0x7f) as usize;
-                    after[first].0 += 1;
-                    after[first].1 += u64::from(first == kind);
-                }
-                touches[k] = touches[k].saturating_add(1);
-            }
             let (mut multi, mut pure, mut chance) = (0u64, 0u64, 0.0f64);
             for (&c, &kk) in touches.iter().zip(&key_kind) {
                 if c > 1 {

@@ -24,7 +24,9 @@
 pub mod hist;
 mod html;
 pub mod output;
-pub mod stack;
+/// Exact LRU stack distances ([`kvlab_dist::stack`], shared with the locality layer that
+/// generates them).
+pub use kvlab_dist::stack;
 pub mod zipf;
 
 use std::collections::{BTreeMap, HashMap};

@@ -62,6 +62,42 @@ impl StackDistance {
         distance
     }
 
+    /// Keys requested so far.
+    pub fn live(&self) -> u64 {
+        u64::from(self.live)
+    }
+
+    /// The distance a request now to the key whose last request is at position `pos`
+    /// would have: the keys requested since (0: it was the last one requested).
+    #[inline]
+    pub fn depth(&self, pos: u32) -> u64 {
+        u64::from(self.live - self.prefix(pos))
+    }
+
+    /// The key (slot) at distance `depth` (0: the last one requested); `depth` must be
+    /// below [`StackDistance::live`].
+    pub fn key_at_depth(&self, depth: u64) -> u32 {
+        debug_assert!(
+            depth < u64::from(self.live),
+            "depth {depth} of {} keys",
+            self.live
+        );
+        // The (live − depth)-th mark from the oldest: the last position whose prefix of
+        // marks is below it, plus one.
+        let mut rank = self.live - depth as u32;
+        let mut pos = 0usize;
+        let mut bit = (self.tree.len() - 1).next_power_of_two();
+        while bit > 0 {
+            let next = pos + bit;
+            if next < self.tree.len() && self.tree[next] < rank {
+                pos = next;
+                rank -= self.tree[next];
+            }
+            bit >>= 1;
+        }
+        self.owner[pos]
+    }
+
     /// Heap bytes held (the tree and the owner of each position: both O(keys)).
     pub fn heap_bytes(&self) -> usize {
         (self.tree.capacity() + self.owner.capacity()) * 4
