@@ -244,10 +244,8 @@ struct KeyCounts {
     index: KeyIndex,
     /// Per key index: accesses.
     counts: Vec<u64>,
-    /// Per request: its key's index (only when kept).
-    sequence: Option<Vec<u32>>,
-    /// Per request: its kind (with the sequence).
-    kinds: Vec<u8>,
+    /// Per request: its key's index and its kind (only when kept).
+    sequence: Option<Sequence>,
 }
 
 impl KeyCounts {
@@ -258,8 +256,7 @@ impl KeyCounts {
                 KeyEncoding::Id => KeyIndex::Ids(HashMap::default()),
             },
             counts: Vec::new(),
-            sequence: keep_sequence.then(Vec::new),
-            kinds: Vec::new(),
+            sequence: keep_sequence.then(Sequence::default),
         }
     }
 
@@ -280,9 +277,9 @@ impl KeyCounts {
             self.counts.push(0);
         }
         self.counts[i as usize] += 1;
-        if let Some(seq) = &mut self.sequence {
-            seq.push(i);
-            self.kinds.push(kind as u8);
+        if let Some((keys, kinds)) = &mut self.sequence {
+            keys.push(i);
+            kinds.push(kind as u8);
         }
     }
 
@@ -311,15 +308,15 @@ impl KeyCounts {
                 v.into_iter().map(|(id, i)| (i, id)).unzip()
             }
         };
-        let sequence = self.sequence.map(|mut seq| {
+        let sequence = self.sequence.map(|(mut keys, kinds)| {
             let mut rank = vec![0u32; order.len()];
             for (r, &i) in order.iter().enumerate() {
                 rank[i as usize] = r as u32;
             }
-            for k in &mut seq {
+            for k in &mut keys {
                 *k = rank[*k as usize];
             }
-            (seq, self.kinds)
+            (keys, kinds)
         });
         let sorted = order
             .iter()
@@ -449,15 +446,6 @@ pub fn fit<R: TraceReader + ?Sized>(
 
     let (keys, sequence) = keys.into_sorted();
     let distinct = keys.len() as u64;
-    // Locality over the key numbers the model draws: ranks in key order.
-    let locality = sequence.and_then(|(seq, kinds)| fit_locality(&seq, Some(&kinds), distinct));
-    if options.locality && options.range_cut != RangeCut::EqualKeys {
-        notes.push(
-            "no locality layer: ranges cut the key span, so key numbers are positions, not \
-             the ranks the layer is fitted on (use --range-cut keys)"
-                .into(),
-        );
-    }
     let mean_value = options
         .stored_value_size_bytes
         .unwrap_or_else(|| value_fit.as_ref().map_or(34.5, |f| f.mean));
@@ -474,6 +462,28 @@ pub fn fit<R: TraceReader + ?Sized>(
         }
         _ => None,
     };
+    // The locality layer is fitted on ranks in key order: it runs on the model's key
+    // numbers only where they are those ranks (a layout's key numbers are positions).
+    let ranked = layout.is_none() || keys.iter().enumerate().all(|(i, k)| k.0 == i as u64);
+    let locality = match sequence {
+        Some((seq, kinds)) if ranked => fit_locality(&seq, Some(&kinds), distinct),
+        Some(_) => {
+            notes.push(
+                "no locality layer: the layout's key numbers are the keys' positions, not \
+                 the ranks the layer is fitted on"
+                    .into(),
+            );
+            None
+        }
+        None => None,
+    };
+    if options.locality && options.range_cut != RangeCut::EqualKeys {
+        notes.push(
+            "no locality layer: ranges cut the key span, so key numbers are positions, not \
+             the ranks the layer is fitted on (use --range-cut keys)"
+                .into(),
+        );
+    }
     let ranges = match layout {
         Some(layout) => {
             let (ranges, outside) = KeyRanges::cut_at(&keys, &layout.starts, layout.end);

@@ -422,14 +422,9 @@ impl Model {
                     };
                 }
             };
-            let table = if KvlabParams::KEYS.contains(&key.as_str()) {
-                "kvlab"
-            } else {
-                "mixgraph"
-            };
             ModelError::Key {
                 path: path.to_path_buf(),
-                line: key_line(text, table, &key).unwrap_or(0),
+                line: key_line(text, table_of(&key), &key).unwrap_or(0),
                 key,
                 message,
             }
@@ -452,6 +447,15 @@ impl Model {
             path: path.to_path_buf(),
             source,
         })
+    }
+}
+
+/// The table a model file's key belongs in: `[kvlab]` for its keys, else `[mixgraph]`.
+fn table_of(key: &str) -> &'static str {
+    if KvlabParams::KEYS.contains(&key) {
+        "kvlab"
+    } else {
+        "mixgraph"
     }
 }
 
@@ -508,12 +512,9 @@ fn syntax_error(text: &str, path: &Path, e: &toml::de::Error) -> ModelError {
     });
     match named.or(on_line) {
         Some(key) => {
-            let table = if KvlabParams::KEYS.contains(&key.as_str()) {
-                "kvlab"
-            } else {
-                "mixgraph"
-            };
-            let line = line.or_else(|| key_line(text, table, &key)).unwrap_or(0);
+            let line = line
+                .or_else(|| key_line(text, table_of(&key), &key))
+                .unwrap_or(0);
             ModelError::Key {
                 path: path.to_path_buf(),
                 line,

@@ -627,3 +627,56 @@ fn recorded_scan_lengths_give_back_iter_flags() {
     // No sizes in the trace: value flags stay db_bench's.
     assert_eq!((c.value_k, c.value_sigma), (0.2615, 25.45));
 }
+
+#[test]
+fn the_locality_layer_is_fitted_only_where_key_numbers_are_ranks() {
+    use kvlab_model::RangeLayout;
+    use kvlab_trace::{KeyEncoding, Op, TimeUnit, TraceInfo};
+    // Ids `step·k` for k in 0..200, scanned three times.
+    let trace = |step: u64| Records {
+        info: TraceInfo {
+            format: "memory".into(),
+            key_encoding: KeyEncoding::Id,
+            time_unit: TimeUnit::Micros,
+            ..TraceInfo::default()
+        },
+        records: (0..600u64)
+            .map(|i| {
+                let mut r = TraceRecord::default();
+                r.clear();
+                r.id = step * (i % 200);
+                r.op = Op::Get;
+                r.ts = i;
+                r
+            })
+            .collect::<Vec<_>>()
+            .into_iter(),
+    };
+    let options = |end: u64| FitOptions {
+        key_ranges: KeyRangeRule::SstLayout("/db".into()),
+        layout: Some(RangeLayout {
+            starts: vec![0, end / 2],
+            end,
+            source: "sst:/db".into(),
+        }),
+        ..FitOptions::default()
+    };
+    // Ids 0..200: the layout's key numbers are the ranks.
+    let f = fit(&mut trace(1), &options(200)).expect("fits");
+    let l = f.model.locality.expect("a locality layer");
+    assert!((l.new_share - 200.0 / 600.0).abs() < 1e-12, "{l:?}");
+    // Ids 0, 3, 6, …: positions are not ranks; no layer, and a note says why.
+    let f = fit(&mut trace(3), &options(600)).expect("fits");
+    assert!(f.model.locality.is_none());
+    assert!(
+        f.report
+            .notes
+            .iter()
+            .any(|n| n.contains("no locality layer")),
+        "{:?}",
+        f.report.notes
+    );
+    // Without a layout the same trace's key numbers are its ranks.
+    let f = fit(&mut trace(3), &FitOptions::default()).expect("fits");
+    assert!(f.model.locality.is_some());
+}
