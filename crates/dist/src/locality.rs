@@ -80,9 +80,16 @@ impl Locality {
     /// The largest key space [`LocalityGen`] tracks (4 bytes a key for its last touch).
     pub const MAX_KEYS: u64 = 1 << 27;
 
-    /// Checks what [`LocalityGen::new`] relies on.
-    pub fn validate(&self) -> Result<(), LocalityError> {
+    /// Checks what [`LocalityGen::new`] relies on, for a key space of `num` keys (at
+    /// least 1, at most [`Locality::MAX_KEYS`]).
+    pub fn validate(&self, num: u64) -> Result<(), LocalityError> {
         let bad = |m: String| Err(LocalityError(m));
+        if num == 0 || num > Locality::MAX_KEYS {
+            return bad(format!(
+                "a key space of {num} keys (1..={} allowed)",
+                Locality::MAX_KEYS
+            ));
+        }
         if !(0.0..=1.0).contains(&self.new_share) {
             return bad(format!("new_share {} is not in [0, 1]", self.new_share));
         }
@@ -156,13 +163,7 @@ impl LocalityGen {
     /// A stream over keys `0..num` seeded `seed`. `num` must be at least 1 and at most
     /// [`Locality::MAX_KEYS`].
     pub fn new(params: &Locality, num: u64, seed: u64) -> Result<LocalityGen, LocalityError> {
-        params.validate()?;
-        if num == 0 || num > Locality::MAX_KEYS {
-            return Err(LocalityError(format!(
-                "a key space of {num} keys (1..={} allowed)",
-                Locality::MAX_KEYS
-            )));
-        }
+        params.validate(num)?;
         let alias = |w: Vec<f64>| (w.iter().any(|&x| x > 0.0)).then(|| Alias::new(&w));
         let mut untouched = vec![u64::MAX; num.div_ceil(64) as usize];
         if !num.is_multiple_of(64) {
@@ -478,8 +479,8 @@ mod tests {
         let mut g = LocalityGen::new(&p, 10, 1).unwrap();
         assert_eq!(g.next_key(u64::MAX - 3), u64::MAX - 3);
         assert_eq!(g.distinct(), 0);
-        assert!(params(1.5, vec![(0, 1)], vec![]).validate().is_err());
-        assert!(params(0.5, vec![(0, 0)], vec![]).validate().is_err());
+        assert!(params(1.5, vec![(0, 1)], vec![]).validate(10).is_err());
+        assert!(params(0.5, vec![(0, 0)], vec![]).validate(10).is_err());
         assert!(LocalityGen::new(&p, 0, 1).is_err());
     }
 }

@@ -134,7 +134,7 @@ pub struct MixGraphConfig {
     /// kvlab: temporal and spatial locality laid over the key model's draws
     /// ([`crate::locality`], fitted by `kvlab model fit`); `None` (the default) keeps
     /// db_bench's independent draws. Each thread keeps its own recency order.
-    pub locality: Option<std::sync::Arc<crate::locality::Locality>>,
+    pub locality: Option<Arc<crate::locality::Locality>>,
 }
 
 impl Default for MixGraphConfig {
@@ -266,14 +266,9 @@ impl MixGraphConfig {
         self.check_mix()?;
         self.check_sine()?;
         match &self.locality {
-            Some(l) if self.num as u64 > crate::locality::Locality::MAX_KEYS => {
-                Err(MixGraphError::Locality(format!(
-                    "a key space of at most {} keys (num = {})",
-                    crate::locality::Locality::MAX_KEYS,
-                    self.num
-                )))
-            }
-            Some(l) => l.validate().map_err(|e| MixGraphError::Locality(e.0)),
+            Some(l) => l
+                .validate(self.num as u64)
+                .map_err(|e| MixGraphError::Locality(e.0)),
             None => Ok(()),
         }
     }

@@ -456,28 +456,20 @@ impl MixGraph {
         let i = self.pending.next;
         self.pending.next += 1;
         let m = &self.model;
-        let (key_number, kind_draw, size_draw) = match &mut self.local {
-            // db_bench derives a key's op and size from the key's own draw: the layer
-            // keeps each key's first draw with it.
-            Some(local) if !m.decorrelate => {
-                let (key, draw) = local.next_key_with(
-                    self.pending.key_number[i],
-                    self.pending.kind_draw[i],
-                    |kept| m.mix.kind(kept) as usize,
-                );
-                (key, draw, draw)
+        let p = &self.pending;
+        let (mut key_number, mut kind_draw, mut size_draw) =
+            (p.key_number[i], p.kind_draw[i], p.size_draw[i]);
+        if let Some(local) = &mut self.local {
+            if m.decorrelate {
+                key_number = local.next_key(key_number);
+            } else {
+                // db_bench derives a key's op and size from the key's own draw: the
+                // layer keeps each key's first draw with it.
+                let (key, draw) =
+                    local.next_key_with(key_number, kind_draw, |kept| m.mix.kind(kept) as usize);
+                (key_number, kind_draw, size_draw) = (key, draw, draw);
             }
-            Some(local) => (
-                local.next_key(self.pending.key_number[i]),
-                self.pending.kind_draw[i],
-                self.pending.size_draw[i],
-            ),
-            None => (
-                self.pending.key_number[i],
-                self.pending.kind_draw[i],
-                self.pending.size_draw[i],
-            ),
-        };
+        }
         let kind = m.mix.kind(kind_draw);
         let u = size_draw as f64 / m.num as f64;
         let (value_size_bytes, scan_len) = match kind {
