@@ -8,12 +8,12 @@
 //! process (its own RocksDB instance and statistics), and its RocksDB tickers, less
 //! those of opening the copy, give the row.
 
-use kvlab_dist::mixgraph::KeyModel;
+use kvlab_dist::mixgraph::{KeyModel, KeyRangeLayout};
 use kvlab_model::fidelity::{
     self, Distances, FidelityReport, Ratios, TraceSample, WorkloadFidelity, YcsbDistribution,
     YcsbFit, WORKLOADS,
 };
-use kvlab_model::{FitOptions, KeyRangeRule, RangeCut, RangeLayout};
+use kvlab_model::{FitOptions, KeyRangeRule, RangeCut};
 use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Palette, Point, Series};
 
 use super::*;
@@ -196,13 +196,8 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
     let (key_ranges, layout) = match a.key_ranges {
         KeyRangeRule::SstFile => (KeyRangeRule::SstLayout(base.clone()), Some(base_layout)),
         KeyRangeRule::SstLayout(path) => {
-            let (starts, end) = select::rocksdb_layout(&path)
+            let layout = select::rocksdb_layout(&path)
                 .map_err(|e| usage(format!("--key-ranges sst:{}: {e}", path.display())))?;
-            let layout = RangeLayout {
-                starts,
-                end,
-                source: format!("sst:{}", path.display()),
-            };
             (KeyRangeRule::SstLayout(path), Some(layout))
         }
         rule => (rule, None),
@@ -491,12 +486,10 @@ fn spawn_replay(
 /// Compacts the base database at `path` into SST files of `sst_size` bytes (a full
 /// compaction, the bottommost level forced) and returns its number of files and the
 /// key ranges of its layout (one per file of the last level, by first key number).
-fn compact_base(path: &Path, sst_size: u64) -> Result<(usize, RangeLayout)> {
+fn compact_base(path: &Path, sst_size: u64) -> Result<(usize, KeyRangeLayout)> {
     #[cfg(feature = "rocksdb")]
     {
-        use kvlab_stores::rocksdb::{
-            key_number, last_level_files, range_starts, RocksDbConfig, RocksDbStore,
-        };
+        use kvlab_stores::rocksdb::{last_level_files, RocksDbConfig, RocksDbStore};
         let size = sst_size.to_string();
         let options = StoreOptions::from_strs(
             "rocksdb.",
@@ -513,19 +506,9 @@ fn compact_base(path: &Path, sst_size: u64) -> Result<(usize, RangeLayout)> {
             .compact_all()
             .with_context(|| format!("compacting {}", path.display()))?;
         let files = store.sst_files();
-        let tiles = last_level_files(&files);
-        let end = tiles
-            .last()
-            .map(|f| key_number(&f.largest_key).saturating_add(1))
+        let layout = select::layout_of(path, &files)
             .ok_or_else(|| anyhow::anyhow!("{}: no SST file after loading", path.display()))?;
-        Ok((
-            tiles.len(),
-            RangeLayout {
-                starts: range_starts(&files),
-                end,
-                source: format!("sst:{}", path.display()),
-            },
-        ))
+        Ok((last_level_files(&files).len(), layout))
     }
     #[cfg(not(feature = "rocksdb"))]
     {

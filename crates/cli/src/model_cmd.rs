@@ -1,7 +1,7 @@
 //! `kvlab model fit TRACE -o MODEL`: db_bench's mixgraph model fitted to a trace, and
 //! `run --model MODEL`, which runs it; `kvlab model fidelity` ([`fidelity_cmd`]).
 
-use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut, RangeLayout};
+use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut};
 
 use super::*;
 
@@ -56,18 +56,14 @@ pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
         ModelSub::Fit(a) => {
             let layout = match &a.key_ranges {
                 KeyRangeRule::SstLayout(path) => {
-                    let (starts, end) = select::rocksdb_layout(path)
+                    let layout = select::rocksdb_layout(path)
                         .map_err(|e| usage(format!("--key-ranges sst:{}: {e}", path.display())))?;
                     eprintln!(
                         "kvlab: key ranges: the {} SST files of the last level of {}",
-                        starts.len(),
+                        layout.starts.len(),
                         path.display()
                     );
-                    Some(RangeLayout {
-                        starts,
-                        end,
-                        source: format!("sst:{}", path.display()),
-                    })
+                    Some(layout)
                 }
                 _ => None,
             };

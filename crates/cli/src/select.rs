@@ -287,45 +287,50 @@ fn sst_layout(args: &PhaseArgs, props: &Properties) -> Result<Option<KeyRangeLay
             ))
         }
     };
-    let (starts, end) =
-        rocksdb_layout(&path).map_err(|e| usage(format!("property keyrange_source=sst: {e}")))?;
-    Ok(Some(KeyRangeLayout {
-        starts,
-        end,
-        source: format!("rocksdb at {}", path.display()),
-    }))
+    rocksdb_layout(&path)
+        .map(Some)
+        .map_err(|e| usage(format!("property keyrange_source=sst: {e}")))
 }
 
-/// Key-range starts and end (one past the largest key number) of the RocksDB database
-/// at `path`: one range per SST file of its last non-empty level, read read-only. An
-/// error (its text) when there is no database or it has no SST file.
-pub(crate) fn rocksdb_layout(path: &Path) -> std::result::Result<(Vec<u64>, u64), String> {
+/// The key ranges of the RocksDB database at `path`: one range per SST file of its last
+/// non-empty level, read read-only. An error (its text) when there is no database or it
+/// has no SST file.
+pub(crate) fn rocksdb_layout(path: &Path) -> std::result::Result<KeyRangeLayout, String> {
     #[cfg(feature = "rocksdb")]
     {
-        use kvlab_stores::rocksdb::{key_number, last_level_files, range_starts, read_sst_files};
         if !path.join("CURRENT").is_file() {
             return Err(format!(
                 "no RocksDB database at {} (load one first)",
                 path.display()
             ));
         }
-        let files = read_sst_files(path).map_err(|e| e.message)?;
-        let tiles = last_level_files(&files);
-        let Some(last) = tiles.last() else {
-            return Err(format!(
+        let files = kvlab_stores::rocksdb::read_sst_files(path).map_err(|e| e.message)?;
+        layout_of(path, &files).ok_or_else(|| {
+            format!(
                 "the database at {} has no SST file (empty, or its data still in the \
                  memtable: load it with a flush first)",
                 path.display()
-            ));
-        };
-        Ok((
-            range_starts(&files),
-            key_number(&last.largest_key).saturating_add(1),
-        ))
+            )
+        })
     }
     #[cfg(not(feature = "rocksdb"))]
     {
         let _ = path;
         Err("kvlab was built without rocksdb".into())
     }
+}
+
+/// The key ranges of the SST files `files` of the database at `path`
+/// ([`kvlab_stores::rocksdb::key_ranges`]); `None` without files.
+#[cfg(feature = "rocksdb")]
+pub(crate) fn layout_of(
+    path: &Path,
+    files: &[kvlab_stores::rocksdb::SstFile],
+) -> Option<KeyRangeLayout> {
+    let (starts, end) = kvlab_stores::rocksdb::key_ranges(files)?;
+    Some(KeyRangeLayout {
+        starts,
+        end,
+        source: format!("sst:{}", path.display()),
+    })
 }

@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use kvlab_dist::mixgraph::KeyRangeLayout;
 use kvlab_trace::{KeyEncoding, Op, TraceReader, TraceRecord};
 use serde::{Deserialize, Serialize};
 
@@ -39,18 +40,6 @@ pub enum KeyRangeRule {
     SstLayout(std::path::PathBuf),
 }
 
-/// Key ranges of a database's layout: one per SST file, by first key number.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RangeLayout {
-    /// Each range's first key number (a db_bench key's first 8 bytes big-endian),
-    /// strictly increasing.
-    pub starts: Vec<u64>,
-    /// One past the largest key number the database holds (the model's `num`).
-    pub end: u64,
-    /// Where the layout came from (the database's path), recorded in the model.
-    pub source: String,
-}
-
 /// What [`fit()`] is told.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FitOptions {
@@ -69,7 +58,7 @@ pub struct FitOptions {
     pub stored_value_size_bytes: Option<f64>,
     /// The layout [`KeyRangeRule::SstLayout`] names (read by the caller): ranges cut at
     /// its starts, key numbers as positions (first 8 bytes big-endian), `num` its end.
-    pub layout: Option<RangeLayout>,
+    pub layout: Option<KeyRangeLayout>,
     /// Fit the in-range power model with `a = size^{−b}`, so that db_bench's ranks reach
     /// every key of a range ([`crate::keys::fit_power_with`]); default false (the
     /// paper's fit, and the fit through db_bench's generation).
@@ -582,7 +571,7 @@ pub fn fit<R: TraceReader + ?Sized>(
 
 /// The model of a report's fits (checked with db_bench's validation: a part db_bench
 /// would refuse falls back, with a note).
-fn assemble(mut report: FitReport, layout: Option<&RangeLayout>) -> (Model, FitReport) {
+fn assemble(mut report: FitReport, layout: Option<&KeyRangeLayout>) -> (Model, FitReport) {
     let mut p = MixGraphParams {
         num: Some(report.key_space as i64),
         reads: Some(report.requests as i64),

@@ -35,6 +35,6 @@ pub mod sizes;
 mod solve;
 
 pub use error::ModelError;
-pub use fit::{fit, Fit, FitOptions, FitReport, KeyRangeRule, OpCounts, RangeLayout};
+pub use fit::{fit, Fit, FitOptions, FitReport, KeyRangeRule, OpCounts};
 pub use keys::RangeCut;
 pub use model::{KvlabParams, MixGraphParams, Model};

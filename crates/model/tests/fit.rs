@@ -630,7 +630,7 @@ fn recorded_scan_lengths_give_back_iter_flags() {
 
 #[test]
 fn the_locality_layer_is_fitted_only_where_key_numbers_are_ranks() {
-    use kvlab_model::RangeLayout;
+    use kvlab_dist::mixgraph::KeyRangeLayout;
     use kvlab_trace::{KeyEncoding, Op, TimeUnit, TraceInfo};
     // Ids `step·k` for k in 0..200, scanned three times.
     let trace = |step: u64| Records {
@@ -654,7 +654,7 @@ fn the_locality_layer_is_fitted_only_where_key_numbers_are_ranks() {
     };
     let options = |end: u64| FitOptions {
         key_ranges: KeyRangeRule::SstLayout("/db".into()),
-        layout: Some(RangeLayout {
+        layout: Some(KeyRangeLayout {
             starts: vec![0, end / 2],
             end,
             source: "sst:/db".into(),

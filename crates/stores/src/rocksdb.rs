@@ -394,12 +394,17 @@ pub fn last_level_files(files: &[SstFile]) -> Vec<SstFile> {
 /// one range per file of the last non-empty level, starting at the file's smallest key
 /// (files whose smallest keys share a key number are one range). Empty for no files.
 pub fn range_starts(files: &[SstFile]) -> Vec<u64> {
-    let mut starts: Vec<u64> = last_level_files(files)
-        .iter()
-        .map(|f| key_number(&f.smallest_key))
-        .collect();
+    key_ranges(files).map_or_else(Vec::new, |(starts, _)| starts)
+}
+
+/// A database's layout as key ranges: the [`range_starts`] and one past the largest key
+/// number of the last level (the key space they cover); `None` without SST files.
+pub fn key_ranges(files: &[SstFile]) -> Option<(Vec<u64>, u64)> {
+    let tiles = last_level_files(files);
+    let end = key_number(&tiles.last()?.largest_key).saturating_add(1);
+    let mut starts: Vec<u64> = tiles.iter().map(|f| key_number(&f.smallest_key)).collect();
     starts.dedup();
-    starts
+    Some((starts, end))
 }
 
 /// An `i64` option as the `int` RocksDB takes, saturating.

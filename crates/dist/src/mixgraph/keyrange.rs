@@ -12,6 +12,20 @@ use super::mt::Mt19937_64;
 use super::ops::TWO_POW_63;
 use super::{f64_to_i64_x86, MixGraphConfig, MixGraphError};
 
+/// Key ranges sized by the data: a database's layout (one range per SST file of its last
+/// non-empty level, the FAST'20 paper's choice), as the generator's explicit ranges
+/// ([`MixGraphConfig::keyrange_starts`]) and the fitter's cuts take them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRangeLayout {
+    /// Each range's first key number (a db_bench key's first 8 bytes big-endian),
+    /// strictly increasing.
+    pub starts: Vec<u64>,
+    /// One past the largest key number the database holds (`num` when none is given).
+    pub end: u64,
+    /// Where the layout came from (`sst:DBPATH`), recorded in a fitted model.
+    pub source: String,
+}
+
 /// The key-range table: per range (in shuffled order) its share of `0..rand_max`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyRanges {

@@ -84,7 +84,7 @@ mod sine;
 
 pub use config::{KeyModel, MixGraphConfig};
 pub use error::MixGraphError;
-pub use keyrange::KeyRanges;
+pub use keyrange::{KeyRangeLayout, KeyRanges};
 pub use mt::Mt19937_64;
 pub use ops::{
     f64_to_i64_x86, pareto_cdf_inversion, power_cdf_inversion, KeyFormat, OpKind, OpMix,

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kvlab_core::{Needs, OpKind, OpSource, Request, Slot, Ticket, Verdict, Workload};
+pub use kvlab_dist::mixgraph::KeyRangeLayout;
 use kvlab_dist::mixgraph::SineSchedule;
 use kvlab_dist::mixgraph::{KeyModel, MixGraph, MixGraphConfig, OpKind as MixKind};
 use kvlab_dist::ValuePool;
@@ -41,18 +42,6 @@ pub struct MixGraphWorkload {
     config: MixGraphConfig,
     model: MixGraph,
     pool: ValuePool,
-}
-
-/// Key ranges read from a database's layout (`keyrange_source=sst`): one range per SST
-/// file of its last non-empty level.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyRangeLayout {
-    /// Each range's first key number (strictly increasing).
-    pub starts: Vec<u64>,
-    /// One past the largest key number the database holds: `num` when no `num` is given.
-    pub end: u64,
-    /// Where the layout came from, for errors (`rocksdb at PATH`).
-    pub source: String,
 }
 
 /// Reads `keyrange_bounds=FILE`: one start key number per line (blank lines and lines
