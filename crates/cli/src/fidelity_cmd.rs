@@ -69,7 +69,8 @@ pub(crate) struct FidelityArgs {
     pub(crate) keep_dbs: bool,
 }
 
-fn parse_bytes_arg(s: &str) -> std::result::Result<u64, String> {
+/// A positive size argument (`100`, `4KiB`, `8MiB`), as clap parses it.
+pub(crate) fn parse_bytes_arg(s: &str) -> std::result::Result<u64, String> {
     kvlab_core::parse_bytes(s)
         .filter(|&b| b > 0)
         .ok_or_else(|| format!("expected a size such as 100, 4KiB or 8MiB; got `{s}`"))
@@ -212,6 +213,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
         ),
         power_covers_keys: a.cover_keys,
         locality: !a.no_locality,
+        sst_file_bytes: a.sst_size,
         ..FitOptions::default()
     };
     let fit = kvlab_model::fit(&mut *fit_reader, &options).map_err(|e| anyhow::anyhow!(e))?;

@@ -31,12 +31,16 @@ pub(crate) struct FitArgs {
     /// The model file to write (TOML, commented).
     #[arg(short = 'o', long = "output", value_name = "MODEL")]
     pub(crate) output: PathBuf,
-    /// How many key ranges: `sst` (the average keys per SST file for RocksDB's defaults,
-    /// as the paper recommends), `sst:DBPATH` (one range per SST file of that RocksDB
+    /// How many key ranges: `sst` (the average keys per SST file of `--sst-size`, as the
+    /// paper recommends), `sst:DBPATH` (one range per SST file of that RocksDB
     /// database, cut at the files' first keys), `keys:N` (N keys per range) or
     /// `ranges:N`.
     #[arg(long, value_name = "RULE", default_value = "sst")]
     pub(crate) key_ranges: KeyRangeRule,
+    /// The SST file size of the RocksDB the model is for (`target_file_size_base`), for
+    /// `--key-ranges sst`.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = fidelity_cmd::parse_bytes_arg)]
+    pub(crate) sst_size: u64,
     /// How keys are grouped into ranges: `keys` (equal key counts) or `span` (equal
     /// spans of the key space).
     #[arg(long, value_name = "CUT", default_value = "keys")]
@@ -73,6 +77,7 @@ pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
                 key_ranges: a.key_ranges,
                 range_cut: a.range_cut,
                 locality: !a.no_locality,
+                sst_file_bytes: a.sst_size,
                 layout,
                 ..FitOptions::default()
             };

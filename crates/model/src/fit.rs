@@ -20,16 +20,16 @@ use crate::model::{KvlabParams, MixGraphParams, Model};
 use crate::qps::fit_qps;
 use crate::report::fit_table;
 pub use crate::report::FitReport;
-use crate::sizes::fit_sizes;
+use crate::sizes::{fit_sizes, SizeFit, SizeModel};
 use crate::ModelError;
 
 /// How the sorted keys are cut into key ranges.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyRangeRule {
-    /// As many keys per range as one SST file of RocksDB's defaults holds:
-    /// 64 MiB (`target_file_size_base`) over the key size plus the mean value size —
-    /// the paper's choice (a key range per SST file).
+    /// As many keys per range as one SST file holds: [`FitOptions::sst_file_bytes`]
+    /// (RocksDB's `target_file_size_base`, 64 MiB by default) over the key size plus the
+    /// mean value size — the paper's choice (a key range per SST file).
     SstFile,
     /// This many distinct keys per range.
     KeysPerRange(u64),
@@ -56,6 +56,9 @@ pub struct FitOptions {
     /// key-range rule (`None`: the trace's mean write size, or db_bench's 34.5 without
     /// writes).
     pub stored_value_size_bytes: Option<f64>,
+    /// The SST file size of the RocksDB the model is for (`target_file_size_base`), for
+    /// the `sst` key-range rule; default 64 MiB, RocksDB's.
+    pub sst_file_bytes: u64,
     /// The layout [`KeyRangeRule::SstLayout`] names (read by the caller): ranges cut at
     /// its starts, key numbers as positions (first 8 bytes big-endian), `num` its end.
     pub layout: Option<KeyRangeLayout>,
@@ -112,6 +115,7 @@ impl Default for FitOptions {
             range_cut: RangeCut::EqualKeys,
             min_sine_r2: 0.25,
             stored_value_size_bytes: None,
+            sst_file_bytes: SST_FILE_BYTES,
             layout: None,
             power_covers_keys: false,
             locality: true,
@@ -119,8 +123,23 @@ impl Default for FitOptions {
     }
 }
 
+/// The best-fitting size law when it is not the generalized Pareto db_bench draws and
+/// beats it clearly (an RMSE under [`LAW_MARGIN`] of the generalized Pareto's): the
+/// model's `[kvlab] value_model`/`scan_model`, which `kvlab run --model` draws instead.
+fn better_than_gpd(fit: &SizeFit) -> Option<SizeModel> {
+    let best = fit.best();
+    let (.., gpd_rmse) = fit.generalized_pareto()?;
+    (!matches!(best.model, SizeModel::GeneralizedPareto { .. })
+        && best.rmse < LAW_MARGIN * gpd_rmse)
+        .then_some(best.model)
+}
+
+/// How much better than the generalized Pareto another size law must fit to replace
+/// it (db_bench's own law wins ties and near-ties).
+const LAW_MARGIN: f64 = 0.9;
+
 /// RocksDB's default `target_file_size_base` (64 MiB).
-const SST_FILE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+const SST_FILE_BYTES: u64 = 64 << 20;
 
 /// The most seconds of per-second rates kept (115 days); longer traces skip the QPS fit.
 const MAX_SECONDS: u64 = 10_000_000;
@@ -490,7 +509,9 @@ pub fn fit<R: TraceReader + ?Sized>(
             let keyrange_num = match options.key_ranges {
                 KeyRangeRule::SstFile => {
                     let bytes = f64::from(if key_size > 0 { key_size } else { 16 }) + mean_value;
-                    let per = (SST_FILE_BYTES / bytes.max(1.0)).floor().max(1.0) as u64;
+                    let per = (options.sst_file_bytes.max(1) as f64 / bytes.max(1.0))
+                        .floor()
+                        .max(1.0) as u64;
                     distinct.div_ceil(per)
                 }
                 KeyRangeRule::KeysPerRange(per) => distinct.div_ceil(per.max(1)),
@@ -665,6 +686,8 @@ fn assemble(mut report: FitReport, layout: Option<&KeyRangeLayout>) -> (Model, F
         model.kvlab.keyrange_starts = Some(layout.starts.clone());
         model.kvlab.keyrange_source = Some(layout.source.clone());
     }
+    model.kvlab.value_model = report.value_sizes.as_ref().and_then(better_than_gpd);
+    model.kvlab.scan_model = report.scan_lengths.as_ref().and_then(better_than_gpd);
     // A part db_bench would refuse (e.g. key-range weights all under 1e-16) falls back to
     // db_bench's defaults, one part at a time, each with a note.
     let fallbacks: [(&str, FallBack); 4] = [
@@ -689,7 +712,9 @@ fn assemble(mut report: FitReport, layout: Option<&KeyRangeLayout>) -> (Model, F
             p.key_dist_a = None;
             p.key_dist_b = None;
         }),
-        ("sizes (db_bench's defaults)", |p, _| {
+        ("sizes (db_bench's defaults)", |p, k| {
+            k.value_model = None;
+            k.scan_model = None;
             p.value_theta = None;
             p.value_k = None;
             p.value_sigma = None;

@@ -25,7 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use kvlab_dist::locality::{Locality, Reuse};
-use kvlab_dist::mixgraph::{MixGraphConfig, MixGraphError};
+use kvlab_dist::mixgraph::{MixGraphConfig, MixGraphError, SizeModel};
 use serde::{Deserialize, Serialize};
 
 use crate::ModelError;
@@ -167,14 +167,30 @@ pub struct KvlabParams {
     /// Where the starts came from (`sst:DBPATH`), for the reader; not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyrange_source: Option<String>,
+    /// The value-size law where the best fit is not db_bench's generalized Pareto
+    /// ([`MixGraphConfig::value_model`]); `None`: `value_theta/k/sigma`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_model: Option<SizeModel>,
+    /// The scan-length law where the best fit is not a generalized Pareto
+    /// ([`MixGraphConfig::scan_model`]); `None`: `iter_theta/k/sigma`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan_model: Option<SizeModel>,
 }
 
 impl KvlabParams {
     /// Every key the table allows.
-    pub const KEYS: &'static [&'static str] = &["keyrange_starts", "keyrange_source"];
+    pub const KEYS: &'static [&'static str] = &[
+        "keyrange_starts",
+        "keyrange_source",
+        "value_model",
+        "scan_model",
+    ];
 
     fn is_empty(&self) -> bool {
-        self.keyrange_starts.is_none() && self.keyrange_source.is_none()
+        self.keyrange_starts.is_none()
+            && self.keyrange_source.is_none()
+            && self.value_model.is_none()
+            && self.scan_model.is_none()
     }
 }
 
@@ -318,6 +334,8 @@ impl Model {
         if let Some(starts) = &self.kvlab.keyrange_starts {
             config.keyrange_starts = Some(starts.as_slice().into());
         }
+        config.value_model = self.kvlab.value_model;
+        config.scan_model = self.kvlab.scan_model;
         config
     }
 
@@ -374,6 +392,28 @@ impl Model {
                     toml::Value::String(source.clone())
                 ));
             }
+            for (key, law, flags) in [
+                (
+                    "value_model",
+                    &self.kvlab.value_model,
+                    "value_theta/k/sigma",
+                ),
+                ("scan_model", &self.kvlab.scan_model, "iter_theta/k/sigma"),
+            ] {
+                if let Some(law) = law {
+                    out.push_str(&format!(
+                        "# The best-fitting law of the {}, which db_bench cannot draw: `kvlab run \
+                         --model`\n# draws it in place of {flags} (the [mixgraph] keys \
+                         stay db_bench's nearest fit)\n{key} = {}\n",
+                        if key == "value_model" {
+                            "value sizes"
+                        } else {
+                            "scan lengths"
+                        },
+                        law_toml(law)
+                    ));
+                }
+            }
         }
         if !self.fit.is_empty() {
             let mut root = toml::Table::new();
@@ -394,6 +434,7 @@ impl Model {
             .map(|l| l.trim_start_matches('#').trim_start().to_owned())
             .take_while(|l| !l.is_empty())
             .collect();
+        law_keys_known(text, path)?;
         let model = Model {
             header,
             mixgraph: file.mixgraph,
@@ -412,6 +453,7 @@ impl Model {
                     "key_dist_a".to_owned(),
                     format!("key model {model} needs {expected}"),
                 ),
+                MixGraphError::SizeModel { which, why } => (which.to_owned(), why),
                 MixGraphError::Locality(message) => {
                     let line = key_line(text, "locality", "new_share").unwrap_or(0);
                     return ModelError::Key {
@@ -448,6 +490,54 @@ impl Model {
             source,
         })
     }
+}
+
+/// Refuses a key of `[kvlab] value_model`/`scan_model` that its law does not have
+/// (serde would ignore it): `FILE:LINE: key `value_model`: …`.
+fn law_keys_known(text: &str, path: &Path) -> Result<(), ModelError> {
+    let Ok(root) = text.parse::<toml::Table>() else {
+        return Ok(());
+    };
+    let Some(kvlab) = root.get("kvlab").and_then(|t| t.as_table()) else {
+        return Ok(());
+    };
+    for key in ["value_model", "scan_model"] {
+        let Some(table) = kvlab.get(key).and_then(|t| t.as_table()) else {
+            continue;
+        };
+        let Ok(law) = table.clone().try_into::<SizeModel>() else {
+            continue;
+        };
+        let params = law.params();
+        if let Some(extra) = table
+            .keys()
+            .find(|k| *k != "model" && !params.iter().any(|(name, _)| name == k))
+        {
+            let names: Vec<&str> = params.iter().map(|(name, _)| *name).collect();
+            return Err(ModelError::Key {
+                path: path.to_path_buf(),
+                line: key_line(text, "kvlab", key).unwrap_or(0),
+                key: key.to_owned(),
+                message: format!(
+                    "{} has no parameter `{extra}` (its parameters: {})",
+                    law.name(),
+                    names.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A size law as an inline TOML table: `{ model = "weibull", scale = 120.5, shape = 0.8 }`.
+fn law_toml(law: &SizeModel) -> String {
+    let mut parts = vec![format!("model = {:?}", law.name())];
+    parts.extend(
+        law.params()
+            .into_iter()
+            .map(|(name, v)| format!("{name} = {}", toml_value(v))),
+    );
+    format!("{{ {} }}", parts.join(", "))
 }
 
 /// The table a model file's key belongs in: `[kvlab]` for its keys, else `[mixgraph]`.

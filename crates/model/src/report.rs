@@ -61,6 +61,9 @@ pub struct FitReport {
     pub notes: Vec<String>,
 }
 
+/// The most key sizes the `[fit.key_sizes]` table lists.
+const KEY_SIZES_KEPT: usize = 64;
+
 /// The `[fit]` table of a report.
 pub(crate) fn fit_table(r: &FitReport) -> toml::Table {
     let mut t = toml::Table::new();
@@ -89,6 +92,19 @@ pub(crate) fn fit_table(r: &FitReport) -> toml::Table {
         toml::Value::String("most common".into()),
     );
     put(&mut t, "mean_key_size_bytes", f(r.mean_key_size));
+    // The observed key sizes as a discrete distribution (bytes → requests), the most
+    // common [`KEY_SIZES_KEPT`] of them.
+    let mut sizes: Vec<(&u32, &u64)> = r.key_sizes.iter().collect();
+    sizes.sort_by_key(|&(s, c)| (std::cmp::Reverse(*c), *s));
+    sizes.truncate(KEY_SIZES_KEPT);
+    sizes.sort_by_key(|&(s, _)| *s);
+    let sizes: toml::Table = sizes
+        .into_iter()
+        .map(|(s, &c)| (s.to_string(), i(c)))
+        .collect();
+    if !sizes.is_empty() {
+        put(&mut t, "key_sizes", toml::Value::Table(sizes));
+    }
     let mut ops = toml::Table::new();
     for (k, v) in [
         ("get", r.kinds.get),

@@ -372,6 +372,107 @@ fn db_bench_mixgraph_trace_gives_back_its_flags() {
     );
 }
 
+/// A Twitter-format trace of 60 000 requests over 6 000 8-byte keys whose sets have
+/// Weibull(300, 2.5) value sizes: a light tail no generalized Pareto matches.
+fn weibull_trace(dir: &Path) -> PathBuf {
+    let path = dir.join("weibull.twitter.csv");
+    let mut text = String::new();
+    for (i, u) in uniforms(11, 60_000).into_iter().enumerate() {
+        let key = format!("key{:05}", (i * 7919) % 6000);
+        if i % 2 == 0 {
+            let size = (300.0 * (-u.ln()).powf(1.0 / 2.5)).ceil() as u64;
+            text.push_str(&format!("{},{key},8,{size},1,set,0\n", i / 100));
+        } else {
+            text.push_str(&format!("{},{key},8,0,1,get,0\n", i / 100));
+        }
+    }
+    std::fs::write(&path, text).expect("trace written");
+    path
+}
+
+#[test]
+fn the_sst_rule_cuts_ranges_of_the_given_file_size() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = weibull_trace(dir.path());
+    let ranges = |sst_file_bytes| {
+        let options = FitOptions {
+            sst_file_bytes,
+            locality: false,
+            ..FitOptions::default()
+        };
+        fit_path(&path, &options).report.key_ranges.keyrange_num
+    };
+    // 64 MiB holds all 6 000 keys (8 B + ~270 B); 100 KiB files hold ~370 keys each.
+    assert_eq!(ranges(64 << 20), 1);
+    let small = ranges(100 << 10);
+    assert!((15..=18).contains(&small), "{small} ranges");
+}
+
+#[test]
+fn a_better_law_than_db_benchs_is_written_to_the_model_and_drawn_by_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = weibull_trace(dir.path());
+    let f = fit_path(&path, &FitOptions::default());
+    print_report(&f.report);
+    let law = f.model.kvlab.value_model.expect("a value_model");
+    let SizeModel::Weibull { scale, shape } = law else {
+        panic!("not a Weibull: {law:?}")
+    };
+    assert!(
+        (scale / 300.0 - 1.0).abs() < 0.02 && (shape - 2.5).abs() < 0.1,
+        "{law:?}"
+    );
+    // The [mixgraph] keys keep the generalized Pareto, for db_bench.
+    assert!(f.model.mixgraph.value_k.is_some());
+    let text = f.model.to_toml();
+    assert!(
+        text.contains("value_model = { model = \"weibull\", scale = "),
+        "{text}"
+    );
+    assert!(text.contains("[fit.key_sizes]\n8 = 60000\n"), "{text}");
+
+    // Read back and run: Put sizes follow the Weibull, not the generalized Pareto.
+    let mut model = Model::from_toml(&text, Path::new("m.toml")).expect("reads back");
+    assert_eq!(model.kvlab.value_model, Some(law));
+    model.locality = None;
+    let mut config = model.to_config();
+    assert_eq!(config.value_model, Some(law));
+    // Independent draws: with db_bench's one draw per op, Puts of 6 000 key numbers take
+    // only the draws whose `draw % 1000` falls in the Put band, which skews any law.
+    config.decorrelate = true;
+    let mut g = MixGraph::new(&config, 0).expect("runs");
+    let mut sizes = Vec::new();
+    for _ in 0..200_000 {
+        let op = g.next_op();
+        if op.value_size_bytes > 0 {
+            sizes.push(op.value_size_bytes);
+        }
+    }
+    sizes.sort_unstable();
+    assert!(sizes.len() > 50_000, "{} puts", sizes.len());
+    let worst = [100u64, 200, 250, 300, 350, 450, 600]
+        .iter()
+        .map(|&x| {
+            let below = sizes.partition_point(|&s| s <= x) as f64 / sizes.len() as f64;
+            (below - law.cdf(x as f64)).abs()
+        })
+        .fold(0.0, f64::max);
+    assert!(worst < 0.02, "CDF off by {worst}");
+    let mut gpd_only = config.clone();
+    gpd_only.value_model = None;
+    let mut g = MixGraph::new(&gpd_only, 0).expect("runs");
+    let mut differ = 0;
+    let mut g2 = MixGraph::new(&config, 0).expect("runs");
+    for _ in 0..1000 {
+        let (a, b) = (g.next_op().value_size_bytes, g2.next_op().value_size_bytes);
+        differ += usize::from(a != b);
+    }
+    assert!(
+        differ > 100,
+        "the law changes the sizes ({differ} of 1000 differ)"
+    );
+}
+
 #[test]
 fn db_bench_value_sizes_give_back_value_flags() {
     // Puts only over 5·10⁶ key numbers: u = draw/num covers (0, 1) (db_bench writes
@@ -395,6 +496,10 @@ fn db_bench_value_sizes_give_back_value_flags() {
     let v = f.report.value_sizes.as_ref().expect("value sizes fitted");
     assert_eq!(v.samples, 300_000);
     assert_eq!(v.best().model.name(), "generalized_pareto", "{v:#?}");
+    assert_eq!(
+        f.model.kvlab.value_model, None,
+        "db_bench's own law needs no other"
+    );
     let c = f.model.to_config();
     assert_eq!(c.value_theta, 0.0);
     assert!((c.value_k - 0.2615).abs() < 0.02, "value_k {}", c.value_k);

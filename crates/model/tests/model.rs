@@ -180,6 +180,54 @@ fn files_are_written_and_read_and_a_missing_one_is_named() {
 /// `[kvlab] keyrange_starts` reads back into the generator's explicit ranges; bad
 /// starts are errors naming the file, the line of the key and what was expected.
 #[test]
+fn kvlab_size_laws_read_back_and_bad_ones_name_their_line() {
+    use kvlab_model::sizes::SizeModel;
+    let mut m = zippy_model();
+    m.kvlab.value_model = Some(SizeModel::Lognormal {
+        mu: 4.5,
+        sigma: 0.75,
+    });
+    m.kvlab.scan_model = Some(SizeModel::Exponential { mean: 12.5 });
+    let text = m.to_toml();
+    let path = Path::new("m.toml");
+    let back = Model::from_toml(&text, path).expect("reads back");
+    assert_eq!(back.kvlab, m.kvlab);
+    let c = back.to_config();
+    assert_eq!(c.value_model, m.kvlab.value_model);
+    assert_eq!(c.scan_model, m.kvlab.scan_model);
+    // db_bench's command line has no such flag: it keeps the [mixgraph] keys only.
+    assert!(!back.db_bench_args().iter().any(|a| a.contains("model")));
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("value_model"))
+        .expect("written")
+        + 1;
+    for (from, to, says) in [
+        ("sigma = 0.75", "sigma = -0.75", "sigma"),
+        ("sigma = 0.75", "sigma = 0.75, k = 2", "no parameter `k`"),
+    ] {
+        let bad = text.replacen(from, to, 1);
+        assert_ne!(bad, text);
+        let e = Model::from_toml(&bad, path)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            e.starts_with(&format!("m.toml:{line}: key `value_model`")),
+            "{e}"
+        );
+        assert!(e.contains(says), "{e}");
+    }
+    let bad = text.replacen("\"lognormal\"", "\"gamma\"", 1);
+    let e = Model::from_toml(&bad, path)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains("gamma") && e.contains(&format!(":{line}")),
+        "{e}"
+    );
+}
+
+#[test]
 fn kvlab_key_range_starts_read_back_and_bad_ones_name_their_line() {
     let mut m = zippy_model();
     m.mixgraph.keyrange_num = Some(3);

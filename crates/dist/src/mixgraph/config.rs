@@ -135,6 +135,15 @@ pub struct MixGraphConfig {
     /// ([`crate::locality`], fitted by `kvlab model fit`); `None` (the default) keeps
     /// db_bench's independent draws. Each thread keeps its own recency order.
     pub locality: Option<Arc<crate::locality::Locality>>,
+    /// kvlab: the law of a Put's value size where it is not db_bench's generalized
+    /// Pareto (`value_theta/k/sigma`, used when `None`): drawn as `⌈F⁻¹(1 − u)⌉` of the
+    /// same draw `u` db_bench inverts, then raised to 10 and wrapped as db_bench does.
+    /// Set by a model whose best-fitting value-size law is another one.
+    pub value_model: Option<super::SizeModel>,
+    /// kvlab: the law of a Seek's scan length where it is not db_bench's generalized
+    /// Pareto (`iter_*`, used when `None`); taken modulo `mix_max_scan_len` as db_bench
+    /// takes its own.
+    pub scan_model: Option<super::SizeModel>,
 }
 
 impl Default for MixGraphConfig {
@@ -177,6 +186,8 @@ impl Default for MixGraphConfig {
             keyrange_starts: None,
             decorrelate: false,
             locality: None,
+            value_model: None,
+            scan_model: None,
         }
     }
 }
@@ -265,6 +276,15 @@ impl MixGraphConfig {
         self.check_models()?;
         self.check_mix()?;
         self.check_sine()?;
+        for (which, law) in [
+            ("value_model", &self.value_model),
+            ("scan_model", &self.scan_model),
+        ] {
+            if let Some(law) = law {
+                law.validate()
+                    .map_err(|why| MixGraphError::SizeModel { which, why })?;
+            }
+        }
         match &self.locality {
             Some(l) => l
                 .validate(self.num as u64)

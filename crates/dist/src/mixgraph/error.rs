@@ -24,6 +24,14 @@ pub enum MixGraphError {
     /// kvlab's locality layer ([`crate::locality`]) cannot run as given.
     #[error("mixgraph locality: {0}")]
     Locality(String),
+    /// kvlab's `value_model` or `scan_model` is not a distribution over sizes.
+    #[error("mixgraph {which}: {why}")]
+    SizeModel {
+        /// `value_model` or `scan_model`.
+        which: &'static str,
+        /// The bad parameter ([`super::SizeModel::validate`]).
+        why: String,
+    },
 }
 
 impl MixGraphError {

@@ -78,6 +78,7 @@
 mod config;
 mod error;
 mod keyrange;
+mod law;
 mod mt;
 mod ops;
 mod sine;
@@ -85,6 +86,7 @@ mod sine;
 pub use config::{KeyModel, MixGraphConfig};
 pub use error::MixGraphError;
 pub use keyrange::{KeyRangeLayout, KeyRanges};
+pub use law::SizeModel;
 pub use mt::Mt19937_64;
 pub use ops::{
     f64_to_i64_x86, pareto_cdf_inversion, power_cdf_inversion, KeyFormat, OpKind, OpMix,
@@ -142,6 +144,10 @@ struct Model {
     mix: OpMix,
     format: KeyFormat,
     value: (f64, f64, f64),
+    /// kvlab's value-size law in place of `value` ([`MixGraphConfig::value_model`]).
+    value_model: Option<SizeModel>,
+    /// kvlab's scan-length law in place of `iter` ([`MixGraphConfig::scan_model`]).
+    scan_model: Option<SizeModel>,
     value_max: i64,
     iter: (f64, f64, f64),
     scan_len_max: i64,
@@ -375,6 +381,8 @@ impl MixGraph {
                 mix: OpMix::new(config),
                 format,
                 value: (config.value_theta, config.value_k, config.value_sigma),
+                value_model: config.value_model,
+                scan_model: config.scan_model,
                 value_max: config.value_max(),
                 iter: (config.iter_theta, config.iter_k, config.iter_sigma),
                 scan_len_max: config.mix_max_scan_len,
@@ -476,7 +484,10 @@ impl MixGraph {
             OpKind::Get => (0, 0),
             OpKind::Put => {
                 let (theta, k, sigma) = m.value;
-                let size = pareto_cdf_inversion(u, theta, k, sigma);
+                let size = match &m.value_model {
+                    None => pareto_cdf_inversion(u, theta, k, sigma),
+                    Some(law) => law.size_at(1.0 - u),
+                };
                 let size = if size < 10 {
                     10
                 } else if size > m.value_max {
@@ -488,7 +499,10 @@ impl MixGraph {
             }
             OpKind::Seek => {
                 let (theta, k, sigma) = m.iter;
-                let len = pareto_cdf_inversion(u, theta, k, sigma) % m.scan_len_max;
+                let len = match &m.scan_model {
+                    None => pareto_cdf_inversion(u, theta, k, sigma),
+                    Some(law) => law.size_at(1.0 - u),
+                } % m.scan_len_max;
                 (0, len.max(0) as u64)
             }
         };
