@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::files::{csv_column, result_json, shared_data_or_skip};
+use crate::common::files::{csv_column, read_json, result_json, shared_data_or_skip};
 use crate::common::servers::{call, calls, redis};
 use crate::common::{kvlab, kvlab_command, ok, text};
 
@@ -387,6 +387,88 @@ fn stats_and_sim_json_and_the_arc_papers_figures() {
     };
     assert!((hit("LRU") - 0.3283).abs() < 0.0005, "LRU {}", hit("LRU"));
     assert!((hit("ARC") - 0.3893).abs() < 0.0010, "ARC {}", hit("ARC"));
+}
+
+/// `trace analyze --key-ranges`: the key ranges in keyranges.csv and keyranges.json,
+/// their boundaries on the page's locality charts, summary.json's fields kept; `none`
+/// draws none, and a rule it cannot read is a usage error.
+#[test]
+fn analyze_cuts_key_ranges_and_draws_their_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("cfs.twitter.csv");
+    let mut text_trace = String::new();
+    // Client (column family) 1: a000..a059 read twice; client 2: b000..b029 set once.
+    for round in 0..2 {
+        for k in 0..60 {
+            text_trace.push_str(&format!("{round},a{k:03},4,10,1,get,0\n"));
+        }
+    }
+    for k in 0..30 {
+        text_trace.push_str(&format!("2,b{k:03},4,10,2,set,0\n"));
+    }
+    std::fs::write(&trace, text_trace).unwrap();
+    let analyze = |rule: &str, out: &Path| {
+        kvlab(&[
+            "trace",
+            "analyze",
+            trace.to_str().unwrap(),
+            "--input-format",
+            "twitter",
+            "--key-ranges",
+            rule,
+            "--html",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let out = dir.path().join("three");
+    let o = analyze("ranges:3", &out);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let summary = read_json(&out.join("summary.json"));
+    for field in [
+        "requests",
+        "objects",
+        "compulsory_miss_ratio",
+        "one_hit_objects",
+        "x_hit",
+        "zipf_alpha",
+        "zipf_r2",
+        "top_frequencies",
+    ] {
+        assert!(summary.get(field).is_some(), "summary.json has {field}");
+    }
+    assert_eq!(
+        (summary["requests"].as_u64(), summary["objects"].as_u64()),
+        (Some(150), Some(90))
+    );
+    let csv = std::fs::read_to_string(out.join("keyranges.csv")).unwrap();
+    assert_eq!(
+        csv,
+        "range,first_rank,first_key,last_key,keys,requests,share\n\
+         0,0,a000,a029,30,60,0.4\n1,30,a030,a059,30,60,0.4\n2,60,b000,b029,30,30,0.2\n"
+    );
+    let json = read_json(&out.join("keyranges.json"));
+    assert_eq!(json["rule"], "ranges:3");
+    assert_eq!(json["ranges"][2]["first_key"], "b000");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(
+        page.matches("<g class=\"keyranges\"").count(),
+        2,
+        "heatmap and series"
+    );
+
+    let none = dir.path().join("none");
+    let o = analyze("none", &none);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let csv = std::fs::read_to_string(none.join("keyranges.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1, "{csv}");
+    let page = std::fs::read_to_string(none.join("index.html")).unwrap();
+    assert!(!page.contains("class=\"keyranges\""));
+
+    let o = analyze("keys:0", &dir.path().join("bad"));
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("keys:N"), "{err}");
 }
 
 /// A trace that is cut short is named with the byte offset of the damage.

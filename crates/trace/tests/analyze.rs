@@ -443,6 +443,134 @@ fn locality_figures_follow_the_sorted_key_space() {
     assert!(an.summary.zipf_alpha.is_some());
 }
 
+/// The records of `reqs` (key, column family, op), one a millisecond.
+fn analyze_requests(reqs: &[(String, u32, Op)], opts: &AnalyzeOptions) -> Analysis {
+    let mut a = Analyzer::new(&info(KeyEncoding::Bytes, TimeUnit::Millis), opts);
+    let mut rec = TraceRecord::default();
+    for (i, (key, cf, op)) in reqs.iter().enumerate() {
+        rec.clear();
+        rec.set_key(key.as_bytes());
+        rec.ts = i as u64;
+        rec.cf = *cf;
+        rec.op = *op;
+        a.observe(&rec);
+    }
+    a.finish()
+}
+
+#[test]
+fn key_ranges_cut_the_sorted_keys_and_are_drawn_on_both_locality_charts() {
+    // key000..key999 in a shuffled order, key k requested 1 + k / 250 times: four
+    // quarters of the key space with 250, 500, 750 and 1000 requests.
+    let mut rng = XorShift(11);
+    let mut reqs: Vec<(String, u32, Op)> = (0..1000u32)
+        .flat_map(|k| std::iter::repeat_n((format!("key{k:03}"), 0, Op::Get), 1 + k as usize / 250))
+        .collect();
+    for i in (1..reqs.len()).rev() {
+        reqs.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let with = |rule: &str| AnalyzeOptions {
+        key_ranges: rule.parse().expect("a valid rule"),
+        ..AnalyzeOptions::default()
+    };
+    let a = analyze_requests(&reqs, &with("ranges:4"));
+    let got: Vec<(u64, &str, &str, u64, u64, f64)> = a
+        .key_ranges
+        .iter()
+        .map(|r| {
+            let (first, last) = (r.first_key.as_str(), r.last_key.as_str());
+            (r.first_rank, first, last, r.keys, r.requests, r.share)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, "key000", "key249", 250, 250, 0.1),
+            (250, "key250", "key499", 250, 500, 0.2),
+            (500, "key500", "key749", 250, 750, 0.3),
+            (750, "key750", "key999", 250, 1000, 0.4),
+        ]
+    );
+    // The heatmap is as it was: 1000 buckets of one key, whatever the ranges.
+    assert_eq!(a.heatmap.len(), 1000);
+    assert_eq!(a.heatmap[999].requests, 4);
+
+    // keys:300: three full ranges and the rest.
+    let a3 = analyze_requests(&reqs, &with("keys:300"));
+    let sizes: Vec<(u64, u64)> = a3
+        .key_ranges
+        .iter()
+        .map(|r| (r.first_rank, r.keys))
+        .collect();
+    assert_eq!(sizes, vec![(0, 300), (300, 300), (600, 300), (900, 100)]);
+    // The default: 30 ranges of 33 or 34 keys covering every key and request once.
+    let d = analyze_requests(&reqs, &AnalyzeOptions::default());
+    assert_eq!(d.key_ranges.len(), 30);
+    assert!(d.key_ranges.iter().all(|r| r.keys == 33 || r.keys == 34));
+    assert_eq!(d.key_ranges.iter().map(|r| r.keys).sum::<u64>(), 1000);
+    assert_eq!(d.key_ranges.iter().map(|r| r.requests).sum::<u64>(), 2500);
+    assert!(analyze_requests(&reqs, &with("none")).key_ranges.is_empty());
+    // More ranges than keys: one key each.
+    let few = analyze_requests(&reqs[..3], &with("ranges:30"));
+    assert_eq!(few.key_ranges.len(), few.summary.objects as usize);
+
+    // The files: keyranges.csv and keyranges.json beside summary.json (whose fields
+    // stay), and the three inner boundaries drawn on the heatmap and on the series.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    a.write(dir.path(), true)
+        .expect("the directory is writable");
+    let csv = std::fs::read_to_string(dir.path().join("keyranges.csv")).expect("written");
+    assert_eq!(
+        csv,
+        "range,first_rank,first_key,last_key,keys,requests,share\n\
+         0,0,key000,key249,250,250,0.1\n1,250,key250,key499,250,500,0.2\n\
+         2,500,key500,key749,250,750,0.3\n3,750,key750,key999,250,1000,0.4\n"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("keyranges.json")).expect("written"),
+    )
+    .expect("keyranges.json is JSON");
+    assert_eq!(json["rule"], "ranges:4");
+    assert_eq!(json["ranges"][3]["first_rank"], 750);
+    assert_eq!(json["ranges"][3]["share"], 0.4);
+    let page = std::fs::read_to_string(dir.path().join("index.html")).expect("written");
+    let groups: Vec<&str> = page
+        .split("<g class=\"keyranges\"")
+        .skip(1)
+        .map(|g| &g[..g.find("</g>").expect("a closed group")])
+        .collect();
+    assert_eq!(groups.len(), 2, "the heatmap and the series");
+    for g in &groups {
+        assert_eq!(g.matches("<line").count(), 3, "{g}");
+    }
+    let none = analyze_requests(&reqs, &with("0"));
+    none.write(dir.path(), true)
+        .expect("the directory is writable");
+    let page = std::fs::read_to_string(dir.path().join("index.html")).expect("written");
+    assert!(!page.contains("class=\"keyranges\""));
+}
+
+#[test]
+fn key_range_rules_are_spelt_as_the_models() {
+    use kvlab_trace::analyze::KeyRangeRule;
+    for (text, rule, shown) in [
+        ("ranges:30", KeyRangeRule::Ranges(30), "ranges:30"),
+        ("30", KeyRangeRule::Ranges(30), "ranges:30"),
+        ("keys:1000", KeyRangeRule::KeysPerRange(1000), "keys:1000"),
+        ("none", KeyRangeRule::None, "none"),
+        ("0", KeyRangeRule::None, "none"),
+        ("ranges:0", KeyRangeRule::None, "none"),
+    ] {
+        let got: KeyRangeRule = text.parse().expect("a valid rule");
+        assert_eq!(got, rule, "{text}");
+        assert_eq!(got.to_string(), shown);
+    }
+    for bad in ["keys:0", "sst", "ranges:x", "ranges", "-3", ""] {
+        let err = bad.parse::<KeyRangeRule>().expect_err(bad);
+        assert!(err.contains("ranges:N"), "{bad}: {err}");
+    }
+}
+
 #[test]
 fn writes_summary_csvs_and_a_self_contained_page() {
     let a = analyze_oracle_general("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
@@ -468,7 +596,7 @@ fn writes_summary_csvs_and_a_self_contained_page() {
     assert_eq!(json["requests"], 113_872);
     assert_eq!(json["x_hit"][0], 21_049);
     for (name, _) in a.csv_files() {
-        let text = std::fs::read_to_string(dir.join(name)).expect("every CSV written");
+        let text = std::fs::read_to_string(dir.join(&name)).expect("every CSV written");
         let mut lines = text.lines();
         let cols = lines.next().expect("a header").split(',').count();
         for l in lines {
