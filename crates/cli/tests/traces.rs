@@ -390,8 +390,9 @@ fn stats_and_sim_json_and_the_arc_papers_figures() {
 }
 
 /// `trace analyze --key-ranges`: the key ranges in keyranges.csv and keyranges.json,
-/// their boundaries on the page's locality charts, summary.json's fields kept; `none`
-/// draws none, and a rule it cannot read is a usage error.
+/// their boundaries on the page's locality charts, summary.json's fields kept, and the
+/// same figures per column family (here the Twitter trace's client id); `none` draws
+/// none, and a rule it cannot read is a usage error.
 #[test]
 fn analyze_cuts_key_ranges_and_draws_their_boundaries() {
     let dir = tempfile::tempdir().unwrap();
@@ -450,12 +451,33 @@ fn analyze_cuts_key_ranges_and_draws_their_boundaries() {
     let json = read_json(&out.join("keyranges.json"));
     assert_eq!(json["rule"], "ranges:3");
     assert_eq!(json["ranges"][2]["first_key"], "b000");
-    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // Each client (column family) on its own: its keys, ranges and requests.
+    let cf2 = std::fs::read_to_string(out.join("keyranges.cf2.csv")).unwrap();
+    let third = 1.0 / 3.0;
     assert_eq!(
-        page.matches("<g class=\"keyranges\"").count(),
-        2,
-        "heatmap and series"
+        cf2,
+        format!(
+            "range,first_rank,first_key,last_key,keys,requests,share\n\
+             0,0,b000,b009,10,10,{third}\n1,10,b010,b019,10,10,{third}\n\
+             2,20,b020,b029,10,10,{third}\n"
+        )
     );
+    let heat1 = std::fs::read_to_string(out.join("heatmap.cf1.csv")).unwrap();
+    assert_eq!(heat1.lines().count(), 1 + 60, "{heat1}");
+    assert!(
+        heat1.lines().skip(1).all(|l| l.ends_with(",2,2,0,2")),
+        "{heat1}"
+    );
+    let series2 = std::fs::read_to_string(out.join("time_series.cf2.csv")).unwrap();
+    assert_eq!(
+        csv_column::<u64>(&series2, "key_rank"),
+        (0..30).collect::<Vec<_>>()
+    );
+    assert_eq!(json["column_families"][0]["cf"], 1);
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("Column family / tenant 2: 30 requests, 30 keys"));
+    // All keys, then each of the two column families: a heatmap and a series each.
+    assert_eq!(page.matches("<g class=\"keyranges\"").count(), 3 * 2);
 
     let none = dir.path().join("none");
     let o = analyze("none", &none);

@@ -533,6 +533,7 @@ fn key_ranges_cut_the_sorted_keys_and_are_drawn_on_both_locality_charts() {
     assert_eq!(json["rule"], "ranges:4");
     assert_eq!(json["ranges"][3]["first_rank"], 750);
     assert_eq!(json["ranges"][3]["share"], 0.4);
+    assert_eq!(json["column_families"], serde_json::json!([]));
     let page = std::fs::read_to_string(dir.path().join("index.html")).expect("written");
     let groups: Vec<&str> = page
         .split("<g class=\"keyranges\"")
@@ -569,6 +570,123 @@ fn key_range_rules_are_spelt_as_the_models() {
         let err = bad.parse::<KeyRangeRule>().expect_err(bad);
         assert!(err.contains("ranges:N"), "{bad}: {err}");
     }
+}
+
+#[test]
+fn column_families_get_their_own_heatmap_ranges_and_series() {
+    // Column family 0: a000..a099, twice each; column family 7: b000..b049 once each,
+    // and a000 three times (the same key bytes in another column family); column
+    // family 3: c0 once.
+    let mut reqs = Vec::new();
+    for round in 0..2 {
+        for k in 0..100 {
+            reqs.push((
+                format!("a{k:03}"),
+                0,
+                if round == 0 { Op::Put } else { Op::Get },
+            ));
+        }
+    }
+    for k in 0..50 {
+        reqs.push((format!("b{k:03}"), 7, Op::Get));
+    }
+    for _ in 0..3 {
+        reqs.push(("a000".to_string(), 7, Op::Put));
+    }
+    reqs.push(("c0".to_string(), 3, Op::Get));
+    let opts = AnalyzeOptions {
+        key_ranges: "ranges:2".parse().expect("a valid rule"),
+        max_cf_locality: 2,
+        ..AnalyzeOptions::default()
+    };
+    let a = analyze_requests(&reqs, &opts);
+    // The default over all keys is as it was: 151 keys, a000 with its five requests.
+    assert_eq!(a.heatmap.len(), 151);
+    assert_eq!(
+        (a.heatmap[0].first_key.as_str(), a.heatmap[0].requests),
+        ("a000", 5)
+    );
+    assert_eq!(a.time_series.len(), reqs.len());
+    // The two most requested column families, by id.
+    let ids: Vec<(u32, u64, u64)> = a
+        .per_cf
+        .iter()
+        .map(|c| (c.cf, c.requests, c.keys))
+        .collect();
+    assert_eq!(ids, vec![(0, 200, 100), (7, 53, 51)]);
+    let (cf0, cf7) = (&a.per_cf[0], &a.per_cf[1]);
+    assert_eq!(cf0.heatmap.len(), 100);
+    assert!(cf0
+        .heatmap
+        .iter()
+        .all(|b| (b.requests, b.reads, b.writes) == (2, 1, 1)));
+    assert_eq!(
+        (
+            cf7.heatmap[0].first_key.as_str(),
+            cf7.heatmap[0].requests,
+            cf7.heatmap[0].writes
+        ),
+        ("a000", 3, 3)
+    );
+    assert_eq!(cf7.heatmap[1].first_key, "b000");
+    // Ranges over the column family's own keys and requests.
+    let r7: Vec<(u64, &str, &str, u64, u64)> = cf7
+        .key_ranges
+        .iter()
+        .map(|r| {
+            (
+                r.first_rank,
+                r.first_key.as_str(),
+                r.last_key.as_str(),
+                r.keys,
+                r.requests,
+            )
+        })
+        .collect();
+    assert_eq!(
+        r7,
+        vec![(0, "a000", "b023", 25, 27), (25, "b024", "b049", 26, 26)]
+    );
+    // Each column family's series holds its requests, ranked among its keys.
+    assert_eq!(cf0.time_series.len(), 200);
+    assert_eq!(cf7.time_series.len(), 53);
+    assert_eq!(cf0.time_series[0].key_rank, 0);
+    assert_eq!(cf0.time_series[99].key_rank, 99);
+    assert_eq!(
+        cf7.time_series[0].key_rank, 1,
+        "b000 follows a000 in column family 7"
+    );
+    assert!(cf7.time_series[50..]
+        .iter()
+        .all(|p| p.key_rank == 0 && p.op == Op::Put));
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    a.write(dir.path(), true)
+        .expect("the directory is writable");
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).expect(name);
+    assert_eq!(read("heatmap.cf7.csv").lines().count(), 1 + 51);
+    assert_eq!(
+        read("keyranges.cf7.csv").lines().nth(2),
+        Some(format!("1,25,b024,b049,26,26,{}", 26.0 / 53.0).as_str())
+    );
+    assert_eq!(read("time_series.cf0.csv").lines().count(), 1 + 200);
+    assert!(
+        !dir.path().join("heatmap.cf3.csv").exists(),
+        "not among the two"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&read("keyranges.json")).expect("keyranges.json is JSON");
+    assert_eq!(json["column_families"][1]["cf"], 7);
+    assert_eq!(json["column_families"][1]["ranges"][0]["requests"], 27);
+    let page = read("index.html");
+    assert!(page.contains("Column family / tenant 7: 53 requests, 51 keys"));
+    assert_eq!(page.matches("<g class=\"keyranges\"").count(), 3 * 2);
+
+    // One column family: no per-column-family figures or files.
+    let one: Vec<(String, u32, Op)> = reqs.iter().map(|(k, _, op)| (k.clone(), 5, *op)).collect();
+    let a = analyze_requests(&one, &opts);
+    assert!(a.per_cf.is_empty());
+    assert!(!a.csv_files().iter().any(|(name, _)| name.contains(".cf")));
 }
 
 #[test]

@@ -671,6 +671,16 @@ pub(crate) fn page(a: &Analysis) -> String {
     o.push_str("<div class=\"charts\">");
     locality_charts(&mut o, a, "", &a.heatmap, &a.key_ranges, &a.time_series);
     o.push_str("</div>");
+    for c in &a.per_cf {
+        let _ = write!(
+            o,
+            "<h3>Column family / tenant {}: {} requests, {} keys</h3><div class=\"charts\">",
+            c.cf, c.requests, c.keys
+        );
+        let scope = format!(" (column family {})", c.cf);
+        locality_charts(&mut o, a, &scope, &c.heatmap, &c.key_ranges, &c.time_series);
+        o.push_str("</div>");
+    }
     o.push_str("<h2>Reuse</h2><div class=\"charts\">");
     o.push_str(&chart(
         "LRU stack distance CDF (and LRU hit ratio)",

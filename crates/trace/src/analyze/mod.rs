@@ -67,6 +67,9 @@ pub struct AnalyzeOptions {
     /// How the sorted keys are cut into the key ranges whose boundaries the heatmap and
     /// the key × time series show (and `keyranges.csv` lists).
     pub key_ranges: KeyRangeRule,
+    /// Most column families (tenants) given a heatmap, key ranges and time series of
+    /// their own when a trace has more than one: the most requested ones.
+    pub max_cf_locality: usize,
 }
 
 impl Default for AnalyzeOptions {
@@ -80,6 +83,7 @@ impl Default for AnalyzeOptions {
             time_series_points: 20_000,
             max_qps_buckets: 1 << 16,
             key_ranges: KeyRangeRule::Ranges(30),
+            max_cf_locality: 16,
         }
     }
 }
@@ -211,6 +215,9 @@ struct KeyState {
     scan_len: u64,
     /// Position of the last request in the stack-distance tree.
     stack_pos: u32,
+    /// Column family (tenant) of the first request; requests of the key in another
+    /// one are counted in [`Analyzer::cf_extra`].
+    cf: u32,
 }
 
 impl Default for KeyState {
@@ -224,6 +231,7 @@ impl Default for KeyState {
             value_bytes: 0,
             scan_len: 0,
             stack_pos: stack::NONE,
+            cf: 0,
         }
     }
 }
@@ -316,6 +324,25 @@ pub struct KeyRange {
     pub requests: u64,
     /// Its share of the requests (of the column family's, for a column family's ranges).
     pub share: f64,
+}
+
+/// The key-space figures of one column family (tenant) of a trace with several: its
+/// own keys in sorted order, as the paper plots one column family at a time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CfLocality {
+    /// The column family (tenant) id.
+    pub cf: u32,
+    /// Requests to it.
+    pub requests: u64,
+    /// Distinct keys requested in it.
+    pub keys: u64,
+    /// Its heatmap over its keys.
+    pub heatmap: Vec<HeatBucket>,
+    /// Its key ranges.
+    pub key_ranges: Vec<KeyRange>,
+    /// The sampled requests of the whole trace's series that went to it, `key_rank`
+    /// being the key's rank among the column family's keys.
+    pub time_series: Vec<SeriesPoint>,
 }
 
 /// A key's requests, for the heatmap and the key ranges.
@@ -423,6 +450,10 @@ pub struct Analysis {
     pub key_range_rule: KeyRangeRule,
     /// The key ranges over all keys, in key order.
     pub key_ranges: Vec<KeyRange>,
+    /// The heatmap, key ranges and time series per column family (tenant), by id, when
+    /// the trace has more than one (at most [`AnalyzeOptions::max_cf_locality`], the
+    /// most requested); empty otherwise.
+    pub per_cf: Vec<CfLocality>,
     /// The sampled key × time series.
     pub time_series: Vec<SeriesPoint>,
     /// LRU stack distances (log2 buckets) of the requests that are not a key's first.
@@ -468,6 +499,9 @@ pub struct Analyzer {
     ops: Vec<Option<Box<OpStats>>>,
     first_op: Option<Op>,
     cf_ops: HashMap<u32, [u64; Op::ALL.len()]>,
+    /// Requests and writes of a key in a column family other than its first's, by
+    /// `slot << 32 | cf` (keys of most traces stay in one: this stays empty).
+    cf_extra: IdMap<[u32; 2]>,
     qps_width: u64,
     stack: StackDistance,
     stack_distance: Log2Hist,
@@ -496,6 +530,7 @@ struct Sample {
     /// Its time, as [`Analyzer::rel_ns`].
     time: u64,
     slot: u32,
+    cf: u32,
     op: Op,
 }
 
@@ -561,6 +596,7 @@ impl Analyzer {
             ops: vec![None; Op::ALL.len()],
             first_op: None,
             cf_ops: HashMap::new(),
+            cf_extra: IdMap::default(),
             qps_width: 1,
             stack: StackDistance::default(),
             stack_distance: Log2Hist::default(),
@@ -624,7 +660,10 @@ impl Analyzer {
         let slot = *self.slot_of.entry(rec.id).or_insert(next_slot);
         let first = slot == next_slot;
         if first {
-            self.keys.push(KeyState::default());
+            self.keys.push(KeyState {
+                cf: rec.cf,
+                ..KeyState::default()
+            });
             self.ids.push(rec.id);
             if self.info.key_encoding == KeyEncoding::Bytes {
                 self.key_start.push(self.key_arena.len() as u64);
@@ -665,6 +704,14 @@ impl Analyzer {
         key.last_ns = now;
         key.value_bytes = key.value_bytes.saturating_add(rec.value_size);
         key.scan_len += u64::from(rec.scan_len);
+        if key.cf != rec.cf {
+            let extra = self
+                .cf_extra
+                .entry(u64::from(slot) << 32 | u64::from(rec.cf))
+                .or_default();
+            extra[0] = extra[0].saturating_add(1);
+            extra[1] = extra[1].saturating_add(u32::from(is_write));
+        }
 
         // Working set.
         let w = (now / window_units) as usize;
@@ -723,6 +770,7 @@ impl Analyzer {
                     pos,
                     time: now,
                     slot,
+                    cf: rec.cf,
                     op: rec.op,
                 });
             }
@@ -777,6 +825,7 @@ impl Analyzer {
             + self.object_sizes.heap_bytes()
             + self.windows.capacity() * size_of::<Window>()
             + self.samples.capacity() * size_of::<Sample>()
+            + self.cf_extra.capacity() * (size_of::<(u64, [u32; 2])>() + 1)
     }
 
     /// Halves the QPS resolution: merges buckets two by two.
@@ -882,6 +931,82 @@ impl Analyzer {
                         requests as f64 / total as f64
                     },
                 }
+            })
+            .collect()
+    }
+
+    /// The heatmap, key ranges and series of each of the most requested column families
+    /// (by id), over the keys requested in it; `order` is the slots in sorted key order
+    /// and `rank` each slot's place in it.
+    fn cf_locality(&self, order: &[u32], rank: &[u64]) -> Vec<CfLocality> {
+        let mut chosen: Vec<(u32, u64)> = self
+            .cf_ops
+            .iter()
+            .map(|(&cf, counts)| (cf, counts.iter().sum()))
+            .collect();
+        chosen.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        chosen.truncate(self.opts.max_cf_locality);
+        chosen.sort_unstable();
+        let index: HashMap<u32, usize> = chosen
+            .iter()
+            .enumerate()
+            .map(|(i, &(cf, _))| (cf, i))
+            .collect();
+        // Requests of keys outside their first column family, by slot.
+        let mut elsewhere: IdMap<Vec<(u32, u64, u64)>> = IdMap::default();
+        for (&at, &[n, w]) in &self.cf_extra {
+            elsewhere
+                .entry(at >> 32)
+                .or_default()
+                .push((at as u32, u64::from(n), u64::from(w)));
+        }
+        // Each column family's keys, in sorted key order (a slot is pushed at most once
+        // per column family, in the order of `order`).
+        let mut keys: Vec<Vec<KeyCount>> = vec![Vec::new(); chosen.len()];
+        let count = |slot: u32, requests: u64, writes: u64| KeyCount {
+            slot,
+            requests,
+            reads: requests.saturating_sub(writes),
+            writes,
+        };
+        for &s in order {
+            let k = &self.keys[s as usize];
+            let (mut n, mut w) = (u64::from(k.count), u64::from(k.writes));
+            for &(cf, en, ew) in elsewhere.get(&u64::from(s)).into_iter().flatten() {
+                n = n.saturating_sub(en);
+                w = w.saturating_sub(ew);
+                if let Some(&i) = index.get(&cf) {
+                    keys[i].push(count(s, en, ew));
+                }
+            }
+            if n > 0 {
+                if let Some(&i) = index.get(&k.cf) {
+                    keys[i].push(count(s, n, w));
+                }
+            }
+        }
+        let mut series: Vec<Vec<SeriesPoint>> = vec![Vec::new(); chosen.len()];
+        for p in &self.samples {
+            if let Some(&i) = index.get(&p.cf) {
+                let at = rank[p.slot as usize];
+                series[i].push(SeriesPoint {
+                    time: self.series_time(p.pos, p.time),
+                    key_rank: keys[i].partition_point(|k| rank[k.slot as usize] < at) as u64,
+                    op: p.op,
+                });
+            }
+        }
+        chosen
+            .iter()
+            .zip(keys)
+            .zip(series)
+            .map(|((&(cf, requests), keys), time_series)| CfLocality {
+                cf,
+                requests,
+                keys: keys.len() as u64,
+                heatmap: self.heat_buckets(&keys),
+                key_ranges: self.key_ranges_of(&keys),
+                time_series,
             })
             .collect()
     }
@@ -1041,6 +1166,11 @@ impl Analyzer {
                 },
             )
             .collect();
+        let per_cf = if self.cf_ops.len() > 1 {
+            self.cf_locality(&order, &rank)
+        } else {
+            Vec::new()
+        };
 
         // Correlations.
         let correlations = self.correlations();
@@ -1126,6 +1256,7 @@ impl Analyzer {
             heatmap,
             key_range_rule: self.opts.key_ranges,
             key_ranges,
+            per_cf,
             time_series,
             stack_distance: self.stack_distance.clone(),
             reuse_requests: self.reuse_requests.clone(),

@@ -14,8 +14,9 @@
 //! | `top_keys.csv` | `rank,key,id,requests,fraction` |
 //! | `heatmap.csv` | `bucket,first_key,last_key,keys,requests,reads,writes,max_key_requests`: keys in sorted order, cut into runs of equal key count |
 //! | `keyranges.csv` | `range,first_rank,first_key,last_key,keys,requests,share`: the key ranges ([`KeyRangeRule`](super::KeyRangeRule), `--key-ranges`), in key order; `first_rank` is where the range starts on the heatmap's and the series' key-rank axis, `share` its fraction of the requests |
-//! | `keyranges.json` | `{"rule": "ranges:30", "ranges": [{"first_rank", "first_key", "last_key", "keys", "requests", "share"}, …]]}`: the same ranges |
+//! | `keyranges.json` | `{"rule": "ranges:30", "ranges": [{"first_rank", "first_key", "last_key", "keys", "requests", "share"}, …], "column_families": [{"cf", "requests", "keys", "ranges": […]}, …]}`: the same ranges, and each column family's |
 //! | `time_series.csv` | `time_s,key_rank,op`: sampled requests (`time_request` without a clock) |
+//! | `heatmap.cf<N>.csv`, `keyranges.cf<N>.csv`, `time_series.cf<N>.csv` | the same three over the keys of column family (tenant) `N` alone, `key_rank` its keys' ranks; written when the trace has more than one, for the 16 most requested ([`Analysis::per_cf`](super::Analysis::per_cf)) |
 //! | `stack_distance.csv` | `bucket,distance_lo,distance_hi,requests,cdf,lru_hit_ratio`: exact LRU stack distances; `lru_hit_ratio` is the hit ratio of an LRU cache of `distance_hi` objects |
 //! | `reuse_requests.csv` | `bucket,requests_lo,requests_hi,requests,cdf`: requests since the key's previous request |
 //! | `reuse_seconds.csv` | `bucket,seconds_lo,seconds_hi,requests,cdf`: time since the key's previous request |
@@ -289,6 +290,18 @@ impl Analysis {
             "time_series.csv".into(),
             time_series_csv(&self.time_series, tcol),
         ));
+        for c in &self.per_cf {
+            let cf = c.cf;
+            files.push((format!("heatmap.cf{cf}.csv"), heatmap_csv(&c.heatmap)));
+            files.push((
+                format!("keyranges.cf{cf}.csv"),
+                key_ranges_csv(&c.key_ranges),
+            ));
+            files.push((
+                format!("time_series.cf{cf}.csv"),
+                time_series_csv(&c.time_series, tcol),
+            ));
+        }
 
         let mut s = String::from("bucket,distance_lo,distance_hi,requests,cdf,lru_hit_ratio\n");
         let hits = self.lru_hit_ratios();
@@ -346,11 +359,22 @@ impl Analysis {
         files
     }
 
-    /// `keyranges.json`: the rule and the key ranges over all keys.
+    /// `keyranges.json`: the rule, the key ranges over all keys, and each column
+    /// family's ([`Analysis::per_cf`]).
     pub fn key_ranges_json(&self) -> serde_json::Value {
         serde_json::json!({
             "rule": self.key_range_rule.to_string(),
             "ranges": self.key_ranges,
+            "column_families": self
+                .per_cf
+                .iter()
+                .map(|c| serde_json::json!({
+                    "cf": c.cf,
+                    "requests": c.requests,
+                    "keys": c.keys,
+                    "ranges": c.key_ranges,
+                }))
+                .collect::<Vec<_>>(),
         })
     }
 
