@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::BufWriter;
 
-use kvlab_trace::analyze::{AnalyzeOptions, Analyzer};
+use kvlab_trace::analyze::{AnalyzeOptions, Analyzer, KeyRangeRule};
 use kvlab_trace::{CsvSpec, Format, KvtraceWriter, OpenOptions, Stats, TraceReader, TraceRecord};
 
 use super::*;
@@ -133,6 +133,11 @@ pub(crate) struct AnalyzeArgs {
     /// Width of a working-set window in seconds.
     #[arg(long, value_name = "S", default_value = "60")]
     pub(crate) window: u64,
+    /// Key ranges whose boundaries the heatmap and the key × time series show (and
+    /// keyranges.csv lists): `ranges:N` (or N) ranges of equal distinct-key counts,
+    /// `keys:N` keys per range, `none` (or 0) for none.
+    #[arg(long, value_name = "RULE", default_value = "ranges:30")]
+    pub(crate) key_ranges: KeyRangeRule,
 }
 
 /// Runs `kvlab trace …`.
@@ -226,6 +231,7 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     let options = AnalyzeOptions {
         top_keys: a.top.max(1),
         window_s: a.window.max(1),
+        key_ranges: a.key_ranges,
         ..AnalyzeOptions::default()
     };
     let mut analyzer = Analyzer::new(reader.info(), &options);

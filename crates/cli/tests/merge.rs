@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::files::{result_doc, shared_data_or_skip};
+use crate::common::files::{result_doc, rocksdb_trace, shared_data_or_skip};
 use crate::common::{kvlab, ok, report_u64, text};
 
 /// db_bench's `mergerandom` trace, or `None` (the test skips) when the shared data is
@@ -321,53 +321,6 @@ fn timeline_column_sums(path: &Path) -> HashMap<String, u64> {
         .sum();
     assert_eq!(merges, sums["merge_ops"]);
     sums
-}
-
-/// Builders of RocksDB trace bytes in trace format 0.2 (trace_replay.cc's layout: a
-/// record is `timestamp u64, type u8, payload length u32, payload`, all little-endian).
-mod rocksdb_trace {
-    fn varint(out: &mut Vec<u8>, mut v: u32) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn slice(out: &mut Vec<u8>, s: &[u8]) {
-        varint(out, s.len() as u32);
-        out.extend_from_slice(s);
-    }
-
-    fn record(out: &mut Vec<u8>, ts_us: u64, kind: u8, payload: &[u8]) {
-        out.extend_from_slice(&ts_us.to_le_bytes());
-        out.push(kind);
-        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        out.extend_from_slice(payload);
-    }
-
-    /// A trace of one write a record: `(WriteBatch tag, key, value)` — tag 0x1 a Put,
-    /// 0x2 a Merge — a microsecond apart.
-    pub fn writes(entries: &[(u8, &[u8], &[u8])]) -> Vec<u8> {
-        let mut t = Vec::new();
-        let header = "feedcafedeadbeef\tTrace Version: 0.2\tRocksDB Version: 7.8\t\
-                      Format: Timestamp OpType Payload\n";
-        record(&mut t, 1_000, 1, header.as_bytes());
-        for (i, (tag, key, value)) in entries.iter().enumerate() {
-            // WriteBatch: sequence number, count, then the entry.
-            let mut batch = 0u64.to_le_bytes().to_vec();
-            batch.extend_from_slice(&1u32.to_le_bytes());
-            batch.push(*tag);
-            slice(&mut batch, key);
-            slice(&mut batch, value);
-            // Format 0.2: a bitmap of the payload's fields (bit 1, the batch), then it.
-            let mut payload = (1u64 << 1).to_le_bytes().to_vec();
-            slice(&mut payload, &batch);
-            record(&mut t, 2_000 + i as u64, 3, &payload);
-        }
-        record(&mut t, 10_000, 2, &[]);
-        t
-    }
 }
 
 /// Upper-case hex with `0x`, as `ldb --hex` prints keys and values.

@@ -2,12 +2,19 @@
 //! mixgraph workload, checked against real redis-server processes (their `INFO
 //! commandstats`), Debian's db_bench (its own traces of mixgraph) and published figures.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::files::{csv_column, result_json, shared_data_or_skip};
-use crate::common::servers::{call, calls, redis};
-use crate::common::{kvlab, kvlab_command, ok, text};
+use kvlab_spawn::ServerKind;
+
+use crate::common::files::{
+    csv_column, read_json, result_doc, result_json, rocksdb_trace, shared_data_or_skip,
+};
+use crate::common::servers::{
+    call, calls, info, info_stat, memcached_reply, memcached_stat, redis, start,
+};
+use crate::common::{kvlab, kvlab_command, ok, report_u64, text};
 
 /// A recorded run, replayed against a fresh server, sends the same commands as the run
 /// did: the servers' own counters agree.
@@ -84,7 +91,8 @@ fn a_recorded_run_replays_as_the_same_commands() {
 }
 
 /// Several clients keep each key's requests in the trace's order: every key's last
-/// write (the largest value) is what the server holds at the end.
+/// write (the largest value) is what the server holds at the end — with several
+/// threads and pipelined requests, and with several connections per thread too.
 #[test]
 fn replay_keeps_each_keys_order_with_several_clients() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,34 +106,51 @@ fn replay_keeps_each_keys_order_with_several_clients() {
         }
     }
     std::fs::write(&trace, text_trace).unwrap();
-    let server = redis("");
-    let url = format!("redis://{}", server.addr());
-    ok(&[
-        "replay",
-        trace.to_str().unwrap(),
-        "--input-format",
-        "twitter",
-        "--db",
-        "redis",
-        "--url",
-        &url,
-        "-p",
-        "redis.model=string",
-        "--speed",
-        "max",
-        "--threads",
-        "4",
-        "--pipeline",
-        "8",
-        "--progress",
-        "never",
-    ]);
-    assert_eq!(calls(&server, "set"), 1000);
-    for key in 0..50u32 {
-        let len = call(&server, &["STRLEN", &format!("k{key}")])
-            .as_int()
-            .unwrap();
-        assert_eq!(len, i64::from(200 + key % 7), "k{key} holds its last write");
+    let layouts: [(&[&str], u64); 2] = [
+        (&["--threads", "4", "--pipeline", "8"], 4),
+        (
+            &["--threads", "2", "--connections", "3", "--pipeline", "4"],
+            6,
+        ),
+    ];
+    for (layout, clients) in layouts {
+        let server = redis("");
+        let url = format!("redis://{}", server.addr());
+        ok(&[
+            &[
+                "replay",
+                trace.to_str().unwrap(),
+                "--input-format",
+                "twitter",
+                "--db",
+                "redis",
+                "--url",
+                &url,
+                "-p",
+                "redis.model=string",
+                "--speed",
+                "max",
+                "--progress",
+                "never",
+            ][..],
+            layout,
+        ]
+        .concat());
+        // Every client had a connection of its own: the server counted at least one
+        // more than the clients (kvlab's statistics queries and this INFO).
+        let connections = info_stat(&info(&server, "stats"), "total_connections_received");
+        assert!(connections > Some(clients), "{layout:?}: {connections:?}");
+        assert_eq!(calls(&server, "set"), 1000, "{layout:?}");
+        for key in 0..50u32 {
+            let len = call(&server, &["STRLEN", &format!("k{key}")])
+                .as_int()
+                .unwrap();
+            assert_eq!(
+                len,
+                i64::from(200 + key % 7),
+                "{layout:?}: k{key} holds its last write"
+            );
+        }
     }
 }
 
@@ -389,6 +414,110 @@ fn stats_and_sim_json_and_the_arc_papers_figures() {
     assert!((hit("ARC") - 0.3893).abs() < 0.0010, "ARC {}", hit("ARC"));
 }
 
+/// `trace analyze --key-ranges`: the key ranges in keyranges.csv and keyranges.json,
+/// their boundaries on the page's locality charts, summary.json's fields kept, and the
+/// same figures per column family (here the Twitter trace's client id); `none` draws
+/// none, and a rule it cannot read is a usage error.
+#[test]
+fn analyze_cuts_key_ranges_and_draws_their_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("cfs.twitter.csv");
+    let mut text_trace = String::new();
+    // Client (column family) 1: a000..a059 read twice; client 2: b000..b029 set once.
+    for round in 0..2 {
+        for k in 0..60 {
+            text_trace.push_str(&format!("{round},a{k:03},4,10,1,get,0\n"));
+        }
+    }
+    for k in 0..30 {
+        text_trace.push_str(&format!("2,b{k:03},4,10,2,set,0\n"));
+    }
+    std::fs::write(&trace, text_trace).unwrap();
+    let analyze = |rule: &str, out: &Path| {
+        kvlab(&[
+            "trace",
+            "analyze",
+            trace.to_str().unwrap(),
+            "--input-format",
+            "twitter",
+            "--key-ranges",
+            rule,
+            "--html",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    let out = dir.path().join("three");
+    let o = analyze("ranges:3", &out);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let summary = read_json(&out.join("summary.json"));
+    for field in [
+        "requests",
+        "objects",
+        "compulsory_miss_ratio",
+        "one_hit_objects",
+        "x_hit",
+        "zipf_alpha",
+        "zipf_r2",
+        "top_frequencies",
+    ] {
+        assert!(summary.get(field).is_some(), "summary.json has {field}");
+    }
+    assert_eq!(
+        (summary["requests"].as_u64(), summary["objects"].as_u64()),
+        (Some(150), Some(90))
+    );
+    let csv = std::fs::read_to_string(out.join("keyranges.csv")).unwrap();
+    assert_eq!(
+        csv,
+        "range,first_rank,first_key,last_key,keys,requests,share\n\
+         0,0,a000,a029,30,60,0.4\n1,30,a030,a059,30,60,0.4\n2,60,b000,b029,30,30,0.2\n"
+    );
+    let json = read_json(&out.join("keyranges.json"));
+    assert_eq!(json["rule"], "ranges:3");
+    assert_eq!(json["ranges"][2]["first_key"], "b000");
+    // Each client (column family) on its own: its keys, ranges and requests.
+    let cf2 = std::fs::read_to_string(out.join("keyranges.cf2.csv")).unwrap();
+    let third = 1.0 / 3.0;
+    assert_eq!(
+        cf2,
+        format!(
+            "range,first_rank,first_key,last_key,keys,requests,share\n\
+             0,0,b000,b009,10,10,{third}\n1,10,b010,b019,10,10,{third}\n\
+             2,20,b020,b029,10,10,{third}\n"
+        )
+    );
+    let heat1 = std::fs::read_to_string(out.join("heatmap.cf1.csv")).unwrap();
+    assert_eq!(heat1.lines().count(), 1 + 60, "{heat1}");
+    assert!(
+        heat1.lines().skip(1).all(|l| l.ends_with(",2,2,0,2")),
+        "{heat1}"
+    );
+    let series2 = std::fs::read_to_string(out.join("time_series.cf2.csv")).unwrap();
+    assert_eq!(
+        csv_column::<u64>(&series2, "key_rank"),
+        (0..30).collect::<Vec<_>>()
+    );
+    assert_eq!(json["column_families"][0]["cf"], 1);
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("Column family / tenant 2: 30 requests, 30 keys"));
+    // All keys, then each of the two column families: a heatmap and a series each.
+    assert_eq!(page.matches("<g class=\"keyranges\"").count(), 3 * 2);
+
+    let none = dir.path().join("none");
+    let o = analyze("none", &none);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let csv = std::fs::read_to_string(none.join("keyranges.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1, "{csv}");
+    let page = std::fs::read_to_string(none.join("index.html")).unwrap();
+    assert!(!page.contains("class=\"keyranges\""));
+
+    let o = analyze("keys:0", &dir.path().join("bad"));
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("keys:N"), "{err}");
+}
+
 /// A trace that is cut short is named with the byte offset of the damage.
 #[test]
 fn a_cut_trace_is_named_with_its_offset() {
@@ -625,4 +754,295 @@ fn memtier_records_what_it_sent() {
     let recorded_gets = ops["get"].as_u64().unwrap_or(0);
     assert_eq!(recorded_gets, gets, "{ops:#}");
     assert_eq!(1000 - recorded_gets, sets, "{ops:#}");
+}
+
+/// `trace stats --json` of a trace file, parsed.
+fn trace_stats(trace: &Path) -> serde_json::Value {
+    serde_json::from_str(&ok(&["trace", "stats", trace.to_str().unwrap(), "--json"])).unwrap()
+}
+
+/// Requests per key of a trace, from its `trace dump --format rocksdb-human` lines
+/// (`0x<KEY HEX> <type> <cf> <value size> <µs>`).
+fn requests_per_key(trace: &Path) -> HashMap<String, u64> {
+    let dumped = ok(&[
+        "trace",
+        "dump",
+        trace.to_str().unwrap(),
+        "--format",
+        "rocksdb-human",
+    ]);
+    let mut per_key = HashMap::new();
+    for line in dumped.lines() {
+        let key = line.split(' ').next().unwrap().to_string();
+        *per_key.entry(key).or_insert(0) += 1;
+    }
+    per_key
+}
+
+/// `load --record` records the load's inserts, one per record, on every client.
+#[test]
+fn a_recorded_load_holds_its_inserts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, trace) = (dir.path().join("db"), dir.path().join("load.kvtrace"));
+    ok(&[
+        "load",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "rocksdb",
+        "--path",
+        db.to_str().unwrap(),
+        "-p",
+        "recordcount=700",
+        "--threads",
+        "2",
+        "--record",
+        trace.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    let stats = trace_stats(&trace);
+    assert_eq!(stats["format"], "kvtrace", "{stats}");
+    assert_eq!(stats["requests"], 700, "{stats}");
+    assert_eq!(stats["distinct_keys"], 700, "{stats}");
+    assert_eq!(
+        stats["ops"],
+        serde_json::json!({ "insert": 700 }),
+        "{stats}"
+    );
+    // The load's own keys: YCSB's `user` keys.
+    let keys = requests_per_key(&trace);
+    let user = format!(
+        "0x{}",
+        "user"
+            .bytes()
+            .map(|b| format!("{b:02X}"))
+            .collect::<String>()
+    );
+    assert!(keys.keys().all(|k| k.starts_with(&user)), "{keys:?}");
+}
+
+/// `--record-sample` keeps a fraction of the keys chosen by the key alone: every
+/// request of a kept key, the same keys in a second run of the same seed, and — in a
+/// run of another seed — every key that run shares with the first is kept or left out
+/// as it was there; the result counts the requests left out.
+#[test]
+fn record_sample_keeps_the_same_keys_in_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = |name: &str, seed: &str, sample: &str| {
+        let (trace, out) = (
+            dir.path().join(format!("{name}.kvtrace")),
+            dir.path().join(name),
+        );
+        ok(&[
+            "run",
+            "-P",
+            "workloads/ycsb/workloada",
+            "--db",
+            "null",
+            "-p",
+            "recordcount=2000",
+            "-p",
+            "operationcount=6000",
+            "--seed",
+            seed,
+            "--record",
+            trace.to_str().unwrap(),
+            "--record-sample",
+            sample,
+            "--out",
+            out.to_str().unwrap(),
+            "--progress",
+            "never",
+        ]);
+        (requests_per_key(&trace), result_doc(&out).notes)
+    };
+    let (all, _) = record("all", "5", "1");
+    assert_eq!(all.values().sum::<u64>(), 6000);
+    let (kept, notes) = record("kept", "5", "0.25");
+    let (again, _) = record("again", "5", "0.25");
+    let (other_seed, _) = record("other", "9", "0.25");
+    assert_eq!(kept, again, "the same keys and requests with the same seed");
+    for (key, n) in &kept {
+        assert_eq!(all.get(key), Some(n), "every request of kept key {key}");
+    }
+    let share = kept.len() as f64 / all.len() as f64;
+    assert!(
+        (0.15..0.35).contains(&share),
+        "{share}: {} of {}",
+        kept.len(),
+        all.len()
+    );
+    let left_out = 6000 - kept.values().sum::<u64>();
+    let note = format!("; {left_out} left out by --record-sample");
+    assert!(
+        notes.iter().any(|n| n.contains(&note)),
+        "{note} in {notes:?}"
+    );
+    let shared: Vec<&String> = other_seed.keys().filter(|k| all.contains_key(*k)).collect();
+    assert!(shared.len() > 50, "{} keys in both runs", shared.len());
+    for key in shared {
+        assert!(
+            kept.contains_key(key),
+            "{key}: kept in one run, not in the other"
+        );
+    }
+    // And no key that the first run left out is in the other seed's trace.
+    let left: Vec<&String> = all.keys().filter(|k| !kept.contains_key(*k)).collect();
+    assert!(left.iter().all(|k| !other_seed.contains_key(*k)));
+}
+
+/// `--look-aside` on a cache: a read that misses is followed by a set of the key, of
+/// the traced size, so the next read of it hits; without it every read misses.
+#[test]
+fn look_aside_fills_a_caches_misses() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("reads.twitter.csv");
+    let mut text_trace = String::new();
+    for round in 0..3u32 {
+        for key in 0..100u32 {
+            text_trace.push_str(&format!("{round},k{key},3,40,1,get,0\n"));
+        }
+    }
+    std::fs::write(&trace, text_trace).unwrap();
+    let replay = |extra: &[&str]| {
+        let server = start(ServerKind::Memcached, "");
+        let url = format!("memcached://{}", server.addr());
+        let out = ok(&[
+            &[
+                "replay",
+                trace.to_str().unwrap(),
+                "--input-format",
+                "twitter",
+                "--db",
+                "memcached",
+                "--url",
+                &url,
+                "--speed",
+                "max",
+                "--threads",
+                "2",
+                "--progress",
+                "never",
+            ][..],
+            extra,
+        ]
+        .concat());
+        (server, out)
+    };
+    let (server, out) = replay(&["--look-aside"]);
+    let stat = |name| memcached_stat(&server, name);
+    assert_eq!(
+        (stat("get_misses"), stat("get_hits"), stat("cmd_set")),
+        (100, 200, 100),
+        "{out}"
+    );
+    assert_eq!(report_u64(&out, "READ", "Return=NOT_FOUND"), 100, "{out}");
+    assert_eq!(report_u64(&out, "INSERT", "Operations"), 100, "{out}");
+    assert!(
+        memcached_reply(&server, "get k42\r\n").starts_with("VALUE k42 0 40\r\n"),
+        "a fill has the traced size"
+    );
+    let (plain, out) = replay(&[]);
+    let stat = |name| memcached_stat(&plain, name);
+    assert_eq!(
+        (stat("get_misses"), stat("get_hits"), stat("cmd_set")),
+        (300, 0, 0),
+        "{out}"
+    );
+}
+
+/// What a store cannot do is counted by op and named, on stderr and in the result's
+/// notes, never sent and never dropped silently: a RocksDB trace's DeleteRanges on
+/// redis-server, and a recorded YCSB workload E's scans on memcached.
+#[test]
+fn ops_a_store_cannot_do_are_counted_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("ranges.trace");
+    let mut entries: Vec<(u8, &[u8], &[u8])> = vec![
+        (0x1, b"k1", b"one"),
+        (0x1, b"k2", b"two"),
+        (0x1, b"k3", b"three"),
+    ];
+    entries.push((0xF, b"k1", b"k3"));
+    entries.push((0x1, b"k4", b"four"));
+    entries.push((0xF, b"k0", b"k9"));
+    std::fs::write(&trace, rocksdb_trace::writes(&entries)).unwrap();
+    assert_eq!(trace_stats(&trace)["ops"]["deleterange"], 2);
+    let server = redis("");
+    let url = format!("redis://{}", server.addr());
+    let out = dir.path().join("redis");
+    let o = kvlab(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "-p",
+        "redis.model=string",
+        "--speed",
+        "max",
+        "--out",
+        out.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let note = "replay: requests the store cannot do were not sent: deleterange 2";
+    assert!(stderr.contains(note), "{stderr}");
+    assert!(result_doc(&out).notes.iter().any(|n| n == note));
+    assert_eq!(calls(&server, "set"), 4, "the puts were sent");
+    assert_eq!(report_u64(&stdout, "INSERT", "Operations"), 4, "{stdout}");
+    // Nothing else reached the server (no DEL, no UNLINK for the ranges).
+    assert_eq!(calls(&server, "del") + calls(&server, "unlink"), 0);
+
+    // YCSB workload E recorded on the null store, replayed on memcached (no scans).
+    let recorded = dir.path().join("e.kvtrace");
+    ok(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloade",
+        "--db",
+        "null",
+        "-p",
+        "recordcount=500",
+        "-p",
+        "operationcount=2000",
+        "--record",
+        recorded.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    let ops = trace_stats(&recorded)["ops"].clone();
+    let (scans, inserts) = (
+        ops["scan"].as_u64().unwrap(),
+        ops["insert"].as_u64().unwrap(),
+    );
+    assert!(scans > 1000 && inserts > 0, "{ops}");
+    let cache = start(ServerKind::Memcached, "");
+    let url = format!("memcached://{}", cache.addr());
+    let out = dir.path().join("memcached");
+    let o = kvlab(&[
+        "replay",
+        recorded.to_str().unwrap(),
+        "--db",
+        "memcached",
+        "--url",
+        &url,
+        "--speed",
+        "max",
+        "--out",
+        out.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let note = format!("replay: requests the store cannot do were not sent: scan {scans}");
+    assert!(stderr.contains(&note), "{note} in {stderr}");
+    assert!(result_doc(&out).notes.contains(&note));
+    assert_eq!(memcached_stat(&cache, "cmd_set"), inserts);
+    assert_eq!(memcached_stat(&cache, "cmd_get"), 0);
 }

@@ -443,6 +443,252 @@ fn locality_figures_follow_the_sorted_key_space() {
     assert!(an.summary.zipf_alpha.is_some());
 }
 
+/// The records of `reqs` (key, column family, op), one a millisecond.
+fn analyze_requests(reqs: &[(String, u32, Op)], opts: &AnalyzeOptions) -> Analysis {
+    let mut a = Analyzer::new(&info(KeyEncoding::Bytes, TimeUnit::Millis), opts);
+    let mut rec = TraceRecord::default();
+    for (i, (key, cf, op)) in reqs.iter().enumerate() {
+        rec.clear();
+        rec.set_key(key.as_bytes());
+        rec.ts = i as u64;
+        rec.cf = *cf;
+        rec.op = *op;
+        a.observe(&rec);
+    }
+    a.finish()
+}
+
+#[test]
+fn key_ranges_cut_the_sorted_keys_and_are_drawn_on_both_locality_charts() {
+    // key000..key999 in a shuffled order, key k requested 1 + k / 250 times: four
+    // quarters of the key space with 250, 500, 750 and 1000 requests.
+    let mut rng = XorShift(11);
+    let mut reqs: Vec<(String, u32, Op)> = (0..1000u32)
+        .flat_map(|k| std::iter::repeat_n((format!("key{k:03}"), 0, Op::Get), 1 + k as usize / 250))
+        .collect();
+    for i in (1..reqs.len()).rev() {
+        reqs.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let with = |rule: &str| AnalyzeOptions {
+        key_ranges: rule.parse().expect("a valid rule"),
+        ..AnalyzeOptions::default()
+    };
+    let a = analyze_requests(&reqs, &with("ranges:4"));
+    let got: Vec<(u64, &str, &str, u64, u64, f64)> = a
+        .key_ranges
+        .iter()
+        .map(|r| {
+            let (first, last) = (r.first_key.as_str(), r.last_key.as_str());
+            (r.first_rank, first, last, r.keys, r.requests, r.share)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, "key000", "key249", 250, 250, 0.1),
+            (250, "key250", "key499", 250, 500, 0.2),
+            (500, "key500", "key749", 250, 750, 0.3),
+            (750, "key750", "key999", 250, 1000, 0.4),
+        ]
+    );
+    // The heatmap is as it was: 1000 buckets of one key, whatever the ranges.
+    assert_eq!(a.heatmap.len(), 1000);
+    assert_eq!(a.heatmap[999].requests, 4);
+
+    // keys:300: three full ranges and the rest.
+    let a3 = analyze_requests(&reqs, &with("keys:300"));
+    let sizes: Vec<(u64, u64)> = a3
+        .key_ranges
+        .iter()
+        .map(|r| (r.first_rank, r.keys))
+        .collect();
+    assert_eq!(sizes, vec![(0, 300), (300, 300), (600, 300), (900, 100)]);
+    // The default: 30 ranges of 33 or 34 keys covering every key and request once.
+    let d = analyze_requests(&reqs, &AnalyzeOptions::default());
+    assert_eq!(d.key_ranges.len(), 30);
+    assert!(d.key_ranges.iter().all(|r| r.keys == 33 || r.keys == 34));
+    assert_eq!(d.key_ranges.iter().map(|r| r.keys).sum::<u64>(), 1000);
+    assert_eq!(d.key_ranges.iter().map(|r| r.requests).sum::<u64>(), 2500);
+    assert!(analyze_requests(&reqs, &with("none")).key_ranges.is_empty());
+    // More ranges than keys: one key each.
+    let few = analyze_requests(&reqs[..3], &with("ranges:30"));
+    assert_eq!(few.key_ranges.len(), few.summary.objects as usize);
+
+    // The files: keyranges.csv and keyranges.json beside summary.json (whose fields
+    // stay), and the three inner boundaries drawn on the heatmap and on the series.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    a.write(dir.path(), true)
+        .expect("the directory is writable");
+    let csv = std::fs::read_to_string(dir.path().join("keyranges.csv")).expect("written");
+    assert_eq!(
+        csv,
+        "range,first_rank,first_key,last_key,keys,requests,share\n\
+         0,0,key000,key249,250,250,0.1\n1,250,key250,key499,250,500,0.2\n\
+         2,500,key500,key749,250,750,0.3\n3,750,key750,key999,250,1000,0.4\n"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("keyranges.json")).expect("written"),
+    )
+    .expect("keyranges.json is JSON");
+    assert_eq!(json["rule"], "ranges:4");
+    assert_eq!(json["ranges"][3]["first_rank"], 750);
+    assert_eq!(json["ranges"][3]["share"], 0.4);
+    assert_eq!(json["column_families"], serde_json::json!([]));
+    let page = std::fs::read_to_string(dir.path().join("index.html")).expect("written");
+    let groups: Vec<&str> = page
+        .split("<g class=\"keyranges\"")
+        .skip(1)
+        .map(|g| &g[..g.find("</g>").expect("a closed group")])
+        .collect();
+    assert_eq!(groups.len(), 2, "the heatmap and the series");
+    for g in &groups {
+        assert_eq!(g.matches("<line").count(), 3, "{g}");
+    }
+    let none = analyze_requests(&reqs, &with("0"));
+    none.write(dir.path(), true)
+        .expect("the directory is writable");
+    let page = std::fs::read_to_string(dir.path().join("index.html")).expect("written");
+    assert!(!page.contains("class=\"keyranges\""));
+}
+
+#[test]
+fn key_range_rules_are_spelt_as_the_models() {
+    use kvlab_trace::analyze::KeyRangeRule;
+    for (text, rule, shown) in [
+        ("ranges:30", KeyRangeRule::Ranges(30), "ranges:30"),
+        ("30", KeyRangeRule::Ranges(30), "ranges:30"),
+        ("keys:1000", KeyRangeRule::KeysPerRange(1000), "keys:1000"),
+        ("none", KeyRangeRule::None, "none"),
+        ("0", KeyRangeRule::None, "none"),
+        ("ranges:0", KeyRangeRule::None, "none"),
+    ] {
+        let got: KeyRangeRule = text.parse().expect("a valid rule");
+        assert_eq!(got, rule, "{text}");
+        assert_eq!(got.to_string(), shown);
+    }
+    for bad in ["keys:0", "sst", "ranges:x", "ranges", "-3", ""] {
+        let err = bad.parse::<KeyRangeRule>().expect_err(bad);
+        assert!(err.contains("ranges:N"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn column_families_get_their_own_heatmap_ranges_and_series() {
+    // Column family 0: a000..a099, twice each; column family 7: b000..b049 once each,
+    // and a000 three times (the same key bytes in another column family); column
+    // family 3: c0 once.
+    let mut reqs = Vec::new();
+    for round in 0..2 {
+        for k in 0..100 {
+            reqs.push((
+                format!("a{k:03}"),
+                0,
+                if round == 0 { Op::Put } else { Op::Get },
+            ));
+        }
+    }
+    for k in 0..50 {
+        reqs.push((format!("b{k:03}"), 7, Op::Get));
+    }
+    for _ in 0..3 {
+        reqs.push(("a000".to_string(), 7, Op::Put));
+    }
+    reqs.push(("c0".to_string(), 3, Op::Get));
+    let opts = AnalyzeOptions {
+        key_ranges: "ranges:2".parse().expect("a valid rule"),
+        max_cf_locality: 2,
+        ..AnalyzeOptions::default()
+    };
+    let a = analyze_requests(&reqs, &opts);
+    // The default over all keys is as it was: 151 keys, a000 with its five requests.
+    assert_eq!(a.heatmap.len(), 151);
+    assert_eq!(
+        (a.heatmap[0].first_key.as_str(), a.heatmap[0].requests),
+        ("a000", 5)
+    );
+    assert_eq!(a.time_series.len(), reqs.len());
+    // The two most requested column families, by id.
+    let ids: Vec<(u32, u64, u64)> = a
+        .per_cf
+        .iter()
+        .map(|c| (c.cf, c.requests, c.keys))
+        .collect();
+    assert_eq!(ids, vec![(0, 200, 100), (7, 53, 51)]);
+    let (cf0, cf7) = (&a.per_cf[0], &a.per_cf[1]);
+    assert_eq!(cf0.heatmap.len(), 100);
+    assert!(cf0
+        .heatmap
+        .iter()
+        .all(|b| (b.requests, b.reads, b.writes) == (2, 1, 1)));
+    assert_eq!(
+        (
+            cf7.heatmap[0].first_key.as_str(),
+            cf7.heatmap[0].requests,
+            cf7.heatmap[0].writes
+        ),
+        ("a000", 3, 3)
+    );
+    assert_eq!(cf7.heatmap[1].first_key, "b000");
+    // Ranges over the column family's own keys and requests.
+    let r7: Vec<(u64, &str, &str, u64, u64)> = cf7
+        .key_ranges
+        .iter()
+        .map(|r| {
+            (
+                r.first_rank,
+                r.first_key.as_str(),
+                r.last_key.as_str(),
+                r.keys,
+                r.requests,
+            )
+        })
+        .collect();
+    assert_eq!(
+        r7,
+        vec![(0, "a000", "b023", 25, 27), (25, "b024", "b049", 26, 26)]
+    );
+    // Each column family's series holds its requests, ranked among its keys.
+    assert_eq!(cf0.time_series.len(), 200);
+    assert_eq!(cf7.time_series.len(), 53);
+    assert_eq!(cf0.time_series[0].key_rank, 0);
+    assert_eq!(cf0.time_series[99].key_rank, 99);
+    assert_eq!(
+        cf7.time_series[0].key_rank, 1,
+        "b000 follows a000 in column family 7"
+    );
+    assert!(cf7.time_series[50..]
+        .iter()
+        .all(|p| p.key_rank == 0 && p.op == Op::Put));
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    a.write(dir.path(), true)
+        .expect("the directory is writable");
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).expect(name);
+    assert_eq!(read("heatmap.cf7.csv").lines().count(), 1 + 51);
+    assert_eq!(
+        read("keyranges.cf7.csv").lines().nth(2),
+        Some(format!("1,25,b024,b049,26,26,{}", 26.0 / 53.0).as_str())
+    );
+    assert_eq!(read("time_series.cf0.csv").lines().count(), 1 + 200);
+    assert!(
+        !dir.path().join("heatmap.cf3.csv").exists(),
+        "not among the two"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&read("keyranges.json")).expect("keyranges.json is JSON");
+    assert_eq!(json["column_families"][1]["cf"], 7);
+    assert_eq!(json["column_families"][1]["ranges"][0]["requests"], 27);
+    let page = read("index.html");
+    assert!(page.contains("Column family / tenant 7: 53 requests, 51 keys"));
+    assert_eq!(page.matches("<g class=\"keyranges\"").count(), 3 * 2);
+
+    // One column family: no per-column-family figures or files.
+    let one: Vec<(String, u32, Op)> = reqs.iter().map(|(k, _, op)| (k.clone(), 5, *op)).collect();
+    let a = analyze_requests(&one, &opts);
+    assert!(a.per_cf.is_empty());
+    assert!(!a.csv_files().iter().any(|(name, _)| name.contains(".cf")));
+}
+
 #[test]
 fn writes_summary_csvs_and_a_self_contained_page() {
     let a = analyze_oracle_general("libcachesim/cloudPhysicsIO.oracleGeneral.bin");
@@ -468,7 +714,7 @@ fn writes_summary_csvs_and_a_self_contained_page() {
     assert_eq!(json["requests"], 113_872);
     assert_eq!(json["x_hit"][0], 21_049);
     for (name, _) in a.csv_files() {
-        let text = std::fs::read_to_string(dir.join(name)).expect("every CSV written");
+        let text = std::fs::read_to_string(dir.join(&name)).expect("every CSV written");
         let mut lines = text.lines();
         let cols = lines.next().expect("a header").split(',').count();
         for l in lines {

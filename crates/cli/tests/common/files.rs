@@ -1,5 +1,6 @@
 //! Files the tests write and read: kvlab's result documents, the text of a result
-//! tree, suite files, and the data shipped beside the project (`shared/data`).
+//! tree, suite files, crafted RocksDB traces ([`rocksdb_trace`]), and the data shipped
+//! beside the project (`shared/data`).
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -106,4 +107,51 @@ pub fn result_doc_of(o: &Output, dir: &Path) -> ResultDocument {
     let (stdout, stderr) = super::text(o);
     ResultDocument::load(&dir.join("result.json"))
         .unwrap_or_else(|e| panic!("no result ({e}):\nstdout:\n{stdout}\nstderr:\n{stderr}"))
+}
+
+/// Builders of RocksDB trace bytes in trace format 0.2 (trace_replay.cc's layout: a
+/// record is `timestamp u64, type u8, payload length u32, payload`, all little-endian).
+pub mod rocksdb_trace {
+    fn varint(out: &mut Vec<u8>, mut v: u32) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    fn slice(out: &mut Vec<u8>, s: &[u8]) {
+        varint(out, s.len() as u32);
+        out.extend_from_slice(s);
+    }
+
+    fn record(out: &mut Vec<u8>, ts_us: u64, kind: u8, payload: &[u8]) {
+        out.extend_from_slice(&ts_us.to_le_bytes());
+        out.push(kind);
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(payload);
+    }
+
+    /// A trace of one write a record: `(WriteBatch tag, key, value)` — tag 0x1 a Put,
+    /// 0x2 a Merge, 0xF a DeleteRange (value: its end key) — a microsecond apart.
+    pub fn writes(entries: &[(u8, &[u8], &[u8])]) -> Vec<u8> {
+        let mut t = Vec::new();
+        let header = "feedcafedeadbeef\tTrace Version: 0.2\tRocksDB Version: 7.8\t\
+                      Format: Timestamp OpType Payload\n";
+        record(&mut t, 1_000, 1, header.as_bytes());
+        for (i, (tag, key, value)) in entries.iter().enumerate() {
+            // WriteBatch: sequence number, count, then the entry.
+            let mut batch = 0u64.to_le_bytes().to_vec();
+            batch.extend_from_slice(&1u32.to_le_bytes());
+            batch.push(*tag);
+            slice(&mut batch, key);
+            slice(&mut batch, value);
+            // Format 0.2: a bitmap of the payload's fields (bit 1, the batch), then it.
+            let mut payload = (1u64 << 1).to_le_bytes().to_vec();
+            slice(&mut payload, &batch);
+            record(&mut t, 2_000 + i as u64, 3, &payload);
+        }
+        record(&mut t, 10_000, 2, &[]);
+        t
+    }
 }

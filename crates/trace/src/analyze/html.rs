@@ -5,13 +5,16 @@
 use std::fmt::Write as _;
 
 use super::hist::{Log2Hist, ValueHist};
-use super::{Analysis, CORRELATED};
+use super::{Analysis, HeatBucket, KeyRange, SeriesPoint, CORRELATED};
 
 /// Tableau 10, as kvlab's reports colour series.
 const COLORS: [&str; 10] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#bab0ac",
 ];
+
+/// Most key ranges whose boundaries a chart draws (more would hide the data).
+const MAX_MARKS: usize = 500;
 
 const STYLE: &str = "\
 body{font-family:sans-serif;margin:0 auto;max-width:1500px;padding:0 16px 48px;color:#222}\
@@ -95,6 +98,19 @@ fn chart(
     y: Axis,
     series: &[(String, Vec<(f64, f64)>)],
     dots: bool,
+) -> String {
+    chart_marked(title, x, y, series, dots, &[])
+}
+
+/// [`chart`] with a dashed red vertical line at each x of `marks` (key-range
+/// boundaries, drawn as the FAST'20 paper's red lines between key ranges).
+fn chart_marked(
+    title: &str,
+    x: Axis,
+    y: Axis,
+    series: &[(String, Vec<(f64, f64)>)],
+    dots: bool,
+    marks: &[f64],
 ) -> String {
     let tx = |v: f64, log: bool| if log { v.log10() } else { v };
     let usable = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
@@ -182,6 +198,27 @@ fn chart(
         yl = esc(y.label),
         xl = esc(x.label)
     );
+    let inside: Vec<f64> = marks
+        .iter()
+        .filter(|&&m| usable(m, x.log))
+        .map(|&m| tx(m, x.log))
+        .filter(|&m| m >= x0 && m <= x1)
+        .collect();
+    if !inside.is_empty() {
+        s.push_str(
+            "<g class=\"keyranges\" stroke=\"#d62728\" stroke-opacity=\"0.7\" \
+             stroke-dasharray=\"4 3\"><title>key-range boundaries</title>",
+        );
+        for m in inside {
+            let xx = left + pw * (m - x0) / (x1 - x0);
+            let _ = write!(
+                s,
+                "<line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{top}\" y2=\"{b}\"/>",
+                b = top + ph
+            );
+        }
+        s.push_str("</g>");
+    }
     for (i, (name, pts)) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let drawn = pts
@@ -289,6 +326,78 @@ fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table>");
+}
+
+/// The heatmap (mean requests per key of each bucket of sorted keys) and the sampled
+/// key × time series, keys in sorted order on both x axes (as the paper draws them),
+/// with the key ranges' boundaries; `scope` ends the titles.
+fn locality_charts(
+    o: &mut String,
+    a: &Analysis,
+    scope: &str,
+    heatmap: &[HeatBucket],
+    ranges: &[KeyRange],
+    series: &[SeriesPoint],
+) {
+    let marks: Vec<f64> = if ranges.len() > MAX_MARKS {
+        Vec::new()
+    } else {
+        ranges.iter().skip(1).map(|r| r.first_rank as f64).collect()
+    };
+    let heat = |f: fn(&HeatBucket) -> u64| -> Vec<(f64, f64)> {
+        let mut first = 0u64;
+        heatmap
+            .iter()
+            .map(|b| {
+                let x = first as f64;
+                first += b.keys;
+                (x, f(b) as f64 / b.keys.max(1) as f64)
+            })
+            .collect()
+    };
+    o.push_str(&chart_marked(
+        &format!("Requests per key across the sorted key space{scope}"),
+        Axis {
+            label: "Key rank (sorted keys)",
+            log: false,
+        },
+        Axis {
+            label: "Mean requests per key",
+            log: false,
+        },
+        &[
+            ("reads".into(), heat(|b| b.reads)),
+            ("writes".into(), heat(|b| b.writes)),
+        ],
+        false,
+        &marks,
+    ));
+    // One series per op, in the order of the other charts (so the colours agree).
+    let mut by_op: Vec<(String, Vec<(f64, f64)>)> = a
+        .ops
+        .iter()
+        .map(|(op, _)| (op.name().to_string(), Vec::new()))
+        .collect();
+    for p in series {
+        if let Some(i) = a.ops.iter().position(|(op, _)| *op == p.op) {
+            by_op[i].1.push((p.key_rank as f64, p.time));
+        }
+    }
+    let ylabel = format!("Time ({})", if a.has_clock { "s" } else { "requests" });
+    o.push_str(&chart_marked(
+        &format!("Sampled requests: key over time{scope}"),
+        Axis {
+            label: "Key rank (sorted keys)",
+            log: false,
+        },
+        Axis {
+            label: &ylabel,
+            log: false,
+        },
+        &by_op,
+        true,
+        &marks,
+    ));
 }
 
 /// The page.
@@ -541,59 +650,38 @@ pub(crate) fn page(a: &Analysis) -> String {
         .collect();
     table(&mut o, &["rank", "key", "requests"], &rows);
 
-    o.push_str("<h2>Key-space locality</h2><div class=\"charts\">");
-    let heat = |f: fn(&super::HeatBucket) -> u64| -> Vec<(f64, f64)> {
-        let mut first = 0u64;
-        a.heatmap
-            .iter()
-            .map(|b| {
-                let x = first as f64;
-                first += b.keys;
-                (x, f(b) as f64 / b.keys.max(1) as f64)
-            })
-            .collect()
-    };
-    o.push_str(&chart(
-        "Requests per key across the sorted key space",
-        Axis {
-            label: "Key rank (sorted keys)",
-            log: false,
-        },
-        Axis {
-            label: "Mean requests per key",
-            log: false,
-        },
-        &[
-            ("reads".into(), heat(|b| b.reads)),
-            ("writes".into(), heat(|b| b.writes)),
-        ],
-        false,
-    ));
-    // One series per op, in the order of the other charts (so the colours agree).
-    let mut by_op: Vec<(String, Vec<(f64, f64)>)> = a
-        .ops
-        .iter()
-        .map(|(op, _)| (op.name().to_string(), Vec::new()))
-        .collect();
-    for p in &a.time_series {
-        if let Some(i) = a.ops.iter().position(|(op, _)| *op == p.op) {
-            by_op[i].1.push((p.time, p.key_rank as f64));
-        }
+    o.push_str("<h2>Key-space locality</h2>");
+    if a.key_ranges.len() > MAX_MARKS {
+        let _ = write!(
+            o,
+            "<p class=\"note\">{} key ranges (<code>{}</code>, keyranges.csv): more than \
+             {MAX_MARKS}, so their boundaries are not drawn.</p>",
+            a.key_ranges.len(),
+            a.key_range_rule
+        );
+    } else if !a.key_ranges.is_empty() {
+        let _ = write!(
+            o,
+            "<p class=\"note\">Dashed red lines: the boundaries of the {} key ranges \
+             (<code>{}</code>, keyranges.csv).</p>",
+            a.key_ranges.len(),
+            a.key_range_rule
+        );
     }
-    o.push_str(&chart(
-        "Sampled requests: key over time",
-        Axis {
-            label: &xlabel,
-            log: false,
-        },
-        Axis {
-            label: "Key rank (sorted keys)",
-            log: false,
-        },
-        &by_op,
-        true,
-    ));
-    o.push_str("</div><h2>Reuse</h2><div class=\"charts\">");
+    o.push_str("<div class=\"charts\">");
+    locality_charts(&mut o, a, "", &a.heatmap, &a.key_ranges, &a.time_series);
+    o.push_str("</div>");
+    for c in &a.per_cf {
+        let _ = write!(
+            o,
+            "<h3>Column family / tenant {}: {} requests, {} keys</h3><div class=\"charts\">",
+            c.cf, c.requests, c.keys
+        );
+        let scope = format!(" (column family {})", c.cf);
+        locality_charts(&mut o, a, &scope, &c.heatmap, &c.key_ranges, &c.time_series);
+        o.push_str("</div>");
+    }
+    o.push_str("<h2>Reuse</h2><div class=\"charts\">");
     o.push_str(&chart(
         "LRU stack distance CDF (and LRU hit ratio)",
         Axis {

@@ -64,6 +64,12 @@ pub struct AnalyzeOptions {
     pub time_series_points: usize,
     /// Most QPS buckets kept: past this, buckets are merged two by two.
     pub max_qps_buckets: usize,
+    /// How the sorted keys are cut into the key ranges whose boundaries the heatmap and
+    /// the key × time series show (and `keyranges.csv` lists).
+    pub key_ranges: KeyRangeRule,
+    /// Most column families (tenants) given a heatmap, key ranges and time series of
+    /// their own when a trace has more than one: the most requested ones.
+    pub max_cf_locality: usize,
 }
 
 impl Default for AnalyzeOptions {
@@ -76,6 +82,88 @@ impl Default for AnalyzeOptions {
             heatmap_buckets: 1000,
             time_series_points: 20_000,
             max_qps_buckets: 1 << 16,
+            key_ranges: KeyRangeRule::Ranges(30),
+            max_cf_locality: 16,
+        }
+    }
+}
+
+/// How sorted keys are cut into key ranges for the locality figures, spelt as
+/// `kvlab model fit --key-ranges` spells its equal-count rules: `ranges:N` (or `N`),
+/// `keys:N`, and `none` (or `0`) for no ranges.
+///
+/// The FAST'20 paper draws a key range per MySQL table or SST file on its heatmaps and
+/// time series (Figures 9–13); a trace does not say where those lie, so the ranges here
+/// hold equal counts of the keys the trace accessed, as the model's `ranges:N` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyRangeRule {
+    /// No key ranges.
+    None,
+    /// This many ranges of equal distinct-key counts (differing by at most one key);
+    /// fewer when there are fewer keys.
+    Ranges(u64),
+    /// Ranges of this many distinct keys each (the last one may hold fewer).
+    KeysPerRange(u64),
+}
+
+impl std::str::FromStr for KeyRangeRule {
+    type Err = String;
+
+    /// `none`, `0`, `N` or `ranges:N` (N ranges), `keys:N` (N keys per range).
+    fn from_str(s: &str) -> Result<KeyRangeRule, String> {
+        let bad = || {
+            format!(
+                "key-range rule {s:?}: expected ranges:N (or N), keys:N (keys per range) or \
+                 none (or 0)"
+            )
+        };
+        let number = |n: &str| n.parse::<u64>().map_err(|_| bad());
+        match s.split_once(':') {
+            None if s == "none" => Ok(KeyRangeRule::None),
+            None => Ok(match number(s)? {
+                0 => KeyRangeRule::None,
+                n => KeyRangeRule::Ranges(n),
+            }),
+            Some(("ranges", n)) => Ok(match number(n)? {
+                0 => KeyRangeRule::None,
+                n => KeyRangeRule::Ranges(n),
+            }),
+            Some(("keys", n)) => match number(n)? {
+                0 => Err(bad()),
+                n => Ok(KeyRangeRule::KeysPerRange(n)),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for KeyRangeRule {
+    /// The rule as `--key-ranges` takes it (`none`, `ranges:N`, `keys:N`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyRangeRule::None => write!(f, "none"),
+            KeyRangeRule::Ranges(n) => write!(f, "ranges:{n}"),
+            KeyRangeRule::KeysPerRange(n) => write!(f, "keys:{n}"),
+        }
+    }
+}
+
+impl KeyRangeRule {
+    /// The ranges of `keys` keys in sorted order, as `(first, end)` positions.
+    fn cut(self, keys: usize) -> Vec<(usize, usize)> {
+        match self {
+            KeyRangeRule::None => Vec::new(),
+            KeyRangeRule::Ranges(n) => {
+                let n = usize::try_from(n).unwrap_or(usize::MAX).min(keys);
+                (0..n).map(|i| (keys * i / n, keys * (i + 1) / n)).collect()
+            }
+            KeyRangeRule::KeysPerRange(per) => {
+                let per = usize::try_from(per).unwrap_or(usize::MAX).max(1);
+                (0..keys)
+                    .step_by(per)
+                    .map(|lo| (lo, lo.saturating_add(per).min(keys)))
+                    .collect()
+            }
         }
     }
 }
@@ -127,6 +215,9 @@ struct KeyState {
     scan_len: u64,
     /// Position of the last request in the stack-distance tree.
     stack_pos: u32,
+    /// Column family (tenant) of the first request; requests of the key in another
+    /// one are counted in [`Analyzer::cf_extra`].
+    cf: u32,
 }
 
 impl Default for KeyState {
@@ -140,6 +231,7 @@ impl Default for KeyState {
             value_bytes: 0,
             scan_len: 0,
             stack_pos: stack::NONE,
+            cf: 0,
         }
     }
 }
@@ -214,6 +306,52 @@ pub struct HeatBucket {
     pub writes: u64,
     /// The most requests to one key of the run.
     pub max_key_requests: u64,
+}
+
+/// One key range: keys adjacent in sorted order, cut by [`KeyRangeRule`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KeyRange {
+    /// The rank of its first key in sorted key order (0 = smallest key): where its
+    /// boundary is drawn.
+    pub first_rank: u64,
+    /// Its first key (as [`HeatBucket::first_key`]).
+    pub first_key: String,
+    /// Its last key.
+    pub last_key: String,
+    /// Distinct keys in it.
+    pub keys: u64,
+    /// Requests to them.
+    pub requests: u64,
+    /// Its share of the requests (of the column family's, for a column family's ranges).
+    pub share: f64,
+}
+
+/// The key-space figures of one column family (tenant) of a trace with several: its
+/// own keys in sorted order, as the paper plots one column family at a time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CfLocality {
+    /// The column family (tenant) id.
+    pub cf: u32,
+    /// Requests to it.
+    pub requests: u64,
+    /// Distinct keys requested in it.
+    pub keys: u64,
+    /// Its heatmap over its keys.
+    pub heatmap: Vec<HeatBucket>,
+    /// Its key ranges.
+    pub key_ranges: Vec<KeyRange>,
+    /// The sampled requests of the whole trace's series that went to it, `key_rank`
+    /// being the key's rank among the column family's keys.
+    pub time_series: Vec<SeriesPoint>,
+}
+
+/// A key's requests, for the heatmap and the key ranges.
+#[derive(Clone, Copy, Debug)]
+struct KeyCount {
+    slot: u32,
+    requests: u64,
+    reads: u64,
+    writes: u64,
 }
 
 /// Pearson's r between two per-request variables.
@@ -308,6 +446,14 @@ pub struct Analysis {
     pub top_keys: Vec<(String, u64, u64)>,
     /// The key-space heatmap.
     pub heatmap: Vec<HeatBucket>,
+    /// The rule the key ranges were cut by.
+    pub key_range_rule: KeyRangeRule,
+    /// The key ranges over all keys, in key order.
+    pub key_ranges: Vec<KeyRange>,
+    /// The heatmap, key ranges and time series per column family (tenant), by id, when
+    /// the trace has more than one (at most [`AnalyzeOptions::max_cf_locality`], the
+    /// most requested); empty otherwise.
+    pub per_cf: Vec<CfLocality>,
     /// The sampled key × time series.
     pub time_series: Vec<SeriesPoint>,
     /// LRU stack distances (log2 buckets) of the requests that are not a key's first.
@@ -353,6 +499,9 @@ pub struct Analyzer {
     ops: Vec<Option<Box<OpStats>>>,
     first_op: Option<Op>,
     cf_ops: HashMap<u32, [u64; Op::ALL.len()]>,
+    /// Requests and writes of a key in a column family other than its first's, by
+    /// `slot << 32 | cf` (keys of most traces stay in one: this stays empty).
+    cf_extra: IdMap<[u32; 2]>,
     qps_width: u64,
     stack: StackDistance,
     stack_distance: Log2Hist,
@@ -365,12 +514,24 @@ pub struct Analyzer {
     windows: Vec<Window>,
     /// Requests after the last working-set window kept ([`MAX_WINDOWS`]).
     late_requests: u64,
-    /// Sampled requests: (index, time as [`Analyzer::rel_ns`], slot, op).
-    samples: Vec<(u64, u64, u32, Op)>,
+    /// Sampled requests.
+    samples: Vec<Sample>,
     sample_stride: u64,
     /// The next request index that is a multiple of `sample_stride`.
     next_sample: u64,
     moments: Moments,
+}
+
+/// A sampled request of the key × time series.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    /// Its index in the trace.
+    pos: u64,
+    /// Its time, as [`Analyzer::rel_ns`].
+    time: u64,
+    slot: u32,
+    cf: u32,
+    op: Op,
 }
 
 /// libCacheSim's reuse bucket `(int)(log(vtime) / log(1.5))` (`reuse.cpp`), found by a
@@ -435,6 +596,7 @@ impl Analyzer {
             ops: vec![None; Op::ALL.len()],
             first_op: None,
             cf_ops: HashMap::new(),
+            cf_extra: IdMap::default(),
             qps_width: 1,
             stack: StackDistance::default(),
             stack_distance: Log2Hist::default(),
@@ -498,7 +660,10 @@ impl Analyzer {
         let slot = *self.slot_of.entry(rec.id).or_insert(next_slot);
         let first = slot == next_slot;
         if first {
-            self.keys.push(KeyState::default());
+            self.keys.push(KeyState {
+                cf: rec.cf,
+                ..KeyState::default()
+            });
             self.ids.push(rec.id);
             if self.info.key_encoding == KeyEncoding::Bytes {
                 self.key_start.push(self.key_arena.len() as u64);
@@ -539,6 +704,14 @@ impl Analyzer {
         key.last_ns = now;
         key.value_bytes = key.value_bytes.saturating_add(rec.value_size);
         key.scan_len += u64::from(rec.scan_len);
+        if key.cf != rec.cf {
+            let extra = self
+                .cf_extra
+                .entry(u64::from(slot) << 32 | u64::from(rec.cf))
+                .or_default();
+            extra[0] = extra[0].saturating_add(1);
+            extra[1] = extra[1].saturating_add(u32::from(is_write));
+        }
 
         // Working set.
         let w = (now / window_units) as usize;
@@ -589,11 +762,17 @@ impl Analyzer {
         if pos == self.next_sample {
             if self.samples.len() >= self.opts.time_series_points.max(2) {
                 let stride = self.sample_stride;
-                self.samples.retain(|s| (s.0 / stride).is_multiple_of(2));
+                self.samples.retain(|s| (s.pos / stride).is_multiple_of(2));
                 self.sample_stride *= 2;
             }
             if pos.is_multiple_of(self.sample_stride) {
-                self.samples.push((pos, now, slot, rec.op));
+                self.samples.push(Sample {
+                    pos,
+                    time: now,
+                    slot,
+                    cf: rec.cf,
+                    op: rec.op,
+                });
             }
             self.next_sample = (pos / self.sample_stride + 1) * self.sample_stride;
         }
@@ -645,7 +824,8 @@ impl Analyzer {
             + self.reuse_lcs_vtime.capacity() * 8
             + self.object_sizes.heap_bytes()
             + self.windows.capacity() * size_of::<Window>()
-            + self.samples.capacity() * size_of::<(u64, u64, u32, Op)>()
+            + self.samples.capacity() * size_of::<Sample>()
+            + self.cf_extra.capacity() * (size_of::<(u64, [u32; 2])>() + 1)
     }
 
     /// Halves the QPS resolution: merges buckets two by two.
@@ -687,6 +867,148 @@ impl Analyzer {
             order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)).then(a.cmp(&b)));
         }
         order
+    }
+
+    /// A sample's time on the series' axis: seconds since the first request, or its
+    /// index without a clock.
+    fn series_time(&self, pos: u64, time: u64) -> f64 {
+        if self.unit_ns.is_some() {
+            time as f64 / 1e9
+        } else {
+            pos as f64
+        }
+    }
+
+    /// The heatmap of `keys` (in sorted key order): runs of equal key count.
+    fn heat_buckets(&self, keys: &[KeyCount]) -> Vec<HeatBucket> {
+        let nb = self.opts.heatmap_buckets.max(1).min(keys.len().max(1));
+        let mut heatmap = Vec::with_capacity(nb);
+        for b in 0..nb {
+            let lo = keys.len() * b / nb;
+            let hi = keys.len() * (b + 1) / nb;
+            if lo == hi {
+                continue;
+            }
+            let mut hb = HeatBucket {
+                first_key: self.key_text(keys[lo].slot as usize),
+                last_key: self.key_text(keys[hi - 1].slot as usize),
+                keys: (hi - lo) as u64,
+                requests: 0,
+                reads: 0,
+                writes: 0,
+                max_key_requests: 0,
+            };
+            for k in &keys[lo..hi] {
+                hb.requests += k.requests;
+                hb.writes += k.writes;
+                hb.reads += k.reads;
+                hb.max_key_requests = hb.max_key_requests.max(k.requests);
+            }
+            heatmap.push(hb);
+        }
+        heatmap
+    }
+
+    /// The key ranges of `keys` (in sorted key order) by the options' rule, their shares
+    /// of the requests to `keys`.
+    fn key_ranges_of(&self, keys: &[KeyCount]) -> Vec<KeyRange> {
+        let total: u64 = keys.iter().map(|k| k.requests).sum();
+        self.opts
+            .key_ranges
+            .cut(keys.len())
+            .into_iter()
+            .map(|(lo, hi)| {
+                let requests = keys[lo..hi].iter().map(|k| k.requests).sum();
+                KeyRange {
+                    first_rank: lo as u64,
+                    first_key: self.key_text(keys[lo].slot as usize),
+                    last_key: self.key_text(keys[hi - 1].slot as usize),
+                    keys: (hi - lo) as u64,
+                    requests,
+                    share: if total == 0 {
+                        0.0
+                    } else {
+                        requests as f64 / total as f64
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// The heatmap, key ranges and series of each of the most requested column families
+    /// (by id), over the keys requested in it; `order` is the slots in sorted key order
+    /// and `rank` each slot's place in it.
+    fn cf_locality(&self, order: &[u32], rank: &[u64]) -> Vec<CfLocality> {
+        let mut chosen: Vec<(u32, u64)> = self
+            .cf_ops
+            .iter()
+            .map(|(&cf, counts)| (cf, counts.iter().sum()))
+            .collect();
+        chosen.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        chosen.truncate(self.opts.max_cf_locality);
+        chosen.sort_unstable();
+        let index: HashMap<u32, usize> = chosen
+            .iter()
+            .enumerate()
+            .map(|(i, &(cf, _))| (cf, i))
+            .collect();
+        // Requests of keys outside their first column family, by slot.
+        let mut elsewhere: IdMap<Vec<(u32, u64, u64)>> = IdMap::default();
+        for (&at, &[n, w]) in &self.cf_extra {
+            elsewhere
+                .entry(at >> 32)
+                .or_default()
+                .push((at as u32, u64::from(n), u64::from(w)));
+        }
+        // Each column family's keys, in sorted key order (a slot is pushed at most once
+        // per column family, in the order of `order`).
+        let mut keys: Vec<Vec<KeyCount>> = vec![Vec::new(); chosen.len()];
+        let count = |slot: u32, requests: u64, writes: u64| KeyCount {
+            slot,
+            requests,
+            reads: requests.saturating_sub(writes),
+            writes,
+        };
+        for &s in order {
+            let k = &self.keys[s as usize];
+            let (mut n, mut w) = (u64::from(k.count), u64::from(k.writes));
+            for &(cf, en, ew) in elsewhere.get(&u64::from(s)).into_iter().flatten() {
+                n = n.saturating_sub(en);
+                w = w.saturating_sub(ew);
+                if let Some(&i) = index.get(&cf) {
+                    keys[i].push(count(s, en, ew));
+                }
+            }
+            if n > 0 {
+                if let Some(&i) = index.get(&k.cf) {
+                    keys[i].push(count(s, n, w));
+                }
+            }
+        }
+        let mut series: Vec<Vec<SeriesPoint>> = vec![Vec::new(); chosen.len()];
+        for p in &self.samples {
+            if let Some(&i) = index.get(&p.cf) {
+                let at = rank[p.slot as usize];
+                series[i].push(SeriesPoint {
+                    time: self.series_time(p.pos, p.time),
+                    key_rank: keys[i].partition_point(|k| rank[k.slot as usize] < at) as u64,
+                    op: p.op,
+                });
+            }
+        }
+        chosen
+            .iter()
+            .zip(keys)
+            .zip(series)
+            .map(|((&(cf, requests), keys), time_series)| CfLocality {
+                cf,
+                requests,
+                keys: keys.len() as u64,
+                heatmap: self.heat_buckets(&keys),
+                key_ranges: self.key_ranges_of(&keys),
+                time_series,
+            })
+            .collect()
     }
 
     /// The analysis of every request observed.
@@ -805,32 +1127,21 @@ impl Analyzer {
                 .map(|(op, _)| count_of(*op, slot))
                 .sum()
         };
-        let nb = self.opts.heatmap_buckets.max(1).min(order.len().max(1));
-        let mut heatmap = Vec::with_capacity(nb);
-        for b in 0..nb {
-            let lo = order.len() * b / nb;
-            let hi = order.len() * (b + 1) / nb;
-            if lo == hi {
-                continue;
-            }
-            let mut hb = HeatBucket {
-                first_key: self.key_text(order[lo] as usize),
-                last_key: self.key_text(order[hi - 1] as usize),
-                keys: (hi - lo) as u64,
-                requests: 0,
-                reads: 0,
-                writes: 0,
-                max_key_requests: 0,
-            };
-            for &s in &order[lo..hi] {
+        let counts: Vec<KeyCount> = order
+            .iter()
+            .map(|&s| {
                 let k = &self.keys[s as usize];
-                hb.requests += u64::from(k.count);
-                hb.writes += u64::from(k.writes);
-                hb.reads += reads_of(s as usize);
-                hb.max_key_requests = hb.max_key_requests.max(u64::from(k.count));
-            }
-            heatmap.push(hb);
-        }
+                KeyCount {
+                    slot: s,
+                    requests: u64::from(k.count),
+                    reads: reads_of(s as usize),
+                    writes: u64::from(k.writes),
+                }
+            })
+            .collect();
+        let heatmap = self.heat_buckets(&counts);
+        let key_ranges = self.key_ranges_of(&counts);
+        drop(counts);
 
         // Key × time series.
         let mut rank = vec![0u64; order.len()];
@@ -841,16 +1152,25 @@ impl Analyzer {
         let time_series = self
             .samples
             .iter()
-            .map(|&(pos, t, slot, op)| SeriesPoint {
-                time: if has_clock {
-                    t as f64 / 1e9
-                } else {
-                    pos as f64
+            .map(
+                |&Sample {
+                     pos,
+                     time,
+                     slot,
+                     op,
+                     ..
+                 }| SeriesPoint {
+                    time: self.series_time(pos, time),
+                    key_rank: rank[slot as usize],
+                    op,
                 },
-                key_rank: rank[slot as usize],
-                op,
-            })
+            )
             .collect();
+        let per_cf = if self.cf_ops.len() > 1 {
+            self.cf_locality(&order, &rank)
+        } else {
+            Vec::new()
+        };
 
         // Correlations.
         let correlations = self.correlations();
@@ -934,6 +1254,9 @@ impl Analyzer {
             access_counts,
             top_keys,
             heatmap,
+            key_range_rule: self.opts.key_ranges,
+            key_ranges,
+            per_cf,
             time_series,
             stack_distance: self.stack_distance.clone(),
             reuse_requests: self.reuse_requests.clone(),

@@ -13,7 +13,10 @@
 //! | `popularity.csv` | `requests_per_object,objects,first_rank,last_rank` (libCacheSim's `.popularity`, with ranks) |
 //! | `top_keys.csv` | `rank,key,id,requests,fraction` |
 //! | `heatmap.csv` | `bucket,first_key,last_key,keys,requests,reads,writes,max_key_requests`: keys in sorted order, cut into runs of equal key count |
+//! | `keyranges.csv` | `range,first_rank,first_key,last_key,keys,requests,share`: the key ranges ([`KeyRangeRule`](super::KeyRangeRule), `--key-ranges`), in key order; `first_rank` is where the range starts on the heatmap's and the series' key-rank axis, `share` its fraction of the requests |
+//! | `keyranges.json` | `{"rule": "ranges:30", "ranges": [{"first_rank", "first_key", "last_key", "keys", "requests", "share"}, …], "column_families": [{"cf", "requests", "keys", "ranges": […]}, …]}`: the same ranges, and each column family's |
 //! | `time_series.csv` | `time_s,key_rank,op`: sampled requests (`time_request` without a clock) |
+//! | `heatmap.cf<N>.csv`, `keyranges.cf<N>.csv`, `time_series.cf<N>.csv` | the same three over the keys of column family (tenant) `N` alone, `key_rank` its keys' ranks; written when the trace has more than one, for the 16 most requested ([`Analysis::per_cf`](super::Analysis::per_cf)) |
 //! | `stack_distance.csv` | `bucket,distance_lo,distance_hi,requests,cdf,lru_hit_ratio`: exact LRU stack distances; `lru_hit_ratio` is the hit ratio of an LRU cache of `distance_hi` objects |
 //! | `reuse_requests.csv` | `bucket,requests_lo,requests_hi,requests,cdf`: requests since the key's previous request |
 //! | `reuse_seconds.csv` | `bucket,seconds_lo,seconds_hi,requests,cdf`: time since the key's previous request |
@@ -26,7 +29,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::hist::{Log2Hist, ValueHist};
-use super::{Analysis, CORRELATED};
+use super::{Analysis, HeatBucket, KeyRange, SeriesPoint, CORRELATED};
 use crate::error::TraceError;
 
 fn io_err(path: PathBuf) -> impl FnOnce(std::io::Error) -> TraceError {
@@ -58,6 +61,51 @@ fn push_value_cdf(out: &mut String, prefix: &str, h: &ValueHist) {
         seen += n;
         let _ = writeln!(out, "{prefix}{v},{n},{}", num(seen as f64 / total));
     }
+}
+
+fn heatmap_csv(heatmap: &[HeatBucket]) -> String {
+    let mut s =
+        String::from("bucket,first_key,last_key,keys,requests,reads,writes,max_key_requests\n");
+    for (i, b) in heatmap.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{i},{},{},{},{},{},{},{}",
+            field(&b.first_key),
+            field(&b.last_key),
+            b.keys,
+            b.requests,
+            b.reads,
+            b.writes,
+            b.max_key_requests
+        );
+    }
+    s
+}
+
+fn key_ranges_csv(ranges: &[KeyRange]) -> String {
+    let mut s = String::from("range,first_rank,first_key,last_key,keys,requests,share\n");
+    for (i, r) in ranges.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{i},{},{},{},{},{},{}",
+            r.first_rank,
+            field(&r.first_key),
+            field(&r.last_key),
+            r.keys,
+            r.requests,
+            num(r.share)
+        );
+    }
+    s
+}
+
+/// `tcol`: `s`, or `request` for traces without a clock.
+fn time_series_csv(series: &[SeriesPoint], tcol: &str) -> String {
+    let mut s = format!("time_{tcol},key_rank,op\n");
+    for p in series {
+        let _ = writeln!(s, "{},{},{}", num(p.time), p.key_rank, p.op.name());
+    }
+    s
 }
 
 fn push_log2(out: &mut String, h: &Log2Hist, scale: f64) {
@@ -92,8 +140,8 @@ impl Analysis {
     }
 
     /// The CSV files, as `(name, contents)`.
-    pub fn csv_files(&self) -> Vec<(&'static str, String)> {
-        let mut files = Vec::new();
+    pub fn csv_files(&self) -> Vec<(String, String)> {
+        let mut files: Vec<(String, String)> = Vec::new();
         let n = self.summary.requests.max(1) as f64;
         let tcol = if self.has_clock { "s" } else { "request" };
 
@@ -101,7 +149,7 @@ impl Analysis {
         for (op, c) in &self.ops {
             let _ = writeln!(s, "{},{c},{}", op.name(), num(*c as f64 / n));
         }
-        files.push(("ops.csv", s));
+        files.push(("ops.csv".into(), s));
 
         let mut s = String::from("cf,op,requests,fraction_of_cf\n");
         let mut cf_totals = std::collections::HashMap::new();
@@ -117,7 +165,7 @@ impl Analysis {
                 num(*c as f64 / total as f64)
             );
         }
-        files.push(("cf_ops.csv", s));
+        files.push(("cf_ops.csv".into(), s));
 
         let width = self.qps_bucket;
         let per = if self.has_clock { width } else { 1.0 };
@@ -150,7 +198,7 @@ impl Analysis {
             }
             s.push('\n');
         }
-        files.push(("qps.csv", s));
+        files.push(("qps.csv".into(), s));
 
         let mut s = String::from("field,op,size_bytes,requests,cdf\n");
         let mut st = String::from(
@@ -186,14 +234,14 @@ impl Analysis {
             h.max(),
             h.is_rounded()
         );
-        files.push(("sizes.csv", s));
-        files.push(("size_stats.csv", st));
+        files.push(("sizes.csv".into(), s));
+        files.push(("size_stats.csv".into(), st));
 
         let mut s = String::from("op,scan_len,requests,cdf\n");
         for (op, h) in &self.scan_lengths {
             push_value_cdf(&mut s, &format!("{},", op.name()), h);
         }
-        files.push(("scan_length.csv", s));
+        files.push(("scan_length.csv".into(), s));
 
         let mut s = String::from("op,requests_per_key,keys,cdf_keys,cdf_requests\n");
         for (op, counts) in &self.access_counts {
@@ -212,7 +260,7 @@ impl Analysis {
                 );
             }
         }
-        files.push(("access_count_cdf.csv", s));
+        files.push(("access_count_cdf.csv".into(), s));
 
         let mut s = String::from("requests_per_object,objects,first_rank,last_rank\n");
         let mut i = 0;
@@ -222,7 +270,7 @@ impl Analysis {
             let _ = writeln!(s, "{c},{},{},{}", j - i, i + 1, j);
             i = j;
         }
-        files.push(("popularity.csv", s));
+        files.push(("popularity.csv".into(), s));
 
         let mut s = String::from("rank,key,id,requests,fraction\n");
         for (i, (key, id, c)) in self.top_keys.iter().enumerate() {
@@ -234,30 +282,26 @@ impl Analysis {
                 num(*c as f64 / n)
             );
         }
-        files.push(("top_keys.csv", s));
+        files.push(("top_keys.csv".into(), s));
 
-        let mut s =
-            String::from("bucket,first_key,last_key,keys,requests,reads,writes,max_key_requests\n");
-        for (i, b) in self.heatmap.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "{i},{},{},{},{},{},{},{}",
-                field(&b.first_key),
-                field(&b.last_key),
-                b.keys,
-                b.requests,
-                b.reads,
-                b.writes,
-                b.max_key_requests
-            );
+        files.push(("heatmap.csv".into(), heatmap_csv(&self.heatmap)));
+        files.push(("keyranges.csv".into(), key_ranges_csv(&self.key_ranges)));
+        files.push((
+            "time_series.csv".into(),
+            time_series_csv(&self.time_series, tcol),
+        ));
+        for c in &self.per_cf {
+            let cf = c.cf;
+            files.push((format!("heatmap.cf{cf}.csv"), heatmap_csv(&c.heatmap)));
+            files.push((
+                format!("keyranges.cf{cf}.csv"),
+                key_ranges_csv(&c.key_ranges),
+            ));
+            files.push((
+                format!("time_series.cf{cf}.csv"),
+                time_series_csv(&c.time_series, tcol),
+            ));
         }
-        files.push(("heatmap.csv", s));
-
-        let mut s = format!("time_{tcol},key_rank,op\n");
-        for p in &self.time_series {
-            let _ = writeln!(s, "{},{},{}", num(p.time), p.key_rank, p.op.name());
-        }
-        files.push(("time_series.csv", s));
 
         let mut s = String::from("bucket,distance_lo,distance_hi,requests,cdf,lru_hit_ratio\n");
         let hits = self.lru_hit_ratios();
@@ -274,14 +318,14 @@ impl Analysis {
                 num(*hit)
             );
         }
-        files.push(("stack_distance.csv", s));
+        files.push(("stack_distance.csv".into(), s));
 
         let mut s = String::from("bucket,requests_lo,requests_hi,requests,cdf\n");
         push_log2(&mut s, &self.reuse_requests, 1.0);
-        files.push(("reuse_requests.csv", s));
+        files.push(("reuse_requests.csv".into(), s));
         let mut s = String::from("bucket,seconds_lo,seconds_hi,requests,cdf\n");
         push_log2(&mut s, &self.reuse_ns, 1e-9);
-        files.push(("reuse_seconds.csv", s));
+        files.push(("reuse_seconds.csv".into(), s));
 
         let mut s = format!("bucket,requests\n-1,{}\n", self.cold_requests);
         for (b, c) in self.reuse_lcs_vtime.iter().enumerate() {
@@ -289,7 +333,7 @@ impl Analysis {
                 let _ = writeln!(s, "{b},{c}");
             }
         }
-        files.push(("reuse_lcs.csv", s));
+        files.push(("reuse_lcs.csv".into(), s));
 
         let mut s = format!("window,start_{tcol},requests,distinct_keys,new_keys\n");
         for (i, w) in self.windows.iter().enumerate() {
@@ -302,7 +346,7 @@ impl Analysis {
                 w.new_keys
             );
         }
-        files.push(("working_set.csv", s));
+        files.push(("working_set.csv".into(), s));
 
         let mut s = String::from("a,b,pearson_r\n");
         for (i, a) in CORRELATED.iter().enumerate() {
@@ -311,12 +355,31 @@ impl Analysis {
                 let _ = writeln!(s, "{a},{b},{r}");
             }
         }
-        files.push(("correlation.csv", s));
+        files.push(("correlation.csv".into(), s));
         files
     }
 
-    /// Writes `summary.json`, the CSV files and, with `html`, `index.html` into `dir`
-    /// (made if missing).
+    /// `keyranges.json`: the rule, the key ranges over all keys, and each column
+    /// family's ([`Analysis::per_cf`]).
+    pub fn key_ranges_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "rule": self.key_range_rule.to_string(),
+            "ranges": self.key_ranges,
+            "column_families": self
+                .per_cf
+                .iter()
+                .map(|c| serde_json::json!({
+                    "cf": c.cf,
+                    "requests": c.requests,
+                    "keys": c.keys,
+                    "ranges": c.key_ranges,
+                }))
+                .collect::<Vec<_>>(),
+        })
+    }
+
+    /// Writes `summary.json`, `keyranges.json`, the CSV files and, with `html`,
+    /// `index.html` into `dir` (made if missing).
     pub fn write(&self, dir: &Path, html: bool) -> Result<(), TraceError> {
         std::fs::create_dir_all(dir).map_err(io_err(dir.to_path_buf()))?;
         let put = |name: &str, text: &str| -> Result<(), TraceError> {
@@ -326,8 +389,11 @@ impl Analysis {
         let json = serde_json::to_string_pretty(&self.summary)
             .expect("a summary of numbers and strings always serializes");
         put("summary.json", &(json + "\n"))?;
+        let json = serde_json::to_string_pretty(&self.key_ranges_json())
+            .expect("key ranges of numbers and strings always serialize");
+        put("keyranges.json", &(json + "\n"))?;
         for (name, text) in self.csv_files() {
-            put(name, &text)?;
+            put(&name, &text)?;
         }
         if html {
             put("index.html", &super::html::page(self))?;
