@@ -43,10 +43,23 @@ impl ScrambledZipfian {
         }
     }
 
-    /// The next value.
+    /// The next value: [`ScrambledZipfian::key_of_rank`] of [`ScrambledZipfian::next_rank`].
     #[inline]
     pub fn next<R: RngCore>(&self, rng: &mut R) -> u64 {
-        self.min + self.itemcount.reduce(fnvhash64(self.zipfian.next(rng)))
+        self.key_of_rank(self.next_rank(rng))
+    }
+
+    /// The next draw's rank (0 the most popular), before it is scattered: callers that
+    /// keep what they derive from the hottest keys look it up by rank.
+    #[inline]
+    pub fn next_rank<R: RngCore>(&self, rng: &mut R) -> u64 {
+        self.zipfian.next(rng)
+    }
+
+    /// The value of a rank: `min + fnvhash64(rank) % itemcount`.
+    #[inline]
+    pub fn key_of_rank(&self, rank: u64) -> u64 {
+        self.min + self.itemcount.reduce(fnvhash64(rank))
     }
 }
 
