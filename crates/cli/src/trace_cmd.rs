@@ -62,11 +62,12 @@ impl InputArgs {
     }
 
     /// How to open the trace: `format` (a subcommand's own `--format`), else
-    /// `--input-format`, and the csv column spec.
+    /// `--input-format`, the csv column spec, and a kvtrace's default decoder threads.
     pub(crate) fn options(&self, format: Option<Format>) -> OpenOptions {
         OpenOptions {
             format: format.or(self.input_format),
             csv: self.csv_spec.clone(),
+            decode_threads: None,
         }
     }
 }

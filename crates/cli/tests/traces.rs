@@ -536,6 +536,59 @@ fn a_cut_trace_is_named_with_its_offset() {
     assert!(err.contains("damaged at byte"), "{err}");
 }
 
+/// A kvtrace of many blocks, decoded ahead on threads, reads the same from a file and
+/// from standard input; a reader closed early (`trace dump | head`) stops the command.
+#[test]
+fn a_kvtrace_of_many_blocks_reads_from_a_file_and_standard_input() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let Some(src) = shared_data_or_skip("traces/arc/OLTP.lis.zst") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let kv = dir.path().join("oltp.kvtrace");
+    ok(&[
+        "trace",
+        "convert",
+        src.to_str().unwrap(),
+        kv.to_str().unwrap(),
+    ]);
+    let from_file = trace_stats(&kv);
+    assert_eq!(from_file["requests"], 914_145, "{from_file}");
+    let mut child = kvlab_command(&["trace", "stats", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bytes = std::fs::read(&kv).unwrap();
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let from_stdin: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(from_stdin, from_file);
+
+    let mut child = kvlab_command(&["trace", "dump", kv.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "trace dump outlives its reader"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// `kvlab db_bench` takes db_bench's mixgraph command line and prints its summary line;
 /// other benchmarks are refused by name (usage error, exit code 2).
 #[test]

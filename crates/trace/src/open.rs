@@ -149,6 +149,12 @@ pub struct OpenOptions {
     /// The columns of a [`Format::Csv`] trace (libCacheSim's spec); without one, the
     /// header line names them.
     pub csv: Option<CsvSpec>,
+    /// Threads that decode a [`Format::Kvtrace`] trace's blocks ahead of the reading
+    /// thread, which hands out their records in file order. `None`:
+    /// [`crate::kvtrace::default_decode_threads`] (the machine's cores less one, 1 to 4);
+    /// `Some(0)`: decode on the reading thread. A trace of one block is always decoded
+    /// on the reading thread. Other formats ignore it.
+    pub decode_threads: Option<usize>,
 }
 
 /// A compression wrapper, told from magic bytes.
@@ -415,15 +421,15 @@ fn reader_for(mut input: Input, options: &OpenOptions) -> Result<Box<dyn TraceRe
         Format::Msr => Box::new(MsrReader::new(input)),
         Format::Tencent => Box::new(TencentReader::new(input)),
         Format::Monitor => Box::new(MonitorReader::new(input)),
-        Format::Kvtrace => Box::new(KvtraceReader::new(input)?),
+        Format::Kvtrace => Box::new(KvtraceReader::new(input, options.decode_threads)?),
     })
 }
 
 /// Opens a `.kvtrace` file as a [`KvtraceReader`] (for its blocks, see
-/// [`KvtraceReader::next_block`]).
+/// [`KvtraceReader::next_block`]), with the default decoder threads.
 pub fn open_kvtrace(path: impl AsRef<Path>) -> Result<KvtraceReader, TraceError> {
     let path = path.as_ref();
-    KvtraceReader::new(Input::new(open_stream(path)?, path))
+    KvtraceReader::new(Input::new(open_stream(path)?, path), None)
 }
 
 #[cfg(test)]

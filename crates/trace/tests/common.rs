@@ -13,7 +13,10 @@ pub fn data(rel: &str) -> PathBuf {
 
 /// Opens a sample trace, forcing `format` when given.
 pub fn reader(rel: &str, format: Option<Format>) -> Box<dyn TraceReader> {
-    let opts = OpenOptions { format, csv: None };
+    let opts = OpenOptions {
+        format,
+        ..OpenOptions::default()
+    };
     open(data(rel), &opts).unwrap_or_else(|e| panic!("opening {rel}: {e}"))
 }
 

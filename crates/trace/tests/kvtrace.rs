@@ -275,7 +275,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("d.kvtrace");
         std::fs::write(&path, &bytes).unwrap();
-        if let Ok(mut r) = open(&path, &OpenOptions { format: Some(kvlab_trace::Format::Kvtrace), csv: None }) {
+        if let Ok(mut r) = open(&path, &OpenOptions { format: Some(kvlab_trace::Format::Kvtrace), ..OpenOptions::default() }) {
             let mut rec = TraceRecord::default();
             let mut n = 0;
             while let Ok(true) = r.read(&mut rec) {
@@ -310,4 +310,211 @@ fn flushed_records_survive_a_writer_that_never_finished() {
     let s = Stats::collect(&mut open(&path, &OpenOptions::default()).unwrap()).unwrap();
     assert_eq!(s.requests, 1000);
     assert_eq!(s.damaged_at, Some(std::fs::metadata(&path).unwrap().len()));
+}
+
+/// Records per block of [`many_blocks`]: a prime, so that blocks and the records'
+/// patterns do not line up.
+const PER_BLOCK: usize = 97;
+
+/// A trace of `n` varied records in blocks of [`PER_BLOCK`] (the writer's `flush`
+/// writes a block however few records it holds), and its bytes.
+fn many_blocks(n: usize) -> (Vec<TraceRecord>, Vec<u8>) {
+    let info = TraceInfo {
+        format: "test".to_string(),
+        ..TraceInfo::default()
+    };
+    let mut w = KvtraceWriter::new(Vec::new(), Path::new("mem.kvtrace"), &info).unwrap();
+    let mut recs = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut r = TraceRecord::default();
+        r.clear();
+        r.ts = i as u64 * 3;
+        r.op = Op::ALL[i % Op::ALL.len()];
+        r.set_key(format!("key{}", i * 7919 % 1000).as_bytes());
+        r.value_size = (i % 500) as u64;
+        r.latency_ns = (i % 13) as u64 * 1000;
+        w.write(&r).unwrap();
+        if (i + 1) % PER_BLOCK == 0 {
+            w.flush().unwrap();
+        }
+        recs.push(r);
+    }
+    (recs, w.finish().unwrap())
+}
+
+/// The byte offset of each block of the kvtrace at `path`.
+fn block_offsets(path: &Path) -> Vec<u64> {
+    let mut kv = open_kvtrace(path).unwrap();
+    let mut offsets = Vec::new();
+    while let Some(b) = kv.next_block().unwrap() {
+        offsets.push(b.offset);
+    }
+    offsets
+}
+
+/// Every record `reader` hands out, and the error's text that ends them, if any (after
+/// which the reader is done).
+fn read_all(mut r: Box<dyn TraceReader>) -> (Vec<TraceRecord>, Option<String>) {
+    let mut out = Vec::new();
+    let mut rec = TraceRecord::default();
+    loop {
+        match r.read(&mut rec) {
+            Ok(true) => out.push(rec.clone()),
+            Ok(false) => return (out, None),
+            Err(e) => {
+                assert!(matches!(r.read(&mut rec), Ok(false)), "done after {e}");
+                return (out, Some(e.to_string()));
+            }
+        }
+    }
+}
+
+/// Reads the trace at `path` with `threads` decoder threads.
+fn read_with(path: &Path, threads: usize) -> (Vec<TraceRecord>, Option<String>) {
+    let opts = OpenOptions {
+        decode_threads: Some(threads),
+        ..OpenOptions::default()
+    };
+    read_all(open(path, &opts).expect("opening the kvtrace"))
+}
+
+#[test]
+fn decoder_threads_hand_out_the_records_in_file_order() {
+    let (recs, bytes) = many_blocks(100 * PER_BLOCK + 13);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("blocks.kvtrace");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(block_offsets(&path).len(), 101);
+    let (one, err) = read_with(&path, 0);
+    assert_eq!(err, None);
+    assert!(one == recs, "decoding on the calling thread");
+    for threads in [1, 2, 4] {
+        let (got, err) = read_with(&path, threads);
+        assert_eq!(err, None, "{threads} threads");
+        assert!(got == one, "{threads} threads: records differ");
+    }
+    // From a stream, as from standard input.
+    let opts = OpenOptions {
+        decode_threads: Some(2),
+        ..OpenOptions::default()
+    };
+    let stream = Box::new(std::io::Cursor::new(bytes));
+    let (got, err) = read_all(kvlab_trace::open_reader(stream, "-", &opts).unwrap());
+    assert_eq!(err, None);
+    assert!(got == one, "from a stream");
+    // The default, and a trace of one block, which decodes on the calling thread.
+    assert!(read_all(open(&path, &OpenOptions::default()).unwrap()).0 == one);
+    let (small, bytes) = many_blocks(PER_BLOCK - 1);
+    let path = dir.path().join("small.kvtrace");
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(read_with(&path, 4) == (small, None));
+}
+
+#[test]
+fn a_damaged_block_mid_file_ends_the_same_records_with_the_same_error_on_any_threads() {
+    let (recs, bytes) = many_blocks(60 * PER_BLOCK);
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.kvtrace");
+    std::fs::write(&good, &bytes).unwrap();
+    let offsets = block_offsets(&good);
+    let bad = 37;
+    let at = offsets[bad] as usize;
+    let word = move |b: &mut Vec<u8>, i: usize, v: u32| {
+        b[at + 4 * i..at + 4 * i + 4].copy_from_slice(&v.to_le_bytes());
+    };
+    type Damage = Box<dyn Fn(&mut Vec<u8>)>;
+    let damages: [(&str, usize, Damage, &str); 5] = [
+        (
+            "flipped",
+            at,
+            Box::new(move |b: &mut Vec<u8>| {
+                b[at + 20..at + 40].iter_mut().for_each(|x| *x ^= 0x5a)
+            }),
+            "block does not decompress",
+        ),
+        (
+            "raw_len",
+            at,
+            Box::new(move |b: &mut Vec<u8>| word(b, 1, 12345)),
+            "its header says 12345",
+        ),
+        (
+            "cut",
+            at,
+            Box::new(move |b: &mut Vec<u8>| b.truncate(at + 30)),
+            "the stream ends inside the block",
+        ),
+        (
+            "compressed_len",
+            at,
+            Box::new(move |b: &mut Vec<u8>| word(b, 0, 1 << 31)),
+            "at most",
+        ),
+        (
+            "no-end",
+            bytes.len() - 16,
+            Box::new(|b: &mut Vec<u8>| b.truncate(b.len() - 16)),
+            "without the end marker",
+        ),
+    ];
+    for (name, offset, damage, what) in damages {
+        let mut b = bytes.clone();
+        damage(&mut b);
+        let path = dir.path().join(format!("{name}.kvtrace"));
+        std::fs::write(&path, &b).unwrap();
+        let (want, err) = read_with(&path, 0);
+        let whole = if name == "no-end" { 60 } else { bad };
+        assert!(
+            want == recs[..whole * PER_BLOCK],
+            "{name}: the blocks before"
+        );
+        let err = err.unwrap_or_else(|| panic!("{name}: no error"));
+        let at_byte = format!("{}: at byte {offset}: ", path.display());
+        assert!(
+            err.starts_with(&at_byte) && err.contains(what),
+            "{name}: {err}"
+        );
+        for threads in [1, 2, 4] {
+            let (got, e) = read_with(&path, threads);
+            assert!(
+                got == want,
+                "{name}, {threads} threads: {} records",
+                got.len()
+            );
+            assert_eq!(
+                e.as_deref(),
+                Some(err.as_str()),
+                "{name}, {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn dropping_a_reader_mid_file_stops_its_threads() {
+    let (recs, bytes) = many_blocks(200 * PER_BLOCK);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("drop.kvtrace");
+    std::fs::write(&path, &bytes).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for threads in [1, 2, 4] {
+            for read in [0, 1, 1000, recs.len() - 1] {
+                let opts = OpenOptions {
+                    decode_threads: Some(threads),
+                    ..OpenOptions::default()
+                };
+                let mut r = open(&path, &opts).unwrap();
+                let mut rec = TraceRecord::default();
+                for want in &recs[..read] {
+                    assert!(r.read(&mut rec).unwrap());
+                    assert!(&rec == want);
+                }
+                drop(r);
+            }
+        }
+        tx.send(()).unwrap();
+    });
+    let waited = rx.recv_timeout(std::time::Duration::from_secs(120));
+    assert!(waited.is_ok(), "dropping a reader mid-file hangs");
 }

@@ -89,6 +89,7 @@ fn rows(path: &Path, format: Format, ts_divisor: u64) -> String {
         &OpenOptions {
             format: Some(format),
             csv: None,
+            ..OpenOptions::default()
         },
     )
     .unwrap();

@@ -95,6 +95,7 @@ fn open_as(rel: &str, format: Format, csv: Option<CsvSpec>) -> Box<dyn TraceRead
         &OpenOptions {
             format: Some(format),
             csv,
+            ..OpenOptions::default()
         },
     )
     .expect("opening")

@@ -207,6 +207,7 @@ fn a_bad_monitor_line_names_its_line() {
         &OpenOptions {
             format: Some(Format::Monitor),
             csv: None,
+            ..OpenOptions::default()
         },
     )
     .unwrap();

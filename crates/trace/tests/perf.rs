@@ -1,7 +1,8 @@
 //! Reading speed, a measurement rather than a test (`cargo test --release -p kvlab-trace
 //! --test tests -- --ignored --nocapture reading_speed`): cloudPhysicsIO's oracleGeneral
 //! repeated 50 times (5.7 M records, 137 MB, from the page cache), and the same records
-//! as a kvtrace; each the best of `KVLAB_PERF_RUNS` (5) runs.
+//! as a kvtrace (with the default decoder threads, then 0, 1 and 2); each the best of
+//! `KVLAB_PERF_RUNS` (5) runs.
 
 use std::time::Instant;
 
@@ -49,6 +50,7 @@ fn reading_speed() {
     let opts = OpenOptions {
         format: Some(Format::OracleGeneral),
         csv: None,
+        ..OpenOptions::default()
     };
     // Warm the page cache, then measure.
     let (n, s) = best_of(|| time_read(&mut open(&big, &opts).unwrap()));
@@ -75,9 +77,22 @@ fn reading_speed() {
     let (n2, s2) = best_of(|| time_read(&mut open(&kv, &OpenOptions::default()).unwrap()));
     assert_eq!(n, n2);
     println!(
-        "kvtrace read: {n2} records in {s2:.3} s = {:.1} M records/s",
-        n2 as f64 / s2 / 1e6
+        "kvtrace read: {n2} records in {s2:.3} s = {:.1} M records/s ({} decoder threads)",
+        n2 as f64 / s2 / 1e6,
+        kvlab_trace::kvtrace::default_decode_threads()
     );
+    for threads in [0, 1, 2] {
+        let opts = OpenOptions {
+            decode_threads: Some(threads),
+            ..OpenOptions::default()
+        };
+        let (n4, s4) = best_of(|| time_read(&mut open(&kv, &opts).unwrap()));
+        assert_eq!(n, n4);
+        println!(
+            "kvtrace read, {threads} decoder threads: {:.1} M records/s",
+            n4 as f64 / s4 / 1e6
+        );
+    }
 
     let mixgraph = data("rocksdb/mixgraph.trace");
     let (n3, s3) = time_read(&mut open(&mixgraph, &OpenOptions::default()).unwrap());

@@ -132,6 +132,7 @@ fn a_bad_text_line_names_file_and_line() {
             &OpenOptions {
                 format: Some(format),
                 csv: None,
+                ..OpenOptions::default()
             },
         )
         .unwrap();

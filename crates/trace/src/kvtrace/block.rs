@@ -216,7 +216,10 @@ impl Columns {
 
     /// Decodes the columns of the raw block `raw`, which says it holds `count` records.
     /// `version` is the file's layout version: before 2, intended times are absolute.
+    /// On an error, the block holds no records.
     pub(super) fn decode(&mut self, raw: &[u8], count: u32, version: u32) -> Result<(), String> {
+        // No records until every check passed: a reader never fills from a damaged block.
+        self.n = 0;
         let mut pos = 0;
         let mut n: u64 = 0;
         for shift in (0..64).step_by(7) {
@@ -233,7 +236,6 @@ impl Columns {
             ));
         }
         let n = count as usize;
-        self.n = n;
         self.present = 0;
         self.version = version;
         for (c, col) in self.cols.iter_mut().enumerate() {
@@ -338,6 +340,7 @@ impl Columns {
                 *v = ts.wrapping_add(unzigzag(*v) as u64);
             }
         }
+        self.n = n;
         Ok(())
     }
 

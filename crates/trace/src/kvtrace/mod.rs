@@ -3,9 +3,12 @@
 //! traces can be read on several threads.
 //!
 //! [`KvtraceWriter`] writes one (buffered; [`KvtraceWriter::write`] then
-//! [`KvtraceWriter::finish`]); [`KvtraceReader`] reads one as a [`TraceReader`], and
-//! [`KvtraceReader::next_block`] with a [`BlockDecoder`] per thread reads its blocks in
-//! parallel.
+//! [`KvtraceWriter::finish`]); [`KvtraceReader`] reads one as a [`TraceReader`],
+//! decoding the blocks ahead on a few threads of its own
+//! ([`crate::OpenOptions::decode_threads`], by default [`default_decode_threads`]) and
+//! handing out their records in file order. [`KvtraceReader::next_block`] with a
+//! [`BlockDecoder`] per thread reads the blocks for whoever wants to spread them
+//! otherwise.
 //!
 //! # Byte layout
 //!
@@ -68,8 +71,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod ahead;
 mod block;
 
+use ahead::{DecoderPool, Slot};
 use block::{BlockBuilder, Columns, Cursor};
 
 use crate::input::Input;
@@ -233,7 +238,7 @@ impl<W: Write> KvtraceWriter<W> {
 
 /// One compressed block of a `.kvtrace`, as [`KvtraceReader::next_block`] hands it out
 /// for decoding on any thread.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct KvtraceBlock {
     /// Byte offset of the block's header in the stream.
     pub offset: u64,
@@ -245,37 +250,56 @@ pub struct KvtraceBlock {
     compressed: Vec<u8>,
 }
 
-/// Decodes [`KvtraceBlock`]s (one per thread: it keeps a zstd context and a buffer).
-pub struct BlockDecoder {
-    decompressor: zstd::bulk::Decompressor<'static>,
+impl KvtraceBlock {
+    /// Makes this block the one at `offset` (whose header said `raw_len` and
+    /// `record_count`) with the compressed bytes `c`, keeping its buffer.
+    fn refill(&mut self, offset: u64, raw_len: u32, record_count: u32, version: u32, c: &[u8]) {
+        self.offset = offset;
+        self.raw_len = raw_len;
+        self.record_count = record_count;
+        self.version = version;
+        self.compressed.clear();
+        self.compressed.extend_from_slice(c);
+    }
+}
+
+/// A block once decompressed: its raw bytes and its decoded columns, which hand out
+/// its records.
+#[derive(Default)]
+struct Decoded {
     raw: Vec<u8>,
     columns: Columns,
+}
+
+/// Decompresses and decodes blocks: a zstd context, and the file errors name.
+struct Unpacker {
+    decompressor: zstd::bulk::Decompressor<'static>,
     path: PathBuf,
 }
 
-impl BlockDecoder {
-    /// A decoder naming `path` in errors.
-    pub fn new(path: &Path) -> Result<BlockDecoder, TraceError> {
+impl Unpacker {
+    fn new(path: &Path) -> Result<Unpacker, TraceError> {
         let decompressor = zstd::bulk::Decompressor::new().map_err(|source| TraceError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(BlockDecoder {
+        Ok(Unpacker {
             decompressor,
-            raw: Vec::new(),
-            columns: Columns::default(),
             path: path.to_path_buf(),
         })
     }
 
-    /// Decompresses a block and decodes its columns.
-    fn load(
+    /// Decompresses the block at `offset` (its compressed bytes, and what its header
+    /// says) into `out` and decodes its columns. On an error, `out` holds nothing to
+    /// read.
+    fn unpack(
         &mut self,
         offset: u64,
         compressed: &[u8],
         raw_len: u32,
         record_count: u32,
         version: u32,
+        out: &mut Decoded,
     ) -> Result<(), TraceError> {
         if raw_len as usize > MAX_BLOCK_BYTES {
             return Err(TraceError::Corrupt {
@@ -284,15 +308,15 @@ impl BlockDecoder {
                 what: format!("block of {raw_len} raw bytes; at most {MAX_BLOCK_BYTES} expected"),
             });
         }
-        self.raw.clear();
-        self.raw.reserve(raw_len as usize);
+        out.raw.clear();
+        out.raw.reserve(raw_len as usize);
         match self
             .decompressor
-            .decompress_to_buffer(compressed, &mut self.raw)
+            .decompress_to_buffer(compressed, &mut out.raw)
         {
-            Ok(n) if n == raw_len as usize => self
+            Ok(n) if n == raw_len as usize => out
                 .columns
-                .decode(&self.raw, record_count, version)
+                .decode(&out.raw, record_count, version)
                 .map_err(|what| TraceError::Corrupt {
                     path: self.path.clone(),
                     offset,
@@ -311,23 +335,46 @@ impl BlockDecoder {
         }
     }
 
+    /// [`Unpacker::unpack`] of a block read ahead.
+    fn unpack_block(&mut self, block: &KvtraceBlock, out: &mut Decoded) -> Result<(), TraceError> {
+        self.unpack(
+            block.offset,
+            &block.compressed,
+            block.raw_len,
+            block.record_count,
+            block.version,
+            out,
+        )
+    }
+}
+
+/// Decodes [`KvtraceBlock`]s (one per thread: it keeps a zstd context and a buffer).
+pub struct BlockDecoder {
+    unpacker: Unpacker,
+    decoded: Decoded,
+}
+
+impl BlockDecoder {
+    /// A decoder naming `path` in errors.
+    pub fn new(path: &Path) -> Result<BlockDecoder, TraceError> {
+        Ok(BlockDecoder {
+            unpacker: Unpacker::new(path)?,
+            decoded: Decoded::default(),
+        })
+    }
+
     /// Calls `f` with each record of `block`, in order, through one reused record.
     pub fn decode(
         &mut self,
         block: &KvtraceBlock,
         mut f: impl FnMut(&TraceRecord),
     ) -> Result<(), TraceError> {
-        self.load(
-            block.offset,
-            &block.compressed,
-            block.raw_len,
-            block.record_count,
-            block.version,
-        )?;
-        let mut cur = self.columns.start();
+        let d = &mut self.decoded;
+        self.unpacker.unpack_block(block, d)?;
+        let mut cur = d.columns.start();
         let mut rec = TraceRecord::default();
-        while cur.i < self.columns.len() {
-            self.columns.fill(&self.raw, &mut cur, &mut rec);
+        while cur.i < d.columns.len() {
+            d.columns.fill(&d.raw, &mut cur, &mut rec);
             f(&rec);
         }
         Ok(())
@@ -335,8 +382,8 @@ impl BlockDecoder {
 }
 
 /// The next block's header and compressed bytes (borrowed from `input`): `(offset,
-/// raw_len, record_count, compressed)`; `None` after the end marker. Any error sets
-/// `done`.
+/// raw_len, record_count, compressed)`; `None` after the end marker. Any error, and the
+/// end marker, set `done`.
 #[expect(clippy::type_complexity, reason = "a private helper's one tuple")]
 fn next_raw_block<'a>(
     input: &'a mut Input,
@@ -381,21 +428,88 @@ fn next_raw_block<'a>(
     Ok(Some((offset, raw_len, record_count, c)))
 }
 
+/// True when the stream at `input` holds a second block after the next one (peeked,
+/// not consumed): a trace of one block is decoded on the calling thread.
+fn holds_several_blocks(input: &mut Input) -> Result<bool, TraceError> {
+    let h = input.peek(BLOCK_HEADER_BYTES)?;
+    if h.len() < BLOCK_HEADER_BYTES {
+        return Ok(false);
+    }
+    let n = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+    if n == 0 || n > MAX_BLOCK_BYTES {
+        return Ok(false);
+    }
+    let next = BLOCK_HEADER_BYTES + n;
+    let b = input.peek(next + 4)?;
+    Ok(b.len() == next + 4 && b[next..] != [0u8; 4])
+}
+
+/// The decoder threads a reader starts when not told ([`OpenOptions::decode_threads`]
+/// is `None`): one core fewer than the machine has (the calling thread reads the file
+/// and hands out records), at least 1 and at most [`MAX_DEFAULT_DECODE_THREADS`]; 0 (decode
+/// on the calling thread) on a machine of one core.
+///
+/// [`OpenOptions::decode_threads`]: crate::OpenOptions::decode_threads
+pub fn default_decode_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores <= 1 {
+        0
+    } else {
+        (cores - 1).clamp(1, MAX_DEFAULT_DECODE_THREADS)
+    }
+}
+
+/// The most decoder threads [`default_decode_threads`] picks: past it, the calling
+/// thread handing out records is the bottleneck.
+pub const MAX_DEFAULT_DECODE_THREADS: usize = 4;
+
+/// How a reader decodes its blocks, chosen at its first block.
+enum Decoding {
+    /// No block read yet.
+    NotStarted,
+    /// On the calling thread, one block at a time.
+    Inline,
+    /// Ahead, on decoder threads.
+    Ahead(DecoderPool),
+}
+
 /// Reads a `.kvtrace` stream.
+///
+/// The calling thread reads the compressed blocks; with decoder threads
+/// ([`OpenOptions::decode_threads`](crate::OpenOptions::decode_threads)), they decompress
+/// and decode the next blocks while it hands out the records of the current one, in
+/// file order. An error (a corrupt block, a cut file) comes after every record before
+/// the damage, as it does decoding on one thread. Dropping the reader stops its threads.
 pub struct KvtraceReader {
     input: Input,
     info: TraceInfo,
     source: TraceInfo,
-    decoder: BlockDecoder,
+    /// Decompresses blocks on the calling thread.
+    unpacker: Unpacker,
     /// The file's layout version.
     version: u32,
+    /// Decoder threads asked for (0: none).
+    threads: usize,
+    decoding: Decoding,
+    /// The block whose records are being handed out.
+    current: Box<Slot>,
     /// The next record of the current block.
     cur: Cursor,
+    /// No more blocks come from `input`: its end marker was read, or it failed.
+    input_done: bool,
+    /// A failure reading `input`, held until the blocks before it are handed out.
+    input_error: Option<TraceError>,
+    /// [`TraceReader::read`] returned its end or an error.
     done: bool,
 }
 
 impl KvtraceReader {
-    pub(crate) fn new(mut input: Input) -> Result<KvtraceReader, TraceError> {
+    /// Reads a kvtrace from `input` with `threads` decoder threads (`None`: the
+    /// default, [`default_decode_threads`]).
+    pub(crate) fn new(
+        mut input: Input,
+        threads: Option<usize>,
+    ) -> Result<KvtraceReader, TraceError> {
         let Some(h) = input.record(16, "kvtrace header")? else {
             return Err(input.corrupt(0, "empty file: a kvtrace starts with \"KVTRACE\\0\""));
         };
@@ -422,14 +536,19 @@ impl KvtraceReader {
             info.meta
                 .push(("source_format".to_string(), source.format.clone()));
         }
-        let decoder = BlockDecoder::new(input.path())?;
+        let unpacker = Unpacker::new(input.path())?;
         Ok(KvtraceReader {
             input,
             info,
             source,
-            decoder,
+            unpacker,
             version,
+            threads: threads.unwrap_or_else(default_decode_threads),
+            decoding: Decoding::NotStarted,
+            current: Box::default(),
             cur: Cursor::default(),
+            input_done: false,
+            input_error: None,
             done: false,
         })
     }
@@ -442,36 +561,85 @@ impl KvtraceReader {
     /// The next compressed block, for decoding elsewhere with a [`BlockDecoder`];
     /// `None` after the end marker. Do not mix with [`TraceReader::read`].
     pub fn next_block(&mut self) -> Result<Option<KvtraceBlock>, TraceError> {
-        Ok(next_raw_block(&mut self.input, &mut self.done)?.map(
-            |(offset, raw_len, record_count, c)| KvtraceBlock {
-                offset,
-                record_count,
-                raw_len,
-                version: self.version,
-                compressed: c.to_vec(),
+        Ok(next_raw_block(&mut self.input, &mut self.input_done)?.map(
+            |(offset, raw_len, record_count, c)| {
+                let mut b = KvtraceBlock::default();
+                b.refill(offset, raw_len, record_count, self.version, c);
+                b
             },
         ))
     }
 
-    /// Decompresses the next block with records; false after the end marker.
-    fn load_block(&mut self) -> Result<bool, TraceError> {
+    /// Makes the next block with records the current one; false after the last. After
+    /// an error or the end, the reader is done.
+    #[cold]
+    fn advance(&mut self) -> Result<bool, TraceError> {
+        if self.done {
+            return Ok(false);
+        }
+        let r = self.load_next();
+        if !matches!(r, Ok(true)) {
+            self.done = true;
+            // Stops the decoder threads now rather than when the reader is dropped.
+            self.decoding = Decoding::Inline;
+        }
+        r
+    }
+
+    fn load_next(&mut self) -> Result<bool, TraceError> {
+        if matches!(self.decoding, Decoding::NotStarted) {
+            self.decoding = self.choose_decoding()?;
+        }
         loop {
-            let next = next_raw_block(&mut self.input, &mut self.done)?;
-            let Some((offset, raw_len, record_count, compressed)) = next else {
-                return Ok(false);
+            let record_count = match &mut self.decoding {
+                Decoding::Ahead(pool) => {
+                    // Keep every free slot busy, then take the next block in file order.
+                    while !self.input_done && pool.has_free_slot() {
+                        match next_raw_block(&mut self.input, &mut self.input_done) {
+                            Ok(Some((offset, raw_len, count, c))) => {
+                                pool.submit(|b| b.refill(offset, raw_len, count, self.version, c))?;
+                            }
+                            Ok(None) => {}
+                            Err(e) => self.input_error = Some(e),
+                        }
+                    }
+                    if pool.in_flight() == 0 {
+                        // Every block before the input's end or failure is handed out.
+                        return self.input_error.take().map_or(Ok(false), Err);
+                    }
+                    let next = pool.next_in_order()?;
+                    let done = std::mem::replace(&mut self.current, next);
+                    pool.give_back(done);
+                    self.current.result()?;
+                    self.current.block.record_count
+                }
+                Decoding::Inline | Decoding::NotStarted => {
+                    let next = next_raw_block(&mut self.input, &mut self.input_done)?;
+                    let Some((offset, raw_len, count, c)) = next else {
+                        return Ok(false);
+                    };
+                    let out = &mut self.current.decoded;
+                    self.unpacker
+                        .unpack(offset, c, raw_len, count, self.version, out)?;
+                    count
+                }
             };
-            let loaded = self
-                .decoder
-                .load(offset, compressed, raw_len, record_count, self.version);
-            if let Err(e) = loaded {
-                self.done = true;
-                return Err(e);
-            }
-            self.cur = self.decoder.columns.start();
+            self.cur = self.current.decoded.columns.start();
             if record_count > 0 {
                 return Ok(true);
             }
         }
+    }
+
+    /// Decoder threads when asked for and the trace holds more than one block (a small
+    /// trace is decoded sooner than threads start); on the calling thread otherwise, or
+    /// when no thread could be started.
+    fn choose_decoding(&mut self) -> Result<Decoding, TraceError> {
+        if self.threads == 0 || !holds_several_blocks(&mut self.input)? {
+            return Ok(Decoding::Inline);
+        }
+        Ok(DecoderPool::start(self.input.path(), self.threads)?
+            .map_or(Decoding::Inline, Decoding::Ahead))
     }
 }
 
@@ -482,12 +650,11 @@ impl TraceReader for KvtraceReader {
 
     #[inline]
     fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, TraceError> {
-        if self.cur.i >= self.decoder.columns.len() && !self.load_block()? {
+        if self.cur.i >= self.current.decoded.columns.len() && !self.advance()? {
             return Ok(false);
         }
-        self.decoder
-            .columns
-            .fill(&self.decoder.raw, &mut self.cur, rec);
+        let d = &self.current.decoded;
+        d.columns.fill(&d.raw, &mut self.cur, rec);
         Ok(true)
     }
 }
@@ -557,6 +724,24 @@ mod tests {
         let mut got = TraceRecord::default();
         c.fill(&out, &mut c.start(), &mut got);
         assert_eq!(got, rec);
+    }
+
+    #[test]
+    fn a_block_that_fails_to_decode_holds_no_records() {
+        let mut b = BlockBuilder::default();
+        for _ in 0..3 {
+            b.push(&TraceRecord::default());
+        }
+        let mut good = Vec::new();
+        b.encode(&mut good);
+        let mut c = Columns::default();
+        c.decode(&good, 3, VERSION).unwrap();
+        assert_eq!(c.len(), 3);
+        // The record count is right, the op column's width is not.
+        let mut bad = good.clone();
+        bad[1] = 3;
+        assert!(c.decode(&bad, 3, VERSION).is_err());
+        assert_eq!(c.len(), 0);
     }
 
     #[test]
