@@ -4,13 +4,16 @@
 # Usage: bench/null-overhead.sh [ROUNDS] (default 5)
 # With BASELINE=/path/to/an/older/kvlab, every round runs that binary too, alternating
 # with the one built here, and the medians of both and their ratio are printed.
-# RECORDS=N sets recordcount (default: the workload files' 1000).
+# RECORDS=N sets recordcount (default: the workload files' 1000). KVLAB=/path/to/kvlab
+# runs that binary instead of building this checkout's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-5}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-cargo build --release --locked --quiet --bin kvlab
-KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+if [ -z "${KVLAB:-}" ]; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+  cargo build --release --locked --quiet --bin kvlab
+  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+fi
 BASELINE="${BASELINE:-}"
 RECORDS="${RECORDS:-1000}"
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

@@ -14,6 +14,13 @@
 # model with one 3-byte field (`fieldcount=1`, so an update is one SET), uniform over
 # 100000 records, one thread of 50 connections — YCSB's path rather than memtier's.
 #
+# RB_CONTENT=ycsb makes redis-benchmark send what `kvlab run` sends in KV_MODE=run —
+# 23-byte keys (`user0000000` + its 12-digit `__rand_int__`; YCSB's are `user` + 19
+# digits) and 17-byte values (one 3-byte field as the string model encodes it), as
+# `SET user0000000__rand_int__ <17 bytes>` / `GET user0000000__rand_int__` — so that at
+# pipeline 16, where redis-server is the bottleneck, both tools ask the server for the
+# same work.
+#
 # Usage: bench/redis-vs-redis-benchmark.sh [ROUNDS] (default 3)
 # Requests per run: N1 (pipeline 1, default 400000) and N16 (pipeline 16, default
 # 2000000), environment variables. KVLAB=/path/to/kvlab runs that binary instead of
@@ -67,6 +74,15 @@ timed() {
 }
 # rps and CPU µs per request of one tool for one test (set/get) and pipeline.
 run_rb() { # TEST P N
+  if [ "${RB_CONTENT:-}" = ycsb ]; then
+    local cmd=(GET user0000000__rand_int__)
+    [ "$1" = set ] && cmd=(SET user0000000__rand_int__ vvvvvvvvvvvvvvvvv)
+    timed redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -P "$2" -n "$3" \
+      -r 100000 --csv "${cmd[@]}"
+    rps="$(awk -F'","' 'NR > 1 && $1 ~ /user0000000/ { print $2; exit }' "$work/out")"
+    cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
+    return
+  fi
   timed redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -P "$2" -n "$3" -t "$1" \
     -d 3 -r 100000 --csv
   rps="$(awk -F'","' -v t="${1^^}" '$1 == "\"" t { print $2 }' "$work/out")"
