@@ -24,26 +24,61 @@ pub(crate) struct DbBenchCommand {
     pub(crate) flags: Vec<String>,
 }
 
-/// db_bench flags that do not change what mixgraph sends, accepted and not used.
+/// db_bench flags that do not change what mixgraph sends and have no kvlab store option,
+/// accepted and not used (`use_existing_db`: kvlab never destroys the database first).
 const IGNORED: &[&str] = &[
     "use_existing_db",
     "statistics",
     "histogram",
-    "compression_type",
-    "cache_size",
-    "bloom_bits",
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "target_file_size_base",
     "max_bytes_for_level_base",
-    "disable_wal",
-    "sync",
     "stats_interval_seconds",
     "stats_per_interval",
     "num_levels",
     "compression_ratio",
     "value_size",
 ];
+
+/// db_bench's RocksDB tuning flags and the `rocksdb.*` store option each sets, so that
+/// `kvlab db_bench` opens the database as db_bench would with the same command line.
+const ROCKSDB_FLAGS: &[(&str, &str)] = &[
+    ("cache_size", "block_cache_size"),
+    ("bloom_bits", "bloom_bits"),
+    ("compression_type", "compression"),
+    ("write_buffer_size", "write_buffer_size"),
+    ("max_write_buffer_number", "max_write_buffer_number"),
+    ("target_file_size_base", "target_file_size_base"),
+    ("max_background_jobs", "max_background_jobs"),
+    ("enable_pipelined_write", "pipelined_write"),
+    ("disable_wal", "wal"),
+    ("sync", "sync"),
+];
+
+/// The `rocksdb.NAME=VALUE` option of a db_bench tuning flag, or why it cannot be one.
+fn rocksdb_option(flag: &str, value: &str) -> Result<Option<String>, String> {
+    let Some(&(_, option)) = ROCKSDB_FLAGS.iter().find(|(f, _)| *f == flag) else {
+        return Ok(None);
+    };
+    let truth = |v: &str| match v {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err(format!("-{flag}={v}: expected true, false, 1 or 0")),
+    };
+    let value = match flag {
+        // db_bench: a negative -bloom_bits keeps BlockBasedTableOptions' default filter
+        // policy, which is none.
+        "bloom_bits" if value.starts_with('-') => "0".to_owned(),
+        "cache_size" if value.starts_with('-') => {
+            return Err(format!(
+                "-cache_size={value}: kvlab's RocksDB store always has a block cache; give                  its size in bytes"
+            ))
+        }
+        "compression_type" if value == "bzip2" => "bz2".to_owned(),
+        "disable_wal" => (!truth(value)?).to_string(),
+        "enable_pipelined_write" | "sync" => truth(value)?.to_string(),
+        _ => value.to_owned(),
+    };
+    Ok(Some(format!("rocksdb.{option}={value}")))
+}
 
 /// Runs the mixgraph benchmark of a db_bench command line.
 pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
@@ -52,6 +87,7 @@ pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
     let mut path = None;
     let mut benchmarks = None;
     let mut trace_file = None;
+    let mut store_options = Vec::new();
     for arg in unused {
         let flag = arg.trim_start_matches('-');
         let (name, value) = flag.split_once('=').unwrap_or((flag, "true"));
@@ -59,6 +95,16 @@ pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
             "benchmarks" => benchmarks = Some(value.to_string()),
             "db" => path = Some(PathBuf::from(value)),
             "trace_file" => trace_file = Some(PathBuf::from(value)),
+            n if ROCKSDB_FLAGS.iter().any(|(f, _)| *f == n) => {
+                if cmd.store == "rocksdb" {
+                    store_options.extend(rocksdb_option(n, value).map_err(usage)?);
+                } else {
+                    eprintln!(
+                        "kvlab: db_bench flag -{n} tunes RocksDB: not used with --kvlab-db {}",
+                        cmd.store
+                    );
+                }
+            }
             n if IGNORED.contains(&n) => {
                 eprintln!("kvlab: db_bench flag -{n} is accepted and not used by kvlab");
             }
@@ -111,6 +157,7 @@ pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
     let mut args = Defaults::try_parse_from(["db_bench", "--db", &cmd.store])
         .map_err(|e| usage(e.to_string()))?
         .args;
+    properties.extend(store_options);
     args.properties = properties;
     if path.is_some() && !["rocksdb", "lmdb", "wiredtiger"].contains(&cmd.store.as_str()) {
         return Err(usage(format!(

@@ -613,6 +613,45 @@ fn db_bench_command_lines_run_mixgraph_and_refuse_the_rest() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--benchmarks=fillrandom"), "{err}");
+
+    // db_bench's RocksDB tuning flags open the database as db_bench would.
+    let dir = tempfile::tempdir().unwrap();
+    let (db, out) = (dir.path().join("db"), dir.path().join("out"));
+    let db_flag = format!("--db={}", db.display());
+    ok(&[
+        "db_bench",
+        "--kvlab-out",
+        out.to_str().unwrap(),
+        "--benchmarks=mixgraph",
+        "--num=1000",
+        "--reads=200",
+        "--cache_size=16777216",
+        "--bloom_bits=-1",
+        "--compression_type=none",
+        "--disable_wal=1",
+        "--enable_pipelined_write=true",
+        "--write_buffer_size=8388608",
+        &db_flag,
+    ]);
+    let options = &read_json(&out.join("result.json"))["store"]["options"];
+    for (key, value) in [
+        ("block_cache_size_bytes", serde_json::json!(16777216)),
+        ("bloom_bits", serde_json::json!(0)),
+        ("compression", serde_json::json!("none")),
+        ("wal", serde_json::json!("false")),
+        ("pipelined_write", serde_json::json!("true")),
+    ] {
+        assert_eq!(options[key], value, "{key} in {options}");
+    }
+    let o = kvlab(&[
+        "db_bench",
+        "--benchmarks=mixgraph",
+        "--cache_size=-1",
+        &db_flag,
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("-cache_size=-1"), "{err}");
 }
 
 /// `model fit` writes the mixgraph flag names scripts read, `run --model` runs the
