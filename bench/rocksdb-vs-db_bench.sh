@@ -12,6 +12,11 @@
 #
 # A third phase reads in batches of 8: kvlab with --pipeline 8 (the RocksDB store sends
 # a batch of reads as one DB::MultiGet), db_bench multireadrandom with --batch_size=8.
+# A fourth sends kvlab's point reads with db_bench's own keys (GenerateKeyFromInt, 23
+# bytes, every key found) to the database db_bench's readrandom just read: kvlab's
+# mixgraph generator with Gets only and uniform keys, so the two tools ask RocksDB for
+# the same work and the ratio is the harness's alone (YCSB's keys share their `user`
+# prefix and so cost RocksDB longer key comparisons).
 #
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
 # ratios are printed, and beside them each process's CPU time (user + system, all its
@@ -41,12 +46,12 @@ COMMON_DB_BENCH=(--num=$KEYS --threads=$THREADS --key_size=23 --value_size=114
   --compression_type=none --bloom_bits=10 --cache_size=1073741824
   --write_buffer_size=67108864 --max_background_jobs=2 --enable_pipelined_write=true
   --statistics=1 --histogram=0 --cache_high_pri_pool_ratio=0.5)
-KV_PROPS=(-p recordcount=$KEYS -p fieldcount=1 -p fieldlength=100 -p insertorder=hashed
-  -p requestdistribution=uniform -p readproportion=1 -p updateproportion=0
-  -p operationcount=$((KEYS * 2))
-  -p rocksdb.compression=none -p rocksdb.bloom_bits=10 -p rocksdb.block_cache_size=1GiB
+KV_ENGINE=(-p rocksdb.compression=none -p rocksdb.bloom_bits=10 -p rocksdb.block_cache_size=1GiB
   -p rocksdb.write_buffer_size=64MiB -p rocksdb.max_background_jobs=2
   -p rocksdb.pipelined_write=true)
+KV_PROPS=(-p recordcount=$KEYS -p fieldcount=1 -p fieldlength=100 -p insertorder=hashed
+  -p requestdistribution=uniform -p readproportion=1 -p updateproportion=0
+  -p operationcount=$((KEYS * 2)) "${KV_ENGINE[@]}")
 
 TIME=/usr/bin/time
 [ -x "$TIME" ] || TIME=""
@@ -62,6 +67,7 @@ dbb_tput() { awk -v b="$1" '$1 == b { for (i = 1; i <= NF; i++) if ($i ~ /^ops\/
 BATCH=8
 declare -a KV_FILL KV_READ KV_MULTI DB_FILL DB_READ DB_MULTI
 declare -a KV_FILL_CPU KV_READ_CPU KV_MULTI_CPU DB_FILL_CPU DB_READ_CPU DB_MULTI_CPU
+declare -a KV_DBKEYS KV_DBKEYS_CPU
 for r in $(seq 1 "$ROUNDS"); do
   rm -rf "$WORK"/*
   # A: kvlab load (random insert order) then uniform point reads, cache warmed first.
@@ -84,6 +90,14 @@ for r in $(seq 1 "$ROUNDS"); do
     --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" --db="$WORK/dbu" --seed=$r 2>/dev/null \
     | dbb_tput readrandom)")
   DB_READ_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  # D: the same point reads with db_bench's own keys (GenerateKeyFromInt, 23 bytes):
+  # kvlab's mixgraph, Gets only, uniform over the keys (All_random), on the database
+  # db_bench just read, 1 M warm-up + 2 M measured as in A.
+  KV_DBKEYS+=("$(timed "$KVLAB" run --db rocksdb --path "$WORK/dbu" "${KV_ENGINE[@]}" \
+    -p workload=kvlab.mixgraph -p num=$KEYS -p key_size=23 -p mix_get_ratio=1 \
+    -p mix_put_ratio=0 -p mix_seek_ratio=0 -p reads=$((KEYS * 2 / THREADS)) -p seed=$r \
+    --threads $THREADS --warmup $((KEYS))ops --progress never 2>/dev/null | kv_tput)")
+  KV_DBKEYS_CPU+=("$(cpu_per_op $((KEYS * 3)))")
   KV_MULTI+=("$(timed "$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
     --threads $THREADS --seed $r --warmup $((KEYS))ops --pipeline $BATCH --progress never \
     2>/dev/null | kv_tput)")
@@ -93,6 +107,7 @@ for r in $(seq 1 "$ROUNDS"); do
     --db="$WORK/dbu" --seed=$r 2>/dev/null | dbb_tput multireadrandom)")
   DB_MULTI_CPU+=("$(cpu_per_op $((KEYS * 3)))")
   echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} read-batched ${KV_MULTI[-1]}" \
+    "read-db_bench-keys ${KV_DBKEYS[-1]} (CPU ${KV_DBKEYS_CPU[-1]} µs/op)" \
     "| db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]}" \
     "multireadrandom ${DB_MULTI[-1]} (ops/s); CPU µs/op kvlab ${KV_FILL_CPU[-1]}" \
     "${KV_READ_CPU[-1]} ${KV_MULTI_CPU[-1]} | db_bench ${DB_FILL_CPU[-1]} ${DB_READ_CPU[-1]}" \
@@ -103,6 +118,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 
 KF=$(median "${KV_FILL[@]}"); KR=$(median "${KV_READ[@]}")
 DF=$(median "${DB_FILL[@]}"); DR=$(median "${DB_READ[@]}")
 KM=$(median "${KV_MULTI[@]}"); DM=$(median "${DB_MULTI[@]}")
+KD=$(median "${KV_DBKEYS[@]}"); KDC=$(median "${KV_DBKEYS_CPU[@]}")
 KFC=$(median "${KV_FILL_CPU[@]}"); KRC=$(median "${KV_READ_CPU[@]}"); KMC=$(median "${KV_MULTI_CPU[@]}")
 DFC=$(median "${DB_FILL_CPU[@]}"); DRC=$(median "${DB_READ_CPU[@]}"); DMC=$(median "${DB_MULTI_CPU[@]}")
 echo
@@ -113,3 +129,4 @@ row() { awk -v p="$1" -v a="$2" -v b="$3" -v c="$4" -v d="$5" \
 row "random insert (load / fillrandom)" "$KF" "$DF" "$KFC" "$DFC"
 row "uniform point read (run / readrandom)" "$KR" "$DR" "$KRC" "$DRC"
 row "batched read (run --pipeline $BATCH / multireadrandom --batch_size=$BATCH)" "$KM" "$DM" "$KMC" "$DMC"
+row "uniform point read, db_bench's keys (mixgraph Gets / readrandom)" "$KD" "$DR" "$KDC" "$DRC"
