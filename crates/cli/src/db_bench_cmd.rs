@@ -15,7 +15,9 @@ pub(crate) struct DbBenchCommand {
     #[arg(long = "kvlab-out", value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     /// db_bench's flags, as db_bench takes them: `--benchmarks=mixgraph`, `--db=DIR`,
-    /// `--threads=N`, every mixgraph flag (`--num=…`, `--key_dist_a=…`, …).
+    /// `--threads=N`, every mixgraph flag (`--num=…`, `--key_dist_a=…`, …), and its
+    /// RocksDB tuning flags (`--cache_size`, `--bloom_bits`, `--compression_type`, …),
+    /// which set the rocksdb store's options.
     #[arg(
         value_name = "DB_BENCH_FLAGS",
         trailing_var_arg = true,
