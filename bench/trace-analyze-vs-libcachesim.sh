@@ -25,6 +25,10 @@
 # Usage: bench/trace-analyze-vs-libcachesim.sh [ROUNDS] (default 5)
 # KVLAB: the kvlab binary (default $HOME/.cache/kvlab-target/release/kvlab).
 # LCS_PY: a Python with libcachesim==0.3.5 (default: a venv made in /tmp/lcs-bench).
+# LCS_BIN: libCacheSim's own C `traceAnalyzer` binary, built from its source by the user
+# (never by this script): when set, each round also runs `traceAnalyzer FILE
+# oracleGeneralBin --common` (the same five analyses as the Python default), timed as a
+# whole process like kvlab, and its median and ratio are printed too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-5}"
@@ -92,8 +96,15 @@ printf '%-34s %5s %10s %10s %12s %12s\n' file round kvlab_s lcs_s kvlab_rss_kb l
 for f in "${files[@]}"; do
   name="$(basename "$f")"
   : >"$work/kv_s"; : >"$work/lcs_s"; : >"$work/kv_rss"; : >"$work/lcs_rss"
+  : >"$work/c_s"; : >"$work/c_rss"
   for r in $(seq 1 "$ROUNDS"); do
     order="kv lcs"; [ $((r % 2)) = 0 ] && order="lcs kv"
+    if [ -n "${LCS_BIN:-}" ]; then
+      mkdir -p "$work/c" && (cd "$work/c" && /usr/bin/time -f '%e %M' -o "$work/time" \
+        "$LCS_BIN" "$f" oracleGeneralBin --common >/dev/null 2>&1)
+      read -r secs rss <"$work/time"
+      echo "$secs" >>"$work/c_s"; echo "$rss" >>"$work/c_rss"
+    fi
     for tool in $order; do
       rm -rf "$work/out" && mkdir -p "$work/out"
       if [ "$tool" = kv ]; then
@@ -114,6 +125,12 @@ for f in "${files[@]}"; do
   kv=$(median <"$work/kv_s"); lc=$(median <"$work/lcs_s")
   printf '%-34s %5s %10s %10.3f %12s %12s  ratio lcs/kvlab %.2f\n' "$name" median "$kv" "$lc" \
     "$(median <"$work/kv_rss")" "$(median <"$work/lcs_rss")" "$(echo "$lc $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')"
+  if [ -n "${LCS_BIN:-}" ]; then
+    c=$(median <"$work/c_s")
+    printf '%-34s %5s traceAnalyzer (C) %s s, RSS %s KB  ratio traceAnalyzer/kvlab %.2f\n' \
+      "$name" median "$c" "$(median <"$work/c_rss")" \
+      "$(echo "$c $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')"
+  fi
   # The figures both print.
   "$LCS_PY" - "$work/kv_summary.json" "$work/lcs_stat" <<'PY'
 import json, re, sys
