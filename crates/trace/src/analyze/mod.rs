@@ -354,6 +354,19 @@ struct KeyCount {
     writes: u64,
 }
 
+impl KeyCount {
+    /// `requests` to the key in `slot`, `writes` of them: every request that does not
+    /// write is a read (`Op::is_read`).
+    fn of(slot: u32, requests: u64, writes: u64) -> KeyCount {
+        KeyCount {
+            slot,
+            requests,
+            reads: requests.saturating_sub(writes),
+            writes,
+        }
+    }
+}
+
 /// Pearson's r between two per-request variables.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Correlation {
@@ -963,12 +976,6 @@ impl Analyzer {
         // Each column family's keys, in sorted key order (a slot is pushed at most once
         // per column family, in the order of `order`).
         let mut keys: Vec<Vec<KeyCount>> = vec![Vec::new(); chosen.len()];
-        let count = |slot: u32, requests: u64, writes: u64| KeyCount {
-            slot,
-            requests,
-            reads: requests.saturating_sub(writes),
-            writes,
-        };
         for &s in order {
             let k = &self.keys[s as usize];
             let (mut n, mut w) = (u64::from(k.count), u64::from(k.writes));
@@ -976,12 +983,12 @@ impl Analyzer {
                 n = n.saturating_sub(en);
                 w = w.saturating_sub(ew);
                 if let Some(&i) = index.get(&cf) {
-                    keys[i].push(count(s, en, ew));
+                    keys[i].push(KeyCount::of(s, en, ew));
                 }
             }
             if n > 0 {
                 if let Some(&i) = index.get(&k.cf) {
-                    keys[i].push(count(s, n, w));
+                    keys[i].push(KeyCount::of(s, n, w));
                 }
             }
         }
@@ -1120,23 +1127,11 @@ impl Analyzer {
 
         // Heatmap over sorted keys.
         let order = self.sorted_slots();
-        let reads_of = |slot: usize| -> u64 {
-            present
-                .iter()
-                .filter(|(op, _)| op.is_read())
-                .map(|(op, _)| count_of(*op, slot))
-                .sum()
-        };
         let counts: Vec<KeyCount> = order
             .iter()
             .map(|&s| {
                 let k = &self.keys[s as usize];
-                KeyCount {
-                    slot: s,
-                    requests: u64::from(k.count),
-                    reads: reads_of(s as usize),
-                    writes: u64::from(k.writes),
-                }
+                KeyCount::of(s, u64::from(k.count), u64::from(k.writes))
             })
             .collect();
         let heatmap = self.heat_buckets(&counts);
