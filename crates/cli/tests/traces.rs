@@ -777,11 +777,14 @@ fn a_timed_replay_shows_the_intended_rate_beside_the_achieved() {
 /// redis-server counts 1 000 MGETs and 8 000 keys looked up (all missing).
 #[test]
 fn multigets_replay_as_multi_key_reads() {
+    let Some(trace) = shared_data_or_skip("traces/rocksdb/multireadrandom.trace") else {
+        return;
+    };
     let server = redis("");
     let url = format!("redis://{}", server.addr());
     ok(&[
         "replay",
-        "../shared/data/traces/rocksdb/multireadrandom.trace",
+        trace.to_str().unwrap(),
         "--db",
         "redis",
         "--url",
