@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::files::shared_data;
+use crate::common::files::{shared_data, shared_data_or_skip};
 use crate::common::servers::{call, redis};
 use crate::common::{kvlab, ok, text};
 
@@ -315,7 +315,10 @@ fn pinned(mode: &str, policy: &str, size: u64) -> u64 {
 #[test]
 fn one_trace_in_every_format_gives_the_same_misses() {
     let dir = tempfile::tempdir().unwrap();
-    let og = shared_data("traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin");
+    let Some(og) = shared_data_or_skip("traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
     let og = og.to_str().unwrap();
     let mut sized: Vec<(String, Vec<String>)> = vec![
         (og.into(), vec![]),
