@@ -71,7 +71,8 @@ fn rocksdb_option(flag: &str, value: &str) -> Result<Option<String>, String> {
         "bloom_bits" if value.starts_with('-') => "0".to_owned(),
         "cache_size" if value.starts_with('-') => {
             return Err(format!(
-                "-cache_size={value}: kvlab's RocksDB store always has a block cache; give                  its size in bytes"
+                "-cache_size={value}: kvlab's RocksDB store always has a block cache; give \
+                 its size in bytes"
             ))
         }
         "compression_type" if value == "bzip2" => "bz2".to_owned(),

@@ -651,7 +651,10 @@ fn db_bench_command_lines_run_mixgraph_and_refuse_the_rest() {
     ]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("-cache_size=-1"), "{err}");
+    assert!(
+        err.contains("-cache_size=-1: kvlab's RocksDB store always has a block cache; give its size in bytes"),
+        "{err}"
+    );
 }
 
 /// `model fit` writes the mixgraph flag names scripts read, `run --model` runs the
