@@ -355,7 +355,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         ));
     }
     notes.extend(import_cmd::extra_notes(&ctx.work, &outcome));
-    notes.extend(replay_cmd::notes(ctx));
+    notes.extend(replay_cmd::notes(ctx, &outcome));
 
     for n in &notes {
         eprintln!("kvlab: {n}");

@@ -169,13 +169,26 @@ pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineR
     }
 }
 
-/// What the replay could not send, merges RocksDB's uint64add counts as 0, and a reader
-/// error, as result notes.
-pub(crate) fn notes(ctx: &PhaseCtx) -> Vec<String> {
+/// What the replay could not send, merges RocksDB's uint64add counts as 0, a reader
+/// error, and a replay whose every read missed, as result notes.
+pub(crate) fn notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
     let Some(replay) = &ctx.args.replay else {
         return Vec::new();
     };
     let mut notes = Vec::new();
+    if outcome.keys_hit == 0
+        && outcome.keys_missed > 0
+        && !replay.preload
+        && !replay.workload.look_aside()
+    {
+        notes.push(format!(
+            "replay: every read ({}) missed: the store held none of the keys the trace \
+             reads (a trace that reads keys it never writes, on a store that starts empty); \
+             --preload loads those keys with their sizes before the replay, --look-aside \
+             sets each missed key as a look-aside cache client does",
+            outcome.keys_missed
+        ));
+    }
     let skipped = replay.workload.skipped();
     if !skipped.is_empty() {
         let list: Vec<String> = skipped.iter().map(|(op, n)| format!("{op} {n}")).collect();

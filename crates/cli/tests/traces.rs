@@ -991,7 +991,8 @@ fn record_sample_keeps_the_same_keys_in_every_run() {
 }
 
 /// `--look-aside` on a cache: a read that misses is followed by a set of the key, of
-/// the traced size, so the next read of it hits; without it every read misses.
+/// the traced size, so the next read of it hits; without it every read misses, and the
+/// replay says so and how to fill the store.
 #[test]
 fn look_aside_fills_a_caches_misses() {
     let dir = tempfile::tempdir().unwrap();
@@ -1006,29 +1007,34 @@ fn look_aside_fills_a_caches_misses() {
     let replay = |extra: &[&str]| {
         let server = start(ServerKind::Memcached, "");
         let url = format!("memcached://{}", server.addr());
-        let out = ok(&[
+        let o = kvlab(
             &[
-                "replay",
-                trace.to_str().unwrap(),
-                "--input-format",
-                "twitter",
-                "--db",
-                "memcached",
-                "--url",
-                &url,
-                "--speed",
-                "max",
-                "--threads",
-                "2",
-                "--progress",
-                "never",
-            ][..],
-            extra,
-        ]
-        .concat());
-        (server, out)
+                &[
+                    "replay",
+                    trace.to_str().unwrap(),
+                    "--input-format",
+                    "twitter",
+                    "--db",
+                    "memcached",
+                    "--url",
+                    &url,
+                    "--speed",
+                    "max",
+                    "--threads",
+                    "2",
+                    "--progress",
+                    "never",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        );
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        (server, out, err)
     };
-    let (server, out) = replay(&["--look-aside"]);
+    let (server, out, err) = replay(&["--look-aside"]);
+    assert!(!err.contains("missed"), "{err}");
     let stat = |name| memcached_stat(&server, name);
     assert_eq!(
         (stat("get_misses"), stat("get_hits"), stat("cmd_set")),
@@ -1041,7 +1047,13 @@ fn look_aside_fills_a_caches_misses() {
         memcached_reply(&server, "get k42\r\n").starts_with("VALUE k42 0 40\r\n"),
         "a fill has the traced size"
     );
-    let (plain, out) = replay(&[]);
+    let (plain, out, err) = replay(&[]);
+    assert!(
+        err.contains("kvlab: replay: every read (300) missed: the store held none of the keys")
+            && err.contains("--preload loads those keys")
+            && err.contains("--look-aside sets each missed key"),
+        "{err}"
+    );
     let stat = |name| memcached_stat(&plain, name);
     assert_eq!(
         (stat("get_misses"), stat("get_hits"), stat("cmd_set")),

@@ -401,6 +401,11 @@ impl ReplayWorkload {
             .map(ToString::to_string)
     }
 
+    /// Whether a read that misses is followed by a set of its key (`--look-aside`).
+    pub fn look_aside(&self) -> bool {
+        self.spec.look_aside
+    }
+
     /// Every effective setting, for the result document.
     pub fn effective(&self) -> Vec<(String, String)> {
         vec![
