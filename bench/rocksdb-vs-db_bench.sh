@@ -16,7 +16,9 @@
 # bytes, every key found) to the database db_bench's readrandom just read: kvlab's
 # mixgraph generator with Gets only and uniform keys, so the two tools ask RocksDB for
 # the same work and the ratio is the harness's alone (YCSB's keys share their `user`
-# prefix and so cost RocksDB longer key comparisons).
+# prefix and so cost RocksDB longer key comparisons). A fifth row sets that beside
+# db_bench's readrandom with --histogram=1: db_bench then times every read into its
+# histogram, as kvlab always does (--histogram=0, db_bench's default, times nothing).
 #
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
 # ratios are printed, and beside them each process's CPU time (user + system, all its
@@ -67,7 +69,7 @@ dbb_tput() { awk -v b="$1" '$1 == b { for (i = 1; i <= NF; i++) if ($i ~ /^ops\/
 BATCH=8
 declare -a KV_FILL KV_READ KV_MULTI DB_FILL DB_READ DB_MULTI
 declare -a KV_FILL_CPU KV_READ_CPU KV_MULTI_CPU DB_FILL_CPU DB_READ_CPU DB_MULTI_CPU
-declare -a KV_DBKEYS KV_DBKEYS_CPU
+declare -a KV_DBKEYS KV_DBKEYS_CPU DB_READH DB_READH_CPU
 for r in $(seq 1 "$ROUNDS"); do
   rm -rf "$WORK"/*
   # A: kvlab load (random insert order) then uniform point reads, cache warmed first.
@@ -98,6 +100,12 @@ for r in $(seq 1 "$ROUNDS"); do
     -p mix_put_ratio=0 -p mix_seek_ratio=0 -p reads=$((KEYS * 2 / THREADS)) -p seed=$r \
     --threads $THREADS --warmup $((KEYS))ops --progress never 2>/dev/null | kv_tput)")
   KV_DBKEYS_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  # E: db_bench's readrandom again, timing every read into its histogram as kvlab always
+  # does (--histogram=1), on the same database.
+  DB_READH+=("$(timed "$DB_BENCH" --benchmarks=readrandom,readrandom,readrandom --use_existing_db=1 \
+    --reads=$((KEYS / THREADS)) "${COMMON_DB_BENCH[@]}" --histogram=1 --db="$WORK/dbu" --seed=$r \
+    2>/dev/null | dbb_tput readrandom)")
+  DB_READH_CPU+=("$(cpu_per_op $((KEYS * 3)))")
   KV_MULTI+=("$(timed "$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
     --threads $THREADS --seed $r --warmup $((KEYS))ops --pipeline $BATCH --progress never \
     2>/dev/null | kv_tput)")
@@ -108,6 +116,7 @@ for r in $(seq 1 "$ROUNDS"); do
   DB_MULTI_CPU+=("$(cpu_per_op $((KEYS * 3)))")
   echo "round $r: kvlab load ${KV_FILL[-1]} read ${KV_READ[-1]} read-batched ${KV_MULTI[-1]}" \
     "read-db_bench-keys ${KV_DBKEYS[-1]} (CPU ${KV_DBKEYS_CPU[-1]} µs/op)" \
+    "| db_bench readrandom --histogram=1 ${DB_READH[-1]} (CPU ${DB_READH_CPU[-1]} µs/op)" \
     "| db_bench fillrandom ${DB_FILL[-1]} readrandom ${DB_READ[-1]}" \
     "multireadrandom ${DB_MULTI[-1]} (ops/s); CPU µs/op kvlab ${KV_FILL_CPU[-1]}" \
     "${KV_READ_CPU[-1]} ${KV_MULTI_CPU[-1]} | db_bench ${DB_FILL_CPU[-1]} ${DB_READ_CPU[-1]}" \
@@ -119,6 +128,7 @@ KF=$(median "${KV_FILL[@]}"); KR=$(median "${KV_READ[@]}")
 DF=$(median "${DB_FILL[@]}"); DR=$(median "${DB_READ[@]}")
 KM=$(median "${KV_MULTI[@]}"); DM=$(median "${DB_MULTI[@]}")
 KD=$(median "${KV_DBKEYS[@]}"); KDC=$(median "${KV_DBKEYS_CPU[@]}")
+DH=$(median "${DB_READH[@]}"); DHC=$(median "${DB_READH_CPU[@]}")
 KFC=$(median "${KV_FILL_CPU[@]}"); KRC=$(median "${KV_READ_CPU[@]}"); KMC=$(median "${KV_MULTI_CPU[@]}")
 DFC=$(median "${DB_FILL_CPU[@]}"); DRC=$(median "${DB_READ_CPU[@]}"); DMC=$(median "${DB_MULTI_CPU[@]}")
 echo
@@ -141,3 +151,5 @@ row "batched read (run --pipeline $BATCH / multireadrandom --batch_size=$BATCH)"
   "$(same_round KV_MULTI DB_MULTI)"
 row "uniform point read, db_bench's keys (mixgraph Gets / readrandom)" "$KD" "$DR" "$KDC" "$DRC" \
   "$(same_round KV_DBKEYS DB_READ)"
+row "the same, db_bench timing every read (mixgraph Gets / readrandom --histogram=1)" "$KD" "$DH" "$KDC" "$DHC" \
+  "$(same_round KV_DBKEYS DB_READH)"
