@@ -96,10 +96,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if e.downcast_ref::<args::Interrupted>().is_some() {
-                eprintln!("kvlab: {e:#}");
+                eprintln!("kvlab: {}", error_text(&e));
                 return ExitCode::from(130);
             }
-            eprintln!("kvlab: error: {e:#}");
+            eprintln!("kvlab: error: {}", error_text(&e));
             ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
                 2
             } else {
@@ -107,6 +107,24 @@ fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// An error and its causes, joined by ": " as anyhow's `{:#}` joins them, without a cause
+/// whose text the message already holds (an error that prints its source, such as a
+/// trace's "FILE: No such file or directory", would otherwise say it twice).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {

@@ -160,6 +160,12 @@ pub(crate) fn trace(cmd: TraceCommand) -> Result<ExitCode> {
                     a.input.trace.display(),
                     stats.requests
                 );
+            } else if let Some(damage) = &stats.damage {
+                // A bad text line: the reader's message names the file and the line.
+                eprintln!(
+                    "kvlab: warning: {damage}: the figures cover the {} requests before it",
+                    stats.requests
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -536,6 +536,56 @@ fn a_cut_trace_is_named_with_its_offset() {
     assert!(err.contains("damaged at byte"), "{err}");
 }
 
+/// A text trace with a bad line: `trace stats` gives the figures before it and warns
+/// with the file and line; the commands that need the whole trace fail naming them; a
+/// missing file is named once, with the system's reason once.
+#[test]
+fn a_bad_line_is_named_and_a_missing_trace_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("bad.twitter.csv");
+    std::fs::write(
+        &csv,
+        "1,k1,3,40,1,get,0\n2,k2,3,40,1,get,0\n3,k3,3\n4,k4,3,40,1,get,0\n",
+    )
+    .unwrap();
+    let csv = csv.to_str().unwrap();
+    let o = kvlab(&["trace", "stats", csv, "--input-format", "twitter", "--json"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(stats["requests"], 2, "{out}");
+    assert!(
+        stats["damage"].as_str().is_some_and(|d| d.ends_with(
+            "bad.twitter.csv:3: `timestamp,key,key_size,value_size,client_id,op,ttl` expected"
+        )),
+        "{out}"
+    );
+    assert!(
+        err.contains("bad.twitter.csv:3: `timestamp,key,key_size,value_size,client_id,op,ttl` expected: the figures cover the 2 requests before it"),
+        "{err}"
+    );
+    let model = dir.path().join("m.toml");
+    let o = kvlab(&[
+        "model",
+        "fit",
+        csv,
+        "--input-format",
+        "twitter",
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("bad.twitter.csv:3:").count(), 1, "{err}");
+
+    let missing = dir.path().join("missing.trace");
+    let o = kvlab(&["trace", "stats", missing.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("missing.trace"), "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
+
 /// A kvtrace of many blocks, decoded ahead on threads, reads the same from a file and
 /// from standard input; a reader closed early (`trace dump | head`) stops the command.
 #[test]
