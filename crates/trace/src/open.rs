@@ -96,6 +96,16 @@ impl Format {
         Format::Kvtrace,
     ];
 
+    /// Other spellings `--format` takes: the ARC traces' extension, the names the
+    /// traces go by where they are published.
+    pub const ALIASES: [(&'static str, Format); 5] = [
+        ("lis", Format::Arc),
+        ("redis-monitor", Format::Monitor),
+        ("oracle-general", Format::OracleGeneral),
+        ("msr-cambridge", Format::Msr),
+        ("tencent-cbs", Format::Tencent),
+    ];
+
     /// The name `--format` takes (and [`crate::TraceInfo::format`] holds).
     pub fn name(self) -> &'static str {
         match self {
@@ -129,11 +139,17 @@ impl fmt::Display for Format {
 impl FromStr for Format {
     type Err = String;
 
-    /// A format by name, any case.
+    /// A format by name or one of [`Format::ALIASES`], any case.
     fn from_str(s: &str) -> Result<Format, String> {
         Format::ALL
             .into_iter()
             .find(|f| f.name().eq_ignore_ascii_case(s))
+            .or_else(|| {
+                Format::ALIASES
+                    .iter()
+                    .find(|(alias, _)| alias.eq_ignore_ascii_case(s))
+                    .map(|&(_, f)| f)
+            })
             .ok_or_else(|| {
                 let names: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
                 format!("unknown trace format {s:?} (known: {})", names.join(", "))
@@ -443,6 +459,15 @@ mod tests {
         }
         assert_eq!("ORACLEGENERAL".parse::<Format>(), Ok(Format::OracleGeneral));
         assert!("nope".parse::<Format>().is_err());
+        assert_eq!("lis".parse::<Format>(), Ok(Format::Arc));
+        assert_eq!("Redis-Monitor".parse::<Format>(), Ok(Format::Monitor));
+        for (alias, f) in Format::ALIASES {
+            assert_eq!(alias.parse::<Format>(), Ok(f));
+            // An alias names no other format.
+            assert!(Format::ALL
+                .iter()
+                .all(|g| !g.name().eq_ignore_ascii_case(alias)));
+        }
     }
 
     #[test]
