@@ -5,7 +5,9 @@ use std::path::Path;
 
 use crate::format;
 use crate::load::{find_result_files, ResultDir};
-use crate::study::{find_op, read_hit_ratio_pct, workload_name, CacheFigures, LatencyFigure};
+use crate::study::{
+    find_op, read_hit_ratio_pct, read_miss_ratio_pct, workload_name, CacheFigures, LatencyFigure,
+};
 use crate::table::{Align, Table};
 use crate::{ReportError, ResultDocument};
 
@@ -190,7 +192,7 @@ fn describe(r: &ResultDir) -> String {
     );
     // What makes the figures not those of a working store, as the summary's flags.
     if d.runner.reads_missed {
-        let pct = read_hit_ratio_pct(d).map_or(0.0, |hit| 100.0 - hit);
+        let pct = read_miss_ratio_pct(d).unwrap_or(0.0);
         line.push_str(&format!(
             " — ⚠ reads missed {pct:.1}%: the store did not hold the workload's records"
         ));

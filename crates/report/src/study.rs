@@ -351,6 +351,15 @@ pub(crate) fn read_hit_ratio_pct(doc: &ResultDocument) -> Option<f64> {
     pct(hits, hits + misses)
 }
 
+/// Reads that found no record over reads answered (OK or NOT_FOUND), percent — computed
+/// from the misses (not as 100 − the hit ratio), so that it prints as the run's own
+/// `read_miss_share` × 100 does, to the last rounded digit.
+pub(crate) fn read_miss_ratio_pct(doc: &ResultDocument) -> Option<f64> {
+    let hits = returns(doc, "READ", "OK") as f64;
+    let misses = returns(doc, "READ", "NOT_FOUND") as f64;
+    pct(misses, hits + misses)
+}
+
 impl CacheFigures {
     /// The cache figures of a cache run; `None` for other workloads.
     pub(crate) fn of(doc: &ResultDocument) -> Option<CacheFigures> {
@@ -445,7 +454,7 @@ impl Cell {
     /// Reads that found no record over reads answered (OK or NOT_FOUND), percent, over
     /// rounds; `None` when no round read.
     pub fn read_miss_pct(&self) -> Option<Spread> {
-        self.spread(|d| read_hit_ratio_pct(d).map(|hit| 100.0 - hit))
+        self.spread(read_miss_ratio_pct)
     }
 
     /// Why the cell's figures need a second look: a throughput or P99 coefficient of
