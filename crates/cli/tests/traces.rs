@@ -16,6 +16,28 @@ use crate::common::servers::{
 };
 use crate::common::{kvlab, kvlab_command, ok, report_u64, text};
 
+/// `kvlab replay TRACE` into the redis-server at `url`, string model, as fast as it can,
+/// without progress, then `extra`.
+fn replay_to_redis<'a>(trace: &'a Path, url: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let trace = trace.to_str().unwrap();
+    let mut args = vec![
+        "replay",
+        trace,
+        "--db",
+        "redis",
+        "--url",
+        url,
+        "-p",
+        "redis.model=string",
+        "--speed",
+        "max",
+        "--progress",
+        "never",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// A recorded run, replayed against a fresh server, sends the same commands as the run
 /// did: the servers' own counters agree.
 #[test]
@@ -70,22 +92,7 @@ fn a_recorded_run_replays_as_the_same_commands() {
 
     let second = redis("");
     let url2 = format!("redis://{}", second.addr());
-    ok(&[
-        "replay",
-        trace.to_str().unwrap(),
-        "--db",
-        "redis",
-        "--url",
-        &url2,
-        "-p",
-        "redis.model=string",
-        "--speed",
-        "max",
-        "--threads",
-        "3",
-        "--progress",
-        "never",
-    ]);
+    ok(&replay_to_redis(&trace, &url2, &["--threads", "3"]));
     assert_eq!(calls(&second, "get"), reads, "replayed GETs");
     assert_eq!(calls(&second, "set"), inserts, "replayed SETs");
 }
@@ -116,26 +123,11 @@ fn replay_keeps_each_keys_order_with_several_clients() {
     for (layout, clients) in layouts {
         let server = redis("");
         let url = format!("redis://{}", server.addr());
-        ok(&[
-            &[
-                "replay",
-                trace.to_str().unwrap(),
-                "--input-format",
-                "twitter",
-                "--db",
-                "redis",
-                "--url",
-                &url,
-                "-p",
-                "redis.model=string",
-                "--speed",
-                "max",
-                "--progress",
-                "never",
-            ][..],
-            layout,
-        ]
-        .concat());
+        ok(&replay_to_redis(
+            &trace,
+            &url,
+            &[&["--input-format", "twitter"][..], layout].concat(),
+        ));
         // Every client had a connection of its own: the server counted at least one
         // more than the clients (kvlab's statistics queries and this INFO).
         let connections = info_stat(&info(&server, "stats"), "total_connections_received");
@@ -835,22 +827,7 @@ fn multigets_replay_as_multi_key_reads() {
     };
     let server = redis("");
     let url = format!("redis://{}", server.addr());
-    ok(&[
-        "replay",
-        trace.to_str().unwrap(),
-        "--db",
-        "redis",
-        "--url",
-        &url,
-        "-p",
-        "redis.model=string",
-        "--speed",
-        "max",
-        "--threads",
-        "2",
-        "--progress",
-        "never",
-    ]);
+    ok(&replay_to_redis(&trace, &url, &["--threads", "2"]));
     assert_eq!(calls(&server, "mget"), 1000);
     assert_eq!(calls(&server, "get"), 0);
     let info = call(&server, &["INFO", "stats"]);
@@ -1132,22 +1109,11 @@ fn ops_a_store_cannot_do_are_counted_and_named() {
     let server = redis("");
     let url = format!("redis://{}", server.addr());
     let out = dir.path().join("redis");
-    let o = kvlab(&[
-        "replay",
-        trace.to_str().unwrap(),
-        "--db",
-        "redis",
-        "--url",
+    let o = kvlab(&replay_to_redis(
+        &trace,
         &url,
-        "-p",
-        "redis.model=string",
-        "--speed",
-        "max",
-        "--out",
-        out.to_str().unwrap(),
-        "--progress",
-        "never",
-    ]);
+        &["--out", out.to_str().unwrap()],
+    ));
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}\n{stderr}");
     let note = "replay: requests the store cannot do were not sent: deleterange 2";
