@@ -282,11 +282,11 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         mut schedule: Option<Schedule>,
         pacer: &P,
     ) -> u64 {
-        // A closed loop of one request at a time, with no due times and no tap — an
-        // embedded store's usual run — takes the short way (`Client::one`), which hands
-        // a request to the batch path below only when it needs more.
+        // One request at a time with no schedule and no tap — an embedded store's usual
+        // run — takes the short way (`Client::one`), which hands a request to the batch
+        // path below only when it needs more.
         let one_by_one =
-            self.pipeline == 1 && !Src::TIMED && schedule.is_none() && self.tap.is_none();
+            self.pipeline == 1 && schedule.is_none() && self.tap.is_none() && self.held.is_none();
         let mut done = 0u64;
         while budget > 0 && !self.exhausted && !ts.shared.stop.load(Ordering::Relaxed) {
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -351,8 +351,9 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
     }
 
     /// Generates, executes and records one request: the batch path's work for a batch
-    /// of one without its bookkeeping. A read-modify-write, or a request for a session
-    /// waiting to reconnect, is left in the batch for the batch path ([`One::Filled`]);
+    /// of one without its bookkeeping. A read-modify-write, a request with a due time,
+    /// or one for a session waiting to reconnect, is left in the batch for the batch
+    /// path ([`One::Filled`]);
     /// a failed request is finished as the batch path finishes it (retries and all).
     async fn one<P: Pacer>(&mut self, ts: &ThreadState, pacer: &P) -> One {
         self.batch.clear();
@@ -364,18 +365,25 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             return One::Exhausted;
         };
         debug_assert!(
-            self.source.due().is_none(),
+            Src::TIMED || self.source.due().is_none(),
             "a source that gives due times must set OpSource::TIMED"
         );
-        if slot.request.kind == OpKind::ReadModifyWrite || self.session.ready_at().is_some() {
-            self.track(0, ticket);
+        let due = if Src::TIMED { self.source.due() } else { None };
+        if slot.request.kind == OpKind::ReadModifyWrite
+            || due.is_some()
+            || self.session.ready_at().is_some()
+        {
+            self.track(ticket);
+            if let Some(due) = due {
+                self.dues.push(Some(self.phase_start + due));
+            }
             return One::Filled;
         }
         let started = Timestamp::now();
         self.session.execute(&mut self.batch).await;
         ts.hand_over_on_new_epoch();
         if self.batch.slots()[0].result.is_err() {
-            self.track(0, ticket);
+            self.track(ticket);
             self.finish(ts, started, None, pacer).await;
             return One::Done;
         }
@@ -398,9 +406,9 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
     /// path's bookkeeping for it.
     #[cold]
     #[inline(never)]
-    fn track(&mut self, at: usize, ticket: Ticket) {
+    fn track(&mut self, ticket: Ticket) {
         self.reset_tracking();
-        self.admit(at, ticket);
+        self.admit(0, ticket);
     }
 
     /// After the batch executed: sends again what the source retries, records the
