@@ -452,25 +452,28 @@ fn warm_up_operations_run_first_and_are_not_measured() {
 
 #[test]
 fn failed_requests_are_retried_as_the_source_says_and_recorded_once() {
-    // Every 10th key fails twice; the source retries up to 3 times: all succeed.
-    let store = LogStore {
-        fail_every: 10,
-        fail_first: 2,
-        ..LogStore::default()
-    };
-    let w = Counting {
-        retries: 3,
-        ..Counting::default()
-    };
-    let plan = RunPlan {
-        operations: Some(50),
-        pipeline: 4,
-        ..RunPlan::default()
-    };
-    let (o, log, _) = go(&store, w, plan).unwrap();
-    assert_eq!(o.total.status_count(OpKind::Insert, Status::Ok), 50);
-    assert_eq!(o.total.retries(OpKind::Insert), 10);
-    assert_eq!(log.len(), 60);
+    // Every 10th key fails twice; the source retries up to 3 times: all succeed, in
+    // batches and one request at a time alike.
+    for pipeline in [4, 1] {
+        let store = LogStore {
+            fail_every: 10,
+            fail_first: 2,
+            ..LogStore::default()
+        };
+        let w = Counting {
+            retries: 3,
+            ..Counting::default()
+        };
+        let plan = RunPlan {
+            operations: Some(50),
+            pipeline,
+            ..RunPlan::default()
+        };
+        let (o, log, _) = go(&store, w, plan).unwrap();
+        assert_eq!(o.total.status_count(OpKind::Insert, Status::Ok), 50);
+        assert_eq!(o.total.retries(OpKind::Insert), 10, "pipeline {pipeline}");
+        assert_eq!(log.len(), 60, "pipeline {pipeline}");
+    }
 
     // With one retry allowed, the five failing keys fail for good.
     let store = LogStore {
