@@ -115,12 +115,7 @@ pub fn execute_one<E: Engine>(
     match req.kind {
         OpKind::Read if req.is_multi_read() => Err(StoreError::multi_read_unsupported(E::NAME)),
         OpKind::Read => match engine.read(&req.key, |value| req.decode_value(value, reply))? {
-            Some(decoded) => {
-                decoded?;
-                Ok(Outcome::Hit {
-                    bytes: reply.value_bytes() as u64,
-                })
-            }
+            Some(decoded) => Ok(Outcome::Hit { bytes: decoded? }),
             None => Ok(Outcome::Miss),
         },
         OpKind::Insert => {
@@ -165,8 +160,7 @@ pub fn execute_one<E: Engine>(
             }
             let scanned = &mut scratch.scanned;
             let records = engine.scan(&req.key, req.scan_len, |value| {
-                req.decode_value(value, scanned)?;
-                bytes += scanned.value_bytes() as u64;
+                bytes += req.decode_value(value, scanned)?;
                 Ok(())
             })?;
             Ok(Outcome::Scanned { records, bytes })
@@ -325,6 +319,49 @@ mod tests {
         let missing = write(OpKind::Update, b"nope", &[(b"f1", b"B")]);
         assert!(matches!(run(&mut e, &mut s, &missing).0, Ok(Outcome::Miss)));
         assert!(!e.map.contains_key(&b"nope"[..]));
+    }
+
+    #[test]
+    fn a_read_that_discards_counts_what_a_copying_read_copies() {
+        let (mut e, mut s) = (MapEngine::default(), Scratch::new());
+        let insert = write(OpKind::Insert, b"k", &[(b"f0", b"abc"), (b"f1", b"de")]);
+        run(&mut e, &mut s, &insert).0.unwrap();
+        e.map.insert(b"bad".to_vec(), vec![0, 0, 0, 9, b'x']);
+        let shapes: [fn(&mut Request); 3] = [
+            |r| r.read.set_all(),
+            |r| r.read.names_mut().push(b"f1", b""),
+            |r| r.read.set_blob(),
+        ];
+        for shape in shapes {
+            for key in [&b"k"[..], b"bad", b"none"] {
+                let mut read = write(OpKind::Read, key, &[]);
+                shape(&mut read);
+                let (copied, copy) = run(&mut e, &mut s, &read);
+                read.read.set_discard(true);
+                let (counted, count) = run(&mut e, &mut s, &read);
+                assert_eq!(
+                    format!("{counted:?}"),
+                    format!("{copied:?}"),
+                    "{:?} {:?}",
+                    read.read.shape(),
+                    String::from_utf8_lossy(key)
+                );
+                assert!(count.is_empty());
+                if let Ok(Outcome::Hit { bytes }) = copied {
+                    assert_eq!(bytes, copy.value_bytes() as u64);
+                    assert!(!copy.is_empty());
+                }
+            }
+        }
+        // Scans count alike.
+        let mut scan = write(OpKind::Scan, b"", &[]);
+        scan.scan_len = 2;
+        let copied = run(&mut e, &mut s, &scan).0;
+        scan.read.set_discard(true);
+        assert_eq!(
+            format!("{:?}", run(&mut e, &mut s, &scan).0),
+            format!("{copied:?}")
+        );
     }
 
     #[test]

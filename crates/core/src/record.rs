@@ -173,33 +173,60 @@ impl Record {
         only: Option<FieldFilter<'_>>,
     ) -> Result<(), RecordDecodeError> {
         self.clear();
-        let mut at = 0usize;
-        let take = |at: &mut usize, what: &'static str| -> Result<usize, RecordDecodeError> {
-            let bytes = encoded
-                .get(*at..*at + 4)
-                .ok_or(RecordDecodeError { offset: *at, what })?;
-            *at += 4;
-            Ok(u32::from_be_bytes(bytes.try_into().expect("slice of 4 bytes")) as usize)
-        };
-        while at < encoded.len() {
-            let name_len = take(&mut at, "a 4-byte field name length")?;
-            let name = encoded.get(at..at + name_len).ok_or(RecordDecodeError {
-                offset: at,
-                what: "field name bytes",
-            })?;
-            at += name_len;
-            let value_len = take(&mut at, "a 4-byte field value length")?;
-            let value = encoded.get(at..at + value_len).ok_or(RecordDecodeError {
-                offset: at,
-                what: "field value bytes",
-            })?;
-            at += value_len;
+        walk_encoded(encoded, |name, value| {
             if only.is_none_or(|keep| keep(name)) {
                 self.push(name, value);
             }
-        }
-        Ok(())
+        })
     }
+
+    /// The bytes of the values [`Record::decode_from`] would decode from `encoded` with
+    /// the same filter, counted without copying them; the same errors.
+    pub fn encoded_value_bytes(
+        encoded: &[u8],
+        only: Option<FieldFilter<'_>>,
+    ) -> Result<usize, RecordDecodeError> {
+        let mut bytes = 0;
+        walk_encoded(encoded, |name, value| {
+            if only.is_none_or(|keep| keep(name)) {
+                bytes += value.len();
+            }
+        })?;
+        Ok(bytes)
+    }
+}
+
+/// Calls `each(name, value)` for every field of a single-value record encoding, in
+/// order; fails at the first byte that does not fit the encoding.
+#[inline]
+fn walk_encoded(
+    encoded: &[u8],
+    mut each: impl FnMut(&[u8], &[u8]),
+) -> Result<(), RecordDecodeError> {
+    let mut at = 0usize;
+    let take = |at: &mut usize, what: &'static str| -> Result<usize, RecordDecodeError> {
+        let bytes = encoded
+            .get(*at..*at + 4)
+            .ok_or(RecordDecodeError { offset: *at, what })?;
+        *at += 4;
+        Ok(u32::from_be_bytes(bytes.try_into().expect("slice of 4 bytes")) as usize)
+    };
+    while at < encoded.len() {
+        let name_len = take(&mut at, "a 4-byte field name length")?;
+        let name = encoded.get(at..at + name_len).ok_or(RecordDecodeError {
+            offset: at,
+            what: "field name bytes",
+        })?;
+        at += name_len;
+        let value_len = take(&mut at, "a 4-byte field value length")?;
+        let value = encoded.get(at..at + value_len).ok_or(RecordDecodeError {
+            offset: at,
+            what: "field value bytes",
+        })?;
+        at += value_len;
+        each(name, value);
+    }
+    Ok(())
 }
 
 impl fmt::Debug for Record {

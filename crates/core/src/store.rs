@@ -282,6 +282,7 @@ impl Request {
         self.key.clear();
         self.value.clear();
         self.read.set_all();
+        self.read.set_discard(false);
         self.scan_len = 0;
         self.ttl_s = 0;
         self.more_keys.clear();
@@ -326,21 +327,31 @@ impl Request {
 
     /// Decodes a stored value into `reply` the way this read or scan asks
     /// ([`Request::read`]): a blob as one unnamed field; otherwise every field, or only
-    /// the named ones.
-    pub fn decode_value(&self, value: &[u8], reply: &mut Record) -> Result<(), StoreError> {
-        let result = match self.read.shape() {
+    /// the named ones. Returns the bytes of the values read ([`Outcome::Hit`]'s). A
+    /// read that discards ([`ReadFields::set_discard`]) leaves `reply` empty and only
+    /// counts them.
+    #[inline]
+    pub fn decode_value(&self, value: &[u8], reply: &mut Record) -> Result<u64, StoreError> {
+        let read = &self.read;
+        let wants = |n: &[u8]| read.wants(n);
+        let only: Option<crate::record::FieldFilter<'_>> = match read.shape() {
             ReadShape::Blob => {
                 reply.clear();
-                reply.push(b"", value);
-                return Ok(());
+                if !read.discards() {
+                    reply.push(b"", value);
+                }
+                return Ok(value.len() as u64);
             }
-            ReadShape::All => reply.decode_from(value, None),
-            ReadShape::Named => {
-                let read = &self.read;
-                reply.decode_from(value, Some(&|n: &[u8]| read.wants(n)))
-            }
+            ReadShape::All => None,
+            ReadShape::Named => Some(&wants),
         };
-        result.map_err(|e| {
+        let result = if read.discards() {
+            reply.clear();
+            Record::encoded_value_bytes(value, only)
+        } else {
+            reply.decode_from(value, only).map(|()| reply.value_bytes())
+        };
+        result.map(|bytes| bytes as u64).map_err(|e| {
             StoreError::new(
                 StoreErrorKind::Corrupt,
                 format!("record `{}`: {e}", String::from_utf8_lossy(&self.key)),

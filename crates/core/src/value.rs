@@ -178,6 +178,7 @@ impl Value {
 pub struct ReadFields {
     shape: ReadShape,
     names: Record,
+    discard: bool,
 }
 
 /// The shape of a [`ReadFields`].
@@ -238,6 +239,21 @@ impl ReadFields {
             ReadShape::Named => Some(&self.names),
             _ => None,
         }
+    }
+
+    /// Asks stores to count what the read finds without copying it into the slot's
+    /// reply (`true`), or to copy it (`false`, the default): for a source that never
+    /// looks at the values it reads. The outcome's bytes are the same either way.
+    #[inline]
+    pub fn set_discard(&mut self, discard: bool) {
+        self.discard = discard;
+    }
+
+    /// True when the read's values are counted, not copied into the reply
+    /// ([`ReadFields::set_discard`]).
+    #[inline]
+    pub fn discards(&self) -> bool {
+        self.discard
     }
 
     /// True when the read wants field `name` (every field unless named).

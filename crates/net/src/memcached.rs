@@ -946,9 +946,7 @@ fn found(part: Part, req: &Request, data: &[u8], reply: &mut Record, current: &m
         };
     }
     match req.decode_value(data, reply) {
-        Ok(()) => Step::Done(Outcome::Hit {
-            bytes: reply.value_bytes() as u64,
-        }),
+        Ok(bytes) => Step::Done(Outcome::Hit { bytes }),
         Err(e) => Step::Failed(e),
     }
 }

@@ -673,12 +673,9 @@ impl FoyerSession {
         match req.kind {
             OpKind::Read if req.is_multi_read() => Err(StoreError::multi_read_unsupported("foyer")),
             OpKind::Read => match self.lookup(&req.key).await? {
-                Some(entry) => {
-                    req.decode_value(entry.value(), reply)?;
-                    Ok(Outcome::Hit {
-                        bytes: reply.value_bytes() as u64,
-                    })
-                }
+                Some(entry) => Ok(Outcome::Hit {
+                    bytes: req.decode_value(entry.value(), reply)?,
+                }),
                 None => Ok(Outcome::Miss),
             },
             OpKind::Insert => {

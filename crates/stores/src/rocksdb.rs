@@ -624,13 +624,10 @@ impl RocksDbSession {
         session.multi_get(batch.slots().iter().map(|slot| &slot.request.key[..]));
         for (i, slot) in batch.slots_mut().iter_mut().enumerate() {
             let result = match session.multi_get_result(i) {
-                Ok(Some(value)) => {
-                    slot.request
-                        .decode_value(value, &mut slot.reply)
-                        .map(|()| Outcome::Hit {
-                            bytes: slot.reply.value_bytes() as u64,
-                        })
-                }
+                Ok(Some(value)) => slot
+                    .request
+                    .decode_value(value, &mut slot.reply)
+                    .map(|bytes| Outcome::Hit { bytes }),
                 Ok(None) => Ok(Outcome::Miss),
                 Err(e) => Err(io_err("multi_get", e.to_string())),
             };

@@ -157,17 +157,10 @@ pub(super) fn single_outcome(
         }),
         Part::Del => Ok(Outcome::Deleted),
         Part::Get => match frame {
-            // A blob is returned verbatim: its size is the value's.
-            Frame::Bulk(Some(v)) if req.read.is_blob() => {
-                slot.reply.clear();
-                slot.reply.push(b"", v);
-                Ok(Outcome::Hit {
-                    bytes: v.len() as u64,
-                })
-            }
-            Frame::Bulk(Some(v)) => req.decode_value(v, &mut slot.reply).map(|()| Outcome::Hit {
-                bytes: slot.reply.value_bytes() as u64,
-            }),
+            // A blob is returned verbatim (its size is the value's), a record decoded.
+            Frame::Bulk(Some(v)) => req
+                .decode_value(v, &mut slot.reply)
+                .map(|bytes| Outcome::Hit { bytes }),
             Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
             other => Err(unexpected("GET", other)),
         },

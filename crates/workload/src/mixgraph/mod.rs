@@ -342,6 +342,8 @@ impl OpSource for MixGraphSource {
             MixKind::Get => {
                 req.kind = OpKind::Read;
                 req.read.set_blob();
+                // db_bench's mixgraph never looks at what it read.
+                req.read.set_discard(true);
             }
             MixKind::Put => {
                 req.kind = OpKind::Insert;
@@ -353,6 +355,7 @@ impl OpSource for MixGraphSource {
             MixKind::Seek => {
                 req.kind = OpKind::Scan;
                 req.read.set_blob();
+                req.read.set_discard(true);
                 req.scan_len = u32::try_from(op.scan_len).unwrap_or(u32::MAX);
             }
         }

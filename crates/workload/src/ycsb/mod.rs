@@ -1174,6 +1174,9 @@ impl RunWorker {
                 wl.shared.key_name(keynum, &mut req.key);
             }
         }
+        // What a read finds is looked at only to check it (`dataintegrity`): otherwise
+        // the store counts it without copying it into the reply.
+        req.read.set_discard(!wl.shared.data_integrity);
         match kind {
             OpKind::Read | OpKind::Scan => {
                 if kind == OpKind::Scan {
