@@ -353,8 +353,8 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
     /// Generates, executes and records one request: the batch path's work for a batch
     /// of one without its bookkeeping. A read-modify-write, a request with a due time,
     /// or one for a session waiting to reconnect, is left in the batch for the batch
-    /// path ([`One::Filled`]);
-    /// a failed request is finished as the batch path finishes it (retries and all).
+    /// path ([`One::Filled`]); a failed request is finished as the batch path finishes
+    /// it (retries and all).
     async fn one<P: Pacer>(&mut self, ts: &ThreadState, pacer: &P) -> One {
         self.batch.clear();
         self.rmw_batch.clear();
@@ -421,38 +421,36 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
         intended: Option<Timestamp>,
         pacer: &P,
     ) {
-        {
-            // Failures are rare: only then are retries looked for, and the batch recorded
-            // without the requests to send again; otherwise the plain path.
-            let mut wait = None;
-            if self.batch.slots().iter().any(|slot| slot.result.is_err()) {
-                wait = self.first_retries(ts);
-            }
-            if wait.is_none() {
-                self.account_batch::<false>(ts, started, intended);
-            } else {
-                self.account_batch::<true>(ts, started, intended);
-            }
-            if let Some(tap) = &mut self.tap {
-                tap.batch(&self.batch, started);
-            }
-            if !self.rmw_batch.is_empty() {
-                let mid = Timestamp::now();
-                self.session.execute(&mut self.rmw_batch).await;
-                self.account_rmw(ts, started, mid, intended);
-                if let Some(tap) = &mut self.tap {
-                    tap.batch(&self.rmw_batch, mid);
-                }
-            }
-            let mut round = 0;
-            while let Some(delay) = wait {
-                round += 1;
-                // Boxed: retries are rare, and the retry round's state would otherwise
-                // grow this loop's future (and cost the successful path its inlining).
-                wait = Box::pin(self.retry(ts, round, delay, intended, pacer)).await;
-            }
-            self.complete_batch();
+        // Failures are rare: only then are retries looked for, and the batch recorded
+        // without the requests to send again; otherwise the plain path.
+        let mut wait = None;
+        if self.batch.slots().iter().any(|slot| slot.result.is_err()) {
+            wait = self.first_retries(ts);
         }
+        if wait.is_none() {
+            self.account_batch::<false>(ts, started, intended);
+        } else {
+            self.account_batch::<true>(ts, started, intended);
+        }
+        if let Some(tap) = &mut self.tap {
+            tap.batch(&self.batch, started);
+        }
+        if !self.rmw_batch.is_empty() {
+            let mid = Timestamp::now();
+            self.session.execute(&mut self.rmw_batch).await;
+            self.account_rmw(ts, started, mid, intended);
+            if let Some(tap) = &mut self.tap {
+                tap.batch(&self.rmw_batch, mid);
+            }
+        }
+        let mut round = 0;
+        while let Some(delay) = wait {
+            round += 1;
+            // Boxed: retries are rare, and the retry round's state would otherwise
+            // grow this loop's future (and cost the successful path its inlining).
+            wait = Box::pin(self.retry(ts, round, delay, intended, pacer)).await;
+        }
+        self.complete_batch();
     }
 
     /// Generates up to `pipeline` (and at most `budget`) requests into the batch;
