@@ -16,24 +16,29 @@ use crate::common::servers::{
 };
 use crate::common::{kvlab, kvlab_command, ok, report_u64, text};
 
-/// `kvlab replay TRACE` into the redis-server at `url`, string model, as fast as it can,
-/// without progress, then `extra`.
-fn replay_to_redis<'a>(trace: &'a Path, url: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+/// `kvlab replay TRACE` into store `db` at `url`, as fast as it can, without progress,
+/// then `extra`.
+fn replay_to<'a>(trace: &'a Path, db: &'a str, url: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let trace = trace.to_str().unwrap();
     let mut args = vec![
         "replay",
         trace,
         "--db",
-        "redis",
+        db,
         "--url",
         url,
-        "-p",
-        "redis.model=string",
         "--speed",
         "max",
         "--progress",
         "never",
     ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// [`replay_to`] the redis-server at `url`, string model.
+fn replay_to_redis<'a>(trace: &'a Path, url: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = replay_to(trace, "redis", url, &["-p", "redis.model=string"]);
     args.extend_from_slice(extra);
     args
 }
@@ -1034,28 +1039,14 @@ fn look_aside_fills_a_caches_misses() {
     let replay = |extra: &[&str]| {
         let server = start(ServerKind::Memcached, "");
         let url = format!("memcached://{}", server.addr());
-        let o = kvlab(
-            &[
-                &[
-                    "replay",
-                    trace.to_str().unwrap(),
-                    "--input-format",
-                    "twitter",
-                    "--db",
-                    "memcached",
-                    "--url",
-                    &url,
-                    "--speed",
-                    "max",
-                    "--threads",
-                    "2",
-                    "--progress",
-                    "never",
-                ][..],
-                extra,
-            ]
-            .concat(),
+        let mut args = replay_to(
+            &trace,
+            "memcached",
+            &url,
+            &["--input-format", "twitter", "--threads", "2"],
         );
+        args.extend_from_slice(extra);
+        let o = kvlab(&args);
         let (out, err) = text(&o);
         assert_eq!(o.status.code(), Some(0), "{err}");
         (server, out, err)
@@ -1150,20 +1141,12 @@ fn ops_a_store_cannot_do_are_counted_and_named() {
     let cache = start(ServerKind::Memcached, "");
     let url = format!("memcached://{}", cache.addr());
     let out = dir.path().join("memcached");
-    let o = kvlab(&[
-        "replay",
-        recorded.to_str().unwrap(),
-        "--db",
+    let o = kvlab(&replay_to(
+        &recorded,
         "memcached",
-        "--url",
         &url,
-        "--speed",
-        "max",
-        "--out",
-        out.to_str().unwrap(),
-        "--progress",
-        "never",
-    ]);
+        &["--out", out.to_str().unwrap()],
+    ));
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}\n{stderr}");
     let note = format!("replay: requests the store cannot do were not sent: scan {scans}");
