@@ -20,6 +20,13 @@
 # db_bench's readrandom with --histogram=1: db_bench then times every read into its
 # histogram, as kvlab always does (--histogram=0, db_bench's default, times nothing).
 #
+# kvlab links RocksDB's static archive by default (librocksdb.a of the same Debian
+# package, as RocksDB's own build links db_bench); Debian's db_bench links the shared
+# librocksdb.so, whose calls go through the PLT and whose thread-locals cost a
+# __tls_get_addr call each. The script prints which one the kvlab binary links; a build
+# with ROCKSDB_STATIC=0 links the shared library as db_bench does, for the harness's own
+# cost alone.
+#
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
 # ratios are printed, and beside them each process's CPU time (user + system, all its
 # threads, from /usr/bin/time) per operation it ran — warm-up passes and opening the
@@ -39,6 +46,11 @@ if [ -z "${KVLAB:-}" ]; then
   KVLAB="$CARGO_TARGET_DIR/release/kvlab"
 fi
 [ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
+if ldd "$KVLAB" 2>/dev/null | grep -q 'librocksdb\.so'; then
+  echo "kvlab links the shared librocksdb.so, as db_bench does"
+else
+  echo "kvlab links RocksDB's static archive (librocksdb.a); db_bench the shared librocksdb.so"
+fi
 DB_BENCH="$(command -v db_bench || true)"
 [ -n "$DB_BENCH" ] || { echo "db_bench not found: apt-get install rocksdb-tools" >&2; exit 1; }
 WORK="$(mktemp -d /tmp/kvlab-bench.XXXXXX)"
