@@ -888,6 +888,8 @@ impl MemtierVerifier {
             expected.extend_from_slice(req.value.blob());
             req.kind = OpKind::Read;
             req.read.set_blob();
+            // The value is compared: copy it into the reply (a GET of the run discards).
+            req.read.set_discard(false);
             req.ttl_s = 0;
             req.value.clear();
             return true;
@@ -1292,6 +1294,9 @@ impl MemtierSource {
         let key = self.key_index(pattern, false);
         req.kind = OpKind::Read;
         req.read.set_blob();
+        // memtier looks at no value it reads: a GET's bytes are counted, not copied. A
+        // multi-key GET keeps its reply, which says which keys were found.
+        req.read.set_discard(keys <= 1);
         req.ttl_s = 0;
         req.key.clear();
         put_key(&self.shared, key, &mut req.key);

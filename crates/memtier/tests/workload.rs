@@ -127,6 +127,42 @@ fn sets_carry_values_and_gets_carry_only_a_key() {
 }
 
 #[test]
+fn gets_count_their_values_unless_a_multi_key_get_needs_its_reply() {
+    let gets = |spec: MemtierSpec| {
+        let wl = workload(spec);
+        let mut source = wl.source(SEED, 0, 1);
+        let mut req = Request::default();
+        let mut discards = Vec::new();
+        for _ in 0..8 {
+            next_op(&mut source, &mut req);
+            if req.kind == OpKind::Read {
+                discards.push((req.key_count(), req.read.discards()));
+            }
+        }
+        discards
+    };
+    let single = gets(MemtierSpec {
+        ratio: Ratio { sets: 1, gets: 1 },
+        ..MemtierSpec::default()
+    });
+    assert_eq!(
+        single,
+        vec![(1, true); 4],
+        "a GET's value is counted, not copied"
+    );
+    let multi = gets(MemtierSpec {
+        ratio: Ratio { sets: 1, gets: 3 },
+        multi_key_get: 3,
+        ..MemtierSpec::default()
+    });
+    assert_eq!(
+        multi,
+        vec![(3, false); 4],
+        "an MGET's reply says which keys were found"
+    );
+}
+
+#[test]
 fn random_data_differs_between_sets_and_is_not_plain() {
     let wl = workload(MemtierSpec {
         ratio: Ratio { sets: 1, gets: 0 },

@@ -64,6 +64,8 @@ struct Step {
     value: Vec<u8>,
     ttl_s: u32,
     hit: Option<bool>,
+    /// The read's value is counted, not copied ([`kvlab_core::ReadFields::discards`]).
+    discards: bool,
 }
 
 /// Drives `source` through `cache` for `n` requests, `depth` at a time (generated
@@ -94,6 +96,7 @@ fn drive(source: &mut CacheSource, cache: &mut FakeCache, n: usize, depth: usize
                 value: slot.request.value.blob().to_vec(),
                 ttl_s: slot.request.ttl_s,
                 hit,
+                discards: slot.request.read.discards(),
             });
             assert_eq!(source.completed(slot, *ticket), Verdict::Unchecked);
         }
@@ -484,9 +487,11 @@ fn operation_mix_fits_its_shares() {
     let steps = drive(&mut source, &mut FakeCache::default(), 100_000, 1);
     let expected: Vec<f64> = shares.normalised().unwrap().shares().to_vec();
     assert_fits("operation mix", &classify(&steps), &expected);
-    // Deletes and gets carry no value; sets do.
+    // Deletes and gets carry no value; sets do. No get's value is looked at, so none is
+    // copied.
     for s in &steps {
         assert_eq!(s.value.is_empty(), s.kind != OpKind::Insert, "{s:?}");
+        assert!(s.kind != OpKind::Read || s.discards, "{s:?}");
     }
 }
 

@@ -789,6 +789,9 @@ impl OpSource for ReplaySource {
                     .push(&self.chunk.keys[from as usize..to as usize]);
             }
             req.read.set_blob();
+            // A replay looks at no value it reads: a Get's bytes are counted, not copied.
+            // A MultiGet keeps its reply, which says which keys were found.
+            req.read.set_discard(req.more_keys.is_empty());
             match kind {
                 OpKind::Insert => {
                     self.value(req, item.value_size);
@@ -1011,6 +1014,47 @@ mod tests {
         let w = Arc::new(ReplayWorkload::open(spec(trace(dir.path(), 100), None)).unwrap());
         assert_eq!(drain(&w, 1), 100);
         assert_eq!(w.merge_operands(), (0, 0));
+    }
+
+    /// A Get's value is counted, not copied; a MultiGet keeps its reply, which says which
+    /// keys were found (the trace tap records each key's outcome from it).
+    #[test]
+    fn gets_count_their_values_and_multigets_keep_their_replies() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Arc::new(ReplayWorkload::open(spec(trace(dir.path(), 100), None)).unwrap());
+        let mut source = w.source(0, 0, 1);
+        let mut req = Request::default();
+        let mut gets = 0;
+        while source.next(&mut req).is_some() {
+            if req.kind == OpKind::Read {
+                assert!(req.read.discards());
+                gets += 1;
+            }
+            req.clear();
+        }
+        assert_eq!(gets, 100, "the first requests of the trace are gets");
+
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/traces/rocksdb/multireadrandom.trace");
+        if !path.exists() {
+            eprintln!("skipped: {} is not beside the project", path.display());
+            return;
+        }
+        let w = Arc::new(ReplayWorkload::open(spec(path, None)).unwrap());
+        w.adapt_to(&kvlab_core::Capabilities {
+            multi_read: true,
+            ..kvlab_core::Capabilities::NONE
+        });
+        let mut source = w.source(0, 0, 1);
+        let mut multi = 0;
+        while source.next(&mut req).is_some() {
+            if req.kind == OpKind::Read {
+                assert_eq!(req.read.discards(), !req.is_multi_read());
+                multi += usize::from(req.is_multi_read());
+            }
+            req.clear();
+        }
+        assert!(multi > 0, "multireadrandom.trace holds MultiGets");
     }
 
     #[test]
