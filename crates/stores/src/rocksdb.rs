@@ -9,9 +9,9 @@
 //! `db_bench` of Debian's `rocksdb-tools` runs, so the two can be compared like for like:
 //! its static archive by default, as RocksDB's own build links `db_bench` (the shared
 //! library with `ROCKSDB_STATIC=0` at build time, as Debian's `db_bench` links it; see the
-//! crate's build script). It calls it through a small C++ shim (`crates/stores/cxx/rocksdb_shim.cc`) that
-//! reuses one write batch and one pinned slice per session, as `db_bench` does, where
-//! RocksDB's C API allocates both per call.
+//! crate's build script). It calls it through a small C++ shim
+//! (`crates/stores/cxx/rocksdb_shim.cc`) that reuses one write batch and one pinned slice
+//! per session, as `db_bench` does, where RocksDB's C API allocates both per call.
 //!
 //! Merges ([`kvlab_core::Request::merge`], a trace replay's `merge`) go through the
 //! merge operator chosen by `rocksdb.merge_operator` (RocksDB's built-in ones by the
