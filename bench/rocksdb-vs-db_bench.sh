@@ -25,7 +25,8 @@
 # librocksdb.so, whose calls go through the PLT and whose thread-locals cost a
 # __tls_get_addr call each. The script prints which one the kvlab binary links; a build
 # with ROCKSDB_STATIC=0 links the shared library as db_bench does, for the harness's own
-# cost alone.
+# cost alone. KVLAB_B=/path/to/another/kvlab (e.g. such a build) runs that binary's point
+# reads too, in the same rounds, and prints their rows beside the first binary's.
 #
 # Each round runs both tools alternately (A/B); the medians and the kvlab/db_bench
 # ratios are printed, and beside them each process's CPU time (user + system, all its
@@ -50,6 +51,11 @@ if ldd "$KVLAB" 2>/dev/null | grep -q 'librocksdb\.so'; then
   echo "kvlab links the shared librocksdb.so, as db_bench does"
 else
   echo "kvlab links RocksDB's static archive (librocksdb.a); db_bench the shared librocksdb.so"
+fi
+if [ -n "${KVLAB_B:-}" ]; then
+  [ -x "$KVLAB_B" ] || { echo "not an executable: $KVLAB_B" >&2; exit 1; }
+  if ldd "$KVLAB_B" 2>/dev/null | grep -q 'librocksdb\.so'; then B_LINK=shared; else B_LINK=archive; fi
+  echo "KVLAB_B ($KVLAB_B) links RocksDB's $B_LINK library"
 fi
 DB_BENCH="$(command -v db_bench || true)"
 [ -n "$DB_BENCH" ] || { echo "db_bench not found: apt-get install rocksdb-tools" >&2; exit 1; }
@@ -78,19 +84,35 @@ cpu_per_op() { awk -v n="$1" '{ printf "%.2f", ($1 + $2) * 1e6 / n }' "$WORK/cpu
 kv_tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }
 dbb_tput() { awk -v b="$1" '$1 == b { for (i = 1; i <= NF; i++) if ($i ~ /^ops\/sec;?$/) v = $(i-1) } END { print v }'; }
 
+# Uniform YCSB point reads of kvlab's database (A) and db_bench's keys read from db_bench's
+# database (D) by kvlab binary $1 in round $2, each 1 M warm-up + 2 M measured: ops/s.
+kv_read() {
+  timed "$1" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" --threads $THREADS --seed "$2" \
+    --warmup $((KEYS))ops --progress never 2>/dev/null | kv_tput
+}
+kv_dbkeys() {
+  timed "$1" run --db rocksdb --path "$WORK/dbu" "${KV_ENGINE[@]}" -p workload=kvlab.mixgraph \
+    -p num=$KEYS -p key_size=23 -p mix_get_ratio=1 -p mix_put_ratio=0 -p mix_seek_ratio=0 \
+    -p reads=$((KEYS * 2 / THREADS)) -p seed="$2" --threads $THREADS --warmup $((KEYS))ops \
+    --progress never 2>/dev/null | kv_tput
+}
+
 BATCH=8
 declare -a KV_FILL KV_READ KV_MULTI DB_FILL DB_READ DB_MULTI
 declare -a KV_FILL_CPU KV_READ_CPU KV_MULTI_CPU DB_FILL_CPU DB_READ_CPU DB_MULTI_CPU
-declare -a KV_DBKEYS KV_DBKEYS_CPU DB_READH DB_READH_CPU
+declare -a KV_DBKEYS KV_DBKEYS_CPU DB_READH DB_READH_CPU B_READ B_READ_CPU B_DBKEYS B_DBKEYS_CPU
 for r in $(seq 1 "$ROUNDS"); do
   rm -rf "$WORK"/*
   # A: kvlab load (random insert order) then uniform point reads, cache warmed first.
   KV_FILL+=("$(timed "$KVLAB" load "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
     --threads $THREADS --seed $r --progress never 2>/dev/null | kv_tput)")
   KV_FILL_CPU+=("$(cpu_per_op $KEYS)")
-  KV_READ+=("$(timed "$KVLAB" run "${KV_PROPS[@]}" --db rocksdb --path "$WORK/kv" \
-    --threads $THREADS --seed $r --warmup $((KEYS))ops --progress never 2>/dev/null | kv_tput)")
+  KV_READ+=("$(kv_read "$KVLAB" $r)")
   KV_READ_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  if [ -n "${KVLAB_B:-}" ]; then
+    B_READ+=("$(kv_read "$KVLAB_B" $r)")
+    B_READ_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  fi
   # B: db_bench fillrandom (1 M writes in all, random keys with repeats).
   DB_FILL+=("$(timed "$DB_BENCH" --benchmarks=fillrandom --writes=$((KEYS / THREADS)) \
     "${COMMON_DB_BENCH[@]}" --db="$WORK/dbb" --seed=$r 2>/dev/null | dbb_tput fillrandom)")
@@ -107,11 +129,12 @@ for r in $(seq 1 "$ROUNDS"); do
   # D: the same point reads with db_bench's own keys (GenerateKeyFromInt, 23 bytes):
   # kvlab's mixgraph, Gets only, uniform over the keys (All_random), on the database
   # db_bench just read, 1 M warm-up + 2 M measured as in A.
-  KV_DBKEYS+=("$(timed "$KVLAB" run --db rocksdb --path "$WORK/dbu" "${KV_ENGINE[@]}" \
-    -p workload=kvlab.mixgraph -p num=$KEYS -p key_size=23 -p mix_get_ratio=1 \
-    -p mix_put_ratio=0 -p mix_seek_ratio=0 -p reads=$((KEYS * 2 / THREADS)) -p seed=$r \
-    --threads $THREADS --warmup $((KEYS))ops --progress never 2>/dev/null | kv_tput)")
+  KV_DBKEYS+=("$(kv_dbkeys "$KVLAB" $r)")
   KV_DBKEYS_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  if [ -n "${KVLAB_B:-}" ]; then
+    B_DBKEYS+=("$(kv_dbkeys "$KVLAB_B" $r)")
+    B_DBKEYS_CPU+=("$(cpu_per_op $((KEYS * 3)))")
+  fi
   # E: db_bench's readrandom again, timing every read into its histogram as kvlab always
   # does (--histogram=1), on the same database.
   DB_READH+=("$(timed "$DB_BENCH" --benchmarks=readrandom,readrandom,readrandom --use_existing_db=1 \
@@ -133,6 +156,10 @@ for r in $(seq 1 "$ROUNDS"); do
     "multireadrandom ${DB_MULTI[-1]} (ops/s); CPU µs/op kvlab ${KV_FILL_CPU[-1]}" \
     "${KV_READ_CPU[-1]} ${KV_MULTI_CPU[-1]} | db_bench ${DB_FILL_CPU[-1]} ${DB_READ_CPU[-1]}" \
     "${DB_MULTI_CPU[-1]}"
+  if [ -n "${KVLAB_B:-}" ]; then
+    echo "round $r: KVLAB_B read ${B_READ[-1]} read-db_bench-keys ${B_DBKEYS[-1]} (ops/s);" \
+      "CPU µs/op ${B_READ_CPU[-1]} ${B_DBKEYS_CPU[-1]}"
+  fi
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -165,3 +192,10 @@ row "uniform point read, db_bench's keys (mixgraph Gets / readrandom)" "$KD" "$D
   "$(same_round KV_DBKEYS DB_READ)"
 row "the same, db_bench timing every read (mixgraph Gets / readrandom --histogram=1)" "$KD" "$DH" "$KDC" "$DHC" \
   "$(same_round KV_DBKEYS DB_READH)"
+if [ -n "${KVLAB_B:-}" ]; then
+  row "uniform point read, KVLAB_B ($B_LINK; run / readrandom)" "$(median "${B_READ[@]}")" "$DR" \
+    "$(median "${B_READ_CPU[@]}")" "$DRC" "$(same_round B_READ DB_READ)"
+  row "uniform point read, db_bench's keys, KVLAB_B ($B_LINK; mixgraph Gets / readrandom)" \
+    "$(median "${B_DBKEYS[@]}")" "$DR" "$(median "${B_DBKEYS_CPU[@]}")" "$DRC" \
+    "$(same_round B_DBKEYS DB_READ)"
+fi
