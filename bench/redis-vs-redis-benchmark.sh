@@ -10,9 +10,10 @@
 # Prints every round and a table of medians with the ratios kvlab / redis-benchmark:
 # throughput (target >= 1.0) and CPU per request (target <= 1.0).
 #
-# KV_MODE=run drives kvlab through `kvlab run` instead: a YCSB workload in the string
-# model with one 3-byte field (`fieldcount=1`, so an update is one SET), uniform over
-# 100000 records, one thread of 50 connections — YCSB's path rather than memtier's.
+# Each round also drives kvlab through `kvlab run`: a YCSB workload in the string model
+# with one 3-byte field (`fieldcount=1`, so an update is one SET), uniform over 100000
+# records, one thread of 50 connections — YCSB's path rather than memtier's — and the
+# table has a row for each path. KV_MODE=memtier or KV_MODE=run runs only that one.
 #
 # RB_CONTENT=ycsb makes redis-benchmark send what `kvlab run` sends in KV_MODE=run —
 # 23-byte keys (`user0000000` + its 12-digit `__rand_int__`; YCSB's are `user` + 19
@@ -31,6 +32,12 @@ ROUNDS="${1:-3}"
 N1="${N1:-400000}"
 N16="${N16:-2000000}"
 CLIENTS=50
+case "${KV_MODE:-both}" in
+  memtier) KV_TOOLS="kv" ;;
+  run) KV_TOOLS="kr" ;;
+  both) KV_TOOLS="kv kr" ;;
+  *) echo "KV_MODE is memtier, run or both (the default), not ${KV_MODE}" >&2; exit 2 ;;
+esac
 for tool in redis-server redis-benchmark redis-cli /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool (bash setup.sh installs it)" >&2; exit 1; }
 done
@@ -88,19 +95,20 @@ run_rb() { # TEST P N
   rps="$(awk -F'","' -v t="${1^^}" '$1 == "\"" t { print $2 }' "$work/out")"
   cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
 }
+# kvlab through `kvlab run` (YCSB, string model).
+run_kr() { # TEST P N
+  local mix=(-p readproportion=0 -p updateproportion=1)
+  [ "$1" = get ] && mix=(-p readproportion=1 -p updateproportion=0)
+  timed "$KVLAB" run -P workloads/ycsb/workloada "${mix[@]}" -p fieldcount=1 \
+    -p fieldlength=3 -p recordcount=100000 -p operationcount="$3" \
+    -p requestdistribution=uniform -p redis.model=string --db redis \
+    --url "redis://127.0.0.1:$port" --threads 1 --connections "$CLIENTS" --pipeline "$2" \
+    --max-errors 1000000000 --progress never
+  rps="$(sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p' "$work/out")"
+  cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
+}
+# kvlab through `kvlab memtier`.
 run_kv() { # TEST P N
-  if [ "${KV_MODE:-memtier}" = run ]; then
-    local mix=(-p readproportion=0 -p updateproportion=1)
-    [ "$1" = get ] && mix=(-p readproportion=1 -p updateproportion=0)
-    timed "$KVLAB" run -P workloads/ycsb/workloada "${mix[@]}" -p fieldcount=1 \
-      -p fieldlength=3 -p recordcount=100000 -p operationcount="$3" \
-      -p requestdistribution=uniform -p redis.model=string --db redis \
-      --url "redis://127.0.0.1:$port" --threads 1 --connections "$CLIENTS" --pipeline "$2" \
-      --max-errors 1000000000 --progress never
-    rps="$(sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p' "$work/out")"
-    cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
-    return
-  fi
   local ratio=1:0
   [ "$1" = get ] && ratio=0:1
   timed "$KVLAB" memtier -s 127.0.0.1 -p "$port" -t 1 -c "$CLIENTS" --pipeline "$2" \
@@ -109,6 +117,8 @@ run_kv() { # TEST P N
   cpu_us="$(awk -v c="$cpu" -v n="$3" 'BEGIN { printf "%.3f", c * 1e6 / n }')"
 }
 
+tool_name() { case "$1" in rb) echo redis-benchmark ;; kv) echo "kvlab memtier" ;; *) echo "kvlab run" ;; esac; }
+
 echo "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on 127.0.0.1:$port;" \
   "$(nproc) CPUs; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A RPS CPU
@@ -116,8 +126,9 @@ for P in 1 16; do
   N=$N1
   [ "$P" = 16 ] && N=$N16
   for r in $(seq 1 "$ROUNDS"); do
-    order="rb kv"
-    [ $((r % 2)) = 0 ] && order="kv rb"
+    # Odd rounds redis-benchmark first, even rounds last (and the kvlab paths reversed).
+    order="rb $KV_TOOLS"
+    [ $((r % 2)) = 0 ] && order="$(printf '%s\n' $order | tac | tr '\n' ' ')"
     # SET first, so the GETs find their keys (each tool its own key names).
     for test in set get; do
       for tool in $order; do
@@ -125,31 +136,33 @@ for P in 1 16; do
         RPS[$tool,$test,$P]+="$rps "
         CPU[$tool,$test,$P]+="$cpu_us "
         printf 'round %d  P=%-2s %-3s %-15s %12.0f req/s %8.3f CPU us/req\n' "$r" "$P" \
-          "$test" "$([ "$tool" = rb ] && echo redis-benchmark || echo kvlab)" "$rps" "$cpu_us"
+          "$test" "$(tool_name "$tool")" "$rps" "$cpu_us"
       done
     done
   done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '| test | pipeline | redis-benchmark req/s | kvlab req/s | ratio | same-round ratios (median) | redis-benchmark CPU us/req | kvlab CPU us/req | ratio |\n'
-printf '|---|---|---|---|---|---|---|---|---|\n'
+printf '| test | pipeline | kvlab | redis-benchmark req/s | kvlab req/s | ratio | same-round ratios (median) | redis-benchmark CPU us/req | kvlab CPU us/req | ratio |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
 for P in 1 16; do
   for test in set get; do
-    # shellcheck disable=SC2086
-    rb_r="$(median ${RPS[rb,$test,$P]})"; kv_r="$(median ${RPS[kv,$test,$P]})"
-    # shellcheck disable=SC2086
-    rb_c="$(median ${CPU[rb,$test,$P]})"; kv_c="$(median ${CPU[kv,$test,$P]})"
-    # Each round's kvlab / redis-benchmark, the two run a minute apart: what the machine
-    # did to both cancels out of it.
-    # shellcheck disable=SC2086
-    rounds="$(paste -d' ' <(printf '%s\n' ${RPS[kv,$test,$P]}) <(printf '%s\n' ${RPS[rb,$test,$P]}) \
-      | awk '{ printf "%.2f ", $1 / $2 }')"
-    # shellcheck disable=SC2086
-    printf '| %s | %s | %.0f | %.0f | %.2f | %s(%.2f) | %.3f | %.3f | %.2f |\n' "${test^^}" "$P" \
-      "$rb_r" "$kv_r" "$(awk -v a="$kv_r" -v b="$rb_r" 'BEGIN { print a / b }')" \
-      "$rounds" "$(median $rounds)" \
-      "$rb_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$rb_c" 'BEGIN { print a / b }')"
+    for kv in $KV_TOOLS; do
+      # shellcheck disable=SC2086
+      rb_r="$(median ${RPS[rb,$test,$P]})"; kv_r="$(median ${RPS[$kv,$test,$P]})"
+      # shellcheck disable=SC2086
+      rb_c="$(median ${CPU[rb,$test,$P]})"; kv_c="$(median ${CPU[$kv,$test,$P]})"
+      # Each round's kvlab / redis-benchmark, the two run a minute apart: what the machine
+      # did to both cancels out of it.
+      # shellcheck disable=SC2086
+      rounds="$(paste -d' ' <(printf '%s\n' ${RPS[$kv,$test,$P]}) <(printf '%s\n' ${RPS[rb,$test,$P]}) \
+        | awk '{ printf "%.2f ", $1 / $2 }')"
+      # shellcheck disable=SC2086
+      printf '| %s | %s | %s | %.0f | %.0f | %.2f | %s(%.2f) | %.3f | %.3f | %.2f |\n' "${test^^}" "$P" \
+        "$(tool_name "$kv" | sed 's/^kvlab //')" "$rb_r" "$kv_r" \
+        "$(awk -v a="$kv_r" -v b="$rb_r" 'BEGIN { print a / b }')" "$rounds" "$(median $rounds)" \
+        "$rb_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$rb_c" 'BEGIN { print a / b }')"
+    done
   done
 done
 echo "(medians of $ROUNDS rounds; ratio = kvlab / redis-benchmark)"
