@@ -15,7 +15,7 @@
 # records, one thread of 50 connections — YCSB's path rather than memtier's — and the
 # table has a row for each path. KV_MODE=memtier or KV_MODE=run runs only that one.
 #
-# RB_CONTENT=ycsb makes redis-benchmark send what `kvlab run` sends in KV_MODE=run —
+# RB_CONTENT=ycsb makes redis-benchmark send what `kvlab run` sends —
 # 23-byte keys (`user0000000` + its 12-digit `__rand_int__`; YCSB's are `user` + 19
 # digits) and 17-byte values (one 3-byte field as the string model encodes it), as
 # `SET user0000000__rand_int__ <17 bytes>` / `GET user0000000__rand_int__` — so that at
