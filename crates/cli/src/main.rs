@@ -187,6 +187,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     a.validate().map_err(usage)?;
+    // What memtier checks after parsing its flags fails with exit code 1, not 2.
+    a.validate_setup().map_err(anyhow::Error::msg)?;
     let spec = a.spec().map_err(usage)?;
     for w in a.warnings() {
         eprintln!("kvlab: warning: {w}");
@@ -206,9 +208,10 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     }
     let workload = MemtierWorkload::new(spec).map_err(|e| usage(e.to_string()))?;
     if a.show_config {
-        for (k, v) in workload.spec().effective() {
-            eprintln!("{k} = {v}");
-        }
+        // memtier's config_print: the values on stdout, their frame on stderr.
+        eprintln!("============== Configuration values: ==============");
+        print!("{}", kvlab_memtier::json::show_config(a));
+        eprintln!("===================================================");
     }
     let seed = a.seed().unwrap_or_else(random_seed);
     if let (Some(per), Some(total)) = (a.rate_limit_per_connection(), a.target_rate()) {

@@ -153,7 +153,8 @@ fn the_latency_distribution_is_memtiers_percentile_steps() {
     // Distribution`, `Type     <= msec         Percent`, 72 `-`, then per type lines
     // `SET       0.015        0.000`, `SET       0.015        5.000`, … stepping by
     // 5 %, 2.5 %, 1.25 % … and ending at `100.000`, a `---` after SET and after GET,
-    // and nothing for WAIT: about 280 lines for 50 000 requests, not one per value.
+    // and for the WAITs it never sent the one line `WAIT      0.000      100.000`:
+    // about 280 lines for 50 000 requests, not one per value.
     let server = redis("");
     let port = server.port().to_string();
     let o = memtier_on(&port, &["-t", "2", "-c", "5", "-n", "5000"]);
@@ -179,7 +180,173 @@ fn the_latency_distribution_is_memtiers_percentile_steps() {
     // `%-6s %8.3f %12.3f`
     assert_eq!(get_line.len(), 6 + 1 + 8 + 1 + 12, "{get_line}");
     assert_eq!(rest.iter().filter(|l| **l == "---").count(), 2);
-    assert_eq!(rest.last(), Some(&"---"));
+    assert_eq!(
+        rest[rest.len() - 2..],
+        ["---", "WAIT      0.000      100.000"]
+    );
+    server.stop().unwrap();
+}
+
+#[test]
+fn a_type_without_requests_has_one_distribution_step() {
+    // memtier_benchmark 2.3.0 `-t 1 -c 2 -n 100 --ratio 1:0 --json-out-file=…` printed
+    // for the GETs it never sent `GET       0.000      100.000` between the SET part's
+    // `---` and its own, then `WAIT      0.000      100.000`; its JSON's `ALL STATS` had
+    // `"GET": [{"<=msec": 0.000, "percent": 100.000}]` and the same `WAIT`.
+    let server = redis("");
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("m.json");
+    let json_flag = format!("--json-out-file={}", json.display());
+    let o = memtier_on(
+        &port,
+        &[
+            "-t", "1", "-c", "2", "-n", "100", "--ratio", "1:0", &json_flag,
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stdout.ends_with("---\nGET       0.000      100.000\n---\nWAIT      0.000      100.000\n"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
+        .expect("the JSON document parses");
+    let one_step = serde_json::json!([{"<=msec": 0.0, "percent": 100.0}]);
+    assert_eq!(doc["ALL STATS"]["GET"], one_step);
+    assert_eq!(doc["ALL STATS"]["WAIT"], one_step);
+    assert!(doc["ALL STATS"]["SET"]
+        .as_array()
+        .is_some_and(|a| a.len() > 1));
+    server.stop().unwrap();
+}
+
+#[test]
+fn refusals_exit_with_memtiers_codes_before_connecting() {
+    // memtier_benchmark 2.3.0 exited 2 (after its usage text) for what it refuses while
+    // parsing flags — `--reconnect-interval 0` "error: reconnect-interval must be greater
+    // than zero.", `--statsd-port 0`, `--clients-start 2` alone "error: --clients-start,
+    // --clients-step, and --step-duration must all be specified together.",
+    // `--cluster-mode --reconnect-interval 5` — and 1 for what it refuses after:
+    // `--data-verify` "error: use data-verify only with data-import", `-S PATH -p PORT`
+    // "error: UNIX domain socket and TCP cannot be used together.", the staircase without
+    // `--test-time`, a minimum jitter above the maximum. It connected to no server.
+    let server = redis("");
+    let port = server.port().to_string();
+    let connections = || info_stat(&info(&server, "stats"), "total_connections_received");
+    let before = connections();
+    for (flags, code, message) in [
+        (&["--reconnect-interval=0"][..], 2, "--reconnect-interval"),
+        (&["--statsd-port=0"][..], 2, "--statsd-port"),
+        (
+            &["--clients-start=2"][..],
+            2,
+            "must all be specified together",
+        ),
+        (
+            &["--cluster-mode", "--reconnect-interval=5"][..],
+            2,
+            "cluster mode does not support reconnect-interval",
+        ),
+        (
+            &["--data-verify"][..],
+            1,
+            "use data-verify only with data-import",
+        ),
+        (
+            &["-S", "/tmp/kvlab-no.sock"][..],
+            1,
+            "UNIX domain socket and TCP cannot be used together",
+        ),
+        (
+            &["--clients-start=2", "--clients-step=1", "--step-duration=1"][..],
+            1,
+            "--test-time is required",
+        ),
+        (
+            &[
+                "--thread-conn-start-min-jitter-micros=10",
+                "--thread-conn-start-max-jitter-micros=5",
+            ][..],
+            1,
+            "cannot be greater than",
+        ),
+    ] {
+        let o = memtier_on(&port, &[&["-t", "1", "-c", "4"][..], flags].concat());
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(code), "{flags:?}: {stderr}");
+        assert!(stderr.contains(message), "{flags:?}: {stderr}");
+        assert!(!stdout.contains("ALL STATS"), "{flags:?}: {stdout}");
+    }
+    // Only this test's own INFO queries connected.
+    assert_eq!(connections().unwrap() - before.unwrap(), 1);
+    server.stop().unwrap();
+}
+
+#[test]
+fn show_config_prints_memtiers_list_on_stdout() {
+    // memtier_benchmark 2.3.0 `--show-config` printed `============== Configuration
+    // values: ==============` and a closing rule on stderr and between them, on stdout,
+    // `server = 127.0.0.1`, `port = PORT`, `uri = `, `unix socket = (null)`, …,
+    // `data_size_range = 0-0`, …, `key_stddev = 0.000000`, …, `json-out-file = (null)`,
+    // `print-all-runs = no` (53 lines), then its results.
+    let server = redis("");
+    let port = server.port().to_string();
+    let o = memtier_on(
+        &port,
+        &[
+            "-n",
+            "10",
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "--expiry-range=5-9",
+            "--show-config",
+            "--hide-histogram",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("============== Configuration values: ==============\n"),
+        "{stderr}"
+    );
+    let (config, results) = stdout
+        .split_once("print-all-runs = no\n")
+        .unwrap_or_else(|| panic!("no configuration list in {stdout}"));
+    assert!(results.starts_with("1         Threads\n"), "{results}");
+    let lines: Vec<&str> = config.lines().collect();
+    assert_eq!(lines.len() + 1, 53, "{config}");
+    assert_eq!(
+        lines[..6],
+        [
+            "server = 127.0.0.1".to_string(),
+            format!("port = {port}"),
+            "uri = ".to_string(),
+            "unix socket = (null)".to_string(),
+            "address family = Unspecified".to_string(),
+            "protocol = redis".to_string(),
+        ]
+    );
+    for line in [
+        "tls = no",
+        "requests = 10",
+        "ratio = 1:10",
+        "data_size = 32",
+        "random_data = no",
+        "data_size_range = 0-0",
+        "expiry_range = 5-9",
+        "key_prefix = memtier-",
+        "key_maximum = 10000000",
+        "key_stddev = 0.000000",
+        "wait-ratio = 0:0",
+        "num-slaves = 0-0",
+        "wait-timeout = 0-0",
+        "json-out-file = (null)",
+    ] {
+        assert!(lines.contains(&line), "{line} in {config}");
+    }
     server.stop().unwrap();
 }
 

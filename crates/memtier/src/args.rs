@@ -235,7 +235,7 @@ pub struct MemtierArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub pipeline: u32,
     /// Close and reopen each client's connection after this many requests.
-    #[arg(long, value_name = "NUM")]
+    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
     pub reconnect_interval: Option<u32>,
     /// On a lost connection, reconnect (with back-off) and go on; without it the run
     /// stops at the first lost connection.
@@ -251,7 +251,7 @@ pub struct MemtierArgs {
     pub max_reconnect_attempts: Option<u32>,
     /// memtier 2.3.0: back-off factor between reconnection attempts. Ignored, with a
     /// warning: kvlab's back-off doubles from 10 ms to 1 s.
-    #[arg(long, value_name = "FACTOR")]
+    #[arg(long, value_name = "FACTOR", value_parser = parse_backoff_factor)]
     pub reconnect_backoff_factor: Option<f64>,
     /// memtier 2.3.0: least random delay before each thread's connections open, in µs.
     /// Ignored, with a warning.
@@ -263,19 +263,19 @@ pub struct MemtierArgs {
     pub thread_conn_start_max_jitter_micros: Option<u32>,
     /// memtier 2.3.0: clients per thread at start of a staircase ramp-up. Ignored, with
     /// a warning: every client runs from the start.
-    #[arg(long, value_name = "NUM")]
+    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
     pub clients_start: Option<u32>,
     /// memtier 2.3.0: clients added per step of the ramp-up. Ignored, with a warning.
-    #[arg(long, value_name = "NUM")]
+    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
     pub clients_step: Option<u32>,
     /// memtier 2.3.0: seconds per step of the ramp-up. Ignored, with a warning.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..))]
     pub step_duration: Option<u32>,
     /// memtier 2.3.0: StatsD host for live metrics. Ignored, with a warning.
     #[arg(long, value_name = "HOST")]
     pub statsd_host: Option<String>,
     /// memtier 2.3.0: StatsD port. Ignored, with a warning.
-    #[arg(long, value_name = "PORT")]
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub statsd_port: Option<u16>,
     /// memtier 2.3.0: StatsD metric prefix. Ignored, with a warning.
     #[arg(long, value_name = "PREFIX")]
@@ -284,15 +284,16 @@ pub struct MemtierArgs {
     #[arg(long, value_name = "LABEL")]
     pub statsd_run_label: Option<String>,
     /// memtier 2.3.0: Graphite port for StatsD. Ignored, with a warning.
-    #[arg(long, value_name = "PORT")]
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub graphite_port: Option<u16>,
     /// memtier 2.3.0: a `redis-cli monitor` capture to replay. Refused: kvlab replays
     /// such captures with `kvlab replay --format monitor`.
     #[arg(long, value_name = "FILE")]
     pub monitor_input: Option<PathBuf>,
-    /// memtier 2.3.0: which monitor commands to replay. Refused with --monitor-input.
-    #[arg(long, value_name = "PATTERN")]
-    pub monitor_pattern: Option<String>,
+    /// memtier 2.3.0: which monitor commands to replay, S or R. Without --monitor-input
+    /// it changes nothing (accepted with a warning).
+    #[arg(long, value_name = "S|R", value_parser = parse_monitor_pattern)]
+    pub monitor_pattern: Option<char>,
     /// memtier 2.3.0: one table row per command name (`command`, the default, as kvlab
     /// does) or per `--command` line (`line`, refused).
     #[arg(long, value_name = "command|line")]
@@ -300,7 +301,8 @@ pub struct MemtierArgs {
     /// memtier 2.3.0: SCAN commands follow the cursor of the last reply. Refused.
     #[arg(long)]
     pub scan_incremental_iteration: bool,
-    /// memtier 2.3.0: most SCAN iterations per cursor walk. Refused.
+    /// memtier 2.3.0: most SCAN iterations per cursor walk. Without
+    /// --scan-incremental-iteration it changes nothing (accepted with a warning).
     #[arg(long, value_name = "NUM")]
     pub scan_incremental_max_iterations: Option<u32>,
     /// Multi-key GETs of up to NUM keys each (Redis MGET, memcached `get k1 … kN`).
@@ -434,23 +436,48 @@ impl MemtierArgs {
                 "memcached SASL authentication is not implemented",
             ),
             (
-                self.monitor_input.is_some() || self.monitor_pattern.is_some(),
+                self.monitor_input.is_some(),
                 "--monitor-input",
                 "replay a redis-cli monitor capture with `kvlab replay --format monitor`",
             ),
             (
-                self.scan_incremental_iteration || self.scan_incremental_max_iterations.is_some(),
+                self.scan_incremental_iteration,
                 "--scan-incremental-iteration",
                 "SCAN cursors are not followed; each SCAN is sent as written",
             ),
             (
                 self.command_stats_breakdown
                     .as_deref()
-                    .is_some_and(|b| b != "command"),
-                "--command-stats-breakdown other than `command`",
+                    .is_some_and(|b| b.eq_ignore_ascii_case("line")),
+                "--command-stats-breakdown=line",
                 "kvlab's rows are per command name",
             ),
         ];
+        // memtier's own refusals while it parses (`config_parse_args`, exit code 2) come
+        // first, as there.
+        if let Some(b) = self.command_stats_breakdown.as_deref() {
+            if !b.eq_ignore_ascii_case("command") && !b.eq_ignore_ascii_case("line") {
+                return Err("command-stats-breakdown must be 'command' or 'line'".to_string());
+            }
+        }
+        let staircase = [self.clients_start, self.clients_step, self.step_duration];
+        if staircase.iter().any(Option::is_some) {
+            if staircase.iter().any(Option::is_none) {
+                return Err(
+                    "--clients-start, --clients-step, and --step-duration must all be \
+                            specified together"
+                        .to_string(),
+                );
+            }
+            if self.requests.is_some() {
+                return Err("--requests cannot be used with client staircase mode. Use \
+                            --test-time instead"
+                    .to_string());
+            }
+        }
+        if self.cluster_mode && self.reconnect_interval.is_some() {
+            return Err("cluster mode does not support reconnect-interval option".to_string());
+        }
         if let Some((_, flag, reason)) = checks.iter().find(|c| c.0) {
             return Err(unsupported(flag, reason));
         }
@@ -498,7 +525,72 @@ impl MemtierArgs {
         if self.cluster_mode && self.select_db.is_some_and(|db| db > 0) {
             return Err("--select-db cannot be used with --cluster-mode".to_string());
         }
-        // memtier_benchmark.cpp, main: imported data.
+        // memtier_benchmark.cpp, main: the data offset's own checks.
+        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
+            if offset > kvlab_net::redis::MAX_DATA_OFFSET {
+                return Err(format!(
+                    "--data-offset={offset}: data-offset too long (at most {})",
+                    kvlab_net::redis::MAX_DATA_OFFSET
+                ));
+            }
+            if self.expiry_range.is_some() || !self.protocol.is_redis() {
+                return Err(
+                    "--data-offset can only be used with redis protocol, and cannot be \
+                            used with expiry (--expiry-range)"
+                        .to_string(),
+                );
+            }
+        }
+        if self.select_db.is_some_and(|db| db > 0) && !self.protocol.is_redis() {
+            return Err("--select-db can only be used with the redis protocol".to_string());
+        }
+        self.validate_commands()?;
+        Ok(())
+    }
+
+    /// The checks memtier makes once its flags are parsed and its defaults filled in, and
+    /// answers with exit code 1 rather than the usage error's 2 (`memtier_benchmark.cpp`,
+    /// `main`): client staircase and connection jitter bounds, a UNIX socket beside
+    /// `-s`/`-p`, a `--command` of several keys in cluster mode, and imported data
+    /// (`--data-verify`, `--no-expiry` without an import; sizes, random data, cluster
+    /// mode or key options with one). Call it after [`MemtierArgs::validate`];
+    /// [`MemtierArgs::spec`] calls both.
+    pub fn validate_setup(&self) -> Result<(), String> {
+        if let Some(start) = self.clients_start {
+            if start >= self.clients {
+                return Err(format!(
+                    "--clients-start ({start}) must be less than --clients ({})",
+                    self.clients
+                ));
+            }
+            if self.test_time.is_none() {
+                return Err("--test-time is required when using client staircase mode".to_string());
+            }
+        }
+        let min_jitter = self.thread_conn_start_min_jitter_micros.unwrap_or(0);
+        let max_jitter = self.thread_conn_start_max_jitter_micros.unwrap_or(0);
+        if min_jitter > max_jitter {
+            return Err(format!(
+                "thread-conn-start-min-jitter-micros ({min_jitter}) cannot be greater than \
+                 thread-conn-start-max-jitter-micros ({max_jitter})"
+            ));
+        }
+        if self.unix_socket.is_some() && (self.server.is_some() || self.port.is_some()) {
+            return Err(
+                "UNIX domain socket and TCP cannot be used together (-S/--unix-socket \
+                        with -s/--server or -p/--port)"
+                    .to_string(),
+            );
+        }
+        if self.cluster_mode {
+            if let Some(c) = self.commands()?.iter().find(|c| c.key_count() > 1) {
+                return Err(format!(
+                    "--command `{}`: cluster mode supports only single-key commands",
+                    c.text
+                ));
+            }
+        }
+        // Imported data.
         if self.data_import.is_none() {
             if self.data_verify || self.verify_only {
                 return Err("use data-verify only with data-import: --data-verify and \
@@ -541,26 +633,6 @@ impl MemtierArgs {
                     .to_string());
             }
         }
-        // memtier_benchmark.cpp, main: the data offset's own checks.
-        if let Some(offset) = self.data_offset.filter(|&o| o > 0) {
-            if offset > kvlab_net::redis::MAX_DATA_OFFSET {
-                return Err(format!(
-                    "--data-offset={offset}: data-offset too long (at most {})",
-                    kvlab_net::redis::MAX_DATA_OFFSET
-                ));
-            }
-            if self.expiry_range.is_some() || !self.protocol.is_redis() {
-                return Err(
-                    "--data-offset can only be used with redis protocol, and cannot be \
-                            used with expiry (--expiry-range)"
-                        .to_string(),
-                );
-            }
-        }
-        if self.select_db.is_some_and(|db| db > 0) && !self.protocol.is_redis() {
-            return Err("--select-db can only be used with the redis protocol".to_string());
-        }
-        self.validate_commands()?;
         Ok(())
     }
 
@@ -600,14 +672,6 @@ impl MemtierArgs {
                     return Err(format!(
                         "{flag} does not apply to --command (memtier ignores it beside \
                          arbitrary commands); leave it out"
-                    ));
-                }
-            }
-            if self.cluster_mode {
-                if let Some(c) = commands.iter().find(|c| c.key_count() > 1) {
-                    return Err(format!(
-                        "--command `{}`: cluster mode supports only single-key commands",
-                        c.text
                     ));
                 }
             }
@@ -700,10 +764,12 @@ impl MemtierArgs {
         })
     }
 
-    /// The workload these flags describe: [`MemtierArgs::validate`], then memtier's
-    /// defaults and the workload's own validation.
+    /// The workload these flags describe: [`MemtierArgs::validate`] and
+    /// [`MemtierArgs::validate_setup`], then memtier's defaults and the workload's own
+    /// validation.
     pub fn spec(&self) -> Result<MemtierSpec, String> {
         self.validate()?;
+        self.validate_setup()?;
         let data_size = if let Some(n) = self.data_size {
             DataSize::Fixed(n)
         } else if let Some(list) = &self.data_size_list {
@@ -1073,6 +1139,16 @@ impl MemtierArgs {
                 "every client runs from the start (no staircase ramp-up)",
             ),
             (
+                self.monitor_pattern.is_some() && self.monitor_input.is_none(),
+                "--monitor-pattern",
+                "it only applies to --monitor-input",
+            ),
+            (
+                self.scan_incremental_max_iterations.is_some() && !self.scan_incremental_iteration,
+                "--scan-incremental-max-iterations",
+                "it only applies to --scan-incremental-iteration",
+            ),
+            (
                 self.statsd_host.is_some()
                     || self.statsd_port.is_some()
                     || self.statsd_prefix.is_some()
@@ -1340,6 +1416,23 @@ fn parse_file_prefix(s: &str) -> Result<String, String> {
         return Err("the file prefix must not be empty".to_string());
     }
     Ok(s.to_string())
+}
+
+fn parse_backoff_factor(s: &str) -> Result<f64, String> {
+    parse_f64(s)
+        .filter(|&v| v > 0.0)
+        .ok_or_else(|| format!("`{s}`: reconnect-backoff-factor must be greater than zero"))
+}
+
+/// memtier's `--monitor-pattern`: one letter, `S` or `R`, in either case.
+fn parse_monitor_pattern(s: &str) -> Result<char, String> {
+    match s.to_ascii_uppercase().as_str() {
+        "S" => Ok('S'),
+        "R" => Ok('R'),
+        _ => Err(format!(
+            "`{s}`: monitor-pattern must be 'S' (sequential) or 'R' (random)"
+        )),
+    }
 }
 
 fn parse_f64(s: &str) -> Option<f64> {
@@ -1716,10 +1809,11 @@ mod tests {
             "--max-reconnect-attempts=3 --reconnect-backoff-factor=2 \
              --thread-conn-start-min-jitter-micros=1 --thread-conn-start-max-jitter-micros=9 \
              --clients-start=1 --clients-step=1 --step-duration=5 --statsd-host=h \
-             --command-stats-breakdown=command",
+             --command-stats-breakdown=Command --test-time=10 --monitor-pattern=r \
+             --scan-incremental-max-iterations=5",
         );
         assert!(newer.spec().is_ok());
-        assert_eq!(newer.warnings().len(), 4, "{:?}", newer.warnings());
+        assert_eq!(newer.warnings().len(), 6, "{:?}", newer.warnings());
         for line in [
             "--monitor-input=m.txt",
             "--scan-incremental-iteration",
@@ -1782,7 +1876,10 @@ mod tests {
             ),
             ("--data-import=f --key-prefix=k", "only with generate-keys"),
         ] {
-            let e = args(line).validate().unwrap_err();
+            // memtier refuses them once its flags are parsed: exit code 1, not 2.
+            let a = args(line);
+            a.validate().unwrap();
+            let e = a.validate_setup().unwrap_err();
             assert!(e.contains(message), "{line}: {e}");
         }
         args("--data-import=f --generate-keys --key-maximum=10 --no-expiry --verify-only")
@@ -1807,6 +1904,88 @@ mod tests {
         assert_eq!(a.hdr_file_prefix.as_deref(), Some("out/h"));
         assert!(parse("--hdr-file-prefix=").is_err());
         assert!(parse("--client-stats=").is_err());
+    }
+
+    #[test]
+    fn refusals_fall_where_memtiers_do() {
+        // memtier_benchmark 2.3.0 refused these while parsing its flags (usage, exit
+        // code 2): `--reconnect-interval 0` "reconnect-interval must be greater than
+        // zero", `--statsd-port 0` "statsd-port must be a valid port number", …
+        for line in [
+            "--reconnect-interval=0",
+            "--statsd-port=0",
+            "--graphite-port=0",
+            "--clients-start=0",
+            "--clients-step=0",
+            "--step-duration=0",
+            "--reconnect-backoff-factor=0",
+            "--monitor-pattern=X",
+        ] {
+            assert!(parse(line).is_err(), "{line} parses");
+        }
+        for (line, message) in [
+            (
+                "--clients-start=2",
+                "--clients-start, --clients-step, and --step-duration must all be specified",
+            ),
+            (
+                "--clients-start=2 --clients-step=1 --step-duration=1 -n 10",
+                "--requests cannot be used with client staircase mode",
+            ),
+            (
+                "--cluster-mode --reconnect-interval=5",
+                "cluster mode does not support reconnect-interval",
+            ),
+            (
+                "--command-stats-breakdown=foo",
+                "command-stats-breakdown must be 'command' or 'line'",
+            ),
+        ] {
+            let e = args(line).validate().unwrap_err();
+            assert!(e.contains(message), "{line}: {e}");
+        }
+        // … and these after parsing (exit code 1): "--test-time is required when using
+        // client staircase mode", "thread-conn-start-min-jitter-micros (10) cannot be
+        // greater than thread-conn-start-max-jitter-micros (5)", "UNIX domain socket and
+        // TCP cannot be used together".
+        for (line, message) in [
+            (
+                "--clients-start=2 --clients-step=1 --step-duration=1",
+                "--test-time is required when using client staircase mode",
+            ),
+            (
+                "--clients-start=50 --clients-step=1 --step-duration=1 --test-time=5",
+                "--clients-start (50) must be less than --clients (50)",
+            ),
+            (
+                "--thread-conn-start-min-jitter-micros=10 \
+                 --thread-conn-start-max-jitter-micros=5",
+                "thread-conn-start-min-jitter-micros (10) cannot be greater than \
+                 thread-conn-start-max-jitter-micros (5)",
+            ),
+            (
+                "--thread-conn-start-min-jitter-micros=10",
+                "cannot be greater than",
+            ),
+            (
+                "-S /tmp/r.sock -p 6379",
+                "UNIX domain socket and TCP cannot be used together",
+            ),
+            (
+                "-S /tmp/r.sock -s localhost",
+                "UNIX domain socket and TCP cannot be used together",
+            ),
+        ] {
+            let a = args(line);
+            a.validate().unwrap_or_else(|e| panic!("{line}: {e}"));
+            let e = a.validate_setup().unwrap_err();
+            assert!(e.contains(message), "{line}: {e}");
+            assert_eq!(a.spec().unwrap_err(), e, "spec() refuses it too");
+        }
+        let a = args("--clients-start=2 --clients-step=1 --step-duration=1 --test-time=5 -c 3");
+        assert!(a.validate().and_then(|()| a.validate_setup()).is_ok());
+        assert_eq!(args("--monitor-pattern=s").monitor_pattern, Some('S'));
+        assert!(args("--monitor-pattern=s").spec().is_ok());
     }
 
     /// Parses memtier arguments given one by one (values with spaces stay whole).

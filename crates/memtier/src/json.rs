@@ -5,7 +5,8 @@
 //!
 //! [`Json`] is that ordered tree; [`configuration`] is memtier's `configuration` object
 //! (`memtier_benchmark.cpp`, `config_print_to_json`): its snake_case keys with typed
-//! values.
+//! values. [`show_config`] is the same configuration as `--show-config` prints it
+//! (`config_print`).
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -335,6 +336,97 @@ pub fn configuration(a: &MemtierArgs) -> Json {
         c.put("step_duration", a.step_duration.unwrap_or(0));
     }
     c
+}
+
+/// memtier's `--show-config` text (`config_print`): `name = value` lines, in its order,
+/// with its spellings — `yes`/`no`, `(null)` for an unset path, `MIN-MAX` ranges, `%f`
+/// fractions — and no `key_zipf_exp`. The values are [`configuration`]'s (passwords
+/// written as `****`) plus `json-out-file`.
+pub fn show_config(a: &MemtierArgs) -> String {
+    /// The printed names, each also its key in [`configuration`] but `json-out-file`.
+    const NAMES: [&str; 53] = [
+        "server",
+        "port",
+        "uri",
+        "unix socket",
+        "address family",
+        "protocol",
+        "tls",
+        "cert",
+        "key",
+        "cacert",
+        "tls_skip_verify",
+        "sni",
+        "out_file",
+        "client_stats",
+        "run_count",
+        "debug",
+        "requests",
+        "rate_limit",
+        "clients",
+        "threads",
+        "test_time",
+        "ratio",
+        "pipeline",
+        "data_size",
+        "data_offset",
+        "random_data",
+        "data_size_range",
+        "data_size_list",
+        "data_size_pattern",
+        "expiry_range",
+        "data_import",
+        "data_verify",
+        "verify_only",
+        "generate_keys",
+        "key_prefix",
+        "key_minimum",
+        "key_maximum",
+        "key_pattern",
+        "key_stddev",
+        "key_median",
+        "reconnect_interval",
+        "connection_timeout",
+        "thread_conn_start_min_jitter_micros",
+        "thread_conn_start_max_jitter_micros",
+        "multi_key_get",
+        "authenticate",
+        "select-db",
+        "no-expiry",
+        "wait-ratio",
+        "num-slaves",
+        "wait-timeout",
+        "json-out-file",
+        "print-all-runs",
+    ];
+    /// The ranges `config_print` writes as `%u-%u` where the JSON has `"%u:%u"`.
+    const DASHED: [&str; 3] = ["data_size_range", "expiry_range", "num-slaves"];
+    let Json::Object(entries) = configuration(a) else {
+        unreachable!("the configuration is an object");
+    };
+    let mut out = String::new();
+    for name in NAMES {
+        let v = if name == "json-out-file" {
+            path(&a.json_out_file)
+        } else {
+            entries
+                .iter()
+                .find(|(k, _)| k == name)
+                .map_or(Json::Null, |(_, v)| v.clone())
+        };
+        let v = match v {
+            Json::Null => "(null)".to_string(),
+            Json::Int(n) => n.to_string(),
+            Json::Float(f) => format!("{f:.6}"),
+            Json::Str(s) if s == "true" => "yes".to_string(),
+            Json::Str(s) if s == "false" => "no".to_string(),
+            Json::Str(s) if DASHED.contains(&name) => s.replacen(':', "-", 1),
+            Json::Str(s) => s,
+            other => other.to_value().to_string(),
+        };
+        out.push_str(&format!("{name} = {v}\n"));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -66,9 +66,10 @@
 //!   lets through, a measure-zero event) become `key_maximum`.
 //! - **Sizes spread over the key range** (`--data-size-pattern=S`) with a one-key range
 //!   use the minimum size, where memtier divides by zero.
-//! - **A multi-key GET of one key** (the last of a cycle whose GET count is not a
-//!   multiple of `N`) is a plain GET (`GET k`, `get k`), where memtier sends `MGET k`:
-//!   the same reply and the same server hit and miss counters.
+//! - **Multi-key GETs over Redis** are `MGET`s; memtier 2.3.0 has none for Redis
+//!   (`redis_protocol::write_command_multi_get` aborts). A multi-key GET of one key (the
+//!   last of a cycle whose GET count is not a multiple of `N`) is a plain GET (`GET k`,
+//!   `get k`).
 //! - **Requests** are not counted by the source: a [`MemtierSource`] never runs dry and
 //!   the runner stops each client after its share (memtier's `--requests` is per
 //!   client: see [`MemtierWorkload::operation_count`]).

@@ -587,7 +587,9 @@ fn print_section(
 /// HdrHistogram's percentile iteration with 10 ticks per half distance
 /// (`hdr_iter_percentile_init(…, LATENCY_HDR_GRANULARITY)`), each step's highest
 /// equivalent value in milliseconds and its percentile; `---` after every type but the
-/// last WAIT part, which memtier prints even without WAITs (then with no lines).
+/// last WAIT part, which memtier prints even without WAITs. A type without requests
+/// (the WAITs of a run without `--wait-ratio`, the GETs of `--ratio=1:0`) still has the
+/// iterator's one step, `0.000 100.000`.
 fn print_distribution(
     opts: &Options,
     recorder: &Recorder,
@@ -646,7 +648,9 @@ fn distribution_parts(opts: &Options, recorder: &Recorder) -> Vec<(String, Histo
 /// HdrHistogram's percentile iterator (`hdr_iter_percentile_init` with 10 ticks per
 /// half distance, `hdr_histogram.c`): `(highest equivalent value, percentile)` pairs,
 /// the percentile stepping by 5 %, then 2.5 %, 1.25 % … as it halves the distance to
-/// 100 %, and a last step at 100 % for the maximum. Empty for an empty histogram.
+/// 100 %, and a last step at 100 % for the maximum. An empty histogram has that last
+/// step only, at 0 (`percentile_iter_next` reports 100 % at once when there is no next
+/// value).
 fn percentile_steps(h: &Histogram<u64>) -> Vec<(u64, f64)> {
     const TICKS_PER_HALF_DISTANCE: f64 = 10.0;
     let total = h.len();
@@ -671,9 +675,7 @@ fn percentile_steps(h: &Histogram<u64>) -> Vec<(u64, f64)> {
             to_report += 100.0 / (TICKS_PER_HALF_DISTANCE * half_distance);
         }
     }
-    if total > 0 {
-        steps.push((last, 100.0));
-    }
+    steps.push((last, 100.0));
     steps
 }
 
@@ -1222,6 +1224,16 @@ mod tests {
             .map(|&p| percentile_key(p))
             .collect();
         assert_eq!(keys, ["p50.00", "p99.90", "p99.99", "p100.0"]);
+    }
+
+    #[test]
+    fn an_empty_distribution_has_the_iterators_one_step() {
+        // memtier 2.3.0 ended every run without --wait-ratio with the line
+        // `WAIT      0.000      100.000`, and with --ratio=1:0 printed `GET       0.000
+        // 100.000` between its `---` rules: HdrHistogram_c's percentile iterator
+        // reports 100 % once when the histogram has no value.
+        let h = Histogram::<u64>::new(3).unwrap();
+        assert_eq!(percentile_steps(&h), [(0, 100.0)]);
     }
 
     #[test]
