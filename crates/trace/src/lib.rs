@@ -53,6 +53,7 @@ pub mod analyze;
 pub mod dump;
 pub mod error;
 pub mod format;
+pub mod fuzzing;
 mod input;
 pub mod kvtrace;
 pub mod open;
@@ -76,7 +77,8 @@ pub trait TraceReader: Send {
     fn info(&self) -> &TraceInfo;
 
     /// Fills `rec` with the next request (after [`TraceRecord::clear`]); `Ok(false)` at
-    /// the end of the trace. After an error the reader is done.
+    /// the end of the trace. After an error, stop: what the reader returns if asked
+    /// again is unspecified (a text reader may go on at the next line).
     fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, TraceError>;
 }
 

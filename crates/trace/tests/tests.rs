@@ -3,6 +3,7 @@
 mod analyze;
 mod common;
 mod counts;
+mod fuzz_smoke;
 mod kvtrace;
 mod layouts;
 mod lcs_versions;

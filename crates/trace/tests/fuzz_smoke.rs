@@ -1,0 +1,269 @@
+//! A stable, deterministic stand-in for the cargo-fuzz target: its body
+//! (`kvlab_trace::fuzzing`) run over inputs mutated from the head of every sample trace,
+//! read as their own format, as another format and with the format told from the bytes,
+//! with a fixed seed.
+
+use std::io::Read;
+
+use kvlab_trace::fuzzing;
+use kvlab_trace::{convert, open, Format, KvtraceWriter, OpenOptions};
+
+use crate::common::data;
+
+/// xorshift64*: deterministic and dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Tokens that sit on the formats' edges: separators, signs, huge and negative numbers,
+/// magic bytes.
+const INTERESTING: &[&[u8]] = &[
+    b"\n",
+    b"\r\n",
+    b",",
+    b" ",
+    b"\t",
+    b"\"",
+    b"\\",
+    b"-",
+    b"-1",
+    b"0",
+    b"99999999999999999999",
+    b"18446744073709551616",
+    b"1e309",
+    b"NaN",
+    b"\0",
+    b"\xff\xff\xff\xff",
+    b"\x7f\xff\xff\xff",
+    b"\x80\x00\x00\x00",
+    b"\xef\xbe\xad\xde\xef\xbe\xad\xde",
+    b"KVTRACE\0",
+    b"\x28\xb5\x2f\xfd",
+    b"1700000000.123456 [0 127.0.0.1:1234] \"GET\" \"k\"\n",
+];
+
+fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut buf = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(buf.len() + 1);
+        match rng.below(9) {
+            0 if !buf.is_empty() => {
+                let i = rng.below(buf.len());
+                buf[i] ^= 1 << rng.below(8);
+            }
+            1 if !buf.is_empty() => {
+                let i = rng.below(buf.len());
+                buf[i] = rng.next() as u8;
+            }
+            2 => buf.insert(at, rng.next() as u8),
+            3 if at < buf.len() => {
+                let end = (at + 1 + rng.below(8)).min(buf.len());
+                buf.drain(at..end);
+            }
+            4 => {
+                let tok = INTERESTING[rng.below(INTERESTING.len())];
+                buf.splice(at..at, tok.iter().copied());
+            }
+            5 => buf.truncate(at),
+            6 => {
+                let other = &seeds[rng.below(seeds.len())];
+                let from = rng.below(other.len() + 1);
+                let to = (from + rng.below(256)).min(other.len());
+                buf.splice(at..at, other[from..to].iter().copied());
+            }
+            7 if at + 8 <= buf.len() => {
+                // A length or count field set to an extreme.
+                let v: u64 = [0, 1, u64::MAX, u64::from(u32::MAX), 1 << 31, 1 << 40][rng.below(6)];
+                buf[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            _ => {
+                let i = rng.below(buf.len() + 1);
+                let j = rng.below(buf.len() + 1);
+                let (a, b) = (i.min(j), i.max(j));
+                let chunk = buf[a..b.min(a + 64)].to_vec();
+                buf.splice(at..at, chunk);
+            }
+        }
+    }
+    buf
+}
+
+/// The first `n` decompressed bytes of a sample trace.
+fn head(rel: &str, n: usize) -> Vec<u8> {
+    let path = data(rel);
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = std::io::BufReader::new(file);
+    let raw: Box<dyn Read> = match path.extension().and_then(|e| e.to_str()) {
+        Some("zst") => Box::new(zstd::Decoder::new(file).unwrap()),
+        Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(file)),
+        Some("xz") => Box::new(xz2::read::XzDecoder::new(file)),
+        Some("bz2") => Box::new(bzip2::read::MultiBzDecoder::new(file)),
+        _ => Box::new(file),
+    };
+    let mut out = Vec::new();
+    raw.take(n as u64).read_to_end(&mut out).unwrap();
+    out
+}
+
+/// A small kvtrace of the first records of a RocksDB trace, as bytes.
+fn kvtrace_seed() -> Vec<u8> {
+    let mut reader = open(data("rocksdb/mixgraph.trace"), &OpenOptions::default()).unwrap();
+    let mut out = Vec::new();
+    {
+        let mut writer = KvtraceWriter::new(
+            &mut out,
+            std::path::Path::new("seed.kvtrace"),
+            reader.info(),
+        )
+        .unwrap();
+        let mut limited = Limited(&mut *reader, 300);
+        convert(&mut limited, &mut writer).unwrap();
+        writer.finish().unwrap();
+    }
+    out
+}
+
+/// At most `.1` records of a reader.
+struct Limited<'a>(&'a mut dyn kvlab_trace::TraceReader, u32);
+
+impl kvlab_trace::TraceReader for Limited<'_> {
+    fn info(&self) -> &kvlab_trace::TraceInfo {
+        self.0.info()
+    }
+
+    fn read(
+        &mut self,
+        rec: &mut kvlab_trace::TraceRecord,
+    ) -> Result<bool, kvlab_trace::TraceError> {
+        if self.1 == 0 {
+            return Ok(false);
+        }
+        self.1 -= 1;
+        self.0.read(rec)
+    }
+}
+
+/// The sample traces the seeds are cut from, with their formats and how many
+/// (decompressed) bytes of each.
+const SAMPLES: &[(Format, &str, usize)] = &[
+    (Format::Rocksdb, "rocksdb/mixgraph.trace", 4096),
+    (Format::Rocksdb, "rocksdb/multireadrandom.trace", 4096),
+    (Format::Rocksdb, "rocksdb/seekrandom_bounded.trace", 4096),
+    (Format::Rocksdb, "rocksdb/mergerandom.trace", 4096),
+    (Format::Rocksdb, "rocksdb/deleterandom_batch4.trace", 4096),
+    (
+        Format::OracleGeneral,
+        "libcachesim/cloudPhysicsIO.oracleGeneral.bin",
+        2400,
+    ),
+    // No twr sample: oracleGeneral's records are the nearest binary layout at hand.
+    (
+        Format::Twr,
+        "libcachesim/cloudPhysicsIO.oracleGeneral.bin",
+        2400,
+    ),
+    (Format::Vscsi, "libcachesim/cloudPhysicsIO.vscsi", 4096),
+    (Format::Csv, "libcachesim/cloudPhysicsIO.csv", 2048),
+    (Format::Txt, "libcachesim/cloudPhysicsIO.txt", 1024),
+    // lcs: the 8 KiB header and some records.
+    (Format::Lcs, "derived/cloudPhysicsIO.lcs", 12_000),
+    (Format::Msr, "caffeine/snia/msr-cambridge1-sample.csv", 2048),
+    (
+        Format::Tencent,
+        "caffeine/snia/tencent-cloud_storage-sample.bz2",
+        4096,
+    ),
+    (Format::Lirs, "caffeine/lirs/loop.trace.gz", 4096),
+    (Format::Cache2k, "caffeine/cache2k/web07.trace.xz", 4096),
+    (Format::Scarab, "caffeine/scarab/scarab-recs.trace.xz", 4096),
+    (
+        Format::AdaptSize,
+        "caffeine/adapt_size/request.trace.xz",
+        4096,
+    ),
+    (Format::Arc, "arc/OLTP.lis.zst", 4096),
+    (
+        Format::Twitter,
+        "derived/adapt_size_request.twitter.csv.zst",
+        4096,
+    ),
+];
+
+/// Redis MONITOR lines: plain, a binary escape, a unix socket and a script as clients.
+const MONITOR: &[u8] = b"1700000000.123456 [0 127.0.0.1:50000] \"SET\" \"user1\" \"abc\"\n\
+1700000000.123500 [0 127.0.0.1:50000] \"GET\" \"user1\"\n\
+1700000000.123600 [0 unix:/tmp/r.sock] \"MGET\" \"a\" \"b\\x00c\"\n\
+1700000000.123700 [0 lua] \"DEL\" \"a\"\n";
+
+/// Every seed with its format: the samples' heads, a kvtrace, MONITOR lines, and one
+/// compressed text trace (so that mutations reach the decompressors too).
+fn seeds() -> Vec<(Format, Vec<u8>)> {
+    let mut s: Vec<_> = SAMPLES
+        .iter()
+        .map(|&(format, rel, n)| (format, head(rel, n)))
+        .collect();
+    s.push((Format::Kvtrace, kvtrace_seed()));
+    s.push((Format::Monitor, MONITOR.to_vec()));
+    let txt = head("libcachesim/cloudPhysicsIO.txt", 1024);
+    s.push((Format::Txt, zstd::encode_all(&txt[..], 3).unwrap()));
+    s
+}
+
+#[test]
+fn every_reader_survives_mutated_traces() {
+    let seeds = seeds();
+    let bytes: Vec<Vec<u8>> = seeds.iter().map(|(_, b)| b.clone()).collect();
+    // Every seed reads cleanly as its own format first (or it would not test much).
+    for (format, seed) in &seeds {
+        let n = fuzzing::read_trace(Some(*format), seed, 0);
+        assert!(
+            n > 0,
+            "a {format} seed of {} bytes gave no record",
+            seed.len()
+        );
+        fuzzing::read_trace(None, seed, 0);
+    }
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let rounds: usize = std::env::var("KVLAB_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500);
+    for round in 0..rounds {
+        for (format, seed) in &seeds {
+            let input = mutate(&mut rng, seed, &bytes);
+            let threads = round % 7 / 6; // one kvtrace read in seven decodes on a thread
+            fuzzing::read_trace(Some(*format), &input, threads);
+            match rng.below(4) {
+                0 => {
+                    fuzzing::read_trace(None, &input, 0);
+                }
+                1 => {
+                    let other = Format::ALL[rng.below(Format::ALL.len())];
+                    fuzzing::read_trace(Some(other), &input, 0);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn the_fuzz_target_takes_its_format_from_the_first_byte() {
+    assert_eq!(fuzzing::format_of(0), Some(Format::ALL[0]));
+    assert_eq!(fuzzing::format_of(Format::ALL.len() as u8), None);
+    assert_eq!(fuzzing::read_any(&[]), 0);
+    let mut input = vec![Format::ALL.iter().position(|f| *f == Format::Txt).unwrap() as u8];
+    input.extend_from_slice(b"1\n2\n3\n");
+    assert_eq!(fuzzing::read_any(&input), 3);
+}
