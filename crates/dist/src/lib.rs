@@ -37,6 +37,7 @@ pub mod alias;
 pub mod chooser;
 pub mod decimal;
 pub mod fit;
+pub mod fuzzing;
 pub mod locality;
 pub mod mixgraph;
 pub mod normal;

@@ -175,7 +175,8 @@ impl SizeDist {
                 if a > b {
                     0.0
                 } else {
-                    p.weight * (b - a + 1) as f64 / (p.hi - p.lo + 1) as f64
+                    // In f64: a piece may span every u64, whose count of sizes is not one.
+                    p.weight * ((b - a) as f64 + 1.0) / ((p.hi - p.lo) as f64 + 1.0)
                 }
             })
             .sum::<f64>()
@@ -265,5 +266,17 @@ impl SizeSampler {
         } else {
             lo + next_below(rng, span)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probability_over_every_u64_size() {
+        let all = SizeDist::parse("uniform:0-18446744073709551615").unwrap();
+        assert_eq!(all.probability_in(0, u64::MAX), 1.0);
+        assert_eq!(all.probability_in(0, (1 << 63) - 1), 0.5);
     }
 }

@@ -1,3 +1,4 @@
 //! kvlab-dist's integration tests, one binary.
 
+mod fuzz_smoke;
 mod mixgraph;

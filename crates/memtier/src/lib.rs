@@ -80,6 +80,7 @@ use std::sync::Arc;
 
 pub mod args;
 pub mod files;
+pub mod fuzzing;
 mod import;
 pub mod json;
 pub mod report;

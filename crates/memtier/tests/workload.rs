@@ -2,6 +2,8 @@
 //! patterns and their ranges, the Gaussian and Zipf distributions (chi-square with a
 //! fixed seed, p = 0.001), value sizes, expiry, seeding and key names.
 
+mod fuzz_smoke;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -26,6 +26,7 @@
 pub mod error;
 pub mod fidelity;
 pub mod fit;
+pub mod fuzzing;
 pub mod keys;
 pub mod locality;
 pub mod model;

@@ -570,10 +570,21 @@ fn key_line(text: &str, table: &str, key: &str) -> Option<usize> {
 /// A TOML or serde error as a [`ModelError`]: the line of its span, and the key written
 /// on that line (or named in the message) when there is one.
 fn syntax_error(text: &str, path: &Path, e: &toml::de::Error) -> ModelError {
-    let message = e.message().trim().to_owned();
+    let mut message = e.message().trim().to_owned();
+    if message.is_empty() {
+        // toml says nothing of some characters it refuses (a control character in a
+        // comment): name the character.
+        let at = e.span().and_then(|s| text.get(s.start..)?.chars().next());
+        message = match at {
+            Some(c) => format!("unexpected character {c:?}"),
+            None => "not valid TOML".to_owned(),
+        };
+    }
+    // An error at the end of a text ending in a newline is on its last line.
+    let last = text.lines().count().max(1);
     let line = e
         .span()
-        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        .map(|s| (text[..s.start.min(text.len())].matches('\n').count() + 1).min(last));
     let named = message
         .split('`')
         .nth(1)
@@ -626,4 +637,26 @@ pub fn default_model_path(trace: &Path) -> PathBuf {
         .file_name()
         .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
     trace.with_file_name(format!("{name}.model.toml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_control_character_in_a_comment_is_an_error_that_names_it() {
+        let text = "# made \u{10}by hand\n[mixgraph]\nnum = 1\n";
+        let err = Model::from_toml(text, Path::new("m.toml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.toml:1: unexpected character '\\u{10}'",
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn an_error_at_the_end_of_the_file_is_on_its_last_line() {
+        let err = Model::from_toml("[mixgraph]\nreads = [1,\n", Path::new("m.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("m.toml:2: "), "{err}");
+    }
 }

@@ -1,4 +1,5 @@
 //! kvlab-model's tests: one binary.
 
 mod fit;
+mod fuzz_smoke;
 mod model;

@@ -30,6 +30,7 @@
 pub mod chart;
 mod compare;
 mod format;
+pub mod fuzzing;
 mod host;
 mod html;
 mod load;

@@ -331,8 +331,9 @@ impl LatencyLog {
             base64::engine::general_purpose::STANDARD
                 .decode_vec(interval.encoded_histogram(), &mut raw)
                 .map_err(|e| error(format!("entry {}: bad base64: {e}", i + 1)))?;
+            let raw = checked_v2(&raw).map_err(|m| error(format!("entry {}: {m}", i + 1)))?;
             let h: Histogram<u64> = deserializer
-                .deserialize(&mut raw.as_slice())
+                .deserialize(&mut &raw[..])
                 .map_err(|e| error(format!("entry {}: bad histogram: {e:?}", i + 1)))?;
             let target = match interval.tag() {
                 None => &mut log.overall,
@@ -347,6 +348,79 @@ impl LatencyLog {
         }
         Ok(log)
     }
+}
+
+/// The V2 histogram cookies, plain and compressed (HdrHistogram's
+/// `V2EncodingCookieBase` and `V2CompressedEncodingCookieBase`, with the word size 8).
+const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
+/// Bytes of a V2 histogram before its counts.
+const V2_HEADER_BYTES: usize = 40;
+/// The most bytes a compressed histogram may inflate to (a 3-digit histogram up to an
+/// hour in nanoseconds is under 100 KiB of counts).
+const MAX_INFLATED_BYTES: u64 = 64 << 20;
+
+/// An encoded histogram as one hdrhistogram's deserializer takes without harm: inflated
+/// when compressed, and refused when its payload length is past the bytes that follow
+/// (the deserializer allocates that many bytes first) or a count is the varint of
+/// `u64::MAX` (whose zigzag decoding the deserializer negates with overflow).
+fn checked_v2(raw: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+    use std::io::Read as _;
+    let word = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(raw.get(at..at + 4)?.try_into().ok()?))
+    };
+    let raw: std::borrow::Cow<'_, [u8]> = match word(0) {
+        Some(V2_COMPRESSED_COOKIE) => {
+            let len = word(4).ok_or("bad histogram: truncated header")? as usize;
+            let deflated = raw.get(8..).unwrap_or_default();
+            let deflated = &deflated[..len.min(deflated.len())];
+            let mut inflated = Vec::new();
+            flate2::read::ZlibDecoder::new(deflated)
+                .take(MAX_INFLATED_BYTES + 1)
+                .read_to_end(&mut inflated)
+                .map_err(|e| format!("bad histogram: cannot inflate: {e}"))?;
+            if inflated.len() as u64 > MAX_INFLATED_BYTES {
+                return Err(format!(
+                    "bad histogram: inflates to more than {MAX_INFLATED_BYTES} bytes"
+                ));
+            }
+            std::borrow::Cow::Owned(inflated)
+        }
+        _ => std::borrow::Cow::Borrowed(raw),
+    };
+    if raw.get(..4) != Some(&V2_COOKIE.to_be_bytes()[..]) {
+        // The deserializer refuses it without allocating.
+        return Ok(raw);
+    }
+    if raw.len() < V2_HEADER_BYTES {
+        return Err(format!(
+            "bad histogram: a header of {} bytes, {V2_HEADER_BYTES} expected",
+            raw.len()
+        ));
+    }
+    let len = u32::from_be_bytes([raw[4], raw[5], raw[6], raw[7]]) as usize;
+    let available = raw.len() - V2_HEADER_BYTES;
+    if len > available {
+        return Err(format!(
+            "bad histogram: a payload of {len} bytes, {available} given"
+        ));
+    }
+    // LEB128 varints of at most 9 bytes, the ninth with 8 bits (HdrHistogram's
+    // `ZigZagEncoding`).
+    let mut payload = &raw[V2_HEADER_BYTES..V2_HEADER_BYTES + len];
+    while !payload.is_empty() {
+        let n = payload
+            .iter()
+            .take(8)
+            .position(|b| b & 0x80 == 0)
+            .map_or(9, |i| i + 1)
+            .min(payload.len());
+        if n == 9 && payload[..9].iter().all(|&b| b == 0xff) {
+            return Err("bad histogram: a count out of range".into());
+        }
+        payload = &payload[n..];
+    }
+    Ok(raw)
 }
 
 /// One resource time series file (`monitor/<name>.csv`): the first column is the time in
@@ -601,5 +675,47 @@ mod tests {
         assert!(decoded.overall.equivalent(decoded.overall.max(), 50_000));
         let err = LatencyLog::parse(b"0.0,1.0,1.0,!!!\n", Path::new("l.hlog")).unwrap_err();
         assert!(err.to_string().starts_with("l.hlog: entry 1"), "{err}");
+    }
+
+    /// A V2 histogram header (1 to 2^20, 3 digits) with `payload_len` and `payload`.
+    fn hlog_line(payload_len: u32, payload: &[u8]) -> Vec<u8> {
+        let mut raw = Vec::new();
+        raw.extend_from_slice(&V2_COOKIE.to_be_bytes());
+        raw.extend_from_slice(&payload_len.to_be_bytes());
+        raw.extend_from_slice(&0u32.to_be_bytes());
+        raw.extend_from_slice(&3u32.to_be_bytes());
+        raw.extend_from_slice(&1u64.to_be_bytes());
+        raw.extend_from_slice(&(1u64 << 20).to_be_bytes());
+        raw.extend_from_slice(&1.0f64.to_be_bytes());
+        raw.extend_from_slice(payload);
+        hlog_entry(&raw)
+    }
+
+    /// An interval log line holding the encoded histogram `raw`.
+    fn hlog_entry(raw: &[u8]) -> Vec<u8> {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(raw);
+        format!("0.0,1.0,1.0,{b64}\n").into_bytes()
+    }
+
+    #[test]
+    fn histograms_with_lengths_past_their_bytes_or_counts_out_of_range_are_errors() {
+        let path = Path::new("l.hlog");
+        // A count of 2 (zigzag 4): fine.
+        let log = LatencyLog::parse(&hlog_line(1, &[4]), path).unwrap();
+        assert_eq!(log.overall.len(), 2);
+        // 4 GiB announced, 1 byte given: refused before anything is allocated.
+        let err = LatencyLog::parse(&hlog_line(u32::MAX, &[4]), path).unwrap_err();
+        assert!(
+            err.to_string().contains("payload of 4294967295 bytes"),
+            "{err}"
+        );
+        // A header cut short after the cookie and part of the length.
+        let mut short = V2_COOKIE.to_be_bytes().to_vec();
+        short.extend_from_slice(&[0, 0, 0]);
+        let err = LatencyLog::parse(&hlog_entry(&short), path).unwrap_err();
+        assert!(err.to_string().contains("a header of 7 bytes"), "{err}");
+        // The varint of u64::MAX decodes to i64::MIN, which the deserializer negates.
+        let err = LatencyLog::parse(&hlog_line(9, &[0xff; 9]), path).unwrap_err();
+        assert!(err.to_string().contains("count out of range"), "{err}");
     }
 }

@@ -2,4 +2,5 @@
 //! HTML report in headless chromium.
 
 mod browser;
+mod fuzz_smoke;
 mod golden;

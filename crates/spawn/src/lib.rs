@@ -39,6 +39,7 @@
 //! ```
 
 mod cluster;
+pub mod fuzzing;
 mod process;
 mod registry;
 pub mod resp;

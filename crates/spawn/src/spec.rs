@@ -180,6 +180,9 @@ impl ServerSpec {
                 }
                 ServerKind::Memcached => {
                     let name = name.trim_start_matches('-');
+                    if name.is_empty() {
+                        return Err(invalid("the name is missing"));
+                    }
                     if MEMCACHED_RESERVED.contains(&name) {
                         return Err(invalid(
                             "kvlab sets this itself (it listens on a free TCP port of 127.0.0.1, UDP off)",
@@ -195,10 +198,12 @@ impl ServerSpec {
                 }
             }
         }
-        let any_tls_setting = out
-            .options
-            .iter()
-            .any(|(name, _)| name.to_ascii_lowercase().starts_with("tls-"));
+        // Only Redis serves TLS: memcached's options named `tls-*` are just options.
+        let any_tls_setting = kind == ServerKind::Redis
+            && out
+                .options
+                .iter()
+                .any(|(name, _)| name.to_ascii_lowercase().starts_with("tls-"));
         out.tls = match tls {
             Some(false) if any_tls_setting => {
                 return Err(SpawnError::InvalidSpec {
@@ -332,6 +337,17 @@ mod tests {
     }
 
     #[test]
+    fn a_memcached_name_of_dashes_only_is_missing() {
+        for bad in ["-", "--=1", "m=64,-"] {
+            let err = ServerSpec::parse(ServerKind::Memcached, bad).unwrap_err();
+            assert!(
+                err.to_string().contains("the name is missing"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn empty_quoted_value() {
         let spec = ServerSpec::parse(ServerKind::Redis, "save=\"\"").unwrap();
         assert_eq!(opts(&spec), [("save", "")]);
@@ -366,6 +382,10 @@ mod tests {
         assert!(spec.tls);
         assert!(ServerSpec::parse(ServerKind::Redis, "tls=no,tls-cert-file=/c").is_err());
         assert!(ServerSpec::parse(ServerKind::Memcached, "tls=yes").is_err());
+        // A memcached option named tls-* does not turn TLS on (it is redis only).
+        let spec =
+            ServerSpec::parse(ServerKind::Memcached, "tls-cert-file=/c,tls-key-file=/k").unwrap();
+        assert!(!spec.tls);
         assert!(ServerSpec::parse(ServerKind::Redis, "tls=maybe").is_err());
     }
 

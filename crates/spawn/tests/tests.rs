@@ -2,6 +2,7 @@
 //! Redis Cluster) on free loopback ports.
 
 mod cluster;
+mod fuzz_smoke;
 mod memcached;
 mod redis;
 

@@ -62,6 +62,7 @@
 mod any;
 mod cache;
 mod files;
+pub mod fuzzing;
 mod mixgraph;
 mod plan;
 mod props;

@@ -20,7 +20,7 @@
 //!
 //! Lines are `group.NAME.SETTING = VALUE` (`:` may replace `=`); `#` and `!` start
 //! comments; blank lines are skipped. `NAME` is letters, digits, `_` and `-`. Settings:
-//! `threads` (required, at least 1) and the proportions `readproportion`,
+//! `threads` (required, from 1 to 65536 over all groups) and the proportions `readproportion`,
 //! `updateproportion`, `insertproportion`, `scanproportion`,
 //! `readmodifywriteproportion`, `deleteproportion`. A group's mix is exactly what it
 //! lists: proportions it does not set are 0 (not YCSB's 0.95/0.05 defaults), and at
@@ -165,6 +165,10 @@ pub struct Plan {
 /// The settings a plan-file group takes besides the proportions.
 const THREADS: &str = "threads";
 
+/// The most threads a plan file may give, over all its groups: each is a slot of the
+/// plan, allocated up front.
+const MAX_PLAN_THREADS: usize = 1 << 16;
+
 impl Plan {
     /// Reads a plan file (see the module docs). The file is read sequentially, so a
     /// pipe works too.
@@ -241,12 +245,13 @@ impl Plan {
             });
             if setting == THREADS {
                 match value.parse::<usize>() {
-                    Ok(n) if n >= 1 => group.threads = Some(n),
+                    Ok(n) if (1..=MAX_PLAN_THREADS).contains(&n) => group.threads = Some(n),
                     _ => {
+                        let expected = format!("at least 1 and at most {MAX_PLAN_THREADS}");
                         return Err(syntax(
                             line,
-                            format!("`{key}` = `{value}`: expected a thread count, at least 1"),
-                        ))
+                            format!("`{key}` = `{value}`: expected a thread count, {expected}"),
+                        ));
                     }
                 }
             } else if let Some(i) = PROPORTION_KEYS.iter().position(|k| *k == setting) {
@@ -287,6 +292,12 @@ impl Plan {
             })?;
             let mix = Proportions::new(r.weights)
                 .map_err(|m| syntax(r.first_line, format!("group `{name}`: {m}")))?;
+            if thread_groups.len() + threads > MAX_PLAN_THREADS {
+                return Err(syntax(
+                    r.first_line,
+                    format!("group `{name}`: more than {MAX_PLAN_THREADS} threads in all"),
+                ));
+            }
             thread_groups.extend(std::iter::repeat_n(groups.len(), threads));
             groups.push(PlanGroup {
                 name,
@@ -654,6 +665,21 @@ mod tests {
 
     fn parse(text: &str) -> Result<Plan, WorkloadError> {
         Plan::parse_str(text, Path::new("plan.txt"))
+    }
+
+    #[test]
+    fn thread_counts_past_the_limit_are_errors_naming_the_line() {
+        let err = parse("group.a.readproportion=1\ngroup.a.threads=22146734595\n").unwrap_err();
+        assert!(err.to_string().starts_with("plan.txt:2: "), "{err}");
+        let err = parse(
+            "group.a.threads=65536\ngroup.a.readproportion=1\n\
+             group.b.threads=1\ngroup.b.readproportion=1\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("plan.txt:3: group `b`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -5,5 +5,6 @@ mod common;
 
 mod cache;
 mod distributions;
+mod fuzz_smoke;
 mod import;
 mod workload;

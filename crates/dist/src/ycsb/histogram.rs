@@ -53,6 +53,7 @@ impl Histogram {
             None => return Err((1, "empty histogram file".into())),
         };
         let mut buckets = Vec::new();
+        let mut total = 0u64;
         for (i, line) in lines {
             if line.trim().is_empty() {
                 continue;
@@ -69,9 +70,21 @@ impl Histogram {
                     format!("expected bucket {} next, found {bucket}", buckets.len()),
                 ));
             }
+            total = total.checked_add(count).ok_or_else(|| {
+                (
+                    i + 1,
+                    "expected counts that add up to at most 2^64 - 1".to_string(),
+                )
+            })?;
+            if bucket.max(1).checked_mul(block_size).is_none() {
+                return Err((
+                    i + 1,
+                    format!("bucket {bucket} of BlockSize {block_size} is past 2^64 - 1 bytes"),
+                ));
+            }
             buckets.push(count);
         }
-        if buckets.is_empty() || buckets.iter().sum::<u64>() == 0 {
+        if total == 0 {
             return Err((1, "the histogram has no counts".into()));
         }
         Ok(Histogram::new(&buckets, block_size))

@@ -109,6 +109,17 @@ mod tests {
     }
 
     #[test]
+    fn histogram_counts_and_sizes_past_u64_are_errors_naming_the_line() {
+        let err = Histogram::parse("BlockSize\t4\n0\t18446744073709551615\n1\t1\n").unwrap_err();
+        assert_eq!(err.0, 3, "{}", err.1);
+        let err =
+            Histogram::parse("BlockSize\t18446744073709551615\n0\t1\n1\t1\n2\t1\n").unwrap_err();
+        assert_eq!(err.0, 4, "{}", err.1);
+        let h = Histogram::parse("BlockSize\t18446744073709551615\n0\t1\n1\t1\n").unwrap();
+        assert_eq!(h.max_value(), u64::MAX);
+    }
+
+    #[test]
     fn acknowledged_counter_waits_for_gaps() {
         let c = AcknowledgedCounter::new(10);
         assert_eq!(c.last_value(), Some(9));

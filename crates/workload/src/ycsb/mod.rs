@@ -209,6 +209,9 @@ impl std::fmt::Debug for KeyTable {
 /// The most key names [`Shared`] keeps formatted: 2¹⁴ slots of 32 bytes (512 KiB).
 const KEY_TABLE_MAX: u64 = 1 << 14;
 
+/// The largest `fieldcount`.
+const MAX_FIELD_COUNT: u64 = 1 << 20;
+
 /// A formatted key name of at most 24 bytes: the bytes, then its length in the last
 /// byte. Aligned so that a name never straddles a cache line.
 #[derive(Clone, Copy)]
@@ -416,7 +419,7 @@ fn deterministic_value(key: &[u8], field: &[u8], size: usize, mut emit: impl FnM
 /// from YCSB properties and validated once.
 ///
 /// Properties (YCSB defaults): `recordcount` (0, which YCSB — and kvlab — turn into
-/// 2³¹−1 for key choice), `operationcount` (0), `fieldcount` (10), `fieldlength` (100),
+/// 2³¹−1 for key choice), `operationcount` (0), `fieldcount` (10, at most 2²⁰), `fieldlength` (100),
 /// `minfieldlength` (1), `fieldlengthdistribution` (constant | uniform | zipfian |
 /// histogram, with `fieldlengthhistogram`, default `hist.txt`, resolved relative to the
 /// property file that names it), `fieldnameprefix` (field), `readproportion` (0.95),
@@ -588,9 +591,16 @@ impl CoreWorkload {
         r.choice("workload", WORKLOAD_CLASSES[0], WORKLOAD_CLASSES)?;
         let table = r.raw("table", "usertable").0.to_string();
         let field_count = r.u64("fieldcount", 10)?;
-        if field_count == 0 || field_count > u64::from(u32::MAX) {
+        // Every field's name is built up front: a bound keeps a typo from allocating
+        // gigabytes of names.
+        if field_count == 0 || field_count > MAX_FIELD_COUNT {
             let (v, o) = r.raw("fieldcount", "");
-            return Err(r.invalid("fieldcount", v, o, "an integer from 1 to 4294967295"));
+            return Err(r.invalid(
+                "fieldcount",
+                v,
+                o,
+                &format!("an integer from 1 to {MAX_FIELD_COUNT}"),
+            ));
         }
         let field_name_prefix = r.raw("fieldnameprefix", "field").0.to_string();
         let field_length = r.u64("fieldlength", 100)?;
@@ -759,11 +769,11 @@ impl CoreWorkload {
                 // YCSB: `(int) (opcount * insertproportion * 2.0)`, 2 being a fudge factor
                 // so that keys inserted during the run fall inside the Zipfian's range.
                 let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
-                KeyChoice::Zipfian(ScrambledZipfian::new(
-                    insert_start,
-                    insert_start + insert_count + expected_new_keys,
-                    theta,
-                ))
+                // Saturating, and below `u64::MAX` so that the range's item count fits.
+                let max = (insert_start + insert_count)
+                    .saturating_add(expected_new_keys)
+                    .min(u64::MAX - 1);
+                KeyChoice::Zipfian(ScrambledZipfian::new(insert_start, max, theta))
             }
             "latest" => KeyChoice::Latest(SkewedLatest::new(insert_sequence.clone(), theta)),
             _ => KeyChoice::Hotspot(Hotspot::new(insert_start, last_key, hot_data, hot_opn)),
@@ -1322,6 +1332,22 @@ mod format_tests {
         let mut p = Properties::new();
         p.parse_str(props, std::path::Path::new("t")).unwrap();
         CoreWorkload::from_properties(&p, &[], &[]).unwrap()
+    }
+
+    #[test]
+    fn huge_field_counts_and_expected_inserts_are_refused_or_bounded() {
+        let mut p = Properties::new();
+        p.parse_str("fieldcount=4294967295\n", std::path::Path::new("t"))
+            .unwrap();
+        let err = CoreWorkload::from_properties(&p, &[], &[]).unwrap_err();
+        assert!(err.to_string().contains("from 1 to 1048576"), "{err}");
+        // operationcount × insertproportion × 2 past u64::MAX widens the Zipfian to the
+        // end of the key space instead of overflowing.
+        let wl = workload(
+            "recordcount=1000\noperationcount=18446744073709551615\n\
+             requestdistribution=zipfian\ninsertproportion=1\n",
+        );
+        assert_eq!(wl.record_count(), 1000);
     }
 
     #[test]

@@ -1,0 +1,282 @@
+//! A stable, deterministic stand-in for the cargo-fuzz targets: their bodies
+//! (`kvlab_workload::fuzzing`) run over inputs mutated from the repository's workload
+//! files, the shared CacheBench configs and small key files and thread plans, with a
+//! fixed seed.
+
+use std::path::{Path, PathBuf};
+
+use kvlab_workload::fuzzing;
+
+/// xorshift64*: deterministic and dependency-free.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
+    let mut buf = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(buf.len() + 1);
+        match rng.below(9) {
+            0 if !buf.is_empty() => {
+                let i = rng.below(buf.len());
+                buf[i] ^= 1 << rng.below(8);
+            }
+            1 if !buf.is_empty() => {
+                let i = rng.below(buf.len());
+                buf[i] = rng.next() as u8;
+            }
+            2 => buf.insert(at, rng.next() as u8),
+            3 if at < buf.len() => {
+                let end = (at + 1 + rng.below(8)).min(buf.len());
+                buf.drain(at..end);
+            }
+            4 | 7 => {
+                let tok = INTERESTING[rng.below(INTERESTING.len())];
+                // Half the time the token replaces a number or word where it lands.
+                let end = if rng.below(2) == 0 {
+                    buf[at..]
+                        .iter()
+                        .position(|b| !b.is_ascii_alphanumeric() && *b != b'.')
+                        .map_or(buf.len(), |n| at + n)
+                } else {
+                    at
+                };
+                buf.splice(at..end, tok.iter().copied());
+            }
+            5 => buf.truncate(at),
+            6 => {
+                let other = &seeds[rng.below(seeds.len())];
+                let from = rng.below(other.len() + 1);
+                let to = (from + rng.below(256)).min(other.len());
+                buf.splice(at..at, other[from..to].iter().copied());
+            }
+            _ => {
+                let i = rng.below(buf.len() + 1);
+                let j = rng.below(buf.len() + 1);
+                let (a, b) = (i.min(j), i.max(j));
+                let chunk = buf[a..b.min(a + 64)].to_vec();
+                buf.splice(at..at, chunk);
+            }
+        }
+    }
+    buf
+}
+
+/// Rounds over every seed: `KVLAB_FUZZ_ROUNDS`, or `default`.
+fn rounds(default: usize) -> usize {
+    std::env::var("KVLAB_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Tokens on the formats' edges: separators, escapes, huge, negative and odd numbers,
+/// the names that select other workloads and distributions.
+const INTERESTING: &[&[u8]] = &[
+    b"\n",
+    b"\r\n",
+    b"=",
+    b":",
+    b"\\",
+    b"\\u",
+    b"\\\n",
+    b"#",
+    b" ",
+    b"\t",
+    b"\"",
+    b",",
+    b"-",
+    b"-1",
+    b"0",
+    b"1",
+    b"0.5",
+    b"1e308",
+    b"1e-320",
+    b"NaN",
+    b"inf",
+    b"4294967295",
+    b"4294967296",
+    b"2147483647",
+    b"9223372036854775807",
+    b"18446744073709551615",
+    b"18446744073709551616",
+    b"[]",
+    b"{}",
+    b"null",
+    b"\\x",
+    b"\\xff",
+    b"\0",
+    b"\xff",
+    b"zipfian",
+    b"latest",
+    b"hotspot",
+    b"exponential",
+    b"sequential",
+    b"histogram",
+    b"uniform",
+    b"kvlab.cache",
+    b"kvlab.mixgraph",
+    b"workload=",
+    b"requestdistribution=",
+    b"group.a.threads=",
+];
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+fn shared(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(rel)
+}
+
+fn files_in(dir: &Path) -> Vec<Vec<u8>> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
+}
+
+/// Property files: every workload of the repository, and small ones for the rest.
+fn property_seeds() -> Vec<Vec<u8>> {
+    let mut seeds = Vec::new();
+    for dir in ["workloads/ycsb", "workloads/cache", "workloads/mixgraph"] {
+        seeds.extend(files_in(&repo(dir)));
+    }
+    seeds.push(
+        b"recordcount=1000\noperationcount=1000\nrequestdistribution=hotspot\n\
+          hotspotdatafraction=0.3\nfieldlengthdistribution=zipfian\nminfieldlength=10\n\
+          scanlengthdistribution=zipfian\nscanproportion=0.5\nreadproportion=0.5\n"
+            .to_vec(),
+    );
+    seeds.push(
+        b"recordcount=100\ninsertstart=10\ninsertcount=50\nrequestdistribution=exponential\n\
+          insertorder=ordered\nzeropadding=8\ntable=a\\u0041\\\n  b\n"
+            .to_vec(),
+    );
+    seeds
+}
+
+/// CacheBench configs, each with its path (for its distribution files).
+fn cachebench_seeds() -> Vec<(PathBuf, Vec<u8>)> {
+    let root = shared("cachebench");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("config.json").is_file())
+        .collect();
+    dirs.sort();
+    let mut seeds: Vec<_> = dirs
+        .iter()
+        .map(|d| {
+            let path = d.join("config.json");
+            let text = std::fs::read(&path).unwrap();
+            (path, text)
+        })
+        .collect();
+    // One with everything inline.
+    seeds.push((
+        PathBuf::from("inline.json"),
+        br#"{ // comment
+  "cache_config": { "cacheSizeMB": 64 },
+  "test_config": {
+    "numOps": 100, "numThreads": 2, "numKeys": 1000, "opDelayNs": 10, "opDelayBatch": 1,
+    "keySizeRange": [8, 16], "keySizeRangeProbability": [1.0],
+    "valSizeRange": [100, 200, 400], "valSizeRangeProbability": [0.5, 0.5],
+    "ttlSecsRange": [1, 10], "ttlSecsRangeProbability": [1.0],
+    "popularityBuckets": [10, 990], "popularityWeights": [0.9, 0.1],
+    "getRatio": 0.8, "setRatio": 0.2, /* inline */ "delRatio": 0.0
+  }
+}"#
+        .to_vec(),
+    ));
+    seeds
+}
+
+const KEY_FILES: &[&[u8]] = &[
+    b"user1\nuser2\r\nuser3\n\nkey with\ttab\n",
+    b"a\\\\b\nc\\nd\\r\\x00\\x7f\n\xc3\xa9t\xc3\xa9\n",
+];
+
+const PLANS: &[&[u8]] = &[
+    b"# Two readers, one writer.\ngroup.readers.threads = 2\ngroup.readers.readproportion = 1\n\
+      group.writers.threads: 1\ngroup.writers.insertproportion = 1\n",
+    b"group.a-1.threads=3\ngroup.a-1.readproportion=0.5\ngroup.a-1.scanproportion=0.25\n\
+      group.a-1.deleteproportion=0.25\n! comment\ngroup.b_2.threads=1\n\
+      group.b_2.readmodifywriteproportion=1\ngroup.b_2.updateproportion=0\n",
+];
+
+#[test]
+fn property_files_and_their_workloads_survive_mutation() {
+    let seeds = property_seeds();
+    for seed in &seeds {
+        assert!(
+            fuzzing::properties(seed),
+            "a seed builds no workload:\n{}",
+            String::from_utf8_lossy(seed)
+        );
+    }
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..rounds(15) {
+        for seed in &seeds {
+            fuzzing::properties(&mutate(&mut rng, seed, &seeds));
+        }
+    }
+}
+
+#[test]
+fn cachebench_configs_survive_mutation() {
+    let seeds = cachebench_seeds();
+    let bytes: Vec<Vec<u8>> = seeds.iter().map(|(_, b)| b.clone()).collect();
+    for (path, seed) in &seeds {
+        assert!(
+            fuzzing::cachebench(seed, path),
+            "{} builds no workload",
+            path.display()
+        );
+    }
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..rounds(100) {
+        for (path, seed) in &seeds {
+            fuzzing::cachebench(&mutate(&mut rng, seed, &bytes), path);
+        }
+    }
+}
+
+#[test]
+fn key_files_and_plans_survive_mutation() {
+    let keys: Vec<Vec<u8>> = KEY_FILES.iter().map(|s| s.to_vec()).collect();
+    let plans: Vec<Vec<u8>> = PLANS.iter().map(|s| s.to_vec()).collect();
+    for seed in &keys {
+        assert!(fuzzing::key_file(seed) > 0);
+    }
+    for seed in &plans {
+        assert!(fuzzing::plan(seed) > 0);
+    }
+    let mut rng = Rng(0x5eed_f00d_dead_beef);
+    for _ in 0..rounds(150) {
+        for seed in &keys {
+            fuzzing::key_file(&mutate(&mut rng, seed, &keys));
+        }
+        for seed in &plans {
+            fuzzing::plan(&mutate(&mut rng, seed, &plans));
+        }
+    }
+}
