@@ -3,84 +3,9 @@
 //! example's flags, kvlab's size laws, explicit key ranges, a locality table and fit
 //! errors) and from a hand-written one, with a fixed seed.
 
-use kvlab_dist::mixgraph::MixGraphConfig;
+use kvlab_fuzzkit::{rounds, Mutator};
 use kvlab_model::fuzzing;
 use kvlab_model::sizes::SizeModel;
-use kvlab_model::{KvlabParams, MixGraphParams, Model};
-
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
-    let mut buf = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(buf.len() + 1);
-        match rng.below(9) {
-            0 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] ^= 1 << rng.below(8);
-            }
-            1 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] = rng.next() as u8;
-            }
-            2 => buf.insert(at, rng.next() as u8),
-            3 if at < buf.len() => {
-                let end = (at + 1 + rng.below(8)).min(buf.len());
-                buf.drain(at..end);
-            }
-            4 | 7 => {
-                let tok = INTERESTING[rng.below(INTERESTING.len())];
-                // Half the time the token replaces a number or word where it lands.
-                let end = if rng.below(2) == 0 {
-                    buf[at..]
-                        .iter()
-                        .position(|b| !b.is_ascii_alphanumeric() && *b != b'.')
-                        .map_or(buf.len(), |n| at + n)
-                } else {
-                    at
-                };
-                buf.splice(at..end, tok.iter().copied());
-            }
-            5 => buf.truncate(at),
-            6 => {
-                let other = &seeds[rng.below(seeds.len())];
-                let from = rng.below(other.len() + 1);
-                let to = (from + rng.below(256)).min(other.len());
-                buf.splice(at..at, other[from..to].iter().copied());
-            }
-            _ => {
-                let i = rng.below(buf.len() + 1);
-                let j = rng.below(buf.len() + 1);
-                let (a, b) = (i.min(j), i.max(j));
-                let chunk = buf[a..b.min(a + 64)].to_vec();
-                buf.splice(at..at, chunk);
-            }
-        }
-    }
-    buf
-}
-
-/// Rounds over every seed: `KVLAB_FUZZ_ROUNDS`, or `default`.
-fn rounds(default: usize) -> usize {
-    std::env::var("KVLAB_FUZZ_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Tokens on TOML's and the model's edges.
 const INTERESTING: &[&[u8]] = &[
@@ -119,37 +44,9 @@ const INTERESTING: &[&[u8]] = &[
     b"\xff",
 ];
 
-fn zippy() -> Model {
-    let z = MixGraphConfig::zippydb_example();
-    Model {
-        header: vec!["made by hand from the ZippyDB example".into()],
-        mixgraph: MixGraphParams {
-            num: Some(z.num),
-            reads: Some(z.reads),
-            key_size: Some(z.key_size),
-            keyrange_num: Some(z.keyrange_num),
-            keyrange_dist_a: Some(z.keyrange_dist_a),
-            keyrange_dist_b: Some(z.keyrange_dist_b),
-            keyrange_dist_c: Some(z.keyrange_dist_c),
-            keyrange_dist_d: Some(z.keyrange_dist_d),
-            key_dist_a: Some(z.key_dist_a),
-            key_dist_b: Some(z.key_dist_b),
-            mix_get_ratio: Some(0.85),
-            mix_put_ratio: Some(0.14),
-            mix_seek_ratio: Some(0.01),
-            value_k: Some(1.0),
-            sine_mix_rate: Some(false),
-            ..MixGraphParams::default()
-        },
-        kvlab: KvlabParams::default(),
-        locality: None,
-        fit: toml::Table::new(),
-    }
-}
-
 fn seeds() -> Vec<Vec<u8>> {
-    let plain = zippy();
-    let mut laws = zippy();
+    let plain = crate::model::zippy_model();
+    let mut laws = crate::model::zippy_model();
     laws.kvlab.value_model = Some(SizeModel::Lognormal {
         mu: 4.5,
         sigma: 0.75,
@@ -182,10 +79,10 @@ fn model_files_survive_mutation() {
             String::from_utf8_lossy(seed)
         );
     }
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut m = Mutator::new(&seeds, INTERESTING);
     for _ in 0..rounds(500) {
-        for seed in &seeds {
-            fuzzing::model_file(&mutate(&mut rng, seed, &seeds));
+        for i in 0..seeds.len() {
+            fuzzing::model_file(&m.mutate(i));
         }
     }
 }

@@ -6,7 +6,8 @@ use std::path::Path;
 use kvlab_dist::mixgraph::MixGraphConfig;
 use kvlab_model::{MixGraphParams, Model, ModelError};
 
-fn zippy_model() -> Model {
+/// The ZippyDB example as a model (also a seed of the fuzz smoke test).
+pub(crate) fn zippy_model() -> Model {
     let z = MixGraphConfig::zippydb_example();
     Model {
         header: vec!["made by hand from PR #5953's example".into()],

@@ -2,23 +2,8 @@
 //! (`kvlab_proto::fuzzing`) run over a few hundred thousand inputs mutated from valid
 //! replies and requests, with a fixed seed.
 
+use kvlab_fuzzkit::{Mutator, Rng};
 use kvlab_proto::fuzzing;
-
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 const INTERESTING: &[&[u8]] = &[
     b"\r",
@@ -49,49 +34,6 @@ const INTERESTING: &[&[u8]] = &[
     b"\0",
     b"\xff",
 ];
-
-fn mutate(rng: &mut Rng, seeds: &[Vec<u8>]) -> Vec<u8> {
-    let mut buf = seeds[rng.below(seeds.len())].clone();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(buf.len() + 1);
-        match rng.below(8) {
-            0 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] ^= 1 << rng.below(8);
-            }
-            1 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] = rng.next() as u8;
-            }
-            2 => buf.insert(at, rng.next() as u8),
-            3 if at < buf.len() => {
-                let end = (at + 1 + rng.below(8)).min(buf.len());
-                buf.drain(at..end);
-            }
-            4 => {
-                let tok = INTERESTING[rng.below(INTERESTING.len())];
-                buf.splice(at..at, tok.iter().copied());
-            }
-            5 => buf.truncate(at),
-            6 => {
-                let other = &seeds[rng.below(seeds.len())];
-                let from = rng.below(other.len() + 1);
-                buf.splice(at..at, other[from..].iter().copied());
-            }
-            _ if !buf.is_empty() => {
-                // Duplicate a slice (repeated headers nest aggregates).
-                let from = rng.below(buf.len());
-                let end = (from + 1 + rng.below(16)).min(buf.len());
-                let piece = buf[from..end].to_vec();
-                for _ in 0..1 + rng.below(8) {
-                    buf.splice(at..at, piece.iter().copied());
-                }
-            }
-            _ => {}
-        }
-    }
-    buf
-}
 
 fn resp_seeds() -> Vec<Vec<u8>> {
     [
@@ -194,7 +136,7 @@ const ITERATIONS: usize = 200_000;
 #[test]
 fn resp_parse_survives_mutated_replies() {
     let seeds = resp_seeds();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(
             fuzzing::resp_parse(seed),
@@ -204,7 +146,7 @@ fn resp_parse_survives_mutated_replies() {
     }
     let mut whole = 0;
     for _ in 0..ITERATIONS {
-        whole += fuzzing::resp_parse(&mutate(&mut rng, &seeds)) as usize;
+        whole += fuzzing::resp_parse(&m.mutate_any()) as usize;
     }
     // The mutations must keep a good share of inputs valid, or the deep checks never run.
     assert!(whole > ITERATIONS / 10, "only {whole} valid inputs");
@@ -213,7 +155,7 @@ fn resp_parse_survives_mutated_replies() {
 #[test]
 fn memcache_parse_survives_mutated_replies() {
     let seeds = memcache_seeds();
-    let mut rng = Rng(0xd1b5_4a32_d192_ed03);
+    let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(
             fuzzing::memcache_parse(seed) > 0,
@@ -223,7 +165,7 @@ fn memcache_parse_survives_mutated_replies() {
     }
     let mut whole = 0;
     for _ in 0..ITERATIONS {
-        whole += fuzzing::memcache_parse(&mutate(&mut rng, &seeds));
+        whole += fuzzing::memcache_parse(&m.mutate_any());
     }
     assert!(whole > ITERATIONS / 10, "only {whole} valid inputs");
 }
@@ -231,13 +173,13 @@ fn memcache_parse_survives_mutated_replies() {
 #[test]
 fn memcache_binary_parse_survives_mutated_responses() {
     let seeds = memcache_binary_seeds();
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(fuzzing::memcache_binary_parse(seed), "{seed:?}");
     }
     let mut whole = 0;
     for _ in 0..ITERATIONS {
-        whole += fuzzing::memcache_binary_parse(&mutate(&mut rng, &seeds)) as usize;
+        whole += fuzzing::memcache_binary_parse(&m.mutate_any()) as usize;
     }
     assert!(whole > ITERATIONS / 20, "only {whole} valid inputs");
 }
@@ -246,7 +188,7 @@ fn memcache_binary_parse_survives_mutated_responses() {
 fn pure_random_bytes_over_a_type_alphabet() {
     // Bytes drawn from the protocols' own alphabet reach deeper than uniform noise.
     let alphabet = b"+-:$*_#,(!=%~|>\r\n0123456789tfVAHDENMOk ";
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for _ in 0..50_000 {
         let len = rng.below(48);
         let buf: Vec<u8> = (0..len)

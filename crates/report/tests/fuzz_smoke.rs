@@ -5,81 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use kvlab_fuzzkit::{rounds, Mutator};
 use kvlab_report::fuzzing;
-
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
-    let mut buf = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(buf.len() + 1);
-        match rng.below(9) {
-            0 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] ^= 1 << rng.below(8);
-            }
-            1 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] = rng.next() as u8;
-            }
-            2 => buf.insert(at, rng.next() as u8),
-            3 if at < buf.len() => {
-                let end = (at + 1 + rng.below(8)).min(buf.len());
-                buf.drain(at..end);
-            }
-            4 | 7 => {
-                let tok = INTERESTING[rng.below(INTERESTING.len())];
-                // Half the time the token replaces a number or word where it lands.
-                let end = if rng.below(2) == 0 {
-                    buf[at..]
-                        .iter()
-                        .position(|b| !b.is_ascii_alphanumeric() && *b != b'.')
-                        .map_or(buf.len(), |n| at + n)
-                } else {
-                    at
-                };
-                buf.splice(at..end, tok.iter().copied());
-            }
-            5 => buf.truncate(at),
-            6 => {
-                let other = &seeds[rng.below(seeds.len())];
-                let from = rng.below(other.len() + 1);
-                let to = (from + rng.below(256)).min(other.len());
-                buf.splice(at..at, other[from..to].iter().copied());
-            }
-            _ => {
-                let i = rng.below(buf.len() + 1);
-                let j = rng.below(buf.len() + 1);
-                let (a, b) = (i.min(j), i.max(j));
-                let chunk = buf[a..b.min(a + 64)].to_vec();
-                buf.splice(at..at, chunk);
-            }
-        }
-    }
-    buf
-}
-
-/// Rounds over every seed: `KVLAB_FUZZ_ROUNDS`, or `default`.
-fn rounds(default: usize) -> usize {
-    std::env::var("KVLAB_FUZZ_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Tokens on the formats' edges: JSON and CSV punctuation, odd numbers, log tags.
 const INTERESTING: &[&[u8]] = &[
@@ -140,11 +67,11 @@ fn seeds(file: &str) -> Vec<Vec<u8>> {
     .collect()
 }
 
-fn run(seeds: &[Vec<u8>], default_rounds: usize, rng_seed: u64, body: fn(&[u8])) {
-    let mut rng = Rng(rng_seed);
+fn run(seeds: &[Vec<u8>], default_rounds: usize, body: fn(&[u8])) {
+    let mut m = Mutator::new(seeds, INTERESTING);
     for _ in 0..rounds(default_rounds) {
-        for seed in seeds {
-            body(&mutate(&mut rng, seed, seeds));
+        for i in 0..seeds.len() {
+            body(&m.mutate(i));
         }
     }
 }
@@ -155,7 +82,7 @@ fn result_documents_survive_mutation() {
     for seed in &seeds {
         assert!(fuzzing::result_json(seed));
     }
-    run(&seeds, 150, 0x9e37_79b9_7f4a_7c15, |d| {
+    run(&seeds, 150, |d| {
         fuzzing::result_json(d);
     });
 }
@@ -166,7 +93,7 @@ fn timelines_and_monitor_series_survive_mutation() {
     for seed in &seeds {
         assert!(fuzzing::timeline(seed) > 0);
     }
-    run(&seeds, 800, 0x2545_f491_4f6c_dd1d, |d| {
+    run(&seeds, 800, |d| {
         fuzzing::timeline(d);
     });
     let path = fixture("rocksdb/workloada/2x1/round-1/monitor/process.csv");
@@ -177,7 +104,7 @@ fn timelines_and_monitor_series_survive_mutation() {
     for seed in &monitor {
         assert!(fuzzing::monitor(seed) > 0);
     }
-    run(&monitor, 2000, 0x5eed_f00d_dead_beef, |d| {
+    run(&monitor, 2000, |d| {
         fuzzing::monitor(d);
     });
 }
@@ -188,7 +115,7 @@ fn latency_logs_survive_mutation() {
     for seed in &seeds {
         assert!(fuzzing::latency_log(seed) > 0);
     }
-    run(&seeds, 60, 0x0123_4567_89ab_cdef, |d| {
+    run(&seeds, 60, |d| {
         fuzzing::latency_log(d);
     });
 }

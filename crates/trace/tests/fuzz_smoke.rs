@@ -5,26 +5,11 @@
 
 use std::io::Read;
 
+use kvlab_fuzzkit::{rounds, Mutator};
 use kvlab_trace::fuzzing;
 use kvlab_trace::{convert, open, Format, KvtraceWriter, OpenOptions};
 
 use crate::common::data;
-
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Tokens that sit on the formats' edges: separators, signs, huge and negative numbers,
 /// magic bytes.
@@ -52,52 +37,6 @@ const INTERESTING: &[&[u8]] = &[
     b"\x28\xb5\x2f\xfd",
     b"1700000000.123456 [0 127.0.0.1:1234] \"GET\" \"k\"\n",
 ];
-
-fn mutate(rng: &mut Rng, seed: &[u8], seeds: &[Vec<u8>]) -> Vec<u8> {
-    let mut buf = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(buf.len() + 1);
-        match rng.below(9) {
-            0 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] ^= 1 << rng.below(8);
-            }
-            1 if !buf.is_empty() => {
-                let i = rng.below(buf.len());
-                buf[i] = rng.next() as u8;
-            }
-            2 => buf.insert(at, rng.next() as u8),
-            3 if at < buf.len() => {
-                let end = (at + 1 + rng.below(8)).min(buf.len());
-                buf.drain(at..end);
-            }
-            4 => {
-                let tok = INTERESTING[rng.below(INTERESTING.len())];
-                buf.splice(at..at, tok.iter().copied());
-            }
-            5 => buf.truncate(at),
-            6 => {
-                let other = &seeds[rng.below(seeds.len())];
-                let from = rng.below(other.len() + 1);
-                let to = (from + rng.below(256)).min(other.len());
-                buf.splice(at..at, other[from..to].iter().copied());
-            }
-            7 if at + 8 <= buf.len() => {
-                // A length or count field set to an extreme.
-                let v: u64 = [0, 1, u64::MAX, u64::from(u32::MAX), 1 << 31, 1 << 40][rng.below(6)];
-                buf[at..at + 8].copy_from_slice(&v.to_le_bytes());
-            }
-            _ => {
-                let i = rng.below(buf.len() + 1);
-                let j = rng.below(buf.len() + 1);
-                let (a, b) = (i.min(j), i.max(j));
-                let chunk = buf[a..b.min(a + 64)].to_vec();
-                buf.splice(at..at, chunk);
-            }
-        }
-    }
-    buf
-}
 
 /// The first `n` decompressed bytes of a sample trace.
 fn head(rel: &str, n: usize) -> Vec<u8> {
@@ -234,22 +173,18 @@ fn every_reader_survives_mutated_traces() {
         );
         fuzzing::read_trace(None, seed, 0);
     }
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let rounds: usize = std::env::var("KVLAB_FUZZ_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1500);
-    for round in 0..rounds {
-        for (format, seed) in &seeds {
-            let input = mutate(&mut rng, seed, &bytes);
+    let mut m = Mutator::new(&bytes, INTERESTING);
+    for round in 0..rounds(1500) {
+        for (i, (format, _)) in seeds.iter().enumerate() {
+            let input = m.mutate(i);
             let threads = round % 7 / 6; // one kvtrace read in seven decodes on a thread
             fuzzing::read_trace(Some(*format), &input, threads);
-            match rng.below(4) {
+            match m.rng.below(4) {
                 0 => {
                     fuzzing::read_trace(None, &input, 0);
                 }
                 1 => {
-                    let other = Format::ALL[rng.below(Format::ALL.len())];
+                    let other = Format::ALL[m.rng.below(Format::ALL.len())];
                     fuzzing::read_trace(Some(other), &input, 0);
                 }
                 _ => {}
