@@ -72,6 +72,56 @@ fn the_server_sees_memtiers_traffic_only() {
 }
 
 #[test]
+fn the_connection_handshake_is_memtiers() {
+    // memtier_benchmark 2.3.0 `-t 1 -c 2 -n 6 --ratio=1:1 -P resp3 --select-db=2 -a
+    // bob:pw` sent on each connection, pipelined, `AUTH bob pw`, `SELECT 2`, `HELLO 3`
+    // (MONITOR); with `-P resp2` `HELLO 2`, with `-P redis` no HELLO.
+    let server = redis("");
+    let port = server.port().to_string();
+    call(
+        &server,
+        &["ACL", "SETUSER", "bob", "on", ">pw", "~*", "&*", "+@all"],
+    );
+    for (protocol, hellos) in [("resp3", 2), ("resp2", 2), ("redis", 0)] {
+        call(&server, &["CONFIG", "RESETSTAT"]);
+        let o = memtier_on(
+            &port,
+            &[
+                "-t",
+                "1",
+                "-c",
+                "2",
+                "-n",
+                "6",
+                "--ratio=1:1",
+                "-P",
+                protocol,
+                "--select-db=2",
+                "-a",
+                "bob:pw",
+                "--hide-histogram",
+                "--no-server-queries",
+            ],
+        );
+        let (_, stderr) = text(&o);
+        assert!(o.status.success(), "{protocol}: {stderr}");
+        let info = info(&server, "commandstats");
+        let seen = command_calls(&info);
+        let mut expected = vec![
+            ("auth".to_string(), 2),
+            ("config|resetstat".to_string(), 1),
+            ("get".to_string(), 6),
+            ("hello".to_string(), hellos),
+            ("select".to_string(), 2),
+            ("set".to_string(), 6),
+        ];
+        expected.retain(|(_, n)| *n > 0);
+        assert_eq!(seen, expected, "{protocol}: {info}");
+    }
+    server.stop().unwrap();
+}
+
+#[test]
 fn the_report_has_memtiers_header_and_column_layout() {
     // memtier_benchmark 2.3.0 `-t 1 -c 2 -n 100 --ratio=1:1 --hide-histogram` printed:
     //

@@ -145,6 +145,13 @@ fn imported_objects_are_written_read_and_verified_and_changed_keys_fail() {
             serde_json::json!({"keys verified successfuly": 30, "keys failed": 0})
         );
         assert_eq!(doc["ALL STATS"]["Sets"]["Count"], serde_json::json!(30));
+        // The file's own keys: memtier leaves its default prefix and maximum unset.
+        let config = &doc["configuration"];
+        assert_eq!(
+            (&config["key_prefix"], &config["key_maximum"]),
+            (&serde_json::Value::Null, &serde_json::json!(0)),
+            "{protocol}"
+        );
 
         // Change one key and delete another behind kvlab's back.
         match kind {

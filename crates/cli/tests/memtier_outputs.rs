@@ -102,6 +102,9 @@ fn hdr_files_are_memtiers_per_run_and_type_and_agree_with_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("lat");
     let prefix_arg = format!("--hdr-file-prefix={}", prefix.display());
+    let json_dir = tempfile::tempdir().unwrap();
+    let json = json_dir.path().join("runs.json");
+    let json_arg = format!("--json-out-file={}", json.display());
     // Two runs of 2 × 3 clients × 200 requests at 1:3: 300 SETs and 900 GETs per run.
     let o = memtier_on(
         &server.port().to_string(),
@@ -119,10 +122,35 @@ fn hdr_files_are_memtiers_per_run_and_type_and_agree_with_the_summary() {
             "2",
             "--print-all-runs",
             &prefix_arg,
+            &json_arg,
         ],
     );
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
+    // memtier_benchmark 2.3.0 with `-x 2 --print-all-runs` writes each run's section,
+    // with its per-second series, before the best, the worst and their average.
+    let raw = std::fs::read_to_string(&json).unwrap();
+    let at = |title: &str| raw.find(&format!("\"{title}\"")).unwrap_or(usize::MAX);
+    let order = [
+        "run information",
+        "RUN #1 RESULTS",
+        "RUN #2 RESULTS",
+        "BEST RUN RESULTS",
+        "WORST RUN RESULTS",
+        "AGGREGATED AVERAGE RESULTS (2 runs)",
+    ];
+    for pair in order.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{pair:?} in {raw}");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    for run in ["RUN #1 RESULTS", "RUN #2 RESULTS"] {
+        let sets = &doc[run]["Sets"];
+        assert_eq!(sets["Count"], serde_json::json!(300), "{run}");
+        assert!(
+            sets["Time-Serie"]["0"]["Count"].as_u64().unwrap() > 0,
+            "{run}"
+        );
+    }
     let mut expected = Vec::new();
     for run in 1..=2 {
         for stem in ["FULL_RUN_", "GET_command_run_", "SET_command_run_"] {

@@ -925,8 +925,11 @@ impl MemtierArgs {
                 u64::from(secs) * 1000
             ));
         }
-        if self.protocol == MemtierProtocol::Resp3 {
-            o.push("redis.protocol=resp3".to_string());
+        // memtier sends `HELLO 2` or `HELLO 3` for these two, nothing for `redis`.
+        match self.protocol {
+            MemtierProtocol::Resp2 => o.push("redis.protocol=resp2".to_string()),
+            MemtierProtocol::Resp3 => o.push("redis.protocol=resp3".to_string()),
+            _ => {}
         }
         let store = if self.protocol.is_redis() {
             "redis"

@@ -297,9 +297,16 @@ pub fn configuration(a: &MemtierArgs) -> Json {
     c.put("data_verify", flag(a.data_verify));
     c.put("verify_only", flag(a.verify_only));
     c.put("generate_keys", flag(a.generate_keys));
-    c.put("key_prefix", a.key_prefix.as_str());
+    // memtier fills in its default prefix and maximum only for generated keys: an
+    // import's own keys leave them unset.
+    let imported_keys = a.data_import.is_some() && !a.generate_keys;
+    if imported_keys {
+        c.put("key_prefix", Json::Null);
+    } else {
+        c.put("key_prefix", a.key_prefix.as_str());
+    }
     c.put("key_minimum", a.key_minimum);
-    c.put("key_maximum", a.key_maximum);
+    c.put("key_maximum", if imported_keys { 0 } else { a.key_maximum });
     let (set, get) = a.key_pattern();
     let letter = |p: KeyPattern| p.letter();
     c.put("key_pattern", format!("{}:{}", letter(set), letter(get)));

@@ -816,9 +816,10 @@ pub fn json_document(
     document(opts, run_information, vec![("ALL STATS".into(), stats)])
 }
 
-/// The JSON document of several runs of one test (`-x`): `BEST RUN RESULTS` and `WORST
-/// RUN RESULTS` with those runs' per-second series, and `AGGREGATED AVERAGE RESULTS (N
-/// runs)` without one. `seconds[i]` is run `i`'s series.
+/// The JSON document of several runs of one test (`-x`): with `--print-all-runs` each
+/// run's `RUN #N RESULTS`, then `BEST RUN RESULTS` and `WORST RUN RESULTS`, all with
+/// their run's per-second series, and `AGGREGATED AVERAGE RESULTS (N runs)` without
+/// one. `seconds[i]` is run `i`'s series.
 pub fn json_document_runs(
     opts: &Options,
     _kvlab_settings: Vec<(String, String)>,
@@ -830,12 +831,17 @@ pub fn json_document_runs(
     let mut sections = Vec::new();
     if let Some((best, worst)) = best_and_worst(runs) {
         let series = |i: usize| seconds.get(i).map_or(&[][..], Vec::as_slice);
-        for (title, i) in [(BEST, best), (WORST, worst)] {
+        // memtier's `--print-all-runs` writes every run's section first, as it prints
+        // every run's table.
+        let all_runs = (0..runs.len()).filter(|_| opts.print_all_runs);
+        let each = all_runs.map(|i| (format!("RUN #{} RESULTS", i + 1), i));
+        let chosen = [(BEST.to_string(), best), (WORST.to_string(), worst)];
+        for (title, i) in each.chain(chosen) {
             let rows = run_rows(&opts.layout, &runs[i], p);
             let r = &runs[i];
             let secs = r.elapsed.as_secs_f64();
             let stats = stats_json(opts, &rows, series(i), &r.total, secs, Span::of(r));
-            sections.push((title.to_string(), stats));
+            sections.push((title, stats));
         }
         let (rows, merged) = average_rows(&opts.layout, runs, p);
         let span = Span {

@@ -101,6 +101,9 @@ pub struct RedisConfig {
     pub model: Model,
     /// Speak RESP3 (`HELLO 3`) instead of RESP2.
     pub resp3: bool,
+    /// Send `HELLO 2` or `HELLO 3` after `AUTH` and `SELECT`, as memtier_benchmark does
+    /// for `-P resp2` and `-P resp3`: set when `redis.protocol` is given.
+    pub hello: bool,
     /// Per-request timeout: a batch whose replies take longer fails its requests.
     pub timeout: Option<Duration>,
     /// Connection (and TLS handshake) timeout.
@@ -161,7 +164,8 @@ impl RedisConfig {
             "string" => Model::String,
             _ => Model::Hash,
         };
-        let resp3 = opts.choice("protocol", &["resp2", "resp3", "2", "3"], "resp2")?;
+        // Empty when not given: RESP2 without a `HELLO`.
+        let resp3 = opts.choice("protocol", &["resp2", "resp3", "2", "3"], "")?;
         let timeout_ms = opts.int("timeout_ms", 0)?;
         let connect_timeout_ms = opts.int("connect_timeout_ms", 5000)?;
         if timeout_ms < 0 || connect_timeout_ms <= 0 {
@@ -237,6 +241,7 @@ impl RedisConfig {
             url,
             model,
             resp3: resp3.ends_with('3'),
+            hello: !resp3.is_empty(),
             timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms as u64)),
             connect_timeout: Duration::from_millis(connect_timeout_ms as u64),
             tls_ca_file,

@@ -137,8 +137,9 @@ impl Inner {
         Ok(())
     }
 
-    /// Connects to node `i` and runs the handshake: `HELLO 3` (with credentials) for
-    /// RESP3, else `AUTH`; then `SELECT` for a database other than 0.
+    /// Connects to node `i` and runs memtier_benchmark's handshake, pipelined: `AUTH`
+    /// with credentials, `SELECT` for a database other than 0, then `HELLO 2` or `HELLO
+    /// 3` when `redis.protocol` was given.
     pub(super) async fn connect(&self, i: usize) -> Result<Conn, StoreError> {
         let ep = self.nodes.read().expect("node list lock poisoned")[i].clone();
         let mut conn = Conn::connect(&ep).await?;
@@ -146,16 +147,16 @@ impl Inner {
         let pass = url.password.as_deref().map(str::as_bytes);
         let user = url.user.as_deref().map(str::as_bytes);
         let mut replies = 0;
-        if self.config.resp3 {
-            let auth = pass.map(|p| (user.unwrap_or(b"default"), p));
-            resp::hello(&mut conn.wbuf, 3, auth);
-            replies += 1;
-        } else if let Some(p) = pass {
+        if let Some(p) = pass {
             resp::auth(&mut conn.wbuf, user, p);
             replies += 1;
         }
         if let Some(db) = url.db.filter(|&d| d != 0) {
             resp::select(&mut conn.wbuf, db);
+            replies += 1;
+        }
+        if self.config.hello {
+            resp::hello(&mut conn.wbuf, if self.config.resp3 { 3 } else { 2 }, None);
             replies += 1;
         }
         if replies == 0 {
