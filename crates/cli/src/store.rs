@@ -5,6 +5,10 @@ use super::*;
 
 /// Opens the phase's store and runs the phase on it.
 pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
+    // A store name that is wrong is said before any warning about the workload.
+    if !available_stores().contains(&ctx.args.db.as_str()) {
+        return Err(unknown_store(&ctx.args.db));
+    }
     check_store_flags(&ctx.args, &ctx.props)?;
     if let Some(w) = default_record_count_warning(&ctx) {
         eprintln!("kvlab: warning: {w}");
@@ -144,11 +148,16 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
                 .map_err(|e| usage(e.message))?;
             execute(&ctx, Arc::new(NullStore))
         }
-        other => Err(usage(format!(
-            "unknown store `{other}`; available: {}",
-            available_stores().join(", ")
-        ))),
+        other => Err(unknown_store(other)),
     }
+}
+
+/// The usage error for a `--db` kvlab does not know (or was built without).
+fn unknown_store(name: &str) -> anyhow::Error {
+    usage(format!(
+        "unknown store `{name}`; available: {}",
+        available_stores().join(", ")
+    ))
 }
 
 pub(crate) fn available_stores() -> Vec<&'static str> {

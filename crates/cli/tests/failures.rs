@@ -625,6 +625,15 @@ fn a_missing_recordcount_is_said_on_stderr() {
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("no recordcount"), "{stderr}");
+    // A store name that is wrong is the one thing said: no warning about the workload.
+    let o = kvlab(&["run", "-P", file.to_str().unwrap(), "--db", "nosuch"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("kvlab: error: unknown store `nosuch`; available: "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
 #[test]
