@@ -6,7 +6,7 @@
 
 use crate::common;
 use common::servers::{call, calls, info, info_stat, memcached_stat, redis, start};
-use common::{kvlab, memtier_on, text};
+use common::{all_stats_row, kvlab, memtier_on, text};
 use kvlab_spawn::ServerKind;
 
 /// `(name, calls)` of each `cmdstat_NAME:calls=N,…` line of `INFO commandstats`, sorted.
@@ -195,6 +195,102 @@ fn the_report_has_memtiers_header_and_column_layout() {
         "{stdout}"
     );
     server.stop().unwrap();
+}
+
+#[test]
+fn cluster_mode_tables_and_json_have_memtiers_moved_and_ask_columns() {
+    // memtier_benchmark 2.3.0 `--cluster-mode -t 2 -c 3 -n 100 --ratio=1:1
+    // --hide-histogram` against a 3-master cluster printed 150 `=`, this header, 150
+    // `-`, and rows such as
+    // `Waits           0.00          ---          ---          ---          ---  …`;
+    // with `--command` its header has no Hits/sec and Misses/sec.
+    const MEMTIER_HEADER: &str =
+        "Type         Ops/sec     Hits/sec   Misses/sec    MOVED/sec      \
+         ASK/sec    Avg. Latency     p50 Latency     p99 Latency   p99.9 Latency       KB/sec ";
+    const MEMTIER_COMMANDS_HEADER: &str = "Type         Ops/sec    MOVED/sec      ASK/sec    \
+         Avg. Latency     p50 Latency     p99 Latency   p99.9 Latency       KB/sec ";
+    // memtier's JSON row: MOVED/sec and ASK/sec after Misses/sec, in every row.
+    const MEMTIER_KEYS: [&str; 8] = [
+        "Count",
+        "Ops/sec",
+        "Hits/sec",
+        "Misses/sec",
+        "MOVED/sec",
+        "ASK/sec",
+        "Connection Errors/sec",
+        "Connection Errors",
+    ];
+    let cluster = kvlab_spawn::start_redis_cluster(3).unwrap();
+    let port = cluster.addrs()[0].port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("cluster.json");
+    let json_arg = format!("--json-out-file={}", json.display());
+    let o = memtier_on(
+        &port,
+        &[
+            "--cluster-mode",
+            "-t",
+            "2",
+            "-c",
+            "3",
+            "-n",
+            "100",
+            "--ratio=1:1",
+            "--hide-histogram",
+            &json_arg,
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = lines.iter().position(|l| *l == "ALL STATS").unwrap();
+    assert_eq!(lines[at + 1], "=".repeat(150));
+    assert_eq!(lines[at + 2], MEMTIER_HEADER);
+    assert_eq!(lines[at + 3], "-".repeat(150));
+    for row in ["Sets ", "Gets ", "Waits ", "Totals "] {
+        let line = lines.iter().find(|l| l.starts_with(row)).unwrap();
+        assert_eq!(line.len(), 150, "{line}");
+    }
+    assert_eq!(
+        all_stats_row(&stdout, "Waits")[2..7],
+        ["---", "---", "---", "---", "---"]
+    );
+    // Every request got its reply (kvlab follows redirections): 0 MOVED/sec, 0 ASK/sec.
+    assert_eq!(all_stats_row(&stdout, "Gets")[4..6], ["0.00", "0.00"]);
+    let raw = std::fs::read_to_string(&json).unwrap();
+    for row in ["Sets", "Gets", "Waits", "Totals"] {
+        // The keys in memtier's order at the start of the row (a key missing or out of
+        // order would be found in a later row).
+        let from = raw.find(&format!("\"{row}\": {{")).unwrap();
+        let mut at = from;
+        for key in MEMTIER_KEYS {
+            at += raw[at..].find(&format!("\"{key}\":")).unwrap() + 1;
+        }
+        assert!(at - from < 400, "{row}: {}", &raw[from..at]);
+    }
+    let doc: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    for row in ["Sets", "Gets", "Waits", "Totals"] {
+        assert_eq!(doc["ALL STATS"][row]["MOVED/sec"], serde_json::json!(0.0));
+        assert_eq!(doc["ALL STATS"][row]["ASK/sec"], serde_json::json!(0.0));
+    }
+    let o = memtier_on(
+        &port,
+        &[
+            "--cluster-mode",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "20",
+            "--command=set __key__ __data__",
+            "--hide-histogram",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains(MEMTIER_COMMANDS_HEADER), "{stdout}");
+    cluster.stop().unwrap();
 }
 
 #[test]
