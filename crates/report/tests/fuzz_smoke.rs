@@ -3,10 +3,10 @@
 //! (`tests/fixtures/suite`: result.json, timeline.csv, latency.hlog, monitor CSVs), with
 //! a fixed seed.
 
-use std::path::{Path, PathBuf};
-
 use kvlab_fuzzkit::{rounds, Mutator};
 use kvlab_report::fuzzing;
+
+use crate::golden::suite;
 
 /// Tokens on the formats' edges: JSON and CSV punctuation, odd numbers, log tags.
 const INTERESTING: &[&[u8]] = &[
@@ -43,12 +43,6 @@ const INTERESTING: &[&[u8]] = &[
     b"\xff",
 ];
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/suite")
-        .join(rel)
-}
-
 /// `file` of the first round of every fixture run.
 fn seeds(file: &str) -> Vec<Vec<u8>> {
     [
@@ -61,7 +55,7 @@ fn seeds(file: &str) -> Vec<Vec<u8>> {
     ]
     .iter()
     .map(|run| {
-        let path = fixture(&format!("{run}/round-1/{file}"));
+        let path = suite().join(format!("{run}/round-1/{file}"));
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     })
     .collect()
@@ -96,7 +90,7 @@ fn timelines_and_monitor_series_survive_mutation() {
     run(&seeds, 800, |d| {
         fuzzing::timeline(d);
     });
-    let path = fixture("rocksdb/workloada/2x1/round-1/monitor/process.csv");
+    let path = suite().join("rocksdb/workloada/2x1/round-1/monitor/process.csv");
     let monitor = vec![
         std::fs::read(path).unwrap(),
         b"time_s,cpu_pct,rss_bytes\n0.5,12.5,1000\n1.0,,2000\n1.5,x,\n".to_vec(),

@@ -15,7 +15,8 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-fn suite() -> PathBuf {
+/// The fixture suite's result directories (also the fuzz smoke test's seeds).
+pub(crate) fn suite() -> PathBuf {
     fixtures().join("suite")
 }
 

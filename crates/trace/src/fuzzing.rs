@@ -9,6 +9,7 @@
 use std::io::Cursor;
 use std::path::Path;
 
+use crate::open::{compression_of, Compression};
 use crate::{open_reader, Format, OpenOptions, TraceError, TraceReader, TraceRecord};
 
 /// The name fuzzed traces are read under (errors must name it).
@@ -83,7 +84,7 @@ pub fn read_trace(format: Option<Format>, data: &[u8], decode_threads: usize) ->
         decode_threads: Some(decode_threads),
         ..OpenOptions::default()
     };
-    let plain = !is_compressed(data);
+    let plain = compression_of(data) == Compression::None;
     match open_reader(
         Box::new(Cursor::new(data.to_vec())),
         Path::new(NAME),
@@ -110,12 +111,4 @@ pub fn read_any(data: &[u8]) -> u64 {
         return 0;
     };
     read_trace(format_of(selector), trace, usize::from(selector >> 7))
-}
-
-/// True when `data` starts with a compression magic the reader removes.
-fn is_compressed(data: &[u8]) -> bool {
-    data.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
-        || data.starts_with(&[0x1f, 0x8b])
-        || data.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0])
-        || data.starts_with(b"BZh")
 }

@@ -175,7 +175,7 @@ pub struct OpenOptions {
 
 /// A compression wrapper, told from magic bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Compression {
+pub(crate) enum Compression {
     None,
     Zstd,
     Gzip,
@@ -183,7 +183,8 @@ enum Compression {
     Bzip2,
 }
 
-fn compression_of(head: &[u8]) -> Compression {
+/// The compression `head` (a stream's first bytes) starts with.
+pub(crate) fn compression_of(head: &[u8]) -> Compression {
     if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         Compression::Zstd
     } else if head.starts_with(&[0x1f, 0x8b]) {

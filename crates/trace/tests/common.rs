@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kvlab_trace::{open, Format, OpenOptions, Stats, TraceReader, TraceRecord};
+use kvlab_trace::{
+    open, Format, KvtraceWriter, OpenOptions, Stats, TraceInfo, TraceReader, TraceRecord,
+};
 
 /// A file under /work/shared/data/traces.
 pub fn data(rel: &str) -> PathBuf {
@@ -33,4 +35,13 @@ pub fn records(r: &mut dyn TraceReader) -> Vec<TraceRecord> {
         out.push(rec.clone());
     }
     out
+}
+
+/// Writes `recs` as a kvtrace in memory.
+pub fn encode(info: &TraceInfo, recs: &[TraceRecord]) -> Vec<u8> {
+    let mut w = KvtraceWriter::new(Vec::new(), Path::new("mem.kvtrace"), info).expect("a writer");
+    for r in recs {
+        w.write(r).expect("writing to memory");
+    }
+    w.finish().expect("finishing")
 }

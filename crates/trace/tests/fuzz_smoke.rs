@@ -7,9 +7,9 @@ use std::io::Read;
 
 use kvlab_fuzzkit::{rounds, Mutator};
 use kvlab_trace::fuzzing;
-use kvlab_trace::{convert, open, Format, KvtraceWriter, OpenOptions};
+use kvlab_trace::{Format, TraceRecord};
 
-use crate::common::data;
+use crate::common::{data, encode, reader};
 
 /// Tokens that sit on the formats' edges: separators, signs, huge and negative numbers,
 /// magic bytes.
@@ -57,40 +57,13 @@ fn head(rel: &str, n: usize) -> Vec<u8> {
 
 /// A small kvtrace of the first records of a RocksDB trace, as bytes.
 fn kvtrace_seed() -> Vec<u8> {
-    let mut reader = open(data("rocksdb/mixgraph.trace"), &OpenOptions::default()).unwrap();
-    let mut out = Vec::new();
-    {
-        let mut writer = KvtraceWriter::new(
-            &mut out,
-            std::path::Path::new("seed.kvtrace"),
-            reader.info(),
-        )
-        .unwrap();
-        let mut limited = Limited(&mut *reader, 300);
-        convert(&mut limited, &mut writer).unwrap();
-        writer.finish().unwrap();
+    let mut r = reader("rocksdb/mixgraph.trace", None);
+    let mut recs = Vec::new();
+    let mut rec = TraceRecord::default();
+    while recs.len() < 300 && r.read(&mut rec).expect("reading the sample") {
+        recs.push(rec.clone());
     }
-    out
-}
-
-/// At most `.1` records of a reader.
-struct Limited<'a>(&'a mut dyn kvlab_trace::TraceReader, u32);
-
-impl kvlab_trace::TraceReader for Limited<'_> {
-    fn info(&self) -> &kvlab_trace::TraceInfo {
-        self.0.info()
-    }
-
-    fn read(
-        &mut self,
-        rec: &mut kvlab_trace::TraceRecord,
-    ) -> Result<bool, kvlab_trace::TraceError> {
-        if self.1 == 0 {
-            return Ok(false);
-        }
-        self.1 -= 1;
-        self.0.read(rec)
-    }
+    encode(r.info(), &recs)
 }
 
 /// The sample traces the seeds are cut from, with their formats and how many

@@ -11,16 +11,7 @@ use kvlab_trace::{
 };
 use proptest::prelude::*;
 
-use crate::common::{data, reader, records};
-
-/// Writes `recs` as a kvtrace in memory.
-fn encode(info: &TraceInfo, recs: &[TraceRecord]) -> Vec<u8> {
-    let mut w = KvtraceWriter::new(Vec::new(), Path::new("mem.kvtrace"), info).expect("a writer");
-    for r in recs {
-        w.write(r).expect("writing to memory");
-    }
-    w.finish().expect("finishing")
-}
+use crate::common::{data, encode, reader, records};
 
 /// Reads a kvtrace file back.
 fn decode_file(path: &Path) -> Vec<TraceRecord> {

@@ -812,19 +812,6 @@ fn property_errors_name_the_key_and_line() {
 // ---------------------------------------------------------------------------------
 // CacheBench configs.
 
-fn cachebench_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/cachebench");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!(
-            "note: {} is absent; skipping the real CacheBench configs",
-            dir.display()
-        );
-        None
-    }
-}
-
 fn overrides(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()
@@ -855,7 +842,7 @@ fn merge_bins(counts: &[u64], probs: &[f64], draws: f64) -> (Vec<u64>, Vec<f64>)
 
 #[test]
 fn real_cachebench_configs_scale_down_and_fit() {
-    let Some(dir) = cachebench_dir() else {
+    let Some(dir) = common::cachebench_dir() else {
         return;
     };
     let mut configs = 0;

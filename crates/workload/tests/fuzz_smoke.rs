@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use kvlab_fuzzkit::{rounds, Mutator};
 use kvlab_workload::fuzzing;
 
+use crate::common::{self, workloads_dir};
+
 /// Tokens on the formats' edges: separators, escapes, huge, negative and odd numbers,
 /// the names that select other workloads and distributions.
 const INTERESTING: &[&[u8]] = &[
@@ -59,18 +61,6 @@ const INTERESTING: &[&[u8]] = &[
     b"group.a.threads=",
 ];
 
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(rel)
-}
-
-fn shared(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(rel)
-}
-
 fn files_in(dir: &Path) -> Vec<Vec<u8>> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -84,8 +74,8 @@ fn files_in(dir: &Path) -> Vec<Vec<u8>> {
 /// Property files: every workload of the repository, and small ones for the rest.
 fn property_seeds() -> Vec<Vec<u8>> {
     let mut seeds = Vec::new();
-    for dir in ["workloads/ycsb", "workloads/cache", "workloads/mixgraph"] {
-        seeds.extend(files_in(&repo(dir)));
+    for dir in ["ycsb", "cache", "mixgraph"] {
+        seeds.extend(files_in(&workloads_dir().join(dir)));
     }
     seeds.push(
         b"recordcount=1000\noperationcount=1000\nrequestdistribution=hotspot\n\
@@ -103,12 +93,13 @@ fn property_seeds() -> Vec<Vec<u8>> {
 
 /// CacheBench configs, each with its path (for its distribution files).
 fn cachebench_seeds() -> Vec<(PathBuf, Vec<u8>)> {
-    let root = shared("cachebench");
-    let mut dirs: Vec<_> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("config.json").is_file())
-        .collect();
+    let mut dirs: Vec<_> = common::cachebench_dir().map_or_else(Vec::new, |root| {
+        std::fs::read_dir(&root)
+            .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("config.json").is_file())
+            .collect()
+    });
     dirs.sort();
     let mut seeds: Vec<_> = dirs
         .iter()

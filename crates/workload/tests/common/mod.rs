@@ -15,9 +15,29 @@ pub const OTHER_KNOWN: &[&str] = &[
     "status.interval",
 ];
 
+/// The repository's `workloads` directory.
+pub fn workloads_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")
+}
+
 /// The repository's `workloads/ycsb` directory.
 pub fn ycsb_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ycsb")
+    workloads_dir().join("ycsb")
+}
+
+/// The shared CacheBench configs beside the project, or `None` (said on stdout) when
+/// they are absent.
+pub fn cachebench_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/cachebench");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!(
+            "note: {} is absent; skipping the real CacheBench configs",
+            dir.display()
+        );
+        None
+    }
 }
 
 /// Parses `text` as if it were the file `workloads/x`.
