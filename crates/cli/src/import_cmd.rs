@@ -366,11 +366,11 @@ fn malformed_at(m: &kvlab_workload::MalformedLine) -> String {
     )
 }
 
+/// An input file named on the command line (an import file, `--keys`, a plan) that cannot
+/// be read or parsed: a usage error (exit code 2), found before anything runs, as for a
+/// property file.
 fn workload_error(e: WorkloadError) -> anyhow::Error {
-    match e {
-        WorkloadError::Io { .. } => anyhow::Error::new(e),
-        other => usage(other.to_string()),
-    }
+    usage(e.to_string())
 }
 
 /// Turns `run`'s or `verify`'s workload into a key-file or plan workload when

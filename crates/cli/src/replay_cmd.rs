@@ -92,7 +92,9 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
         look_aside: cmd.look_aside,
         interval: cmd.phase.interval,
     };
-    let workload = ReplayWorkload::open(spec).map_err(|e| anyhow::anyhow!(e))?;
+    // A trace that cannot be opened or told, or whose first records are bad, stops the
+    // replay before it starts: a usage error, as a property file that cannot be read.
+    let workload = ReplayWorkload::open(spec).map_err(|e| usage(e.to_string()))?;
     eprintln!(
         "kvlab: replaying {} ({}) at {}",
         if stdin {

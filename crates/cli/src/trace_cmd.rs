@@ -52,13 +52,16 @@ pub(crate) struct InputArgs {
 
 impl InputArgs {
     /// Opens the trace, naming it in the error (a `.parquet` file is a Parquet export).
+    /// A trace that cannot be opened, or whose format cannot be told, is a usage error
+    /// (exit code 2), as a property file that cannot be read: nothing has run yet.
     pub(crate) fn open(&self, format: Option<Format>) -> Result<Box<dyn TraceReader>> {
         if self.trace.extension().is_some_and(|e| e == "parquet") {
-            let reader =
-                kvlab_trace::parquet::open_parquet(&self.trace).map_err(|e| anyhow::anyhow!(e))?;
+            let reader = kvlab_trace::parquet::open_parquet(&self.trace)
+                .map_err(|e| crate::usage(e.to_string()))?;
             return Ok(Box::new(reader));
         }
-        kvlab_trace::open(&self.trace, &self.options(format)).map_err(|e| anyhow::anyhow!(e))
+        kvlab_trace::open(&self.trace, &self.options(format))
+            .map_err(|e| crate::usage(e.to_string()))
     }
 
     /// How to open the trace: `format` (a subcommand's own `--format`), else

@@ -535,7 +535,8 @@ fn a_cut_trace_is_named_with_its_offset() {
 
 /// A text trace with a bad line: `trace stats` gives the figures before it and warns
 /// with the file and line; the commands that need the whole trace fail naming them; a
-/// missing file is named once, with the system's reason once.
+/// missing file is named once, with the system's reason once, and exits 2 in every
+/// command that reads one.
 #[test]
 fn a_bad_line_is_named_and_a_missing_trace_said_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -575,12 +576,39 @@ fn a_bad_line_is_named_and_a_missing_trace_said_once() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert_eq!(err.matches("bad.twitter.csv:3:").count(), 1, "{err}");
 
+    // A missing input file is a usage error (exit code 2) whichever command names it,
+    // as a missing property file is for `run -P`: nothing has run yet.
     let missing = dir.path().join("missing.trace");
-    let o = kvlab(&["trace", "stats", missing.to_str().unwrap()]);
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("missing.trace"), "{err}");
-    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    let m = missing.to_str().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let model = model.to_str().unwrap();
+    let commands: [&[&str]; 13] = [
+        &["trace", "stats", m],
+        &["trace", "dump", m],
+        &["trace", "analyze", m, "--out", out],
+        &["trace", "convert", m, &format!("{out}.kvtrace")],
+        &["sim", m, "--policy", "lru", "--size", "10"],
+        &["model", "fit", m, "-o", model],
+        &["model", "fidelity", m, "--out", out],
+        &["replay", m, "--db", "null"],
+        &["run", "--model", m, "--db", "null"],
+        &["run", "-P", m, "--db", "null"],
+        &["import", m, "--db", "null", "--key-fields", "1"],
+        &["verify", "--keys", m, "--db", "null"],
+        &["report", m],
+    ];
+    for args in commands {
+        let o = kvlab(args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("missing.trace"), "{args:?}: {err}");
+        assert_eq!(
+            err.matches("No such file or directory").count(),
+            1,
+            "{args:?}: {err}"
+        );
+    }
 }
 
 /// A kvtrace of many blocks, decoded ahead on threads, reads the same from a file and
