@@ -335,6 +335,38 @@ fn a_lost_server_is_said_out_loud_and_its_back_off_is_nobodys_latency() {
     assert!(max_us < 300_000.0, "max {max_us} µs");
 }
 
+/// memcached killed 2 s into a 5 s run and not started again: the seconds the clients
+/// spend waiting out their reconnection back-off (nothing sent, nothing failed) are not
+/// taken for an answer — stderr never says the store answers again, and the outage runs
+/// to the end of the run.
+#[test]
+fn a_server_lost_for_good_is_unreachable_to_the_end() {
+    let s = start(ServerKind::Memcached, "");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = start_run(ServerKind::Memcached, &s, &out, "5s");
+    std::thread::sleep(Duration::from_secs(2));
+    drop(s); // stops it
+    let o = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the store does not answer"), "{stderr}");
+    assert!(!stderr.contains("the store answers again"), "{stderr}");
+    assert!(
+        stderr.contains("it did not answer again before the end"),
+        "{stderr}"
+    );
+    let doc = result_json(&out);
+    let unreachable = doc["runner"]["unreachable_s"].as_f64().unwrap();
+    let elapsed = doc["runner"]["duration_s"].as_f64().unwrap();
+    // Lost about 2 s in (the measured part starts a little after the process), so about
+    // 3 s of 5 without it; every second from the loss to the end counts.
+    assert!(
+        (2.0..=3.6).contains(&unreachable) && unreachable < elapsed,
+        "{unreachable} of {elapsed}: {stderr}"
+    );
+}
+
 /// Ctrl-C during a run whose server stopped answering: the run stops, gives up the
 /// replies the server owes, and writes its results marked interrupted (exit 130) — and a
 /// second Ctrl-C while it does so does not lose them.
