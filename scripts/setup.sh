@@ -5,13 +5,14 @@
 # memcached and memaslap (libmemcached-tools) for the server tests and benchmarks,
 # openssl for the TLS test,
 # the WiredTiger and LMDB libraries (lmdb-utils' mdb_stat counts what the LMDB tests
-# stored), chromium (the report is checked in a headless browser), and jq (the seed in
-# result.json is checked as jq reads it).
+# stored), chromium (the report is checked in a headless browser), jq (the seed in
+# result.json is checked as jq reads it), and prometheus (a Prometheus server and promtool
+# scrape and check `--metrics`).
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 need=()
 for pkg in clang libclang-dev g++ librocksdb-dev rocksdb-tools redis-server redis-tools memcached \
-  libmemcached-tools openssl libwiredtiger-dev liblmdb-dev lmdb-utils chromium jq; do
+  libmemcached-tools openssl libwiredtiger-dev liblmdb-dev lmdb-utils chromium jq prometheus; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -130,6 +130,12 @@ pub(crate) struct MonitorArgs {
     /// not start it itself (--spawn names its own).
     #[arg(long, value_name = "PID")]
     pub(crate) monitor_server_pid: Option<u32>,
+    /// Serve live metrics in Prometheus' text format at http://ADDR/metrics while the
+    /// phase runs (e.g. 127.0.0.1:9464; port 0 picks a free one, said on stderr):
+    /// operations, errors and latency histograms so far, the last interval's throughput
+    /// and quantiles (docs/monitoring.md).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics: Option<std::net::SocketAddr>,
 }
 
 fn parse_on_off(s: &str) -> std::result::Result<bool, String> {

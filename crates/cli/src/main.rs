@@ -17,6 +17,7 @@ mod completions;
 mod db_bench_cmd;
 mod fidelity_cmd;
 mod import_cmd;
+mod metrics;
 mod model_cmd;
 mod outage;
 mod output;

@@ -35,6 +35,12 @@ pub(crate) fn execute_observed<S: Store>(
     store_stats: Option<kvlab_monitor::StoreStatsFn>,
     extra_stats: impl Fn() -> StoreStats,
 ) -> Result<ExitCode> {
+    if ctx.phase == Phase::Verify && ctx.args.monitor.metrics.is_some() {
+        return Err(usage(
+            "--metrics does not apply to verify: it reads every record once and measures no \
+             operations over time",
+        ));
+    }
     eprintln!(
         "kvlab {} {} on {} ({} thread{}, seed {})",
         env!("CARGO_PKG_VERSION"),
@@ -216,8 +222,31 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     let mut seconds: Vec<memtier_report::Second> = Vec::new();
     let mut outage = crate::outage::Outage::default();
     let mut command_names: Option<Vec<String>> = None;
+    let endpoint = match ctx.args.monitor.metrics {
+        Some(addr) => Some(crate::metrics::serve(addr)?),
+        None => None,
+    };
+    let mut live = endpoint.map(|e| {
+        let live = kvlab_measure::LiveMetrics::new(kvlab_measure::RunLabels {
+            phase: ctx.phase.as_str().to_string(),
+            store: ctx
+                .args
+                .label
+                .clone()
+                .unwrap_or_else(|| store.name().to_string()),
+            workload: workload_name(ctx),
+        });
+        e.publish(&live);
+        (e, live)
+    });
     let mut observer = |iv: &kvlab_runner::Interval<'_>| {
         outage.interval(iv, &mut display);
+        if let Some((endpoint, live)) = live.as_mut() {
+            let expected = iv.expected;
+            live.interval(iv.time_s, iv.interval_s, iv.recorder, iv.warmup, expected);
+            live.set_unreachable_s(outage.unreachable_s());
+            endpoint.publish(live);
+        }
         display.update(iv);
         if iv.warmup {
             return;

@@ -400,7 +400,7 @@ fn bad_import_options_are_usage_errors() {
         "null",
     ]);
     let (_, stderr) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("/nonexistent/li.tbl"), "{stderr}");
 }
 

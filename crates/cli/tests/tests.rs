@@ -1,5 +1,6 @@
 //! The `kvlab` binary end to end: every subcommand against real stores and servers
-//! (RocksDB, LMDB, WiredTiger, moka, foyer, redis-server, memcached, headless chromium)
+//! (RocksDB, LMDB, WiredTiger, moka, foyer, redis-server, memcached, headless chromium,
+//! Prometheus)
 //! started on free loopback ports and stopped by PID.
 
 mod common;
@@ -9,6 +10,7 @@ mod cli;
 mod failures;
 mod fidelity;
 mod import;
+mod live_metrics;
 mod memtier_bytes;
 mod memtier_commands;
 mod memtier_compat;

@@ -12,6 +12,8 @@
 //! - Over time: [`TimelineRow`]s (one per interval, written by [`write_timeline_csv`]) and
 //!   an [`IntervalLog`] of per-interval histograms that HdrHistogram's tools read.
 //! - Per client, with memtier's `--client-stats`: [`ClientStats`], second by second.
+//! - Live, while a phase runs: [`LiveMetrics`], the measured intervals so far in
+//!   Prometheus' text exposition format (`--metrics`).
 //! - For one histogram: its percentile distribution
 //!   ([`write_percentile_distribution`]) and a one-histogram log ([`write_histogram_log`]),
 //!   as HdrHistogram_c prints them.
@@ -23,6 +25,7 @@
 mod client_stats;
 mod hdr_text;
 mod interval;
+pub mod prometheus;
 mod recorder;
 mod summary;
 mod timeline;
@@ -36,6 +39,7 @@ pub use hdr_text::{
     PercentileStep,
 };
 pub use interval::IntervalLog;
+pub use prometheus::{LiveMetrics, RunLabels};
 pub use recorder::{Recorder, HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS};
 pub use summary::{write_ycsb_text, LatencySummary, OpSummary, RunSummary};
 pub use timeline::{write_timeline_csv, TimelineRow};
