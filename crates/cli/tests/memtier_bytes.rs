@@ -85,17 +85,24 @@ fn memcached_counted(server: &Server) -> Counted {
 /// adds a reply's bytes to `bytes_written` only after sending it, from the thread that
 /// served the connection, so a reply already read (the readiness probe's `VERSION …`,
 /// kvlab's last) can be missing from the next `stats`. Asks until two answers in a row
-/// differ by exactly the first query and its reply; returns the last answer and the bytes
-/// the queries before it moved (in, out).
+/// differ by exactly the first query and its reply, twice running; returns the last
+/// answer and the bytes the queries before it moved (in, out).
 fn settled(server: &Server, counted: fn(&Server) -> Counted, query: u64) -> (Counted, u64, u64) {
     let mut last = counted(server);
     let (mut sent, mut got) = (0, 0);
+    let mut steady = 0;
     for _ in 0..200 {
         let next = counted(server);
         sent += query;
         got += last.reply_bytes;
         if next.input - last.input == query && next.output - last.output == last.reply_bytes {
-            return (next, sent, got);
+            steady += 1;
+            // Twice in a row: a reply counted late can make one pair agree by chance.
+            if steady == 2 {
+                return (next, sent, got);
+            }
+        } else {
+            steady = 0;
         }
         last = next;
         std::thread::sleep(std::time::Duration::from_millis(5));
