@@ -28,6 +28,9 @@ pub(crate) enum Command {
     /// Compare two results: throughput, latency per operation, errors and hit ratio, with
     /// the ratio B/A.
     Compare(report_cmd::CompareArgs),
+    /// Merge the results of several kvlab processes (the shards of one experiment,
+    /// `--shard I/N`, on one machine or many) exactly: counts added, HDR histograms merged.
+    Merge(merge_cmd::MergeArgs),
     /// Load records from a delimited text file (e.g. TPC-H lineitem.tbl): key = the
     /// --key-fields joined with the delimiter, value = the other fields.
     Import(Box<import_cmd::ImportCommand>),
@@ -102,6 +105,21 @@ pub(crate) struct RecordArgs {
     /// chosen by a hash of the key, so the same keys in every run).
     #[arg(long, value_name = "FRACTION", default_value = "1", value_parser = parse_fraction)]
     pub(crate) record_sample: f64,
+}
+
+/// `--start-at`: an RFC 3339 timestamp or seconds since the epoch.
+fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
+    if let Some(t) = kvlab_report::parse_rfc3339(s) {
+        return Ok(t);
+    }
+    match s.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => {
+            Ok(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!(
+            "`{s}`: expected an RFC 3339 time (2026-11-27T21:40:00Z) or seconds since the epoch"
+        )),
+    }
 }
 
 /// A fraction in (0, 1].
@@ -219,6 +237,17 @@ pub(crate) struct PhaseArgs {
     /// Seed of every random choice; printed and stored in the result. Random if unset.
     #[arg(long, value_name = "N")]
     pub(crate) seed: Option<u64>,
+    /// Run as shard I of N of one experiment spread over N processes (on one machine or
+    /// many): `load` inserts the I-th of N contiguous slices of the records (YCSB's
+    /// insertstart/insertcount), `run` the I-th share of the operations and of
+    /// --target-rate, with a seed of its own; `kvlab merge` merges their results exactly.
+    #[arg(long, value_name = "I/N")]
+    pub(crate) shard: Option<kvlab_report::Shard>,
+    /// Start the phase at this wall-clock time, so that shards on several machines start
+    /// together: RFC 3339 (2026-11-27T21:40:00Z) or seconds since the epoch. The store is
+    /// opened and connected first.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub(crate) start_at: Option<std::time::SystemTime>,
     /// Directory for result.json, timeline.csv and latency.hlog.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,

@@ -558,6 +558,11 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         cmd.file.clone()
     };
     let threads = a.threads.unwrap_or(1);
+    if let Some(shard) = a.shard {
+        return Err(usage(format!(
+            "--shard {shard} does not apply to import: split the file instead"
+        )));
+    }
     if threads == 0 || a.connections == 0 || a.pipeline == 0 {
         return Err(usage(
             "--threads, --connections and --pipeline must be at least 1",

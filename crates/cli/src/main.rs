@@ -17,6 +17,7 @@ mod completions;
 mod db_bench_cmd;
 mod fidelity_cmd;
 mod import_cmd;
+mod merge_cmd;
 mod metrics;
 mod model_cmd;
 mod outage;
@@ -136,6 +137,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Memtier(m) => return memtier(*m),
         Command::Report(a) => return report_cmd::report(a),
         Command::Compare(a) => return report_cmd::compare(a),
+        Command::Merge(a) => return merge_cmd::merge(a),
         Command::Import(c) => return import_cmd::import(*c),
         Command::Suite(s) => return suite::run(s),
         Command::Trace(t) => return trace_cmd::trace(t),
@@ -247,6 +249,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         duration: a.duration(),
         warmup: None,
         seed: Some(seed),
+        shard: None,
+        start_at: None,
         out: m.out.clone(),
         overwrite: m.overwrite,
         interval: Duration::from_secs(1),

@@ -354,6 +354,7 @@ pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSect
             .map(|p| p.display().to_string())
             .collect(),
         overrides: ctx.args.properties.clone(),
+        shard: ctx.args.shard,
         ..RunnerSection::default()
     };
     if let Some(TargetRate::Sine {

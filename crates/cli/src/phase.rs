@@ -277,6 +277,9 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         }
     };
     replay_cmd::before(ctx, store)?;
+    if let Some(at) = ctx.args.start_at {
+        wait_until_start(at, &ctx.stop)?;
+    }
     let recorder = start_recording(ctx, store.name())?;
     let plan = RunPlan {
         tap: recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>),
@@ -425,6 +428,35 @@ fn start_recording(ctx: &PhaseCtx, store: &str) -> Result<Option<Arc<TraceRecord
     Ok(Some(Arc::new(recorder)))
 }
 
+/// `--start-at`: waits for the wall-clock time `at` (the store already open), so that
+/// processes on several machines start their phases together; Ctrl-C stops the wait.
+fn wait_until_start(at: SystemTime, stop: &AtomicBool) -> Result<()> {
+    let shown = kvlab_report::rfc3339(at);
+    match at.duration_since(SystemTime::now()) {
+        Ok(wait) => eprintln!(
+            "kvlab: starting at {shown} (--start-at), in {:.1} s",
+            wait.as_secs_f64()
+        ),
+        Err(late) => {
+            eprintln!(
+                "kvlab: warning: --start-at {shown} passed {:.1} s ago: starting now",
+                late.duration().as_secs_f64()
+            );
+            return Ok(());
+        }
+    }
+    while let Ok(left) = at.duration_since(SystemTime::now()) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Interrupted(
+                "interrupted while waiting for --start-at: nothing was measured".into(),
+            )
+            .into());
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+    Ok(())
+}
+
 /// The workload's name for a trace header: `--workload-label`, else the property files.
 fn workload_name(ctx: &PhaseCtx) -> String {
     if let Some(label) = &ctx.args.workload_label {
@@ -459,6 +491,9 @@ pub(crate) fn exit_code(ctx: &PhaseCtx, outcome: &RunOutcome) -> ExitCode {
 }
 
 pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
+    if let Some(at) = ctx.args.start_at {
+        wait_until_start(at, &ctx.stop)?;
+    }
     if let AnyWorkload::Keys(k) = &ctx.work {
         return import_cmd::verify_keys(ctx, store, k);
     }

@@ -71,6 +71,25 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         props.set_override(p).map_err(|e| usage(e.to_string()))?;
     }
     apply_merge_operator(&args, &mut props)?;
+    let core = args.replay.is_none()
+        && args.model.is_none()
+        && !args.memtier.given()
+        && args.cachebench.is_none()
+        && !matches!(
+            props.get("workload"),
+            Some(MixGraphWorkload::CLASS | CacheWorkload::CLASS)
+        );
+    if let Some(shard) = args.shard {
+        if !core {
+            return Err(usage(format!(
+                "--shard {shard} splits a YCSB workload's records and operations \
+                 (CoreWorkload property files, without --keys or --plan); not this one"
+            )));
+        }
+        if matches!(phase, Phase::Load | Phase::Verify) {
+            shard_records(shard, &mut props)?;
+        }
+    }
     // The workload: a CacheBench config, a cache property file, or YCSB's CoreWorkload.
     let mut defaults = Defaults::default();
     let work = if let Some(r) = &args.replay {
@@ -131,6 +150,12 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         AnyWorkload::Core(Arc::new(w))
     };
     let work = import_cmd::phase_work(phase, &mut args, &props, work)?;
+    if let Some(shard) = args.shard.filter(|_| !matches!(work, AnyWorkload::Core(_))) {
+        return Err(usage(format!(
+            "--shard {shard} splits a YCSB workload's records and operations (CoreWorkload \
+             property files); not a key file or a thread plan"
+        )));
+    }
     let threads = given_threads(&args, &props)?
         .or(defaults.threads)
         .unwrap_or(1);
@@ -205,6 +230,10 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         thread_groups: work.thread_groups(),
         ..RunPlan::default()
     };
+    let mut plan = plan;
+    if let Some(shard) = args.shard {
+        shard_plan(shard, phase, &mut plan);
+    }
     let stop = install_stop_handler();
     let ctx = PhaseCtx {
         phase,
@@ -333,4 +362,62 @@ pub(crate) fn layout_of(
         end,
         source: format!("sst:{}", path.display()),
     })
+}
+
+/// `--shard I/N` for `load` and `verify`: the I-th of N contiguous slices of the records
+/// the workload would load (`insertstart`, `insertcount`), split as YCSB splits them
+/// between threads.
+fn shard_records(shard: kvlab_report::Shard, props: &mut Properties) -> Result<()> {
+    let number = |name: &str| -> Result<Option<u64>> {
+        props
+            .get(name)
+            .map(|v| {
+                v.trim()
+                    .parse::<u64>()
+                    .map_err(|_| usage(format!("property {name}: `{v}` is not a whole number")))
+            })
+            .transpose()
+    };
+    let records = match number("recordcount")? {
+        None | Some(0) => i32::MAX as u64,
+        Some(n) => n,
+    };
+    let start = number("insertstart")?.unwrap_or(0);
+    let count = number("insertcount")?.unwrap_or(records.saturating_sub(start));
+    let (first, n) = shard.part(count);
+    if n == 0 {
+        return Err(usage(format!(
+            "--shard {shard}: {count} records split {} ways leave this shard none",
+            shard.count
+        )));
+    }
+    props
+        .set_override(&format!("insertstart={}", start + first))
+        .and_then(|()| props.set_override(&format!("insertcount={n}")))
+        .map_err(|e| usage(e.to_string()))
+}
+
+/// `--shard I/N` for the runner: the I-th share of the operations (YCSB's split) and of
+/// the target rate, and a seed of its own (shard 0 keeps the given one), so shards do not
+/// repeat each other's requests.
+fn shard_plan(shard: kvlab_report::Shard, phase: Phase, plan: &mut RunPlan) {
+    let share = 1.0 / f64::from(shard.count);
+    if phase == Phase::Run {
+        plan.operations = plan.operations.map(|n| shard.part(n).1);
+    }
+    plan.target_rate = plan.target_rate.map(|r| match r {
+        TargetRate::Constant(rate) => TargetRate::Constant(rate * share),
+        TargetRate::Sine {
+            mean,
+            amplitude,
+            period,
+        } => TargetRate::Sine {
+            mean: mean * share,
+            amplitude: amplitude * share,
+            period,
+        },
+    });
+    plan.seed = plan
+        .seed
+        .wrapping_add(u64::from(shard.index).wrapping_mul(0x9e37_79b9_7f4a_7c15));
 }

@@ -22,6 +22,7 @@ mod network;
 mod report;
 mod retries;
 mod servers;
+mod shards;
 mod sim;
 mod sst_ranges;
 mod stalls;

@@ -160,6 +160,18 @@ impl<W: Write> IntervalLog<W> {
         self.out
     }
 
+    /// Writes one histogram as an interval line of its own, tagged or not: e.g. the
+    /// intervals of other logs merged into this one (`kvlab merge`).
+    pub fn write_histogram(
+        &mut self,
+        tag: Option<&str>,
+        start_offset: Duration,
+        duration: Duration,
+        h: &Histogram<u64>,
+    ) -> Result<(), MeasureError> {
+        self.write_line(tag, start_offset, duration, h)
+    }
+
     fn write_line(
         &mut self,
         tag: Option<&str>,

@@ -35,6 +35,7 @@ mod host;
 mod html;
 mod load;
 mod markdown;
+mod merge;
 mod runner;
 mod study;
 mod table;
@@ -48,11 +49,15 @@ use serde::{Deserialize, Serialize};
 
 pub use compare::{Comparison, ComparisonFormat};
 pub use host::HostInfo;
-pub use load::{find_result_files, LatencyLog, MonitorSeries, ResultDir, Timeline};
-pub use runner::{FirstError, Loop, RunnerSection, SineRate};
+pub use load::{
+    find_result_files, LatencyLog, LoggedInterval, MonitorSeries, ResultDir, Timeline,
+    LATENCY_LOG_FILE, TIMELINE_FILE,
+};
+pub use merge::{merge, MergeInput, Merged};
+pub use runner::{FirstError, Loop, MergedFrom, RunnerSection, Shard, SineRate};
 pub use study::{Cell, CellKey, Round, Spread, Study, StudyOptions};
 pub use table::{Align, Table};
-pub use time::rfc3339;
+pub use time::{parse_rfc3339, rfc3339};
 pub use write::{prepare_out_dir, write_atomic, RESULT_FILE};
 
 /// A failure to write or read a result.
@@ -104,6 +109,10 @@ pub enum ReportError {
         /// What was wrong.
         message: String,
     },
+    /// Results that cannot be merged exactly (`kvlab merge`): what is wrong, naming the
+    /// result.
+    #[error("{0}")]
+    Merge(String),
     /// A result document that is not valid JSON of the expected shape.
     #[error("parsing result document{}: {source}", match path {
         Some(p) => format!(" {}", p.display()),

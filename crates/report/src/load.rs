@@ -15,9 +15,9 @@ use kvlab_measure::TimelineRow;
 use crate::{ReportError, ResultDocument, RESULT_FILE};
 
 /// The timeline file beside a result document.
-const TIMELINE_FILE: &str = "timeline.csv";
+pub const TIMELINE_FILE: &str = "timeline.csv";
 /// The HdrHistogram interval log beside a result document.
-const LATENCY_LOG_FILE: &str = "latency.hlog";
+pub const LATENCY_LOG_FILE: &str = "latency.hlog";
 /// The directory of resource time series beside a result document.
 pub(crate) const MONITOR_DIR: &str = "monitor";
 /// Deeper than any result layout; stops a walk that a symlink loop would make endless.
@@ -311,43 +311,98 @@ impl LatencyLog {
     /// Decodes an interval log (V2, optionally deflate-compressed histograms, base64);
     /// `path` names it in errors.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<LatencyLog, ReportError> {
-        let error = |message: String| ReportError::LatencyLog {
-            path: path.to_path_buf(),
-            message,
-        };
         let mut log = LatencyLog {
             overall: empty_histogram(),
             by_tag: BTreeMap::new(),
         };
-        let mut deserializer = Deserializer::new();
-        let mut raw = Vec::new();
-        for (i, entry) in IntervalLogIterator::new(bytes).enumerate() {
-            let entry = entry
-                .map_err(|e| error(format!("entry {}: not an interval log line: {e:?}", i + 1)))?;
-            let LogEntry::Interval(interval) = entry else {
-                continue;
-            };
-            raw.clear();
-            base64::engine::general_purpose::STANDARD
-                .decode_vec(interval.encoded_histogram(), &mut raw)
-                .map_err(|e| error(format!("entry {}: bad base64: {e}", i + 1)))?;
-            let raw = checked_v2(&raw).map_err(|m| error(format!("entry {}: {m}", i + 1)))?;
-            let h: Histogram<u64> = deserializer
-                .deserialize(&mut &raw[..])
-                .map_err(|e| error(format!("entry {}: bad histogram: {e:?}", i + 1)))?;
-            let target = match interval.tag() {
+        decode_intervals(bytes, path, |i, interval| {
+            let target = match interval.tag {
                 None => &mut log.overall,
-                Some(tag) => log
-                    .by_tag
-                    .entry(tag.as_str().to_string())
-                    .or_insert_with(empty_histogram),
+                Some(tag) => log.by_tag.entry(tag).or_insert_with(empty_histogram),
             };
             target
-                .add(&h)
-                .map_err(|e| error(format!("entry {}: cannot merge: {e:?}", i + 1)))?;
-        }
+                .add(&interval.histogram)
+                .map_err(|e| ReportError::LatencyLog {
+                    path: path.to_path_buf(),
+                    message: format!("entry {i}: cannot merge: {e:?}"),
+                })
+        })?;
         Ok(log)
     }
+
+    /// Every interval of a `latency.hlog`, in file order, each with its histogram.
+    pub fn intervals(path: &Path) -> Result<Vec<LoggedInterval>, ReportError> {
+        let bytes = fs::read(path).map_err(read_error(path))?;
+        let mut all = Vec::new();
+        decode_intervals(&bytes, path, |_, interval| {
+            all.push(interval);
+            Ok(())
+        })?;
+        Ok(all)
+    }
+}
+
+/// One interval line of a `latency.hlog`.
+#[derive(Clone, Debug)]
+pub struct LoggedInterval {
+    /// Its tag (`READ`, `Intended-READ`, …), `None` for the untagged overall histogram.
+    pub tag: Option<String>,
+    /// Its start, in seconds from the log's time 0 (kvlab: the measured part's start).
+    pub start_s: f64,
+    /// Its length in seconds.
+    pub length_s: f64,
+    /// The latencies recorded in it, in nanoseconds.
+    pub histogram: Histogram<u64>,
+}
+
+/// Calls `each(entry number, interval)` for every interval line of an interval log
+/// (V2, optionally deflate-compressed histograms, base64); errors name `path` and the
+/// entry.
+fn decode_intervals(
+    bytes: &[u8],
+    path: &Path,
+    mut each: impl FnMut(usize, LoggedInterval) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
+    let error = |message: String| ReportError::LatencyLog {
+        path: path.to_path_buf(),
+        message,
+    };
+    // A last line without its newline (a log edited by hand) is read as HdrHistogram's
+    // own reader reads it.
+    let owned;
+    let bytes = if bytes.last().is_some_and(|&b| b != b'\n') {
+        owned = [bytes, b"\n"].concat();
+        &owned[..]
+    } else {
+        bytes
+    };
+    let mut deserializer = Deserializer::new();
+    let mut raw = Vec::new();
+    for (i, entry) in IntervalLogIterator::new(bytes).enumerate() {
+        let entry = entry
+            .map_err(|e| error(format!("entry {}: not an interval log line: {e:?}", i + 1)))?;
+        let LogEntry::Interval(interval) = entry else {
+            continue;
+        };
+        raw.clear();
+        base64::engine::general_purpose::STANDARD
+            .decode_vec(interval.encoded_histogram(), &mut raw)
+            .map_err(|e| error(format!("entry {}: bad base64: {e}", i + 1)))?;
+        let raw = checked_v2(&raw).map_err(|m| error(format!("entry {}: {m}", i + 1)))?;
+        let histogram: Histogram<u64> = deserializer
+            .deserialize(&mut &raw[..])
+            .map_err(|e| error(format!("entry {}: bad histogram: {e:?}", i + 1)))?;
+        each(
+            i + 1,
+            LoggedInterval {
+                tag: interval.tag().map(|t| t.as_str().to_string()),
+                start_s: interval.start_timestamp().as_secs_f64(),
+                length_s: interval.duration().as_secs_f64(),
+                histogram,
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// The V2 histogram cookies, plain and compressed (HdrHistogram's

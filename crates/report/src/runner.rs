@@ -55,6 +55,9 @@ pub struct RunnerSection {
     /// interval log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_start: Option<String>,
+    /// A merged result (`kvlab merge`): the results it was merged from, in shard order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<MergedFrom>,
     /// Measured operations asked for (none with `--duration`).
     pub operations: Option<u64>,
     /// The `-p` overrides, as given.
@@ -76,6 +79,9 @@ pub struct RunnerSection {
     /// `--path`, another `recordcount`), or lost data (an evicting server).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub reads_missed: bool,
+    /// The part of a sharded experiment this process ran (`--shard I/N`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
     /// Open loop: the mean target rate over all clients, operations per second.
     pub target_rate_ops_per_sec: Option<f64>,
     /// Open loop with a sine target rate: its mean, amplitude and period.
@@ -94,6 +100,69 @@ pub struct RunnerSection {
     /// Keys this version of kvlab does not know, from documents written by others.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// One of N processes of a sharded experiment (`--shard I/N`): it loads the I-th of N
+/// contiguous slices of the records and runs the I-th share of the operations.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shard {
+    /// The shard, from 0.
+    pub index: u32,
+    /// How many shards there are.
+    pub count: u32,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `I/N` with `0 <= I < N`.
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("`{s}`: expected I/N, the shard I (from 0) of N, e.g. 0/4");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(format!(
+                "`{s}`: shard {index} of {count} does not exist (0 <= I < N)"
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// This shard's part of `total` items split as YCSB splits work between threads:
+    /// `(first, count)` where shard `i` takes `total / N` items, plus one if
+    /// `i < total % N`, after the parts of the shards before it.
+    pub fn part(&self, total: u64) -> (u64, u64) {
+        let (n, i) = (u64::from(self.count), u64::from(self.index));
+        let (each, extra) = (total / n, total % n);
+        (i * each + i.min(extra), each + u64::from(i < extra))
+    }
+}
+
+/// One input of a merged result.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct MergedFrom {
+    /// The result directory it was read from, as given.
+    pub dir: String,
+    /// Its shard, when it ran as one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// Its measured part's wall-clock start (RFC 3339).
+    pub measured_start: Option<String>,
+    /// Its operations.
+    pub operations: u64,
+    /// Its own throughput over its own measured time.
+    pub throughput_ops_per_sec: f64,
+    /// The machine it ran on.
+    pub hostname: String,
 }
 
 /// One failed request as the store reported it.
@@ -137,5 +206,33 @@ impl RunnerSection {
             self.connections_per_thread.max(1),
             self.pipeline.max(1),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shard;
+
+    /// Shards split like YCSB's threads: every item once, in order, the first shards
+    /// taking one more of the remainder.
+    #[test]
+    fn shards_split_every_item_once_in_order() {
+        for (total, n) in [(10u64, 3u32), (2, 5), (0, 2), (1_000_000, 7)] {
+            let mut next = 0;
+            for i in 0..n {
+                let (first, count) = Shard { index: i, count: n }.part(total);
+                assert_eq!(first, next, "{total} {i}/{n}");
+                next += count;
+            }
+            assert_eq!(next, total);
+        }
+        assert_eq!(Shard { index: 0, count: 3 }.part(10), (0, 4));
+        assert_eq!(
+            "2/3".parse::<Shard>().unwrap(),
+            Shard { index: 2, count: 3 }
+        );
+        for bad in ["3/3", "0/0", "1", "a/2", "-1/2"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
     }
 }
