@@ -243,6 +243,15 @@ pub(crate) struct PhaseArgs {
     /// --target-rate, with a seed of its own; `kvlab merge` merges their results exactly.
     #[arg(long, value_name = "I/N")]
     pub(crate) shard: Option<kvlab_report::Shard>,
+    /// Search the highest rate at which the store meets latency targets, e.g.
+    /// `p99=1ms,p99.9=5ms`: closed loop for its capacity, then open-loop steps at 10 … 100 %
+    /// of it (the latency–throughput curve) and halvings around the limit; latency from
+    /// each request's intended start. Writes OUT/slo.json, OUT/curve.csv, OUT/steps/NN.
+    #[arg(long, value_name = "TARGETS")]
+    pub(crate) slo: Option<crate::slo::SloTargets>,
+    /// With --slo: how long each step runs.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "10s")]
+    pub(crate) slo_step: Duration,
     /// Start the phase at this wall-clock time, so that shards on several machines start
     /// together: RFC 3339 (2026-11-27T21:40:00Z) or seconds since the epoch. The store is
     /// opened and connected first.

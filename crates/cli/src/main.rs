@@ -28,6 +28,7 @@ mod replay_cmd;
 mod report_cmd;
 mod select;
 mod sim_cmd;
+mod slo;
 mod store;
 mod suite;
 mod trace_cmd;
@@ -250,6 +251,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         warmup: None,
         seed: Some(seed),
         shard: None,
+        slo: None,
+        slo_step: Duration::from_secs(10),
         start_at: None,
         out: m.out.clone(),
         overwrite: m.overwrite,

@@ -53,6 +53,9 @@ pub(crate) fn execute_observed<S: Store>(
     if ctx.phase == Phase::Verify {
         return verify(ctx, store);
     }
+    if ctx.args.slo.is_some() {
+        return crate::slo::search(ctx, store);
+    }
     if let ReportStyle::Memtier(o) = &ctx.report {
         if o.verify_only() {
             return memtier_verification(ctx, store, ExitCode::SUCCESS);

@@ -24,6 +24,7 @@ mod retries;
 mod servers;
 mod shards;
 mod sim;
+mod slo;
 mod sst_ranges;
 mod stalls;
 mod suite;

@@ -1,0 +1,402 @@
+//! `kvlab run --slo p99=1ms,p99.9=5ms`: the highest rate at which the store meets
+//! latency targets, and the latency–throughput curve around it.
+//!
+//! The search runs the workload in steps of `--slo-step` each against the same store:
+//! first closed loop, which gives the store's capacity C at this concurrency; then open
+//! loop (`--target-rate`) at 10, 30, 50, 70, 80, 90 and 100 % of C — the curve; then it
+//! halves the gap between the highest rate that met the targets and the lowest that did
+//! not, four times. A step meets the targets when every percentile of its latency from
+//! each request's intended start (coordinated omission corrected: a request that waited
+//! behind a stalled one is as late as it was) is within its target, it achieved at least
+//! 95 % of the offered rate, and no operation failed (beyond `--max-errors`).
+
+use super::*;
+
+/// The latency targets: `(percentile, latency)` pairs, e.g. `p99=1ms`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct SloTargets(pub(crate) Vec<(f64, Duration)>);
+
+impl std::str::FromStr for SloTargets {
+    type Err = String;
+
+    /// `pNN=LATENCY[,pNN=LATENCY…]`: `p99=1ms`, `p99.9=5ms`, `p50=200us`.
+    fn from_str(s: &str) -> std::result::Result<SloTargets, String> {
+        let mut targets = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || {
+                format!(
+                    "`{part}`: expected pPERCENTILE=LATENCY, e.g. p99=1ms, p99.9=5ms, p50=200us"
+                )
+            };
+            let (p, latency) = part.split_once('=').ok_or_else(bad)?;
+            let p: f64 = p
+                .trim()
+                .strip_prefix('p')
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(bad)?;
+            if !(p > 0.0 && p <= 100.0) {
+                return Err(format!("`{part}`: a percentile is above 0 and at most 100"));
+            }
+            let latency = parse_latency(latency.trim()).ok_or_else(bad)?;
+            targets.push((p, latency));
+        }
+        if targets.is_empty() {
+            return Err("give at least one target, e.g. p99=1ms".into());
+        }
+        Ok(SloTargets(targets))
+    }
+}
+
+/// `250us`, `250µs`, `1.5ms`, `2s`.
+fn parse_latency(s: &str) -> Option<Duration> {
+    let (n, unit) = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)]
+        .into_iter()
+        .find_map(|(suffix, unit)| s.strip_suffix(suffix).map(|n| (n, unit)))?;
+    let v: f64 = n.trim().parse().ok()?;
+    (v.is_finite() && v > 0.0).then(|| Duration::from_secs_f64(v * unit))
+}
+
+impl std::fmt::Display for SloTargets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|(p, d)| format!("p{p}={}", latency_text(*d)))
+            .collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+fn latency_text(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us}us")
+    } else {
+        format!("{}ms", us / 1000.0)
+    }
+}
+
+/// One step of the search.
+#[derive(Clone, Debug, serde::Serialize)]
+struct Step {
+    /// The offered rate (operations per second); `None` for the closed-loop probe.
+    offered_ops_per_sec: Option<f64>,
+    achieved_ops_per_sec: f64,
+    operations: u64,
+    errors: u64,
+    /// Latency percentiles in µs: from each request's intended start in open loop,
+    /// service time in the closed-loop probe.
+    p50_us: f64,
+    p99_us: f64,
+    p999_us: f64,
+    max_us: f64,
+    /// The targets' percentiles, in the targets' order (µs).
+    target_values_us: Vec<f64>,
+    meets: bool,
+    /// Why it does not meet the targets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    missed: Option<String>,
+    /// Its result directory, under `--out`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dir: Option<String>,
+}
+
+/// The fractions of the closed-loop capacity the curve is measured at.
+const CURVE: [f64; 7] = [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0];
+/// Halvings of the gap between the highest rate that met the targets and the lowest that
+/// did not.
+const REFINEMENTS: usize = 4;
+/// The share of the offered rate a step must achieve.
+const KEEP_UP: f64 = 0.95;
+
+/// Runs the search on an open store; the exit code is 0 when some rate met the targets,
+/// 1 when none did.
+pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
+    let targets = ctx.args.slo.clone().expect("search runs with --slo");
+    if ctx.phase != Phase::Run {
+        return Err(usage("--slo searches with `kvlab run`"));
+    }
+    if ctx.plan.target_rate.is_some() || ctx.args.duration.is_some() {
+        return Err(usage(
+            "--slo sets each step's rate and length itself: leave out --target-rate and \
+             --duration (--slo-step sets the length)",
+        ));
+    }
+    if let Some(dir) = &ctx.args.out {
+        kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+            .with_context(|| format!("preparing the output directory {}", dir.display()))?;
+    }
+    let step_length = ctx.args.slo_step;
+    eprintln!(
+        "kvlab: searching the highest rate meeting {targets} ({} s steps: closed loop, then \
+         open loop at {} % of its throughput, then {REFINEMENTS} halvings)",
+        step_length.as_secs_f64(),
+        CURVE.map(|f| (f * 100.0).to_string()).join(", ")
+    );
+    let mut steps: Vec<Step> = Vec::new();
+    let mut run = |rate: Option<f64>| -> Result<Option<Step>> {
+        if ctx.stop.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let index = steps.len();
+        let step = run_step(ctx, store, &targets, rate, index)?;
+        eprintln!(
+            "kvlab: step {index}: {} offered, {:.0} achieved, p50 {:.1} µs, p99 {:.1} µs, \
+             p99.9 {:.1} µs: {}",
+            rate.map_or("closed loop".to_string(), |r| format!("{r:.0} ops/s")),
+            step.achieved_ops_per_sec,
+            step.p50_us,
+            step.p99_us,
+            step.p999_us,
+            match (&step.missed, rate) {
+                (_, None) => "the capacity".to_string(),
+                (None, _) => "meets the targets".to_string(),
+                (Some(why), _) => format!("misses ({why})"),
+            }
+        );
+        steps.push(step.clone());
+        Ok(Some(step))
+    };
+    let Some(probe) = run(None)? else {
+        return Err(Interrupted("interrupted: nothing was measured".into()).into());
+    };
+    let capacity = probe.achieved_ops_per_sec;
+    let mut best: Option<f64> = None;
+    let mut worst: Option<f64> = None;
+    for fraction in CURVE {
+        let rate = (capacity * fraction).max(1.0);
+        let Some(s) = run(Some(rate))? else { break };
+        if s.meets {
+            if worst.is_none() {
+                best = Some(rate);
+            }
+        } else if worst.is_none() {
+            worst = Some(rate);
+        }
+    }
+    if let Some(mut high) = worst {
+        let mut low = best.unwrap_or(0.0);
+        for _ in 0..REFINEMENTS {
+            let rate = (low + high) / 2.0;
+            if rate < 1.0 {
+                break;
+            }
+            let Some(s) = run(Some(rate))? else { break };
+            if s.meets {
+                low = rate;
+                best = Some(rate);
+            } else {
+                high = rate;
+            }
+        }
+    }
+
+    let interrupted = ctx.stop.load(Ordering::SeqCst);
+    let mut curve: Vec<&Step> = steps
+        .iter()
+        .filter(|s| s.offered_ops_per_sec.is_some())
+        .collect();
+    curve.sort_by(|a, b| {
+        let rate = |s: &Step| s.offered_ops_per_sec.unwrap_or(0.0);
+        rate(a).total_cmp(&rate(b))
+    });
+    let at_best = best.and_then(|b| {
+        steps
+            .iter()
+            .find(|s| s.offered_ops_per_sec == Some(b))
+            .map(|s| s.achieved_ops_per_sec)
+    });
+    let summary = serde_json::json!({
+        "targets": targets.0.iter().map(|(p, d)| serde_json::json!({
+            "percentile": p,
+            "latency_us": d.as_secs_f64() * 1e6,
+        })).collect::<Vec<_>>(),
+        "step_s": step_length.as_secs_f64(),
+        "capacity_ops_per_sec": capacity,
+        "max_rate_ops_per_sec": best,
+        "achieved_at_max_ops_per_sec": at_best,
+        "interrupted": interrupted,
+        "steps": steps,
+    });
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "| offered ops/s | achieved ops/s | p50 µs | p99 µs | p99.9 µs | max µs | errors | meets {targets} |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+    for s in &curve {
+        writeln!(
+            out,
+            "| {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
+            s.offered_ops_per_sec.unwrap_or(0.0),
+            s.achieved_ops_per_sec,
+            s.p50_us,
+            s.p99_us,
+            s.p999_us,
+            s.max_us,
+            s.errors,
+            if s.meets { "yes" } else { "no" }
+        )?;
+    }
+    writeln!(out)?;
+    match best {
+        Some(b) => writeln!(
+            out,
+            "[SLO], MaxRate(ops/sec), {b:.0}\n[SLO], Capacity(ops/sec), {capacity:.0}"
+        )?,
+        None => writeln!(
+            out,
+            "[SLO], MaxRate(ops/sec), none\n[SLO], Capacity(ops/sec), {capacity:.0}"
+        )?,
+    }
+    out.flush()?;
+    if let Some(dir) = &ctx.args.out {
+        let mut json = serde_json::to_string_pretty(&summary)?;
+        json.push('\n');
+        kvlab_report::write_atomic(&dir.join("slo.json"), json.as_bytes(), true)?;
+        let mut csv = String::from(
+            "offered_ops_per_sec,achieved_ops_per_sec,p50_us,p99_us,p999_us,max_us,errors,meets\n",
+        );
+        for s in &curve {
+            csv.push_str(&format!(
+                "{},{},{},{},{},{},{},{}\n",
+                s.offered_ops_per_sec.unwrap_or(0.0),
+                s.achieved_ops_per_sec,
+                s.p50_us,
+                s.p99_us,
+                s.p999_us,
+                s.max_us,
+                s.errors,
+                s.meets
+            ));
+        }
+        kvlab_report::write_atomic(&dir.join("curve.csv"), csv.as_bytes(), true)?;
+        eprintln!("kvlab: results in {}", dir.display());
+    }
+    if interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    Ok(if best.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        let lowest = curve
+            .first()
+            .and_then(|s| s.offered_ops_per_sec)
+            .unwrap_or(capacity);
+        eprintln!("kvlab: no rate met {targets}, down to {lowest:.0} ops/s");
+        ExitCode::from(1)
+    })
+}
+
+/// Runs one step: closed loop (`rate` None) or open loop at `rate`, for `--slo-step`;
+/// its result directory is `OUT/steps/NN`.
+fn run_step<S: Store>(
+    ctx: &PhaseCtx,
+    store: &S,
+    targets: &SloTargets,
+    rate: Option<f64>,
+    index: usize,
+) -> Result<Step> {
+    let dir = ctx
+        .args
+        .out
+        .as_ref()
+        .map(|d| d.join("steps").join(format!("{index:02}")));
+    if let Some(dir) = &dir {
+        kvlab_report::prepare_out_dir(dir, true)
+            .with_context(|| format!("preparing the output directory {}", dir.display()))?;
+    }
+    let mut args = ctx.args.clone();
+    args.out = dir.clone();
+    args.target_rate = rate.map(TargetRate::Constant);
+    args.duration = Some(ctx.args.slo_step);
+    let step_ctx = PhaseCtx {
+        phase: ctx.phase,
+        args,
+        props: ctx.props.clone(),
+        work: ctx.work.clone(),
+        plan: RunPlan {
+            target_rate: rate.map(TargetRate::Constant),
+            duration: Some(ctx.args.slo_step),
+            operations: None,
+            ..ctx.plan.clone()
+        },
+        report: ctx.report.clone(),
+        stop: Arc::clone(&ctx.stop),
+        server: ctx.server.clone(),
+    };
+    let done = run_once(&step_ctx, store, dir.as_deref())?;
+    write_result(
+        &step_ctx,
+        store,
+        dir.as_deref(),
+        &done,
+        store.stats(),
+        Vec::new(),
+    )?;
+    let total = &done.outcome.total;
+    let mut h = hdrhistogram::Histogram::<u64>::new(3).expect("3 digits is valid");
+    for kind in kvlab_core::OpKind::ALL {
+        let part = if rate.is_some() {
+            total.intended_histogram(kind)
+        } else {
+            total.histogram(kind)
+        };
+        h.add(part).expect("histograms of one precision add");
+    }
+    let us = |p: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            h.value_at_percentile(p) as f64 / 1000.0
+        }
+    };
+    let elapsed = done.outcome.elapsed.as_secs_f64();
+    let operations = total.operations();
+    let achieved = if elapsed > 0.0 {
+        operations as f64 / elapsed
+    } else {
+        0.0
+    };
+    let errors = total.errors_total();
+    let target_values_us: Vec<f64> = targets.0.iter().map(|(p, _)| us(*p)).collect();
+    let mut missed = Vec::new();
+    if let Some(rate) = rate {
+        if achieved < KEEP_UP * rate {
+            missed.push(format!(
+                "achieved {:.0} % of the rate",
+                100.0 * achieved / rate
+            ));
+        }
+        for ((p, target), value) in targets.0.iter().zip(&target_values_us) {
+            let target_us = target.as_secs_f64() * 1e6;
+            if *value > target_us {
+                missed.push(format!("p{p} {value:.1} µs > {target_us} µs"));
+            }
+        }
+        if errors > ctx.plan.max_errors.unwrap_or(0) {
+            missed.push(format!("{errors} operations failed"));
+        }
+        if done.outcome.interrupted {
+            missed.push("interrupted".into());
+        }
+    }
+    Ok(Step {
+        offered_ops_per_sec: rate,
+        achieved_ops_per_sec: achieved,
+        operations,
+        errors,
+        p50_us: us(50.0),
+        p99_us: us(99.0),
+        p999_us: us(99.9),
+        max_us: if h.is_empty() {
+            0.0
+        } else {
+            h.max() as f64 / 1000.0
+        },
+        target_values_us,
+        meets: rate.is_some() && missed.is_empty(),
+        missed: (!missed.is_empty()).then(|| missed.join("; ")),
+        dir: dir.map(|d| d.display().to_string()),
+    })
+}

@@ -1,0 +1,139 @@
+//! `kvlab run --slo`: the highest rate meeting latency targets against a real
+//! redis-server, with its latency–throughput curve, and what it refuses.
+
+use serde_json::Value;
+
+use crate::common::servers::redis;
+use crate::common::{kvlab, text};
+
+/// A target any rate meets finds a rate; one no rate meets finds none (exit code 1);
+/// both write the whole curve, one open-loop result per step.
+#[test]
+fn the_search_finds_the_highest_rate_meeting_the_targets() {
+    let s = redis("");
+    let url = s.url();
+    let dir = tempfile::tempdir().unwrap();
+    let common = [
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=1000",
+        "--db",
+        "redis",
+        "--url",
+        &url,
+        "--progress",
+        "never",
+        "--connections",
+        "4",
+    ];
+    let mut load = vec!["load"];
+    load.extend(common);
+    assert!(kvlab(&load).status.success());
+
+    let out = dir.path().join("easy");
+    let mut args = vec![
+        "run",
+        "--slo",
+        "p99=2s,p99.9=3s",
+        "--slo-step",
+        "500ms",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(common);
+    let o = kvlab(&args);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let slo: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("slo.json")).unwrap()).unwrap();
+    let capacity = slo["capacity_ops_per_sec"].as_f64().unwrap();
+    let max = slo["max_rate_ops_per_sec"].as_f64().unwrap();
+    assert!(capacity > 0.0 && max > 0.0 && max <= capacity, "{slo}");
+    assert!(
+        stdout.contains(&format!("[SLO], MaxRate(ops/sec), {max:.0}")),
+        "{stdout}"
+    );
+    let steps = slo["steps"].as_array().unwrap();
+    // The capacity probe, the seven points of the curve, and halvings only if a point
+    // near the capacity could not keep up.
+    assert!((8..=12).contains(&steps.len()), "{slo}");
+    assert!(steps[0]["offered_ops_per_sec"].is_null());
+    assert_eq!(steps[1]["meets"], true, "{slo}");
+    let mut best: f64 = 0.0;
+    for (i, step) in steps.iter().enumerate().skip(1) {
+        let offered = step["offered_ops_per_sec"].as_f64().unwrap();
+        if step["meets"] == true {
+            best = best.max(offered);
+        }
+        // Each step is an open-loop run at its rate, its result beside the others.
+        let doc: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("steps/{i:02}/result.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(doc["runner"]["loop"], "open");
+        assert_eq!(
+            doc["runner"]["target_rate_ops_per_sec"].as_f64(),
+            Some(offered)
+        );
+        assert_eq!(doc["runner"]["duration_s"].as_f64(), Some(0.5));
+        assert!(!doc["results"]["intended"].as_array().unwrap().is_empty());
+    }
+    assert_eq!(max, best, "{slo}");
+    let first = steps[1]["offered_ops_per_sec"].as_f64().unwrap();
+    assert!((first - capacity / 10.0).abs() < 1e-6 * capacity, "{slo}");
+    let curve = std::fs::read_to_string(out.join("curve.csv")).unwrap();
+    assert_eq!(curve.lines().count(), steps.len(), "{curve}");
+    assert!(curve.starts_with("offered_ops_per_sec,achieved_ops_per_sec,p50_us,"));
+
+    // No rate meets a microsecond at p99: the curve, then halvings below its first point.
+    let out = dir.path().join("hard");
+    let mut args = vec![
+        "run",
+        "--slo",
+        "p99=1us",
+        "--slo-step",
+        "300ms",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(common);
+    let o = kvlab(&args);
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stdout.contains("[SLO], MaxRate(ops/sec), none"), "{stdout}");
+    assert!(stderr.contains("no rate met p99=1us"), "{stderr}");
+    let slo: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("slo.json")).unwrap()).unwrap();
+    assert!(slo["max_rate_ops_per_sec"].is_null());
+    let steps = slo["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 12, "{slo}");
+    let offered = |i: usize| steps[i]["offered_ops_per_sec"].as_f64().unwrap();
+    assert!((offered(8) - offered(1) / 2.0).abs() < 1e-6, "{slo}");
+    for i in 9..12 {
+        assert!((offered(i) - offered(i - 1) / 2.0).abs() < 1e-6, "{slo}");
+    }
+    assert!(steps.iter().all(|s| s["meets"] == false));
+
+    // What the search sets itself cannot be given.
+    for (extra, says) in [
+        (
+            &["--slo", "p99=1ms", "--target-rate", "1000"][..],
+            "leave out --target-rate",
+        ),
+        (
+            &["--slo", "p99=1ms", "--duration", "5s"][..],
+            "leave out --target-rate and --duration",
+        ),
+        (&["--slo", "p101=1ms"][..], "at most 100"),
+        (&["--slo", "p99=fast"][..], "expected pPERCENTILE=LATENCY"),
+    ] {
+        let mut args = vec!["run"];
+        args.extend(common);
+        args.extend(extra);
+        let o = kvlab(&args);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+    }
+}
