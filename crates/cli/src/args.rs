@@ -31,6 +31,10 @@ pub(crate) enum Command {
     /// Merge the results of several kvlab processes (the shards of one experiment,
     /// `--shard I/N`, on one machine or many) exactly: counts added, HDR histograms merged.
     Merge(merge_cmd::MergeArgs),
+    /// Crash-test an embedded store: load it in a child process killed with SIGKILL
+    /// after --kill-after, then check every acknowledged write (lost / recovered /
+    /// corrupted), for several rounds.
+    Crash(Box<crash::CrashCommand>),
     /// Load records from a delimited text file (e.g. TPC-H lineitem.tbl): key = the
     /// --key-fields joined with the delimiter, value = the other fields.
     Import(Box<import_cmd::ImportCommand>),
@@ -243,6 +247,12 @@ pub(crate) struct PhaseArgs {
     /// --target-rate, with a seed of its own; `kvlab merge` merges their results exactly.
     #[arg(long, value_name = "I/N")]
     pub(crate) shard: Option<kvlab_report::Shard>,
+    /// Crash tests: with `load` or `run`, append every write the store acknowledged to
+    /// FILE (one write per completed batch, so it survives the process being killed);
+    /// with `verify`, check every record against FILE: recovered, lost, corrupted
+    /// (`[CRASH], …` lines; exit code 1 when an acknowledged write was lost).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) expected_log: Option<PathBuf>,
     /// Search the highest rate at which the store meets latency targets, e.g.
     /// `p99=1ms,p99.9=5ms`: closed loop for its capacity, then open-loop steps at 10 … 100 %
     /// of it (the latency–throughput curve) and halvings around the limit; latency from

@@ -14,6 +14,7 @@
 mod args;
 mod argv;
 mod completions;
+mod crash;
 mod db_bench_cmd;
 mod fidelity_cmd;
 mod import_cmd;
@@ -139,6 +140,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Report(a) => return report_cmd::report(a),
         Command::Compare(a) => return report_cmd::compare(a),
         Command::Merge(a) => return merge_cmd::merge(a),
+        Command::Crash(c) => return crash::crash(*c),
         Command::Import(c) => return import_cmd::import(*c),
         Command::Suite(s) => return suite::run(s),
         Command::Trace(t) => return trace_cmd::trace(t),
@@ -251,6 +253,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         warmup: None,
         seed: Some(seed),
         shard: None,
+        expected_log: None,
         slo: None,
         slo_step: Duration::from_secs(10),
         start_at: None,

@@ -284,8 +284,15 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         wait_until_start(at, &ctx.stop)?;
     }
     let recorder = start_recording(ctx, store.name())?;
+    let recording = recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>);
+    let tap = match (recording, crate::crash::expected_log(ctx)?) {
+        (Some(a), Some(b)) => {
+            Some(Arc::new(crate::crash::BothTaps(a, b)) as Arc<dyn kvlab_core::Tap>)
+        }
+        (a, b) => a.or(b),
+    };
     let plan = RunPlan {
-        tap: recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>),
+        tap,
         ..ctx.plan.clone()
     };
     let outcome = if ctx.phase == Phase::Load {
@@ -499,6 +506,9 @@ pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
     }
     if let AnyWorkload::Keys(k) = &ctx.work {
         return import_cmd::verify_keys(ctx, store, k);
+    }
+    if let Some(log) = &ctx.args.expected_log {
+        return crate::crash::check(ctx, store, log);
     }
     let show = progress::enabled(ctx.args.progress);
     let report = kvlab_runner::verify(

@@ -7,6 +7,7 @@ mod common;
 
 mod cache;
 mod cli;
+mod crash;
 mod failures;
 mod fidelity;
 mod import;

@@ -1244,6 +1244,19 @@ impl VerifyReport {
 
 const FIRST_FEW: usize = 10;
 
+/// What reading a record back found ([`verify_each`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordState {
+    /// Found as loaded.
+    Intact,
+    /// Found, but not as loaded.
+    Corrupted,
+    /// Not found.
+    Missing,
+    /// The read failed.
+    Error,
+}
+
 /// Reads back every record of a dataset and checks it against what `load` wrote
 /// ([`Dataset::check`]; for YCSB: present, the same field names, and — with
 /// `dataintegrity=true` — the same values). One session per thread.
@@ -1253,6 +1266,19 @@ pub fn verify<S: Store, D: Dataset>(
     threads: usize,
     stop: &AtomicBool,
     progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<VerifyReport, RunError> {
+    verify_each(store, dataset, threads, stop, progress, &|_, _| {})
+}
+
+/// [`verify`], also telling `each` what it found for every record (its number and
+/// state), from the verifying threads.
+pub fn verify_each<S: Store, D: Dataset>(
+    store: &S,
+    dataset: &D,
+    threads: usize,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+    each: &(dyn Fn(u64, RecordState) + Sync),
 ) -> Result<VerifyReport, RunError> {
     let threads = threads.max(1);
     let start = dataset.first();
@@ -1293,6 +1319,15 @@ pub fn verify<S: Store, D: Dataset>(
                         let slot = &batch.slots()[0];
                         let key = || String::from_utf8_lossy(&slot.request.key).into_owned();
                         report.checked += 1;
+                        let state = match &slot.result {
+                            Ok(Outcome::Miss) => RecordState::Missing,
+                            Ok(_) if !dataset.check(keynum, &slot.request.key, &slot.reply) => {
+                                RecordState::Corrupted
+                            }
+                            Ok(_) => RecordState::Intact,
+                            Err(_) => RecordState::Error,
+                        };
+                        each(keynum, state);
                         match &slot.result {
                             Ok(Outcome::Miss) => {
                                 report.missing += 1;
@@ -1301,7 +1336,7 @@ pub fn verify<S: Store, D: Dataset>(
                                 }
                             }
                             Ok(_) => {
-                                if !dataset.check(keynum, &slot.request.key, &slot.reply) {
+                                if state == RecordState::Corrupted {
                                     report.corrupted += 1;
                                     if report.first_corrupted.len() < FIRST_FEW {
                                         report.first_corrupted.push(key());

@@ -1,0 +1,526 @@
+//! Crash tests: does a store keep every write it acknowledged when its writer dies?
+//!
+//! Three pieces:
+//! - `--expected-log FILE` on `load` and `run`: every write the store acknowledged is
+//!   appended to FILE (`I`, `U` or `D`, a tab, the key), one `write(2)` per completed
+//!   batch, after the store answered — so the file survives the process being killed, and
+//!   it holds a subset of what was acknowledged (a write acknowledged in the instant
+//!   before the kill may be missing from it, never the reverse).
+//! - `--expected-log FILE` on `verify`: every record is read back and set against the
+//!   log — recovered (acknowledged and there, intact), lost (acknowledged, not there; or
+//!   a delete acknowledged and the record back), corrupted (there, not as written),
+//!   unacknowledged but present (in flight when the writer died, and kept: allowed) —
+//!   printed as `[CRASH], …` lines; exit code 1 when a write was lost or a record
+//!   corrupted.
+//! - `kvlab crash`: rounds of `load --expected-log` killed with SIGKILL after
+//!   `--kill-after`, each followed by `verify --expected-log` on what the store kept.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicU8;
+
+use kvlab_core::{Dataset, OpKind, Outcome, Tap, TapClient, Timestamp};
+use kvlab_runner::RecordState;
+
+use super::*;
+
+/// The tap of `--expected-log`: appends every acknowledged write to the file.
+#[derive(Debug)]
+pub(crate) struct ExpectedLog {
+    file: File,
+}
+
+impl Tap for ExpectedLog {
+    fn client(&self, _client: usize, _clients: usize) -> Box<dyn TapClient> {
+        Box::new(ExpectedLogClient {
+            file: self
+                .file
+                .try_clone()
+                .expect("a second handle of the expected-state log"),
+            buf: Vec::with_capacity(4096),
+        })
+    }
+}
+
+struct ExpectedLogClient {
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl TapClient for ExpectedLogClient {
+    fn batch(&mut self, batch: &kvlab_core::Batch, _started: Timestamp) {
+        self.buf.clear();
+        for slot in batch.slots() {
+            let op = match slot.request.kind {
+                OpKind::Insert => b'I',
+                OpKind::Update | OpKind::ReadModifyWrite => b'U',
+                OpKind::Delete => b'D',
+                OpKind::Read | OpKind::Scan => continue,
+            };
+            if !matches!(
+                slot.result,
+                Ok(Outcome::Written { .. } | Outcome::Deleted | Outcome::Hit { .. })
+            ) {
+                continue;
+            }
+            self.buf.extend_from_slice(&[op, b'\t']);
+            self.buf.extend_from_slice(&slot.request.key);
+            self.buf.push(b'\n');
+        }
+        if !self.buf.is_empty() {
+            // One append per batch (the file is shared by the clients: O_APPEND keeps the
+            // lines whole). A failed write loses lines, which can only hide a lost write.
+            let _ = self.file.write_all(&self.buf);
+        }
+    }
+}
+
+/// Forwards every batch to two taps (`--record` and `--expected-log` together).
+#[derive(Debug)]
+pub(crate) struct BothTaps(pub(crate) Arc<dyn Tap>, pub(crate) Arc<dyn Tap>);
+
+impl Tap for BothTaps {
+    fn client(&self, client: usize, clients: usize) -> Box<dyn TapClient> {
+        Box::new(BothClients(
+            self.0.client(client, clients),
+            self.1.client(client, clients),
+        ))
+    }
+}
+
+struct BothClients(Box<dyn TapClient>, Box<dyn TapClient>);
+
+impl TapClient for BothClients {
+    fn batch(&mut self, batch: &kvlab_core::Batch, started: Timestamp) {
+        self.0.batch(batch, started);
+        self.1.batch(batch, started);
+    }
+}
+
+/// Opens `--expected-log` for writing, when it is given (`load` and `run`).
+pub(crate) fn expected_log(ctx: &PhaseCtx) -> Result<Option<Arc<dyn Tap>>> {
+    let Some(path) = &ctx.args.expected_log else {
+        return Ok(None);
+    };
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening the expected-state log {}", path.display()))?;
+    Ok(Some(Arc::new(ExpectedLog { file: log })))
+}
+
+/// The last acknowledged write of each key in an expected-state log: `true` when the
+/// record must be there (insert or update), `false` when it must not (delete).
+fn read_log(path: &Path) -> Result<HashMap<Vec<u8>, bool>> {
+    let file = File::open(path).map_err(|e| {
+        usage(format!(
+            "reading the expected-state log {}: {e}",
+            path.display()
+        ))
+    })?;
+    let mut last = HashMap::new();
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        number += 1;
+        if line.last() != Some(&b'\n') {
+            // The writer died in the middle of this line: it was not acknowledged whole.
+            break;
+        }
+        line.pop();
+        let (present, key) = match line.split_first() {
+            Some((b'I' | b'U', rest)) => (true, rest),
+            Some((b'D', rest)) => (false, rest),
+            _ => {
+                return Err(usage(format!(
+                    "{}:{number}: expected `I`, `U` or `D`, a tab and a key",
+                    path.display()
+                )))
+            }
+        };
+        let Some(key) = key.strip_prefix(b"\t") else {
+            return Err(usage(format!(
+                "{}:{number}: expected a tab after the operation",
+                path.display()
+            )));
+        };
+        last.insert(key.to_vec(), present);
+    }
+    Ok(last)
+}
+
+/// What `verify --expected-log` found.
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize)]
+pub(crate) struct CrashCheck {
+    /// Writes the log holds (each key's last).
+    pub(crate) acknowledged: u64,
+    /// Acknowledged and kept.
+    pub(crate) recovered: u64,
+    /// Acknowledged and not kept.
+    pub(crate) lost: u64,
+    /// Found, but not as written.
+    pub(crate) corrupted: u64,
+    /// Not acknowledged (in flight when the writer died), yet kept.
+    pub(crate) unacknowledged_present: u64,
+    /// Reads that failed.
+    pub(crate) errors: u64,
+    /// Acknowledged keys outside the dataset's records (not checked).
+    pub(crate) unchecked: u64,
+    /// The first lost keys.
+    pub(crate) first_lost: Vec<String>,
+}
+
+/// `verify --expected-log FILE`: reads every record back and sets it against the log.
+pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<ExitCode> {
+    let acked = read_log(log)?;
+    let dataset = records(&ctx.work, "verify")?;
+    let (first, count) = (dataset.first(), dataset.count());
+    let states: Vec<AtomicU8> = (0..count).map(|_| AtomicU8::new(0)).collect();
+    let report = kvlab_runner::verify_each(
+        store,
+        dataset,
+        ctx.plan.threads,
+        &ctx.stop,
+        &|_, _| {},
+        &|n, state| {
+            let code = match state {
+                RecordState::Intact => 1,
+                RecordState::Corrupted => 2,
+                RecordState::Missing => 3,
+                RecordState::Error => 4,
+            };
+            states[(n - first) as usize].store(code, Ordering::Relaxed);
+        },
+    )?;
+    let mut c = CrashCheck {
+        acknowledged: acked.len() as u64,
+        ..CrashCheck::default()
+    };
+    let mut key = Vec::new();
+    let mut seen = 0u64;
+    for (i, state) in states.iter().enumerate() {
+        key.clear();
+        let n = first + i as u64;
+        dataset.key(n, &mut key);
+        let expected = acked.get(&key).copied();
+        seen += u64::from(expected.is_some());
+        match (state.load(Ordering::Relaxed), expected) {
+            (0, _) => {} // not read: interrupted
+            (4, _) => c.errors += 1,
+            (2, _) => c.corrupted += 1,
+            (1, Some(true)) | (3, Some(false)) => c.recovered += 1,
+            (1, None) => c.unacknowledged_present += 1,
+            (3, None) => {}
+            (_, Some(_)) => {
+                c.lost += 1;
+                if c.first_lost.len() < 10 {
+                    c.first_lost
+                        .push(String::from_utf8_lossy(&key).into_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    c.unchecked = c.acknowledged - seen;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "[CRASH], Acknowledged, {}", c.acknowledged)?;
+    writeln!(out, "[CRASH], Recovered, {}", c.recovered)?;
+    writeln!(out, "[CRASH], Lost, {}", c.lost)?;
+    writeln!(out, "[CRASH], Corrupted, {}", c.corrupted)?;
+    writeln!(
+        out,
+        "[CRASH], UnacknowledgedPresent, {}",
+        c.unacknowledged_present
+    )?;
+    writeln!(out, "[CRASH], Errors, {}", c.errors)?;
+    writeln!(out, "[CRASH], Unchecked, {}", c.unchecked)?;
+    out.flush()?;
+    if !c.first_lost.is_empty() {
+        eprintln!(
+            "kvlab: lost acknowledged writes of: {}",
+            c.first_lost.join(", ")
+        );
+    }
+    let _ = report;
+    Ok(if ctx.stop.load(Ordering::SeqCst) {
+        ExitCode::from(130)
+    } else if c.lost > 0 || c.corrupted > 0 || c.errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `kvlab crash`'s own options (the rest are `load`'s).
+#[derive(Args, Debug)]
+pub(crate) struct CrashCommand {
+    #[command(flatten)]
+    pub(crate) phase: PhaseArgs,
+    /// Kill the writer this long after it starts: a time (2s), or MIN..MAX for a time
+    /// drawn anew for each round (1s..3s).
+    #[arg(long, value_name = "TIME|MIN..MAX", default_value = "2s")]
+    pub(crate) kill_after: String,
+    /// How many times to load, kill and check (each round into a fresh PATH/round-N).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub(crate) rounds: u32,
+}
+
+/// One round of `kvlab crash`.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Round {
+    round: u32,
+    killed_after_s: f64,
+    /// The writer finished before the kill: nothing was tested.
+    finished_first: bool,
+    #[serde(flatten)]
+    check: CrashCheck,
+}
+
+/// Parses `2s` or `1s..3s`.
+fn kill_window(s: &str) -> Result<(Duration, Duration)> {
+    let parse = |t: &str| parse_duration(t).map_err(|e| usage(format!("--kill-after: {e}")));
+    match s.split_once("..") {
+        Some((a, b)) => {
+            let (a, b) = (parse(a)?, parse(b)?);
+            if a > b {
+                return Err(usage(format!("--kill-after {s}: MIN is above MAX")));
+            }
+            Ok((a, b))
+        }
+        None => {
+            let t = parse(s)?;
+            Ok((t, t))
+        }
+    }
+}
+
+/// Options of `kvlab crash` not passed on to its `load` and `verify` children.
+const OWN_OPTIONS: [&str; 6] = [
+    "--kill-after",
+    "--rounds",
+    "--path",
+    "--out",
+    "--expected-log",
+    "--progress",
+];
+
+/// Runs `kvlab crash`.
+pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
+    let a = &cmd.phase;
+    if !matches!(a.db.as_str(), "rocksdb" | "lmdb" | "wiredtiger") {
+        return Err(usage(format!(
+            "kvlab crash kills the writing process of an embedded store (rocksdb, lmdb, \
+             wiredtiger), not {}",
+            a.db
+        )));
+    }
+    let Some(base) = a.path.clone() else {
+        return Err(usage(
+            "kvlab crash needs --path DIR (each round loads into DIR/round-N)",
+        ));
+    };
+    if cmd.rounds == 0 {
+        return Err(usage("--rounds must be at least 1"));
+    }
+    let (min, max) = kill_window(&cmd.kill_after)?;
+    // The command line after `crash`, less the options kvlab crash sets for its children.
+    let raw: Vec<String> = std::env::args().collect();
+    let at = raw
+        .iter()
+        .position(|x| x == "crash")
+        .map_or(raw.len(), |i| i + 1);
+    let mut passed = Vec::new();
+    let mut rest = raw[at..].iter();
+    while let Some(arg) = rest.next() {
+        let name = arg.split('=').next().unwrap_or(arg);
+        if OWN_OPTIONS.contains(&name) {
+            if !arg.contains('=') {
+                rest.next();
+            }
+            continue;
+        }
+        if arg == "--overwrite" {
+            continue;
+        }
+        passed.push(arg.clone());
+    }
+    let exe = std::env::current_exe().context("finding kvlab's own executable")?;
+    let mut seed = a.seed.unwrap_or_else(random_seed) | 1;
+    let mut rounds = Vec::new();
+    for round in 1..=cmd.rounds {
+        let dir = base.join(format!("round-{round}"));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("clearing {} for a new round", dir.display()))?;
+        }
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let log = base.join(format!("round-{round}.acked"));
+        let child_args = |phase: &str| -> Vec<String> {
+            let mut v = vec![phase.to_string()];
+            v.extend(passed.iter().cloned());
+            v.extend([
+                "--path".into(),
+                dir.display().to_string(),
+                "--expected-log".into(),
+                log.display().to_string(),
+                "--progress".into(),
+                "never".into(),
+                "-p".into(),
+                "dataintegrity=true".into(),
+            ]);
+            v
+        };
+        let _ = std::fs::remove_file(&log);
+        // A kill time in the window, from a small generator of its own.
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let span = (max - min).as_secs_f64();
+        let after = min + Duration::from_secs_f64(span * (seed % 1_000_000) as f64 / 1e6);
+        let mut writer = Command::new(&exe)
+            .args(child_args("load"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .context("starting the writer")?;
+        let started = std::time::Instant::now();
+        let mut finished_first = false;
+        loop {
+            if let Some(status) = writer.try_wait()? {
+                finished_first = true;
+                let mut err = String::new();
+                if let Some(mut e) = writer.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                if !status.success() {
+                    return Err(anyhow::anyhow!(
+                        "round {round}: the writer failed before the kill ({status}): {}",
+                        err.trim()
+                    ));
+                }
+                break;
+            }
+            if started.elapsed() >= after {
+                writer.kill().context("killing the writer")?;
+                writer.wait()?;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let killed_after_s = started.elapsed().as_secs_f64();
+        let o = Command::new(&exe)
+            .args(child_args("verify"))
+            .output()
+            .context("starting the check")?;
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let field = |name: &str| -> Option<u64> {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("[CRASH], {name}, ")))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        let Some(acknowledged) = field("Acknowledged") else {
+            return Err(anyhow::anyhow!(
+                "round {round}: the check did not run: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        };
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let first_lost = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("kvlab: lost acknowledged writes of: "))
+            .map(|l| l.split(", ").map(String::from).collect())
+            .unwrap_or_default();
+        let check = CrashCheck {
+            acknowledged,
+            recovered: field("Recovered").unwrap_or(0),
+            lost: field("Lost").unwrap_or(0),
+            corrupted: field("Corrupted").unwrap_or(0),
+            unacknowledged_present: field("UnacknowledgedPresent").unwrap_or(0),
+            errors: field("Errors").unwrap_or(0),
+            unchecked: field("Unchecked").unwrap_or(0),
+            first_lost,
+        };
+        eprintln!(
+            "kvlab: round {round}: writer {} after {killed_after_s:.2} s; {} acknowledged, \
+             {} recovered, {} lost, {} corrupted, {} unacknowledged but present",
+            if finished_first { "finished" } else { "killed" },
+            check.acknowledged,
+            check.recovered,
+            check.lost,
+            check.corrupted,
+            check.unacknowledged_present
+        );
+        rounds.push(Round {
+            round,
+            killed_after_s,
+            finished_first,
+            check,
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "| round | killed after s | acknowledged | recovered | lost | corrupted | unacknowledged present |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    for r in &rounds {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            r.round,
+            if r.finished_first {
+                "(finished first)".to_string()
+            } else {
+                format!("{:.2}", r.killed_after_s)
+            },
+            r.check.acknowledged,
+            r.check.recovered,
+            r.check.lost,
+            r.check.corrupted,
+            r.check.unacknowledged_present
+        )?;
+    }
+    let lost: u64 = rounds.iter().map(|r| r.check.lost).sum();
+    let corrupted: u64 = rounds.iter().map(|r| r.check.corrupted).sum();
+    writeln!(out, "[CRASH], Rounds, {}", rounds.len())?;
+    writeln!(out, "[CRASH], Lost, {lost}")?;
+    writeln!(out, "[CRASH], Corrupted, {corrupted}")?;
+    out.flush()?;
+    if let Some(dir) = &a.out {
+        kvlab_report::prepare_out_dir(dir, a.overwrite)
+            .with_context(|| format!("preparing the output directory {}", dir.display()))?;
+        let doc = serde_json::json!({
+            "store": a.db,
+            "command": crate::output::redact_args(std::env::args()),
+            "kill_after": cmd.kill_after,
+            "rounds": rounds,
+            "lost": lost,
+            "corrupted": corrupted,
+        });
+        let mut json = serde_json::to_string_pretty(&doc)?;
+        json.push('\n');
+        kvlab_report::write_atomic(&dir.join("crash.json"), json.as_bytes(), true)?;
+        eprintln!("kvlab: results in {}", dir.display());
+    }
+    if rounds.iter().all(|r| r.finished_first) {
+        eprintln!(
+            "kvlab: warning: every writer finished before its kill: nothing was tested \
+             (raise recordcount or lower --kill-after)"
+        );
+    }
+    Ok(if lost > 0 || corrupted > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,136 @@
+//! `kvlab crash`: embedded engines loaded in a child process killed with SIGKILL, then
+//! every acknowledged write checked — with each engine's durability setting deciding
+//! what a killed process keeps: RocksDB keeps everything with its write-ahead log and
+//! loses its memtable without it; WiredTiger keeps every commit when its log is synced
+//! and loses them all without a log; LMDB keeps every commit, synced or not.
+
+use serde_json::Value;
+
+use crate::common::{kvlab, text};
+
+/// `kvlab crash` on `store` with `options`: its exit code and `crash.json`.
+fn crash(store: &str, options: &[&str]) -> (Option<i32>, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let out = dir.path().join("out");
+    let mut args = vec![
+        "crash",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=300000",
+        "--db",
+        store,
+        "--path",
+        path.to_str().unwrap(),
+        "--kill-after",
+        "500ms..900ms",
+        "--rounds",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(options);
+    let o = kvlab(&args);
+    let (stdout, stderr) = text(&o);
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("crash.json"))
+            .unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}")),
+    )
+    .unwrap();
+    (o.status.code(), doc, format!("{stdout}{stderr}"))
+}
+
+fn rounds(doc: &Value) -> &Vec<Value> {
+    doc["rounds"].as_array().unwrap()
+}
+
+#[test]
+fn what_a_killed_writer_leaves_is_checked_write_by_write() {
+    // Kept: every acknowledged write recovered, in every round.
+    for (store, options) in [
+        ("rocksdb", &[][..]),
+        ("lmdb", &["-p", "lmdb.sync=none"][..]),
+        (
+            "wiredtiger",
+            &["-p", "wiredtiger.log=true", "-p", "wiredtiger.sync=true"][..],
+        ),
+    ] {
+        let (code, doc, said) = crash(store, options);
+        assert_eq!(code, Some(0), "{store} {options:?}: {said}");
+        assert_eq!(rounds(&doc).len(), 2, "{doc}");
+        for r in rounds(&doc) {
+            assert_eq!(r["finished_first"], false, "{store}: {r}");
+            let acked = r["acknowledged"].as_u64().unwrap();
+            assert!(acked > 100, "{store}: {r}");
+            assert_eq!(r["recovered"].as_u64(), Some(acked), "{store}: {r}");
+            assert_eq!(r["lost"], 0, "{store}: {r}");
+            assert_eq!(r["corrupted"], 0, "{store}: {r}");
+            let killed = r["killed_after_s"].as_f64().unwrap();
+            assert!((0.5..1.5).contains(&killed), "{store}: {r}");
+        }
+        assert!(said.contains("[CRASH], Lost, 0"), "{said}");
+    }
+
+    // Lost: without a write-ahead log, what a killed process had in memory.
+    for (store, option) in [
+        ("rocksdb", "rocksdb.wal=false"),
+        ("wiredtiger", "wiredtiger.log=false"),
+    ] {
+        let (code, doc, said) = crash(store, &["-p", option]);
+        assert_eq!(code, Some(1), "{store}: {said}");
+        for r in rounds(&doc) {
+            let acked = r["acknowledged"].as_u64().unwrap();
+            let lost = r["lost"].as_u64().unwrap();
+            assert!(acked > 100 && lost > 0, "{store}: {r}");
+            assert_eq!(
+                r["recovered"].as_u64().unwrap() + lost,
+                acked,
+                "{store}: {r}"
+            );
+            assert!(!r["first_lost"].as_array().unwrap().is_empty(), "{r}");
+        }
+        assert_eq!(
+            doc["lost"].as_u64().unwrap(),
+            rounds(&doc)
+                .iter()
+                .map(|r| r["lost"].as_u64().unwrap())
+                .sum::<u64>()
+        );
+    }
+}
+
+/// What `kvlab crash` cannot test is refused, and a damaged log is named with its line.
+#[test]
+fn crash_tests_refuse_what_they_cannot_check() {
+    let o = kvlab(&["crash", "-P", "workloads/ycsb/workloada", "--db", "redis"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("embedded store"), "{err}");
+    let o = kvlab(&["crash", "-P", "workloads/ycsb/workloada", "--db", "rocksdb"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs --path"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("acked.log");
+    std::fs::write(&log, "I\tuser1\nX user2\n").unwrap();
+    let db = dir.path().join("db");
+    let o = kvlab(&[
+        "verify",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "rocksdb",
+        "--path",
+        db.to_str().unwrap(),
+        "--expected-log",
+        log.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("acked.log:2: expected `I`, `U` or `D`"),
+        "{err}"
+    );
+}
