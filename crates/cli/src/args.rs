@@ -247,6 +247,16 @@ pub(crate) struct PhaseArgs {
     /// --target-rate, with a seed of its own; `kvlab merge` merges their results exactly.
     #[arg(long, value_name = "I/N")]
     pub(crate) shard: Option<kvlab_report::Shard>,
+    /// The API of a running toxiproxy-server (HOST:PORT, e.g. 127.0.0.1:8474) that
+    /// --fault goes through.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub(crate) toxiproxy: Option<String>,
+    /// A network fault during the phase, through --toxiproxy:
+    /// `KIND[:VALUE][,NAME=VALUE…]@START[-END]` with KIND latency:TIME (jitter=TIME),
+    /// bandwidth:KBPS, timeout[:TIME], reset[:TIME], slow_close:TIME, limit_data:BYTES or
+    /// down; e.g. latency:50ms@5s-10s, down@3s-4s (repeatable; docs/durability.md).
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub(crate) faults: Vec<crate::fault::FaultSpec>,
     /// Crash tests: with `load` or `run`, append every write the store acknowledged to
     /// FILE (one write per completed batch, so it survives the process being killed);
     /// with `verify`, check every record against FILE: recovered, lost, corrupted
@@ -523,7 +533,7 @@ pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<
             _ => String::new(),
         }
     };
-    let checks: [(&str, bool, &[&str], &str); 6] = [
+    let checks: [(&str, bool, &[&str], &str); 8] = [
         (
             "--path",
             args.path.is_some(),
@@ -557,6 +567,18 @@ pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<
         (
             "--spawn",
             args.spawn.is_some(),
+            &NETWORK_STORES,
+            "network stores (redis, memcached)",
+        ),
+        (
+            "--fault",
+            !args.faults.is_empty(),
+            &NETWORK_STORES,
+            "network stores (redis, memcached), through a Toxiproxy proxy",
+        ),
+        (
+            "--toxiproxy",
+            args.toxiproxy.is_some(),
             &NETWORK_STORES,
             "network stores (redis, memcached)",
         ),

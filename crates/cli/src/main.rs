@@ -16,6 +16,7 @@ mod argv;
 mod completions;
 mod crash;
 mod db_bench_cmd;
+mod fault;
 mod fidelity_cmd;
 mod import_cmd;
 mod merge_cmd;
@@ -87,7 +88,9 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    match dispatch(cli) {
+    let result = dispatch(cli);
+    fault::shutdown();
+    match result {
         Ok(code) => code,
         Err(e) => {
             // A closed pipe (`kvlab trace dump … | head`) is the reader's choice.
@@ -253,6 +256,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         warmup: None,
         seed: Some(seed),
         shard: None,
+        toxiproxy: None,
+        faults: Vec::new(),
         expected_log: None,
         slo: None,
         slo_step: Duration::from_secs(10),

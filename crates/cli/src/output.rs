@@ -217,6 +217,7 @@ pub(crate) fn write_result<S: Store>(
         workload_label: ctx.args.workload_label.clone(),
         runner: RunnerSection {
             unreachable_s: done.unreachable_s,
+            faults: done.faults.clone(),
             ..runner_section(ctx, outcome)
         },
         store: StoreSection {

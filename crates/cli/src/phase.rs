@@ -195,6 +195,8 @@ pub(crate) struct RunDone {
     pub(crate) notes: Vec<String>,
     /// Seconds of the measured part the store could not be reached (about).
     pub(crate) unreachable_s: f64,
+    /// `--fault`: when each fault was in force (`runner.faults`).
+    pub(crate) faults: Vec<serde_json::Value>,
 }
 
 /// A runner error as the command's error: a plan the runner refuses (threads,
@@ -295,6 +297,11 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         tap,
         ..ctx.plan.clone()
     };
+    // --fault: the schedule runs from the phase's start to its end.
+    let faults = crate::fault::proxy().map(|p| {
+        let stop = Arc::new(AtomicBool::new(false));
+        (p.schedule(Arc::clone(&stop)), stop, p)
+    });
     let outcome = if ctx.phase == Phase::Load {
         let workload = records(&ctx.work, "load")?;
         let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut observer)
@@ -315,6 +322,11 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         display.finish();
         o
     };
+    let faults = faults.map(|(thread, stop, proxy)| {
+        stop.store(true, Ordering::SeqCst);
+        let _ = thread.join();
+        proxy.applied()
+    });
     // Dropping the log flushes its buffered writer.
     drop(hlog.take());
     if let Some(e) = hlog_error {
@@ -410,6 +422,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         seconds,
         notes,
         unreachable_s: outage.unreachable_s(),
+        faults: faults.unwrap_or_default(),
     })
 }
 

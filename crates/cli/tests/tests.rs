@@ -9,6 +9,7 @@ mod cache;
 mod cli;
 mod crash;
 mod failures;
+mod faults;
 mod fidelity;
 mod import;
 mod live_metrics;

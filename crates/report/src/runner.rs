@@ -24,6 +24,10 @@ pub struct RunnerSection {
     /// did not fail for errors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// `--fault`: each fault, when it was in force (`fault`, `from_s`, `to_s` in
+    /// seconds from the phase's start, `error` when Toxiproxy refused it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<serde_json::Value>,
     /// The first failures of each error kind, with the store's own messages.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub first_errors: Vec<FirstError>,
