@@ -252,9 +252,10 @@ pub(crate) struct PhaseArgs {
     #[arg(long, value_name = "HOST:PORT")]
     pub(crate) toxiproxy: Option<String>,
     /// A network fault during the phase, through --toxiproxy:
-    /// `KIND[:VALUE][,NAME=VALUE…]@START[-END]` with KIND latency:TIME (jitter=TIME),
-    /// bandwidth:KBPS, timeout[:TIME], reset[:TIME], slow_close:TIME, limit_data:BYTES or
-    /// down; e.g. latency:50ms@5s-10s, down@3s-4s (repeatable; docs/durability.md).
+    /// `KIND[:VALUE][,NAME=VALUE…]@START[-END]` with KIND `latency:TIME` (`jitter=TIME`),
+    /// `bandwidth:KBPS`, `timeout[:TIME]`, `reset[:TIME]`, `slow_close:TIME`,
+    /// `limit_data:BYTES` or `down`; e.g. `latency:50ms@5s-10s`, `down@3s-4s` (repeatable;
+    /// docs/durability.md).
     #[arg(long = "fault", value_name = "SPEC")]
     pub(crate) faults: Vec<crate::fault::FaultSpec>,
     /// Crash tests: with `load` or `run`, append every write the store acknowledged to

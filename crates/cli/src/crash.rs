@@ -13,7 +13,9 @@
 //!   printed as `[CRASH], …` lines; exit code 1 when a write was lost or a record
 //!   corrupted.
 //! - `kvlab crash`: rounds of `load --expected-log` killed with SIGKILL after
-//!   `--kill-after`, each followed by `verify --expected-log` on what the store kept.
+//!   `--kill-after` — the writing process of an embedded store, or the server kvlab
+//!   started (`--spawn`), then started again on its own data directory — each followed
+//!   by `verify --expected-log` on what the store kept.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -316,17 +318,38 @@ const OWN_OPTIONS: [&str; 6] = [
 /// Runs `kvlab crash`.
 pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     let a = &cmd.phase;
-    if !matches!(a.db.as_str(), "rocksdb" | "lmdb" | "wiredtiger") {
-        return Err(usage(format!(
-            "kvlab crash kills the writing process of an embedded store (rocksdb, lmdb, \
-             wiredtiger), not {}",
-            a.db
-        )));
-    }
-    let Some(base) = a.path.clone() else {
-        return Err(usage(
-            "kvlab crash needs --path DIR (each round loads into DIR/round-N)",
-        ));
+    let server_kind = match a.db.as_str() {
+        "rocksdb" | "lmdb" | "wiredtiger" => None,
+        "redis" => Some(kvlab_spawn::ServerKind::Redis),
+        "memcached" => Some(kvlab_spawn::ServerKind::Memcached),
+        other => {
+            return Err(usage(format!(
+                "kvlab crash kills the writer of an embedded store (rocksdb, lmdb, \
+                 wiredtiger) or a server it starts (redis, memcached with --spawn), not {other}"
+            )))
+        }
+    };
+    let spec = match (server_kind, &a.spawn) {
+        (Some(kind), Some(settings)) => {
+            Some(kvlab_spawn::ServerSpec::parse(kind, settings).map_err(|e| usage(e.to_string()))?)
+        }
+        (Some(_), None) => {
+            return Err(usage(format!(
+                "kvlab crash kills and restarts the {} server itself: give --spawn [SETTINGS] \
+                 (e.g. --spawn appendonly=yes), not --url",
+                a.db
+            )))
+        }
+        (None, _) => None,
+    };
+    let base = match (&a.path, &spec) {
+        (Some(p), _) => p.clone(),
+        (None, Some(_)) => std::env::temp_dir().join(format!("kvlab-crash-{}", std::process::id())),
+        (None, None) => {
+            return Err(usage(
+                "kvlab crash needs --path DIR (each round loads into DIR/round-N)",
+            ))
+        }
     };
     if cmd.rounds == 0 {
         return Err(usage("--rounds must be at least 1"));
@@ -339,11 +362,18 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         .position(|x| x == "crash")
         .map_or(raw.len(), |i| i + 1);
     let mut passed = Vec::new();
-    let mut rest = raw[at..].iter();
+    let mut rest = raw[at..].iter().peekable();
     while let Some(arg) = rest.next() {
         let name = arg.split('=').next().unwrap_or(arg);
         if OWN_OPTIONS.contains(&name) {
             if !arg.contains('=') {
+                rest.next();
+            }
+            continue;
+        }
+        if name == "--spawn" {
+            // Its settings are optional: the next word is one unless it is an option.
+            if !arg.contains('=') && rest.peek().is_some_and(|n| !n.starts_with('-')) {
                 rest.next();
             }
             continue;
@@ -356,20 +386,42 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("finding kvlab's own executable")?;
     let mut seed = a.seed.unwrap_or_else(random_seed) | 1;
     let mut rounds = Vec::new();
+    std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
     for round in 1..=cmd.rounds {
         let dir = base.join(format!("round-{round}"));
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .with_context(|| format!("clearing {} for a new round", dir.display()))?;
-        }
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        // An embedded store loads into a fresh directory; a server kvlab starts has one.
+        let mut server = match &spec {
+            Some(spec) => {
+                let s = kvlab_spawn::Server::start(spec)?;
+                eprintln!(
+                    "kvlab: round {round}: started {} {} at {} (pid {})",
+                    a.db,
+                    s.version(),
+                    s.url(),
+                    s.pid()
+                );
+                Some(s)
+            }
+            None => {
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir)
+                        .with_context(|| format!("clearing {} for a new round", dir.display()))?;
+                }
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                None
+            }
+        };
+        let target: [String; 2] = match &server {
+            Some(s) => ["--url".into(), s.url()],
+            None => ["--path".into(), dir.display().to_string()],
+        };
         let log = base.join(format!("round-{round}.acked"));
         let child_args = |phase: &str| -> Vec<String> {
             let mut v = vec![phase.to_string()];
             v.extend(passed.iter().cloned());
+            v.extend(target.iter().cloned());
             v.extend([
-                "--path".into(),
-                dir.display().to_string(),
                 "--expected-log".into(),
                 log.display().to_string(),
                 "--progress".into(),
@@ -410,6 +462,10 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
                 break;
             }
             if started.elapsed() >= after {
+                // The server dies (its clients see it go), or the writer itself.
+                if let Some(s) = &server {
+                    s.kill();
+                }
                 writer.kill().context("killing the writer")?;
                 writer.wait()?;
                 break;
@@ -417,6 +473,12 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             std::thread::sleep(Duration::from_millis(2));
         }
         let killed_after_s = started.elapsed().as_secs_f64();
+        if let Some(s) = server.as_mut() {
+            if !finished_first {
+                s.restart(Duration::from_secs(60))
+                    .context("restarting the server on what it persisted")?;
+            }
+        }
         let o = Command::new(&exe)
             .args(child_args("verify"))
             .output()
@@ -440,6 +502,9 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             .find_map(|l| l.strip_prefix("kvlab: lost acknowledged writes of: "))
             .map(|l| l.split(", ").map(String::from).collect())
             .unwrap_or_default();
+        if let Some(s) = server.take() {
+            let _ = s.stop();
+        }
         let check = CrashCheck {
             acknowledged,
             recovered: field("Recovered").unwrap_or(0),
@@ -451,8 +516,9 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             first_lost,
         };
         eprintln!(
-            "kvlab: round {round}: writer {} after {killed_after_s:.2} s; {} acknowledged, \
+            "kvlab: round {round}: {} {} after {killed_after_s:.2} s; {} acknowledged, \
              {} recovered, {} lost, {} corrupted, {} unacknowledged but present",
+            if spec.is_some() { "server" } else { "writer" },
             if finished_first { "finished" } else { "killed" },
             check.acknowledged,
             check.recovered,
@@ -496,6 +562,9 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     writeln!(out, "[CRASH], Lost, {lost}")?;
     writeln!(out, "[CRASH], Corrupted, {corrupted}")?;
     out.flush()?;
+    if spec.is_some() && a.path.is_none() {
+        let _ = std::fs::remove_dir_all(&base);
+    }
     if let Some(dir) = &a.out {
         kvlab_report::prepare_out_dir(dir, a.overwrite)
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;

@@ -1,5 +1,6 @@
-//! `kvlab crash`: embedded engines loaded in a child process killed with SIGKILL, then
-//! every acknowledged write checked — with each engine's durability setting deciding
+//! `kvlab crash`: embedded engines loaded in a child process killed with SIGKILL (and
+//! servers killed under their loader, then started again), then every acknowledged write
+//! checked — with each engine's durability setting deciding
 //! what a killed process keeps: RocksDB keeps everything with its write-ahead log and
 //! loses its memtable without it; WiredTiger keeps every commit when its log is synced
 //! and loses them all without a log; LMDB keeps every commit, synced or not.
@@ -100,13 +101,77 @@ fn what_a_killed_writer_leaves_is_checked_write_by_write() {
     }
 }
 
+/// A server kvlab started, killed with SIGKILL under a loader and started again on its
+/// own directory: Redis keeps what its append-only file holds and nothing without one;
+/// memcached keeps nothing.
+#[test]
+fn a_killed_server_keeps_what_it_persisted() {
+    for (store, spawn, kept) in [
+        ("redis", "appendonly=yes", true),
+        ("redis", "", false),
+        ("memcached", "", false),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let o = kvlab(&[
+            "crash",
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            "recordcount=300000",
+            "--db",
+            store,
+            "--spawn",
+            spawn,
+            "--kill-after",
+            "700ms",
+            "--rounds",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let (stdout, stderr) = text(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(if kept { 0 } else { 1 }),
+            "{stdout}{stderr}"
+        );
+        assert!(stderr.contains("server killed after"), "{stderr}");
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("crash.json")).unwrap())
+                .unwrap();
+        let r = &rounds(&doc)[0];
+        let acked = r["acknowledged"].as_u64().unwrap();
+        assert!(acked > 100, "{store} {spawn}: {r}");
+        let lost = if kept { 0 } else { acked };
+        assert_eq!(r["lost"].as_u64(), Some(lost), "{store} {spawn}: {r}");
+        assert_eq!(
+            r["recovered"].as_u64(),
+            Some(acked - lost),
+            "{store} {spawn}: {r}"
+        );
+    }
+}
+
 /// What `kvlab crash` cannot test is refused, and a damaged log is named with its line.
 #[test]
 fn crash_tests_refuse_what_they_cannot_check() {
-    let o = kvlab(&["crash", "-P", "workloads/ycsb/workloada", "--db", "redis"]);
+    let o = kvlab(&["crash", "-P", "workloads/ycsb/workloada", "--db", "moka"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("embedded store"), "{err}");
+    let o = kvlab(&[
+        "crash",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "redis",
+        "--url",
+        "redis://127.0.0.1:1",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("give --spawn"), "{err}");
     let o = kvlab(&["crash", "-P", "workloads/ycsb/workloada", "--db", "rocksdb"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");

@@ -430,6 +430,51 @@ impl Server {
         registry::signal(self.pid, libc::SIGKILL);
     }
 
+    /// Starts the server again once it has died (killed by [`Server::kill`], say): the
+    /// same binary, configuration, port and work directory — so that a Redis server reads
+    /// back what it persisted there (its AOF or RDB file) — and waits up to `timeout`
+    /// until it is ready. The log goes on in the same file.
+    pub fn restart(&mut self, timeout: Duration) -> Result<(), SpawnError> {
+        let waited = Instant::now();
+        while self.try_wait()?.is_none() {
+            if waited.elapsed() > Duration::from_secs(10) {
+                return Err(SpawnError::io(
+                    format!("restarting process {}", self.pid),
+                    std::io::Error::other("it is still running"),
+                ));
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.log_path)
+            .map_err(|e| SpawnError::io(format!("opening {}", self.log_path.display()), e))?;
+        let log_err = log
+            .try_clone()
+            .map_err(|e| SpawnError::io("duplicating the log file handle", e))?;
+        let child = Command::new(&self.binary)
+            .args(&self.command_line[1..])
+            .current_dir(self.workdir.path())
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| SpawnError::io(format!("starting {}", self.binary.display()), e))?;
+        self.pid = child.id();
+        registry::register(self.pid);
+        self.child = Some(child);
+        self.exited = None;
+        match self.wait_ready(timeout)? {
+            None => Ok(()),
+            Some(status) => Err(SpawnError::ExitedDuringStartup {
+                binary: binary_label(&self.binary),
+                status,
+                log_tail: self.log_tail(ERROR_LOG_LINES),
+            }),
+        }
+    }
+
     /// Stops the server: SIGTERM, then SIGKILL if it still runs after the spec's
     /// `stop_grace` ([`DEFAULT_STOP_GRACE`](crate::DEFAULT_STOP_GRACE) by default). The
     /// process is reaped and the work directory deleted.
