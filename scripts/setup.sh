@@ -7,8 +7,7 @@
 # the WiredTiger and LMDB libraries (lmdb-utils' mdb_stat counts what the LMDB tests
 # stored), chromium (the report is checked in a headless browser), jq (the seed in
 # result.json is checked as jq reads it), and prometheus (a Prometheus server and promtool
-# scrape and check `--metrics`); then toxiproxy-server from the Go module proxy (the
-# fault-injection tests).
+# scrape and check `--metrics`). scripts/test.sh also installs toxiproxy-server.
 # Idempotent: does nothing that is already done.
 set -euo pipefail
 need=()
@@ -26,17 +25,4 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust (rustup) first" >&2
   exit 1
-fi
-# Toxiproxy's server (the fault-injection tests), from the Go module proxy, into kvlab's
-# own cache: $HOME/.cache/kvlab-go/bin/toxiproxy-server.
-toxiproxy="$HOME/.cache/kvlab-go/bin/toxiproxy-server"
-if [ ! -x "$toxiproxy" ]; then
-  if ! command -v go >/dev/null 2>&1; then
-    echo "setup: go not found; the fault-injection tests need it to install toxiproxy-server" >&2
-    exit 1
-  fi
-  echo "setup: installing toxiproxy-server (go install)" >&2
-  mkdir -p "$(dirname "$toxiproxy")"
-  GOBIN="$HOME/.cache/kvlab-go/build" go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0
-  mv "$HOME/.cache/kvlab-go/build/server" "$toxiproxy"
 fi

@@ -431,7 +431,9 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             ]);
             v
         };
-        let _ = std::fs::remove_file(&log);
+        // Empty until the writer acknowledges a write: a writer killed before its first
+        // write leaves an empty log, not none.
+        File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         // A kill time in the window, from a small generator of its own.
         seed ^= seed << 13;
         seed ^= seed >> 7;

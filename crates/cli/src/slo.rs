@@ -101,6 +101,21 @@ struct Step {
     dir: Option<String>,
 }
 
+impl Step {
+    /// The curve's numbers: offered and achieved rate, p50, p99, p99.9, max, errors.
+    fn columns(&self) -> [f64; 7] {
+        [
+            self.offered_ops_per_sec.unwrap_or(0.0),
+            self.achieved_ops_per_sec,
+            self.p50_us,
+            self.p99_us,
+            self.p999_us,
+            self.max_us,
+            self.errors as f64,
+        ]
+    }
+}
+
 /// The fractions of the closed-loop capacity the curve is measured at.
 const CURVE: [f64; 7] = [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0];
 /// Halvings of the gap between the highest rate that met the targets and the lowest that
@@ -225,30 +240,19 @@ pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
     )?;
     writeln!(out, "|---|---|---|---|---|---|---|---|")?;
     for s in &curve {
-        writeln!(
-            out,
-            "| {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
-            s.offered_ops_per_sec.unwrap_or(0.0),
-            s.achieved_ops_per_sec,
-            s.p50_us,
-            s.p99_us,
-            s.p999_us,
-            s.max_us,
-            s.errors,
-            if s.meets { "yes" } else { "no" }
-        )?;
+        let cells: Vec<String> = s
+            .columns()
+            .iter()
+            .zip([0, 0, 1, 1, 1, 1, 0])
+            .map(|(v, digits)| format!("{v:.digits$}"))
+            .collect();
+        let meets = if s.meets { "yes" } else { "no" };
+        writeln!(out, "| {} | {meets} |", cells.join(" | "))?;
     }
     writeln!(out)?;
-    match best {
-        Some(b) => writeln!(
-            out,
-            "[SLO], MaxRate(ops/sec), {b:.0}\n[SLO], Capacity(ops/sec), {capacity:.0}"
-        )?,
-        None => writeln!(
-            out,
-            "[SLO], MaxRate(ops/sec), none\n[SLO], Capacity(ops/sec), {capacity:.0}"
-        )?,
-    }
+    let max = best.map_or_else(|| "none".to_string(), |b| format!("{b:.0}"));
+    writeln!(out, "[SLO], MaxRate(ops/sec), {max}")?;
+    writeln!(out, "[SLO], Capacity(ops/sec), {capacity:.0}")?;
     out.flush()?;
     if let Some(dir) = &ctx.args.out {
         let mut json = serde_json::to_string_pretty(&summary)?;
@@ -258,17 +262,8 @@ pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
             "offered_ops_per_sec,achieved_ops_per_sec,p50_us,p99_us,p999_us,max_us,errors,meets\n",
         );
         for s in &curve {
-            csv.push_str(&format!(
-                "{},{},{},{},{},{},{},{}\n",
-                s.offered_ops_per_sec.unwrap_or(0.0),
-                s.achieved_ops_per_sec,
-                s.p50_us,
-                s.p99_us,
-                s.p999_us,
-                s.max_us,
-                s.errors,
-                s.meets
-            ));
+            let cells: Vec<String> = s.columns().iter().map(f64::to_string).collect();
+            csv.push_str(&format!("{},{}\n", cells.join(","), s.meets));
         }
         kvlab_report::write_atomic(&dir.join("curve.csv"), csv.as_bytes(), true)?;
         eprintln!("kvlab: results in {}", dir.display());

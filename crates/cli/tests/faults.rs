@@ -1,5 +1,5 @@
 //! `--fault` through a real Toxiproxy (`toxiproxy-server`, installed by
-//! `scripts/setup.sh` from the Go module proxy) in front of a real redis-server: each
+//! `scripts/test.sh` from the Go module proxy) in front of a real redis-server: each
 //! fault is in force in its window, its effect shows in those intervals of the timeline
 //! and nowhere else, and every failure is counted once.
 
@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 use crate::common::files::result_json;
 use crate::common::process::{free_port, wait_for_port, Process};
 use crate::common::servers::redis;
-use crate::common::{kvlab, text};
+use crate::common::{kvlab, text, workloada_on_redis};
 
-/// The toxiproxy-server `scripts/setup.sh` installs (or `KVLAB_TOXIPROXY`).
+/// The toxiproxy-server `scripts/test.sh` installs (or `KVLAB_TOXIPROXY`).
 fn toxiproxy_server() -> PathBuf {
     std::env::var_os("KVLAB_TOXIPROXY").map_or_else(
         || {
@@ -45,7 +45,7 @@ fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
     let bin = toxiproxy_server();
     assert!(
         bin.is_file(),
-        "{} missing: run scripts/setup.sh",
+        "{} missing: scripts/test.sh installs it",
         bin.display()
     );
     let api_port = free_port();
@@ -61,20 +61,10 @@ fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
     let url = s.url();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let common = [
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=1000",
-        "--db",
-        "redis",
-        "--url",
-        &url,
-        "--progress",
-        "never",
-    ];
+    let common = workloada_on_redis(&url, 1000);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
     let mut load = vec!["load"];
-    load.extend(common);
+    load.extend(&common);
     assert!(kvlab(&load).status.success());
 
     let mut args = vec![
@@ -94,7 +84,7 @@ fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
         "--out",
         out.to_str().unwrap(),
     ];
-    args.extend(common);
+    args.extend(&common);
     let o = kvlab(&args);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
@@ -163,7 +153,7 @@ fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
         ),
     ] {
         let mut args = vec!["run"];
-        args.extend(common);
+        args.extend(&common);
         args.extend(extra.iter().copied());
         let o = kvlab(&args);
         let (_, err) = text(&o);

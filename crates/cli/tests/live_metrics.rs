@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::files::result_json;
 use crate::common::process::{free_port, wait_until, Process};
 use crate::common::servers::redis;
-use crate::common::{kvlab, kvlab_command, text};
+use crate::common::{kvlab, kvlab_command, text, workloada_on_redis};
 
 /// One HTTP/1.0 GET on loopback `port`: the status line, the headers and the body.
 fn http_get(port: u16, path: &str) -> (String, String, String) {
@@ -55,17 +55,9 @@ fn a_runs_live_metrics_are_scraped_by_prometheus() {
     let s = redis("");
     let dir = tempfile::tempdir().unwrap();
     let url = s.url();
-    let o = kvlab(&[
-        "load",
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=1000",
-        "--db",
-        "redis",
-        "--url",
-        &url,
-    ]);
+    let common = workloada_on_redis(&url, 1000);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
+    let o = kvlab(&[&["load"][..], &common].concat());
     assert!(o.status.success(), "{:?}", text(&o));
 
     // Prometheus first, scraping the address kvlab will listen on.
@@ -103,33 +95,25 @@ fn a_runs_live_metrics_are_scraped_by_prometheus() {
     );
 
     let out = dir.path().join("out");
-    let mut run = kvlab_command(&[
+    let metrics = format!("127.0.0.1:{metrics_port}");
+    let run_args = [
         "run",
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=1000",
-        "--db",
-        "redis",
-        "--url",
-        &url,
         "--duration",
         "6s",
         "--target",
         "4000",
         "--interval",
         "250ms",
-        "--progress",
-        "never",
         "--metrics",
-        &format!("127.0.0.1:{metrics_port}"),
+        &metrics,
         "--out",
         out.to_str().unwrap(),
-    ])
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    ];
+    let mut run = kvlab_command(&[&run_args[..], &common].concat())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut stderr = BufReader::new(run.stderr.take().unwrap());
     let mut said = String::new();
     while !said.contains("live metrics at") {
@@ -232,19 +216,7 @@ fn a_runs_live_metrics_are_scraped_by_prometheus() {
         err.contains("kvlab: live metrics at http://127.0.0.1:"),
         "{err}"
     );
-    let o = kvlab(&[
-        "verify",
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=1000",
-        "--db",
-        "redis",
-        "--url",
-        &url,
-        "--metrics",
-        "127.0.0.1:0",
-    ]);
+    let o = kvlab(&[&["verify", "--metrics", "127.0.0.1:0"][..], &common].concat());
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--metrics does not apply to verify"), "{err}");

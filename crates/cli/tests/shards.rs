@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::common::files::result_json;
 use crate::common::servers::redis;
-use crate::common::{kvlab, kvlab_command, text};
+use crate::common::{kvlab, kvlab_command, text, workloada_on_redis};
 
 /// Starts `kvlab ARGS` in the background (stdout and stderr kept).
 fn background(args: &[&str]) -> Child {
@@ -57,18 +57,8 @@ fn shards_load_run_from_one_start_and_merge_exactly() {
     let url = s.url();
     let dir = tempfile::tempdir().unwrap();
     let d = |name: &str| -> PathBuf { dir.path().join(name) };
-    let common = [
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=3000",
-        "--db",
-        "redis",
-        "--url",
-        &url,
-        "--progress",
-        "never",
-    ];
+    let common = workloada_on_redis(&url, 3000);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
 
     // Three loaders in parallel: every record once between them.
     let loads: Vec<Child> = (0..3)
@@ -76,7 +66,7 @@ fn shards_load_run_from_one_start_and_merge_exactly() {
             let shard = format!("{i}/3");
             let out = d(&format!("load{i}"));
             let mut args = vec!["load", "--shard", &shard, "--out", out.to_str().unwrap()];
-            args.extend(common);
+            args.extend(&common);
             background(&args)
         })
         .collect();
@@ -90,7 +80,7 @@ fn shards_load_run_from_one_start_and_merge_exactly() {
         assert_eq!(doc["results"]["operations"], 1000);
     }
     let mut args = vec!["verify"];
-    args.extend(common);
+    args.extend(&common);
     let o = kvlab(&args);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
@@ -118,7 +108,7 @@ fn shards_load_run_from_one_start_and_merge_exactly() {
                 "--out",
                 out.to_str().unwrap(),
             ];
-            args.extend(common);
+            args.extend(&common);
             background(&args)
         })
         .collect();

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::common::servers::redis;
-use crate::common::{kvlab, text};
+use crate::common::{kvlab, text, workloada_on_redis};
 
 /// A target any rate meets finds a rate; one no rate meets finds none (exit code 1);
 /// both write the whole curve, one open-loop result per step.
@@ -13,22 +13,11 @@ fn the_search_finds_the_highest_rate_meeting_the_targets() {
     let s = redis("");
     let url = s.url();
     let dir = tempfile::tempdir().unwrap();
-    let common = [
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=1000",
-        "--db",
-        "redis",
-        "--url",
-        &url,
-        "--progress",
-        "never",
-        "--connections",
-        "4",
-    ];
+    let common = workloada_on_redis(&url, 1000);
+    let mut common: Vec<&str> = common.iter().map(String::as_str).collect();
+    common.extend(["--connections", "4"]);
     let mut load = vec!["load"];
-    load.extend(common);
+    load.extend(&common);
     assert!(kvlab(&load).status.success());
 
     let out = dir.path().join("easy");
@@ -41,7 +30,7 @@ fn the_search_finds_the_highest_rate_meeting_the_targets() {
         "--out",
         out.to_str().unwrap(),
     ];
-    args.extend(common);
+    args.extend(&common);
     let o = kvlab(&args);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stderr}");
@@ -97,7 +86,7 @@ fn the_search_finds_the_highest_rate_meeting_the_targets() {
         "--out",
         out.to_str().unwrap(),
     ];
-    args.extend(common);
+    args.extend(&common);
     let o = kvlab(&args);
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
@@ -129,7 +118,7 @@ fn the_search_finds_the_highest_rate_meeting_the_targets() {
         (&["--slo", "p99=fast"][..], "expected pPERCENTILE=LATENCY"),
     ] {
         let mut args = vec!["run"];
-        args.extend(common);
+        args.extend(&common);
         args.extend(extra);
         let o = kvlab(&args);
         let (_, stderr) = text(&o);

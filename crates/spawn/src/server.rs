@@ -433,7 +433,8 @@ impl Server {
     /// Starts the server again once it has died (killed by [`Server::kill`], say): the
     /// same binary, configuration, port and work directory — so that a Redis server reads
     /// back what it persisted there (its AOF or RDB file) — and waits up to `timeout`
-    /// until it is ready. The log goes on in the same file.
+    /// until it is ready (for Redis, until it has loaded that file). The log of the run
+    /// before is kept beside the new one, as `<log>.1` (then `.2`, …).
     pub fn restart(&mut self, timeout: Duration) -> Result<(), SpawnError> {
         let waited = Instant::now();
         while self.try_wait()?.is_none() {
@@ -445,10 +446,15 @@ impl Server {
             }
             thread::sleep(Duration::from_millis(5));
         }
-        let log = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&self.log_path)
-            .map_err(|e| SpawnError::io(format!("opening {}", self.log_path.display()), e))?;
+        // A fresh log, so that readiness is read from this run's lines only.
+        let kept = (1..)
+            .map(|n| PathBuf::from(format!("{}.{n}", self.log_path.display())))
+            .find(|p| !p.exists())
+            .expect("some numbered name is free");
+        std::fs::rename(&self.log_path, &kept)
+            .map_err(|e| SpawnError::io(format!("keeping {}", self.log_path.display()), e))?;
+        let log = File::create(&self.log_path)
+            .map_err(|e| SpawnError::io(format!("creating {}", self.log_path.display()), e))?;
         let log_err = log
             .try_clone()
             .map_err(|e| SpawnError::io("duplicating the log file handle", e))?;

@@ -51,6 +51,26 @@ pub fn ok(args: &[&str]) -> String {
     stdout
 }
 
+/// The arguments of a phase of YCSB's workload A over `records` records against the
+/// redis-server at `url`, without progress lines: what the phases of a test against one
+/// server share (the phase and its own flags go around them).
+pub fn workloada_on_redis(url: &str, records: u64) -> Vec<String> {
+    [
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        &format!("recordcount={records}"),
+        "--db",
+        "redis",
+        "--url",
+        url,
+        "--progress",
+        "never",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// Runs `kvlab memtier -s 127.0.0.1 -p PORT` with `extra` flags.
 pub fn memtier_on(port: &str, extra: &[&str]) -> Output {
     kvlab(&[&["memtier", "-s", "127.0.0.1", "-p", port][..], extra].concat())
