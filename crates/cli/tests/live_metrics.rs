@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::files::result_json;
 use crate::common::process::{free_port, wait_until, Process};
 use crate::common::servers::redis;
-use crate::common::{kvlab, kvlab_command, text, workloada_on_redis};
+use crate::common::{kvlab, kvlab_command, memtier_on, text, workloada_on_redis};
 
 /// One HTTP/1.0 GET on loopback `port`: the status line, the headers and the body.
 fn http_get(port: u16, path: &str) -> (String, String, String) {
@@ -194,22 +194,20 @@ fn a_runs_live_metrics_are_scraped_by_prometheus() {
 
     // memtier's command line takes it too; verify, which has no intervals, refuses it.
     let port = s.addr().port().to_string();
-    let o = kvlab(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
+    let o = memtier_on(
         &port,
-        "-t",
-        "1",
-        "-c",
-        "1",
-        "-n",
-        "500",
-        "--hide-histogram",
-        "--metrics",
-        "127.0.0.1:0",
-    ]);
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "500",
+            "--hide-histogram",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+    );
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
