@@ -187,7 +187,7 @@ pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<E
     let dataset = records(&ctx.work, "verify")?;
     let (first, count) = (dataset.first(), dataset.count());
     let states: Vec<AtomicU8> = (0..count).map(|_| AtomicU8::new(0)).collect();
-    let report = kvlab_runner::verify_each(
+    kvlab_runner::verify_each(
         store,
         dataset,
         ctx.plan.threads,
@@ -252,7 +252,6 @@ pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<E
             c.first_lost.join(", ")
         );
     }
-    let _ = report;
     Ok(if ctx.stop.load(Ordering::SeqCst) {
         ExitCode::from(130)
     } else if c.lost > 0 || c.corrupted > 0 || c.errors > 0 {

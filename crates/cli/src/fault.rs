@@ -350,14 +350,15 @@ impl Proxy {
             let started = Instant::now();
             let mut on: Vec<Option<f64>> = vec![None; me.faults.len()];
             let mut done = vec![false; me.faults.len()];
-            let record = |f: &FaultSpec, from: f64, to: Option<f64>, error: Option<String>| {
-                me.applied
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(serde_json::json!({
-                        "fault": f.text, "from_s": from, "to_s": to, "error": error,
-                    }));
-            };
+            let record =
+                |f: &FaultSpec, from: Option<f64>, to: Option<f64>, error: Option<String>| {
+                    me.applied
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(serde_json::json!({
+                            "fault": f.text, "from_s": from, "to_s": to, "error": error,
+                        }));
+                };
             loop {
                 let now = started.elapsed();
                 let stopping = stop.load(Ordering::SeqCst);
@@ -367,7 +368,11 @@ impl Proxy {
                     }
                     let ends = f.end.is_some_and(|e| now >= e);
                     match on[i] {
-                        None if stopping || ends => done[i] = true,
+                        None if stopping || ends => {
+                            let why = "not in force: the phase ended before its window";
+                            record(f, None, None, Some(why.into()));
+                            done[i] = true;
+                        }
                         None if now >= f.start => match me.apply(f, i) {
                             Ok(()) => {
                                 let at = started.elapsed().as_secs_f64();
@@ -376,7 +381,7 @@ impl Proxy {
                             }
                             Err(e) => {
                                 eprintln!("kvlab: warning: {e}");
-                                record(f, now.as_secs_f64(), None, Some(e.to_string()));
+                                record(f, None, None, Some(e.to_string()));
                                 done[i] = true;
                             }
                         },
@@ -386,7 +391,8 @@ impl Proxy {
                             if !stopping {
                                 eprintln!("kvlab: {at:.2} s: fault off: {}", f.text);
                             }
-                            record(f, from, Some(at), result.err().map(|e| e.to_string()));
+                            let error = result.err().map(|e| e.to_string());
+                            record(f, Some(from), Some(at), error);
                             done[i] = true;
                         }
                         _ => {}

@@ -79,6 +79,8 @@ fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
         "latency:25ms@1s-2.5s",
         "--fault",
         "down@3s-3.5s",
+        "--fault",
+        "reset@60s",
         "--max-errors",
         "1000000",
         "--out",
@@ -93,7 +95,18 @@ fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
 
     let doc = result_json(&out);
     let faults = doc["runner"]["faults"].as_array().unwrap();
-    assert_eq!(faults.len(), 2, "{faults:?}");
+    assert_eq!(faults.len(), 3, "{faults:?}");
+    // One whose window the phase never reached is said, never applied.
+    let never = faults.iter().find(|f| f["fault"] == "reset@60s").unwrap();
+    assert!(never["from_s"].is_null(), "{never}");
+    assert!(
+        never["error"]
+            .as_str()
+            .unwrap()
+            .contains("ended before its window"),
+        "{never}"
+    );
+    let faults: Vec<&serde_json::Value> = faults.iter().filter(|f| f != &never).collect();
     for (f, (from, to)) in faults.iter().zip([(1.0, 2.5), (3.0, 3.5)]) {
         let (a, b) = (f["from_s"].as_f64().unwrap(), f["to_s"].as_f64().unwrap());
         assert!((a - from).abs() < 0.2 && (b - to).abs() < 0.2, "{f}");
