@@ -25,7 +25,8 @@ pub struct RunnerSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// `--fault`: each fault, when it was in force (`fault`, `from_s`, `to_s` in
-    /// seconds from the phase's start, `error` when Toxiproxy refused it).
+    /// seconds from the phase's start; null times and an `error` when it never was:
+    /// Toxiproxy refused it, or the phase ended before its window).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<serde_json::Value>,
     /// The first failures of each error kind, with the store's own messages.
