@@ -73,6 +73,23 @@ fn the_search_finds_the_highest_rate_meeting_the_targets() {
     assert!((first - capacity / 10.0).abs() < 1e-6 * capacity, "{slo}");
     let curve = std::fs::read_to_string(out.join("curve.csv")).unwrap();
     assert_eq!(curve.lines().count(), steps.len(), "{curve}");
+    // The report of the steps draws the curve: latency from the intended start by the
+    // throughput achieved.
+    let html = dir.path().join("steps.html");
+    let o = kvlab(&[
+        "report",
+        out.join("steps").to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for title in [
+        "P99 latency by throughput, open loop",
+        "P99.9 latency by throughput",
+    ] {
+        assert!(page.contains(title), "{title}");
+    }
     assert!(curve.starts_with("offered_ops_per_sec,achieved_ops_per_sec,p50_us,"));
 
     // No rate meets a microsecond at p99: the curve, then halvings below its first point.

@@ -365,6 +365,77 @@ impl Study {
         .collect()
     }
 
+    /// Open-loop cells of one store and client count at several target rates: latency
+    /// from each request's intended start against the throughput achieved — the
+    /// latency–throughput curve a `run --slo` search measures (its `steps/`). Empty
+    /// unless some store and client count ran at two rates or more.
+    fn rate_charts(&self, workload: &str) -> Vec<String> {
+        type Group = (String, u64, u64, u64);
+        let mut groups: BTreeMap<Group, Vec<&Cell>> = BTreeMap::new();
+        for c in self.cells.iter().filter(|c| c.key.workload == workload) {
+            if c.key.target_ops_per_sec.is_some() {
+                let k = &c.key;
+                let group = (k.store.clone(), k.threads, k.connections, k.pipeline);
+                groups.entry(group).or_default().push(c);
+            }
+        }
+        groups.retain(|_, cells| cells.len() > 1);
+        if groups.is_empty() {
+            return Vec::new();
+        }
+        // A percentile of every intended-start histogram of a round's log, added up.
+        let intended = |c: &Cell, p: f64| -> Option<Spread> {
+            let values: Vec<f64> = c
+                .rounds
+                .iter()
+                .filter_map(|r| {
+                    let log = r.latency.as_ref()?;
+                    let mut all = Histogram::<u64>::new(3).ok()?;
+                    for (tag, h) in &log.by_tag {
+                        if tag.starts_with("Intended-") {
+                            all.add(h).ok()?;
+                        }
+                    }
+                    (!all.is_empty()).then(|| all.value_at_percentile(p) as f64 / 1000.0)
+                })
+                .collect();
+            Spread::of(&values)
+        };
+        let mut charts = Vec::new();
+        for (name, p) in [("P99", 99.0), ("P99.9", 99.9)] {
+            let series: Vec<Series> = groups
+                .iter()
+                .map(|((store, threads, conns, pipeline), cells)| {
+                    let mut points: Vec<Point> = cells
+                        .iter()
+                        .filter_map(|c| Some(point(c.throughput()?.mean, intended(c, p)?)))
+                        .collect();
+                    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+                    let mut label = format!("{store} {threads}×{conns}");
+                    if *pipeline > 1 {
+                        label.push_str(&format!("×{pipeline}"));
+                    }
+                    Series::new(label, self.color(store), points)
+                })
+                .collect();
+            let y = latency_axis(
+                &format!("{name} latency from the intended start (µs)"),
+                series.iter().flat_map(|s| s.points.iter().map(|p| p.y)),
+            );
+            let chart = LineChart {
+                title: format!("{name} latency by throughput, open loop — {workload}"),
+                x: Axis::linear("Throughput achieved (ops/s)"),
+                y,
+                series,
+                markers: true,
+            };
+            if chart.has_data() {
+                charts.push(chart.to_svg());
+            }
+        }
+        charts
+    }
+
     /// The charts of one workload × concurrency across stores.
     fn setting_charts(&self, setting: &Setting) -> SettingCharts {
         let cells: Vec<&Cell> = self.cells_of(setting).collect();
@@ -811,6 +882,7 @@ impl Study {
                 escape_html(wl)
             );
             charts_div(w, &self.sweep_charts(wl));
+            charts_div(w, &self.rate_charts(wl));
             for setting in self.settings_of(wl) {
                 let SettingCharts {
                     charts,
