@@ -353,6 +353,19 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     if cmd.rounds == 0 {
         return Err(usage("--rounds must be at least 1"));
     }
+    // What its children (a load, then a verify) cannot both take.
+    for (flag, given) in [
+        ("--metrics", a.monitor.metrics.is_some()),
+        ("--slo", a.slo.is_some()),
+        ("--shard", a.shard.is_some()),
+        ("--start-at", a.start_at.is_some()),
+        ("--fault", !a.faults.is_empty()),
+        ("--record", a.record.record.is_some()),
+    ] {
+        if given {
+            return Err(usage(format!("{flag} does not apply to kvlab crash")));
+        }
+    }
     let (min, max) = kill_window(&cmd.kill_after)?;
     // The command line after `crash`, less the options kvlab crash sets for its children.
     let raw: Vec<String> = std::env::args().collect();

@@ -149,6 +149,23 @@ fn crash_tests_refuse_what_they_cannot_check() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("give --spawn"), "{err}");
+    let o = kvlab(&[
+        "crash",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "rocksdb",
+        "--path",
+        "/tmp/unused",
+        "--metrics",
+        "127.0.0.1:0",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--metrics does not apply to kvlab crash"),
+        "{err}"
+    );
     let o = kvlab(&["crash", "-P", "workloads/ycsb/workloada", "--db", "rocksdb"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
