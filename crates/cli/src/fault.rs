@@ -148,7 +148,8 @@ impl std::str::FromStr for FaultSpec {
     }
 }
 
-/// One HTTP/1.1 request to Toxiproxy's API; the status and the body.
+/// One HTTP/1.0 request to Toxiproxy's API (so the answer is never chunked); the status
+/// and the body.
 fn api(
     addr: &str,
     method: &str,
@@ -161,7 +162,7 @@ fn api(
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     write!(
         c,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nUser-Agent: kvlab\r\n\
+        "{method} {path} HTTP/1.0\r\nHost: {addr}\r\nUser-Agent: kvlab\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )?;
@@ -189,10 +190,11 @@ pub(crate) struct Proxy {
 
 static PROXY: Mutex<Option<Arc<Proxy>>> = Mutex::new(None);
 
-/// With `--fault`: a proxy in front of `url`'s server, and `url` rewritten to reach the
-/// server through it; without, `url` as it is.
+/// With `--toxiproxy` (and its `--fault`s): a proxy in front of `url`'s server, and `url`
+/// rewritten to reach the server through it; without, `url` as it is. `--toxiproxy`
+/// alone goes through the proxy without a fault: the baseline of the same path.
 pub(crate) fn through_proxy(args: &PhaseArgs, url: String) -> Result<String> {
-    if args.faults.is_empty() {
+    if args.faults.is_empty() && args.toxiproxy.is_none() {
         return Ok(url);
     }
     let Some(api_addr) = &args.toxiproxy else {
@@ -251,12 +253,13 @@ pub(crate) fn through_proxy(args: &PhaseArgs, url: String) -> Result<String> {
         .ok_or_else(|| anyhow::anyhow!("--toxiproxy {api_addr}: no listen address in {body}"))?;
     let listen = listen.replace("[::]", "127.0.0.1");
     eprintln!(
-        "kvlab: through toxiproxy {listen} → {upstream} (faults: {})",
-        args.faults
-            .iter()
-            .map(|f| f.text.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        "kvlab: through toxiproxy {listen} → {upstream} ({})",
+        if args.faults.is_empty() {
+            "no fault: the path alone".to_string()
+        } else {
+            let faults: Vec<&str> = args.faults.iter().map(|f| f.text.as_str()).collect();
+            format!("faults: {}", faults.join(", "))
+        }
     );
     *PROXY.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(Proxy {
         api: api_addr.clone(),
