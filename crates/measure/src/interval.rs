@@ -99,12 +99,12 @@ impl<W: Write> IntervalLog<W> {
         interval: &Recorder,
         command_names: &[String],
     ) -> Result<(), MeasureError> {
-        self.write_line(None, start_offset, duration, &interval.overall())?;
+        self.write_histogram(None, start_offset, duration, &interval.overall())?;
         for kind in OpKind::ALL {
             let i = kind.index();
             self.seen[i] |= !interval.histogram(kind).is_empty();
             if self.seen[i] {
-                self.write_line(
+                self.write_histogram(
                     Some(kind.ycsb_name()),
                     start_offset,
                     duration,
@@ -118,7 +118,7 @@ impl<W: Write> IntervalLog<W> {
             if self.seen_intended[i] {
                 let tag = format!("Intended-{}", kind.ycsb_name());
                 let h = interval.intended_histogram(kind);
-                self.write_line(Some(&tag), start_offset, duration, h)?;
+                self.write_histogram(Some(&tag), start_offset, duration, h)?;
             }
         }
         if self.seen_commands.len() < command_names.len() {
@@ -138,7 +138,7 @@ impl<W: Write> IntervalLog<W> {
             seen.1 |= intended.is_some_and(|h| !h.is_empty());
             let (seen_service, seen_intended) = *seen;
             if seen_service {
-                self.write_line(
+                self.write_histogram(
                     Some(name),
                     start_offset,
                     duration,
@@ -148,7 +148,7 @@ impl<W: Write> IntervalLog<W> {
             if seen_intended {
                 let tag = format!("Intended-{name}");
                 let h = intended.unwrap_or(&empty);
-                self.write_line(Some(&tag), start_offset, duration, h)?;
+                self.write_histogram(Some(&tag), start_offset, duration, h)?;
             }
         }
         self.out.flush()?;
@@ -160,19 +160,10 @@ impl<W: Write> IntervalLog<W> {
         self.out
     }
 
-    /// Writes one histogram as an interval line of its own, tagged or not: e.g. the
-    /// intervals of other logs merged into this one (`kvlab merge`).
+    /// Writes one histogram as an interval line of its own, tagged or not: each kind's
+    /// line of [`IntervalLog::write_interval`], or the intervals of other logs merged
+    /// into this one (`kvlab merge`).
     pub fn write_histogram(
-        &mut self,
-        tag: Option<&str>,
-        start_offset: Duration,
-        duration: Duration,
-        h: &Histogram<u64>,
-    ) -> Result<(), MeasureError> {
-        self.write_line(tag, start_offset, duration, h)
-    }
-
-    fn write_line(
         &mut self,
         tag: Option<&str>,
         start_offset: Duration,
