@@ -417,3 +417,49 @@ impl Proxy {
             .clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FaultSpec;
+
+    /// Each kind becomes its Toxiproxy toxic with its attributes in milliseconds, bytes
+    /// or KB/s; options and windows are read; what Toxiproxy could not take is refused.
+    #[test]
+    fn fault_specs_read_as_toxiproxy_toxics() {
+        let f: FaultSpec = "latency:50ms,jitter=10ms,stream=upstream,toxicity=0.5@5s-10s"
+            .parse()
+            .unwrap();
+        assert_eq!(f.kind, "latency");
+        assert_eq!(f.attributes["latency"], 50);
+        assert_eq!(f.attributes["jitter"], 10);
+        assert_eq!((f.stream.as_str(), f.toxicity), ("upstream", 0.5));
+        assert_eq!(f.start, std::time::Duration::from_secs(5));
+        assert_eq!(f.end, Some(std::time::Duration::from_secs(10)));
+        for (spec, kind, attribute, value) in [
+            ("bandwidth:64@1s", "bandwidth", "rate", 64),
+            ("timeout@1s", "timeout", "timeout", 0),
+            ("timeout:500ms@1s", "timeout", "timeout", 500),
+            ("reset@1s", "reset_peer", "timeout", 0),
+            ("slow_close:2s@1s", "slow_close", "delay", 2000),
+            ("limit_data:1000@1s", "limit_data", "bytes", 1000),
+        ] {
+            let f: FaultSpec = spec.parse().unwrap();
+            assert_eq!((f.kind.as_str(), f.end), (kind, None), "{spec}");
+            assert_eq!(f.attributes[attribute], value, "{spec}");
+        }
+        let down: FaultSpec = "down@3s-4s".parse().unwrap();
+        assert!(down.kind == "down" && down.attributes.is_empty());
+        for bad in [
+            "latency:5ms",
+            "latency@1s",
+            "down:5@1s",
+            "jitter@1s",
+            "latency:5ms,jitter=2ms,toxicity=2@1s",
+            "bandwidth:64,jitter=1ms@1s",
+            "down@4s-3s",
+            "latency:fast@1s",
+        ] {
+            assert!(bad.parse::<FaultSpec>().is_err(), "{bad}");
+        }
+    }
+}

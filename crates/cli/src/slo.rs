@@ -395,3 +395,33 @@ fn run_step<S: Store>(
         dir: dir.map(|d| d.display().to_string()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SloTargets;
+    use std::time::Duration;
+
+    /// Targets read in µs, ms and s, print back as given, and refuse what is not one.
+    #[test]
+    fn targets_read_and_print_back() {
+        let t: SloTargets = "p99=1ms, p99.9=5ms,p50=250us".parse().unwrap();
+        assert_eq!(
+            t.0,
+            [
+                (99.0, Duration::from_millis(1)),
+                (99.9, Duration::from_millis(5)),
+                (50.0, Duration::from_micros(250)),
+            ]
+        );
+        assert_eq!(t.to_string(), "p99=1ms,p99.9=5ms,p50=250us");
+        assert_eq!(
+            "p100=2s".parse::<SloTargets>().unwrap().0[0].1,
+            Duration::from_secs(2)
+        );
+        for bad in [
+            "", "p99", "99=1ms", "p0=1ms", "p101=1ms", "p99=1", "p99=-1ms", "p99=0ms",
+        ] {
+            assert!(bad.parse::<SloTargets>().is_err(), "{bad}");
+        }
+    }
+}
