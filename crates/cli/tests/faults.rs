@@ -11,15 +11,30 @@ use crate::common::process::{free_port, wait_for_port, Process};
 use crate::common::servers::redis;
 use crate::common::{kvlab, text, workloada_on_redis};
 
-/// The toxiproxy-server `scripts/test.sh` installs (or `KVLAB_TOXIPROXY`).
-fn toxiproxy_server() -> PathBuf {
-    std::env::var_os("KVLAB_TOXIPROXY").map_or_else(
+/// The toxiproxy-server `scripts/test.sh` installs (or `KVLAB_TOXIPROXY`), started on
+/// a free loopback port (stopped on drop), and its API's address.
+fn toxiproxy() -> (Process, String) {
+    let bin = std::env::var_os("KVLAB_TOXIPROXY").map_or_else(
         || {
             PathBuf::from(std::env::var_os("HOME").unwrap())
                 .join(".cache/kvlab-go/bin/toxiproxy-server")
         },
         PathBuf::from,
-    )
+    );
+    assert!(
+        bin.is_file(),
+        "{} missing: scripts/test.sh installs it",
+        bin.display()
+    );
+    let api_port = free_port();
+    let server = Process::spawn(
+        Command::new(&bin)
+            .args(["-host", "127.0.0.1", "-port", &api_port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    wait_for_port(api_port, "toxiproxy-server never listened");
+    (server, format!("127.0.0.1:{api_port}"))
 }
 
 /// The rows of a `timeline.csv`: (start, end, p50 µs, errors).
@@ -42,21 +57,7 @@ fn rows(csv: &str) -> Vec<(f64, f64, f64, u64)> {
 
 #[test]
 fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
-    let bin = toxiproxy_server();
-    assert!(
-        bin.is_file(),
-        "{} missing: scripts/test.sh installs it",
-        bin.display()
-    );
-    let api_port = free_port();
-    let _toxiproxy = Process::spawn(
-        Command::new(&bin)
-            .args(["-host", "127.0.0.1", "-port", &api_port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
-    );
-    wait_for_port(api_port, "toxiproxy-server never listened");
-    let api = format!("127.0.0.1:{api_port}");
+    let (_toxiproxy, api) = toxiproxy();
     let s = redis("");
     let url = s.url();
     let dir = tempfile::tempdir().unwrap();
@@ -187,4 +188,51 @@ fn faults_are_in_force_in_their_windows_and_every_failure_is_counted() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--fault does not apply to --db null"), "{err}");
+}
+
+/// The SLO search through a link of known latency: with 3 ms added to every reply, no
+/// rate meets p99 = 1 ms, and the search says so; p99 = 50 ms is met, and every step's
+/// median shows the link's 3 ms.
+#[test]
+fn the_slo_search_sees_the_latency_of_the_link() {
+    let (_toxiproxy, api) = toxiproxy();
+    let s = redis("");
+    let url = s.url();
+    let common = workloada_on_redis(&url, 1000);
+    let common: Vec<&str> = common.iter().map(String::as_str).collect();
+    assert!(kvlab(&[&["load"][..], &common].concat()).status.success());
+    let dir = tempfile::tempdir().unwrap();
+    for (target, met) in [("p99=1ms", false), ("p99=50ms", true)] {
+        let out = dir.path().join(target);
+        let o = kvlab(
+            &[
+                &[
+                    "run",
+                    "--slo",
+                    target,
+                    "--slo-step",
+                    "300ms",
+                    "--connections",
+                    "4",
+                    "--toxiproxy",
+                    &api,
+                    "--fault",
+                    "latency:3ms@0s",
+                    "--out",
+                    out.to_str().unwrap(),
+                ][..],
+                &common,
+            ]
+            .concat(),
+        );
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.success(), met, "{target}: {stdout}{stderr}");
+        let slo: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("slo.json")).unwrap()).unwrap();
+        assert_eq!(slo["max_rate_ops_per_sec"].is_null(), !met, "{slo}");
+        for step in slo["steps"].as_array().unwrap() {
+            let p50 = step["p50_us"].as_f64().unwrap();
+            assert!(p50 >= 3000.0, "{target}: {step}");
+        }
+    }
 }
