@@ -56,9 +56,10 @@ fn epoch_secs(t: SystemTime) -> f64 {
     }
 }
 
-/// A name the log format takes as a tag: not empty, no comma (the field separator) and
-/// no white space.
-fn is_tag(name: &str) -> bool {
+/// A name the interval log format takes as a tag: not empty, no comma (the field
+/// separator) and no white space. [`IntervalLog`] writes a line for a measurement only
+/// under such a name.
+pub fn is_log_tag(name: &str) -> bool {
     !name.is_empty() && !name.contains(|c: char| c == ',' || c.is_whitespace())
 }
 
@@ -128,7 +129,7 @@ impl<W: Write> IntervalLog<W> {
         // A recorder that never saw a command has no histograms for it: an empty one.
         let empty = Histogram::<u64>::new(1).expect("one significant digit is valid");
         for (name, id) in command_names.iter().zip(0u16..) {
-            if !is_tag(name) {
+            if !is_log_tag(name) {
                 continue;
             }
             let service = interval.command_histogram(CommandId(id));

@@ -38,7 +38,7 @@ pub use hdr_text::{
     percentile_steps, write_histogram_log, write_percentile_distribution, PercentileFormat,
     PercentileStep,
 };
-pub use interval::IntervalLog;
+pub use interval::{is_log_tag, IntervalLog};
 pub use prometheus::{LiveMetrics, RunLabels};
 pub use recorder::{Recorder, HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS};
 pub use summary::{write_ycsb_text, LatencySummary, OpSummary, RunSummary};

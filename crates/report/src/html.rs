@@ -390,7 +390,7 @@ impl Study {
                 .iter()
                 .filter_map(|r| {
                     let log = r.latency.as_ref()?;
-                    let mut all = Histogram::<u64>::new(3).ok()?;
+                    let mut all = crate::load::empty_histogram();
                     for (tag, h) in &log.by_tag {
                         if tag.starts_with("Intended-") {
                             all.add(h).ok()?;

@@ -297,7 +297,8 @@ pub struct LatencyLog {
     pub by_tag: BTreeMap<String, Histogram<u64>>,
 }
 
-fn empty_histogram() -> Histogram<u64> {
+/// An empty histogram of the precision kvlab records at (3 significant digits).
+pub(crate) fn empty_histogram() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant digits is a valid histogram precision")
 }
 

@@ -15,12 +15,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use hdrhistogram::Histogram;
-use kvlab_measure::{LatencySummary, OpSummary, RunSummary, TimelineRow};
+use kvlab_measure::{is_log_tag, LatencySummary, OpSummary, RunSummary, TimelineRow};
 
-use crate::load::{LoggedInterval, LATENCY_LOG_FILE};
+use crate::load::{empty_histogram as empty, LoggedInterval, LATENCY_LOG_FILE};
 use crate::{
     parse_rfc3339, rfc3339, LatencyLog, MergedFrom, ReportError, ResultDir, ResultDocument,
     Timeline,
@@ -105,10 +105,6 @@ fn secs_between(from: SystemTime, to: SystemTime) -> f64 {
         Ok(d) => d.as_secs_f64(),
         Err(e) => -e.duration().as_secs_f64(),
     }
-}
-
-fn empty() -> Histogram<u64> {
-    Histogram::new(3).expect("3 significant digits is a valid histogram precision")
 }
 
 fn add(into: &mut Histogram<u64>, h: &Histogram<u64>, dir: &Path) -> Result<(), ReportError> {
@@ -269,7 +265,7 @@ pub fn merge(mut inputs: Vec<MergeInput>, command: Vec<String>) -> Result<Merged
         let counted = |tag: &str| own.get(&Some(tag)).map_or(0, |h| h.len());
         for o in i.doc.results.ops.iter().chain(&i.doc.results.intended) {
             let tag = &o.name;
-            if !is_tag(tag) {
+            if !is_log_tag(tag) {
                 // A command named with spaces or commas has no line of its own in the log.
                 if !untagged.contains(tag) {
                     untagged.push(tag.clone());
@@ -302,7 +298,7 @@ pub fn merge(mut inputs: Vec<MergeInput>, command: Vec<String>) -> Result<Merged
             untagged.join(", ")
         ));
     }
-    let summed = |name: &str, list: fn(&RunSummary) -> &Vec<OpSummary>, tag: &str| {
+    let summed = |name: &str, list: fn(&RunSummary) -> &Vec<OpSummary>| {
         let mut operations = 0;
         let mut retries = 0;
         let mut returns: BTreeMap<String, u64> = BTreeMap::new();
@@ -316,26 +312,17 @@ pub fn merge(mut inputs: Vec<MergeInput>, command: Vec<String>) -> Result<Merged
             }
         }
         (operations > 0).then(|| OpSummary {
-            name: tag.to_string(),
+            name: name.to_string(),
             operations,
             returns,
             retries,
-            latency: LatencySummary::from_histogram(by_tag.get(tag).unwrap_or(&empty())),
+            latency: LatencySummary::from_histogram(by_tag.get(name).unwrap_or(&empty())),
         })
     };
-    let ops: Vec<OpSummary> = names
-        .iter()
-        .filter_map(|n| summed(n, |r| &r.ops, n))
-        .collect();
+    let ops: Vec<OpSummary> = names.iter().filter_map(|n| summed(n, |r| &r.ops)).collect();
     let intended: Vec<OpSummary> = names
         .iter()
-        .filter_map(|n| {
-            summed(
-                &format!("Intended-{n}"),
-                |r| &r.intended,
-                &format!("Intended-{n}"),
-            )
-        })
+        .filter_map(|n| summed(&format!("Intended-{n}"), |r| &r.intended))
         .collect();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     for i in &inputs {
@@ -454,7 +441,6 @@ fn merged_timeline(
         // Both histograms are 3-digit histograms of nanoseconds: adding cannot fail.
         let _ = h.add(&iv.histogram);
     }
-    let us = |ns: u64| ns as f64 / 1000.0;
     let mut out = Vec::new();
     let mut previous = 0.0;
     for row in rows.into_values() {
@@ -463,14 +449,7 @@ fn merged_timeline(
         }
         let length = row.end_s - previous;
         previous = row.end_s;
-        let overall = row.overall.unwrap_or_else(empty);
-        let at = |p: f64| {
-            if overall.is_empty() {
-                0.0
-            } else {
-                us(overall.value_at_percentile(p))
-            }
-        };
+        let overall = LatencySummary::from_histogram(&row.overall.unwrap_or_else(empty));
         out.push(TimelineRow {
             time_s: row.end_s,
             interval_s: length,
@@ -480,14 +459,10 @@ fn merged_timeline(
             } else {
                 0.0
             },
-            p50_us: at(50.0),
-            p99_us: at(99.0),
-            p999_us: at(99.9),
-            max_us: if overall.is_empty() {
-                0.0
-            } else {
-                us(overall.max())
-            },
+            p50_us: overall.p50_us,
+            p99_us: overall.p99_us,
+            p999_us: overall.p999_us,
+            max_us: overall.max_us,
             errors: row.errors,
             per_op: names
                 .iter()
@@ -496,8 +471,7 @@ fn merged_timeline(
                     let p99 = row
                         .tags
                         .get(n)
-                        .filter(|h| !h.is_empty())
-                        .map_or(0.0, |h| us(h.value_at_percentile(99.0)));
+                        .map_or(0.0, |h| LatencySummary::from_histogram(h).p99_us);
                     (count > 0).then(|| (n.clone(), count, p99))
                 })
                 .collect(),
@@ -627,7 +601,6 @@ fn merged_document(
             notes.push(format!("{}: {n}", i.dir.display()));
         }
     }
-    let finished = start + Duration::from_secs_f64(end_s.max(0.0));
     ResultDocument {
         kvlab_version: env!("CARGO_PKG_VERSION").to_string(),
         command,
@@ -641,7 +614,7 @@ fn merged_document(
             .iter()
             .map(|i| i.doc.finished_at.clone())
             .max()
-            .unwrap_or_else(|| rfc3339(finished)),
+            .unwrap_or_default(),
         seed: first.seed,
         interrupted: inputs.iter().any(|i| i.doc.interrupted),
         fell_behind: inputs.iter().any(|i| i.doc.fell_behind),
@@ -653,9 +626,4 @@ fn merged_document(
         results,
         notes,
     }
-}
-
-/// Whether `name` can be an interval log's tag (kvlab's `IntervalLog` writes only these).
-fn is_tag(name: &str) -> bool {
-    !name.is_empty() && !name.contains(|c: char| c == ',' || c.is_whitespace())
 }
