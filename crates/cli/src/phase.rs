@@ -3,7 +3,9 @@
 
 use super::*;
 
-/// What a phase needs besides the store.
+/// What a phase needs besides the store. A copy with another plan or server facts runs
+/// the same phase again (an `--slo` step, a spawned server's run).
+#[derive(Clone)]
 pub(crate) struct PhaseCtx {
     pub(crate) phase: Phase,
     pub(crate) args: PhaseArgs,

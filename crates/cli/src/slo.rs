@@ -306,19 +306,14 @@ fn run_step<S: Store>(
     args.target_rate = rate.map(TargetRate::Constant);
     args.duration = Some(ctx.args.slo_step);
     let step_ctx = PhaseCtx {
-        phase: ctx.phase,
         args,
-        props: ctx.props.clone(),
-        work: ctx.work.clone(),
         plan: RunPlan {
             target_rate: rate.map(TargetRate::Constant),
             duration: Some(ctx.args.slo_step),
             operations: None,
             ..ctx.plan.clone()
         },
-        report: ctx.report.clone(),
-        stop: Arc::clone(&ctx.stop),
-        server: ctx.server.clone(),
+        ..ctx.clone()
     };
     let done = run_once(&step_ctx, store, dir.as_deref())?;
     write_result(

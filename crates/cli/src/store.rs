@@ -287,14 +287,8 @@ pub(crate) fn execute_with_server<S: Store>(
         info.push((format!("spawned.config.{k}"), v.into()));
     }
     let ctx = PhaseCtx {
-        phase: ctx.phase,
-        args: ctx.args.clone(),
-        props: ctx.props.clone(),
-        work: ctx.work.clone(),
-        plan: ctx.plan.clone(),
-        report: ctx.report.clone(),
-        stop: Arc::clone(&ctx.stop),
         server: info,
+        ..ctx.clone()
     };
     let code = execute_observed(&ctx, store, stats, || {
         let mut stats = Vec::new();
