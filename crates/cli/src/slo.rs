@@ -325,15 +325,19 @@ fn run_step<S: Store>(
         Vec::new(),
     )?;
     let total = &done.outcome.total;
-    let mut h = hdrhistogram::Histogram::<u64>::new(3).expect("3 digits is valid");
-    for kind in kvlab_core::OpKind::ALL {
-        let part = if rate.is_some() {
-            total.intended_histogram(kind)
-        } else {
-            total.histogram(kind)
-        };
-        h.add(part).expect("histograms of one precision add");
-    }
+    // Closed loop: the service time of every operation, as the result's `overall`.
+    // Open loop: every kind's latency from its intended start.
+    let h = match rate {
+        None => total.overall(),
+        Some(_) => {
+            let mut h = total.intended_histogram(kvlab_core::OpKind::ALL[0]).clone();
+            for kind in &kvlab_core::OpKind::ALL[1..] {
+                h.add(total.intended_histogram(*kind))
+                    .expect("a recorder's histograms share one precision");
+            }
+            h
+        }
+    };
     let us = |p: f64| {
         if h.is_empty() {
             0.0
