@@ -110,12 +110,13 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
                     pairs.push(("redis.tls_ca_file".into(), ca));
                 }
             }
-            let config = RedisConfig::from_options(
+            let mut config = RedisConfig::from_options(
                 &url,
                 redis_model(&ctx.work),
                 StoreOptions::new("redis.", pairs),
             )
             .map_err(|e| usage(e.message))?;
+            config.layout = ctx.work.value_layout();
             let shown = config.url.to_string();
             let stats = server_stats(kvlab_spawn::ServerKind::Redis, &config.url);
             let store =
@@ -133,9 +134,10 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
                     t.as_millis().max(1).to_string(),
                 ));
             }
-            let config =
+            let mut config =
                 MemcachedConfig::from_options(&url, StoreOptions::new("memcached.", pairs))
                     .map_err(|e| usage(e.message))?;
+            config.layout = ctx.work.value_layout();
             let shown = config.url.to_string();
             let stats = server_stats(kvlab_spawn::ServerKind::Memcached, &config.url);
             let store = MemcachedStore::open(config)

@@ -12,7 +12,7 @@ use kvlab_spawn::{Server, ServerKind};
 use crate::common;
 use common::files::{files_under, read_json, result_doc};
 use common::process::free_port;
-use common::servers::{call, calls, info, info_stat, memcached_reply, start};
+use common::servers::{call, calls, info, info_stat, memcached_reply, memcached_stat, start};
 use common::{
     all_stats_row, kvlab, kvlab_command, memtier_on, report_u64, report_value, section_row, text,
 };
@@ -735,5 +735,162 @@ fn redis_string_model_replaces_a_whole_record_with_one_set() {
                 "{props:?}: a partial update reads first"
             );
         }
+    }
+}
+
+/// One line a memcached server answers to `command` (`flush_all`, `stats reset`).
+fn memcached_line(server: &Server, command: &str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let mut c = std::net::TcpStream::connect(server.addr()).unwrap();
+    c.write_all(format!("{command}\r\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    BufReader::new(c).read_line(&mut line).unwrap();
+    line
+}
+
+/// A workload whose every record is one field stores it as that field's bytes alone —
+/// what `GET key` shows, what redis-benchmark's and memtier's `-d` values are — in the
+/// Redis string model and memcached, and reads it back checked (`dataintegrity`);
+/// records of several fields keep the field encoding.
+#[test]
+fn a_one_field_record_is_stored_as_its_value_and_read_back_checked() {
+    let redis = start(ServerKind::Redis, "");
+    let memcached = start(ServerKind::Memcached, "m=64");
+    let one = ["-p", "fieldcount=1", "-p", "fieldlength=7"];
+    let (redis_url, memcached_url) = (redis.url(), memcached.url());
+    let redis_args = [
+        "--db",
+        "redis",
+        "--url",
+        &redis_url,
+        "-p",
+        "redis.model=string",
+    ];
+    load_run_verify(&[&redis_args[..], &one].concat(), "redis, one field");
+    let key = some_record_key(&redis);
+    assert_eq!(call(&redis, &["STRLEN", &key]).as_int(), Some(7), "{key}");
+    call(&redis, &["FLUSHALL"]);
+    let three = ["-p", "fieldcount=3", "-p", "fieldlength=7"];
+    load_run_verify(&[&redis_args[..], &three].concat(), "redis, three fields");
+    let encoded = some_record_key(&redis);
+    // Three times a 4-byte name length, `fieldN`, a 4-byte value length, 7 bytes.
+    assert_eq!(call(&redis, &["STRLEN", &encoded]).as_int(), Some(63));
+    let dir = tempfile::tempdir().unwrap();
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=1500",
+        "-p",
+        "operationcount=10",
+        "--db",
+        "redis",
+        "--url",
+        &redis_url,
+        "-p",
+        "redis.model=string",
+        "-p",
+        "fieldcount=1",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let doc = result_doc(dir.path());
+    assert_eq!(doc.store.options["value_layout"], "single field field0");
+
+    for protocol in ["text", "meta", "binary"] {
+        memcached_line(&memcached, "flush_all");
+        let p = format!("memcached.protocol={protocol}");
+        let args = ["--db", "memcached", "--url", &memcached_url, "-p", &p];
+        load_run_verify(&[&args[..], &one].concat(), &p);
+        // The same workload, so the same keys: the item is the field's 7 bytes.
+        let item = memcached_reply(&memcached, &format!("get {key}\r\n"));
+        assert!(
+            item.starts_with(&format!("VALUE {key} 0 7\r\n")),
+            "{p}: {item}"
+        );
+    }
+}
+
+/// memcached: an update of a whole record is one `replace` (YCSB's memcached binding),
+/// so it needs no `get` first and misses where the record is gone; a partial update
+/// still reads first. Counted by the server, over the text, meta and binary protocols.
+#[test]
+fn memcached_replaces_a_whole_record_and_misses_a_missing_one() {
+    let server = start(ServerKind::Memcached, "m=64");
+    let url = server.url();
+    for protocol in ["text", "meta", "binary"] {
+        let p = format!("memcached.protocol={protocol}");
+        for (fields, whole) in [("fieldcount=1", true), ("fieldcount=3", false)] {
+            memcached_line(&server, "flush_all");
+            let base = [
+                "-P",
+                "workloads/ycsb/workloada",
+                "-p",
+                "recordcount=200",
+                "-p",
+                "operationcount=2000",
+                "--db",
+                "memcached",
+                "--url",
+                &url,
+                "-p",
+                &p,
+                "-p",
+                fields,
+            ];
+            let o = kvlab(&[&["load"][..], &base].concat());
+            assert!(o.status.success(), "{:?}", text(&o));
+            assert_eq!(memcached_line(&server, "stats reset"), "RESET\r\n");
+            let o = kvlab(&[&["run"][..], &base].concat());
+            let (stdout, stderr) = text(&o);
+            assert!(o.status.success(), "{stderr}");
+            let reads = report_u64(&stdout, "READ", "Operations");
+            let updates = report_u64(&stdout, "UPDATE", "Operations");
+            assert_eq!(
+                report_u64(&stdout, "UPDATE", "Return=OK"),
+                updates,
+                "{p} {fields}"
+            );
+            let (gets, sets) = (
+                memcached_stat(&server, "cmd_get"),
+                memcached_stat(&server, "cmd_set"),
+            );
+            assert_eq!(sets, updates, "{p} {fields}: one store command per update");
+            let expected_gets = if whole { reads } else { reads + updates };
+            assert_eq!(gets, expected_gets, "{p} {fields}");
+        }
+        // Updates of records that are not there: each misses, nothing is stored.
+        memcached_line(&server, "flush_all");
+        let o = kvlab(&[
+            "run",
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            "recordcount=200",
+            "-p",
+            "operationcount=300",
+            "-p",
+            "readproportion=0",
+            "-p",
+            "updateproportion=1",
+            "-p",
+            "fieldcount=1",
+            "--db",
+            "memcached",
+            "--url",
+            &url,
+            "-p",
+            &p,
+        ]);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stderr}");
+        assert_eq!(
+            report_u64(&stdout, "UPDATE", "Return=NOT_FOUND"),
+            300,
+            "{p}: {stdout}"
+        );
+        assert_eq!(memcached_stat(&server, "curr_items"), 0, "{p}");
     }
 }

@@ -9,7 +9,9 @@
 //! [`crate::Capabilities`] before it runs, so the refusals here are a last line of
 //! defence, not the way a user learns what a store lacks.
 
-use crate::{Batch, OpKind, Outcome, Record, Request, StoreError, StoreErrorKind, ValueRef};
+use crate::{
+    Batch, OpKind, Outcome, Record, Request, StoreError, StoreErrorKind, ValueLayout, ValueRef,
+};
 
 /// The primitive operations of an embedded key-value engine, on the calling thread.
 ///
@@ -172,28 +174,16 @@ pub fn execute_one<E: Engine>(
 /// YCSB's partial update of a record stored in one value: decodes the stored record
 /// (`stored`) into `current`, merges the update's fields into it ([`Record::merge_from`]:
 /// updated fields replace theirs, new ones are added) and appends the merged record's
-/// encoding to `out`. Every store that keeps a record as one value — embedded engines
-/// through [`execute_one`], caches and the Redis string model and memcached on their
-/// own — merges with this.
+/// encoding to `out` ([`ValueLayout::Encoded`]'s merge). Embedded engines (through
+/// [`execute_one`]) and in-process caches merge with this; the Redis string model and
+/// memcached with their own [`ValueLayout`].
 pub fn merge_update(
     stored: &[u8],
     update: &Request,
     current: &mut Record,
     out: &mut Vec<u8>,
 ) -> Result<(), StoreError> {
-    current.decode_from(stored, None).map_err(|e| {
-        StoreError::new(
-            StoreErrorKind::Corrupt,
-            format!(
-                "update of record `{}`: {e}",
-                String::from_utf8_lossy(&update.key)
-            ),
-        )
-    })?;
-    current.merge_from(update.value.fields());
-    out.reserve(current.encoded_len());
-    current.encode_into(out);
-    Ok(())
+    ValueLayout::Encoded.merge_update(stored, update, current, out)
 }
 
 /// Executes every request of `batch` in order ([`execute_one`], then

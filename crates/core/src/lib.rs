@@ -25,6 +25,7 @@
 mod bytes;
 mod clock;
 pub mod inline;
+mod layout;
 mod options;
 mod record;
 mod shared;
@@ -35,6 +36,7 @@ mod value;
 
 pub use bytes::parse_bytes;
 pub use clock::Timestamp;
+pub use layout::ValueLayout;
 pub use options::StoreOptions;
 pub use record::{FieldFilter, FieldSpan, Record, RecordDecodeError};
 pub use shared::SharedBytes;

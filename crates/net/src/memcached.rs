@@ -32,7 +32,7 @@ use std::time::Duration;
 use kvlab_core::StoreOptions;
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, StatValue, Store, StoreError,
-    StoreErrorKind, StoreStats, ValueRef,
+    StoreErrorKind, StoreStats, ValueLayout, ValueRef,
 };
 use kvlab_proto::memcache::{self, binary, Ketama, MetaFlag, MetaReply, Reply};
 
@@ -89,6 +89,10 @@ pub struct MemcachedConfig {
     /// Ask the servers for their `version` at open and their `stats` for the
     /// statistics; `false` (memtier_benchmark's traffic only) sends neither.
     pub server_queries: bool,
+    /// How a record is laid out in its item: a workload whose every record is one
+    /// field sets [`ValueLayout::SingleField`] (the item is that field's bytes); the
+    /// default is the field encoding.
+    pub layout: ValueLayout,
 }
 
 impl MemcachedConfig {
@@ -124,6 +128,7 @@ impl MemcachedConfig {
         let server_queries = opts.bool("server_queries", true)?;
         opts.finish(OPTION_NAMES)?;
         Ok(MemcachedConfig {
+            layout: ValueLayout::Encoded,
             server_queries,
             url,
             protocol,
@@ -143,6 +148,7 @@ impl MemcachedConfig {
                 StatValue::from(self.url.server_count() as u64),
             ),
             ("protocol".into(), self.protocol.name().into()),
+            ("value_layout".into(), self.layout.describe().into()),
             (
                 "timeout_ms".into(),
                 StatValue::from(self.timeout.map_or(0, |t| t.as_millis() as u64)),
@@ -450,6 +456,9 @@ impl Store for MemcachedStore {
 enum Part {
     Get,
     Set,
+    /// A whole-record update: stored only over an existing item (YCSB's memcached
+    /// binding's `replace`), a miss otherwise.
+    Replace,
     Delete,
     /// The read of a partial update.
     UpdateGet,
@@ -568,6 +577,30 @@ fn wire_key(key: &[u8], meta: bool, out: &mut Vec<u8>) -> Result<(), StoreError>
     }
 }
 
+/// True for an update that merges into the stored record: a GET first, then a SET of
+/// the merged record. An update of every field (or a blob) needs no read.
+fn updates_part(req: &Request) -> bool {
+    !req.value.is_blob() && !req.value.is_whole()
+}
+
+/// How a write that needs no read is sent: an update of a whole record replaces the
+/// stored one, so it misses where the record is gone (as the read of a partial update
+/// would); a blob update (memtier's SETs) and an insert set.
+fn write_part(req: &Request) -> Part {
+    if req.kind == OpKind::Update && req.value.is_whole() {
+        Part::Replace
+    } else {
+        Part::Set
+    }
+}
+
+/// The field encoding of a record of several fields ([`ValueLayout::Encoded`]).
+fn encoded(fields: &Record) -> Vec<u8> {
+    let mut value = Vec::with_capacity(fields.encoded_len());
+    fields.encode_into(&mut value);
+    value
+}
+
 /// Why a request of `kind` (a scan, or a read-modify-write the runner should have split)
 /// cannot be sent to memcached.
 fn not_encodable(kind: OpKind) -> StoreError {
@@ -622,22 +655,33 @@ impl MemcachedSession {
         let out = &mut conn.wbuf;
         let ttl = req.ttl_s;
         let b64 = MetaFlag::Flag(b'b');
-        let set = |value: &[u8], out: &mut Vec<u8>| {
+        // `set`, or `replace` (only over an existing item) for a whole-record update.
+        let store = |replace: bool, value: &[u8], out: &mut Vec<u8>| {
             if meta {
-                let flags = [MetaFlag::Num(b'T', ttl as u64), b64];
-                memcache::ms(out, key, value, &flags[..1 + encoded_key as usize]);
+                let ttl = MetaFlag::Num(b'T', ttl as u64);
+                let mode = MetaFlag::Token(b'M', b"R");
+                let flags = [ttl, b64, mode];
+                let (with_key_flag, replacing) = (encoded_key as usize, replace as usize);
+                let plain_replace = [ttl, mode];
+                let flags: &[MetaFlag<'_>] = if replace && !encoded_key {
+                    &plain_replace
+                } else {
+                    &flags[..1 + with_key_flag + replacing]
+                };
+                memcache::ms(out, key, value, flags);
+            } else if replace {
+                memcache::replace(out, key, 0, ttl, value, false);
             } else {
                 memcache::set(out, key, 0, ttl, value, false);
             }
         };
+        let layout = &self.inner.config.layout;
         let part = if let Some(value) = self.state[i].merged.take() {
-            set(&value, out);
+            store(false, &value, out);
             Part::Set
         } else {
             match req.kind {
-                OpKind::Read | OpKind::Update
-                    if req.kind == OpKind::Read || !req.value.is_blob() =>
-                {
+                OpKind::Read | OpKind::Update if req.kind == OpKind::Read || updates_part(req) => {
                     // A read, or the read half of a partial update.
                     if meta {
                         let v = [MetaFlag::Flag(b'v'), b64];
@@ -652,15 +696,16 @@ impl MemcachedSession {
                     }
                 }
                 OpKind::Read | OpKind::Insert | OpKind::Update => {
+                    let part = write_part(req);
+                    let replace = part == Part::Replace;
                     match req.value.get() {
-                        ValueRef::Blob(blob) => set(blob, out),
-                        ValueRef::Fields(fields) => {
-                            let mut value = Vec::with_capacity(fields.encoded_len());
-                            fields.encode_into(&mut value);
-                            set(&value, out);
-                        }
+                        ValueRef::Blob(blob) => store(replace, blob, out),
+                        ValueRef::Fields(fields) => match layout.bare(fields) {
+                            Some(value) => store(replace, value, out),
+                            None => store(replace, &encoded(fields), out),
+                        },
                     }
-                    Part::Set
+                    part
                 }
                 OpKind::Delete => {
                     if meta {
@@ -689,14 +734,13 @@ impl MemcachedSession {
             .expect("connected before encoding");
         let out = &mut conn.wbuf;
         let opaque = i as u32;
+        let layout = &self.inner.config.layout;
         let part = if let Some(value) = self.state[i].merged.take() {
             binary::set(out, key, &value, 0, req.ttl_s, opaque);
             Part::Set
         } else {
             match req.kind {
-                OpKind::Read | OpKind::Update
-                    if req.kind == OpKind::Read || !req.value.is_blob() =>
-                {
+                OpKind::Read | OpKind::Update if req.kind == OpKind::Read || updates_part(req) => {
                     binary::get(out, key, opaque);
                     if req.kind == OpKind::Read {
                         Part::Get
@@ -705,15 +749,20 @@ impl MemcachedSession {
                     }
                 }
                 OpKind::Read | OpKind::Insert | OpKind::Update => {
+                    let part = write_part(req);
+                    let store = match part {
+                        Part::Replace => binary::replace,
+                        _ => binary::set,
+                    };
+                    let ttl = req.ttl_s;
                     match req.value.get() {
-                        ValueRef::Blob(blob) => binary::set(out, key, blob, 0, req.ttl_s, opaque),
-                        ValueRef::Fields(fields) => {
-                            let mut value = Vec::with_capacity(fields.encoded_len());
-                            fields.encode_into(&mut value);
-                            binary::set(out, key, &value, 0, req.ttl_s, opaque);
-                        }
+                        ValueRef::Blob(blob) => store(out, key, blob, 0, ttl, opaque),
+                        ValueRef::Fields(fields) => match layout.bare(fields) {
+                            Some(value) => store(out, key, value, 0, ttl, opaque),
+                            None => store(out, key, &encoded(fields), 0, ttl, opaque),
+                        },
                     }
-                    Part::Set
+                    part
                 }
                 OpKind::Delete => {
                     binary::delete(out, key, opaque);
@@ -834,6 +883,11 @@ impl MemcachedSession {
                 let conn = self.links[server].conn.as_mut().expect("connected");
                 let slot = &mut batch.slots_mut()[i];
                 let consumed = conn.consumed();
+                let reads = Reads {
+                    reply: &mut slot.reply,
+                    current: &mut self.current,
+                    layout: &self.inner.config.layout,
+                };
                 let result = if part == Part::MultiGet {
                     let state = &mut self.state[i];
                     let share = if protocol == Protocol::Binary {
@@ -853,33 +907,11 @@ impl MemcachedSession {
                         }),
                     })
                 } else if protocol == Protocol::Binary {
-                    read_binary(
-                        conn,
-                        part,
-                        i,
-                        &slot.request,
-                        &mut slot.reply,
-                        &mut self.current,
-                    )
-                    .await
+                    read_binary(conn, part, i, &slot.request, reads).await
                 } else if meta {
-                    read_meta(
-                        conn,
-                        part,
-                        &slot.request,
-                        &mut slot.reply,
-                        &mut self.current,
-                    )
-                    .await
+                    read_meta(conn, part, &slot.request, reads).await
                 } else {
-                    read_text(
-                        conn,
-                        part,
-                        &slot.request,
-                        &mut slot.reply,
-                        &mut self.current,
-                    )
-                    .await
+                    read_text(conn, part, &slot.request, reads).await
                 };
                 // The reply arrived with the connection's last read.
                 let at = conn.received_at();
@@ -936,16 +968,27 @@ fn server_error(reply: &str, msg: &[u8]) -> StoreError {
     crate::error_reply(&format!("{reply} {}", String::from_utf8_lossy(msg)))
 }
 
+/// Where a reply's value goes: the slot's reply record, the scratch record of a merge,
+/// and the layout both are read in.
+struct Reads<'a> {
+    reply: &'a mut Record,
+    current: &'a mut Record,
+    layout: &'a ValueLayout,
+}
+
 /// Decodes a found value for a read, or merges it for a partial update.
-fn found(part: Part, req: &Request, data: &[u8], reply: &mut Record, current: &mut Record) -> Step {
+fn found(part: Part, req: &Request, data: &[u8], reads: &mut Reads<'_>) -> Step {
     if part == Part::UpdateGet {
         let mut value = Vec::new();
-        return match kvlab_core::inline::merge_update(data, req, current, &mut value) {
+        return match reads
+            .layout
+            .merge_update(data, req, reads.current, &mut value)
+        {
             Ok(()) => Step::Write(value),
             Err(e) => Step::Failed(e),
         };
     }
-    match req.decode_value(data, reply) {
+    match reads.layout.decode(req, data, reads.reply) {
         Ok(bytes) => Step::Done(Outcome::Hit { bytes }),
         Err(e) => Step::Failed(e),
     }
@@ -971,8 +1014,7 @@ async fn read_text(
     conn: &mut Conn,
     part: Part,
     req: &Request,
-    reply: &mut Record,
-    current: &mut Record,
+    mut reads: Reads<'_>,
 ) -> Result<Step, StoreError> {
     let mut step = None;
     conn.read_until(|c| {
@@ -982,13 +1024,14 @@ async fn read_text(
         let done = match (r, part) {
             (Reply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
                 // The item comes before END; keep reading.
-                step = Some(found(part, req, data, reply, current));
+                step = Some(found(part, req, data, &mut reads));
                 None
             }
             (Reply::End, Part::Get | Part::UpdateGet) => {
                 Some(step.take().unwrap_or(Step::Done(Outcome::Miss)))
             }
-            (Reply::Stored, Part::Set) => Some(Step::Done(written(req))),
+            (Reply::Stored, Part::Set | Part::Replace) => Some(Step::Done(written(req))),
+            (Reply::NotStored, Part::Replace) => Some(Step::Done(Outcome::Miss)),
             (Reply::Deleted | Reply::NotFound, Part::Delete) => Some(Step::Done(Outcome::Deleted)),
             (Reply::ServerError(m), _) => Some(Step::Failed(server_error("SERVER_ERROR", m))),
             (Reply::ClientError(m), _) => Some(Step::Failed(server_error("CLIENT_ERROR", m))),
@@ -1004,8 +1047,7 @@ async fn read_meta(
     conn: &mut Conn,
     part: Part,
     req: &Request,
-    reply: &mut Record,
-    current: &mut Record,
+    mut reads: Reads<'_>,
 ) -> Result<Step, StoreError> {
     conn.read_until(|c| {
         let Some((r, n)) = memcache::parse_meta(c.buffered()).map_err(|e| c.protocol_error(e))?
@@ -1014,10 +1056,11 @@ async fn read_meta(
         };
         let step = match (r, part) {
             (MetaReply::Value { data, .. }, Part::Get | Part::UpdateGet) => {
-                found(part, req, data, reply, current)
+                found(part, req, data, &mut reads)
             }
             (MetaReply::Miss(_), Part::Get | Part::UpdateGet) => Step::Done(Outcome::Miss),
-            (MetaReply::Hit(_), Part::Set) => Step::Done(written(req)),
+            (MetaReply::Hit(_), Part::Set | Part::Replace) => Step::Done(written(req)),
+            (MetaReply::NotStored(_), Part::Replace) => Step::Done(Outcome::Miss),
             (MetaReply::Hit(_) | MetaReply::NotFound(_), Part::Delete) => {
                 Step::Done(Outcome::Deleted)
             }
@@ -1057,12 +1100,12 @@ async fn read_binary(
     part: Part,
     i: usize,
     req: &Request,
-    reply: &mut Record,
-    current: &mut Record,
+    mut reads: Reads<'_>,
 ) -> Result<Step, StoreError> {
     let opcode = match part {
         Part::Get | Part::UpdateGet => binary::Opcode::GET,
         Part::Set => binary::Opcode::SET,
+        Part::Replace => binary::Opcode::REPLACE,
         Part::Delete => binary::Opcode::DELETE,
         Part::MultiGet => unreachable!("multi-key reads are read by read_binary_multi"),
     };
@@ -1078,12 +1121,13 @@ async fn read_binary(
         }
         let step = match (part, r.status) {
             (Part::Get | Part::UpdateGet, binary::Status::OK) => {
-                found(part, req, r.value, reply, current)
+                found(part, req, r.value, &mut reads)
             }
             (Part::Get | Part::UpdateGet, binary::Status::KEY_NOT_FOUND) => {
                 Step::Done(Outcome::Miss)
             }
-            (Part::Set, binary::Status::OK) => Step::Done(written(req)),
+            (Part::Set | Part::Replace, binary::Status::OK) => Step::Done(written(req)),
+            (Part::Replace, binary::Status::KEY_NOT_FOUND) => Step::Done(Outcome::Miss),
             (Part::Delete, binary::Status::OK | binary::Status::KEY_NOT_FOUND) => {
                 Step::Done(Outcome::Deleted)
             }

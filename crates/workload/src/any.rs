@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use kvlab_core::{Needs, Workload};
+use kvlab_core::{Needs, ValueLayout, Workload};
 
 use crate::{memtier::MemtierWorkload, Plan};
 use crate::{CacheWorkload, CoreWorkload, ImportWorkload, KeyFileWorkload, PlanWorkload};
@@ -72,6 +72,28 @@ impl AnyWorkload {
     /// What the workload needs of a store.
     pub fn needs(&self) -> Needs {
         with_workload!(self, w => w.needs())
+    }
+
+    /// How a store that keeps a record in one value (Redis' string model, memcached)
+    /// lays this workload's records out: the one field bare when every record is that
+    /// one field (`fieldcount=1`), else the field encoding. Workloads of blobs, and
+    /// plans whose workloads disagree, get the encoding.
+    pub fn value_layout(&self) -> ValueLayout {
+        let names: Vec<&[Vec<u8>]> = match self {
+            AnyWorkload::Core(w) => vec![w.field_names()],
+            AnyWorkload::Keys(w) => vec![w.field_names()],
+            AnyWorkload::Import(w) => vec![w.field_names()],
+            AnyWorkload::CorePlan(w) => w.workloads().iter().map(|w| w.field_names()).collect(),
+            AnyWorkload::KeyPlan(w) => w.workloads().iter().map(|w| w.field_names()).collect(),
+            _ => return ValueLayout::Encoded,
+        };
+        let mut layouts = names.into_iter().map(ValueLayout::for_fields);
+        let first = layouts.next().unwrap_or_default();
+        if layouts.all(|l| l == first) {
+            first
+        } else {
+            ValueLayout::Encoded
+        }
     }
 
     /// Operations to run when the command line gives neither a count nor a duration.

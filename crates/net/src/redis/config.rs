@@ -99,6 +99,10 @@ pub struct RedisConfig {
     pub url: ServerUrl,
     /// The data model.
     pub model: Model,
+    /// How the string model lays a record out in its one value: a workload whose every
+    /// record is one field sets [`ValueLayout::SingleField`] (`SET key <the field's
+    /// bytes>`); the default is the field encoding.
+    pub layout: ValueLayout,
     /// Speak RESP3 (`HELLO 3`) instead of RESP2.
     pub resp3: bool,
     /// Send `HELLO 2` or `HELLO 3` after `AUTH` and `SELECT`, as memtier_benchmark does
@@ -238,6 +242,7 @@ impl RedisConfig {
         }
         opts.finish(OPTION_NAMES)?;
         Ok(RedisConfig {
+            layout: ValueLayout::Encoded,
             url,
             model,
             resp3: resp3.ends_with('3'),
@@ -264,6 +269,7 @@ impl RedisConfig {
         vec![
             ("url".into(), StatValue::from(self.url.to_string())),
             ("model".into(), self.model.name().into()),
+            ("value_layout".into(), self.layout.describe().into()),
             (
                 "protocol".into(),
                 if self.resp3 { "resp3" } else { "resp2" }.into(),

@@ -48,7 +48,7 @@ use std::time::Duration;
 use kvlab_core::StoreOptions;
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Slot, StatValue, Store,
-    StoreError, StoreErrorKind, StoreStats, Timestamp, ValueRef,
+    StoreError, StoreErrorKind, StoreStats, Timestamp, ValueLayout, ValueRef,
 };
 use kvlab_proto::resp::{self, Frame};
 
@@ -85,20 +85,41 @@ mod tests {
         req.value.set_blob(b"abc");
         req.read.set_blob();
         let mut out = Vec::new();
-        encode_single(&mut out, Part::Write, Model::String, 10, &req);
+        encode_single(
+            &mut out,
+            Part::Write,
+            Model::String,
+            10,
+            &ValueLayout::Encoded,
+            &req,
+        );
         assert_eq!(
             out,
             b"*4\r\n$8\r\nSETRANGE\r\n$2\r\nk1\r\n$2\r\n10\r\n$3\r\nabc\r\n"
         );
         req.kind = OpKind::Read;
         out.clear();
-        encode_single(&mut out, Part::Get, Model::String, 10, &req);
+        encode_single(
+            &mut out,
+            Part::Get,
+            Model::String,
+            10,
+            &ValueLayout::Encoded,
+            &req,
+        );
         assert_eq!(
             out,
             b"*4\r\n$8\r\nGETRANGE\r\n$2\r\nk1\r\n$2\r\n10\r\n$2\r\n-1\r\n"
         );
         out.clear();
-        encode_single(&mut out, Part::Get, Model::String, 0, &req);
+        encode_single(
+            &mut out,
+            Part::Get,
+            Model::String,
+            0,
+            &ValueLayout::Encoded,
+            &req,
+        );
         assert_eq!(out, b"*2\r\n$3\r\nGET\r\n$2\r\nk1\r\n");
         let o = |pairs: &[(&str, &str)]| {
             StoreOptions::new(

@@ -67,6 +67,7 @@ pub(super) fn encode_single(
     part: Part,
     model: Model,
     data_offset: u32,
+    layout: &ValueLayout,
     req: &Request,
 ) {
     match part {
@@ -101,11 +102,12 @@ pub(super) fn encode_single(
             let ttl = (req.ttl_s > 0).then_some(req.ttl_s);
             match req.value.get() {
                 ValueRef::Blob(blob) => resp::set(out, &req.key, blob, ttl),
-                ValueRef::Fields(fields) => {
-                    resp::set_with(out, &req.key, fields.encoded_len(), ttl, |out| {
+                ValueRef::Fields(fields) => match layout.bare(fields) {
+                    Some(value) => resp::set(out, &req.key, value, ttl),
+                    None => resp::set_with(out, &req.key, fields.encoded_len(), ttl, |out| {
                         fields.encode_into(out)
-                    });
-                }
+                    }),
+                },
             }
         }
         Part::Del => resp::del(out, &req.key),
@@ -144,6 +146,7 @@ pub(super) fn reply_bytes(frame: &Frame<'_>) -> u64 {
 pub(super) fn single_outcome(
     part: Part,
     frame: &Frame<'_>,
+    layout: &ValueLayout,
     slot: &mut Slot,
 ) -> Result<Outcome, StoreError> {
     let req = &slot.request;
@@ -158,8 +161,8 @@ pub(super) fn single_outcome(
         Part::Del => Ok(Outcome::Deleted),
         Part::Get => match frame {
             // A blob is returned verbatim (its size is the value's), a record decoded.
-            Frame::Bulk(Some(v)) => req
-                .decode_value(v, &mut slot.reply)
+            Frame::Bulk(Some(v)) => layout
+                .decode(req, v, &mut slot.reply)
                 .map(|bytes| Outcome::Hit { bytes }),
             Frame::Bulk(None) | Frame::Null => Ok(Outcome::Miss),
             other => Err(unexpected("GET", other)),
@@ -307,7 +310,7 @@ pub(super) fn apply(
         | Part::MGet
         | Part::HGetAll
         | Part::HMGet
-        | Part::Command => single_outcome(p.part, frame, slot),
+        | Part::Command => single_outcome(p.part, frame, &inner.config.layout, slot),
         Part::MGetGroup => match frame.as_aggregate() {
             Some(values) => {
                 let req = &slot.request;
@@ -369,7 +372,11 @@ pub(super) fn apply(
         Part::UpdateGet => match frame {
             Frame::Bulk(Some(v)) => {
                 let mut value = Vec::new();
-                match kvlab_core::inline::merge_update(v, &slot.request, current, &mut value) {
+                match inner
+                    .config
+                    .layout
+                    .merge_update(v, &slot.request, current, &mut value)
+                {
                     Ok(()) => {
                         w.merged = Some(value);
                         return;

@@ -283,6 +283,7 @@ impl RedisSession {
         }
         let model = inner.config.model;
         let offset = inner.config.data_offset;
+        let layout = &inner.config.layout;
         let redirect = self.work.slots[i].redirect.take();
         let (node, ask, _) = inner.target(req, redirect);
         self.make_room(node);
@@ -317,7 +318,7 @@ impl RedisSession {
             return;
         }
         if req.command.is_some() {
-            encode_single(out, Part::Command, model, 0, req);
+            encode_single(out, Part::Command, model, 0, layout, req);
             push(Part::Command, w);
             return;
         }
@@ -325,7 +326,7 @@ impl RedisSession {
         let order = inner.config.index_order;
         match (req.kind, model) {
             (OpKind::Read, Model::String) if req.is_multi_read() => {
-                encode_single(out, Part::MGet, model, offset, req);
+                encode_single(out, Part::MGet, model, offset, layout, req);
                 push(Part::MGet, w);
             }
             (OpKind::Read, Model::Hash) if req.is_multi_read() => {
@@ -335,7 +336,7 @@ impl RedisSession {
                 )));
             }
             (OpKind::Read, Model::String) => {
-                encode_single(out, Part::Get, model, offset, req);
+                encode_single(out, Part::Get, model, offset, layout, req);
                 push(Part::Get, w);
             }
             (OpKind::Read, Model::Hash) => {
@@ -349,7 +350,7 @@ impl RedisSession {
                     resp::get(out, &req.key);
                     push(Part::UpdateGet, w);
                 } else {
-                    encode_single(out, Part::Write, model, offset, req);
+                    encode_single(out, Part::Write, model, offset, layout, req);
                     push(Part::Write, w);
                 }
             }
@@ -630,6 +631,7 @@ impl RedisSession {
     pub(super) async fn execute_direct(&mut self, batch: &mut Batch) -> bool {
         let model = self.inner.config.model;
         let offset = self.inner.config.data_offset;
+        let layout = &self.inner.config.layout;
         let Some(link) = self.links.first_mut().filter(|l| l.conn.is_some()) else {
             return false;
         };
@@ -644,7 +646,7 @@ impl RedisSession {
         let conn = link.conn.as_mut().expect("checked above");
         for (slot, &part) in batch.slots_mut().iter_mut().zip(parts.iter()) {
             let before = conn.wbuf.len();
-            encode_single(&mut conn.wbuf, part, model, offset, &slot.request);
+            encode_single(&mut conn.wbuf, part, model, offset, layout, &slot.request);
             slot.wire.sent += (conn.wbuf.len() - before) as u64;
         }
         let mut failed = conn.flush().await.err();
@@ -656,7 +658,7 @@ impl RedisSession {
                     let slot = &mut batch.slots_mut()[i];
                     let result = match error_message(&frame) {
                         Some(msg) => Err(crate::error_reply(&msg)),
-                        None => single_outcome(parts[i], &frame, slot),
+                        None => single_outcome(parts[i], &frame, layout, slot),
                     };
                     conn.consume(n);
                     slot.wire.received += n as u64;

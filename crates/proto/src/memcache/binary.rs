@@ -35,6 +35,9 @@ impl Opcode {
     pub const GET: Opcode = Opcode(0x00);
     /// Store a value (extras: flags and expiration).
     pub const SET: Opcode = Opcode(0x01);
+    /// Store a value only over an existing one (extras as `SET`'s): status
+    /// [`Status::KEY_NOT_FOUND`] when the key is absent.
+    pub const REPLACE: Opcode = Opcode(0x03);
     /// Delete a key.
     pub const DELETE: Opcode = Opcode(0x04);
     /// Flush every item.
@@ -59,6 +62,7 @@ impl Opcode {
         Some(match self {
             Opcode::GET => "GET",
             Opcode::SET => "SET",
+            Opcode::REPLACE => "REPLACE",
             Opcode::DELETE => "DELETE",
             Opcode::FLUSH => "FLUSH",
             Opcode::GETQ => "GETQ",
@@ -209,10 +213,30 @@ pub fn getkq(out: &mut Vec<u8>, key: &[u8], opaque: u32) {
 /// relative seconds; above, a Unix time).
 #[inline]
 pub fn set(out: &mut Vec<u8>, key: &[u8], value: &[u8], flags: u32, expiry: u32, opaque: u32) {
+    storage(out, Opcode::SET, key, value, flags, expiry, opaque);
+}
+
+/// `REPLACE key value`: as [`set`], but only over an existing item (else
+/// [`Status::KEY_NOT_FOUND`]).
+#[inline]
+pub fn replace(out: &mut Vec<u8>, key: &[u8], value: &[u8], flags: u32, expiry: u32, opaque: u32) {
+    storage(out, Opcode::REPLACE, key, value, flags, expiry, opaque);
+}
+
+#[inline]
+fn storage(
+    out: &mut Vec<u8>,
+    opcode: Opcode,
+    key: &[u8],
+    value: &[u8],
+    flags: u32,
+    expiry: u32,
+    opaque: u32,
+) {
     out.reserve(HEADER_LEN + 8 + key.len() + value.len());
     header(
         out,
-        Opcode::SET,
+        opcode,
         key.len(),
         8,
         8 + key.len() + value.len(),

@@ -425,6 +425,17 @@ pub struct ImportWorkload {
 }
 
 impl ImportWorkload {
+    /// The names of a record's fields (`field0` … for each value column); none for a
+    /// blob value.
+    pub fn field_names(&self) -> &[Vec<u8>] {
+        let layout = &self.shared.layout;
+        if layout.blob {
+            &[]
+        } else {
+            &layout.names
+        }
+    }
+
     /// Opens `path` (with `File::open`, read sequentially), reads up to its first
     /// non-blank line to learn the field count (unless the spec gives one), checks the
     /// key fields against it, creates the sample key file, and starts the reader.

@@ -396,6 +396,15 @@ impl KeyFileWorkload {
         self.format
     }
 
+    /// The names of a record's fields (`fieldnameprefix` + 0 … `fieldcount` − 1); none
+    /// for a blob value.
+    pub fn field_names(&self) -> &[Vec<u8>] {
+        match self.format {
+            ValueFormat::Blob => &[],
+            ValueFormat::Fields => &self.field_names,
+        }
+    }
+
     /// The properties that shaped the workload, with their effective values, sorted.
     pub fn effective(&self) -> Vec<(String, String)> {
         self.effective.clone()

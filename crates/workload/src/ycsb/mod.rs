@@ -935,6 +935,11 @@ impl CoreWorkload {
         &self.table
     }
 
+    /// The names of a record's fields (`fieldnameprefix` + 0 … `fieldcount` − 1).
+    pub fn field_names(&self) -> &[Vec<u8>] {
+        &self.shared.field_names
+    }
+
     /// `dataintegrity`: values are deterministic and reads can be checked with
     /// [`CoreWorkload::check_read`].
     pub fn data_integrity(&self) -> bool {
