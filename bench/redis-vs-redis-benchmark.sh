@@ -17,8 +17,8 @@
 #
 # RB_CONTENT=ycsb makes redis-benchmark send what `kvlab run` sends —
 # 23-byte keys (`user0000000` + its 12-digit `__rand_int__`; YCSB's are `user` + 19
-# digits) and 17-byte values (one 3-byte field as the string model encodes it), as
-# `SET user0000000__rand_int__ <17 bytes>` / `GET user0000000__rand_int__` — so that at
+# digits) and 3-byte values (a one-field record is stored as its field's bytes), as
+# `SET user0000000__rand_int__ vvv` / `GET user0000000__rand_int__` — so that at
 # pipeline 16, where redis-server is the bottleneck, both tools ask the server for the
 # same work.
 #
@@ -83,7 +83,7 @@ timed() {
 run_rb() { # TEST P N
   if [ "${RB_CONTENT:-}" = ycsb ]; then
     local cmd=(GET user0000000__rand_int__)
-    [ "$1" = set ] && cmd=(SET user0000000__rand_int__ vvvvvvvvvvvvvvvvv)
+    [ "$1" = set ] && cmd=(SET user0000000__rand_int__ vvv)
     timed redis-benchmark -h 127.0.0.1 -p "$port" -c "$CLIENTS" -P "$2" -n "$3" \
       -r 100000 --csv "${cmd[@]}"
     rps="$(awk -F'","' 'NR > 1 && $1 ~ /user0000000/ { print $2; exit }' "$work/out")"
