@@ -29,6 +29,7 @@
 # PROTOCOL text or binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-3}"
 SECS="${SECS:-5}"
 PROTOCOL="${PROTOCOL:-text}"
@@ -55,12 +56,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=""
-for _ in $(seq 1 50); do
-  p=$((20000 + RANDOM % 40000))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-[ -n "$port" ] || { echo "no free port found" >&2; exit 1; }
+port="$(free_port)"
 user=()
 [ "$(id -u)" = 0 ] && user=(-u root)
 memcached -l 127.0.0.1 -p "$port" -U 0 -t 2 -m 1024 -c 1024 "${user[@]}" &
@@ -79,7 +75,6 @@ KEYS=(--key-prefix memtier-key --key-minimum 10000 --key-maximum 61199)
 printf 'key\n16 16 1\nvalue\n32 32 1\ncmd\n0 1.0\n1 0.0\n' >"$work/set.cfg"
 printf 'key\n16 16 1\nvalue\n32 32 1\ncmd\n0 0.0\n1 1.0\n' >"$work/get.cfg"
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 timed() {
   /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
     cat "$work/err" "$work/out" >&2; exit 1; }

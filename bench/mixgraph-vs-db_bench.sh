@@ -17,6 +17,7 @@
 # binary instead of building this checkout's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-3}"
 NUM="${NUM:-1000000}"
 READS="${READS:-1000000}"
@@ -69,7 +70,6 @@ for r in $(seq 1 "$ROUNDS"); do
   RATIO+=("$(awk -v a="${KV[-1]}" -v b="${DB[-1]}" 'BEGIN { printf "%.3f", a / b }')")
   echo "round $r: kvlab ${KV[-1]} db_bench ${DB[-1]} ops/s: ratio ${RATIO[-1]}"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 echo
 echo "| mixgraph | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench (median of rounds) |"
 echo "|---|---|---|---|"

@@ -9,6 +9,7 @@
 # older build, to compare two versions of kvlab against the same reference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-3}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
 if [ -z "${KVLAB:-}" ]; then
@@ -16,7 +17,6 @@ if [ -z "${KVLAB:-}" ]; then
   KVLAB="$CARGO_TARGET_DIR/release/kvlab"
 fi
 [ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 kv=(); bare=(); ratio=()
 for r in $(seq 1 "$ROUNDS"); do
   k=$("$KVLAB" run -P workloads/ycsb/workloadc -p recordcount=1000000 -p fieldcount=1 \

@@ -8,6 +8,7 @@
 # runs that binary instead of building this checkout's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-5}"
 if [ -z "${KVLAB:-}" ]; then
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
@@ -16,7 +17,6 @@ if [ -z "${KVLAB:-}" ]; then
 fi
 BASELINE="${BASELINE:-}"
 RECORDS="${RECORDS:-1000}"
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 throughput() {
   "$1" run -P "workloads/ycsb/$2" -p requestdistribution="$3" -p recordcount="$RECORDS" \
     -p operationcount=20000000 --db null --threads 1 --seed "$4" --progress never 2>/dev/null \

@@ -7,6 +7,7 @@
 # KVLAB=/path/to/kvlab runs that binary instead of building this checkout's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-3}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
 if [ -z "${KVLAB:-}" ]; then
@@ -15,7 +16,6 @@ if [ -z "${KVLAB:-}" ]; then
 fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$KVLAB" load -P workloads/ycsb/workloada -p recordcount=200000 --db rocksdb --path "$TMP/db" \

@@ -28,6 +28,7 @@
 # building this checkout's (e.g. to compare an older build against the same server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-3}"
 N1="${N1:-400000}"
 N16="${N16:-2000000}"
@@ -49,30 +50,17 @@ fi
 [ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
 
 work="$(mktemp -d)"
-server_pid=""
+REDIS_PID=""
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# A free loopback port: nothing answers a connection to it.
-port=""
-for _ in $(seq 1 50); do
-  p=$((20000 + RANDOM % 40000))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-[ -n "$port" ] || { echo "no free port found" >&2; exit 1; }
+port="$(free_port)"
 
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-  --dir "$work" --logfile "$work/redis.log" &
-server_pid=$!
-for _ in $(seq 1 100); do
-  [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
-  sleep 0.05
-done
+start_redis "$port" "$work" "$work/redis.log"
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 # Runs a command under /usr/bin/time; its stdout goes to $work/out, CPU seconds to $cpu.
 timed() {
   /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {

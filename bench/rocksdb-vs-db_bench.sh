@@ -38,6 +38,7 @@
 # older build, to compare two versions of kvlab against the same reference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-3}"
 KEYS=1000000
 THREADS=2
@@ -162,7 +163,6 @@ for r in $(seq 1 "$ROUNDS"); do
   fi
 done
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 KF=$(median "${KV_FILL[@]}"); KR=$(median "${KV_READ[@]}")
 DF=$(median "${DB_FILL[@]}"); DR=$(median "${DB_READ[@]}")
 KM=$(median "${KV_MULTI[@]}"); DM=$(median "${DB_MULTI[@]}")

@@ -31,6 +31,7 @@
 # whole process like kvlab, and its median and ratio are printed too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS="${1:-5}"
 KVLAB="${KVLAB:-$HOME/.cache/kvlab-target/release/kvlab}"
 BIG="${BIG:-1}"
@@ -90,7 +91,6 @@ PY
   )
 }
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
 printf '%-34s %5s %10s %10s %12s %12s\n' file round kvlab_s lcs_s kvlab_rss_kb lcs_rss_kb
 for f in "${files[@]}"; do
@@ -122,13 +122,13 @@ for f in "${files[@]}"; do
     printf '%-34s %5s %10s %10.3f %12s %12s\n' "$name" "$r" "$(tail -1 "$work/kv_s")" \
       "$(tail -1 "$work/lcs_s")" "$(tail -1 "$work/kv_rss")" "$(tail -1 "$work/lcs_rss")"
   done
-  kv=$(median <"$work/kv_s"); lc=$(median <"$work/lcs_s")
+  kv=$(median - <"$work/kv_s"); lc=$(median - <"$work/lcs_s")
   printf '%-34s %5s %10s %10.3f %12s %12s  ratio lcs/kvlab %.2f\n' "$name" median "$kv" "$lc" \
-    "$(median <"$work/kv_rss")" "$(median <"$work/lcs_rss")" "$(echo "$lc $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')"
+    "$(median - <"$work/kv_rss")" "$(median - <"$work/lcs_rss")" "$(echo "$lc $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')"
   if [ -n "${LCS_BIN:-}" ]; then
-    c=$(median <"$work/c_s")
+    c=$(median - <"$work/c_s")
     printf '%-34s %5s traceAnalyzer (C) %s s, RSS %s KB  ratio traceAnalyzer/kvlab %.2f\n' \
-      "$name" median "$c" "$(median <"$work/c_rss")" \
+      "$name" median "$c" "$(median - <"$work/c_rss")" \
       "$(echo "$c $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')"
   fi
   # The figures both print.

@@ -41,6 +41,7 @@
 # Takes about 5 minutes (YCSB's JVM starts twice per workload).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 OPS="${OPS:-20000}"
 SCAN_OPS="${SCAN_OPS:-3000}"
 CACHE="${KVLAB_YCSB_CACHE:-$HOME/.cache/kvlab-ycsb}"
@@ -195,33 +196,14 @@ cleanup() {
   if [ -n "${KEEP:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && [ "$p" != "${port_a:-}" ]; then
-      echo "$p"
-      return
-    fi
-  done
-  echo "no free port found" >&2
-  exit 1
-}
 start_server() { # PORT NAME
-  redis-server --port "$1" --bind 127.0.0.1 --save "" --appendonly no \
-    --dir "$work" --logfile "$work/redis-$2.log" &
-  pids+=("$!")
-  for _ in $(seq 1 100); do
-    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return
-    sleep 0.05
-  done
-  echo "redis-server on port $1 did not start" >&2
-  exit 1
+  start_redis "$1" "$work" "$work/redis-$2.log"
+  pids+=("$REDIS_PID")
 }
 port_a="$(free_port)" # YCSB's
 [ -n "$port_a" ] || exit 1
 start_server "$port_a" ycsb
-port_b="$(free_port)" # kvlab's
+port_b="$(free_port "$port_a")" # kvlab's
 [ -n "$port_b" ] || exit 1
 start_server "$port_b" kvlab
 echo "YCSB 0.17.0 (binding $BINDING_CLASS) on 127.0.0.1:$port_a, kvlab on 127.0.0.1:$port_b," \

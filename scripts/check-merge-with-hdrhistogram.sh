@@ -10,6 +10,7 @@
 # of building this checkout's. Exit code 0 when every figure agrees, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 OPS="${1:-200000}"
 for tool in redis-server redis-cli java javac mvn python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
@@ -21,9 +22,9 @@ if [ -z "${KVLAB:-}" ]; then
 fi
 
 work="$(mktemp -d)"
-server_pid=""
+REDIS_PID=""
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -61,19 +62,8 @@ JAVA
 javac -cp "$jar" -d "$work" "$work/LogPercentiles.java"
 hdr() { java -cp "$jar:$work" LogPercentiles "$@"; }
 
-port=""
-for _ in $(seq 1 50); do
-  p=$((20000 + RANDOM % 40000))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-[ -n "$port" ] || { echo "no free port found" >&2; exit 1; }
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
-  --logfile "$work/redis.log" &
-server_pid=$!
-for _ in $(seq 1 100); do
-  [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
-  sleep 0.05
-done
+port="$(free_port)"
+start_redis "$port" "$work" "$work/redis.log"
 
 common=(-P workloads/ycsb/workloada -p recordcount=10000 --db redis
   --url "redis://127.0.0.1:$port" --progress never)

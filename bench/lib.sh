@@ -1,0 +1,42 @@
+# Helpers shared by the benchmark and check scripts (sourced from the repository root:
+# `. bench/lib.sh`).
+
+# The median of the numbers given as arguments, or of those read one per line from stdin
+# when the only argument is `-`.
+median() {
+  if [ "$*" = - ]; then cat; else printf '%s\n' "$@"; fi | sort -g |
+    awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# Prints a free loopback port (nothing answers a connection to it), none of those given
+# as arguments; fails after 50 tries.
+free_port() {
+  local p
+  for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 40000))
+    case " $* " in *" $p "*) continue ;; esac
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  echo "no free port found" >&2
+  return 1
+}
+
+# Starts a redis-server without persistence on 127.0.0.1:PORT, its files in DIR and its
+# log in LOG, and waits until it answers PING. Its PID is left in REDIS_PID; one that
+# does not answer within 5 s is stopped again (REDIS_PID empty) and the call fails.
+start_redis() { # PORT DIR LOG
+  redis-server --port "$1" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$2" --logfile "$3" &
+  REDIS_PID=$!
+  for _ in $(seq 1 100); do
+    [ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
+    sleep 0.05
+  done
+  echo "redis-server on port $1 did not start (log: $3)" >&2
+  kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+  REDIS_PID=""
+  return 1
+}
