@@ -1,0 +1,834 @@
+//! A power cut for crash tests: a FUSE file system over a directory that keeps what a
+//! program writes only once the program syncs it, and forgets the rest on a cut.
+//!
+//! Killing a process loses nothing it wrote: its data sits in the kernel's page cache and
+//! reaches the disk later. A power cut loses everything not yet synced, which is what a
+//! store's durability settings (RocksDB's `sync`, LMDB's `MDB_NOSYNC`, WiredTiger's log
+//! sync) are about. [`PowerCut::mount`] serves a backing directory at a mount point:
+//! reads and directory changes go to the backing directory, but file data written through
+//! the mount is held in memory until an `fsync`/`fdatasync` of the file applies it to the
+//! backing file (and syncs that). [`PowerCut::cut`] unmounts and drops whatever was not
+//! synced, leaving the backing directory as the disk would be after the power came back
+//! — the model of db_stress's fault-injection file system and of LazyFS.
+//!
+//! Directory changes (creating, removing and renaming files and directories) are durable
+//! at once, as on a file system that journals its metadata in order; a file created and
+//! never synced comes back empty.
+//!
+//! Mounting needs `/dev/fuse` and the right to mount (root, or `CAP_SYS_ADMIN`).
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fuser::{
+    BackgroundSession, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
+    Generation, INodeNo, LockOwner, MountOption, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
+    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
+    TimeOrNow, WriteFlags,
+};
+
+/// How long the kernel may cache names and attributes. Every change goes through the
+/// kernel, so its caches stay right.
+const TTL: Duration = Duration::from_secs(1);
+
+/// What a power cut (or a clean unmount) found unsynced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unsynced {
+    /// Files with writes not yet synced.
+    pub files: u64,
+    /// Bytes written to them and not synced (counted as written, overwrites included).
+    pub bytes: u64,
+}
+
+/// What the file system did while mounted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Bytes written through the mount.
+    pub written_bytes: u64,
+    /// `fsync`/`fdatasync` calls on files.
+    pub syncs: u64,
+    /// Bytes applied to backing files by those syncs.
+    pub synced_bytes: u64,
+}
+
+/// A mounted power-cut file system ([`PowerCut::mount`]).
+pub struct PowerCut {
+    state: Arc<Mutex<State>>,
+    session: Option<BackgroundSession>,
+    mountpoint: PathBuf,
+}
+
+impl std::fmt::Debug for PowerCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PowerCut")
+            .field("mountpoint", &self.mountpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PowerCut {
+    /// Serves `backing` (an existing directory) at `mountpoint` (an existing, empty
+    /// directory) until [`PowerCut::cut`] or [`PowerCut::unmount`].
+    pub fn mount(backing: &Path, mountpoint: &Path) -> io::Result<PowerCut> {
+        let backing = backing.canonicalize()?;
+        if !backing.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a directory", backing.display()),
+            ));
+        }
+        let state = Arc::new(Mutex::new(State::new(backing)));
+        let mut config = Config::default();
+        config.mount_options = vec![
+            MountOption::FSName("kvlab-powercut".into()),
+            MountOption::Subtype("kvlab-powercut".into()),
+        ];
+        let fs = PowerCutFs {
+            state: state.clone(),
+        };
+        let session = fuser::spawn_mount(fs, mountpoint, &config).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "mounting the power-cut file system at {} (needs /dev/fuse and the right \
+                     to mount): {e}",
+                    mountpoint.display()
+                ),
+            )
+        })?;
+        Ok(PowerCut {
+            state,
+            session: Some(session),
+            mountpoint: mountpoint.to_path_buf(),
+        })
+    }
+
+    /// Where the file system is mounted.
+    pub fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// What has been written and synced so far.
+    pub fn activity(&self) -> Activity {
+        lock(&self.state).activity
+    }
+
+    /// The power goes out: unmounts, and every write not yet synced is lost. Call it once
+    /// the programs writing through the mount are gone. Returns what was lost.
+    pub fn cut(mut self) -> io::Result<Unsynced> {
+        let lost = {
+            let mut state = lock(&self.state);
+            let lost = state.unsynced();
+            state.pending.clear();
+            state.cut = true;
+            lost
+        };
+        self.unmount_now()?;
+        Ok(lost)
+    }
+
+    /// A clean shutdown: applies every unsynced write to the backing files (as the
+    /// kernel would write its dirty pages back), then unmounts. Returns what it applied.
+    pub fn unmount(mut self) -> io::Result<Unsynced> {
+        let applied = {
+            let mut state = lock(&self.state);
+            let applied = state.unsynced();
+            let inos: Vec<u64> = state.pending.keys().copied().collect();
+            for ino in inos {
+                state.sync(ino)?;
+            }
+            applied
+        };
+        self.unmount_now()?;
+        Ok(applied)
+    }
+
+    fn unmount_now(&mut self) -> io::Result<()> {
+        match self.session.take() {
+            Some(session) => session.umount_and_join(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for PowerCut {
+    fn drop(&mut self) {
+        // Dropped without cut or unmount: the power goes out.
+        lock(&self.state).pending.clear();
+        let _ = self.unmount_now();
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One change to a file's data not yet synced, in the order made.
+#[derive(Debug)]
+enum Change {
+    Write {
+        offset: u64,
+        data: Vec<u8>,
+    },
+    /// A new length (`ftruncate`, a growing `fallocate`).
+    SetLen(u64),
+}
+
+/// A file's unsynced changes and the length they give it.
+#[derive(Debug)]
+struct Pending {
+    changes: Vec<Change>,
+    len: u64,
+    bytes: u64,
+}
+
+struct State {
+    backing: PathBuf,
+    /// Inode number → path relative to the backing directory (the root is empty).
+    paths: HashMap<u64, PathBuf>,
+    inos: HashMap<PathBuf, u64>,
+    next_ino: u64,
+    /// Open files: read handles on the backing files.
+    handles: HashMap<u64, File>,
+    next_fh: u64,
+    pending: HashMap<u64, Pending>,
+    activity: Activity,
+    /// After a cut, nothing more is written.
+    cut: bool,
+}
+
+impl State {
+    fn new(backing: PathBuf) -> State {
+        let mut s = State {
+            backing,
+            paths: HashMap::new(),
+            inos: HashMap::new(),
+            next_ino: 2,
+            handles: HashMap::new(),
+            next_fh: 1,
+            pending: HashMap::new(),
+            activity: Activity::default(),
+            cut: false,
+        };
+        s.paths.insert(1, PathBuf::new());
+        s.inos.insert(PathBuf::new(), 1);
+        s
+    }
+
+    fn unsynced(&self) -> Unsynced {
+        Unsynced {
+            files: self.pending.len() as u64,
+            bytes: self.pending.values().map(|p| p.bytes).sum(),
+        }
+    }
+
+    fn path(&self, ino: INodeNo) -> Result<PathBuf, Errno> {
+        self.paths.get(&ino.0).cloned().ok_or(Errno::ENOENT)
+    }
+
+    fn full(&self, rel: &Path) -> PathBuf {
+        self.backing.join(rel)
+    }
+
+    fn child(&self, parent: INodeNo, name: &OsStr) -> Result<PathBuf, Errno> {
+        Ok(self.path(parent)?.join(name))
+    }
+
+    fn intern(&mut self, rel: PathBuf) -> u64 {
+        if let Some(&ino) = self.inos.get(&rel) {
+            return ino;
+        }
+        let ino = self.next_ino;
+        self.next_ino += 1;
+        self.paths.insert(ino, rel.clone());
+        self.inos.insert(rel, ino);
+        ino
+    }
+
+    fn forget_path(&mut self, rel: &Path) {
+        if let Some(ino) = self.inos.remove(rel) {
+            self.paths.remove(&ino);
+            self.pending.remove(&ino);
+        }
+    }
+
+    fn attr(&self, ino: u64, rel: &Path) -> Result<FileAttr, Errno> {
+        let meta = std::fs::symlink_metadata(self.full(rel)).map_err(errno)?;
+        let kind = if meta.is_dir() {
+            FileType::Directory
+        } else if meta.file_type().is_symlink() {
+            FileType::Symlink
+        } else {
+            FileType::RegularFile
+        };
+        let size = self.pending.get(&ino).map_or(meta.len(), |p| p.len);
+        let time = |secs: i64, nanos: i64| {
+            UNIX_EPOCH + Duration::new(secs.max(0) as u64, nanos.clamp(0, 999_999_999) as u32)
+        };
+        Ok(FileAttr {
+            ino: INodeNo(ino),
+            size,
+            blocks: size.div_ceil(512),
+            atime: time(meta.atime(), meta.atime_nsec()),
+            mtime: time(meta.mtime(), meta.mtime_nsec()),
+            ctime: time(meta.ctime(), meta.ctime_nsec()),
+            crtime: time(meta.ctime(), meta.ctime_nsec()),
+            kind,
+            perm: (meta.mode() & 0o7777) as u16,
+            nlink: meta.nlink() as u32,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            rdev: 0,
+            blksize: 4096,
+            flags: 0,
+        })
+    }
+
+    /// The file's length as programs see it.
+    fn len(&self, ino: u64) -> Result<u64, Errno> {
+        if let Some(p) = self.pending.get(&ino) {
+            return Ok(p.len);
+        }
+        let rel = self.paths.get(&ino).ok_or(Errno::ENOENT)?;
+        Ok(std::fs::metadata(self.full(rel)).map_err(errno)?.len())
+    }
+
+    /// The file's unsynced changes, started from its backing length.
+    fn pending(&mut self, ino: u64) -> Result<&mut Pending, Errno> {
+        if !self.pending.contains_key(&ino) {
+            let rel = self.paths.get(&ino).ok_or(Errno::ENOENT)?;
+            let len = std::fs::metadata(self.backing.join(rel))
+                .map_err(errno)?
+                .len();
+            self.pending.insert(
+                ino,
+                Pending {
+                    changes: Vec::new(),
+                    len,
+                    bytes: 0,
+                },
+            );
+        }
+        Ok(self.pending.get_mut(&ino).expect("inserted above"))
+    }
+
+    fn write(&mut self, ino: u64, offset: u64, data: &[u8]) -> Result<(), Errno> {
+        let p = self.pending(ino)?;
+        let end = offset + data.len() as u64;
+        p.len = p.len.max(end);
+        p.bytes += data.len() as u64;
+        // An append right after the last write (a log) extends it.
+        if let Some(Change::Write { offset: o, data: d }) = p.changes.last_mut() {
+            if *o + d.len() as u64 == offset {
+                d.extend_from_slice(data);
+                return Ok(());
+            }
+        }
+        p.changes.push(Change::Write {
+            offset,
+            data: data.to_vec(),
+        });
+        Ok(())
+    }
+
+    fn set_len(&mut self, ino: u64, len: u64) -> Result<(), Errno> {
+        let p = self.pending(ino)?;
+        p.len = len;
+        p.changes.push(Change::SetLen(len));
+        Ok(())
+    }
+
+    /// Reads `size` bytes at `offset` as the program sees them: the backing file, then
+    /// every unsynced change in order.
+    fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
+        let pending = self.pending.get(&ino);
+        let len = match pending {
+            Some(p) => p.len,
+            None => match self.handles.get(&fh) {
+                Some(f) => f.metadata().map_err(errno)?.len(),
+                None => return Err(Errno::EBADF),
+            },
+        };
+        let end = (offset + u64::from(size)).min(len);
+        if offset >= end {
+            return Ok(Vec::new());
+        }
+        let mut buf = vec![0u8; (end - offset) as usize];
+        let file = self.handles.get(&fh).ok_or(Errno::EBADF)?;
+        let mut got = 0;
+        while got < buf.len() {
+            match file.read_at(&mut buf[got..], offset + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(errno(e)),
+            }
+        }
+        if let Some(p) = pending {
+            for change in &p.changes {
+                match change {
+                    Change::Write { offset: o, data } => {
+                        let (from, to) = ((*o).max(offset), (*o + data.len() as u64).min(end));
+                        if from < to {
+                            buf[(from - offset) as usize..(to - offset) as usize]
+                                .copy_from_slice(&data[(from - o) as usize..(to - o) as usize]);
+                        }
+                    }
+                    Change::SetLen(l) if *l < end => {
+                        let from = (*l).max(offset);
+                        buf[(from - offset) as usize..].fill(0);
+                    }
+                    Change::SetLen(_) => {}
+                }
+            }
+        }
+        Ok(buf)
+    }
+
+    /// Applies the file's unsynced changes to its backing file, in order, and syncs it.
+    fn sync(&mut self, ino: u64) -> io::Result<()> {
+        let Some(p) = self.pending.remove(&ino) else {
+            return Ok(());
+        };
+        let Some(rel) = self.paths.get(&ino) else {
+            return Ok(());
+        };
+        let file = OpenOptions::new()
+            .write(true)
+            .open(self.backing.join(rel))?;
+        for change in &p.changes {
+            match change {
+                Change::Write { offset, data } => file.write_all_at(data, *offset)?,
+                Change::SetLen(len) => file.set_len(*len)?,
+            }
+        }
+        file.sync_data()?;
+        self.activity.syncs += 1;
+        self.activity.synced_bytes += p.bytes;
+        Ok(())
+    }
+
+    fn open_handle(&mut self, rel: &Path) -> Result<u64, Errno> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(self.full(rel))
+            .map_err(errno)?;
+        let fh = self.next_fh;
+        self.next_fh += 1;
+        self.handles.insert(fh, file);
+        Ok(fh)
+    }
+}
+
+fn errno(e: io::Error) -> Errno {
+    Errno::from(e)
+}
+
+struct PowerCutFs {
+    state: Arc<Mutex<State>>,
+}
+
+impl PowerCutFs {
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    fn entry(&self, rel: PathBuf, reply: ReplyEntry) {
+        let mut s = self.state();
+        let ino = s.intern(rel.clone());
+        match s.attr(ino, &rel) {
+            Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
+            Err(e) => reply.error(e),
+        }
+    }
+}
+
+impl Filesystem for PowerCutFs {
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let rel = match self.state().child(parent, name) {
+            Ok(rel) => rel,
+            Err(e) => return reply.error(e),
+        };
+        if let Err(e) = std::fs::symlink_metadata(self.state().full(&rel)) {
+            return reply.error(errno(e));
+        }
+        self.entry(rel, reply);
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        let s = self.state();
+        match s.path(ino).and_then(|rel| s.attr(ino.0, &rel)) {
+            Ok(attr) => reply.attr(&TTL, &attr),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let mut s = self.state();
+        let result = (|| {
+            let rel = s.path(ino)?;
+            if let Some(mode) = mode {
+                std::fs::set_permissions(
+                    s.full(&rel),
+                    std::fs::Permissions::from_mode(mode & 0o7777),
+                )
+                .map_err(errno)?;
+            }
+            if let Some(size) = size {
+                s.set_len(ino.0, size)?;
+            }
+            s.attr(ino.0, &rel)
+        })();
+        match result {
+            Ok(attr) => reply.attr(&TTL, &attr),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let rel = match self.state().child(parent, name) {
+            Ok(rel) => rel,
+            Err(e) => return reply.error(e),
+        };
+        let full = self.state().full(&rel);
+        let made = std::fs::create_dir(&full).and_then(|()| {
+            std::fs::set_permissions(
+                &full,
+                std::fs::Permissions::from_mode(mode & !umask & 0o7777),
+            )
+        });
+        match made {
+            Ok(()) => self.entry(rel, reply),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let mut s = self.state();
+        let result = s.child(parent, name).and_then(|rel| {
+            std::fs::remove_file(s.full(&rel)).map_err(errno)?;
+            s.forget_path(&rel);
+            Ok(())
+        });
+        match result {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let mut s = self.state();
+        let result = s.child(parent, name).and_then(|rel| {
+            std::fs::remove_dir(s.full(&rel)).map_err(errno)?;
+            s.forget_path(&rel);
+            Ok(())
+        });
+        match result {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        if !flags.is_empty() {
+            return reply.error(Errno::EINVAL);
+        }
+        let mut s = self.state();
+        let result = (|| {
+            let (from, to) = (s.child(parent, name)?, s.child(newparent, newname)?);
+            std::fs::rename(s.full(&from), s.full(&to)).map_err(errno)?;
+            // What the target was is gone; what was under the source moves.
+            s.forget_path(&to);
+            let moved: Vec<(PathBuf, u64)> = s
+                .inos
+                .iter()
+                .filter(|(p, _)| p.starts_with(&from))
+                .map(|(p, &i)| (p.clone(), i))
+                .collect();
+            for (old, ino) in moved {
+                let under = old.strip_prefix(&from).expect("filtered by prefix");
+                // (`join("")` would add a trailing slash.)
+                let new = if under.as_os_str().is_empty() {
+                    to.clone()
+                } else {
+                    to.join(under)
+                };
+                s.inos.remove(&old);
+                s.inos.insert(new.clone(), ino);
+                s.paths.insert(ino, new);
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let mut s = self.state();
+        let result = (|| {
+            let rel = s.path(ino)?;
+            let fh = s.open_handle(&rel)?;
+            if flags.0 & libc::O_TRUNC != 0 {
+                s.set_len(ino.0, 0)?;
+            }
+            Ok(fh)
+        })();
+        match result {
+            Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let mut s = self.state();
+        let result = (|| {
+            let rel = s.child(parent, name)?;
+            let full = s.full(&rel);
+            let existed = full.exists();
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .create_new(flags & libc::O_EXCL != 0)
+                .mode(mode & !umask & 0o7777)
+                .open(&full)
+                .map_err(errno)?;
+            let ino = s.intern(rel.clone());
+            if existed && flags & libc::O_TRUNC != 0 {
+                s.set_len(ino, 0)?;
+            }
+            let fh = s.open_handle(&rel)?;
+            Ok((s.attr(ino, &rel)?, fh))
+        })();
+        match result {
+            Ok((attr, fh)) => reply.created(
+                &TTL,
+                &attr,
+                Generation(0),
+                FileHandle(fh),
+                FopenFlags::empty(),
+            ),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match self.state().read(ino.0, fh.0, offset, size) {
+            Ok(data) => reply.data(&data),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        let mut s = self.state();
+        if s.cut {
+            return reply.error(Errno::EIO);
+        }
+        match s.write(ino.0, offset, data) {
+            Ok(()) => {
+                s.activity.written_bytes += data.len() as u64;
+                reply.written(data.len() as u32)
+            }
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.state().handles.remove(&fh.0);
+        reply.ok();
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        let mut s = self.state();
+        if s.cut {
+            return reply.error(Errno::EIO);
+        }
+        match s.sync(ino.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn fsyncdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        // Directory changes are durable as they are made.
+        reply.ok();
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let mut s = self.state();
+        let rel = match s.path(ino) {
+            Ok(rel) => rel,
+            Err(e) => return reply.error(e),
+        };
+        let listing = match std::fs::read_dir(s.full(&rel)) {
+            Ok(l) => l,
+            Err(e) => return reply.error(errno(e)),
+        };
+        let mut entries = vec![
+            (ino.0, FileType::Directory, ".".into()),
+            (ino.0, FileType::Directory, "..".into()),
+        ];
+        for entry in listing.flatten() {
+            let kind = match entry.file_type() {
+                Ok(t) if t.is_dir() => FileType::Directory,
+                Ok(t) if t.is_symlink() => FileType::Symlink,
+                _ => FileType::RegularFile,
+            };
+            let child = s.intern(rel.join(entry.file_name()));
+            entries.push((child, kind, entry.file_name()));
+        }
+        for (i, (child, kind, name)) in entries.into_iter().enumerate().skip(offset as usize) {
+            if reply.add(INodeNo(child), i as u64 + 1, kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        // Room enough for any test: 1 TiB in 4 KiB blocks, a million inodes.
+        reply.statfs(1 << 28, 1 << 28, 1 << 28, 1 << 20, 1 << 20, 4096, 255, 4096);
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        let mut s = self.state();
+        let result = match mode {
+            // Reserving space without changing the length changes nothing a reader sees.
+            libc::FALLOC_FL_KEEP_SIZE => Ok(()),
+            0 => s.len(ino.0).and_then(|len| {
+                if offset + length > len {
+                    s.set_len(ino.0, offset + length)
+                } else {
+                    Ok(())
+                }
+            }),
+            _ => Err(Errno::EOPNOTSUPP),
+        };
+        match result {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+}
