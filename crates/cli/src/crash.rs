@@ -15,7 +15,10 @@
 //! - `kvlab crash`: rounds of `load --expected-log` killed with SIGKILL after
 //!   `--kill-after` — the writing process of an embedded store, or the server kvlab
 //!   started (`--spawn`), then started again on its own data directory — each followed
-//!   by `verify --expected-log` on what the store kept.
+//!   by `verify --expected-log` on what the store kept. With `--power-loss` an embedded
+//!   store's writer writes through a power-cut file system (`kvlab_powercut`) over the
+//!   round's directory, and the kill cuts the power: what it had not synced is gone
+//!   before the check.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -273,6 +276,12 @@ pub(crate) struct CrashCommand {
     /// How many times to load, kill and check (each round into a fresh PATH/round-N).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub(crate) rounds: u32,
+    /// Each kill is also a power cut (embedded stores): the writer's directory is served
+    /// through a file system that keeps written data only once it is synced (`fsync`,
+    /// `fdatasync`), and everything not synced at the kill is lost — as db_stress's
+    /// fault-injection file system and LazyFS do. Needs /dev/fuse and root.
+    #[arg(long)]
+    pub(crate) power_loss: bool,
 }
 
 /// One round of `kvlab crash`.
@@ -282,6 +291,11 @@ struct Round {
     killed_after_s: f64,
     /// The writer finished before the kill: nothing was tested.
     finished_first: bool,
+    /// With `--power-loss`: the files and bytes written but not synced at the cut.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unsynced_files: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unsynced_bytes: Option<u64>,
     #[serde(flatten)]
     check: CrashCheck,
 }
@@ -353,6 +367,13 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     if cmd.rounds == 0 {
         return Err(usage("--rounds must be at least 1"));
     }
+    if cmd.power_loss && spec.is_some() {
+        return Err(usage(format!(
+            "--power-loss cuts the power under an embedded store's files (rocksdb, lmdb, \
+             wiredtiger), not under a {} server",
+            a.db
+        )));
+    }
     // What its children (a load, then a verify) cannot both take.
     for (flag, given) in [
         ("--metrics", a.monitor.metrics.is_some()),
@@ -390,7 +411,7 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             }
             continue;
         }
-        if arg == "--overwrite" {
+        if arg == "--overwrite" || arg == "--power-loss" {
             continue;
         }
         passed.push(arg.clone());
@@ -424,12 +445,26 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
                 None
             }
         };
+        // With a power cut, the writer writes through a mount of the round's directory.
+        let mount = base.join(format!("round-{round}.mnt"));
+        let power = if cmd.power_loss {
+            std::fs::create_dir_all(&mount)
+                .with_context(|| format!("creating {}", mount.display()))?;
+            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
+        } else {
+            None
+        };
+        let writer_target: [String; 2] = match (&server, &power) {
+            (Some(s), _) => ["--url".into(), s.url()],
+            (None, Some(p)) => ["--path".into(), p.mountpoint().display().to_string()],
+            (None, None) => ["--path".into(), dir.display().to_string()],
+        };
         let target: [String; 2] = match &server {
             Some(s) => ["--url".into(), s.url()],
             None => ["--path".into(), dir.display().to_string()],
         };
         let log = base.join(format!("round-{round}.acked"));
-        let child_args = |phase: &str| -> Vec<String> {
+        let child_args = |phase: &str, target: &[String; 2]| -> Vec<String> {
             let mut v = vec![phase.to_string()];
             v.extend(passed.iter().cloned());
             v.extend(target.iter().cloned());
@@ -453,7 +488,7 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         let span = (max - min).as_secs_f64();
         let after = min + Duration::from_secs_f64(span * (seed % 1_000_000) as f64 / 1e6);
         let mut writer = Command::new(&exe)
-            .args(child_args("load"))
+            .args(child_args("load", &writer_target))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -487,6 +522,16 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             std::thread::sleep(Duration::from_millis(2));
         }
         let killed_after_s = started.elapsed().as_secs_f64();
+        // The power goes out with the kill (or when the writer finished first): what the
+        // writer had not synced is gone; the check reads the directory as it is left.
+        let unsynced = match power {
+            Some(p) => {
+                let lost = p.cut().context("cutting the power")?;
+                let _ = std::fs::remove_dir(&mount);
+                Some(lost)
+            }
+            None => None,
+        };
         if let Some(s) = server.as_mut() {
             if !finished_first {
                 s.restart(Duration::from_secs(60))
@@ -494,7 +539,7 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             }
         }
         let o = Command::new(&exe)
-            .args(child_args("verify"))
+            .args(child_args("verify", &target))
             .output()
             .context("starting the check")?;
         let stdout = String::from_utf8_lossy(&o.stdout);
@@ -540,10 +585,18 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             check.corrupted,
             check.unacknowledged_present
         );
+        if let Some(u) = unsynced {
+            eprintln!(
+                "kvlab: round {round}: power cut: {} bytes in {} files were not synced",
+                u.bytes, u.files
+            );
+        }
         rounds.push(Round {
             round,
             killed_after_s,
             finished_first,
+            unsynced_files: unsynced.map(|u| u.files),
+            unsynced_bytes: unsynced.map(|u| u.bytes),
             check,
         });
     }
@@ -586,6 +639,7 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             "store": a.db,
             "command": crate::output::redact_args(std::env::args()),
             "kill_after": cmd.kill_after,
+            "power_loss": cmd.power_loss,
             "rounds": rounds,
             "lost": lost,
             "corrupted": corrupted,

@@ -85,7 +85,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("KVLAB_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // The FUSE library of `crash --power-loss` reports replies to a writer
+                // kvlab has just killed: expected, not worth a line.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,fuser=off")),
         )
         .init();
     let result = dispatch(cli);

@@ -3,7 +3,8 @@
 //! checked — with each engine's durability setting deciding
 //! what a killed process keeps: RocksDB keeps everything with its write-ahead log and
 //! loses its memtable without it; WiredTiger keeps every commit when its log is synced
-//! and loses them all without a log; LMDB keeps every commit, synced or not.
+//! and loses them all without a log; LMDB keeps every commit, synced or not. With
+//! `--power-loss` the kill is also a power cut, and only what was synced survives.
 
 use serde_json::Value;
 
@@ -131,8 +132,65 @@ fn a_killed_server_keeps_what_it_persisted() {
 }
 
 /// What `kvlab crash` cannot test is refused, and a damaged log is named with its line.
+/// `--power-loss`: the kill is also a power cut, so what was not synced is lost — where
+/// a killed process loses nothing. Each engine's sync setting decides: RocksDB's WAL
+/// without `sync` and LMDB's `MDB_NOSYNC` and WiredTiger's unsynced log lose every
+/// acknowledged write of the round (none of them synced within the first 1.5 s), their
+/// synced settings none.
+#[test]
+fn a_power_cut_loses_what_was_not_synced() {
+    for (store, options, keeps) in [
+        ("rocksdb", &["-p", "rocksdb.sync=true"][..], true),
+        ("rocksdb", &[][..], false),
+        ("lmdb", &[][..], true),
+        ("lmdb", &["-p", "lmdb.sync=none"][..], false),
+        (
+            "wiredtiger",
+            &["-p", "wiredtiger.log=true", "-p", "wiredtiger.sync=true"][..],
+            true,
+        ),
+        ("wiredtiger", &["-p", "wiredtiger.log=true"][..], false),
+    ] {
+        let (code, doc, said) = crash(
+            store,
+            &[&["--rounds", "1", "--power-loss"][..], options].concat(),
+        );
+        let tag = format!("{store} {options:?}");
+        assert_eq!(doc["power_loss"], true, "{tag}");
+        let r = &rounds(&doc)[0];
+        assert_eq!(r["finished_first"], false, "{tag}: {r}");
+        let acked = r["acknowledged"].as_u64().unwrap();
+        assert!(acked > 100, "{tag}: {r}");
+        assert_eq!(r["corrupted"], 0, "{tag}: {r}");
+        assert!(said.contains("power cut: "), "{tag}: {said}");
+        if keeps {
+            assert_eq!(code, Some(0), "{tag}: {said}");
+            assert_eq!(r["recovered"].as_u64(), Some(acked), "{tag}: {r}");
+        } else {
+            assert_eq!(code, Some(1), "{tag}: {said}");
+            assert_eq!(r["lost"].as_u64(), Some(acked), "{tag}: {r}");
+            assert!(r["unsynced_bytes"].as_u64().unwrap() > 0, "{tag}: {r}");
+        }
+    }
+}
+
 #[test]
 fn crash_tests_refuse_what_they_cannot_check() {
+    let o = kvlab(&[
+        "crash",
+        "-P",
+        "workloads/ycsb/workloada",
+        "--db",
+        "redis",
+        "--spawn",
+        "--power-loss",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--power-loss cuts the power under an embedded store"),
+        "{err}"
+    );
     let o = kvlab(&["crash", "-P", "workloads/ycsb/workloada", "--db", "moka"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
