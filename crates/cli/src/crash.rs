@@ -367,12 +367,10 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     if cmd.rounds == 0 {
         return Err(usage("--rounds must be at least 1"));
     }
-    if cmd.power_loss && spec.is_some() {
-        return Err(usage(format!(
-            "--power-loss cuts the power under an embedded store's files (rocksdb, lmdb, \
-             wiredtiger), not under a {} server",
-            a.db
-        )));
+    if cmd.power_loss && server_kind == Some(kvlab_spawn::ServerKind::Memcached) {
+        return Err(usage(
+            "--power-loss cuts the power under a store's files: memcached keeps none",
+        ));
     }
     // What its children (a load, then a verify) cannot both take.
     for (flag, given) in [
@@ -422,10 +420,33 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
     for round in 1..=cmd.rounds {
         let dir = base.join(format!("round-{round}"));
-        // An embedded store loads into a fresh directory; a server kvlab starts has one.
+        // An embedded store loads into a fresh directory, and so does a server under a
+        // power cut (its data directory); a server otherwise has a work directory of its own.
+        if spec.is_none() || cmd.power_loss {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .with_context(|| format!("clearing {} for a new round", dir.display()))?;
+            }
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        // With a power cut, the store's files are written through a mount of that directory.
+        let mount = base.join(format!("round-{round}.mnt"));
+        let mut power = if cmd.power_loss {
+            std::fs::create_dir_all(&mount)
+                .with_context(|| format!("creating {}", mount.display()))?;
+            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
+        } else {
+            None
+        };
         let mut server = match &spec {
             Some(spec) => {
-                let s = kvlab_spawn::Server::start(spec)?;
+                let mut spec = spec.clone();
+                if power.is_some() {
+                    // The server keeps its data (AOF, RDB) under the mount.
+                    spec.options
+                        .push(("dir".into(), format!("\"{}\"", mount.display())));
+                }
+                let s = kvlab_spawn::Server::start(&spec)?;
                 eprintln!(
                     "kvlab: round {round}: started {} {} at {} (pid {})",
                     a.db,
@@ -435,24 +456,7 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
                 );
                 Some(s)
             }
-            None => {
-                if dir.exists() {
-                    std::fs::remove_dir_all(&dir)
-                        .with_context(|| format!("clearing {} for a new round", dir.display()))?;
-                }
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                None
-            }
-        };
-        // With a power cut, the writer writes through a mount of the round's directory.
-        let mount = base.join(format!("round-{round}.mnt"));
-        let power = if cmd.power_loss {
-            std::fs::create_dir_all(&mount)
-                .with_context(|| format!("creating {}", mount.display()))?;
-            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
-        } else {
-            None
+            None => None,
         };
         let writer_target: [String; 2] = match (&server, &power) {
             (Some(s), _) => ["--url".into(), s.url()],
@@ -522,18 +526,30 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             std::thread::sleep(Duration::from_millis(2));
         }
         let killed_after_s = started.elapsed().as_secs_f64();
-        // The power goes out with the kill (or when the writer finished first): what the
-        // writer had not synced is gone; the check reads the directory as it is left.
-        let unsynced = match power {
+        // The power goes out with the kill (or when the writer finished first): the server
+        // goes with it, and what was not synced is gone; the check reads what is left.
+        let unsynced = match power.take() {
             Some(p) => {
+                if let Some(s) = server.as_mut() {
+                    s.kill();
+                    let waited = std::time::Instant::now();
+                    while s.try_wait()?.is_none() && waited.elapsed() < Duration::from_secs(10) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                }
                 let lost = p.cut().context("cutting the power")?;
-                let _ = std::fs::remove_dir(&mount);
+                if server.is_some() {
+                    // The server comes back on what the disk kept, through a new mount.
+                    power = Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?);
+                } else {
+                    let _ = std::fs::remove_dir(&mount);
+                }
                 Some(lost)
             }
             None => None,
         };
         if let Some(s) = server.as_mut() {
-            if !finished_first {
+            if !finished_first || unsynced.is_some() {
                 s.restart(Duration::from_secs(60))
                     .context("restarting the server on what it persisted")?;
             }
@@ -563,6 +579,11 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             .unwrap_or_default();
         if let Some(s) = server.take() {
             let _ = s.stop();
+        }
+        if let Some(p) = power.take() {
+            p.unmount()
+                .context("unmounting the power-cut file system")?;
+            let _ = std::fs::remove_dir(&mount);
         }
         let check = CrashCheck {
             acknowledged,
