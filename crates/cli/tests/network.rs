@@ -682,13 +682,17 @@ fn a_thousand_connections_work() {
     assert!(received >= 1024, "{received} connections");
 }
 
-/// In the string model an update that writes every field of the record (one field, or
-/// `writeallfields=true`) replaces the record with one `SET`; a partial update still
-/// reads the record first (`GET`, merge, `SET`). Counted by the server itself.
-#[test]
-fn redis_string_model_replaces_a_whole_record_with_one_set() {
-    let server = start(ServerKind::Redis, "");
-    let url = server.url();
+/// Loads and runs workload A with each of: one field, three fields all written
+/// (`writeallfields=true`), three fields one at a time; `store` are the store's
+/// arguments, `empty` empties the server, `reset` zeroes its counters and `counts` reads
+/// its (gets, sets). A whole-record update must be one set and no get; a partial one a
+/// get first.
+fn whole_record_updates(
+    store: &[&str],
+    empty: impl Fn(),
+    reset: impl Fn(),
+    counts: impl Fn() -> (u64, u64),
+) {
     for (props, whole) in [
         (&["-p", "fieldcount=1"][..], true),
         (
@@ -697,45 +701,54 @@ fn redis_string_model_replaces_a_whole_record_with_one_set() {
         ),
         (&["-p", "fieldcount=3"][..], false),
     ] {
-        call(&server, &["FLUSHALL"]);
+        empty();
         let base = [
-            "-P",
-            "workloads/ycsb/workloada",
-            "-p",
-            "recordcount=200",
-            "-p",
-            "operationcount=2000",
-            "--db",
-            "redis",
-            "--url",
-            &url,
-            "-p",
-            "redis.model=string",
-        ];
-        let o = kvlab(&[&["load"][..], &base, props].concat());
+            &[
+                "-P",
+                "workloads/ycsb/workloada",
+                "-p",
+                "recordcount=200",
+                "-p",
+                "operationcount=2000",
+            ][..],
+            store,
+            props,
+        ]
+        .concat();
+        let o = kvlab(&[&["load"][..], &base].concat());
         assert!(o.status.success(), "{:?}", text(&o));
-        call(&server, &["CONFIG", "RESETSTAT"]);
-        let o = kvlab(&[&["run"][..], &base, props].concat());
+        reset();
+        let o = kvlab(&[&["run"][..], &base].concat());
         let (stdout, stderr) = text(&o);
         assert!(o.status.success(), "{stderr}");
         let reads = report_u64(&stdout, "READ", "Operations");
         let updates = report_u64(&stdout, "UPDATE", "Operations");
         assert_eq!(reads + updates, 2000);
-        let (gets, sets) = (calls(&server, "get"), calls(&server, "set"));
-        assert_eq!(sets, updates, "{props:?}: one SET per update");
+        let tag = format!("{store:?} {props:?}");
+        assert_eq!(report_u64(&stdout, "UPDATE", "Return=OK"), updates, "{tag}");
+        let (gets, sets) = counts();
+        assert_eq!(sets, updates, "{tag}: one store command per update");
         if whole {
-            assert_eq!(
-                gets, reads,
-                "{props:?}: no GET before a whole-record update"
-            );
+            assert_eq!(gets, reads, "{tag}: no read before a whole-record update");
         } else {
-            assert_eq!(
-                gets,
-                reads + updates,
-                "{props:?}: a partial update reads first"
-            );
+            assert_eq!(gets, reads + updates, "{tag}: a partial update reads first");
         }
     }
+}
+
+/// In the string model an update that writes every field of the record (one field, or
+/// `writeallfields=true`) replaces the record with one `SET`; a partial update still
+/// reads the record first (`GET`, merge, `SET`). Counted by the server itself.
+#[test]
+fn redis_string_model_replaces_a_whole_record_with_one_set() {
+    let server = start(ServerKind::Redis, "");
+    let url = server.url();
+    whole_record_updates(
+        &["--db", "redis", "--url", &url, "-p", "redis.model=string"],
+        || drop(call(&server, &["FLUSHALL"])),
+        || drop(call(&server, &["CONFIG", "RESETSTAT"])),
+        || (calls(&server, "get"), calls(&server, "set")),
+    );
 }
 
 /// One line a memcached server answers to `command` (`flush_all`, `stats reset`).
@@ -822,45 +835,17 @@ fn memcached_replaces_a_whole_record_and_misses_a_missing_one() {
     let url = server.url();
     for protocol in ["text", "meta", "binary"] {
         let p = format!("memcached.protocol={protocol}");
-        for (fields, whole) in [("fieldcount=1", true), ("fieldcount=3", false)] {
-            memcached_line(&server, "flush_all");
-            let base = [
-                "-P",
-                "workloads/ycsb/workloada",
-                "-p",
-                "recordcount=200",
-                "-p",
-                "operationcount=2000",
-                "--db",
-                "memcached",
-                "--url",
-                &url,
-                "-p",
-                &p,
-                "-p",
-                fields,
-            ];
-            let o = kvlab(&[&["load"][..], &base].concat());
-            assert!(o.status.success(), "{:?}", text(&o));
-            assert_eq!(memcached_line(&server, "stats reset"), "RESET\r\n");
-            let o = kvlab(&[&["run"][..], &base].concat());
-            let (stdout, stderr) = text(&o);
-            assert!(o.status.success(), "{stderr}");
-            let reads = report_u64(&stdout, "READ", "Operations");
-            let updates = report_u64(&stdout, "UPDATE", "Operations");
-            assert_eq!(
-                report_u64(&stdout, "UPDATE", "Return=OK"),
-                updates,
-                "{p} {fields}"
-            );
-            let (gets, sets) = (
-                memcached_stat(&server, "cmd_get"),
-                memcached_stat(&server, "cmd_set"),
-            );
-            assert_eq!(sets, updates, "{p} {fields}: one store command per update");
-            let expected_gets = if whole { reads } else { reads + updates };
-            assert_eq!(gets, expected_gets, "{p} {fields}");
-        }
+        whole_record_updates(
+            &["--db", "memcached", "--url", &url, "-p", &p],
+            || drop(memcached_line(&server, "flush_all")),
+            || assert_eq!(memcached_line(&server, "stats reset"), "RESET\r\n"),
+            || {
+                (
+                    memcached_stat(&server, "cmd_get"),
+                    memcached_stat(&server, "cmd_set"),
+                )
+            },
+        );
         // Updates of records that are not there: each misses, nothing is stored.
         memcached_line(&server, "flush_all");
         let o = kvlab(&[

@@ -450,6 +450,28 @@ impl PowerCutFs {
     }
 }
 
+impl PowerCutFs {
+    /// Removes a file or directory (`remove`) from the backing directory, and forgets it.
+    fn remove(
+        &self,
+        parent: INodeNo,
+        name: &OsStr,
+        remove: fn(&Path) -> io::Result<()>,
+        reply: ReplyEmpty,
+    ) {
+        let mut s = self.state();
+        let result = s.child(parent, name).and_then(|rel| {
+            remove(&s.full(&rel)).map_err(errno)?;
+            s.forget_path(&rel);
+            Ok(())
+        });
+        match result {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
+        }
+    }
+}
+
 impl Filesystem for PowerCutFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let rel = match self.state().child(parent, name) {
@@ -536,29 +558,11 @@ impl Filesystem for PowerCutFs {
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut s = self.state();
-        let result = s.child(parent, name).and_then(|rel| {
-            std::fs::remove_file(s.full(&rel)).map_err(errno)?;
-            s.forget_path(&rel);
-            Ok(())
-        });
-        match result {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        self.remove(parent, name, |p| std::fs::remove_file(p), reply);
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut s = self.state();
-        let result = s.child(parent, name).and_then(|rel| {
-            std::fs::remove_dir(s.full(&rel)).map_err(errno)?;
-            s.forget_path(&rel);
-            Ok(())
-        });
-        match result {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+        self.remove(parent, name, |p| std::fs::remove_dir(p), reply);
     }
 
     fn rename(
