@@ -658,16 +658,16 @@ impl MemcachedSession {
         // `set`, or `replace` (only over an existing item) for a whole-record update.
         let store = |replace: bool, value: &[u8], out: &mut Vec<u8>| {
             if meta {
-                let ttl = MetaFlag::Num(b'T', ttl as u64);
-                let mode = MetaFlag::Token(b'M', b"R");
-                let flags = [ttl, b64, mode];
-                let (with_key_flag, replacing) = (encoded_key as usize, replace as usize);
-                let plain_replace = [ttl, mode];
-                let flags: &[MetaFlag<'_>] = if replace && !encoded_key {
-                    &plain_replace
-                } else {
-                    &flags[..1 + with_key_flag + replacing]
-                };
+                // `T<ttl>`, then `b` for an encoded key, then `MR` for a replace.
+                let mut flags = [MetaFlag::Num(b'T', ttl as u64); 3];
+                let mut n = 1;
+                for (wanted, flag) in [(encoded_key, b64), (replace, MetaFlag::Token(b'M', b"R"))] {
+                    if wanted {
+                        flags[n] = flag;
+                        n += 1;
+                    }
+                }
+                let flags = &flags[..n];
                 memcache::ms(out, key, value, flags);
             } else if replace {
                 memcache::replace(out, key, 0, ttl, value, false);
