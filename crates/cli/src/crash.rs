@@ -432,6 +432,14 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         // With a power cut, the store's files are written through a mount of that directory.
         let mount = base.join(format!("round-{round}.mnt"));
         let mut power = if cmd.power_loss {
+            if kvlab_powercut::PowerCut::clear_stale(&mount)
+                .with_context(|| format!("detaching the stale mount at {}", mount.display()))?
+            {
+                eprintln!(
+                    "kvlab: detached a mount left at {} by a run that did not finish",
+                    mount.display()
+                );
+            }
             std::fs::create_dir_all(&mount)
                 .with_context(|| format!("creating {}", mount.display()))?;
             Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)

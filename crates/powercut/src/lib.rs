@@ -109,6 +109,24 @@ impl PowerCut {
         })
     }
 
+    /// Takes down what a process that died while serving `mountpoint` left there: a
+    /// mount whose server is gone ("transport endpoint is not connected") is detached.
+    /// Returns whether there was one; a healthy mount, or none, is left alone.
+    pub fn clear_stale(mountpoint: &Path) -> io::Result<bool> {
+        match std::fs::metadata(mountpoint) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => {
+                let path = std::ffi::CString::new(mountpoint.as_os_str().as_encoded_bytes())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                // SAFETY: `path` is a NUL-terminated string that outlives the call.
+                if unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Where the file system is mounted.
     pub fn mountpoint(&self) -> &Path {
         &self.mountpoint

@@ -125,3 +125,38 @@ fn a_missing_mount_point_is_an_error_naming_it() {
     let e = PowerCut::mount(&backing, &missing).unwrap_err();
     assert!(e.to_string().contains("nope"), "{e}");
 }
+
+#[test]
+fn a_mount_left_by_a_dead_server_is_detached() {
+    let (_root, backing, mnt) = dirs();
+    // A FUSE mount whose server is gone: mounted on a /dev/fuse descriptor then closed,
+    // as a process killed while serving leaves it.
+    let dev = std::ffi::CString::new("/dev/fuse").unwrap();
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(dev.as_ptr(), libc::O_RDWR) };
+    assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+    let target = std::ffi::CString::new(mnt.to_str().unwrap()).unwrap();
+    let (source, kind) = (c"stale".as_ptr(), c"fuse.stale".as_ptr());
+    let opts =
+        std::ffi::CString::new(format!("fd={fd},rootmode=40000,user_id=0,group_id=0")).unwrap();
+    // SAFETY: NUL-terminated strings that outlive the call.
+    let mounted = unsafe { libc::mount(source, target.as_ptr(), kind, 0, opts.as_ptr().cast()) };
+    assert_eq!(mounted, 0, "{}", std::io::Error::last_os_error());
+    // SAFETY: the descriptor opened above, closed once.
+    unsafe { libc::close(fd) };
+    let e = fs::metadata(&mnt).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENOTCONN), "{e}");
+
+    assert!(PowerCut::clear_stale(&mnt).unwrap());
+    assert!(
+        !PowerCut::clear_stale(&mnt).unwrap(),
+        "nothing left the second time"
+    );
+    let pc = PowerCut::mount(&backing, &mnt).unwrap();
+    assert!(
+        !PowerCut::clear_stale(&mnt).unwrap(),
+        "a live mount is left alone"
+    );
+    fs::write(mnt.join("x"), b"1").unwrap();
+    assert_eq!(pc.cut().unwrap(), Unsynced { files: 1, bytes: 1 });
+}
