@@ -619,3 +619,29 @@ fn reads_of_all_fields_name_them_with_readallfieldsbyname_or_dataintegrity() {
         );
     }
 }
+
+/// A one-field record is stored bare by one-value stores (Redis' string model,
+/// memcached), under its field's name; records of several fields keep the encoding.
+#[test]
+fn a_one_field_workload_lays_its_record_out_as_the_field() {
+    use kvlab_core::ValueLayout;
+    use kvlab_workload::AnyWorkload;
+    let layout = |text: &str| AnyWorkload::Core(Arc::new(workload(text).unwrap())).value_layout();
+    assert_eq!(
+        layout("recordcount=10\nfieldcount=1\n"),
+        ValueLayout::SingleField(b"field0".to_vec())
+    );
+    assert_eq!(
+        layout("recordcount=10\nfieldcount=1\nfieldnameprefix=col\n"),
+        ValueLayout::SingleField(b"col0".to_vec())
+    );
+    assert_eq!(
+        layout("recordcount=10\nfieldcount=10\n"),
+        ValueLayout::Encoded
+    );
+    assert_eq!(
+        layout("recordcount=10\n"),
+        ValueLayout::Encoded,
+        "YCSB's default is 10 fields"
+    );
+}
