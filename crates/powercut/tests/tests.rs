@@ -79,7 +79,8 @@ fn a_cut_keeps_what_was_synced_and_loses_the_rest() {
         lost,
         Unsynced {
             files: 3,
-            bytes: 5 + 3 + 3
+            // The pages the three files hold: 5 bytes, 6 (the log's page), 21.
+            bytes: 5 + 6 + 21
         }
     );
     assert_eq!(read(&backing.join("sub/moved")), b"hello");
