@@ -142,6 +142,10 @@ impl PowerCut {
     /// The power goes out: unmounts, and every write not yet synced is lost. Call it once
     /// the programs writing through the mount are gone. Returns what was lost.
     pub fn cut(mut self) -> io::Result<Unsynced> {
+        // What the kernel still holds in its page cache is lost too; hand it over first
+        // (`syncfs` writes dirty pages back, it does not sync them here) so it is counted.
+        // Only the count depends on it: a failure to write back loses the same data.
+        let _ = self.write_back();
         let lost = {
             let mut state = lock(&self.state);
             let lost = state.unsynced();
@@ -156,6 +160,8 @@ impl PowerCut {
     /// A clean shutdown: applies every unsynced write to the backing files (as the
     /// kernel would write its dirty pages back), then unmounts. Returns what it applied.
     pub fn unmount(mut self) -> io::Result<Unsynced> {
+        // Dirty pages still in the kernel first, so that they are applied too.
+        let _ = self.write_back();
         let applied = {
             let mut state = lock(&self.state);
             let applied = state.unsynced();
@@ -167,6 +173,16 @@ impl PowerCut {
         };
         self.unmount_now()?;
         Ok(applied)
+    }
+
+    /// Asks the kernel to write the mount's dirty pages back to the file system.
+    fn write_back(&self) -> io::Result<()> {
+        let dir = File::open(&self.mountpoint)?;
+        // SAFETY: a descriptor this function owns, open for the call.
+        if unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     fn unmount_now(&mut self) -> io::Result<()> {
@@ -420,6 +436,10 @@ impl State {
     }
 
     fn write(&mut self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<(), Errno> {
+        if !self.paths.contains_key(&ino) {
+            // The kernel writing back pages of a file removed since: nothing to keep.
+            return Ok(());
+        }
         self.pending(ino)?;
         // The open file's handle on the backing file (a new one if it was closed).
         let opened;
