@@ -789,25 +789,28 @@ fn a_one_field_record_is_stored_as_its_value_and_read_back_checked() {
     // Three times a 4-byte name length, `fieldN`, a 4-byte value length, 7 bytes.
     assert_eq!(call(&redis, &["STRLEN", &encoded]).as_int(), Some(63));
     let dir = tempfile::tempdir().unwrap();
-    let o = kvlab(&[
-        "run",
-        "-P",
-        "workloads/ycsb/workloada",
-        "-p",
-        "recordcount=1500",
-        "-p",
-        "operationcount=10",
-        "--db",
-        "redis",
-        "--url",
-        &redis_url,
-        "-p",
-        "redis.model=string",
-        "-p",
-        "fieldcount=1",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    let out = dir.path().to_str().unwrap();
+    let o = kvlab(
+        &[
+            &[
+                "run",
+                "-P",
+                "workloads/ycsb/workloada",
+                "-p",
+                "recordcount=1500",
+            ][..],
+            &[
+                "-p",
+                "operationcount=10",
+                "-p",
+                "fieldcount=1",
+                "--out",
+                out,
+            ],
+            &redis_args,
+        ]
+        .concat(),
+    );
     assert!(o.status.success(), "{:?}", text(&o));
     let doc = result_doc(dir.path());
     assert_eq!(doc.store.options["value_layout"], "single field field0");
