@@ -630,15 +630,25 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         });
     }
     let mut out = std::io::stdout().lock();
+    // With a power cut, a last column: what the cut dropped.
+    let cut = if cmd.power_loss {
+        " unsynced bytes |"
+    } else {
+        ""
+    };
     writeln!(
         out,
-        "| round | killed after s | acknowledged | recovered | lost | corrupted | unacknowledged present |"
+        "| round | killed after s | acknowledged | recovered | lost | corrupted | unacknowledged present |{cut}"
     )?;
-    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    writeln!(
+        out,
+        "|---|---|---|---|---|---|---|{}",
+        if cmd.power_loss { "---|" } else { "" }
+    )?;
     for r in &rounds {
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |{}",
             r.round,
             if r.finished_first {
                 "(finished first)".to_string()
@@ -649,7 +659,9 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             r.check.recovered,
             r.check.lost,
             r.check.corrupted,
-            r.check.unacknowledged_present
+            r.check.unacknowledged_present,
+            r.unsynced_bytes
+                .map_or(String::new(), |b| format!(" {b} |"))
         )?;
     }
     let lost: u64 = rounds.iter().map(|r| r.check.lost).sum();

@@ -165,6 +165,7 @@ fn a_power_cut_loses_what_was_not_synced() {
         assert!(acked > 100, "{tag}: {r}");
         assert_eq!(r["corrupted"], 0, "{tag}: {r}");
         assert!(said.contains("power cut: "), "{tag}: {said}");
+        assert!(said.contains("| unsynced bytes |"), "{tag}: {said}");
         if keeps {
             assert_eq!(code, Some(0), "{tag}: {said}");
             assert_eq!(r["recovered"].as_u64(), Some(acked), "{tag}: {r}");
