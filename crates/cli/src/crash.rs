@@ -15,10 +15,11 @@
 //! - `kvlab crash`: rounds of `load --expected-log` killed with SIGKILL after
 //!   `--kill-after` — the writing process of an embedded store, or the server kvlab
 //!   started (`--spawn`), then started again on its own data directory — each followed
-//!   by `verify --expected-log` on what the store kept. With `--power-loss` an embedded
-//!   store's writer writes through a power-cut file system (`kvlab_powercut`) over the
-//!   round's directory, and the kill cuts the power: what it had not synced is gone
-//!   before the check.
+//!   by `verify --expected-log` on what the store kept. With `--power-loss` the store's
+//!   files (an embedded store's directory, a started Redis server's data directory) are
+//!   written through a power-cut file system (`kvlab_powercut`) over the round's
+//!   directory, and the kill cuts the power: what was not synced is gone before the
+//!   check.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -276,10 +277,11 @@ pub(crate) struct CrashCommand {
     /// How many times to load, kill and check (each round into a fresh PATH/round-N).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub(crate) rounds: u32,
-    /// Each kill is also a power cut (embedded stores): the writer's directory is served
-    /// through a file system that keeps written data only once it is synced (`fsync`,
-    /// `fdatasync`), and everything not synced at the kill is lost — as db_stress's
-    /// fault-injection file system and LazyFS do. Needs /dev/fuse and root.
+    /// Each kill is also a power cut: the store's directory (an embedded store's, or the
+    /// data directory of a Redis server it starts) is served through a file system that
+    /// keeps written data only once it is synced (`fsync`, `fdatasync`), and everything
+    /// not synced at the kill is lost — as db_stress's fault-injection file system and
+    /// LazyFS do. Needs /dev/fuse and root.
     #[arg(long)]
     pub(crate) power_loss: bool,
 }
