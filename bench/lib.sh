@@ -40,3 +40,15 @@ start_redis() { # PORT DIR LOG
   REDIS_PID=""
   return 1
 }
+
+# Sets KVLAB to the kvlab binary to measure: $KVLAB when given (an older build, say),
+# else this checkout's release build, built now (in CARGO_TARGET_DIR, by default
+# ~/.cache/kvlab-target). Fails unless it is an executable.
+use_kvlab() {
+  if [ -z "${KVLAB:-}" ]; then
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
+    cargo build --release --locked --quiet --bin kvlab
+    KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+  fi
+  [ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; return 1; }
+}

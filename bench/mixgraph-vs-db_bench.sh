@@ -22,12 +22,7 @@ ROUNDS="${1:-3}"
 NUM="${NUM:-1000000}"
 READS="${READS:-1000000}"
 THREADS="${THREADS:-1}"
-if [ -z "${KVLAB:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
-[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
+use_kvlab
 DB_BENCH="$(command -v db_bench || true)"
 [ -n "$DB_BENCH" ] || { echo "db_bench not found: apt-get install rocksdb-tools" >&2; exit 1; }
 WORK="$(mktemp -d /tmp/kvlab-mixgraph-bench.XXXXXX)"

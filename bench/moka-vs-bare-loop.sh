@@ -11,12 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROUNDS="${1:-3}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-if [ -z "${KVLAB:-}" ]; then
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
-[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
+use_kvlab
 kv=(); bare=(); ratio=()
 for r in $(seq 1 "$ROUNDS"); do
   k=$("$KVLAB" run -P workloads/ycsb/workloadc -p recordcount=1000000 -p fieldcount=1 \

@@ -10,11 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROUNDS="${1:-5}"
-if [ -z "${KVLAB:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
+use_kvlab
 BASELINE="${BASELINE:-}"
 RECORDS="${RECORDS:-1000}"
 throughput() {

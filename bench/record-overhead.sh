@@ -9,11 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROUNDS="${1:-3}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-if [ -z "${KVLAB:-}" ]; then
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
+use_kvlab
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 tput() { sed -n 's/^\[OVERALL\], Throughput(ops\/sec), //p'; }

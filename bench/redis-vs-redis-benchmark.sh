@@ -42,12 +42,7 @@ esac
 for tool in redis-server redis-benchmark redis-cli /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool (bash setup.sh installs it)" >&2; exit 1; }
 done
-if [ -z "${KVLAB:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
-[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
+use_kvlab
 
 work="$(mktemp -d)"
 REDIS_PID=""

@@ -42,12 +42,7 @@ cd "$(dirname "$0")/.."
 ROUNDS="${1:-3}"
 KEYS=1000000
 THREADS=2
-if [ -z "${KVLAB:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
-[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
+use_kvlab
 if ldd "$KVLAB" 2>/dev/null | grep -q 'librocksdb\.so'; then
   echo "kvlab links the shared librocksdb.so, as db_bench does"
 else

@@ -48,12 +48,7 @@ CACHE="${KVLAB_YCSB_CACHE:-$HOME/.cache/kvlab-ycsb}"
 for tool in redis-server redis-cli java javac mvn python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
-if [ -z "${KVLAB:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
-[ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; exit 1; }
+use_kvlab
 compare=(python3 bench/ycsb-crosscheck.py)
 
 # --- YCSB, fetched once -------------------------------------------------------------

@@ -15,11 +15,7 @@ OPS="${1:-200000}"
 for tool in redis-server redis-cli java javac mvn python3; do
   command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
-if [ -z "${KVLAB:-}" ]; then
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-  cargo build --release --locked --quiet --bin kvlab
-  KVLAB="$CARGO_TARGET_DIR/release/kvlab"
-fi
+use_kvlab
 
 work="$(mktemp -d)"
 REDIS_PID=""
