@@ -281,7 +281,7 @@ pub(crate) struct PhaseArgs {
     /// Directory for result.json, timeline.csv and latency.hlog.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
-    /// Replace results already in --out.
+    /// Replace results already in --out, and a --record file that exists.
     #[arg(long)]
     pub(crate) overwrite: bool,
     /// Reporting interval (timeline rows, interval log, progress), e.g. 1s.
@@ -469,136 +469,63 @@ pub(crate) fn apply_merge_operator(args: &PhaseArgs, props: &mut Properties) -> 
     Ok(())
 }
 
-/// Stores whose data lives in a directory (`--path`).
-const EMBEDDED_STORES: [&str; 3] = ["rocksdb", "lmdb", "wiredtiger"];
-/// Stores reached over the network (`--url`, `--spawn`, `--timeout`).
-const NETWORK_STORES: [&str; 2] = ["redis", "memcached"];
-
 /// Refuses store flags that do not apply to `--db` (a usage error, exit code 2), so that a
 /// flag the store would ignore cannot make a result look configured when it was not:
 /// `--cache-size` on rocksdb, `--path` on redis, `--spawn` on rocksdb, `--connections`
 /// on an embedded store, `--merge-operator` on another store than rocksdb, another
-/// store's `-p` option. `kvlab suite` checks its store
-/// entries the same way. Unknown store names are left to the store's own error.
+/// store's `-p` option. Every sentence comes from the store table
+/// ([`kvlab_lab::STORES`]), which `kvlab suite` checks its store entries against too.
+/// Unknown store names are left to the store's own error.
 pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<()> {
-    let db = args.db.as_str();
-    let known = EMBEDDED_STORES
-        .iter()
-        .chain(&NETWORK_STORES)
-        .chain(&["moka", "foyer", "null"])
-        .any(|s| *s == db);
-    if !known {
+    use kvlab_lab::Flag;
+    let Some(store) = kvlab_lab::StoreInfo::find(&args.db) else {
         return Ok(());
-    }
+    };
+    let db = store.name;
     // Before the property check: `--merge-operator` stands in `rocksdb.merge_operator`.
-    if let Some(name) = args.merge_operator.as_deref().filter(|_| db != "rocksdb") {
+    if let Some(name) = args
+        .merge_operator
+        .as_deref()
+        .filter(|_| !store.takes(Flag::MergeOperator))
+    {
         return Err(usage(format!(
             "--merge-operator {name} does not apply to --db {db}: it is RocksDB's merge \
              operator (-p rocksdb.merge_operator); on --db {db} a replay's merges are puts"
         )));
     }
     // Another store's option (`-p lmdb.map_size=…` on rocksdb) would be ignored.
-    let own = format!("{db}.");
-    if let Some((name, _)) = props
-        .iter()
-        .find(|(k, _)| !k.starts_with(&own) && STORE_PREFIXES.iter().any(|p| k.starts_with(p)))
-    {
-        let store = name.split('.').next().unwrap_or(name);
-        return Err(usage(format!(
-            "option `{name}` is for --db {store}, not --db {db}; options of {db} start with \
-             `{own}`"
-        )));
+    for (name, _) in props.iter() {
+        store.check_option(name).map_err(refused)?;
     }
-    if args.connections > 1 && !NETWORK_STORES.contains(&db) {
-        return Err(usage(format!(
-            "--connections {} does not apply to --db {db}: only network stores (redis, \
-             memcached) have connections; use --threads",
-            args.connections
-        )));
+    if args.connections > 1 {
+        store
+            .check_as(
+                Flag::Connections,
+                &format!("--connections {}", args.connections),
+            )
+            .map_err(|e| usage(format!("{e}; use --threads")))?;
     }
-    let hint = |flag: &str| -> String {
-        match (flag, db) {
-            ("--cache-size", "rocksdb") => {
-                "; rocksdb's block cache is -p rocksdb.block_cache_size=SIZE".into()
-            }
-            ("--cache-size", "wiredtiger") => {
-                "; wiredtiger's cache is -p wiredtiger.cache_size=SIZE".into()
-            }
-            ("--cache-size", "redis") => {
-                "; a server's memory is --spawn maxmemory=SIZE or its own configuration".into()
-            }
-            ("--cache-size", "memcached") => {
-                "; a server's memory is --spawn m=MEGABYTES or its own configuration".into()
-            }
-            ("--path", "moka" | "foyer") => "; foyer's disk tier is --disk-path".into(),
-            _ => String::new(),
+    for (flag, given) in [
+        (Flag::Path, args.path.is_some()),
+        (Flag::CacheSize, args.cache_size.is_some()),
+        (Flag::DiskPath, args.disk_path.is_some()),
+        (Flag::DiskSize, args.disk_size.is_some()),
+        (Flag::Url, args.url.is_some()),
+        (Flag::Spawn, args.spawn.is_some()),
+        (Flag::Fault, !args.faults.is_empty()),
+        (Flag::Toxiproxy, args.toxiproxy.is_some()),
+        (Flag::Timeout, args.timeout.is_some()),
+    ] {
+        if given {
+            store.check(flag).map_err(refused)?;
         }
-    };
-    let checks: [(&str, bool, &[&str], &str); 8] = [
-        (
-            "--path",
-            args.path.is_some(),
-            &EMBEDDED_STORES,
-            "embedded stores (rocksdb, lmdb, wiredtiger)",
-        ),
-        (
-            "--cache-size",
-            args.cache_size.is_some(),
-            &["moka", "foyer"],
-            "in-process caches (moka, foyer)",
-        ),
-        (
-            "--disk-path",
-            args.disk_path.is_some(),
-            &["foyer"],
-            "foyer's disk tier",
-        ),
-        (
-            "--disk-size",
-            args.disk_size.is_some(),
-            &["foyer"],
-            "foyer's disk tier",
-        ),
-        (
-            "--url",
-            args.url.is_some(),
-            &NETWORK_STORES,
-            "network stores (redis, memcached)",
-        ),
-        (
-            "--spawn",
-            args.spawn.is_some(),
-            &NETWORK_STORES,
-            "network stores (redis, memcached)",
-        ),
-        (
-            "--fault",
-            !args.faults.is_empty(),
-            &NETWORK_STORES,
-            "network stores (redis, memcached), through a Toxiproxy proxy",
-        ),
-        (
-            "--toxiproxy",
-            args.toxiproxy.is_some(),
-            &NETWORK_STORES,
-            "network stores (redis, memcached)",
-        ),
-    ];
-    for (flag, given, stores, which) in checks {
-        if given && !stores.contains(&db) {
-            return Err(usage(format!(
-                "{flag} does not apply to --db {db}: it is for {which}{}",
-                hint(flag)
-            )));
-        }
-    }
-    if args.timeout.is_some() && !NETWORK_STORES.contains(&db) {
-        return Err(usage(format!(
-            "--timeout does not apply to --db {db}: it is the per-request timeout of network \
-             stores (redis, memcached)"
-        )));
     }
     Ok(())
+}
+
+/// A refusal of the phase library as the command's usage error (exit code 2).
+pub(crate) fn refused(r: kvlab_lab::Refusal) -> anyhow::Error {
+    usage(r.0)
 }
 
 #[cfg(test)]

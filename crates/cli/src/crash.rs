@@ -270,10 +270,16 @@ pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<E
 pub(crate) struct CrashCommand {
     #[command(flatten)]
     pub(crate) phase: PhaseArgs,
-    /// Kill the writer this long after it starts: a time (2s), or MIN..MAX for a time
-    /// drawn anew for each round (1s..3s).
+    /// Kill the writer this long after its first acknowledged write (the clock starts
+    /// there, not at the process's start, so a store that opens slowly is still tested): a
+    /// time (2s), or MIN..MAX for a time drawn anew for each round (1s..3s).
     #[arg(long, value_name = "TIME|MIN..MAX", default_value = "2s")]
     pub(crate) kill_after: String,
+    /// Kill the writer once it has acknowledged at least N writes (counted in its
+    /// expected-state log, which it appends one batch at a time), instead of after a time.
+    #[arg(long, value_name = "N", conflicts_with = "kill_after",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) kill_after_writes: Option<u64>,
     /// How many times to load, kill and check (each round into a fresh PATH/round-N).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub(crate) rounds: u32,
@@ -290,9 +296,13 @@ pub(crate) struct CrashCommand {
 #[derive(Debug, Clone, serde::Serialize)]
 struct Round {
     round: u32,
+    /// Seconds from the first acknowledged write to the kill.
     killed_after_s: f64,
     /// The writer finished before the kill: nothing was tested.
     finished_first: bool,
+    /// Writes were acknowledged before a kill: a round that tested something. A round
+    /// killed before its first acknowledged write, or whose writer finished first, did not.
+    tested: bool,
     /// With `--power-loss`: the files and bytes written but not synced at the cut.
     #[serde(skip_serializing_if = "Option::is_none")]
     unsynced_files: Option<u64>,
@@ -321,8 +331,9 @@ fn kill_window(s: &str) -> Result<(Duration, Duration)> {
 }
 
 /// Options of `kvlab crash` not passed on to its `load` and `verify` children.
-const OWN_OPTIONS: [&str; 6] = [
+const OWN_OPTIONS: [&str; 7] = [
     "--kill-after",
+    "--kill-after-writes",
     "--rounds",
     "--path",
     "--out",
@@ -333,14 +344,17 @@ const OWN_OPTIONS: [&str; 6] = [
 /// Runs `kvlab crash`.
 pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     let a = &cmd.phase;
-    let server_kind = match a.db.as_str() {
-        "rocksdb" | "lmdb" | "wiredtiger" => None,
-        "redis" => Some(kvlab_spawn::ServerKind::Redis),
-        "memcached" => Some(kvlab_spawn::ServerKind::Memcached),
-        other => {
+    let store = kvlab_lab::StoreInfo::find(&a.db).filter(|s| s.crashable);
+    let server_kind = match store.map(|s| (s.access, s.name)) {
+        Some((kvlab_lab::Access::Embedded, _)) => None,
+        Some((_, "redis")) => Some(kvlab_spawn::ServerKind::Redis),
+        Some((_, "memcached")) => Some(kvlab_spawn::ServerKind::Memcached),
+        _ => {
             return Err(usage(format!(
-                "kvlab crash kills the writer of an embedded store (rocksdb, lmdb, \
-                 wiredtiger) or a server it starts (redis, memcached with --spawn), not {other}"
+                "kvlab crash kills the writer of an embedded store or a server it starts \
+                 (--spawn): one of {}, not {}",
+                kvlab_lab::StoreInfo::crashable_names().join(", "),
+                a.db
             )))
         }
     };
@@ -369,10 +383,11 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     if cmd.rounds == 0 {
         return Err(usage("--rounds must be at least 1"));
     }
-    if cmd.power_loss && server_kind == Some(kvlab_spawn::ServerKind::Memcached) {
-        return Err(usage(
-            "--power-loss cuts the power under a store's files: memcached keeps none",
-        ));
+    if cmd.power_loss && store.is_some_and(|s| !s.power_loss) {
+        return Err(usage(format!(
+            "--power-loss cuts the power under a store's files: {} keeps none",
+            a.db
+        )));
     }
     // What its children (a load, then a verify) cannot both take.
     for (flag, given) in [
@@ -507,35 +522,12 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .context("starting the writer")?;
-        let started = std::time::Instant::now();
-        let mut finished_first = false;
-        loop {
-            if let Some(status) = writer.try_wait()? {
-                finished_first = true;
-                let mut err = String::new();
-                if let Some(mut e) = writer.stderr.take() {
-                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
-                }
-                if !status.success() {
-                    return Err(anyhow::anyhow!(
-                        "round {round}: the writer failed before the kill ({status}): {}",
-                        err.trim()
-                    ));
-                }
-                break;
-            }
-            if started.elapsed() >= after {
-                // The server dies (its clients see it go), or the writer itself.
-                if let Some(s) = &server {
-                    s.kill();
-                }
-                writer.kill().context("killing the writer")?;
-                writer.wait()?;
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let killed_after_s = started.elapsed().as_secs_f64();
+        let kill = KillClock {
+            after,
+            after_writes: cmd.kill_after_writes,
+        };
+        let (finished_first, killed_after_s) =
+            kill.watch(&mut writer, &log, server.as_ref(), round)?;
         // The power goes out with the kill (or when the writer finished first): the server
         // goes with it, and what was not synced is gone; the check reads what is left.
         let unsynced = match power.take() {
@@ -626,6 +618,7 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             round,
             killed_after_s,
             finished_first,
+            tested: !finished_first && check.acknowledged > 0,
             unsynced_files: unsynced.map(|u| u.files),
             unsynced_bytes: unsynced.map(|u| u.bytes),
             check,
@@ -668,7 +661,9 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     }
     let lost: u64 = rounds.iter().map(|r| r.check.lost).sum();
     let corrupted: u64 = rounds.iter().map(|r| r.check.corrupted).sum();
+    let untested = rounds.iter().filter(|r| !r.tested).count();
     writeln!(out, "[CRASH], Rounds, {}", rounds.len())?;
+    writeln!(out, "[CRASH], UntestedRounds, {untested}")?;
     writeln!(out, "[CRASH], Lost, {lost}")?;
     writeln!(out, "[CRASH], Corrupted, {corrupted}")?;
     out.flush()?;
@@ -683,7 +678,9 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
             "command": crate::output::redact_args(std::env::args()),
             "kill_after": cmd.kill_after,
             "power_loss": cmd.power_loss,
+            "kill_after_writes": cmd.kill_after_writes,
             "rounds": rounds,
+            "untested_rounds": untested,
             "lost": lost,
             "corrupted": corrupted,
         });
@@ -692,15 +689,107 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         kvlab_report::write_atomic(&dir.join("crash.json"), json.as_bytes(), true)?;
         eprintln!("kvlab: results in {}", dir.display());
     }
-    if rounds.iter().all(|r| r.finished_first) {
+    for r in rounds.iter().filter(|r| !r.tested) {
         eprintln!(
-            "kvlab: warning: every writer finished before its kill: nothing was tested \
-             (raise recordcount or lower --kill-after)"
+            "kvlab: round {}: untested: {}",
+            r.round,
+            if r.finished_first {
+                "the writer finished before its kill (raise recordcount or lower --kill-after)"
+            } else {
+                "killed before the store acknowledged any write"
+            }
         );
     }
     Ok(if lost > 0 || corrupted > 0 {
         ExitCode::from(1)
+    } else if untested == rounds.len() {
+        eprintln!(
+            "kvlab: crash failed: none of the {} rounds tested anything (no round was killed \
+             after acknowledged writes)",
+            rounds.len()
+        );
+        ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// When a round's writer is killed: `after` its first acknowledged write, or once it has
+/// acknowledged `after_writes` writes.
+struct KillClock {
+    after: Duration,
+    after_writes: Option<u64>,
+}
+
+/// How long a writer may go without acknowledging a write before the round gives up on
+/// it (killed, untested): far beyond any store's opening, short of hanging forever.
+const FIRST_WRITE_LIMIT: Duration = Duration::from_secs(300);
+
+impl KillClock {
+    /// Watches the writer and its expected-state log until the kill is due, then kills
+    /// the server (if kvlab started one) and the writer. Returns whether the writer
+    /// finished first, and the seconds from its first acknowledged write to the kill.
+    fn watch(
+        &self,
+        writer: &mut std::process::Child,
+        log: &Path,
+        server: Option<&kvlab_spawn::Server>,
+        round: u32,
+    ) -> Result<(bool, f64)> {
+        let spawned = std::time::Instant::now();
+        let mut first_write: Option<std::time::Instant> = None;
+        let mut reader = File::open(log).with_context(|| format!("reading {}", log.display()))?;
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut writes = 0u64;
+        let since_first =
+            |t: Option<std::time::Instant>| t.map_or(0.0, |t| t.elapsed().as_secs_f64());
+        loop {
+            if let Some(status) = writer.try_wait()? {
+                let mut err = String::new();
+                if let Some(mut e) = writer.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                if !status.success() {
+                    return Err(anyhow::anyhow!(
+                        "round {round}: the writer failed before the kill ({status}): {}",
+                        err.trim()
+                    ));
+                }
+                return Ok((true, since_first(first_write)));
+            }
+            // The log grows one acknowledged batch at a time.
+            loop {
+                let n = std::io::Read::read(&mut reader, &mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                writes += buf[..n].iter().filter(|b| **b == b'\n').count() as u64;
+            }
+            if writes > 0 && first_write.is_none() {
+                first_write = Some(std::time::Instant::now());
+            }
+            let due = match (self.after_writes, first_write) {
+                (Some(n), _) => writes >= n,
+                (None, Some(t)) => t.elapsed() >= self.after,
+                (None, None) => false,
+            };
+            let stalled = first_write.is_none() && spawned.elapsed() >= FIRST_WRITE_LIMIT;
+            if due || stalled {
+                if stalled {
+                    eprintln!(
+                        "kvlab: round {round}: no write acknowledged in {} s: killing the writer",
+                        FIRST_WRITE_LIMIT.as_secs()
+                    );
+                }
+                // The server dies (its clients see it go), or the writer itself.
+                if let Some(s) = server {
+                    s.kill();
+                }
+                writer.kill().context("killing the writer")?;
+                writer.wait()?;
+                return Ok((false, since_first(first_write)));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
 }

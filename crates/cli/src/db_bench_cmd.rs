@@ -14,6 +14,10 @@ pub(crate) struct DbBenchCommand {
     /// kvlab's result directory (result.json, timeline.csv, latency.hlog).
     #[arg(long = "kvlab-out", value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    /// Replace an existing --kvlab-out result and `--trace_file` (db_bench replaces its
+    /// trace file; kvlab asks first).
+    #[arg(long = "kvlab-overwrite")]
+    pub(crate) overwrite: bool,
     /// db_bench's flags, as db_bench takes them: `--benchmarks=mixgraph`, `--db=DIR`,
     /// `--threads=N`, every mixgraph flag (`--num=…`, `--key_dist_a=…`, …), and its
     /// RocksDB tuning flags (`--cache_size`, `--bloom_bits`, `--compression_type`, …),
@@ -162,16 +166,20 @@ pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
         .args;
     properties.extend(store_options);
     args.properties = properties;
-    if path.is_some() && !["rocksdb", "lmdb", "wiredtiger"].contains(&cmd.store.as_str()) {
+    if path.is_some()
+        && kvlab_lab::StoreInfo::find(&cmd.store).is_some_and(|s| !s.takes(kvlab_lab::Flag::Path))
+    {
         return Err(usage(format!(
-            "--db=DIR is db_bench's database directory: it applies to an embedded \
-             --kvlab-db (rocksdb, lmdb, wiredtiger), not to --kvlab-db {}; leave it out",
+            "--db=DIR is db_bench's database directory: it applies to {} (--kvlab-db), not \
+             to --kvlab-db {}; leave it out",
+            kvlab_lab::Flag::Path.applies_to(),
             cmd.store
         )));
     }
     args.path = path;
     args.threads = Some(config.threads.max(1) as usize);
     args.out = cmd.out;
+    args.overwrite = cmd.overwrite;
     args.progress = progress::When::Never;
     args.record.record = trace_file;
     if config.reads < 0 && config.duration > 0 {

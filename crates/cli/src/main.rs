@@ -282,6 +282,10 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     for p in &args.properties {
         props.set_override(p).map_err(|e| usage(e.to_string()))?;
     }
+    check_workers(a.threads(), a.clients_per_thread(), true)?;
+    if let Some(path) = &m.record.record {
+        kvlab_lab::outputs::check_output_file("--record", path, m.overwrite).map_err(refused)?;
+    }
     let plan = RunPlan {
         threads: a.threads(),
         clients: a.clients_per_thread(),

@@ -52,12 +52,16 @@ pub(crate) struct FitArgs {
     /// Also print the fit report as JSON on stdout.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Replace the model file if it exists.
+    #[arg(long)]
+    pub(crate) overwrite: bool,
 }
 
 /// Runs `kvlab model …`.
 pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
     match cmd.command {
         ModelSub::Fit(a) => {
+            kvlab_lab::outputs::check_output_file("-o", &a.output, a.overwrite).map_err(refused)?;
             let layout = match &a.key_ranges {
                 KeyRangeRule::SstLayout(path) => {
                     let layout = select::rocksdb_layout(path)

@@ -80,6 +80,12 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
             "a replay's requests come from its trace: no -P files or memtier flags",
         ));
     }
+    if cmd.limit == Some(0) {
+        return Err(usage(
+            "--limit 0 replays no request: give --limit N (N ≥ 1), or leave it out to replay \
+             the whole trace",
+        ));
+    }
     let spec = ReplaySpec {
         path: cmd.input.trace.clone(),
         open: cmd.input.options(None),
@@ -171,6 +177,15 @@ pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineR
     }
 }
 
+/// Whether the replayed trace went bad before its end (every request read before the
+/// damage was replayed; the run then fails, exit code 1).
+pub(crate) fn trace_failed(ctx: &PhaseCtx) -> bool {
+    ctx.args
+        .replay
+        .as_ref()
+        .is_some_and(|r| r.workload.error().is_some())
+}
+
 /// What the replay could not send, merges RocksDB's uint64add counts as 0, a reader
 /// error, and a replay whose every read missed, as result notes.
 pub(crate) fn notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
@@ -217,7 +232,8 @@ pub(crate) fn notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
     }
     if let Some(e) = replay.workload.error() {
         notes.push(format!(
-            "replay: the trace could not be read to its end: {e}"
+            "replay failed: the trace could not be read to its end (every request before \
+             the damage was replayed): {e}"
         ));
     }
     notes

@@ -24,6 +24,9 @@ pub(crate) struct ReportArgs {
     /// Also write the markdown tables to this file.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Replace the --html and --markdown files if they exist.
+    #[arg(long)]
+    overwrite: bool,
     /// Flag cells whose rounds' throughput or P99 coefficient of variation exceeds this
     /// percentage.
     #[arg(long, value_name = "PCT", default_value_t = 10.0)]
@@ -101,6 +104,12 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
     let options = StudyOptions {
         cv_threshold_pct: args.cv_threshold,
     };
+    for (flag, path) in [("--html", &args.html), ("--markdown", &args.markdown)] {
+        if let Some(path) = path {
+            kvlab_lab::outputs::check_output_file(flag, path, args.overwrite)
+                .map_err(crate::refused)?;
+        }
+    }
     let study = load_study(&args.dirs, options, args.strict)?;
     let markdown = study.to_markdown();
     if let Some(path) = &args.markdown {

@@ -46,17 +46,9 @@ pub(crate) const CLI_PROPERTIES: &[&str] = &[
     "maxexecutiontime",
 ];
 
-/// Option prefixes that stores declare: passed to the store, which validates them.
-pub(crate) const STORE_PREFIXES: &[&str] = &[
-    "rocksdb.",
-    "lmdb.",
-    "wiredtiger.",
-    "moka.",
-    "foyer.",
-    "redis.",
-    "memcached.",
-    "null.",
-];
+/// Option prefixes that stores declare (from the store table): passed to the store,
+/// which validates them.
+pub(crate) const STORE_PREFIXES: &[&str] = &kvlab_lab::OPTION_PREFIXES;
 
 /// `load`, `run` and `verify`: the workload (a memtier-style one from its flags, a
 /// CacheBench config, a cache property file, or YCSB's CoreWorkload, then a key file
@@ -159,10 +151,11 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
     let threads = given_threads(&args, &props)?
         .or(defaults.threads)
         .unwrap_or(1);
-    if args.cache_size.is_none() {
-        args.cache_size = defaults.cache_size_mb.map(|mb| format!("{mb}MiB"));
+    if let Some(mb) = defaults.cache_size_mb {
+        apply_config_cache_size(&mut args, mb);
     }
-    if args.disk_size.is_none() {
+    let takes = |flag| kvlab_lab::StoreInfo::find(&args.db).is_some_and(|s| s.takes(flag));
+    if args.disk_size.is_none() && takes(kvlab_lab::Flag::DiskSize) {
         args.disk_size = defaults
             .disk_size_mb
             .filter(|&mb| mb > 0)
@@ -234,6 +227,7 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
     if let Some(shard) = args.shard {
         shard_plan(shard, phase, &mut plan);
     }
+    check_plan(phase, &args, &plan)?;
     let stop = install_stop_handler();
     let ctx = PhaseCtx {
         phase,
@@ -246,6 +240,95 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         server: Vec::new(),
     };
     Ok(ctx)
+}
+
+/// The plan's values that cannot mean anything or that the machine cannot hold, refused
+/// before the store is opened: a zero `--duration` or `--slo-step`, a run of zero
+/// operations, more worker threads or connections than the machine's limits.
+fn check_plan(phase: Phase, args: &PhaseArgs, plan: &RunPlan) -> Result<()> {
+    use kvlab_lab::plan as checks;
+    if let Some(d) = args.duration {
+        checks::check_duration("--duration", d).map_err(refused)?;
+    }
+    if args.slo.is_some() {
+        checks::check_duration("--slo-step", args.slo_step).map_err(refused)?;
+    }
+    if phase == Phase::Run {
+        checks::check_operations(plan.operations).map_err(refused)?;
+    }
+    if let Some(path) = &args.record.record {
+        kvlab_lab::outputs::check_output_file("--record", path, args.overwrite).map_err(refused)?;
+    }
+    let network = kvlab_lab::StoreInfo::find(&args.db)
+        .is_some_and(|s| s.access == kvlab_lab::Access::Network);
+    check_workers(plan.threads, plan.clients, network)
+}
+
+/// Refuses worker threads and connections beyond this machine's limits (after raising the
+/// soft open-file limit to the hard one, as a benchmark client should).
+pub(crate) fn check_workers(threads: usize, clients: usize, network: bool) -> Result<()> {
+    kvlab_lab::limits::raise_open_files();
+    kvlab_lab::limits::check_workers(
+        &kvlab_lab::limits::Machine::current(),
+        threads as u64,
+        clients as u64,
+        network,
+    )
+    .map_err(refused)
+}
+
+/// A CacheBench config's `cacheSizeMB` (CacheLib's cache size) where the store has a
+/// size of the kind: an in-process cache's capacity unless `--cache-size` gives one; a
+/// spawned server's memory (`maxmemory`, memcached's `m`) unless `--spawn` sets it; said
+/// on stderr either way, and where it cannot apply (an embedded store, a running
+/// server), said too — the workload runs in every case.
+fn apply_config_cache_size(args: &mut PhaseArgs, mb: u64) {
+    use kvlab_lab::{Access, Flag, StoreInfo};
+    let Some(store) = StoreInfo::find(&args.db) else {
+        return;
+    };
+    let db = store.name;
+    let said =
+        |how: String| eprintln!("kvlab: the CacheBench config's cacheSizeMB ({mb} MB) {how}");
+    if store.takes(Flag::CacheSize) {
+        if args.cache_size.is_none() {
+            args.cache_size = Some(format!("{mb}MiB"));
+            said(format!("is {db}'s capacity"));
+        } else {
+            said("is not used: --cache-size gives the capacity".into());
+        }
+        return;
+    }
+    if store.access != Access::Network {
+        said(format!(
+            "is CacheLib's cache size: not applied to --db {db}, which has no cache of the kind"
+        ));
+        return;
+    }
+    let Some(settings) = args.spawn.as_mut() else {
+        said(format!(
+            "is not applied to a running {db} server: its memory is its own configuration"
+        ));
+        return;
+    };
+    let key = if db == "redis" { "maxmemory" } else { "m" };
+    let set = settings
+        .split(',')
+        .any(|kv| kv.split('=').next().map(str::trim) == Some(key));
+    if set {
+        said(format!("is not used: --spawn sets {key}"));
+        return;
+    }
+    let value = if db == "redis" {
+        format!("{mb}mb")
+    } else {
+        mb.to_string()
+    };
+    if !settings.trim().is_empty() {
+        settings.push(',');
+    }
+    settings.push_str(&format!("{key}={value}"));
+    said(format!("is the spawned server's memory: {key}={value}"));
 }
 
 /// Whether a property is read here ([`CLI_PROPERTIES`]) or by the store

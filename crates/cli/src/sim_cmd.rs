@@ -125,6 +125,14 @@ pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
     if (cmd.html || cmd.mrc) && cmd.out.is_none() {
         return Err(usage("--mrc and --html write files: give --out DIR"));
     }
+    if let Some(rate) = cmd.shards {
+        if !cmd.mrc {
+            return Err(usage(
+                "--shards samples the miss-ratio curve: it applies with --mrc",
+            ));
+        }
+        kvlab_lab::plan::check_rate("--shards", rate).map_err(refused)?;
+    }
     if cmd.property_files.is_empty()
         && (!cmd.properties.is_empty() || cmd.seed.is_some() || cmd.limit.is_some())
     {

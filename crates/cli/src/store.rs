@@ -162,25 +162,28 @@ fn unknown_store(name: &str) -> anyhow::Error {
     ))
 }
 
+/// The stores this build of kvlab has: the rows of [`kvlab_lab::STORES`] whose cargo
+/// feature was built in.
 pub(crate) fn available_stores() -> Vec<&'static str> {
-    let mut v = Vec::new();
-    if cfg!(feature = "rocksdb") {
-        v.push("rocksdb");
-    }
-    if cfg!(feature = "lmdb") {
-        v.push("lmdb");
-    }
-    if cfg!(feature = "wiredtiger") {
-        v.push("wiredtiger");
-    }
-    if cfg!(feature = "moka") {
-        v.push("moka");
-    }
-    if cfg!(feature = "foyer") {
-        v.push("foyer");
-    }
-    v.extend(["redis", "memcached", "null"]);
-    v
+    kvlab_lab::STORES
+        .iter()
+        .filter(|s| s.feature.is_none_or(built))
+        .map(|s| s.name)
+        .collect()
+}
+
+/// The store features of this binary, and whether each was built in.
+const FEATURES: [(&str, bool); 5] = [
+    ("rocksdb", cfg!(feature = "rocksdb")),
+    ("lmdb", cfg!(feature = "lmdb")),
+    ("wiredtiger", cfg!(feature = "wiredtiger")),
+    ("moka", cfg!(feature = "moka")),
+    ("foyer", cfg!(feature = "foyer")),
+];
+
+/// Whether the store feature `name` of this binary was built in.
+fn built(name: &str) -> bool {
+    FEATURES.iter().any(|(n, on)| *n == name && *on)
 }
 
 pub(crate) fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value> {

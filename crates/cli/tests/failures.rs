@@ -619,7 +619,13 @@ fn a_missing_recordcount_is_said_on_stderr() {
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     // YCSB's CoreWorkload: `if (recordcount == 0) recordcount = Integer.MAX_VALUE;`
-    let says = "no recordcount given: as in YCSB, it defaults to 2147483647 records";
+    let says = "no recordcount given: as in YCSB, it means 2147483647 records";
+    assert!(stderr.contains(says), "{stderr}");
+    // recordcount=0 means the same (YCSB's `if (recordcount == 0)`), and is said the same.
+    let o = run(&["-p", "recordcount=0"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let says = "recordcount=0: as in YCSB, it means 2147483647 records";
     assert!(stderr.contains(says), "{stderr}");
     let o = run(&["-p", "recordcount=100"]);
     let (_, stderr) = text(&o);

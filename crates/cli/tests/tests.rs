@@ -7,6 +7,7 @@ mod common;
 
 mod cache;
 mod cli;
+mod contract;
 mod crash;
 mod failures;
 mod faults;

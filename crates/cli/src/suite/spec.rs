@@ -699,10 +699,6 @@ fn unique<'a>(file: &Path, what: &str, names: impl Iterator<Item = &'a str>) -> 
     Ok(())
 }
 
-const EMBEDDED: &[&str] = &["rocksdb", "lmdb", "wiredtiger"];
-const IN_PROCESS: &[&str] = &["moka", "foyer", "null"];
-const NETWORK: &[&str] = &["redis", "memcached"];
-
 fn validate_store(
     file: &Path,
     base: &Path,
@@ -726,53 +722,36 @@ fn validate_store(
         ));
     }
     let db = s.db.as_str();
-    let only = |field: &str, present: bool, allowed: &[&str], what: &str| -> Result<()> {
-        if present && !allowed.contains(&db) {
+    let store = kvlab_lab::StoreInfo::find(db).expect("an available store is in the table");
+    // The fields that apply to some stores only, as the table says.
+    use kvlab_lab::Flag;
+    for (field, present, flag) in [
+        ("spawn", s.spawn.is_some(), Flag::Spawn),
+        ("url", s.url.is_some(), Flag::Url),
+        ("spawn_per", s.spawn_per.is_some(), Flag::Spawn),
+        ("path", s.path.is_some(), Flag::Path),
+        ("keep_data", s.keep_data.is_some(), Flag::Path),
+        ("cache_size", s.cache_size.is_some(), Flag::CacheSize),
+        ("disk_path", s.disk_path.is_some(), Flag::DiskPath),
+        ("disk_size", s.disk_size.is_some(), Flag::DiskSize),
+    ] {
+        if present && !store.takes(flag) {
             return Err(bad(
                 file,
                 &format!("{key}.{field}"),
-                format!("`{field}` applies to {what}, not to `{db}`"),
+                format!("`{field}` applies to {}, not to `{db}`", flag.applies_to()),
             ));
         }
-        Ok(())
-    };
-    only("spawn", s.spawn.is_some(), NETWORK, "redis and memcached")?;
-    only("url", s.url.is_some(), NETWORK, "redis and memcached")?;
-    only(
-        "spawn_per",
-        s.spawn_per.is_some(),
-        NETWORK,
-        "spawned servers",
-    )?;
-    only(
-        "path",
-        s.path.is_some(),
-        EMBEDDED,
-        "embedded stores (rocksdb, lmdb, wiredtiger)",
-    )?;
-    only(
-        "keep_data",
-        s.keep_data.is_some(),
-        EMBEDDED,
-        "embedded stores (rocksdb, lmdb, wiredtiger)",
-    )?;
-    only(
-        "cache_size",
-        s.cache_size.is_some(),
-        &["moka", "foyer"],
-        "moka and foyer",
-    )?;
-    only("disk_path", s.disk_path.is_some(), &["foyer"], "foyer")?;
-    only("disk_size", s.disk_size.is_some(), &["foyer"], "foyer")?;
+    }
     let mut auth = None;
-    let access = if EMBEDDED.contains(&db) {
+    let access = if store.access == kvlab_lab::Access::Embedded {
         let root = match &s.path {
             Some(p) if p.is_relative() => base.join(p),
             Some(p) => p.clone(),
             None => out.join(&s.name).join("_data"),
         };
         Access::Embedded { root }
-    } else if IN_PROCESS.contains(&db) {
+    } else if store.access == kvlab_lab::Access::InProcess {
         Access::InProcess
     } else {
         match (&s.spawn, &s.url) {

@@ -557,7 +557,18 @@ impl Dealer {
         let mut counts = Counts::default();
         // The client of the MultiGet being gathered, while its keys keep coming.
         let mut gathering: Option<usize> = None;
-        while spec.limit.is_none_or(|l| counts.requests < l) && reader.read(&mut rec)? {
+        // A record that cannot be read ends the trace there: what was read before it is
+        // still sent, then the error is the replay's.
+        let mut failed = None;
+        while spec.limit.is_none_or(|l| counts.requests < l) {
+            match reader.read(&mut rec) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
             counts.count(&rec, spec.speed, unit_ns, bin_ns);
             if rec.op == Op::Merge {
                 counts.count_merge(value_size(info, &rec, spec.default_value_size));
@@ -615,14 +626,14 @@ impl Dealer {
                 }
             }
         }
-        counts.complete = true;
+        counts.complete = failed.is_none();
         self.publish(&counts);
         for (client, chunk) in chunks.into_iter().enumerate() {
             if !chunk.items.is_empty() {
                 let _ = senders[client].send(chunk);
             }
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 }
 

@@ -1,0 +1,41 @@
+//! kvlab's phase library: what every command checks before it does any work.
+//!
+//! The types that matter:
+//!
+//! - [`STORES`]: one row of facts ([`StoreInfo`]) per store kvlab can run against — how it
+//!   is reached ([`Access`]), its option prefix, the flags that apply to it ([`Flag`]),
+//!   whether it persists, can be spawned, crashed, and the eviction policy `kvlab sim`
+//!   compares it with. Flag refusals, help text, a suite's store validation, `kvlab
+//!   crash`'s list and `kvlab sim`'s policy choice are all derived from it, so a new store
+//!   is one row here (and one arm where stores are opened).
+//! - [`StoreInfo::refuse`]: the one sentence for a flag that does not apply to a store
+//!   (exit code 2 in the command line).
+//! - [`limits`]: what the machine can hold — worker threads against the process and
+//!   memory limits, connections against the open-file limit — checked before a phase
+//!   starts, so a plan the machine cannot run is refused instead of aborting midway.
+//! - [`plan`]: values that cannot mean anything (a zero duration, a sampling rate outside
+//!   (0, 1], a run of zero operations) refused with the option named.
+//!
+//! - [`outputs`]: an output file that exists is replaced only with `--overwrite`, checked
+//!   before the work that fills it.
+//!
+//! This crate knows nothing of clap: the command line hands it plain values.
+
+pub mod limits;
+pub mod outputs;
+pub mod plan;
+mod stores;
+
+pub use stores::{is_store_option, Access, Flag, StoreInfo, OPTION_PREFIXES, STORES};
+
+/// A plan that cannot run as given: the one sentence a user sees (exit code 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+impl Refusal {
+    /// A refusal with this sentence.
+    pub fn new(sentence: impl Into<String>) -> Self {
+        Self(sentence.into())
+    }
+}
