@@ -287,7 +287,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     if let Some(at) = ctx.args.start_at {
         wait_until_start(at, &ctx.stop)?;
     }
-    let recorder = start_recording(ctx, store.name())?;
+    let recorder = start_recording(ctx, store.name(), &store.options())?;
     let recording = recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>);
     let tap = match (recording, crate::crash::expected_log(ctx)?) {
         (Some(a), Some(b)) => {
@@ -428,13 +428,21 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     })
 }
 
+/// The prefix of a recording's header entries that hold a store option of the recorded
+/// run (`store_option.model`): [`replay_cmd`] takes them for a replay on the same store.
+pub(crate) const RECORDED_OPTION: &str = "store_option.";
+
 /// Starts the trace recorder of `--record`, if asked: its header names kvlab's version,
 /// the phase, the store, the workload, the seed and the command line.
-fn start_recording(ctx: &PhaseCtx, store: &str) -> Result<Option<Arc<TraceRecorder>>> {
+fn start_recording(
+    ctx: &PhaseCtx,
+    store: &str,
+    options: &StoreStats,
+) -> Result<Option<Arc<TraceRecorder>>> {
     let Some(path) = &ctx.args.record.record else {
         return Ok(None);
     };
-    let meta = vec![
+    let mut meta = vec![
         (
             "kvlab_version".to_string(),
             env!("CARGO_PKG_VERSION").to_string(),
@@ -448,6 +456,13 @@ fn start_recording(ctx: &PhaseCtx, store: &str) -> Result<Option<Arc<TraceRecord
             std::env::args().collect::<Vec<_>>().join(" "),
         ),
     ];
+    // The options that lay the records out (Redis' model), for a replay of the recording.
+    let layout = kvlab_lab::StoreInfo::find(store).map_or(&[][..], |s| s.layout_options);
+    for (name, value) in options {
+        if let (true, StatValue::Text(v)) = (layout.contains(&name.as_str()), value) {
+            meta.push((format!("{RECORDED_OPTION}{name}"), v.clone()));
+        }
+    }
     let recorder = TraceRecorder::create(path, meta, ctx.args.record.record_sample)
         .with_context(|| format!("creating the trace file {} (--record)", path.display()))?;
     Ok(Some(Arc::new(recorder)))

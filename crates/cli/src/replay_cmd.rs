@@ -115,6 +115,7 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
         }
     );
     let mut args = cmd.phase;
+    recorded_options(workload.info(), &mut args);
     if args.workload_label.is_none() {
         let name = if stdin {
             "stdin".to_string()
@@ -131,6 +132,35 @@ pub(crate) fn phase_args(cmd: ReplayCommand) -> Result<PhaseArgs> {
         preload: cmd.preload,
     });
     Ok(args)
+}
+
+/// A recording of a run on the store the replay runs on carries the options that laid
+/// its records out (`store_option.model` of a Redis run): the replay takes each one the
+/// command line does not set, and says so, so that it reads records the way the run
+/// wrote them.
+fn recorded_options(info: &kvlab_trace::TraceInfo, args: &mut PhaseArgs) {
+    let recorded = |name: &str| info.meta.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    if recorded("store").map(String::as_str) != Some(args.db.as_str()) {
+        return;
+    }
+    for (key, value) in &info.meta {
+        let Some(name) = key.strip_prefix(crate::RECORDED_OPTION) else {
+            continue;
+        };
+        let property = format!("{}.{name}", args.db);
+        let given = args
+            .properties
+            .iter()
+            .any(|p| p.split('=').next().map(str::trim) == Some(property.as_str()));
+        if given {
+            continue;
+        }
+        eprintln!(
+            "kvlab: the recording was made with {property}={value}: replaying with it \
+             (-p {property}=… chooses another)"
+        );
+        args.properties.push(format!("{property}={value}"));
+    }
 }
 
 /// Before the measured replay: tells the replay what the store can do and, with

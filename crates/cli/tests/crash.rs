@@ -272,3 +272,79 @@ fn crash_tests_refuse_what_they_cannot_check() {
         "{err}"
     );
 }
+
+/// A round tests something only when writes were acknowledged before the kill: one whose
+/// writer finished first is untested (`tested: false`, `untested_rounds`), and a crash
+/// test none of whose rounds tested anything fails instead of passing.
+#[test]
+fn a_round_that_tested_nothing_is_untested_not_passed() {
+    let (code, doc, said) = crash("rocksdb", &["--rounds", "1", "-p", "recordcount=50"]);
+    assert_eq!(code, Some(1), "{said}");
+    let r = &rounds(&doc)[0];
+    assert_eq!(r["finished_first"], true, "{r}");
+    assert_eq!(r["tested"], false, "{r}");
+    assert_eq!(doc["untested_rounds"], 1, "{doc}");
+    assert!(said.contains("[CRASH], UntestedRounds, 1"), "{said}");
+    assert!(
+        said.contains("none of the 1 rounds tested anything"),
+        "{said}"
+    );
+}
+
+/// `--kill-after-writes N`: the writer dies once it has acknowledged N writes, however
+/// long its store takes to open — the clock is the writes, not the wall.
+#[test]
+fn kill_after_writes_kills_once_that_many_writes_were_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Stores set to keep every acknowledged write, WiredTiger the slowest to open.
+    for (store, options) in [
+        (
+            "wiredtiger",
+            &["-p", "wiredtiger.log=true", "-p", "wiredtiger.sync=true"][..],
+        ),
+        ("lmdb", &[][..]),
+    ] {
+        let path = dir.path().join(store);
+        let o = kvlab(
+            &[
+                &[
+                    "crash",
+                    "-P",
+                    "workloads/ycsb/workloada",
+                    "-p",
+                    "recordcount=300000",
+                    "--db",
+                    store,
+                    "--path",
+                    path.to_str().unwrap(),
+                    "--rounds",
+                    "2",
+                    "--kill-after-writes",
+                    "2000",
+                    "--out",
+                    out.to_str().unwrap(),
+                    "--overwrite",
+                ][..],
+                options,
+            ]
+            .concat(),
+        );
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{store}: {stdout}{stderr}");
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("crash.json")).unwrap())
+                .unwrap();
+        assert_eq!(doc["kill_after_writes"], 2000, "{doc}");
+        assert_eq!(doc["untested_rounds"], 0, "{doc}");
+        for r in rounds(&doc) {
+            assert_eq!(r["tested"], true, "{store}: {r}");
+            assert_eq!(r["finished_first"], false, "{store}: {r}");
+            // Killed at the 2 000th acknowledged write or a little after (the log grows a
+            // batch at a time, and the kill takes a moment), far from all 300 000.
+            let acked = r["acknowledged"].as_u64().unwrap();
+            assert!((2000..300_000).contains(&acked), "{store}: {r}");
+            assert_eq!(r["lost"], 0, "{store}: {r}");
+        }
+    }
+}

@@ -22,6 +22,7 @@ mod memtier_outputs;
 mod merge;
 mod monitor;
 mod network;
+mod refusals;
 mod report;
 mod retries;
 mod servers;

@@ -156,6 +156,11 @@ pub struct StoreInfo {
     pub closest_policy: Option<&'static str>,
     /// What applies instead of a flag that does not apply to it.
     pub instead: &'static [(Flag, &'static str)],
+    /// The options (without the prefix) that decide how records are laid out in the
+    /// store: a recording carries them, and a replay of it on the same store takes them
+    /// unless told otherwise, so that it reads what it writes (Redis' hash or string
+    /// model).
+    pub layout_options: &'static [&'static str],
 }
 
 const EMBEDDED_FLAGS: &[Flag] = &[Flag::Path];
@@ -185,6 +190,7 @@ pub const STORES: &[StoreInfo] = &[
             Flag::CacheSize,
             "rocksdb's block cache is -p rocksdb.block_cache_size=SIZE",
         )],
+        layout_options: &[],
     },
     StoreInfo {
         name: "lmdb",
@@ -198,6 +204,7 @@ pub const STORES: &[StoreInfo] = &[
         power_loss: true,
         closest_policy: None,
         instead: &[(Flag::CacheSize, "lmdb's map is -p lmdb.map_size=SIZE")],
+        layout_options: &[],
     },
     StoreInfo {
         name: "wiredtiger",
@@ -214,6 +221,7 @@ pub const STORES: &[StoreInfo] = &[
             Flag::CacheSize,
             "wiredtiger's cache is -p wiredtiger.cache_size=SIZE",
         )],
+        layout_options: &[],
     },
     StoreInfo {
         name: "moka",
@@ -230,6 +238,7 @@ pub const STORES: &[StoreInfo] = &[
             Flag::DiskPath,
             "moka has no disk tier; foyer's is --disk-path",
         )],
+        layout_options: &[],
     },
     StoreInfo {
         name: "foyer",
@@ -243,6 +252,7 @@ pub const STORES: &[StoreInfo] = &[
         power_loss: false,
         closest_policy: Some("WTinyLFU"),
         instead: &[(Flag::Path, "foyer's disk tier is --disk-path")],
+        layout_options: &[],
     },
     StoreInfo {
         name: "redis",
@@ -259,6 +269,7 @@ pub const STORES: &[StoreInfo] = &[
             Flag::CacheSize,
             "a server's memory is --spawn maxmemory=SIZE or its own configuration",
         )],
+        layout_options: &["model"],
     },
     StoreInfo {
         name: "memcached",
@@ -275,6 +286,7 @@ pub const STORES: &[StoreInfo] = &[
             Flag::CacheSize,
             "a server's memory is --spawn m=MEGABYTES or its own configuration",
         )],
+        layout_options: &[],
     },
     StoreInfo {
         name: "null",
@@ -288,6 +300,7 @@ pub const STORES: &[StoreInfo] = &[
         power_loss: false,
         closest_policy: None,
         instead: &[],
+        layout_options: &[],
     },
 ];
 

@@ -112,7 +112,9 @@ fn workers_beyond_the_machine_are_refused_with_the_limit_named() {
         max_threads: None,
         ..m
     };
-    let e = check_workers(&roomy, 5000, 1, false).unwrap_err().to_string();
+    let e = check_workers(&roomy, 5000, 1, false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("than the 1024 MiB of memory available"), "{e}");
     assert!(check_workers(&roomy, 900, 1, false).is_ok());
     let e = check_workers(&m, 2, 600, true).unwrap_err().to_string();

@@ -789,6 +789,9 @@ impl OpSource for ReplaySource {
                     w.skipped.add(item.op);
                     continue;
                 }
+                // A recorded update stays an update (a miss where the record is gone),
+                // as the run sent it; every other write sets its key.
+                Op::Update => OpKind::Update,
                 _ => OpKind::Insert,
             };
             let look_aside = w.spec.look_aside;
@@ -804,7 +807,7 @@ impl OpSource for ReplaySource {
             // A MultiGet keeps its reply, which says which keys were found.
             req.read.set_discard(req.more_keys.is_empty());
             match kind {
-                OpKind::Insert => {
+                OpKind::Insert | OpKind::Update => {
                     self.value(req, item.value_size);
                     req.ttl_s = item.ttl_s;
                 }
