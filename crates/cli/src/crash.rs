@@ -124,7 +124,7 @@ pub(crate) fn expected_log(ctx: &PhaseCtx) -> Result<Option<Arc<dyn Tap>>> {
 fn read_log(path: &Path) -> Result<HashMap<Vec<u8>, bool>> {
     let file = File::open(path).map_err(|e| {
         usage(format!(
-            "reading the expected-state log {}: {e}",
+            "--expected-log {}: {e}; a load or run with --expected-log writes it",
             path.display()
         ))
     })?;
@@ -701,6 +701,11 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         );
     }
     Ok(if lost > 0 || corrupted > 0 {
+        eprintln!(
+            "kvlab: crash failed: {lost} acknowledged writes lost and {corrupted} records \
+             corrupted over {} rounds",
+            rounds.len()
+        );
         ExitCode::from(1)
     } else if untested == rounds.len() {
         eprintln!(

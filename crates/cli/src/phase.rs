@@ -589,7 +589,7 @@ pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     } else {
         eprintln!(
-            "kvlab: verify: {} missing, {} corrupted, {} errors of {} records",
+            "kvlab: verify failed: {} missing, {} corrupted, {} errors of {} records",
             report.missing, report.corrupted, report.errors, report.checked
         );
         Ok(ExitCode::from(1))

@@ -115,12 +115,16 @@ impl AnyWorkload {
     /// [`AnyWorkload::records`].
     pub fn no_phase(&self, phase: &str) -> String {
         match self {
-            AnyWorkload::Memtier(_) => format!("a memtier-style workload has no {phase} phase"),
-            AnyWorkload::Cache(_) => format!(
-                "a cache workload has no {phase} phase: caches fill as they run \
-                 (look-aside sets after misses)"
+            AnyWorkload::Memtier(_) => format!(
+                "a memtier-style workload (--ratio, --key-pattern, …) has no {phase} phase: \
+                 use `kvlab run` (--ratio 1:0 --key-pattern P:P writes every key once)"
             ),
-            _ => format!("this workload has no {phase} phase"),
+            AnyWorkload::Cache(_) => format!(
+                "a cache workload (--cachebench, or a property file with workload=cache) has \
+                 no {phase} phase: caches fill as they run (look-aside sets after misses); \
+                 use `kvlab run`"
+            ),
+            _ => format!("this workload has no {phase} phase: use `kvlab run`"),
         }
     }
 

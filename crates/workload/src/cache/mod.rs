@@ -692,7 +692,8 @@ fn bucket_ranges(keys: u64, sizes: &[u64], weights: &[f64]) -> Result<Vec<(u64, 
     } else {
         if keys < buckets {
             return Err(format!(
-                "{keys} keys for {buckets} popularity buckets: expected at least one key per bucket"
+                "numKeys={keys} is fewer keys than the {buckets} popularity buckets: give \
+                 numKeys={buckets} or more (at least one key per bucket)"
             ));
         }
         apportion(keys - buckets, sizes.iter().map(|&s| u128::from(s - 1)))
