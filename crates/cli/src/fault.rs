@@ -188,12 +188,15 @@ pub(crate) struct Proxy {
     applied: Mutex<Vec<serde_json::Value>>,
 }
 
-static PROXY: Mutex<Option<Arc<Proxy>>> = Mutex::new(None);
-
 /// With `--toxiproxy` (and its `--fault`s): a proxy in front of `url`'s server, and `url`
 /// rewritten to reach the server through it; without, `url` as it is. `--toxiproxy`
 /// alone goes through the proxy without a fault: the baseline of the same path.
-pub(crate) fn through_proxy(args: &PhaseArgs, url: String) -> Result<String> {
+/// The proxy goes into `slot`, the phase's observer.
+pub(crate) fn through_proxy(
+    args: &PhaseArgs,
+    slot: &std::sync::OnceLock<Arc<Proxy>>,
+    url: String,
+) -> Result<String> {
     if args.faults.is_empty() && args.toxiproxy.is_none() {
         return Ok(url);
     }
@@ -261,24 +264,29 @@ pub(crate) fn through_proxy(args: &PhaseArgs, url: String) -> Result<String> {
             format!("faults: {}", faults.join(", "))
         }
     );
-    *PROXY.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(Proxy {
+    let proxy = Proxy {
         api: api_addr.clone(),
         name,
         faults: args.faults.clone(),
         applied: Mutex::new(Vec::new()),
-    }));
+    };
+    if slot.set(Arc::new(proxy)).is_err() {
+        return Err(anyhow::anyhow!(
+            "--toxiproxy: the phase already has a proxy (one store per phase)"
+        ));
+    }
     Ok(format!("{scheme}://{userinfo}{listen}{tail}"))
 }
 
-/// The proxy of this process, when there is one.
-pub(crate) fn proxy() -> Option<Arc<Proxy>> {
-    PROXY.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// Removes the proxy (at the end of the command).
-pub(crate) fn shutdown() {
-    if let Some(p) = PROXY.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        let _ = api(&p.api, "DELETE", &format!("/proxies/{}", p.name), None);
+impl Drop for Proxy {
+    /// Removes the proxy from Toxiproxy when the phase that made it is gone.
+    fn drop(&mut self) {
+        let _ = api(
+            &self.api,
+            "DELETE",
+            &format!("/proxies/{}", self.name),
+            None,
+        );
     }
 }
 

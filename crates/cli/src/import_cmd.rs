@@ -596,6 +596,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
         report: ReportStyle::Ycsb,
         stop: super::install_stop_handler(),
         server: Vec::new(),
+        observers: super::Observers::default(),
     };
     super::open_store(ctx)
 }

@@ -91,7 +91,6 @@ fn main() -> ExitCode {
         )
         .init();
     let result = dispatch(cli);
-    fault::shutdown();
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -312,6 +311,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         report: ReportStyle::Memtier(memtier_report::Options::from_args(a)),
         stop: install_stop_handler(),
         server: Vec::new(),
+        observers: Observers::default(),
     };
     open_store(ctx)
 }

@@ -2,14 +2,15 @@
 //! Prometheus' text exposition format (`kvlab_measure::prometheus`), for a Prometheus
 //! server (or `curl`) to scrape while the run goes on.
 //!
-//! One endpoint per process, started by the first phase that asks for it and kept for
-//! the phases after it (memtier's `-x` runs), so the address stays the same. A small
+//! One endpoint per phase (its observer, `Observers::metrics`), started by the first run
+//! that asks for it and kept for the runs after it (memtier's `-x` runs, SLO steps), so
+//! the address stays the same. A small
 //! HTTP/1.1 server on its own thread: `GET /metrics` (or `/`) answers the page as of the
 //! last closed interval, anything else 404 or 405; one request per connection.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -20,12 +21,10 @@ pub(crate) struct Endpoint {
     page: Mutex<String>,
 }
 
-static ENDPOINT: OnceLock<Endpoint> = OnceLock::new();
-
-/// The endpoint listening on `addr` (port 0: any free port), started on first use and
-/// said on stderr. A later call returns the same endpoint whatever its address.
-pub(crate) fn serve(addr: SocketAddr) -> Result<&'static Endpoint> {
-    if let Some(e) = ENDPOINT.get() {
+/// The endpoint in `slot` listening on `addr` (port 0: any free port), started on first
+/// use and said on stderr. A later call returns the same endpoint whatever its address.
+pub(crate) fn serve(slot: &Arc<OnceLock<Endpoint>>, addr: SocketAddr) -> Result<&Endpoint> {
+    if let Some(e) = slot.get() {
         return Ok(e);
     }
     let listener = TcpListener::bind(addr)
@@ -33,12 +32,16 @@ pub(crate) fn serve(addr: SocketAddr) -> Result<&'static Endpoint> {
     let addr = listener
         .local_addr()
         .context("--metrics: the bound address")?;
-    let endpoint = ENDPOINT.get_or_init(|| Endpoint {
+    let endpoint = slot.get_or_init(|| Endpoint {
         page: Mutex::new(String::new()),
     });
+    let served = Arc::clone(slot);
     std::thread::Builder::new()
         .name("kvlab-metrics".into())
         .spawn(move || {
+            let endpoint = served
+                .get()
+                .expect("the endpoint is set before its thread starts");
             for conn in listener.incoming().flatten() {
                 // A client that stalls cannot hold the endpoint for long.
                 let _ = conn.set_read_timeout(Some(Duration::from_secs(2)));

@@ -16,6 +16,20 @@ pub(crate) struct PhaseCtx {
     pub(crate) stop: Arc<AtomicBool>,
     /// Facts about a server kvlab started (`spawned.*`), for the result.
     pub(crate) server: StoreStats,
+    /// What acts on or watches the phase beside its workload; copies of the phase (an
+    /// SLO step, a spawned server's run, memtier's `-x` runs) share them.
+    pub(crate) observers: Observers,
+}
+
+/// The observers of a running phase: the Toxiproxy proxy of `--fault` (set when a
+/// network store is opened through it, removed from Toxiproxy when the last copy of
+/// the phase is gone) and the `--metrics` endpoint (started by the first run that asks,
+/// kept for the runs after it so its address stays the same). Fields of the phase, not
+/// process globals: two phases in one process do not see each other's.
+#[derive(Clone, Default)]
+pub(crate) struct Observers {
+    pub(crate) proxy: Arc<std::sync::OnceLock<Arc<crate::fault::Proxy>>>,
+    pub(crate) metrics: Arc<std::sync::OnceLock<crate::metrics::Endpoint>>,
 }
 
 /// How results are printed.
@@ -230,7 +244,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     let mut outage = crate::outage::Outage::default();
     let mut command_names: Option<Vec<String>> = None;
     let endpoint = match ctx.args.monitor.metrics {
-        Some(addr) => Some(crate::metrics::serve(addr)?),
+        Some(addr) => Some(crate::metrics::serve(&ctx.observers.metrics, addr)?),
         None => None,
     };
     let mut live = endpoint.map(|e| {
@@ -300,7 +314,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         ..ctx.plan.clone()
     };
     // --fault: the schedule runs from the phase's start to its end.
-    let faults = crate::fault::proxy().map(|p| {
+    let faults = ctx.observers.proxy.get().map(|p| {
         let stop = Arc::new(AtomicBool::new(false));
         (p.schedule(Arc::clone(&stop)), stop, p)
     });

@@ -238,6 +238,7 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         report: ReportStyle::Ycsb,
         stop,
         server: Vec::new(),
+        observers: Observers::default(),
     };
     Ok(ctx)
 }

@@ -247,7 +247,7 @@ pub(crate) fn server_url(
         (None, Some(u)) => u.clone(),
         (None, None) => default.to_string(),
     })
-    .and_then(|url| crate::fault::through_proxy(&ctx.args, url))
+    .and_then(|url| crate::fault::through_proxy(&ctx.args, &ctx.observers.proxy, url))
 }
 
 /// Runs the phase on a store whose server kvlab may have started: a fresh server is

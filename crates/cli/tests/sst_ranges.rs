@@ -284,6 +284,7 @@ fn a_model_fitted_on_a_layout_keeps_its_ranges() {
         &format!("sst:{}", d("none")),
         "-o",
         &model,
+        "--overwrite",
     ]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
