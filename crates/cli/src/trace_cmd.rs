@@ -227,9 +227,7 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let out = BufWriter::new(file);
     let mut notes = Vec::new();
     let result = match format {
-        OutputFormat::Parquet => {
-            kvlab_trace::parquet::write_parquet(&mut *reader, out, &a.output)
-        }
+        OutputFormat::Parquet => kvlab_trace::parquet::write_parquet(&mut *reader, out, &a.output),
         OutputFormat::Kvtrace => {
             KvtraceWriter::new(out, &a.output, reader.info()).and_then(|mut w| {
                 let n = kvlab_trace::convert(&mut *reader, &mut w)?;
@@ -259,15 +257,14 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
                 s.requests
             })
         }
-        OutputFormat::Rocksdb => {
-            kvlab_trace::export::rocksdb::write(&mut *reader, out, &a.output).map(|s| {
+        OutputFormat::Rocksdb => kvlab_trace::export::rocksdb::write(&mut *reader, out, &a.output)
+            .map(|s| {
                 notes.push(format!(
                     "{} Get, {} MultiGet keys, {} Put/Merge, {} Delete, {} Seek",
                     s.gets, s.multiget_keys, s.puts, s.deletes, s.seeks
                 ));
                 s.requests
-            })
-        }
+            }),
     }
     .map_err(|e| anyhow::anyhow!(e));
     let n = match result {

@@ -9,6 +9,7 @@ mod cache;
 mod cli;
 mod contract;
 mod crash;
+mod exports;
 mod failures;
 mod faults;
 mod fidelity;

@@ -193,8 +193,8 @@ fn patch_backward(scratch: &File, path: &Path) -> Result<u64, TraceError> {
             let position = start + i as u64 + 1;
             let id = u64::from_le_bytes(b[8..16].try_into().expect("an 8-byte field"));
             let mut size = u32::from_le_bytes(b[16..20].try_into().expect("a 4-byte field"));
-            let no_size = i64::from_le_bytes(b[24..32].try_into().expect("an 8-byte field"))
-                == UNSIZED;
+            let no_size =
+                i64::from_le_bytes(b[24..32].try_into().expect("an 8-byte field")) == UNSIZED;
             let entry = later.entry(id).or_insert((0, 0));
             let next = if entry.0 == 0 { NEVER } else { entry.0 as i64 };
             if no_size {
@@ -229,7 +229,8 @@ fn render<W: Write>(
     let mut r = BufReader::with_capacity(1 << 18, f);
     let mut w = BufWriter::with_capacity(1 << 18, out);
     if format == LibCacheSimFormat::Csv {
-        w.write_all(b"time,obj_id,obj_size,op\n").map_err(io(path))?;
+        w.write_all(b"time,obj_id,obj_size,op\n")
+            .map_err(io(path))?;
     }
     let mut b = [0u8; SCRATCH_BYTES];
     loop {
@@ -298,12 +299,9 @@ pub fn libcachesim_op(op: Op) -> &'static str {
         | Op::Decr
         | Op::Write
         | Op::Delete => op.name(),
-        Op::Put
-        | Op::Insert
-        | Op::Update
-        | Op::ReadModifyWrite
-        | Op::Merge
-        | Op::PutEntity => "set",
+        Op::Put | Op::Insert | Op::Update | Op::ReadModifyWrite | Op::Merge | Op::PutEntity => {
+            "set"
+        }
         Op::SingleDelete | Op::DeleteRange => "delete",
         Op::MultiGet | Op::Seek | Op::SeekForPrev | Op::Scan | Op::Other => "get",
     }
@@ -435,7 +433,13 @@ mod tests {
         let recs: Vec<(&[u8], Op, u64)> = keys.iter().map(|k| (&k[..], Op::Get, 1)).collect();
         let mut r = recording(&recs);
         let mut out = Vec::new();
-        write(&mut r, LibCacheSimFormat::OracleGeneral, &mut out, Path::new("x")).unwrap();
+        write(
+            &mut r,
+            LibCacheSimFormat::OracleGeneral,
+            &mut out,
+            Path::new("x"),
+        )
+        .unwrap();
         let o = oracle(&out);
         assert_eq!(o.len(), n);
         for (i, rec) in o.iter().enumerate() {

@@ -188,7 +188,9 @@ impl<W: Write> RocksdbTraceWriter<W> {
                 self.flush_batch()?;
                 self.seek(ts, rec)
             }
-            Op::MultiGet => self.batch_entry(Batch::MultiGet, ts, rec.batch_len, rec.batch_pos, rec),
+            Op::MultiGet => {
+                self.batch_entry(Batch::MultiGet, ts, rec.batch_len, rec.batch_pos, rec)
+            }
             _ => self.batch_entry(Batch::Write, ts, rec.batch_len, rec.batch_pos, rec),
         }
     }

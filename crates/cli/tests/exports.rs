@@ -1,0 +1,228 @@
+//! `kvlab trace convert` into other tools' formats, each file read by that tool:
+//! libCacheSim (the `libcachesim` PyPI package) simulates the oracleGeneral, csv and txt
+//! files kvlab writes, and Debian's db_bench replays its RocksDB query traces.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::files::shared_data_or_skip;
+use crate::common::python::venv;
+use crate::common::{kvlab, ok, text};
+
+/// The libCacheSim build kvlab's simulator is checked against (docs/simulation.md).
+const LIBCACHESIM: &str = "libcachesim==0.3.5";
+
+/// libCacheSim's miss ratios of a file: `argv` = path, kind (oracleGeneral, csv, txt),
+/// a JSON list of `[policy, size, object_mode]`; prints a JSON list of miss ratios.
+/// The csv columns are the ones `kvlab trace convert --output-format csv` writes.
+const LIBCACHESIM_MISS_RATIOS: &str = r#"
+import json, sys
+import libcachesim as lcs
+path, kind, jobs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+def reader(obj):
+    if kind == "csv":
+        p = lcs.ReaderInitParam(has_header=True, has_header_set=True, delimiter=",",
+                                obj_id_is_num=True, obj_id_is_num_set=True,
+                                ignore_obj_size=obj)
+        p.time_field, p.obj_id_field, p.obj_size_field, p.op_field = 1, 2, 3, 4
+        return lcs.TraceReader(path, lcs.TraceType.CSV_TRACE, p)
+    t = {"oracleGeneral": lcs.TraceType.ORACLE_GENERAL_TRACE,
+         "txt": lcs.TraceType.PLAIN_TXT_TRACE}[kind]
+    return lcs.TraceReader(path, t, lcs.ReaderInitParam(ignore_obj_size=obj))
+out = []
+for policy, size, obj in jobs:
+    cache = {"LRU": lcs.LRU, "Belady": lcs.Belady}[policy](size)
+    out.append(cache.process_trace(reader(obj))[0])
+print(json.dumps(out))
+"#;
+
+/// `kvlab sim FILE --policy P --size S [--bytes] --json`: (requests, misses) of the row.
+fn kvlab_misses(file: &Path, policy: &str, size: &str, bytes: bool) -> (u64, u64) {
+    let mut args = vec![
+        "sim",
+        file.to_str().unwrap(),
+        "--policy",
+        policy,
+        "--size",
+        size,
+        "--json",
+    ];
+    if bytes {
+        args.push("--bytes");
+    }
+    let out = ok(&args);
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    let r = &rows[0];
+    (
+        r["requests"].as_u64().unwrap(),
+        r["misses"].as_u64().unwrap(),
+    )
+}
+
+/// libCacheSim's miss ratios of `file` for each (policy, size in objects or bytes,
+/// object mode).
+fn libcachesim_miss_ratios(
+    python: &Path,
+    file: &Path,
+    kind: &str,
+    jobs: &[(&str, u64, bool)],
+) -> Vec<f64> {
+    let o = Command::new(python)
+        .args(["-c", LIBCACHESIM_MISS_RATIOS])
+        .arg(file)
+        .arg(kind)
+        .arg(serde_json::to_string(jobs).unwrap())
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(
+        o.status.success(),
+        "libcachesim on {}: {err}",
+        file.display()
+    );
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"))
+}
+
+/// A run kvlab recorded against moka (a cache workload with look-aside fills, deletes
+/// and reads that miss, so reads without a value), converted to oracleGeneral, csv and
+/// txt: libCacheSim's LRU miss ratio on each file equals `kvlab sim`'s on the same file
+/// and on the recording, in object and byte mode; libCacheSim's Belady, which takes
+/// the oracleGeneral file's next-access times, equals `kvlab sim`'s Belady on the
+/// recording (which computes its own). And libCacheSim's own oracleGeneral sample,
+/// converted to oracleGeneral, comes back byte for byte.
+#[test]
+fn libcachesim_reads_each_converted_file_with_kvlab_sims_miss_ratio() {
+    let python = venv("libcachesim-0.3.5", &[LIBCACHESIM]);
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("moka.kvtrace");
+    let report = ok(&[
+        "run",
+        "-P",
+        "workloads/cache/kv-mixed-balanced",
+        "--db",
+        "moka",
+        "--cache-size",
+        "4MiB",
+        "-p",
+        "cache.operations=30000",
+        "-p",
+        "cache.get=0.6",
+        "-p",
+        "cache.set=0.3",
+        "-p",
+        "cache.delete=0.1",
+        "--seed",
+        "3",
+        "--record",
+        rec.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    assert!(report.contains("[CACHE]"), "{report}");
+
+    let og = dir.path().join("moka.oracleGeneral.bin");
+    let csv = dir.path().join("moka.csv");
+    let txt = dir.path().join("moka.txt");
+    let r = rec.to_str().unwrap();
+    // oracleGeneral is told from the name; csv and txt are asked for.
+    let o = kvlab(&["trace", "convert", r, og.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("reads without a value sized as their key's other requests"),
+        "{err}"
+    );
+    for (path, format) in [(&csv, "csv"), (&txt, "txt")] {
+        ok(&[
+            "trace",
+            "convert",
+            r,
+            path.to_str().unwrap(),
+            "--output-format",
+            format,
+        ]);
+    }
+    let head = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        head.starts_with("time,obj_id,obj_size,op\n"),
+        "{}",
+        &head[..100]
+    );
+
+    let object_sizes = [500u64, 2000];
+    let byte_sizes = [1u64 << 20, 4 << 20];
+    for (file, kind) in [(&og, "oracleGeneral"), (&csv, "csv"), (&txt, "txt")] {
+        let mut jobs: Vec<(&str, u64, bool)> =
+            object_sizes.iter().map(|&s| ("LRU", s, true)).collect();
+        if kind != "txt" {
+            jobs.extend(byte_sizes.iter().map(|&s| ("LRU", s, false)));
+        }
+        let theirs = libcachesim_miss_ratios(&python, file, kind, &jobs);
+        for (&(policy, size, object), their) in jobs.iter().zip(&theirs) {
+            let size_arg = size.to_string();
+            let (requests, misses) = kvlab_misses(file, policy, &size_arg, !object);
+            assert_eq!(requests, 30_000, "{kind}");
+            assert!(misses > 0 && misses < requests, "{kind} {size}: {misses}");
+            let ours = misses as f64 / requests as f64;
+            assert!(
+                (ours - their).abs() < 1e-9,
+                "{kind} LRU at {size} ({}): kvlab sim {ours}, libCacheSim {their}",
+                if object { "objects" } else { "bytes" }
+            );
+            // The conversion keeps what `kvlab sim` simulates of the recording.
+            assert_eq!(
+                kvlab_misses(&rec, policy, &size_arg, !object),
+                (requests, misses),
+                "{kind} {size}: the recording and its conversion"
+            );
+        }
+    }
+
+    // Belady reads oracleGeneral's next-access times.
+    let jobs = [
+        ("Belady", 500, true),
+        ("Belady", 2000, true),
+        ("Belady", 1 << 20, false),
+    ];
+    let theirs = libcachesim_miss_ratios(&python, &og, "oracleGeneral", &jobs);
+    for (&(_, size, object), their) in jobs.iter().zip(&theirs) {
+        let (requests, misses) = kvlab_misses(&rec, "belady", &size.to_string(), !object);
+        let ours = misses as f64 / requests as f64;
+        assert!(
+            (ours - their).abs() < 1e-9,
+            "Belady at {size}: kvlab sim on the recording {ours}, libCacheSim on the \
+             oracleGeneral file {their}"
+        );
+    }
+
+    let Some(sample) = shared_data_or_skip("traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
+    let again = dir.path().join("again.oracleGeneral.bin");
+    ok(&[
+        "trace",
+        "convert",
+        sample.to_str().unwrap(),
+        again.to_str().unwrap(),
+    ]);
+    assert!(
+        std::fs::read(&sample).unwrap() == std::fs::read(&again).unwrap(),
+        "libCacheSim's oracleGeneral sample, converted to oracleGeneral, differs"
+    );
+}
+
+/// Output names that do not tell the format are refused before anything is read,
+/// naming the flag that says it.
+#[test]
+fn convert_asks_for_the_format_when_the_name_does_not_tell_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.csv");
+    let o = kvlab(&["trace", "convert", "missing.trace", out.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--output-format"), "{err}");
+    assert!(!out.exists());
+}
