@@ -1,6 +1,7 @@
 //! `kvlab trace convert` into other tools' formats, each file read by that tool:
 //! libCacheSim (the `libcachesim` PyPI package) simulates the oracleGeneral, csv and txt
-//! files kvlab writes, and Debian's db_bench replays its RocksDB query traces.
+//! files kvlab writes, Debian's db_bench replays its RocksDB query traces, and `ldb`
+//! finds kvlab's RocksDB records in YCSB's column family.
 
 use std::path::Path;
 use std::process::Command;
@@ -444,4 +445,130 @@ fn db_bench_replays_a_converted_recording_with_its_operation_counts() {
             "{t}"
         );
     }
+}
+
+/// The keys `ldb --db=DB [--column_family=CF] scan --hex` lists.
+fn ldb_keys(db: &Path, cf: Option<&str>) -> std::collections::BTreeSet<String> {
+    let mut c = Command::new("ldb");
+    c.arg(format!("--db={}", db.display()));
+    if let Some(cf) = cf {
+        c.arg(format!("--column_family={cf}"));
+    }
+    let o = c.args(["scan", "--hex"]).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "ldb scan {cf:?}: {err}");
+    out.lines()
+        .map(|l| l.split(" : ").next().unwrap().to_string())
+        .collect()
+}
+
+/// kvlab's RocksDB store keeps its records where YCSB's RocksDB binding does, in the
+/// column family `usertable`: `ldb --column_family=usertable scan` lists exactly the
+/// keys kvlab loaded and `default` holds none. `-p rocksdb.column_family=NAME` picks
+/// another. A database whose records are in `default` (db_bench's) is refused with the
+/// option that opens it, and opens with it.
+#[test]
+fn rocksdb_records_are_in_ycsbs_column_family() {
+    if Command::new("ldb").arg("--version").output().is_err() {
+        eprintln!("skipped: ldb (rocksdb-tools) not runnable");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let rec = dir.path().join("load.kvtrace");
+    ok(&[
+        "load",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=200",
+        "--db",
+        "rocksdb",
+        "--path",
+        db.to_str().unwrap(),
+        "--record",
+        rec.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    let loaded: std::collections::BTreeSet<String> = dump(&rec).live;
+    assert_eq!(loaded.len(), 200);
+    assert!(
+        ldb_keys(&db, Some("usertable")) == loaded,
+        "usertable's keys"
+    );
+    assert!(ldb_keys(&db, None).is_empty(), "records in `default`");
+
+    let other = dir.path().join("other");
+    ok(&[
+        "load",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=20",
+        "-p",
+        "rocksdb.column_family=kv",
+        "--db",
+        "rocksdb",
+        "--path",
+        other.to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(ldb_keys(&other, Some("kv")).len(), 20);
+
+    if Command::new("db_bench").arg("--version").output().is_err() {
+        eprintln!("skipped: db_bench (rocksdb-tools) not runnable");
+        return;
+    }
+    let bench = dir.path().join("bench");
+    let o = Command::new("db_bench")
+        .args([
+            "-benchmarks=fillseq",
+            "-num=50",
+            &format!("-db={}", bench.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o).1);
+    let run = |extra: &[&str]| {
+        kvlab(
+            &[
+                &[
+                    "run",
+                    "-P",
+                    "workloads/ycsb/workloadc",
+                    "-p",
+                    "recordcount=50",
+                    "-p",
+                    "operationcount=50",
+                    "--db",
+                    "rocksdb",
+                    "--path",
+                    bench.to_str().unwrap(),
+                    "--progress",
+                    "never",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let o = run(&[]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("in the column family `default`")
+            && err.contains("-p rocksdb.column_family=default"),
+        "{err}"
+    );
+    let o = run(&["-p", "rocksdb.column_family=default"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    // Refusing created nothing: db_bench's database has its one column family.
+    assert_eq!(ldb_keys(&bench, None).len(), 50);
+    let o = Command::new("ldb")
+        .args([&format!("--db={}", bench.display()), "list_column_families"])
+        .output()
+        .unwrap();
+    assert!(text(&o).0.contains("{default}"), "{}", text(&o).0);
 }
