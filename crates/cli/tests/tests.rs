@@ -23,6 +23,7 @@ mod memtier_outputs;
 mod merge;
 mod monitor;
 mod network;
+mod percentiles;
 mod refusals;
 mod report;
 mod retries;

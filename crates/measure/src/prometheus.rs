@@ -115,7 +115,10 @@ impl LiveMetrics {
             if h.is_empty() {
                 continue;
             }
-            let q = INTERVAL_QUANTILES.map(|q| h.value_at_quantile(q) as f64 / 1e9);
+            // Java HdrHistogram's rank rule, as result.json's percentiles (q × 100 is exact
+            // for these quantiles).
+            let q = INTERVAL_QUANTILES
+                .map(|q| crate::percentile::value_at_percentile(h, q * 100.0) as f64 / 1e9);
             self.last.quantiles.push((kind, q));
         }
         if !warmup {

@@ -1,10 +1,11 @@
 //! Helpers the `kvlab` end-to-end tests share, one definition each: run the binary from
 //! the repository root and read its YCSB-style report lines and memtier's table
 //! (here), the files it wrote and the project's shared data ([`files`]), the servers it
-//! talks to ([`servers`]), processes, ports and waits ([`process`]), and Python tools
-//! in a virtual environment ([`python`]).
+//! talks to ([`servers`]), processes, ports and waits ([`process`]), Python tools in a
+//! virtual environment ([`python`]) and Java HdrHistogram ([`java`]).
 
 pub mod files;
+pub mod java;
 pub mod process;
 pub mod python;
 pub mod servers;
