@@ -428,6 +428,62 @@ mod tests {
     }
 
     #[test]
+    fn traces_without_sizes_are_size_1_and_txt_leaves_size_0_out() {
+        // A txt source: ids, no sizes. oracleGeneral gives every request size 1 (as
+        // libCacheSim's txt reader and kvlab sim count them), not 0 (which both skip).
+        let ids = [7u64, 9, 7];
+        let info = TraceInfo {
+            format: "txt".into(),
+            key_encoding: KeyEncoding::Id,
+            time_unit: TimeUnit::Sequence,
+            has_sizes: false,
+            ..TraceInfo::default()
+        };
+        let recs = |sizes: &[u64]| -> Vec<TraceRecord> {
+            ids.iter()
+                .zip(sizes)
+                .enumerate()
+                .map(|(i, (&id, &value_size))| TraceRecord {
+                    id,
+                    value_size,
+                    ts: i as u64,
+                    next_access: -1,
+                    batch_len: 1,
+                    ..TraceRecord::default()
+                })
+                .collect()
+        };
+        let mut r = Vec2Reader {
+            info: info.clone(),
+            recs: recs(&[0, 0, 0]).into_iter(),
+        };
+        let mut out = Vec::new();
+        write(
+            &mut r,
+            LibCacheSimFormat::OracleGeneral,
+            &mut out,
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(
+            oracle(&out),
+            vec![(0, 7, 1, 3), (1, 9, 1, -1), (2, 7, 1, -1)]
+        );
+        // A sized source with a size-0 request: txt leaves it out and says so.
+        let mut r = Vec2Reader {
+            info: TraceInfo {
+                has_sizes: true,
+                ..info
+            },
+            recs: recs(&[5, 0, 5]).into_iter(),
+        };
+        let mut out = Vec::new();
+        let s = write(&mut r, LibCacheSimFormat::Txt, &mut out, Path::new("x")).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "7\n7\n");
+        assert_eq!((s.requests, s.skipped_zero_size), (2, 1));
+    }
+
+    #[test]
     fn backward_pass_crosses_chunks() {
         // More requests than one chunk, cycling over 3 objects.
         let n = CHUNK_RECORDS * 2 + 5;
