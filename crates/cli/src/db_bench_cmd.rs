@@ -164,6 +164,11 @@ pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
     let mut args = Defaults::try_parse_from(["db_bench", "--db", &cmd.store])
         .map_err(|e| usage(e.to_string()))?
         .args;
+    if cmd.store == "rocksdb" {
+        // db_bench keeps its records in the default column family (kvlab run: YCSB's
+        // `usertable`), so kvlab db_bench and db_bench share their databases.
+        properties.push("rocksdb.column_family=default".to_string());
+    }
     properties.extend(store_options);
     args.properties = properties;
     if path.is_some()

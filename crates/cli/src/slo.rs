@@ -342,7 +342,7 @@ fn run_step<S: Store>(
         if h.is_empty() {
             0.0
         } else {
-            h.value_at_percentile(p) as f64 / 1000.0
+            kvlab_measure::percentile::value_at_percentile(&h, p) as f64 / 1000.0
         }
     };
     let elapsed = done.outcome.elapsed.as_secs_f64();

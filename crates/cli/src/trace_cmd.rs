@@ -5,6 +5,8 @@ use std::fs::File;
 use std::io::BufWriter;
 
 use kvlab_trace::analyze::{AnalyzeOptions, Analyzer, KeyRangeRule};
+use kvlab_trace::export::libcachesim::LibCacheSimFormat;
+use kvlab_trace::export::OutputFormat;
 use kvlab_trace::{CsvSpec, Format, KvtraceWriter, OpenOptions, Stats, TraceReader, TraceRecord};
 
 use super::*;
@@ -24,8 +26,11 @@ pub(crate) enum TraceSub {
     /// Print a trace one request per line; `--format rocksdb-human` is RocksDB
     /// trace_analyzer's human-readable layout (`0x<KEY> <type> <cf> <value size> <µs>`).
     Dump(DumpArgs),
-    /// Convert a trace to kvlab's own format (.kvtrace: lossless, compact, in
-    /// independently compressed blocks) or to Parquet (.parquet: one row per request).
+    /// Convert a trace: to kvlab's own format (kvtrace: lossless, compact, in
+    /// independently compressed blocks), Parquet (one row per request), libCacheSim's
+    /// oracleGeneral (next-access times computed), csv (`time,obj_id,obj_size,op`) or txt
+    /// (one object id a line), or RocksDB's query-trace format (db_bench
+    /// -benchmarks=replay replays it).
     Convert(ConvertArgs),
     /// Analyze a trace: composition, QPS, sizes, popularity (Zipf fit, one-hit wonders),
     /// key-space locality, reuse distance and time, working set, correlations; JSON and
@@ -107,12 +112,18 @@ pub(crate) enum DumpFormat {
 pub(crate) struct ConvertArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
-    /// Where to write (.kvtrace or .parquet).
+    /// Where to write.
     #[arg(value_name = "OUTPUT")]
     pub(crate) output: PathBuf,
     /// The input format (same as --input-format).
     #[arg(long, value_name = "FORMAT")]
     pub(crate) format: Option<Format>,
+    /// What to write: kvtrace, parquet, oracleGeneral, csv, txt or rocksdb. Default: told
+    /// from OUTPUT's name (`.kvtrace`, `.parquet`, `.oracleGeneral.bin`). Object ids are
+    /// the ids `kvlab sim` uses (a byte key's 64-bit FNV-1a), so libCacheSim's miss ratio
+    /// on the file is `kvlab sim`'s.
+    #[arg(long, value_name = "FORMAT")]
+    pub(crate) output_format: Option<OutputFormat>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub(crate) overwrite: bool,
@@ -190,14 +201,16 @@ pub(crate) fn trace(cmd: TraceCommand) -> Result<ExitCode> {
 }
 
 fn convert(a: ConvertArgs) -> Result<ExitCode> {
-    let ext = a.output.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ext != "kvtrace" && ext != "parquet" {
+    let Some(format) = a
+        .output_format
+        .or_else(|| OutputFormat::from_path(&a.output))
+    else {
         return Err(usage(format!(
-            "{}: kvlab writes .kvtrace (its own format) or .parquet (one row per request); \
-             got `.{ext}`",
+            "{}: give --output-format (kvtrace, parquet, oracleGeneral, csv, txt or \
+             rocksdb); only .kvtrace, .parquet and .oracleGeneral.bin tell it",
             a.output.display()
         )));
-    }
+    };
     if a.output.exists() && !a.overwrite {
         return Err(usage(format!(
             "{} exists (--overwrite replaces it)",
@@ -207,15 +220,51 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let mut reader = a.input.open(a.format)?;
     // Written beside the target and renamed at the end, so a failed conversion leaves
     // no half trace under the final name.
-    let tmp = a.output.with_extension(format!("{ext}.partial"));
+    let mut tmp = a.output.clone().into_os_string();
+    tmp.push(".partial");
+    let tmp = PathBuf::from(tmp);
     let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let result = if ext == "parquet" {
-        kvlab_trace::parquet::write_parquet(&mut *reader, BufWriter::new(file), &a.output)
-    } else {
-        KvtraceWriter::new(BufWriter::new(file), &a.output, reader.info()).and_then(|mut w| {
-            let n = kvlab_trace::convert(&mut *reader, &mut w)?;
-            w.finish().map(|_| n)
-        })
+    let out = BufWriter::new(file);
+    let mut notes = Vec::new();
+    let result = match format {
+        OutputFormat::Parquet => kvlab_trace::parquet::write_parquet(&mut *reader, out, &a.output),
+        OutputFormat::Kvtrace => {
+            KvtraceWriter::new(out, &a.output, reader.info()).and_then(|mut w| {
+                let n = kvlab_trace::convert(&mut *reader, &mut w)?;
+                w.finish().map(|_| n)
+            })
+        }
+        OutputFormat::OracleGeneral | OutputFormat::Csv | OutputFormat::Txt => {
+            let kind = match format {
+                OutputFormat::OracleGeneral => LibCacheSimFormat::OracleGeneral,
+                OutputFormat::Csv => LibCacheSimFormat::Csv,
+                _ => LibCacheSimFormat::Txt,
+            };
+            kvlab_trace::export::libcachesim::write(&mut *reader, kind, out, &a.output).map(|s| {
+                if s.skipped_zero_size > 0 {
+                    notes.push(format!(
+                        "{} requests of size 0 left out (libCacheSim and kvlab sim skip them)",
+                        s.skipped_zero_size
+                    ));
+                }
+                if s.sized_from_neighbours > 0 {
+                    notes.push(format!(
+                        "{} reads without a value sized as their key's other requests (as \
+                         kvlab sim sizes them)",
+                        s.sized_from_neighbours
+                    ));
+                }
+                s.requests
+            })
+        }
+        OutputFormat::Rocksdb => kvlab_trace::export::rocksdb::write(&mut *reader, out, &a.output)
+            .map(|s| {
+                notes.push(format!(
+                    "{} Get, {} MultiGet keys, {} Put/Merge, {} Delete, {} Seek",
+                    s.gets, s.multiget_keys, s.puts, s.deletes, s.seeks
+                ));
+                s.requests
+            }),
     }
     .map_err(|e| anyhow::anyhow!(e));
     let n = match result {
@@ -228,11 +277,14 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     std::fs::rename(&tmp, &a.output)
         .with_context(|| format!("renaming {} to {}", tmp.display(), a.output.display()))?;
     eprintln!(
-        "kvlab: wrote {n} requests from {} ({}) to {}",
+        "kvlab: wrote {n} requests from {} ({}) to {} ({format})",
         a.input.trace.display(),
         reader.info().format,
         a.output.display()
     );
+    for note in notes {
+        eprintln!("kvlab: {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

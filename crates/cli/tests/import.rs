@@ -201,7 +201,12 @@ fn stored_values_are_the_other_fields_joined() {
     assert_eq!(std::fs::read_to_string(&keys).unwrap(), "c\ta\n3\t1\n");
     // Read back with RocksDB's own tool (`ldb`, from rocksdb-tools): `b<TAB>d`.
     let o = Command::new("ldb")
-        .args([&format!("--db={}", db.display()), "get", "c\ta"])
+        .args([
+            &format!("--db={}", db.display()),
+            "--column_family=usertable",
+            "get",
+            "c\ta",
+        ])
         .output()
         .expect("running ldb (apt-get install rocksdb-tools)");
     assert!(o.status.success(), "{}", text(&o).1);

@@ -48,6 +48,8 @@ fn ldb_scan(db: &Path) -> Option<HashMap<String, u64>> {
 fn ldb_compact(db: &Path) -> Option<()> {
     let out = match Command::new("ldb")
         .arg(format!("--db={}", db.display()))
+        // kvlab keeps its records in YCSB's column family.
+        .arg("--column_family=usertable")
         .arg("compact")
         .output()
     {
@@ -70,6 +72,8 @@ fn ldb_compact(db: &Path) -> Option<()> {
 fn ldb_scan_hex(db: &Path) -> Option<HashMap<String, String>> {
     let out = match Command::new("ldb")
         .arg(format!("--db={}", db.display()))
+        // kvlab keeps its records in YCSB's column family.
+        .arg("--column_family=usertable")
         .args(["scan", "--hex"])
         .output()
     {

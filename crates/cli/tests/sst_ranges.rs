@@ -98,7 +98,9 @@ fn sst_ranges_are_the_files_of_a_compacted_database() {
     let run = |extra: &[&str], out: &str| -> std::path::PathBuf {
         let trace = dir.path().join(format!("{out}.kvtrace"));
         let out = dir.path().join(out);
+        // db_bench's records are in RocksDB's `default` column family.
         let mut args = vec!["run", "--db", "rocksdb", "--path", db.to_str().unwrap()];
+        args.extend(["-p", "rocksdb.column_family=default"]);
         for f in FLAGS.iter().chain(extra) {
             args.extend(["-p", f]);
         }
@@ -195,8 +197,10 @@ fn a_model_fitted_on_a_layout_keeps_its_ranges() {
     let n = 20_000u64;
     db_bench_database(&db, n);
     let d = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    // A trace over the database's keys: mixgraph on its own layout.
+    // A trace over the database's keys: mixgraph on its own layout (db_bench's records
+    // are in RocksDB's `default` column family).
     let mut args = vec!["run", "--db", "rocksdb", "--path", db.to_str().unwrap()];
+    args.extend(["-p", "rocksdb.column_family=default"]);
     for f in FLAGS.iter().chain(&["keyrange_source=sst", "reads=20000"]) {
         args.extend(["-p", f]);
     }

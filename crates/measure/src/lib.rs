@@ -14,6 +14,8 @@
 //! - Per client, with memtier's `--client-stats`: [`ClientStats`], second by second.
 //! - Live, while a phase runs: [`LiveMetrics`], the measured intervals so far in
 //!   Prometheus' text exposition format (`--metrics`).
+//! - Percentiles by Java HdrHistogram's rank rule ([`percentile::value_at_percentile`]),
+//!   so that every figure kvlab prints is the one Java's tools read from its logs.
 //! - For one histogram: its percentile distribution
 //!   ([`write_percentile_distribution`]) and a one-histogram log ([`write_histogram_log`]),
 //!   as HdrHistogram_c prints them.
@@ -25,6 +27,7 @@
 mod client_stats;
 mod hdr_text;
 mod interval;
+pub mod percentile;
 pub mod prometheus;
 mod recorder;
 mod summary;

@@ -34,11 +34,37 @@ use kvlab_core::{OpKind, Status, StoreErrorKind};
 
 use crate::Recorder;
 
-/// The upper bounds (seconds) of the latency histograms' buckets, `+Inf` besides: 5 µs to
-/// 10 s, three per decade, for stores that answer in microseconds and servers that stall.
-pub const LATENCY_BUCKETS_S: [f64; 20] = [
-    0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005,
-    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+/// The upper bounds (seconds) of the latency histograms' buckets, `+Inf` besides: 100 ns
+/// to 10 s, three per decade (1, 2.5, 5), for in-process stores that answer in hundreds
+/// of nanoseconds (a moka or null read: starting at 5 µs put nearly every read in the
+/// first bucket, where `histogram_quantile` says nothing), servers that answer in
+/// microseconds and servers that stall.
+pub const LATENCY_BUCKETS_S: [f64; 25] = [
+    0.000_000_1,
+    0.000_000_25,
+    0.000_000_5,
+    0.000_001,
+    0.000_002_5,
+    0.000_005,
+    0.000_01,
+    0.000_025,
+    0.000_05,
+    0.000_1,
+    0.000_25,
+    0.000_5,
+    0.001,
+    0.002_5,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
 ];
 
 /// The quantiles of the last interval's latency ([`LiveMetrics`]'s
@@ -115,7 +141,10 @@ impl LiveMetrics {
             if h.is_empty() {
                 continue;
             }
-            let q = INTERVAL_QUANTILES.map(|q| h.value_at_quantile(q) as f64 / 1e9);
+            // Java HdrHistogram's rank rule, as result.json's percentiles (q × 100 is exact
+            // for these quantiles).
+            let q = INTERVAL_QUANTILES
+                .map(|q| crate::percentile::value_at_percentile(h, q * 100.0) as f64 / 1e9);
             self.last.quantiles.push((kind, q));
         }
         if !warmup {
@@ -427,7 +456,8 @@ mod tests {
         warm.record(OpKind::Read, Status::Ok, 7_000);
         m.interval(-1.0, 1.0, &warm, true, Some(4));
         let mut r = Recorder::new();
-        // 3 µs, 20 µs, 2 ms reads (one not found); one 40 ms update that failed.
+        // 150 ns, 3 µs, 20 µs, 2 ms reads (one not found); one 40 ms update that failed.
+        r.record(OpKind::Read, Status::Ok, 150);
         r.record(OpKind::Read, Status::Ok, 3_000);
         r.record(OpKind::Read, Status::NotFound, 20_000);
         r.record(OpKind::Read, Status::Ok, 2_000_000);
@@ -442,7 +472,7 @@ mod tests {
         assert!(text.contains("store=\"redis \\\"a\\\"\""), "{text}");
         assert_eq!(
             sample(&text, "kvlab_operations_total{op=\"read\",status=\"ok\"}"),
-            2.0
+            3.0
         );
         assert_eq!(
             sample(
@@ -466,21 +496,27 @@ mod tests {
                 &format!("kvlab_latency_seconds_bucket{{op=\"read\",le=\"{le}\"}}"),
             )
         };
-        assert_eq!(bucket("0.000005"), 1.0);
-        assert_eq!(bucket("0.00001"), 1.0);
-        assert_eq!(bucket("0.000025"), 2.0);
-        assert_eq!(bucket("0.001"), 2.0);
-        assert_eq!(bucket("0.0025"), 3.0);
-        assert_eq!(bucket("+Inf"), 3.0);
+        // The first bucket is 100 ns; in-process reads of a few hundred ns spread over
+        // the first ones.
+        assert_eq!(bucket("0.0000001"), 0.0);
+        assert_eq!(bucket("0.00000025"), 1.0);
+        assert_eq!(bucket("0.0000025"), 1.0);
+        assert_eq!(bucket("0.000005"), 2.0);
+        assert_eq!(bucket("0.00001"), 2.0);
+        assert_eq!(bucket("0.000025"), 3.0);
+        assert_eq!(bucket("0.001"), 3.0);
+        assert_eq!(bucket("0.0025"), 4.0);
+        assert_eq!(bucket("+Inf"), 4.0);
+        assert!(text.contains("le=\"0.0000001\"}"), "{text}");
         assert_eq!(
             sample(&text, "kvlab_latency_seconds_count{op=\"read\"}"),
-            3.0
+            4.0
         );
         let sum = sample(&text, "kvlab_latency_seconds_sum{op=\"read\"}");
-        assert!((sum - 0.002_023).abs() < 0.000_005, "{sum}");
+        assert!((sum - 0.002_023_15).abs() < 0.000_005, "{sum}");
         assert_eq!(sample(&text, "kvlab_read_bytes_total"), 300.0);
         assert_eq!(sample(&text, "kvlab_written_bytes_total"), 100.0);
-        assert_eq!(sample(&text, "kvlab_interval_operations_per_second"), 8.0);
+        assert_eq!(sample(&text, "kvlab_interval_operations_per_second"), 10.0);
         let max = sample(
             &text,
             "kvlab_interval_latency_seconds{op=\"update\",quantile=\"1\"}",

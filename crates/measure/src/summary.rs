@@ -106,7 +106,9 @@ impl LatencySummary {
                 p9999_us: 0.0,
             };
         }
-        let p = |percentile: f64| ns_to_us(h.value_at_percentile(percentile));
+        // Java HdrHistogram's rank rule: the figures HistogramLogProcessor reads from the
+        // same latency.hlog.
+        let p = |percentile: f64| ns_to_us(crate::percentile::value_at_percentile(h, percentile));
         LatencySummary {
             // Rounded to whole nanoseconds: finer digits are noise (HDR keeps 3 significant
             // digits) and would print as e.g. 37.183519999999994.

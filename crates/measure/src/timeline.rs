@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use kvlab_core::{CommandId, OpKind};
 use serde::{Deserialize, Serialize};
 
+use crate::percentile::value_at_percentile;
 use crate::summary::ns_to_us;
 use crate::Recorder;
 
@@ -57,9 +58,9 @@ impl TimelineRow {
             (0, 0, 0, 0)
         } else {
             (
-                overall.value_at_percentile(50.0),
-                overall.value_at_percentile(99.0),
-                overall.value_at_percentile(99.9),
+                value_at_percentile(&overall, 50.0),
+                value_at_percentile(&overall, 99.0),
+                value_at_percentile(&overall, 99.9),
                 overall.max(),
             )
         };
@@ -94,7 +95,7 @@ impl TimelineRow {
                     (
                         name.to_string(),
                         h.len(),
-                        ns_to_us(h.value_at_percentile(99.0)),
+                        ns_to_us(value_at_percentile(h, 99.0)),
                     )
                 })
                 .collect(),

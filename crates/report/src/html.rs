@@ -158,7 +158,9 @@ fn cdf_from_histogram(h: &Histogram<u64>) -> Vec<Point> {
         .map(|i| {
             let x = i as f64 * 0.05;
             let q = 1.0 - 10f64.powf(-x);
-            Point::new(x, h.value_at_quantile(q) as f64 / 1000.0)
+            // Java HdrHistogram's rank rule, as result.json's percentiles.
+            let v = kvlab_measure::percentile::value_at_percentile(h, q * 100.0);
+            Point::new(x, v as f64 / 1000.0)
         })
         .collect()
 }
@@ -396,7 +398,9 @@ impl Study {
                             all.add(h).ok()?;
                         }
                     }
-                    (!all.is_empty()).then(|| all.value_at_percentile(p) as f64 / 1000.0)
+                    (!all.is_empty()).then(|| {
+                        kvlab_measure::percentile::value_at_percentile(&all, p) as f64 / 1000.0
+                    })
                 })
                 .collect();
             Spread::of(&values)

@@ -88,12 +88,21 @@ struct kvlab_rdb_options {
   // A merge operator RocksDB knows by name (MergeOperator::CreateFromString: "put",
   // "uint64add", "stringappend", ...); empty for none.
   const char* merge_operator;
+  // The column family the records live in (created when missing); empty: `default`,
+  // and read-only, every column family's files listed.
+  const char* column_family;
 };
 
 struct kvlab_rdb_db {
   rocksdb::DB* db;
   rocksdb::Options options;
   std::shared_ptr<rocksdb::Cache> cache;
+  // Every column family the database has, open (RocksDB opens all of them or none,
+  // read-only aside), and the one the records live in.
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::ColumnFamilyHandle* cf = nullptr;
+  // Empty when the live files of every column family are listed.
+  std::string cf_name;
 };
 
 // One worker's handle: options and the buffers reused from operation to operation.
@@ -179,41 +188,97 @@ kvlab_rdb_db* kvlab_rdb_open(const kvlab_rdb_options* o, char** err) noexcept {
       return nullptr;
     }
   }
+  // Every column family the database has (a new database: only `default`), each with
+  // the same options, as DB::Open requires them all.
+  const std::string wanted = o->column_family != nullptr ? o->column_family : "";
+  handle->cf_name = wanted;
+  std::vector<std::string> names;
+  if (!rocksdb::DB::ListColumnFamilies(opts, o->path, &names).ok() || names.empty()) {
+    names = {rocksdb::kDefaultColumnFamilyName};
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  size_t index = 0;
+  bool found = false;
+  for (size_t i = 0; i < names.size(); i++) {
+    families.emplace_back(names[i], rocksdb::ColumnFamilyOptions(opts));
+    const std::string& target = wanted.empty() ? rocksdb::kDefaultColumnFamilyName : wanted;
+    if (names[i] == target) {
+      index = i;
+      found = true;
+    }
+  }
   if (o->read_only) {
     opts.create_if_missing = false;
-    if (fail(rocksdb::DB::OpenForReadOnly(opts, o->path, &handle->db), err) != 0) {
+    if (fail(rocksdb::DB::OpenForReadOnly(opts, o->path, families, &handle->handles,
+                                          &handle->db),
+             err) != 0) {
       return nullptr;
     }
-    return handle.release();
-  }
-  if (fail(rocksdb::DB::Open(opts, o->path, &handle->db), err) != 0) {
+  } else if (fail(rocksdb::DB::Open(opts, o->path, families, &handle->handles, &handle->db),
+                  err) != 0) {
     return nullptr;
   }
+  if (found) {
+    handle->cf = handle->handles[index];
+    return handle.release();
+  }
+  // The column family is missing. Records kvlab wrote before it used one (and db_bench
+  // writes) are in `default`: refuse rather than show them an empty database.
+  std::unique_ptr<rocksdb::Iterator> it(
+      handle->db->NewIterator(rocksdb::ReadOptions(), handle->db->DefaultColumnFamily()));
+  it->SeekToFirst();
+  std::string refusal;
+  if (it->Valid()) {
+    refusal = "the database keeps its records in the column family `default`, not `" +
+              wanted + "` (db_bench's databases do, and kvlab's made before it used `" +
+              "usertable`): pass -p rocksdb.column_family=default to use them";
+  } else if (o->read_only) {
+    refusal = "the database has no column family `" + wanted + "`";
+  }
+  it.reset();
+  rocksdb::ColumnFamilyHandle* created = nullptr;
+  rocksdb::Status s = refusal.empty()
+                          ? handle->db->CreateColumnFamily(rocksdb::ColumnFamilyOptions(opts),
+                                                           wanted, &created)
+                          : rocksdb::Status::InvalidArgument(refusal);
+  if (!s.ok()) {
+    fail(s, err);
+    for (auto* cf : handle->handles) {
+      handle->db->DestroyColumnFamilyHandle(cf);
+    }
+    delete handle->db;
+    return nullptr;
+  }
+  handle->handles.push_back(created);
+  handle->cf = created;
   return handle.release();
 }
 
 void kvlab_rdb_close(kvlab_rdb_db* h) noexcept {
   if (h != nullptr) {
+    for (auto* cf : h->handles) {
+      h->db->DestroyColumnFamilyHandle(cf);
+    }
     delete h->db;
     delete h;
   }
 }
 
 int kvlab_rdb_flush(kvlab_rdb_db* h, char** err) noexcept {
-  return fail(h->db->Flush(rocksdb::FlushOptions()), err);
+  return fail(h->db->Flush(rocksdb::FlushOptions(), h->handles), err);
 }
 
 // Compacts the whole key space (DB::CompactRange with no bounds), the bottommost level
 // rewritten too (BottommostLevelCompaction::kForce), so that every live entry ends in
 // files of target_file_size_base at the last level; waits for the compaction.
 int kvlab_rdb_compact_all(kvlab_rdb_db* h, char** err) noexcept {
-  rocksdb::Status s = h->db->Flush(rocksdb::FlushOptions());
+  rocksdb::Status s = h->db->Flush(rocksdb::FlushOptions(), h->cf);
   if (!s.ok()) {
     return fail(s, err);
   }
   rocksdb::CompactRangeOptions options;
   options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
-  return fail(h->db->CompactRange(options, nullptr, nullptr), err);
+  return fail(h->db->CompactRange(options, h->cf, nullptr, nullptr), err);
 }
 
 // The live SST files of the database (DB::GetLiveFilesMetaData), read one at a time
@@ -225,6 +290,16 @@ struct kvlab_rdb_live_files {
 kvlab_rdb_live_files* kvlab_rdb_live_files_new(kvlab_rdb_db* h) noexcept {
   auto* out = new kvlab_rdb_live_files();
   h->db->GetLiveFilesMetaData(&out->files);
+  if (!h->cf_name.empty()) {
+    // The records' column family's files only.
+    std::vector<rocksdb::LiveFileMetaData> mine;
+    for (auto& f : out->files) {
+      if (f.column_family_name == h->cf_name) {
+        mine.push_back(std::move(f));
+      }
+    }
+    out->files = std::move(mine);
+  }
   return out;
 }
 
@@ -266,7 +341,7 @@ char* kvlab_rdb_statistics(kvlab_rdb_db* h) noexcept {
 // NULL when RocksDB has none by that name.
 char* kvlab_rdb_property(kvlab_rdb_db* h, const char* name) noexcept {
   std::string value;
-  if (!h->db->GetProperty(name, &value)) {
+  if (!h->db->GetProperty(h->cf, name, &value)) {
     return nullptr;
   }
   return copy_string(value);
@@ -277,7 +352,7 @@ kvlab_rdb_session* kvlab_rdb_session_new(kvlab_rdb_db* h, bool wal, bool sync,
   auto* s = new kvlab_rdb_session();
   s->db = h->db;
   s->perf_level = perf_level;
-  s->cf = h->db->DefaultColumnFamily();
+  s->cf = h->cf;
   s->write.disableWAL = !wal;
   s->write.sync = sync;
   s->read.verify_checksums = verify_checksums;

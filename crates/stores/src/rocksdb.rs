@@ -3,7 +3,10 @@
 //! A YCSB record is stored as one value holding every field (the single-value encoding
 //! of [`kvlab_core::Record`], the layout YCSB's RocksDB binding uses). An update reads
 //! the record, replaces the updated fields and writes it back, as that binding does.
-//! Scans use a forward iterator from the start key.
+//! Scans use a forward iterator from the start key. Records live in the column family
+//! `rocksdb.column_family` (default `usertable`, where YCSB's binding keeps them; a
+//! database whose records are in `default`, as db_bench's are, is refused with a message
+//! naming `-p rocksdb.column_family=default`).
 //!
 //! kvlab links the system RocksDB library (Debian's `librocksdb-dev`), the same one the
 //! `db_bench` of Debian's `rocksdb-tools` runs, so the two can be compared like for like:
@@ -58,6 +61,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "merge_operator",
     "multi_get",
     "perf_level",
+    "column_family",
 ];
 
 const COMPRESSIONS: &[&str] = &["none", "snappy", "lz4", "lz4hc", "zstd", "zlib", "bz2"];
@@ -150,6 +154,12 @@ pub struct RocksDbConfig {
     /// RocksDB's per-thread perf level for the workers ([`PERF_LEVELS`]; default
     /// `disable`, db_bench's `-perf_level` default, where RocksDB's own is `count`).
     pub perf_level: String,
+    /// The column family the records live in (default `usertable`, the table name
+    /// YCSB's RocksDB binding makes its column family, so a database YCSB loaded and
+    /// one kvlab loaded hold the same records); created when missing. A database whose
+    /// records are in `default` (db_bench's, or kvlab's before it used `usertable`) is
+    /// refused with a message naming `-p rocksdb.column_family=default`.
+    pub column_family: String,
 }
 
 impl RocksDbConfig {
@@ -183,7 +193,15 @@ impl RocksDbConfig {
             merge_operator: o.choice("merge_operator", MERGE_OPERATORS, "put")?,
             multi_get: o.bool("multi_get", true)?,
             perf_level: o.choice("perf_level", PERF_LEVELS, "disable")?,
+            column_family: o.string("column_family", "usertable"),
         };
+        if config.column_family.is_empty() {
+            return Err(StoreError::new(
+                StoreErrorKind::Config,
+                "rocksdb.column_family: a column family's name, not empty (RocksDB's own \
+                 is `default`)",
+            ));
+        }
         o.finish(OPTION_NAMES)?;
         Ok(config)
     }
@@ -239,6 +257,7 @@ impl RocksDbConfig {
             ("merge_operator".into(), self.merge_operator.clone().into()),
             ("multi_get".into(), self.multi_get.into()),
             ("perf_level".into(), self.perf_level.clone().into()),
+            ("column_family".into(), self.column_family.clone().into()),
         ]
     }
 }
@@ -294,12 +313,13 @@ impl RocksDbStore {
             destroy_on_open: config.destroy_on_open && config.path.exists(),
             read_only: false,
             merge_operator: std::ptr::null(),
+            column_family: std::ptr::null(),
         };
         let merge_operator = match config.merge_operator.as_str() {
             "none" => "",
             name => name,
         };
-        let db = ffi::Db::open(&config.path, merge_operator, options)
+        let db = ffi::Db::open(&config.path, merge_operator, &config.column_family, options)
             .map_err(|e| io_err(&format!("opening rocksdb at {}", config.path.display()), e))?;
         Ok(RocksDbStore {
             db: Arc::new(db),
@@ -362,8 +382,11 @@ pub fn read_sst_files(path: &Path) -> Result<Vec<SstFile>, StoreError> {
         destroy_on_open: false,
         read_only: true,
         merge_operator: std::ptr::null(),
+        column_family: std::ptr::null(),
     };
-    let db = ffi::Db::open(path, "", options).map_err(|e| {
+    // Every column family's files: db_bench's records are in `default`, kvlab's in
+    // `usertable`.
+    let db = ffi::Db::open(path, "", "", options).map_err(|e| {
         io_err(
             &format!("opening rocksdb at {} read-only", path.display()),
             e,
@@ -718,6 +741,10 @@ mod tests {
         let c = RocksDbConfig::from_options(None, o).unwrap();
         assert_eq!(c.path, PathBuf::from("/tmp/y"));
         assert_eq!(c.block_cache_size_bytes, 8 << 20);
+        assert_eq!(c.column_family, "usertable");
+        let o = StoreOptions::from_strs("rocksdb.", &[("rocksdb.column_family", "")]);
+        let err = RocksDbConfig::from_options(Some(Path::new("/tmp/x")), o).unwrap_err();
+        assert!(err.message.contains("rocksdb.column_family"), "{err}");
         assert!(c.wal);
     }
 }

@@ -42,6 +42,8 @@ fn merge_all<S: Session>(session: &mut S, merges: &[(&[u8], &[u8])]) -> Vec<Outc
 fn ldb_get_hex(dir: &Path, key: &str) -> Option<String> {
     let out = match Command::new("ldb")
         .arg(format!("--db={}", dir.display()))
+        // kvlab keeps its records in YCSB's column family.
+        .arg("--column_family=usertable")
         .args(["get", "--value_hex", key])
         .output()
     {

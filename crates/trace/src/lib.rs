@@ -13,7 +13,9 @@
 //! oracleGeneral, lcs, vscsi, csv, txt and twr, Twitter's CSV, ARC, LIRS, cache2k,
 //! scarab, AdaptSize, MSR Cambridge, Tencent CBS, Redis MONITOR), [`kvtrace`] (kvlab's
 //! own format, [`KvtraceWriter`]), [`stats`] ([`Stats::collect`]), [`dump`]
-//! (RocksDB trace_analyzer's human-readable layout) and [`convert`]; with the cargo
+//! (RocksDB trace_analyzer's human-readable layout), [`export`] (libCacheSim's
+//! oracleGeneral, csv and txt, and RocksDB's query-trace format, written for those tools
+//! to read) and [`convert`]; with the cargo
 //! feature `parquet`, `parquet` (one row per request, and the DuckDB query that
 //! reproduces `trace stats`).
 //!
@@ -52,6 +54,7 @@
 pub mod analyze;
 pub mod dump;
 pub mod error;
+pub mod export;
 pub mod format;
 pub mod fuzzing;
 mod input;

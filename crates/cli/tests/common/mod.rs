@@ -1,10 +1,13 @@
 //! Helpers the `kvlab` end-to-end tests share, one definition each: run the binary from
 //! the repository root and read its YCSB-style report lines and memtier's table
 //! (here), the files it wrote and the project's shared data ([`files`]), the servers it
-//! talks to ([`servers`]), and processes, ports and waits ([`process`]).
+//! talks to ([`servers`]), processes, ports and waits ([`process`]), Python tools in a
+//! virtual environment ([`python`]) and Java HdrHistogram ([`java`]).
 
 pub mod files;
+pub mod java;
 pub mod process;
+pub mod python;
 pub mod servers;
 
 use std::ffi::OsStr;

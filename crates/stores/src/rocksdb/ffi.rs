@@ -53,6 +53,9 @@ pub struct RawOptions {
     pub read_only: bool,
     /// A merge operator RocksDB knows by name (NUL-terminated; empty: none).
     pub merge_operator: *const c_char,
+    /// The column family the records live in (NUL-terminated; created when missing);
+    /// empty: `default`, and [`Db::live_files`] lists every column family's files.
+    pub column_family: *const c_char,
 }
 
 #[repr(C)]
@@ -206,9 +209,14 @@ unsafe impl Send for Db {}
 unsafe impl Sync for Db {}
 
 impl Db {
-    /// Opens the database at `path` with `options` (whose `path` and `merge_operator`
-    /// are filled in here).
-    pub fn open(path: &Path, merge_operator: &str, mut options: RawOptions) -> Result<Db, String> {
+    /// Opens the database at `path` with `options` (whose `path`, `merge_operator` and
+    /// `column_family` are filled in here).
+    pub fn open(
+        path: &Path,
+        merge_operator: &str,
+        column_family: &str,
+        mut options: RawOptions,
+    ) -> Result<Db, String> {
         let path = c_string(
             "the database path",
             path.as_os_str().as_encoded_bytes().to_vec(),
@@ -216,6 +224,8 @@ impl Db {
         let merge = c_string("the merge operator", merge_operator.as_bytes().to_vec())?;
         options.path = path.as_ptr();
         options.merge_operator = merge.as_ptr();
+        let cf = c_string("the column family", column_family.as_bytes().to_vec())?;
+        options.column_family = cf.as_ptr();
         let mut err = std::ptr::null_mut();
         // SAFETY: `options` and the strings it points at live across the call; the shim
         // copies what it keeps.
