@@ -190,7 +190,7 @@ pub const STORES: &[StoreInfo] = &[
             Flag::CacheSize,
             "rocksdb's block cache is -p rocksdb.block_cache_size=SIZE",
         )],
-        layout_options: &[],
+        layout_options: &["column_family"],
     },
     StoreInfo {
         name: "lmdb",
