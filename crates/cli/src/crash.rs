@@ -21,173 +21,31 @@
 //!   directory, and the kill cuts the power: what was not synced is gone before the
 //!   check.
 
-use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::AtomicU8;
 
-use kvlab_core::{Dataset, OpKind, Outcome, Tap, TapClient, Timestamp};
+use kvlab_core::{Dataset, Tap};
+use kvlab_lab::expected::{CrashCheck, ExpectedLog, ExpectedState, Found};
 use kvlab_runner::RecordState;
 
 use super::*;
-
-/// The tap of `--expected-log`: appends every acknowledged write to the file.
-#[derive(Debug)]
-pub(crate) struct ExpectedLog {
-    file: File,
-}
-
-impl Tap for ExpectedLog {
-    fn client(&self, _client: usize, _clients: usize) -> Box<dyn TapClient> {
-        Box::new(ExpectedLogClient {
-            file: self
-                .file
-                .try_clone()
-                .expect("a second handle of the expected-state log"),
-            buf: Vec::with_capacity(4096),
-        })
-    }
-}
-
-struct ExpectedLogClient {
-    file: File,
-    buf: Vec<u8>,
-}
-
-impl TapClient for ExpectedLogClient {
-    fn batch(&mut self, batch: &kvlab_core::Batch, _started: Timestamp) {
-        self.buf.clear();
-        for slot in batch.slots() {
-            let op = match slot.request.kind {
-                OpKind::Insert => b'I',
-                OpKind::Update | OpKind::ReadModifyWrite => b'U',
-                OpKind::Delete => b'D',
-                OpKind::Read | OpKind::Scan => continue,
-            };
-            if !matches!(
-                slot.result,
-                Ok(Outcome::Written { .. } | Outcome::Deleted | Outcome::Hit { .. })
-            ) {
-                continue;
-            }
-            self.buf.extend_from_slice(&[op, b'\t']);
-            self.buf.extend_from_slice(&slot.request.key);
-            self.buf.push(b'\n');
-        }
-        if !self.buf.is_empty() {
-            // One append per batch (the file is shared by the clients: O_APPEND keeps the
-            // lines whole). A failed write loses lines, which can only hide a lost write.
-            let _ = self.file.write_all(&self.buf);
-        }
-    }
-}
-
-/// Forwards every batch to two taps (`--record` and `--expected-log` together).
-#[derive(Debug)]
-pub(crate) struct BothTaps(pub(crate) Arc<dyn Tap>, pub(crate) Arc<dyn Tap>);
-
-impl Tap for BothTaps {
-    fn client(&self, client: usize, clients: usize) -> Box<dyn TapClient> {
-        Box::new(BothClients(
-            self.0.client(client, clients),
-            self.1.client(client, clients),
-        ))
-    }
-}
-
-struct BothClients(Box<dyn TapClient>, Box<dyn TapClient>);
-
-impl TapClient for BothClients {
-    fn batch(&mut self, batch: &kvlab_core::Batch, started: Timestamp) {
-        self.0.batch(batch, started);
-        self.1.batch(batch, started);
-    }
-}
 
 /// Opens `--expected-log` for writing, when it is given (`load` and `run`).
 pub(crate) fn expected_log(ctx: &PhaseCtx) -> Result<Option<Arc<dyn Tap>>> {
     let Some(path) = &ctx.args.expected_log else {
         return Ok(None);
     };
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    let log = ExpectedLog::append(path)
         .with_context(|| format!("opening the expected-state log {}", path.display()))?;
-    Ok(Some(Arc::new(ExpectedLog { file: log })))
-}
-
-/// The last acknowledged write of each key in an expected-state log: `true` when the
-/// record must be there (insert or update), `false` when it must not (delete).
-fn read_log(path: &Path) -> Result<HashMap<Vec<u8>, bool>> {
-    let file = File::open(path).map_err(|e| {
-        usage(format!(
-            "--expected-log {}: {e}; a load or run with --expected-log writes it",
-            path.display()
-        ))
-    })?;
-    let mut last = HashMap::new();
-    let mut reader = BufReader::new(file);
-    let mut line = Vec::new();
-    let mut number = 0u64;
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        number += 1;
-        if line.last() != Some(&b'\n') {
-            // The writer died in the middle of this line: it was not acknowledged whole.
-            break;
-        }
-        line.pop();
-        let (present, key) = match line.split_first() {
-            Some((b'I' | b'U', rest)) => (true, rest),
-            Some((b'D', rest)) => (false, rest),
-            _ => {
-                return Err(usage(format!(
-                    "{}:{number}: expected `I`, `U` or `D`, a tab and a key",
-                    path.display()
-                )))
-            }
-        };
-        let Some(key) = key.strip_prefix(b"\t") else {
-            return Err(usage(format!(
-                "{}:{number}: expected a tab after the operation",
-                path.display()
-            )));
-        };
-        last.insert(key.to_vec(), present);
-    }
-    Ok(last)
-}
-
-/// What `verify --expected-log` found.
-#[derive(Debug, Default, Clone, PartialEq, serde::Serialize)]
-pub(crate) struct CrashCheck {
-    /// Writes the log holds (each key's last).
-    pub(crate) acknowledged: u64,
-    /// Acknowledged and kept.
-    pub(crate) recovered: u64,
-    /// Acknowledged and not kept.
-    pub(crate) lost: u64,
-    /// Found, but not as written.
-    pub(crate) corrupted: u64,
-    /// Not acknowledged (in flight when the writer died), yet kept.
-    pub(crate) unacknowledged_present: u64,
-    /// Reads that failed.
-    pub(crate) errors: u64,
-    /// Acknowledged keys outside the dataset's records (not checked).
-    pub(crate) unchecked: u64,
-    /// The first lost keys.
-    pub(crate) first_lost: Vec<String>,
+    Ok(Some(Arc::new(log)))
 }
 
 /// `verify --expected-log FILE`: reads every record back and sets it against the log.
 pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<ExitCode> {
-    let acked = read_log(log)?;
+    let acked = ExpectedState::read(log).map_err(refused)?;
     let dataset = records(&ctx.work, "verify")?;
     let (first, count) = (dataset.first(), dataset.count());
     let states: Vec<AtomicU8> = (0..count).map(|_| AtomicU8::new(0)).collect();
@@ -207,36 +65,20 @@ pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<E
             states[(n - first) as usize].store(code, Ordering::Relaxed);
         },
     )?;
-    let mut c = CrashCheck {
-        acknowledged: acked.len() as u64,
-        ..CrashCheck::default()
-    };
+    let mut c = CrashCheck::new(&acked);
     let mut key = Vec::new();
-    let mut seen = 0u64;
     for (i, state) in states.iter().enumerate() {
         key.clear();
-        let n = first + i as u64;
-        dataset.key(n, &mut key);
-        let expected = acked.get(&key).copied();
-        seen += u64::from(expected.is_some());
-        match (state.load(Ordering::Relaxed), expected) {
-            (0, _) => {} // not read: interrupted
-            (4, _) => c.errors += 1,
-            (2, _) => c.corrupted += 1,
-            (1, Some(true)) | (3, Some(false)) => c.recovered += 1,
-            (1, None) => c.unacknowledged_present += 1,
-            (3, None) => {}
-            (_, Some(_)) => {
-                c.lost += 1;
-                if c.first_lost.len() < 10 {
-                    c.first_lost
-                        .push(String::from_utf8_lossy(&key).into_owned());
-                }
-            }
-            _ => {}
-        }
+        dataset.key(first + i as u64, &mut key);
+        let found = match state.load(Ordering::Relaxed) {
+            1 => Some(Found::Intact),
+            2 => Some(Found::Corrupted),
+            3 => Some(Found::Missing),
+            4 => Some(Found::Error),
+            _ => None, // not read: interrupted
+        };
+        c.count(&acked, &key, found);
     }
-    c.unchecked = c.acknowledged - seen;
     let mut out = std::io::stdout().lock();
     writeln!(out, "[CRASH], Acknowledged, {}", c.acknowledged)?;
     writeln!(out, "[CRASH], Recovered, {}", c.recovered)?;
@@ -258,7 +100,7 @@ pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<E
     }
     Ok(if ctx.stop.load(Ordering::SeqCst) {
         ExitCode::from(130)
-    } else if c.lost > 0 || c.corrupted > 0 || c.errors > 0 {
+    } else if c.failed() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

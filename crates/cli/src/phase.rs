@@ -305,7 +305,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
     let recording = recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>);
     let tap = match (recording, crate::crash::expected_log(ctx)?) {
         (Some(a), Some(b)) => {
-            Some(Arc::new(crate::crash::BothTaps(a, b)) as Arc<dyn kvlab_core::Tap>)
+            Some(Arc::new(kvlab_lab::expected::BothTaps(a, b)) as Arc<dyn kvlab_core::Tap>)
         }
         (a, b) => a.or(b),
     };

@@ -16,11 +16,14 @@
 //! - [`plan`]: values that cannot mean anything (a zero duration, a sampling rate outside
 //!   (0, 1], a run of zero operations) refused with the option named.
 //!
+//! - [`expected`]: the expected-state log of crash tests (a runner tap appending every
+//!   acknowledged write) and the tally of what a store kept against it.
 //! - [`outputs`]: an output file that exists is replaced only with `--overwrite`, checked
 //!   before the work that fills it.
 //!
 //! This crate knows nothing of clap: the command line hands it plain values.
 
+pub mod expected;
 pub mod limits;
 pub mod outputs;
 pub mod plan;

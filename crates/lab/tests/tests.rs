@@ -172,3 +172,51 @@ fn an_output_file_is_replaced_only_when_asked() {
     assert!(e.contains("is not a directory"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_expected_state_is_each_keys_last_whole_acknowledged_write() {
+    use kvlab_lab::expected::{CrashCheck, ExpectedState, Found};
+    let dir = std::env::temp_dir().join(format!("kvlab-lab-expected-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("acked");
+    // k3's delete is torn (the writer died inside the line): not acknowledged whole.
+    std::fs::write(&log, "I\tk1\nI\tk2\nD\tk2\nU\tk3\nI\tk4\nD\tk3").unwrap();
+    let state = ExpectedState::read(&log).unwrap();
+    assert_eq!(state.len(), 4);
+    assert_eq!(state.expected(b"k1"), Some(true));
+    assert_eq!(state.expected(b"k2"), Some(false));
+    assert_eq!(state.expected(b"k3"), Some(true));
+    assert_eq!(state.expected(b"k9"), None);
+
+    let mut c = CrashCheck::new(&state);
+    c.count(&state, b"k1", Some(Found::Intact)); // recovered
+    c.count(&state, b"k2", Some(Found::Intact)); // a delete undone: lost
+    c.count(&state, b"k3", Some(Found::Missing)); // lost
+    c.count(&state, b"k9", Some(Found::Intact)); // in flight, kept: allowed
+    c.count(&state, b"k8", Some(Found::Missing)); // never written
+    assert_eq!(
+        (
+            c.acknowledged,
+            c.recovered,
+            c.lost,
+            c.unacknowledged_present,
+            c.unchecked
+        ),
+        (4, 1, 2, 1, 1),
+        "{c:?}"
+    );
+    assert_eq!(c.first_lost, ["k2", "k3"]);
+    assert!(c.failed());
+
+    std::fs::write(&log, "I\tk1\nX\tk2\n").unwrap();
+    let e = ExpectedState::read(&log).unwrap_err().to_string();
+    assert!(
+        e.ends_with("acked:2: expected `I`, `U` or `D`, a tab and a key"),
+        "{e}"
+    );
+    let e = ExpectedState::read(&dir.join("none"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("--expected-log "), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
