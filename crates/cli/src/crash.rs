@@ -245,227 +245,35 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         }
     }
     let (min, max) = kill_window(&cmd.kill_after)?;
-    // The command line after `crash`, less the options kvlab crash sets for its children.
-    let raw: Vec<String> = std::env::args().collect();
-    let at = raw
-        .iter()
-        .position(|x| x == "crash")
-        .map_or(raw.len(), |i| i + 1);
-    let mut passed = Vec::new();
-    let mut rest = raw[at..].iter().peekable();
-    while let Some(arg) = rest.next() {
-        let name = arg.split('=').next().unwrap_or(arg);
-        if OWN_OPTIONS.contains(&name) {
-            if !arg.contains('=') {
-                rest.next();
-            }
-            continue;
-        }
-        if name == "--spawn" {
-            // Its settings are optional: the next word is one unless it is an option.
-            if !arg.contains('=') && rest.peek().is_some_and(|n| !n.starts_with('-')) {
-                rest.next();
-            }
-            continue;
-        }
-        if arg == "--overwrite" || arg == "--power-loss" {
-            continue;
-        }
-        passed.push(arg.clone());
-    }
+    let passed = passed_args();
     let exe = std::env::current_exe().context("finding kvlab's own executable")?;
     let mut seed = a.seed.unwrap_or_else(random_seed) | 1;
     let mut rounds = Vec::new();
     std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
+    let crasher = Crasher {
+        cmd: &cmd,
+        spec: spec.as_ref(),
+        base: &base,
+        passed: &passed,
+        exe: &exe,
+    };
     for round in 1..=cmd.rounds {
-        let dir = base.join(format!("round-{round}"));
-        // An embedded store loads into a fresh directory, and so does a server under a
-        // power cut (its data directory); a server otherwise has a work directory of its own.
-        if spec.is_none() || cmd.power_loss {
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir)
-                    .with_context(|| format!("clearing {} for a new round", dir.display()))?;
-            }
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        // With a power cut, the store's files are written through a mount of that directory.
-        let mount = base.join(format!("round-{round}.mnt"));
-        let mut power = if cmd.power_loss {
-            if kvlab_powercut::PowerCut::clear_stale(&mount)
-                .with_context(|| format!("detaching the stale mount at {}", mount.display()))?
-            {
-                eprintln!(
-                    "kvlab: detached a mount left at {} by a run that did not finish",
-                    mount.display()
-                );
-            }
-            std::fs::create_dir_all(&mount)
-                .with_context(|| format!("creating {}", mount.display()))?;
-            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
-        } else {
-            None
-        };
-        let mut server = match &spec {
-            Some(spec) => {
-                let mut spec = spec.clone();
-                if power.is_some() {
-                    // The server keeps its data (AOF, RDB) under the mount.
-                    spec.options
-                        .push(("dir".into(), format!("\"{}\"", mount.display())));
-                }
-                let s = kvlab_spawn::Server::start(&spec)?;
-                eprintln!(
-                    "kvlab: round {round}: started {} {} at {} (pid {})",
-                    a.db,
-                    s.version(),
-                    s.url(),
-                    s.pid()
-                );
-                Some(s)
-            }
-            None => None,
-        };
-        let writer_target: [String; 2] = match (&server, &power) {
-            (Some(s), _) => ["--url".into(), s.url()],
-            (None, Some(p)) => ["--path".into(), p.mountpoint().display().to_string()],
-            (None, None) => ["--path".into(), dir.display().to_string()],
-        };
-        let target: [String; 2] = match &server {
-            Some(s) => ["--url".into(), s.url()],
-            None => ["--path".into(), dir.display().to_string()],
-        };
-        let log = base.join(format!("round-{round}.acked"));
-        let child_args = |phase: &str, target: &[String; 2]| -> Vec<String> {
-            let mut v = vec![phase.to_string()];
-            v.extend(passed.iter().cloned());
-            v.extend(target.iter().cloned());
-            v.extend([
-                "--expected-log".into(),
-                log.display().to_string(),
-                "--progress".into(),
-                "never".into(),
-                "-p".into(),
-                "dataintegrity=true".into(),
-            ]);
-            v
-        };
-        // Empty until the writer acknowledges a write: a writer killed before its first
-        // write leaves an empty log, not none.
-        File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         // A kill time in the window, from a small generator of its own.
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let span = (max - min).as_secs_f64();
         let after = min + Duration::from_secs_f64(span * (seed % 1_000_000) as f64 / 1e6);
-        let mut writer = Command::new(&exe)
-            .args(child_args("load", &writer_target))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .context("starting the writer")?;
-        let kill = KillClock {
-            after,
-            after_writes: cmd.kill_after_writes,
-        };
-        let (finished_first, killed_after_s) =
-            kill.watch(&mut writer, &log, server.as_ref(), round)?;
-        // The power goes out with the kill (or when the writer finished first): the server
-        // goes with it, and what was not synced is gone; the check reads what is left.
-        let unsynced = match power.take() {
-            Some(p) => {
-                if let Some(s) = server.as_mut() {
-                    s.kill();
-                    let waited = std::time::Instant::now();
-                    while s.try_wait()?.is_none() && waited.elapsed() < Duration::from_secs(10) {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                }
-                let lost = p.cut().context("cutting the power")?;
-                if server.is_some() {
-                    // The server comes back on what the disk kept, through a new mount.
-                    power = Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?);
-                } else {
-                    let _ = std::fs::remove_dir(&mount);
-                }
-                Some(lost)
-            }
-            None => None,
-        };
-        if let Some(s) = server.as_mut() {
-            if !finished_first || unsynced.is_some() {
-                s.restart(Duration::from_secs(60))
-                    .context("restarting the server on what it persisted")?;
-            }
-        }
-        let o = Command::new(&exe)
-            .args(child_args("verify", &target))
-            .output()
-            .context("starting the check")?;
-        let stdout = String::from_utf8_lossy(&o.stdout);
-        let field = |name: &str| -> Option<u64> {
-            stdout
-                .lines()
-                .find_map(|l| l.strip_prefix(&format!("[CRASH], {name}, ")))
-                .and_then(|v| v.trim().parse().ok())
-        };
-        let Some(acknowledged) = field("Acknowledged") else {
-            return Err(anyhow::anyhow!(
-                "round {round}: the check did not run: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            ));
-        };
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        let first_lost = stderr
-            .lines()
-            .find_map(|l| l.strip_prefix("kvlab: lost acknowledged writes of: "))
-            .map(|l| l.split(", ").map(String::from).collect())
-            .unwrap_or_default();
-        if let Some(s) = server.take() {
-            let _ = s.stop();
-        }
-        if let Some(p) = power.take() {
-            p.unmount()
-                .context("unmounting the power-cut file system")?;
-            let _ = std::fs::remove_dir(&mount);
-        }
-        let check = CrashCheck {
-            acknowledged,
-            recovered: field("Recovered").unwrap_or(0),
-            lost: field("Lost").unwrap_or(0),
-            corrupted: field("Corrupted").unwrap_or(0),
-            unacknowledged_present: field("UnacknowledgedPresent").unwrap_or(0),
-            errors: field("Errors").unwrap_or(0),
-            unchecked: field("Unchecked").unwrap_or(0),
-            first_lost,
-        };
-        eprintln!(
-            "kvlab: round {round}: {} {} after {killed_after_s:.2} s; {} acknowledged, \
-             {} recovered, {} lost, {} corrupted, {} unacknowledged but present",
-            if spec.is_some() { "server" } else { "writer" },
-            if finished_first { "finished" } else { "killed" },
-            check.acknowledged,
-            check.recovered,
-            check.lost,
-            check.corrupted,
-            check.unacknowledged_present
-        );
-        if let Some(u) = unsynced {
-            eprintln!(
-                "kvlab: round {round}: power cut: {} bytes in {} files were not synced",
-                u.bytes, u.files
-            );
-        }
-        rounds.push(Round {
-            round,
-            killed_after_s,
-            finished_first,
-            tested: !finished_first && check.acknowledged > 0,
-            unsynced_files: unsynced.map(|u| u.files),
-            unsynced_bytes: unsynced.map(|u| u.bytes),
-            check,
-        });
+        rounds.push(crasher.round(round, after)?);
     }
+    summarize(&cmd, spec.is_some(), &base, &rounds)
+}
+
+/// Prints the rounds' table and totals, writes `crash.json` with `--out`, says which
+/// rounds tested nothing, and gives the exit code: 1 when a write was lost or a record
+/// corrupted, or when no round tested anything.
+fn summarize(cmd: &CrashCommand, spawned: bool, base: &Path, rounds: &[Round]) -> Result<ExitCode> {
+    let a = &cmd.phase;
     let mut out = std::io::stdout().lock();
     // With a power cut, a last column: what the cut dropped.
     let cut = if cmd.power_loss {
@@ -482,7 +290,7 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
         "|---|---|---|---|---|---|---|{}",
         if cmd.power_loss { "---|" } else { "" }
     )?;
-    for r in &rounds {
+    for r in rounds {
         writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} |{}",
@@ -509,8 +317,8 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     writeln!(out, "[CRASH], Lost, {lost}")?;
     writeln!(out, "[CRASH], Corrupted, {corrupted}")?;
     out.flush()?;
-    if spec.is_some() && a.path.is_none() {
-        let _ = std::fs::remove_dir_all(&base);
+    if spawned && a.path.is_none() {
+        let _ = std::fs::remove_dir_all(base);
     }
     if let Some(dir) = &a.out {
         kvlab_report::prepare_out_dir(dir, a.overwrite)
@@ -559,6 +367,247 @@ pub(crate) fn crash(cmd: CrashCommand) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What every round of one `kvlab crash` shares: its options, the server it starts, its
+/// directory, the options its children take, and kvlab's own executable.
+struct Crasher<'a> {
+    cmd: &'a CrashCommand,
+    spec: Option<&'a kvlab_spawn::ServerSpec>,
+    base: &'a Path,
+    passed: &'a [String],
+    exe: &'a Path,
+}
+
+impl Crasher<'_> {
+    /// One round: a fresh directory (through a power-cut mount with `--power-loss`), the
+    /// server if kvlab starts one, the writer killed `after` its first acknowledged write
+    /// (or after `--kill-after-writes`), the power cut, the server restarted, and the check
+    /// of what the store kept.
+    fn round(&self, round: u32, after: Duration) -> Result<Round> {
+        let dir = self.base.join(format!("round-{round}"));
+        // An embedded store loads into a fresh directory, and so does a server under a
+        // power cut (its data directory); a server otherwise has a work directory of its own.
+        if self.spec.is_none() || self.cmd.power_loss {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .with_context(|| format!("clearing {} for a new round", dir.display()))?;
+            }
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        // With a power cut, the store's files are written through a mount of that directory.
+        let mount = self.base.join(format!("round-{round}.mnt"));
+        let mut power = if self.cmd.power_loss {
+            if kvlab_powercut::PowerCut::clear_stale(&mount)
+                .with_context(|| format!("detaching the stale mount at {}", mount.display()))?
+            {
+                eprintln!(
+                    "kvlab: detached a mount left at {} by a run that did not finish",
+                    mount.display()
+                );
+            }
+            std::fs::create_dir_all(&mount)
+                .with_context(|| format!("creating {}", mount.display()))?;
+            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
+        } else {
+            None
+        };
+        let mut server = match self.spec {
+            Some(spec) => {
+                let mut spec = spec.clone();
+                if power.is_some() {
+                    // The server keeps its data (AOF, RDB) under the mount.
+                    spec.options
+                        .push(("dir".into(), format!("\"{}\"", mount.display())));
+                }
+                let s = kvlab_spawn::Server::start(&spec)?;
+                eprintln!(
+                    "kvlab: round {round}: started {} {} at {} (pid {})",
+                    self.cmd.phase.db,
+                    s.version(),
+                    s.url(),
+                    s.pid()
+                );
+                Some(s)
+            }
+            None => None,
+        };
+        let writer_target: [String; 2] = match (&server, &power) {
+            (Some(s), _) => ["--url".into(), s.url()],
+            (None, Some(p)) => ["--path".into(), p.mountpoint().display().to_string()],
+            (None, None) => ["--path".into(), dir.display().to_string()],
+        };
+        let target: [String; 2] = match &server {
+            Some(s) => ["--url".into(), s.url()],
+            None => ["--path".into(), dir.display().to_string()],
+        };
+        let log = self.base.join(format!("round-{round}.acked"));
+        let child_args = |phase: &str, target: &[String; 2]| -> Vec<String> {
+            let mut v = vec![phase.to_string()];
+            v.extend(self.passed.iter().cloned());
+            v.extend(target.iter().cloned());
+            v.extend([
+                "--expected-log".into(),
+                log.display().to_string(),
+                "--progress".into(),
+                "never".into(),
+                "-p".into(),
+                "dataintegrity=true".into(),
+            ]);
+            v
+        };
+        // Empty until the writer acknowledges a write: a writer killed before its first
+        // write leaves an empty log, not none.
+        File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let mut writer = Command::new(self.exe)
+            .args(child_args("load", &writer_target))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .context("starting the writer")?;
+        let kill = KillClock {
+            after,
+            after_writes: self.cmd.kill_after_writes,
+        };
+        let (finished_first, killed_after_s) =
+            kill.watch(&mut writer, &log, server.as_ref(), round)?;
+        // The power goes out with the kill (or when the writer finished first): the server
+        // goes with it, and what was not synced is gone; the check reads what is left.
+        let unsynced = match power.take() {
+            Some(p) => {
+                if let Some(s) = server.as_mut() {
+                    s.kill();
+                    let waited = std::time::Instant::now();
+                    while s.try_wait()?.is_none() && waited.elapsed() < Duration::from_secs(10) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                }
+                let lost = p.cut().context("cutting the power")?;
+                if server.is_some() {
+                    // The server comes back on what the disk kept, through a new mount.
+                    power = Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?);
+                } else {
+                    let _ = std::fs::remove_dir(&mount);
+                }
+                Some(lost)
+            }
+            None => None,
+        };
+        if let Some(s) = server.as_mut() {
+            if !finished_first || unsynced.is_some() {
+                s.restart(Duration::from_secs(60))
+                    .context("restarting the server on what it persisted")?;
+            }
+        }
+        let check = self.check(round, &child_args("verify", &target))?;
+        if let Some(s) = server.take() {
+            let _ = s.stop();
+        }
+        if let Some(p) = power.take() {
+            p.unmount()
+                .context("unmounting the power-cut file system")?;
+            let _ = std::fs::remove_dir(&mount);
+        }
+        eprintln!(
+            "kvlab: round {round}: {} {} after {killed_after_s:.2} s; {} acknowledged, \
+             {} recovered, {} lost, {} corrupted, {} unacknowledged but present",
+            if self.spec.is_some() {
+                "server"
+            } else {
+                "writer"
+            },
+            if finished_first { "finished" } else { "killed" },
+            check.acknowledged,
+            check.recovered,
+            check.lost,
+            check.corrupted,
+            check.unacknowledged_present
+        );
+        if let Some(u) = unsynced {
+            eprintln!(
+                "kvlab: round {round}: power cut: {} bytes in {} files were not synced",
+                u.bytes, u.files
+            );
+        }
+        Ok(Round {
+            round,
+            killed_after_s,
+            finished_first,
+            tested: !finished_first && check.acknowledged > 0,
+            unsynced_files: unsynced.map(|u| u.files),
+            unsynced_bytes: unsynced.map(|u| u.bytes),
+            check,
+        })
+    }
+
+    /// Runs the round's `verify --expected-log` child and reads its `[CRASH]` lines.
+    fn check(&self, round: u32, args: &[String]) -> Result<CrashCheck> {
+        let o = Command::new(self.exe)
+            .args(args)
+            .output()
+            .context("starting the check")?;
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        let field = |name: &str| -> Option<u64> {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("[CRASH], {name}, ")))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        let Some(acknowledged) = field("Acknowledged") else {
+            return Err(anyhow::anyhow!(
+                "round {round}: the check did not run: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        };
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let first_lost = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("kvlab: lost acknowledged writes of: "))
+            .map(|l| l.split(", ").map(String::from).collect())
+            .unwrap_or_default();
+        Ok(CrashCheck {
+            acknowledged,
+            recovered: field("Recovered").unwrap_or(0),
+            lost: field("Lost").unwrap_or(0),
+            corrupted: field("Corrupted").unwrap_or(0),
+            unacknowledged_present: field("UnacknowledgedPresent").unwrap_or(0),
+            errors: field("Errors").unwrap_or(0),
+            unchecked: field("Unchecked").unwrap_or(0),
+            first_lost,
+        })
+    }
+}
+
+/// The command line after `crash`, less the options kvlab crash sets for its children.
+fn passed_args() -> Vec<String> {
+    let raw: Vec<String> = std::env::args().collect();
+    let at = raw
+        .iter()
+        .position(|x| x == "crash")
+        .map_or(raw.len(), |i| i + 1);
+    let mut passed = Vec::new();
+    let mut rest = raw[at..].iter().peekable();
+    while let Some(arg) = rest.next() {
+        let name = arg.split('=').next().unwrap_or(arg);
+        if OWN_OPTIONS.contains(&name) {
+            if !arg.contains('=') {
+                rest.next();
+            }
+            continue;
+        }
+        if name == "--spawn" {
+            // Its settings are optional: the next word is one unless it is an option.
+            if !arg.contains('=') && rest.peek().is_some_and(|n| !n.starts_with('-')) {
+                rest.next();
+            }
+            continue;
+        }
+        if arg == "--overwrite" || arg == "--power-loss" {
+            continue;
+        }
+        passed.push(arg.clone());
+    }
+    passed
 }
 
 /// When a round's writer is killed: `after` its first acknowledged write, or once it has

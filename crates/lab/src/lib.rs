@@ -8,7 +8,7 @@
 //!   compares it with. Flag refusals, help text, a suite's store validation, `kvlab
 //!   crash`'s list and `kvlab sim`'s policy choice are all derived from it, so a new store
 //!   is one row here (and one arm where stores are opened).
-//! - [`StoreInfo::refuse`]: the one sentence for a flag that does not apply to a store
+//! - [`StoreInfo::check`]: the one sentence for a flag that does not apply to a store
 //!   (exit code 2 in the command line).
 //! - [`limits`]: what the machine can hold — worker threads against the process and
 //!   memory limits, connections against the open-file limit — checked before a phase
