@@ -37,6 +37,7 @@ mod load;
 mod markdown;
 mod merge;
 mod runner;
+pub mod stats;
 mod study;
 mod table;
 mod time;
