@@ -237,6 +237,7 @@ pub(crate) fn write_result<S: Store>(
             .total
             .summary_named(outcome.elapsed, &ctx.work.command_names()),
         notes: done.notes.clone(),
+        merge: None,
     };
     let mut csv = Vec::new();
     // After the kinds' (and the intended) columns: a replay's merges, `merge_ops,

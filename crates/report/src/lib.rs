@@ -54,7 +54,7 @@ pub use load::{
     find_result_files, LatencyLog, LoggedInterval, MonitorSeries, ResultDir, Timeline,
     LATENCY_LOG_FILE, TIMELINE_FILE,
 };
-pub use merge::{merge, MergeInput, Merged};
+pub use merge::{differences, merge, Difference, MergeInput, Merged};
 pub use runner::{FirstError, Loop, MergedFrom, RunnerSection, Shard, SineRate};
 pub use study::{Cell, CellKey, Round, Spread, Study, StudyOptions};
 pub use table::{Align, Table};
@@ -209,6 +209,21 @@ pub struct ResultDocument {
     pub results: kvlab_measure::RunSummary,
     /// Free-form remarks (warnings, unknown workload properties, …).
     pub notes: Vec<String>,
+    /// A merged result that `kvlab merge --force` made of results that are not parts of
+    /// one experiment: what differed. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeSection>,
+}
+
+/// The `merge` section of a result that `kvlab merge --force` merged although its inputs
+/// differed (see [`differences`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct MergeSection {
+    /// True: the merge was forced.
+    pub forced: bool,
+    /// The fields in which the inputs differed (`workload.readproportion`,
+    /// `store.name`, `runner.measured_start`, …).
+    pub differences: Vec<String>,
 }
 
 /// The store under test: its name, the options it was opened with, and the statistics it
@@ -432,6 +447,7 @@ mod tests {
             host: HostInfo::detect(),
             results: r.summary(Duration::from_millis(10_500)),
             notes: vec!["unknown property: foo".into()],
+            merge: None,
         }
     }
 
