@@ -56,7 +56,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use kvlab_core::{StatValue, Store, StoreStats};
 use kvlab_measure::{IntervalLog, TimelineRow};
-use kvlab_report::{HostInfo, Phase, ResultDocument, StoreSection};
+use kvlab_report::{Phase, ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;

@@ -232,7 +232,7 @@ pub(crate) fn write_result<S: Store>(
             ),
             stats: stats_map(stats.into_iter().chain(extra_stats).collect()),
         },
-        host: HostInfo::detect(),
+        host: done.host.finish(),
         results: outcome
             .total
             .summary_named(outcome.elapsed, &ctx.work.command_names()),

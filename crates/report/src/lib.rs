@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use compare::{Comparison, ComparisonFormat};
-pub use host::HostInfo;
+pub use host::{HostInfo, HostProbe, BUSY_OTHER_CPU_PCT, BUSY_STEAL_PCT};
 pub use load::{
     find_result_files, LatencyLog, LoggedInterval, MonitorSeries, ResultDir, Timeline,
     LATENCY_LOG_FILE, TIMELINE_FILE,
