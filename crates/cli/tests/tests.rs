@@ -7,6 +7,7 @@ mod common;
 
 mod cache;
 mod cli;
+mod comparisons;
 mod contract;
 mod crash;
 mod exports;
@@ -21,6 +22,7 @@ mod memtier_compat;
 mod memtier_data;
 mod memtier_outputs;
 mod merge;
+mod merge_refusals;
 mod monitor;
 mod network;
 mod percentiles;

@@ -333,7 +333,10 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn a_probe_reads_this_machine() {
         let h = HostProbe::start(&[]).finish();
-        assert!(h.load_avg_start.is_some() && h.load_avg_end.is_some(), "{h:?}");
+        assert!(
+            h.load_avg_start.is_some() && h.load_avg_end.is_some(),
+            "{h:?}"
+        );
     }
 
     #[test]

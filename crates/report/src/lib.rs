@@ -25,7 +25,10 @@
 //!   A study renders as markdown [`Table`]s ([`Study::to_markdown`]) or as one
 //!   self-contained HTML page with inline SVG charts ([`Study::to_html`]), drawn with
 //!   [`chart::LineChart`] and [`chart::BarChart`].
-//! - [`Comparison`]: two results side by side with B/A ratios, as markdown or terminal text.
+//! - [`Comparison`]: two results, or two sets of rounds ([`Side`]), side by side: per
+//!   metric ([`MetricComparison`]) the medians, B/A, bootstrap intervals, the
+//!   Mann–Whitney p-value and a verdict, as markdown, terminal text or JSON. The
+//!   statistics live in [`stats`].
 
 pub mod chart;
 mod compare;
@@ -48,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use compare::{Comparison, ComparisonFormat};
+pub use compare::{Comparison, ComparisonFormat, MetricComparison, Side};
 pub use host::{HostInfo, HostProbe, BUSY_OTHER_CPU_PCT, BUSY_STEAL_PCT};
 pub use load::{
     find_result_files, LatencyLog, LoggedInterval, MonitorSeries, ResultDir, Timeline,
@@ -91,6 +94,19 @@ pub enum ReportError {
         path: PathBuf,
         /// How many `result.json` files it holds.
         count: usize,
+    },
+    /// A comparison side holds the results of several cells (stores, workloads or
+    /// client counts), which are not rounds of one measurement.
+    #[error(
+        "{} holds results of {} cells ({}); name one result directory, or a directory of \
+         one cell's rounds",
+        path.display(), cells.len(), cells.join("; ")
+    )]
+    SeveralCells {
+        /// The directory.
+        path: PathBuf,
+        /// The cells it holds: store, workload, clients.
+        cells: Vec<String>,
     },
     /// A CSV file (`timeline.csv`, `monitor/*.csv`) that kvlab cannot read.
     #[error("{}:{line}: {message}", path.display())]

@@ -159,10 +159,7 @@ pub fn differences(inputs: &[MergeInput]) -> Vec<Difference> {
             return;
         }
         out.push(Difference {
-            sentence: format!(
-                "{a} has {field} {x}, {} has {y}: {what}",
-                i.dir.display()
-            ),
+            sentence: format!("{a} has {field} {x}, {} has {y}: {what}", i.dir.display()),
             field,
         });
     };
@@ -272,12 +269,14 @@ pub fn differences(inputs: &[MergeInput]) -> Vec<Difference> {
     // Every two measured windows overlap exactly when the latest start comes before the
     // earliest end.
     let window = |i: &MergeInput| {
-        let end = i.start + std::time::Duration::from_secs_f64(
-            (i.doc.results.runtime_ms / 1000.0).max(0.0),
-        );
+        let end = i.start
+            + std::time::Duration::from_secs_f64((i.doc.results.runtime_ms / 1000.0).max(0.0));
         (i.start, end)
     };
-    let latest = inputs.iter().max_by_key(|i| i.start).expect("one input at least");
+    let latest = inputs
+        .iter()
+        .max_by_key(|i| i.start)
+        .expect("one input at least");
     let earliest_end = inputs
         .iter()
         .min_by_key(|i| window(i).1)

@@ -585,7 +585,9 @@ mod tests {
         // random_state=np.random.default_rng(1)) (SciPy 1.17.1) gave [98.9, 101.6] for s
         // and [98.9, 102.1] for a. The median of a resample is one of a few sample values
         // (or a mean of two), so the seeded resamples land on the same ones.
-        let s = [98.1, 101.3, 99.7, 100.2, 103.9, 97.5, 100.8, 99.1, 102.4, 100.0];
+        let s = [
+            98.1, 101.3, 99.7, 100.2, 103.9, 97.5, 100.8, 99.1, 102.4, 100.0,
+        ];
         let ci = bootstrap_median_ci(&s, CONFIDENCE, RESAMPLES, BOOTSTRAP_SEED).unwrap();
         close(ci.low, 98.9, 0.002);
         close(ci.high, 101.6, 0.002);
@@ -644,7 +646,9 @@ mod tests {
         close(trend.p_value, 0.0001781293054554629, 1e-9);
         assert_eq!(trend.slope, 1.0);
         assert!(trend.s > 0);
-        let flat = [100.0, 99.0, 101.0, 100.0, 102.0, 100.0, 99.0, 101.0, 100.0, 100.0];
+        let flat = [
+            100.0, 99.0, 101.0, 100.0, 102.0, 100.0, 99.0, 101.0, 100.0, 100.0,
+        ];
         let trend = mann_kendall(&flat).unwrap();
         close(trend.p_value, 0.9227452730991282, 1e-9);
         assert_eq!(trend.slope, 0.0);
