@@ -77,6 +77,42 @@ fn comparison_of_two_fixture_results() {
     );
 }
 
+#[test]
+fn comparison_of_two_fixture_cells_over_their_rounds() {
+    // Two rounds a side: medians, intervals and p-values, and "too few rounds" said.
+    let a = suite().join("redis/workloada/1x1");
+    let b = suite().join("redis/workloada/1x4");
+    let c = Comparison::load(&a, &b).unwrap();
+    let relative = |s: String| s.replace(&format!("{}/", fixtures().display()), "");
+    golden(
+        "compare-rounds.md",
+        &relative(c.render(ComparisonFormat::Markdown)),
+    );
+    let t = &c.metrics[0];
+    assert_eq!(t.metric, "Throughput (ops/s)");
+    assert_eq!((t.rounds_a, t.rounds_b), (2, 2));
+    assert_eq!(t.verdict(), "too few rounds");
+    assert!(!t.significant);
+    // Two rounds each, every B above every A: the exact two-sided p is 2/6.
+    assert!((t.p_value.unwrap() - 1.0 / 3.0).abs() < 1e-12, "{t:?}");
+    // The medians are the rounds' own medians.
+    let throughput = |cell: &str, round: u32| {
+        ResultDocument::load(
+            &suite()
+                .join(format!("redis/workloada/{cell}/round-{round}"))
+                .join("result.json"),
+        )
+        .unwrap()
+        .results
+        .throughput_ops_per_sec
+    };
+    let median_a = (throughput("1x1", 1) + throughput("1x1", 2)) / 2.0;
+    assert!((t.a.unwrap() - median_a).abs() < 1e-9 * median_a);
+    let ci = t.a_ci.unwrap();
+    assert!(ci.low >= throughput("1x1", 1).min(throughput("1x1", 2)));
+    assert!(ci.high <= throughput("1x1", 1).max(throughput("1x1", 2)));
+}
+
 /// The study's grouping and statistics, recomputed here from the documents themselves.
 #[test]
 fn cells_rounds_and_spreads_match_the_documents() {
