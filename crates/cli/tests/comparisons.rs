@@ -204,3 +204,46 @@ fn results_record_how_busy_the_machine_was() {
         "{host}"
     );
 }
+
+#[test]
+fn a_run_whose_throughput_still_falls_is_said_not_to_have_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let (falling, steady) = (dir.path().join("falling"), dir.path().join("steady"));
+    // A sine rate half a period long: its last half falls from the peak, 39 000 ops/s,
+    // to the mean, 20 000 — a trend no machine's noise makes. The constant rate beside
+    // it is flat.
+    let common = ["--duration", "2s", "--interval", "100ms"];
+    run_null(
+        &falling,
+        &[&common[..], &["--target-rate", "sine:20000,19000,4s"]].concat(),
+    );
+    run_null(
+        &steady,
+        &[&common[..], &["--target-rate", "25000"]].concat(),
+    );
+    let o = kvlab(&["report", dir.path().to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let flags = |rate: &str| {
+        out.lines()
+            .find(|l| l.starts_with("| null") && l.contains(rate))
+            .unwrap_or_else(|| panic!("no {rate} row: {out}"))
+            .to_string()
+    };
+    assert!(
+        flags("20k ops/s").contains("⚠ not settled (1 of 1)"),
+        "{out}"
+    );
+    assert!(!flags("25k ops/s").contains("not settled"), "{out}");
+    let o = kvlab(&[
+        "compare",
+        steady.to_str().unwrap(),
+        falling.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let a = out.lines().find(|l| l.starts_with("- A: ")).unwrap();
+    let b = out.lines().find(|l| l.starts_with("- B: ")).unwrap();
+    assert!(!a.contains("not settled"), "{a}");
+    assert!(b.contains("⚠ not settled: throughput still falling"), "{b}");
+}

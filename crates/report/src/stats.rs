@@ -445,6 +445,11 @@ pub const SETTLING_MIN_INTERVALS: usize = 6;
 /// transition (a warm-up too short, a cache still filling, compactions piling up).
 pub const SETTLING_DRIFT: f64 = 0.05;
 
+/// The significance level of the steady-state check: 1 %. Stricter than [`ALPHA`]
+/// because every round is tested twice (throughput and p99) and a report holds many
+/// rounds: at 5 % one steady round in ten would be flagged for its p99's noise alone.
+pub const SETTLING_ALPHA: f64 = 0.01;
+
 /// A series that had not settled: the trend in its last half.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Unsettled {
@@ -459,8 +464,8 @@ pub struct Unsettled {
 
 /// The steady-state check of a run: the last half of `values` (interval throughputs or
 /// p99s, in time order) still trends — the Mann–Kendall test is significant at
-/// [`ALPHA`] and the Theil–Sen line moves by more than [`SETTLING_DRIFT`] of the median
-/// across the half. `None` when it settled, or when the half has fewer than
+/// [`SETTLING_ALPHA`] and the Theil–Sen line moves by more than [`SETTLING_DRIFT`] of the
+/// median across the half. `None` when it settled, or when the half has fewer than
 /// [`SETTLING_MIN_INTERVALS`] values to judge by.
 pub fn settling(values: &[f64]) -> Option<Unsettled> {
     let half = &values[values.len() / 2..];
@@ -469,7 +474,7 @@ pub fn settling(values: &[f64]) -> Option<Unsettled> {
     }
     let trend = mann_kendall(half)?;
     let level = median(half)?;
-    if level == 0.0 || trend.p_value >= ALPHA {
+    if level == 0.0 || trend.p_value >= SETTLING_ALPHA {
         return None;
     }
     let drift = trend.slope * (half.len() - 1) as f64 / level.abs();
@@ -660,7 +665,7 @@ mod tests {
         // Throughput still rising 1 % per interval through the second half.
         let climbing: Vec<f64> = (0..20).map(|i| 1000.0 * (1.0 + 0.01 * i as f64)).collect();
         let u = settling(&climbing).unwrap();
-        assert!(u.drift > 0.05 && u.p_value < ALPHA, "{u:?}");
+        assert!(u.drift > 0.05 && u.p_value < SETTLING_ALPHA, "{u:?}");
         // Rising fast at first, then flat with noise: settled.
         let settled: Vec<f64> = (0..20)
             .map(|i| {
