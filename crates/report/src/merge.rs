@@ -654,6 +654,24 @@ fn merged_timeline(
     out
 }
 
+/// The first input's machine, busy if any input's was: its load figures the highest of
+/// the inputs' (the worst of the machines the processes ran on).
+fn merged_host(inputs: &[MergeInput]) -> crate::HostInfo {
+    let mut host = inputs[0].doc.host.clone();
+    let worst = |f: fn(&crate::HostInfo) -> Option<f64>| {
+        inputs
+            .iter()
+            .filter_map(|i| f(&i.doc.host))
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    host.load_avg_start = worst(|h| h.load_avg_start);
+    host.load_avg_end = worst(|h| h.load_avg_end);
+    host.steal_pct = worst(|h| h.steal_pct);
+    host.other_cpu_pct = worst(|h| h.other_cpu_pct);
+    host.busy = inputs.iter().any(|i| i.doc.host.busy);
+    host
+}
+
 /// The merged `result.json`: the first input's description of the run, with what adds
 /// up added up and every input listed in `runner.merged_from`.
 fn merged_document(
@@ -796,7 +814,7 @@ fn merged_document(
         workload_label: first.workload_label.clone(),
         runner,
         store,
-        host: first.host.clone(),
+        host: merged_host(inputs),
         results,
         notes,
         merge: None,
