@@ -235,7 +235,19 @@ pub fn differences(inputs: &[MergeInput]) -> Vec<Difference> {
                 show(d.workload_label.as_ref()),
             );
         }
-        if d.runner.property_files != f.runner.property_files {
+        // By file name: machines may hold the same files at other paths (the properties
+        // themselves are compared below).
+        let names = |files: &[String]| -> Vec<String> {
+            files
+                .iter()
+                .map(|f| {
+                    Path::new(f)
+                        .file_name()
+                        .map_or_else(|| f.clone(), |n| n.to_string_lossy().into_owned())
+                })
+                .collect()
+        };
+        if names(&d.runner.property_files) != names(&f.runner.property_files) {
             differ(
                 "runner.property_files".into(),
                 "results of different workloads",
