@@ -485,6 +485,132 @@ pub fn settling(values: &[f64]) -> Option<Unsettled> {
     })
 }
 
+/// A change point found by [`e_divisive`]: the series' distribution changes at `index`
+/// (the first value of the new regime).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChangePoint {
+    /// The index of the first value after the change.
+    pub index: usize,
+    /// The permutation-test p-value of the split.
+    pub p_value: f64,
+    /// The split's energy statistic q̂ (larger: a clearer change).
+    pub q: f64,
+}
+
+/// The divergence q̂ of the best split of `x` into `x[..τ]` and `x[τ..]` with both parts
+/// at least `min_size` long, from the energy distance with exponent 1 (Matteson & James
+/// 2014, eq. 5): `q̂ = n₁n₂/(n₁+n₂) · (2/(n₁n₂) Σ|xᵢ−yⱼ| − Σ|xᵢ−xₖ|/C(n₁,2) −
+/// Σ|yⱼ−yₗ|/C(n₂,2))`. `None` when no split is possible. O(n²): moving the split by one
+/// moves one value's distances between the three sums.
+fn best_split(x: &[f64], min_size: usize) -> Option<(usize, f64)> {
+    let n = x.len();
+    let min_size = min_size.max(2);
+    if n < 2 * min_size {
+        return None;
+    }
+    let d = |i: usize, j: usize| (x[i] - x[j]).abs();
+    // τ = min_size: left x[..τ], right x[τ..].
+    let tau0 = min_size;
+    let mut within_left = 0.0;
+    for i in 0..tau0 {
+        for k in i + 1..tau0 {
+            within_left += d(i, k);
+        }
+    }
+    let mut within_right = 0.0;
+    for j in tau0..n {
+        for l in j + 1..n {
+            within_right += d(j, l);
+        }
+    }
+    let mut between = 0.0;
+    for i in 0..tau0 {
+        for j in tau0..n {
+            between += d(i, j);
+        }
+    }
+    let q = |tau: usize, between: f64, left: f64, right: f64| {
+        let (n1, n2) = (tau as f64, (n - tau) as f64);
+        let pairs = |m: f64| m * (m - 1.0) / 2.0;
+        n1 * n2 / (n1 + n2) * (2.0 * between / (n1 * n2) - left / pairs(n1) - right / pairs(n2))
+    };
+    let mut best = (tau0, q(tau0, between, within_left, within_right));
+    for tau in tau0 + 1..=n - min_size {
+        // x[tau − 1] moves from the right part to the left.
+        let m = tau - 1;
+        let to_left: f64 = (0..m).map(|i| d(i, m)).sum();
+        let to_right: f64 = (m + 1..n).map(|j| d(m, j)).sum();
+        between += to_right - to_left;
+        within_left += to_left;
+        within_right -= to_right;
+        let v = q(tau, between, within_left, within_right);
+        if v > best.1 {
+            best = (tau, v);
+        }
+    }
+    Some(best)
+}
+
+/// Change points of a series by E-divisive means (Matteson & James 2014, as MongoDB's
+/// and Apache Otava's performance-regression tracking use it): the best split of each
+/// segment by the energy statistic ([`best_split`]), the strongest segment's split kept
+/// while its permutation test (`permutations` shuffles of the segment, drawn by
+/// Xoshiro256++ seeded with `seed`) gives p < `alpha`; segments are at least `min_size`
+/// values. Returned in index order.
+pub fn e_divisive(
+    series: &[f64],
+    min_size: usize,
+    permutations: usize,
+    alpha: f64,
+    seed: u64,
+) -> Vec<ChangePoint> {
+    if series.iter().any(|v| !v.is_finite()) {
+        return Vec::new();
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut cuts: Vec<usize> = vec![0, series.len()];
+    let mut found = Vec::new();
+    loop {
+        // The strongest split over every current segment.
+        let mut best: Option<(usize, usize, usize, f64)> = None; // (start, end, τ, q)
+        for w in cuts.windows(2) {
+            let (s, e) = (w[0], w[1]);
+            if let Some((tau, q)) = best_split(&series[s..e], min_size) {
+                if best.is_none_or(|b| q > b.3) {
+                    best = Some((s, e, s + tau, q));
+                }
+            }
+        }
+        let Some((s, e, tau, q)) = best else {
+            break;
+        };
+        // Permutation test: how often a shuffled segment splits as clearly.
+        let mut segment = series[s..e].to_vec();
+        let mut as_clear = 0;
+        for _ in 0..permutations {
+            for i in (1..segment.len()).rev() {
+                segment.swap(i, index(&mut rng, i + 1));
+            }
+            if best_split(&segment, min_size).is_some_and(|(_, v)| v >= q) {
+                as_clear += 1;
+            }
+        }
+        let p_value = (as_clear + 1) as f64 / (permutations + 1) as f64;
+        if p_value >= alpha {
+            break;
+        }
+        found.push(ChangePoint {
+            index: tau,
+            p_value,
+            q,
+        });
+        cuts.push(tau);
+        cuts.sort_unstable();
+    }
+    found.sort_by_key(|c| c.index);
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -679,5 +805,89 @@ mod tests {
         assert_eq!(settling(&creeping), None);
         // Too few intervals to judge.
         assert_eq!(settling(&climbing[..10]), None);
+    }
+
+    /// A series of `n` values around `level` with deterministic noise of ±`spread`.
+    fn noisy(rng: &mut Xoshiro256PlusPlus, n: usize, level: f64, spread: f64) -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                level + spread * (2.0 * u - 1.0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn e_divisive_finds_a_step_where_it_is() {
+        // Throughput of nightly results: 40 nights at 100, then 30 at 90 (a 10 %
+        // regression), noise ±3.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut series = noisy(&mut rng, 40, 100.0, 3.0);
+        series.extend(noisy(&mut rng, 30, 90.0, 3.0));
+        let found = e_divisive(&series, 3, 199, ALPHA, BOOTSTRAP_SEED);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].index.abs_diff(40) <= 2, "{found:?}");
+        assert!(found[0].p_value < ALPHA);
+        // Two steps, up then down.
+        let mut series = noisy(&mut rng, 25, 50.0, 2.0);
+        series.extend(noisy(&mut rng, 25, 60.0, 2.0));
+        series.extend(noisy(&mut rng, 25, 45.0, 2.0));
+        let at: Vec<usize> = e_divisive(&series, 3, 199, ALPHA, BOOTSTRAP_SEED)
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(at.len(), 2, "{at:?}");
+        assert!(at[0].abs_diff(25) <= 2 && at[1].abs_diff(50) <= 2, "{at:?}");
+    }
+
+    #[test]
+    fn e_divisive_finds_nothing_in_stationary_noise() {
+        for seed in 0..5 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let series = noisy(&mut rng, 60, 100.0, 5.0);
+            let found = e_divisive(&series, 3, 199, 0.01, BOOTSTRAP_SEED);
+            assert!(found.is_empty(), "seed {seed}: {found:?}");
+        }
+        assert!(e_divisive(&[1.0, 2.0], 3, 99, ALPHA, 1).is_empty());
+    }
+
+    #[test]
+    fn the_energy_split_statistic_is_the_direct_sum() {
+        // The incremental sums against the formula evaluated directly at every split.
+        let x: [f64; 10] = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0];
+        let direct = |tau: usize| {
+            let (a, b) = x.split_at(tau);
+            let (n1, n2) = (a.len() as f64, b.len() as f64);
+            let mut between = 0.0;
+            for p in a {
+                for q in b {
+                    between += (p - q).abs();
+                }
+            }
+            let within = |v: &[f64]| {
+                let mut s = 0.0;
+                for i in 0..v.len() {
+                    for j in i + 1..v.len() {
+                        s += (v[i] - v[j]).abs();
+                    }
+                }
+                s / (v.len() as f64 * (v.len() as f64 - 1.0) / 2.0)
+            };
+            n1 * n2 / (n1 + n2) * (2.0 * between / (n1 * n2) - within(a) - within(b))
+        };
+        let (tau, q) = best_split(&x, 2).unwrap();
+        let want =
+            (2..=8).map(|t| (t, direct(t))).fold(
+                (0, f64::MIN),
+                |m, v| {
+                    if v.1 > m.1 {
+                        v
+                    } else {
+                        m
+                    }
+                },
+            );
+        assert_eq!(tau, want.0);
+        assert!((q - want.1).abs() < 1e-9, "{q} vs {}", want.1);
     }
 }
