@@ -60,6 +60,13 @@ pub use load::{
 pub use merge::{differences, merge, Difference, MergeInput, Merged};
 pub use runner::{FirstError, Loop, MergedFrom, RunnerSection, Shard, SineRate};
 pub use study::{Cell, CellKey, Round, Spread, Study, StudyOptions};
+
+/// The workload's name as reports give it: its label (`--workload-label`, a suite's
+/// workload name), else its property files' names (`workloada`), a CacheBench config's
+/// directory, `memtier`, …, with ` [load]` for phases other than `run`.
+pub fn workload_name(doc: &ResultDocument) -> String {
+    study::workload_name(doc)
+}
 pub use table::{Align, Table};
 pub use time::{parse_rfc3339, rfc3339};
 pub use write::{prepare_out_dir, write_atomic, RESULT_FILE};
