@@ -14,6 +14,7 @@ mod exports;
 mod failures;
 mod faults;
 mod fidelity;
+mod history;
 mod import;
 mod live_metrics;
 mod memtier_bytes;
