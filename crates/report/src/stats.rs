@@ -553,10 +553,10 @@ fn best_split(x: &[f64], min_size: usize) -> Option<(usize, f64)> {
 
 /// Change points of a series by E-divisive means (Matteson & James 2014, as MongoDB's
 /// and Apache Otava's performance-regression tracking use it): the best split of each
-/// segment by the energy statistic ([`best_split`]), the strongest segment's split kept
-/// while its permutation test (`permutations` shuffles of the segment, drawn by
-/// Xoshiro256++ seeded with `seed`) gives p < `alpha`; segments are at least `min_size`
-/// values. Returned in index order.
+/// segment by the energy statistic (the paper's eq. 5, exponent 1), the strongest
+/// segment's split kept while its permutation test (`permutations` shuffles of the
+/// segment, drawn by Xoshiro256++ seeded with `seed`) gives p < `alpha`; segments are at
+/// least `min_size` values. Returned in index order.
 pub fn e_divisive(
     series: &[f64],
     min_size: usize,
