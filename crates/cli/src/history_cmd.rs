@@ -128,16 +128,23 @@ fn open(db: &Path) -> Result<History> {
 }
 
 fn add(a: AddArgs) -> Result<ExitCode> {
+    add_dirs(&a.db, &a.dirs, &a.tag)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Adds every result below `dirs` to the history in `db` with `tags`, and says how many
+/// were new (`kvlab history add`, `kvlab suite --history`).
+pub(crate) fn add_dirs(db: &Path, dirs: &[PathBuf], tags: &[(String, String)]) -> Result<()> {
     let mut files = Vec::new();
-    for dir in &a.dirs {
+    for dir in dirs {
         files.extend(kvlab_report::find_result_files(dir).map_err(|e| usage(e.to_string()))?);
     }
-    let mut h = open(&a.db)?;
+    let mut h = open(db)?;
     let (mut new, mut there) = (0, 0);
     for file in &files {
         let doc = kvlab_report::ResultDocument::load(file).map_err(|e| anyhow::anyhow!("{e}"))?;
         match h
-            .add(&doc, file, &a.tag)
+            .add(&doc, file, tags)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("adding {}", file.display()))?
         {
@@ -148,10 +155,10 @@ fn add(a: AddArgs) -> Result<ExitCode> {
     eprintln!(
         "kvlab: added {new} result{} to {} ({there} already there; {} in all)",
         if new == 1 { "" } else { "s" },
-        a.db.display(),
+        db.display(),
         h.len().map_err(|e| anyhow::anyhow!("{e}"))?
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn select(s: &Select) -> Result<Vec<Series>> {
