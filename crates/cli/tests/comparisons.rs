@@ -196,6 +196,10 @@ fn results_record_how_busy_the_machine_was() {
         let pct = host[field].as_f64().unwrap();
         assert!((0.0..=100.0).contains(&pct), "{field}: {host}");
     }
+    // Written where the kernel tells them, null where not: the keys are always there.
+    for field in ["cpu_governor", "cpu_mhz"] {
+        assert!(host.get(field).is_some(), "{field}: {host}");
+    }
     let busy = host["busy"].as_bool().unwrap();
     assert_eq!(
         busy,

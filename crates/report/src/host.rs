@@ -37,6 +37,15 @@ pub struct HostInfo {
     /// started, over the phase's wall time × CPUs.
     #[serde(default)]
     pub other_cpu_pct: Option<f64>,
+    /// The CPU frequency scaling governor (`performance`, `powersave`, …) of CPU 0, where
+    /// the kernel tells it (`/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor`); a
+    /// power-saving governor makes figures vary with the load.
+    #[serde(default)]
+    pub cpu_governor: Option<String>,
+    /// CPU 0's clock when the phase ended, MHz (`scaling_cur_freq`, else `cpu MHz` of
+    /// `/proc/cpuinfo`).
+    #[serde(default)]
+    pub cpu_mhz: Option<f64>,
     /// The machine was busy: other processes took more than [`BUSY_OTHER_CPU_PCT`] of
     /// its CPU time, or steal was above [`BUSY_STEAL_PCT`]. Its figures are those of a
     /// shared machine; reports and comparisons flag them.
@@ -212,6 +221,13 @@ impl HostInfo {
             load_avg_end: None,
             steal_pct: None,
             other_cpu_pct: None,
+            cpu_governor: Some(read(CPUFREQ_GOVERNOR).trim().to_string()).filter(|g| !g.is_empty()),
+            cpu_mhz: read(CPUFREQ_CURRENT)
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .map(|khz| khz / 1000.0)
+                .or_else(|| parse_cpu_mhz(&read("/proc/cpuinfo"))),
             busy: false,
         }
     }
@@ -239,6 +255,17 @@ fn parse_cpuinfo(text: &str) -> (String, usize) {
         }
     }
     (model.or(fallback).unwrap_or_default(), cpus)
+}
+
+const CPUFREQ_GOVERNOR: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
+const CPUFREQ_CURRENT: &str = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq";
+
+/// The first `cpu MHz` of `/proc/cpuinfo` (x86).
+fn parse_cpu_mhz(text: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("cpu MHz"))
+        .and_then(|rest| rest.trim_start().strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// `MemTotal` of `/proc/meminfo`, in bytes.
@@ -306,6 +333,11 @@ mod tests {
                    0 100 1000 200";
         assert_eq!(parse_pid_stat(own), Some(290));
         assert_eq!(parse_pid_stat("garbage"), None);
+        assert_eq!(
+            parse_cpu_mhz("processor\t: 0\ncpu MHz\t\t: 2445.430\n"),
+            Some(2445.43)
+        );
+        assert_eq!(parse_cpu_mhz("Hardware\t: BCM2835\n"), None);
     }
 
     #[test]
