@@ -50,7 +50,7 @@ fn run(args: &[String]) {
 /// Both shards of workload A from one common start, in parallel: their measured windows
 /// overlap.
 fn parallel_shards(dir: &Path) -> (PathBuf, PathBuf) {
-    let start = kvlab_report::rfc3339(SystemTime::now() + Duration::from_millis(700));
+    let start = kvlab_report::rfc3339(SystemTime::now() + Duration::from_millis(1000));
     let outs = (dir.join("run-0"), dir.join("run-1"));
     let children: Vec<Child> = [("0/2", &outs.0), ("1/2", &outs.1)]
         .iter()
@@ -59,7 +59,7 @@ fn parallel_shards(dir: &Path) -> (PathBuf, PathBuf) {
                 "workloada",
                 shard,
                 out,
-                &["--start-at", &start, "--duration", "300ms"],
+                &["--start-at", &start, "--duration", "500ms"],
             ))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
