@@ -25,12 +25,16 @@ pub(crate) enum Command {
     /// Report the results below result directories: markdown tables, and with --html
     /// one self-contained HTML page with charts.
     Report(report_cmd::ReportArgs),
-    /// Compare two results: throughput, latency per operation, errors and hit ratio, with
-    /// the ratio B/A.
+    /// Compare two results, or two sets of rounds: throughput, latency per operation,
+    /// errors and hit ratio, with the ratio B/A; over rounds medians, 95 % intervals, the
+    /// Mann–Whitney p-value and a verdict.
     Compare(report_cmd::CompareArgs),
     /// Merge the results of several kvlab processes (the shards of one experiment,
     /// `--shard I/N`, on one machine or many) exactly: counts added, HDR histograms merged.
     Merge(merge_cmd::MergeArgs),
+    /// Keep results in an SQLite history, show a metric over time, and find the change
+    /// points that mark regressions (a CI gate with --fail-on-regression).
+    History(crate::history_cmd::HistoryCommand),
     /// Crash-test an embedded store: load it in a child process killed with SIGKILL
     /// after --kill-after, then check every acknowledged write (lost / recovered /
     /// corrupted), for several rounds.

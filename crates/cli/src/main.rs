@@ -18,6 +18,7 @@ mod crash;
 mod db_bench_cmd;
 mod fault;
 mod fidelity_cmd;
+mod history_cmd;
 mod import_cmd;
 mod merge_cmd;
 mod metrics;
@@ -56,7 +57,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use kvlab_core::{StatValue, Store, StoreStats};
 use kvlab_measure::{IntervalLog, TimelineRow};
-use kvlab_report::{HostInfo, Phase, ResultDocument, StoreSection};
+use kvlab_report::{Phase, ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
@@ -144,6 +145,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Report(a) => return report_cmd::report(a),
         Command::Compare(a) => return report_cmd::compare(a),
         Command::Merge(a) => return merge_cmd::merge(a),
+        Command::History(c) => return history_cmd::history(c),
         Command::Crash(c) => return crash::crash(*c),
         Command::Import(c) => return import_cmd::import(*c),
         Command::Suite(s) => return suite::run(s),

@@ -27,6 +27,11 @@ pub(crate) struct MergeArgs {
     /// Replace a result already in --out.
     #[arg(long)]
     overwrite: bool,
+    /// Merge results that are not parts of one experiment (another workload, store,
+    /// store option, phase or kvlab version, or measured windows that do not overlap),
+    /// which merge otherwise refuses; the result's `merge` section lists what differed.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `kvlab merge`: writes the merged result and prints its YCSB text report.
@@ -42,7 +47,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
         inputs.push(MergeInput::open(dir).map_err(input_error)?);
     }
     let command = crate::output::redact_args(std::env::args());
-    let merged = kvlab_report::merge(inputs, command).map_err(input_error)?;
+    let merged = kvlab_report::merge(inputs, command, args.force).map_err(input_error)?;
     kvlab_report::prepare_out_dir(&args.out, args.overwrite)
         .with_context(|| format!("preparing the output directory {}", args.out.display()))?;
 
@@ -85,8 +90,9 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
 }
 
 /// What is wrong with the inputs is a usage error (exit code 2): a missing or unreadable
-/// result, results of different phases or experiments, a latency log that does not hold
-/// what its result counts.
+/// result, results of different experiments (workloads, stores, store options, phases,
+/// kvlab versions, or measured windows that do not overlap — unless --force), a latency
+/// log that does not hold what its result counts.
 fn input_error(e: ReportError) -> anyhow::Error {
     usage(e.to_string())
 }

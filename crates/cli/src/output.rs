@@ -232,11 +232,12 @@ pub(crate) fn write_result<S: Store>(
             ),
             stats: stats_map(stats.into_iter().chain(extra_stats).collect()),
         },
-        host: HostInfo::detect(),
+        host: done.host.finish(),
         results: outcome
             .total
             .summary_named(outcome.elapsed, &ctx.work.command_names()),
         notes: done.notes.clone(),
+        merge: None,
     };
     let mut csv = Vec::new();
     // After the kinds' (and the intended) columns: a replay's merges, `merge_ops,

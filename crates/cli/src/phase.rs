@@ -213,6 +213,8 @@ pub(crate) struct RunDone {
     pub(crate) unreachable_s: f64,
     /// `--fault`: when each fault was in force (`runner.faults`).
     pub(crate) faults: Vec<serde_json::Value>,
+    /// How busy the machine was, read from the start of the run (`host.*` load figures).
+    pub(crate) host: kvlab_report::HostProbe,
 }
 
 /// A runner error as the command's error: a plan the runner refuses (threads,
@@ -228,6 +230,9 @@ fn usage_or(e: kvlab_runner::RunError) -> anyhow::Error {
 /// Runs the phase's workload once, writing the HDR interval log into `dir`.
 pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) -> Result<RunDone> {
     let started = SystemTime::now();
+    // A server kvlab started for the run is the run's load, not other processes'.
+    let server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid");
+    let host = kvlab_report::HostProbe::start(&Vec::from_iter(server_pid.map(|p| p as u32)));
     let mut hlog = match dir {
         Some(dir) => {
             let path = dir.join("latency.hlog");
@@ -439,6 +444,7 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         notes,
         unreachable_s: outage.unreachable_s(),
         faults: faults.unwrap_or_default(),
+        host,
     })
 }
 

@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use kvlab_report::{
-    find_result_files, Comparison, ComparisonFormat, ReportError, ResultDir, Round, Study,
-    StudyOptions,
+    find_result_files, Comparison, ComparisonFormat, ReportError, Round, Study, StudyOptions,
 };
 
 /// `kvlab report DIR…`.
@@ -46,17 +45,20 @@ pub(crate) struct ReportArgs {
 /// `kvlab compare A B`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct CompareArgs {
-    /// The baseline: a result directory or result.json.
+    /// The baseline: a result directory or result.json, or a directory of one cell's
+    /// rounds (e.g. a suite's results/redis/workloada/4x1).
     #[arg(value_name = "A")]
     a: PathBuf,
-    /// The result to compare with A.
+    /// The result, or the rounds, to compare with A.
     #[arg(value_name = "B")]
     b: PathBuf,
     /// Output: a markdown table, aligned terminal columns, or JSON.
     #[arg(long, value_name = "FORMAT", default_value = "markdown")]
     format: Format,
     /// JSON output (the same as --format json): which results A and B are, and every
-    /// metric's value in A and B and the ratio B/A (null where there is none).
+    /// metric's median in A and B, the ratio B/A, the 95 % intervals (a_ci, b_ci,
+    /// change_ci), the Mann–Whitney p_value, significant, rounds_a and rounds_b (null
+    /// where there is none).
     #[arg(long, conflicts_with = "format")]
     json: bool,
 }
@@ -76,9 +78,9 @@ enum Format {
 /// malformed files are failures (exit code 1).
 fn classify(e: ReportError) -> anyhow::Error {
     match e {
-        ReportError::NoResults(_) | ReportError::SeveralResults { .. } => {
-            crate::usage(e.to_string())
-        }
+        ReportError::NoResults(_)
+        | ReportError::SeveralResults { .. }
+        | ReportError::SeveralCells { .. } => crate::usage(e.to_string()),
         ReportError::Io { ref path, .. } if !path.exists() => crate::usage(e.to_string()),
         // The message holds its cause already: as a chain it would be printed twice.
         e => anyhow::Error::msg(e.to_string()),
@@ -132,11 +134,12 @@ pub(crate) fn report(args: ReportArgs) -> Result<ExitCode> {
 }
 
 /// The results below `roots` (as [`Study::load`]), skipping with a warning each one that
-/// cannot be read, unless `strict`. Having none left is an error.
+/// cannot be read, unless `strict`; the report names the skipped ones on the page too.
+/// Having none left is an error.
 fn load_study(roots: &[PathBuf], options: StudyOptions, strict: bool) -> Result<Study> {
     let mut rounds = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    let mut skipped = 0;
+    let mut skipped = Vec::new();
     for root in roots {
         let base = if root.is_dir() {
             root.as_path()
@@ -152,24 +155,30 @@ fn load_study(roots: &[PathBuf], options: StudyOptions, strict: bool) -> Result<
                 Ok(r) => rounds.push(r),
                 Err(e) if strict => return Err(classify(e)),
                 Err(e) => {
-                    skipped += 1;
                     eprintln!("kvlab: warning: skipping {}: {e}", file.display());
+                    skipped.push((file, e.to_string()));
                 }
             }
         }
     }
-    if rounds.is_empty() && skipped > 0 {
+    if rounds.is_empty() && !skipped.is_empty() {
         return Err(anyhow::anyhow!(
-            "none of the {skipped} results found could be read"
+            "none of the {} results found could be read",
+            skipped.len()
         ));
     }
-    if skipped > 0 {
+    if !skipped.is_empty() {
         eprintln!(
-            "kvlab: warning: {skipped} result{} skipped (--strict stops at the first)",
-            if skipped == 1 { "" } else { "s" }
+            "kvlab: warning: {} result{} skipped (--strict stops at the first)",
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" }
         );
     }
-    Ok(Study::new(rounds, options))
+    let mut study = Study::new(rounds, options);
+    for (file, e) in &skipped {
+        study.skipped(file, e);
+    }
+    Ok(study)
 }
 
 /// Runs `kvlab compare`.
@@ -177,7 +186,7 @@ pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode> {
     let comparison = Comparison::load(&args.a, &args.b).map_err(classify)?;
     let text = match (args.json, args.format) {
         (true, _) | (_, Format::Json) => {
-            let mut t = serde_json::to_string_pretty(&comparison_json(&comparison))?;
+            let mut t = serde_json::to_string_pretty(&comparison.to_json())?;
             t.push('\n');
             t
         }
@@ -188,52 +197,4 @@ pub(crate) fn compare(args: CompareArgs) -> Result<ExitCode> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A result of a comparison as JSON: its file, store, workload, clients and seed (a
-/// string too, since a JSON number loses digits beyond 2^53 in most readers).
-fn result_json(r: &ResultDir) -> serde_json::Value {
-    let d = &r.doc;
-    let (threads, connections, pipeline) = d.runner.clients();
-    serde_json::json!({
-        "file": r.file.display().to_string(),
-        "store": d.store.display_name(),
-        "workload": d.workload_label.clone().unwrap_or_else(|| {
-            d.runner.property_files.join("+")
-        }),
-        "phase": d.phase.as_str(),
-        "threads": threads,
-        "connections": connections,
-        "pipeline": pipeline,
-        "seed": d.seed,
-        "seed_string": d.seed.to_string(),
-    })
-}
-
-/// `kvlab compare --json`: `a` and `b` ([`result_json`]) and `metrics`, the rows of the
-/// comparison table as `{metric, a, b, b_over_a}` with plain numbers (null: no figure).
-fn comparison_json(c: &Comparison) -> serde_json::Value {
-    let num = |v: Option<f64>| {
-        v.filter(|v| v.is_finite())
-            .map_or(serde_json::Value::Null, serde_json::Value::from)
-    };
-    let metrics: Vec<serde_json::Value> = c
-        .table
-        .rows
-        .iter()
-        .filter_map(|row| match row.as_slice() {
-            [label, a, b, ratio] => Some(serde_json::json!({
-                "metric": label.0,
-                "a": num(a.1),
-                "b": num(b.1),
-                "b_over_a": num(ratio.1),
-            })),
-            _ => None,
-        })
-        .collect();
-    serde_json::json!({
-        "a": result_json(&c.a),
-        "b": result_json(&c.b),
-        "metrics": metrics,
-    })
 }

@@ -243,10 +243,7 @@ fn shards_load_run_from_one_start_and_merge_exactly() {
     )
     .unwrap();
     let refused = [
-        (
-            vec![d("run0"), d("load1")],
-            "merge the results of one phase",
-        ),
+        (vec![d("run0"), d("load1")], "results of different phases"),
         (vec![d("run0"), cut.clone()], "the log is incomplete"),
         (vec![d("run0"), d("run0")], "are both shard 0/3"),
         (vec![d("run0"), bare.clone()], "no latency.hlog"),

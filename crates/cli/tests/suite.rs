@@ -362,8 +362,29 @@ connections = [1, 2]
         ),
     );
     let out = dir.path().join("out");
-    let o = kvlab(&["suite", &file, "--out", &out.display().to_string()]);
+    let history = dir.path().join("history.sqlite");
+    let o = kvlab(&[
+        "suite",
+        &file,
+        "--out",
+        &out.display().to_string(),
+        "--history",
+        &history.display().to_string(),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+    // The cell that ran is in the history, the failed ones not (they have no result).
+    assert!(text(&o).1.contains("added 1 result to"), "{}", text(&o).1);
+    let o = kvlab(&[
+        "history",
+        "show",
+        "--db",
+        &history.display().to_string(),
+        "--json",
+    ]);
+    let shown: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let series = shown["series"].as_array().unwrap();
+    assert!(series.iter().all(|s| s["store"] == "null"), "{shown:#}");
+    assert!(series.iter().any(|s| s["workload"] == "ycsb"), "{shown:#}");
     let state = read_json(&out.join("suite.json"));
     assert_eq!(state["state"], "finished with failures");
     assert_eq!(state["counts"]["failed"], 2);

@@ -531,6 +531,16 @@ fn a_bad_result_is_skipped_with_a_warning_unless_strict() {
     assert!(stderr.contains("warning: skipping"), "{stderr}");
     assert!(stderr.contains(&bad_file), "{stderr}");
     assert!(stdout.contains("| null "), "{stdout}");
+    // The page says so too, not only stderr.
+    assert!(
+        stdout.contains(&format!("> note: skipped {bad_file}: ")),
+        "{stdout}"
+    );
+    let html = dir.path().join("report.html");
+    let o = kvlab(&["report", root, "-q", "--html", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(&format!("⚠ skipped {bad_file}: ")), "{page}");
     let o = kvlab(&["report", root, "--strict"]);
     let (_, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{stderr}");

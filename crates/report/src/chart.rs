@@ -177,7 +177,12 @@ impl Axis {
                 }
                 let step = nice_step((hi - lo) / 5.0);
                 let min = (lo / step).floor() * step;
-                let max = (hi / step).ceil() * step;
+                let mut max = (hi / step).ceil() * step;
+                // A value a hair past a round tick (a 10 s run's last interval ends at
+                // 10.02 s) ends the axis at that tick, not a whole step later (at 15 s).
+                if max - step > min && hi - (max - step) <= SLACK * step {
+                    max -= step;
+                }
                 let n = ((max - min) / step).round() as usize;
                 let ticks = (0..=n)
                     .map(|i| {
@@ -214,6 +219,10 @@ impl Axis {
         }
     }
 }
+
+/// How far past its last tick, in steps, a linear axis may draw a value: 2 %, a pixel or
+/// two.
+const SLACK: f64 = 0.02;
 
 /// 1, 2 or 5 × 10ⁿ, the smallest at least `raw`.
 fn nice_step(raw: f64) -> f64 {
@@ -852,6 +861,13 @@ mod tests {
         let (min, max, ticks) = Axis::linear("y").with_scale(Scale::Log2).layout(1.0, 48.0);
         assert_eq!((min, max), (0.0, 6.0));
         assert_eq!(ticks.last().unwrap().1, "64");
+        // A 10-second run's timeline ends a few milliseconds past 10 s: its axis ends at
+        // 10 s, not 15.
+        let (_, max, ticks) = Axis::linear("Time (s)").layout(0.1, 10.0157);
+        assert_eq!(max, 10.0);
+        assert_eq!(ticks.last().unwrap().1, "10");
+        let (_, max, _) = Axis::linear("Time (s)").layout(0.1, 10.5);
+        assert_eq!(max, 15.0);
         assert_eq!(nice_step(0.3), 0.5);
         assert_eq!(nice_step(7.0), 10.0);
     }

@@ -844,6 +844,9 @@ impl Study {
             t = escape_html(title)
         );
         self.write_meta(w);
+        for note in &self.notes {
+            let _ = writeln!(w, "<p class=\"note\">⚠ {}</p>", escape_html(note));
+        }
         let workloads = self.workloads();
         let cache = self.cache_table();
         w.push_str("<nav><a href=\"#summary\">Summary</a>");

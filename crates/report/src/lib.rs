@@ -25,7 +25,10 @@
 //!   A study renders as markdown [`Table`]s ([`Study::to_markdown`]) or as one
 //!   self-contained HTML page with inline SVG charts ([`Study::to_html`]), drawn with
 //!   [`chart::LineChart`] and [`chart::BarChart`].
-//! - [`Comparison`]: two results side by side with B/A ratios, as markdown or terminal text.
+//! - [`Comparison`]: two results, or two sets of rounds ([`Side`]), side by side: per
+//!   metric ([`MetricComparison`]) the medians, B/A, bootstrap intervals, the
+//!   Mann–Whitney p-value and a verdict, as markdown, terminal text or JSON. The
+//!   statistics live in [`stats`].
 
 pub mod chart;
 mod compare;
@@ -37,6 +40,7 @@ mod load;
 mod markdown;
 mod merge;
 mod runner;
+pub mod stats;
 mod study;
 mod table;
 mod time;
@@ -47,15 +51,22 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use compare::{Comparison, ComparisonFormat};
-pub use host::HostInfo;
+pub use compare::{Comparison, ComparisonFormat, MetricComparison, Side};
+pub use host::{HostInfo, HostProbe, BUSY_OTHER_CPU_PCT, BUSY_STEAL_PCT};
 pub use load::{
     find_result_files, LatencyLog, LoggedInterval, MonitorSeries, ResultDir, Timeline,
     LATENCY_LOG_FILE, TIMELINE_FILE,
 };
-pub use merge::{merge, MergeInput, Merged};
+pub use merge::{differences, merge, Difference, MergeInput, Merged};
 pub use runner::{FirstError, Loop, MergedFrom, RunnerSection, Shard, SineRate};
 pub use study::{Cell, CellKey, Round, Spread, Study, StudyOptions};
+
+/// The workload's name as reports give it: its label (`--workload-label`, a suite's
+/// workload name), else its property files' names (`workloada`), a CacheBench config's
+/// directory, `memtier`, …, with ` [load]` for phases other than `run`.
+pub fn workload_name(doc: &ResultDocument) -> String {
+    study::workload_name(doc)
+}
 pub use table::{Align, Table};
 pub use time::{parse_rfc3339, rfc3339};
 pub use write::{prepare_out_dir, write_atomic, RESULT_FILE};
@@ -90,6 +101,19 @@ pub enum ReportError {
         path: PathBuf,
         /// How many `result.json` files it holds.
         count: usize,
+    },
+    /// A comparison side holds the results of several cells (stores, workloads or
+    /// client counts), which are not rounds of one measurement.
+    #[error(
+        "{} holds results of {} cells ({}); name one result directory, or a directory of \
+         one cell's rounds",
+        path.display(), cells.len(), cells.join("; ")
+    )]
+    SeveralCells {
+        /// The directory.
+        path: PathBuf,
+        /// The cells it holds: store, workload, clients.
+        cells: Vec<String>,
     },
     /// A CSV file (`timeline.csv`, `monitor/*.csv`) that kvlab cannot read.
     #[error("{}:{line}: {message}", path.display())]
@@ -208,6 +232,21 @@ pub struct ResultDocument {
     pub results: kvlab_measure::RunSummary,
     /// Free-form remarks (warnings, unknown workload properties, …).
     pub notes: Vec<String>,
+    /// A merged result that `kvlab merge --force` made of results that are not parts of
+    /// one experiment: what differed. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeSection>,
+}
+
+/// The `merge` section of a result that `kvlab merge --force` merged although its inputs
+/// differed (see [`differences`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct MergeSection {
+    /// True: the merge was forced.
+    pub forced: bool,
+    /// The fields in which the inputs differed (`workload.readproportion`,
+    /// `store.name`, `runner.measured_start`, …).
+    pub differences: Vec<String>,
 }
 
 /// The store under test: its name, the options it was opened with, and the statistics it
@@ -431,6 +470,7 @@ mod tests {
             host: HostInfo::detect(),
             results: r.summary(Duration::from_millis(10_500)),
             notes: vec!["unknown property: foo".into()],
+            merge: None,
         }
     }
 

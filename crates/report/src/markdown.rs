@@ -251,6 +251,12 @@ impl Study {
     /// The study's tables as markdown, separated by blank lines.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
+        for note in &self.notes {
+            out.push_str(&format!("> note: {}\n", note.replace('|', "\\|")));
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+        }
         for (i, t) in self.tables().iter().enumerate() {
             if i > 0 {
                 out.push('\n');

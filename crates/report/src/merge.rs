@@ -22,8 +22,8 @@ use kvlab_measure::{is_log_tag, LatencySummary, OpSummary, RunSummary, TimelineR
 
 use crate::load::{empty_histogram as empty, LoggedInterval, LATENCY_LOG_FILE};
 use crate::{
-    parse_rfc3339, rfc3339, LatencyLog, MergedFrom, ReportError, ResultDir, ResultDocument,
-    Timeline,
+    parse_rfc3339, rfc3339, LatencyLog, MergeSection, MergedFrom, Phase, ReportError, ResultDir,
+    ResultDocument, Timeline,
 };
 
 /// One process's result, as `kvlab merge` reads it.
@@ -116,29 +116,219 @@ fn add(into: &mut Histogram<u64>, h: &Histogram<u64>, dir: &Path) -> Result<(), 
     })
 }
 
+/// What `--force` may override: why results do not look like parts of one experiment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// The field that differs, as `result.json` names it: `phase`, `kvlab_version`,
+    /// `store.name`, `store.label`, `store.options.<key>`, `workload.<property>`,
+    /// `workload_label`, `runner.property_files`, or `runner.measured_start` for measured
+    /// windows that do not overlap.
+    pub field: String,
+    /// One sentence naming the results and the values.
+    pub sentence: String,
+}
+
+/// Workload properties that belong to one process, not to the experiment: its thread
+/// count and share of a target rate, memtier's clients.
+const PER_PROCESS_PROPERTIES: [&str; 3] = ["threadcount", "target", "clients-total"];
+
+/// Store options that name one process or what it measured, not how the store was set
+/// up: a spawned server's PID, command line (its port), CPU time and memory.
+fn per_process_option(key: &str) -> bool {
+    key.ends_with("pid")
+        || key == "spawned.command_line"
+        || (key.starts_with("spawned.") && (key.ends_with("_s") || key.ends_with("_bytes")))
+}
+
+fn show(v: Option<&impl std::fmt::Display>) -> String {
+    v.map_or_else(|| "(unset)".to_string(), |v| format!("`{v}`"))
+}
+
+/// Why `inputs` (shards already in order) are not the results of one experiment: every
+/// field in which an input differs from the first, and measured windows that have no
+/// instant in common. Empty when they belong together.
+pub fn differences(inputs: &[MergeInput]) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let Some(first) = inputs.first() else {
+        return out;
+    };
+    let f = &first.doc;
+    let a = first.dir.display();
+    let mut differ = |field: String, what: &str, x: String, i: &MergeInput, y: String| {
+        if out.iter().any(|d: &Difference| d.field == field) {
+            return;
+        }
+        out.push(Difference {
+            sentence: format!("{a} has {field} {x}, {} has {y}: {what}", i.dir.display()),
+            field,
+        });
+    };
+    // In load and verify phases each shard's slice of the records is its own.
+    let sliced = |k: &str| {
+        f.phase != Phase::Run
+            && f.runner.shard.is_some()
+            && ["insertstart", "insertcount"].contains(&k)
+    };
+    for i in &inputs[1..] {
+        let d = &i.doc;
+        if d.phase != f.phase {
+            differ(
+                "phase".into(),
+                "results of different phases",
+                format!("`{}`", f.phase),
+                i,
+                format!("`{}`", d.phase),
+            );
+        }
+        if d.kvlab_version != f.kvlab_version {
+            differ(
+                "kvlab_version".into(),
+                "results of different kvlab versions",
+                format!("`{}`", f.kvlab_version),
+                i,
+                format!("`{}`", d.kvlab_version),
+            );
+        }
+        if d.store.name != f.store.name {
+            differ(
+                "store.name".into(),
+                "results of different stores",
+                format!("`{}`", f.store.name),
+                i,
+                format!("`{}`", d.store.name),
+            );
+        }
+        if d.store.label != f.store.label {
+            differ(
+                "store.label".into(),
+                "results of different stores",
+                show(f.store.label.as_ref()),
+                i,
+                show(d.store.label.as_ref()),
+            );
+        }
+        let keys: BTreeMap<&String, ()> = f
+            .store
+            .options
+            .keys()
+            .chain(d.store.options.keys())
+            .map(|k| (k, ()))
+            .collect();
+        for k in keys.into_keys().filter(|k| !per_process_option(k)) {
+            let (x, y) = (f.store.options.get(k), d.store.options.get(k));
+            if x != y {
+                differ(
+                    format!("store.options.{k}"),
+                    "results of different store options",
+                    show(x),
+                    i,
+                    show(y),
+                );
+            }
+        }
+        if d.workload_label != f.workload_label {
+            differ(
+                "workload_label".into(),
+                "results of different workloads",
+                show(f.workload_label.as_ref()),
+                i,
+                show(d.workload_label.as_ref()),
+            );
+        }
+        // By file name: machines may hold the same files at other paths (the properties
+        // themselves are compared below).
+        let names = |files: &[String]| -> Vec<String> {
+            files
+                .iter()
+                .map(|f| {
+                    Path::new(f)
+                        .file_name()
+                        .map_or_else(|| f.clone(), |n| n.to_string_lossy().into_owned())
+                })
+                .collect()
+        };
+        if names(&d.runner.property_files) != names(&f.runner.property_files) {
+            differ(
+                "runner.property_files".into(),
+                "results of different workloads",
+                format!("`{}`", f.runner.property_files.join(", ")),
+                i,
+                format!("`{}`", d.runner.property_files.join(", ")),
+            );
+        }
+        let keys: BTreeMap<&String, ()> = f
+            .workload
+            .keys()
+            .chain(d.workload.keys())
+            .map(|k| (k, ()))
+            .collect();
+        for k in keys.into_keys() {
+            if PER_PROCESS_PROPERTIES.contains(&k.as_str()) || sliced(k) {
+                continue;
+            }
+            let (x, y) = (f.workload.get(k), d.workload.get(k));
+            if x != y {
+                differ(
+                    format!("workload.{k}"),
+                    "results of different workloads",
+                    show(x),
+                    i,
+                    show(y),
+                );
+            }
+        }
+    }
+    // Every two measured windows overlap exactly when the latest start comes before the
+    // earliest end.
+    let window = |i: &MergeInput| {
+        let end = i.start
+            + std::time::Duration::from_secs_f64((i.doc.results.runtime_ms / 1000.0).max(0.0));
+        (i.start, end)
+    };
+    let latest = inputs
+        .iter()
+        .max_by_key(|i| i.start)
+        .expect("one input at least");
+    let earliest_end = inputs
+        .iter()
+        .min_by_key(|i| window(i).1)
+        .expect("one input at least");
+    if inputs.len() > 1 && window(latest).0 >= window(earliest_end).1 {
+        out.push(Difference {
+            field: "runner.measured_start".into(),
+            sentence: format!(
+                "{} measured from {} to {}, {} from {}: their measured windows do not overlap, \
+                 so they are not parts of one experiment",
+                earliest_end.dir.display(),
+                rfc3339(window(earliest_end).0),
+                rfc3339(window(earliest_end).1),
+                latest.dir.display(),
+                rfc3339(latest.start),
+            ),
+        });
+    }
+    out
+}
+
 /// Merges `inputs` (at least one) into one result. `command` is the merge's own command
 /// line, for the document. Inputs that ran as shards are put in shard order; they must
-/// be shards of one count, each once. Every input must be of the same phase, and its
-/// latency log must hold exactly the operations its document counts.
-pub fn merge(mut inputs: Vec<MergeInput>, command: Vec<String>) -> Result<Merged, ReportError> {
-    let Some(first) = inputs.first() else {
+/// be shards of one count, each once, and their latency logs must hold exactly the
+/// operations their documents count. Results that are not parts of one experiment
+/// ([`differences`]: another phase, store, store option, workload or kvlab version, or a
+/// measured window that does not overlap the others') are refused with the first
+/// difference unless `force`; a forced merge lists them in the document's
+/// [`MergeSection`].
+pub fn merge(
+    mut inputs: Vec<MergeInput>,
+    command: Vec<String>,
+    force: bool,
+) -> Result<Merged, ReportError> {
+    if inputs.is_empty() {
         return Err(merge_error(
             "nothing to merge: give result directories".into(),
         ));
-    };
-    let phase = first.doc.phase;
-    let mut notes = Vec::new();
-    for i in &inputs {
-        if i.doc.phase != phase {
-            return Err(merge_error(format!(
-                "{} is a {} result, {} a {} result: merge the results of one phase",
-                first.dir.display(),
-                phase.as_str(),
-                i.dir.display(),
-                i.doc.phase.as_str()
-            )));
-        }
     }
+    let mut notes = Vec::new();
     let sharded = inputs
         .iter()
         .filter(|i| i.doc.runner.shard.is_some())
@@ -192,29 +382,19 @@ pub fn merge(mut inputs: Vec<MergeInput>, command: Vec<String>) -> Result<Merged
             ));
         }
     }
-    let first = &inputs[0];
-    for i in &inputs[1..] {
-        if i.doc.store.display_name() != first.doc.store.display_name() {
-            notes.push(format!(
-                "{} ran on {}, {} on {}",
-                first.dir.display(),
-                first.doc.store.display_name(),
-                i.dir.display(),
-                i.doc.store.display_name()
-            ));
-        }
-        for (k, v) in &i.doc.workload {
-            let per_shard = ["insertstart", "insertcount"];
-            if first.doc.workload.get(k) != Some(v) && !per_shard.contains(&k.as_str()) {
-                notes.push(format!(
-                    "{} ran with {k}={v}, {} with {k}={}",
-                    i.dir.display(),
-                    first.dir.display(),
-                    first.doc.workload.get(k).map_or("(unset)", String::as_str)
-                ));
-            }
+    let differences = differences(&inputs);
+    if let Some(d) = differences.first() {
+        if !force {
+            return Err(merge_error(format!(
+                "refusing to merge: {} (--force merges anyway)",
+                d.sentence
+            )));
         }
     }
+    for d in &differences {
+        notes.push(format!("forced: {}", d.sentence));
+    }
+    let first = &inputs[0];
 
     let start = inputs
         .iter()
@@ -370,7 +550,12 @@ pub fn merge(mut inputs: Vec<MergeInput>, command: Vec<String>) -> Result<Merged
         &inputs, &offsets, &intervals, interval_s, &names, &mut notes,
     );
 
-    let doc = merged_document(&inputs, command, start, end_s, results, notes);
+    let merge = (!differences.is_empty()).then(|| MergeSection {
+        forced: true,
+        differences: differences.into_iter().map(|d| d.field).collect(),
+    });
+    let mut doc = merged_document(&inputs, command, start, end_s, results, notes);
+    doc.merge = merge;
     Ok(Merged {
         doc,
         start,
@@ -481,6 +666,24 @@ fn merged_timeline(
     out
 }
 
+/// The first input's machine, busy if any input's was: its load figures the highest of
+/// the inputs' (the worst of the machines the processes ran on).
+fn merged_host(inputs: &[MergeInput]) -> crate::HostInfo {
+    let mut host = inputs[0].doc.host.clone();
+    let worst = |f: fn(&crate::HostInfo) -> Option<f64>| {
+        inputs
+            .iter()
+            .filter_map(|i| f(&i.doc.host))
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    host.load_avg_start = worst(|h| h.load_avg_start);
+    host.load_avg_end = worst(|h| h.load_avg_end);
+    host.steal_pct = worst(|h| h.steal_pct);
+    host.other_cpu_pct = worst(|h| h.other_cpu_pct);
+    host.busy = inputs.iter().any(|i| i.doc.host.busy);
+    host
+}
+
 /// The merged `result.json`: the first input's description of the run, with what adds
 /// up added up and every input listed in `runner.merged_from`.
 fn merged_document(
@@ -558,9 +761,10 @@ fn merged_document(
         })
         .collect();
 
+    // The workload is the experiment's: its properties are kept, not added up — except
+    // the slices of the records that load and verify shards each took, joined again.
     let mut workload = first.workload.clone();
-    if inputs.iter().all(|i| i.doc.runner.shard.is_some()) {
-        // The shards' slices of the records, joined again.
+    if first.phase != Phase::Run && inputs.iter().all(|i| i.doc.runner.shard.is_some()) {
         let number =
             |d: &ResultDocument, k: &str| d.workload.get(k).and_then(|v| v.parse::<u64>().ok());
         if let Some(start) = inputs
@@ -622,8 +826,9 @@ fn merged_document(
         workload_label: first.workload_label.clone(),
         runner,
         store,
-        host: first.host.clone(),
+        host: merged_host(inputs),
         results,
         notes,
+        merge: None,
     }
 }

@@ -461,7 +461,8 @@ impl Cell {
     /// variation above `cv_threshold_pct`, interrupted runs, an open loop that fell behind,
     /// errors, reads that missed where every read should find its record (kvlab marks
     /// such a result `runner.reads_missed`: a YCSB workload on a store that was not
-    /// loaded, or lost data).
+    /// loaded, or lost data), rounds taken on a busy machine (`host.busy`), and rounds
+    /// whose timeline still trended at its end ([`crate::stats::settling`]).
     pub fn flags(&self, cv_threshold_pct: f64) -> Vec<String> {
         let mut flags = Vec::new();
         let over = |s: Option<Spread>| s.and_then(|s| s.cv_pct).filter(|cv| *cv > cv_threshold_pct);
@@ -483,6 +484,21 @@ impl Cell {
         if self.rounds.iter().any(|r| r.doc().runner.reads_missed) {
             let pct = self.read_miss_pct().map_or(0.0, |s| s.mean);
             flags.push(format!("⚠ reads missed {pct:.1}%"));
+        }
+        let busy = self.rounds.iter().filter(|r| r.doc().host.busy).count();
+        if busy > 0 {
+            flags.push(format!("⚠ busy machine ({busy} of {})", self.rounds.len()));
+        }
+        let unsettled = self
+            .rounds
+            .iter()
+            .filter(|r| crate::compare::unsettled(r).is_some())
+            .count();
+        if unsettled > 0 {
+            flags.push(format!(
+                "⚠ not settled ({unsettled} of {})",
+                self.rounds.len()
+            ));
         }
         flags
     }
@@ -520,6 +536,9 @@ pub struct Study {
     pub options: StudyOptions,
     /// One colour per store.
     pub palette: Palette,
+    /// What the report must say besides its tables: results skipped because they could
+    /// not be read ([`Study::skipped`]), shards merged into their round or left apart.
+    pub notes: Vec<String>,
 }
 
 /// Workload properties that a runner flag also sets; they do not tell workloads apart.
@@ -623,12 +642,20 @@ fn describe_property(name: &str, value: Option<&String>) -> String {
 /// for the workload and is used as it is.
 fn workload_names(docs: &[&ResultDocument]) -> Vec<String> {
     let base: Vec<String> = docs.iter().map(|d| workload_name(d)).collect();
+    // A `--duration` run ran for its duration, not for the file's operationcount: it is
+    // told apart by what ran.
     let props = |d: &ResultDocument| -> BTreeMap<String, String> {
-        d.workload
+        let mut props: BTreeMap<String, String> = d
+            .workload
             .iter()
             .filter(|(k, _)| !RUNNER_PROPERTIES.contains(&k.as_str()))
+            .filter(|(k, _)| !(d.runner.duration_s.is_some() && *k == "operationcount"))
             .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
+            .collect();
+        if let Some(s) = d.runner.duration_s {
+            props.insert("duration".into(), format!("{s}s"));
+        }
+        props
     };
     let mut by_base: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, b) in base.iter().enumerate() {
@@ -648,14 +675,141 @@ fn workload_names(docs: &[&ResultDocument]) -> Vec<String> {
             continue;
         }
         for (i, m) in members.iter().zip(&maps) {
+            // A run names what bounded it, its duration or its operation count, not the
+            // other's absence.
             let props: Vec<String> = differing
                 .iter()
+                .filter(|k| {
+                    m.contains_key(**k) || !["duration", "operationcount"].contains(&k.as_str())
+                })
                 .map(|k| describe_property(k, m.get(*k)))
                 .collect();
             names[*i] = format!("{b} ({})", props.join(", "));
         }
     }
     names
+}
+
+/// The rounds with the shards of each round merged into one round. Shards belong to one
+/// round when they are of one shard count, phase, store and workload, come from the same
+/// `round-<n>` directory (or none), and their measured windows overlap; a group that
+/// [`crate::merge()`] refuses stays apart, and the notes say why.
+fn merge_shards(rounds: Vec<Round>) -> (Vec<Round>, Vec<String>) {
+    let mut notes = Vec::new();
+    let (sharded, mut out): (Vec<Round>, Vec<Round>) = rounds
+        .into_iter()
+        .partition(|r| r.doc().runner.shard.is_some());
+    let key = |r: &Round| {
+        let d = r.doc();
+        (
+            d.runner.shard.map(|s| s.count),
+            round_number(&r.result.file),
+            d.phase.as_str(),
+            d.store.display_name().to_string(),
+            workload_name(d),
+        )
+    };
+    let mut groups: BTreeMap<_, Vec<Round>> = BTreeMap::new();
+    for r in sharded {
+        groups.entry(key(&r)).or_default().push(r);
+    }
+    for (_, mut group) in groups {
+        let start = |r: &Round| {
+            r.doc()
+                .runner
+                .measured_start
+                .as_deref()
+                .and_then(crate::parse_rfc3339)
+        };
+        group.sort_by_key(|r| start(r));
+        // Runs of shards whose windows overlap the run's first shard's.
+        let mut runs: Vec<Vec<Round>> = Vec::new();
+        for r in group {
+            let fits = runs.last().is_some_and(|run| {
+                let (first, s) = (&run[0], start(&r));
+                let end = start(first).map(|t| {
+                    t + std::time::Duration::from_secs_f64(
+                        (first.doc().results.runtime_ms / 1000.0).max(0.0),
+                    )
+                });
+                let index = r.doc().runner.shard.map(|s| s.index);
+                matches!((s, end), (Some(s), Some(e)) if s < e)
+                    && !run
+                        .iter()
+                        .any(|o| o.doc().runner.shard.map(|s| s.index) == index)
+            });
+            match runs.last_mut() {
+                Some(run) if fits => run.push(r),
+                _ => runs.push(vec![r]),
+            }
+        }
+        for run in runs {
+            if run.len() == 1 {
+                out.extend(run);
+                continue;
+            }
+            match merge_round(&run) {
+                Ok(merged) => {
+                    notes.push(format!(
+                        "shards {} merged into one round",
+                        run.iter()
+                            .map(|r| format!(
+                                "{} ({})",
+                                r.path.display(),
+                                r.doc().runner.shard.expect("a sharded round")
+                            ))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                    out.push(merged);
+                }
+                Err(e) => {
+                    notes.push(format!("shards left apart, not merged: {e}"));
+                    out.extend(run);
+                }
+            }
+        }
+    }
+    (out, notes)
+}
+
+/// The shards of one round merged ([`crate::merge()`]) into one round, with the merged
+/// timeline and latency histograms; shown under the first shard's path.
+fn merge_round(shards: &[Round]) -> Result<Round, ReportError> {
+    let inputs = shards
+        .iter()
+        .map(|r| crate::MergeInput::open(&r.result.dir))
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = crate::merge(inputs, vec!["kvlab".into(), "report".into()], false)?;
+    let mut latency = LatencyLog {
+        overall: crate::load::empty_histogram(),
+        by_tag: BTreeMap::new(),
+    };
+    for iv in &merged.intervals {
+        let h = match &iv.tag {
+            None => &mut latency.overall,
+            Some(t) => latency
+                .by_tag
+                .entry(t.clone())
+                .or_insert_with(crate::load::empty_histogram),
+        };
+        // Histograms of one precision, as every kvlab log holds: adding cannot fail.
+        let _ = h.add(&iv.histogram);
+    }
+    let first = &shards[0];
+    Ok(Round {
+        number: first.number,
+        path: first.path.clone(),
+        result: ResultDir {
+            doc: merged.doc,
+            ..first.result.clone()
+        },
+        timeline: (!merged.timeline.is_empty()).then_some(Timeline {
+            rows: merged.timeline,
+        }),
+        latency: Some(latency),
+        monitor: Vec::new(),
+    })
 }
 
 impl Study {
@@ -680,9 +834,13 @@ impl Study {
         Ok(Study::new(rounds, options))
     }
 
-    /// Groups rounds into cells. Rounds without a `round-<n>` path, or whose numbers
-    /// collide within a cell, are numbered by path order.
+    /// Groups rounds into cells. The shards of one round (`runner.shard`, of one count,
+    /// with overlapping measured windows) are merged into that round first
+    /// ([`crate::merge()`]), so that they count once, not as rounds. Rounds without a
+    /// `round-<n>` path, or whose numbers collide within a cell, are numbered by path
+    /// order.
     pub fn new(rounds: Vec<Round>, options: StudyOptions) -> Study {
+        let (rounds, notes) = merge_shards(rounds);
         let docs: Vec<&ResultDocument> = rounds.iter().map(Round::doc).collect();
         let names = workload_names(&docs);
         let mut cells: BTreeMap<CellKey, Vec<Round>> = BTreeMap::new();
@@ -717,7 +875,15 @@ impl Study {
             cells,
             options,
             palette,
+            notes,
         }
+    }
+
+    /// Records that `file` was skipped because it could not be read (`error`): the
+    /// report says so on the page, not only on stderr.
+    pub fn skipped(&mut self, file: &Path, error: &str) {
+        self.notes
+            .push(format!("skipped {}: {error}", file.display()));
     }
 
     /// The stores of the study, sorted.

@@ -77,6 +77,42 @@ fn comparison_of_two_fixture_results() {
     );
 }
 
+#[test]
+fn comparison_of_two_fixture_cells_over_their_rounds() {
+    // Two rounds a side: medians, intervals and p-values, and "too few rounds" said.
+    let a = suite().join("redis/workloada/1x1");
+    let b = suite().join("redis/workloada/1x4");
+    let c = Comparison::load(&a, &b).unwrap();
+    let relative = |s: String| s.replace(&format!("{}/", fixtures().display()), "");
+    golden(
+        "compare-rounds.md",
+        &relative(c.render(ComparisonFormat::Markdown)),
+    );
+    let t = &c.metrics[0];
+    assert_eq!(t.metric, "Throughput (ops/s)");
+    assert_eq!((t.rounds_a, t.rounds_b), (2, 2));
+    assert_eq!(t.verdict(), "too few rounds");
+    assert!(!t.significant);
+    // Two rounds each, every B above every A: the exact two-sided p is 2/6.
+    assert!((t.p_value.unwrap() - 1.0 / 3.0).abs() < 1e-12, "{t:?}");
+    // The medians are the rounds' own medians.
+    let throughput = |cell: &str, round: u32| {
+        ResultDocument::load(
+            &suite()
+                .join(format!("redis/workloada/{cell}/round-{round}"))
+                .join("result.json"),
+        )
+        .unwrap()
+        .results
+        .throughput_ops_per_sec
+    };
+    let median_a = (throughput("1x1", 1) + throughput("1x1", 2)) / 2.0;
+    assert!((t.a.unwrap() - median_a).abs() < 1e-9 * median_a);
+    let ci = t.a_ci.unwrap();
+    assert!(ci.low >= throughput("1x1", 1).min(throughput("1x1", 2)));
+    assert!(ci.high <= throughput("1x1", 1).max(throughput("1x1", 2)));
+}
+
 /// The study's grouping and statistics, recomputed here from the documents themselves.
 #[test]
 fn cells_rounds_and_spreads_match_the_documents() {
@@ -279,11 +315,13 @@ fn errors_name_the_directory_or_file() {
         "{err}"
     );
 
+    // Results of several cells are not one side's rounds.
     let err = Comparison::load(&suite().join("null"), &torn).unwrap_err();
     assert_eq!(
         err.to_string(),
         format!(
-            "{} holds 4 results; name one result directory or result.json",
+            "{} holds results of 2 cells (null workloada 1×1; null workloada 2×1); name one \
+             result directory, or a directory of one cell's rounds",
             suite().join("null").display()
         )
     );
@@ -434,6 +472,41 @@ fn timelines_leave_out_a_short_last_interval() {
 }
 
 /// Rewrites the fixture result copied to `dir/name` with `edit`.
+#[test]
+fn a_duration_run_is_named_by_its_duration_not_the_files_operationcount() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_result("null/workloada/1x1/round-1", &dir.path().join("a"));
+    copy_result("null/workloada/1x1/round-2", &dir.path().join("b"));
+    copy_result("null/workloada/2x1/round-1", &dir.path().join("c"));
+    edit_result(dir.path(), "a", |d| {
+        d.workload.insert("operationcount".into(), "5000".into());
+        d.runner.duration_s = None;
+        d.runner.operations = Some(5000);
+    });
+    // `--duration 10s`: the property file's operationcount=1000 is not what ran.
+    for name in ["b", "c"] {
+        edit_result(dir.path(), name, |d| {
+            d.workload.insert("operationcount".into(), "1000".into());
+            d.runner.duration_s = Some(10.0);
+            d.runner.operations = None;
+        });
+    }
+    let study = Study::load(&[dir.path().to_path_buf()], StudyOptions::default()).unwrap();
+    let names: Vec<&str> = study
+        .cells
+        .iter()
+        .map(|c| c.key.workload.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "workloada (duration=10s)",
+            "workloada (duration=10s)",
+            "workloada (operationcount=5000)"
+        ]
+    );
+}
+
 fn edit_result(dir: &Path, name: &str, edit: impl FnOnce(&mut ResultDocument)) {
     let path = dir.join(name).join("result.json");
     let mut doc = ResultDocument::load(&path).unwrap();

@@ -57,6 +57,10 @@ pub(crate) struct SuiteCommand {
     /// Validate the file, print the data sets and every cell's command line, run nothing.
     #[arg(long)]
     pub(super) dry_run: bool,
+    /// Add every cell's results to this history database (SQLite, as `kvlab history
+    /// add`; results already there are kept once).
+    #[arg(long, value_name = "FILE")]
+    pub(super) history: Option<PathBuf>,
 }
 
 /// `kvlab suite`.
@@ -73,7 +77,13 @@ pub(crate) fn run(cmd: SuiteCommand) -> Result<ExitCode> {
         INTERRUPTS.fetch_add(1, Ordering::SeqCst);
     });
     let exe = std::env::current_exe().context("finding the kvlab binary to run cells with")?;
-    Runner::new(&plan, &cmd, exe)?.run()
+    let code = Runner::new(&plan, &cmd, exe)?.run()?;
+    if let Some(db) = &cmd.history {
+        if plan.out.is_dir() {
+            crate::history_cmd::add_dirs(db, std::slice::from_ref(&plan.out), &[])?;
+        }
+    }
+    Ok(code)
 }
 
 fn plural(n: usize, what: &str) -> String {
