@@ -312,10 +312,17 @@ fn apply_config_cache_size(args: &mut PhaseArgs, mb: u64) {
         ));
         return;
     };
-    let key = if db == "redis" { "maxmemory" } else { "m" };
-    let set = settings
-        .split(',')
-        .any(|kv| kv.split('=').next().map(str::trim) == Some(key));
+    // memcached's memory is `m` or its long name `memory-limit`.
+    let (key, names): (&str, &[&str]) = if db == "redis" {
+        ("maxmemory", &["maxmemory"])
+    } else {
+        ("m", &["m", "memory-limit"])
+    };
+    let set = settings.split(',').any(|kv| {
+        kv.split('=')
+            .next()
+            .is_some_and(|k| names.contains(&k.trim()))
+    });
     if set {
         said(format!("is not used: --spawn sets {key}"));
         return;
