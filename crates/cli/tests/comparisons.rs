@@ -9,30 +9,6 @@ use serde_json::Value;
 use crate::common::files::result_json;
 use crate::common::{kvlab, text};
 
-/// Workload C on the null store into `out`; `extra` goes last.
-fn run_null(out: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "run",
-        "-P",
-        "workloads/ycsb/workloadc",
-        "-p",
-        "recordcount=100",
-        "-p",
-        "operationcount=2000",
-        "--db",
-        "null",
-        "--monitor",
-        "off",
-        "--progress",
-        "never",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let o = kvlab(&args);
-    assert!(o.status.success(), "{}", text(&o).1);
-}
-
 fn compare_json(a: &Path, b: &Path) -> Value {
     let o = kvlab(&[
         "compare",
@@ -72,10 +48,10 @@ fn five_rounds_of_one_configuration_against_themselves_and_against_a_slower_one(
     // Rounds of A and B interleaved, so whatever else the machine does falls on both.
     for i in 1..=5 {
         let round = format!("round-{i}");
-        run_null(&a.join(&round), &[]);
-        run_null(&b.join(&round), &[]);
+        crate::common::run_null(&a.join(&round), &[]);
+        crate::common::run_null(&b.join(&round), &[]);
         // Open loop at 20 000 ops/s: far below what the null store does closed.
-        run_null(&slow.join(&round), &["--target-rate", "20000"]);
+        crate::common::run_null(&slow.join(&round), &["--target-rate", "20000"]);
     }
 
     // The same rounds compared with themselves: no difference, p = 1.
@@ -151,8 +127,8 @@ fn too_few_rounds_for_a_verdict_are_said() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     for i in 1..=2 {
-        run_null(&a.join(format!("round-{i}")), &[]);
-        run_null(&b.join(format!("round-{i}")), &["--target-rate", "20000"]);
+        crate::common::run_null(&a.join(format!("round-{i}")), &[]);
+        crate::common::run_null(&b.join(format!("round-{i}")), &["--target-rate", "20000"]);
     }
     let cmp = compare_json(&a, &b);
     let t = metric(&cmp, "Throughput (ops/s)");
@@ -187,7 +163,7 @@ fn too_few_rounds_for_a_verdict_are_said() {
 fn results_record_how_busy_the_machine_was() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    run_null(&out, &[]);
+    crate::common::run_null(&out, &[]);
     let host = &result_json(&out)["host"];
     for field in ["load_avg_start", "load_avg_end"] {
         assert!(host[field].as_f64().unwrap() >= 0.0, "{host}");
@@ -217,11 +193,11 @@ fn a_run_whose_throughput_still_falls_is_said_not_to_have_settled() {
     // to the mean, 20 000 — a trend no machine's noise makes. The constant rate beside
     // it is flat.
     let common = ["--duration", "2s", "--interval", "100ms"];
-    run_null(
+    crate::common::run_null(
         &falling,
         &[&common[..], &["--target-rate", "sine:20000,19000,4s"]].concat(),
     );
-    run_null(
+    crate::common::run_null(
         &steady,
         &[&common[..], &["--target-rate", "25000"]].concat(),
     );

@@ -3,37 +3,12 @@
 //! regression among them found by `history changes` (exit 1 with
 //! `--fail-on-regression`).
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::common::files::result_json;
 use crate::common::{kvlab, text};
-
-/// Workload C on the null store into `out`; `extra` goes last.
-fn run_null(out: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "run",
-        "-P",
-        "workloads/ycsb/workloadc",
-        "-p",
-        "recordcount=100",
-        "-p",
-        "operationcount=2000",
-        "--db",
-        "null",
-        "--monitor",
-        "off",
-        "--progress",
-        "never",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let o = kvlab(&args);
-    assert!(o.status.success(), "{}", text(&o).1);
-}
 
 #[test]
 fn nightly_results_in_a_history_and_the_night_throughput_fell() {
@@ -47,7 +22,7 @@ fn nightly_results_in_a_history_and_the_night_throughput_fell() {
     for night in 0..12 {
         let out = dir.path().join(format!("night-{night:02}"));
         let rate = if night < 6 { "40000" } else { "20000" };
-        run_null(&out, &["--target-rate", rate]);
+        crate::common::run_null(&out, &["--target-rate", rate]);
         let tag = if night < 6 {
             "commit=aaa"
         } else {

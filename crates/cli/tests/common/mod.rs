@@ -123,3 +123,28 @@ pub fn section_row(stdout: &str, title: &str, row: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// Runs workload C (100 records, 2 000 reads) on the null store into `out`, without the
+/// monitor or progress lines; `extra` goes last. Panics unless it succeeds.
+pub fn run_null(out: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "run",
+        "-P",
+        "workloads/ycsb/workloadc",
+        "-p",
+        "recordcount=100",
+        "-p",
+        "operationcount=2000",
+        "--db",
+        "null",
+        "--monitor",
+        "off",
+        "--progress",
+        "never",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let o = kvlab(&args);
+    assert!(o.status.success(), "{}", text(&o).1);
+}
