@@ -32,16 +32,11 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::format::rocksdb::MAGIC;
+use crate::format::rocksdb::{
+    MAGIC, TYPE_BEGIN, TYPE_END, TYPE_GET, TYPE_MULTI_GET, TYPE_SEEK, TYPE_SEEK_FOR_PREV,
+    TYPE_WRITE,
+};
 use crate::{KeyEncoding, Op, TimeUnit, TraceError, TraceInfo, TraceReader, TraceRecord};
-
-const TYPE_BEGIN: u8 = 1;
-const TYPE_END: u8 = 2;
-const TYPE_WRITE: u8 = 3;
-const TYPE_GET: u8 = 4;
-const TYPE_SEEK: u8 = 5;
-const TYPE_SEEK_FOR_PREV: u8 = 6;
-const TYPE_MULTI_GET: u8 = 13;
 
 /// The operations written, as db_bench's replay counts them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

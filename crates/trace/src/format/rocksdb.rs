@@ -29,13 +29,13 @@ const HEADER_BYTES: usize = 13;
 pub(crate) const MAGIC: &[u8] = b"feedcafedeadbeef";
 
 // Record types (`TraceType` in include/rocksdb/trace_record.h).
-const TYPE_BEGIN: u8 = 1;
-const TYPE_END: u8 = 2;
-const TYPE_WRITE: u8 = 3;
-const TYPE_GET: u8 = 4;
-const TYPE_SEEK: u8 = 5;
-const TYPE_SEEK_FOR_PREV: u8 = 6;
-const TYPE_MULTI_GET: u8 = 13;
+pub(crate) const TYPE_BEGIN: u8 = 1;
+pub(crate) const TYPE_END: u8 = 2;
+pub(crate) const TYPE_WRITE: u8 = 3;
+pub(crate) const TYPE_GET: u8 = 4;
+pub(crate) const TYPE_SEEK: u8 = 5;
+pub(crate) const TYPE_SEEK_FOR_PREV: u8 = 6;
+pub(crate) const TYPE_MULTI_GET: u8 = 13;
 
 /// One operation of the current trace record, as ranges into its payload.
 #[derive(Clone, Debug)]
