@@ -49,12 +49,22 @@ fn the_search_finds_the_highest_rate_meeting_the_targets() {
     assert!((8..=12).contains(&steps.len()), "{slo}");
     assert!(steps[0]["offered_ops_per_sec"].is_null());
     assert_eq!(steps[1]["meets"], true, "{slo}");
-    let mut best: f64 = 0.0;
+    // The answer is the highest rate that met the targets below the lowest that missed:
+    // on a busy machine a point above a miss may meet by chance, and does not count.
+    let offered = |s: &Value| s["offered_ops_per_sec"].as_f64().unwrap();
+    let lowest_miss = steps[1..]
+        .iter()
+        .filter(|s| s["meets"] == false)
+        .map(offered)
+        .fold(f64::INFINITY, f64::min);
+    let best = steps[1..]
+        .iter()
+        .filter(|s| s["meets"] == true)
+        .map(offered)
+        .filter(|&r| r < lowest_miss)
+        .fold(0.0, f64::max);
     for (i, step) in steps.iter().enumerate().skip(1) {
-        let offered = step["offered_ops_per_sec"].as_f64().unwrap();
-        if step["meets"] == true {
-            best = best.max(offered);
-        }
+        let offered = offered(step);
         // Each step is an open-loop run at its rate, its result beside the others.
         let doc: Value = serde_json::from_str(
             &std::fs::read_to_string(out.join(format!("steps/{i:02}/result.json"))).unwrap(),
