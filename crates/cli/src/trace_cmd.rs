@@ -7,6 +7,7 @@ use std::io::BufWriter;
 use kvlab_trace::analyze::{AnalyzeOptions, Analyzer, KeyRangeRule};
 use kvlab_trace::export::libcachesim::LibCacheSimFormat;
 use kvlab_trace::export::OutputFormat;
+use kvlab_trace::parquet::Partition;
 use kvlab_trace::{CsvSpec, Format, KvtraceWriter, OpenOptions, Stats, TraceReader, TraceRecord};
 
 use super::*;
@@ -124,9 +125,35 @@ pub(crate) struct ConvertArgs {
     /// on the file is `kvlab sim`'s.
     #[arg(long, value_name = "FORMAT")]
     pub(crate) output_format: Option<OutputFormat>,
+    /// Write a Hive-partitioned Parquet dataset into the directory OUTPUT, which Spark,
+    /// DuckDB, Trino and Polars read as one table: `hour` (`OUTPUT/dt=2026-11-28T14/
+    /// part-0.parquet`, by the requests' wall-clock hour, UTC) or a request count N
+    /// (`OUTPUT/chunk=0/part-0.parquet` holds the first N requests).
+    #[arg(long, value_name = "hour|N")]
+    pub(crate) partition_by: Option<PartitionBy>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     pub(crate) overwrite: bool,
+}
+
+/// `--partition-by`: the hour or a number of requests (the output is Parquet).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PartitionBy(Partition);
+
+impl std::str::FromStr for PartitionBy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "hour" {
+            return Ok(PartitionBy(Partition::Hour));
+        }
+        match s.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(PartitionBy(Partition::Requests(n))),
+            _ => Err(format!(
+                "`{s}`: expected `hour` or a number of requests per partition (at least 1)"
+            )),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -204,6 +231,7 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let Some(format) = a
         .output_format
         .or_else(|| OutputFormat::from_path(&a.output))
+        .or(a.partition_by.map(|_| OutputFormat::Parquet))
     else {
         return Err(usage(format!(
             "{}: give --output-format (kvtrace, parquet, oracleGeneral, csv, txt or \
@@ -211,6 +239,16 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
             a.output.display()
         )));
     };
+    if let Some(PartitionBy(partition)) = a.partition_by {
+        if format != OutputFormat::Parquet {
+            return Err(usage(format!(
+                "--partition-by writes a Parquet dataset, not {}: give --output-format \
+                 parquet, or leave out --partition-by",
+                format.name()
+            )));
+        }
+        return convert_to_dataset(&a, partition);
+    }
     if a.output.exists() && !a.overwrite {
         return Err(usage(format!(
             "{} exists (--overwrite replaces it)",
@@ -286,6 +324,79 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
         eprintln!("kvlab: {note}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `trace convert --partition-by`: a Parquet dataset, written into `OUTPUT.partial`
+/// and renamed into place at the end, so that a failed conversion leaves no half
+/// dataset under the final name.
+fn convert_to_dataset(a: &ConvertArgs, partition: Partition) -> Result<ExitCode> {
+    let out = &a.output;
+    if out.exists() {
+        if !a.overwrite {
+            return Err(usage(format!(
+                "{} exists (--overwrite replaces it)",
+                out.display()
+            )));
+        }
+        if !is_dataset(out) {
+            return Err(usage(format!(
+                "{} is not a Parquet dataset kvlab wrote: --overwrite replaces only one \
+                 (give a new directory)",
+                out.display()
+            )));
+        }
+    }
+    let mut reader = a.input.open(a.format)?;
+    if partition == Partition::Hour && reader.info().time_unit.nanos().is_none() {
+        return Err(usage(format!(
+            "--partition-by hour: {} ({}) has no clock; give a number of requests per \
+             partition instead",
+            a.input.trace.display(),
+            reader.info().format
+        )));
+    }
+    let mut tmp = out.clone().into_os_string();
+    tmp.push(".partial");
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let summary = match kvlab_trace::parquet::write_dataset(&mut *reader, &tmp, partition) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(anyhow::anyhow!(e));
+        }
+    };
+    if out.exists() {
+        std::fs::remove_dir_all(out).with_context(|| format!("replacing {}", out.display()))?;
+    }
+    std::fs::rename(&tmp, out)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), out.display()))?;
+    eprintln!(
+        "kvlab: wrote {} requests from {} ({}) to {} (parquet: {} partitions, {} files)",
+        summary.rows,
+        a.input.trace.display(),
+        reader.info().format,
+        out.display(),
+        summary.partitions,
+        summary.files
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A directory holding only `KEY=VALUE/` partitions of `.parquet` files.
+fn is_dataset(dir: &Path) -> bool {
+    let Ok(parts) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    parts.flatten().all(|part| {
+        part.file_name().to_string_lossy().contains('=')
+            && std::fs::read_dir(part.path()).is_ok_and(|files| {
+                files
+                    .flatten()
+                    .all(|f| f.path().extension().is_some_and(|e| e == "parquet"))
+            })
+    })
 }
 
 fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {

@@ -26,6 +26,7 @@ mod merge;
 mod merge_refusals;
 mod monitor;
 mod network;
+mod parquet;
 mod percentiles;
 mod refusals;
 mod report;

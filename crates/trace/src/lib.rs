@@ -70,7 +70,9 @@ pub use error::TraceError;
 pub use format::csv::CsvSpec;
 pub use kvtrace::{KvtraceReader, KvtraceWriter};
 pub use open::{open, open_kvtrace, open_reader, Format, OpenOptions};
-pub use record::{key_id, KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord};
+pub use record::{
+    key_id, KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord, STARTED_UNIX_NS,
+};
 pub use recorder::{RecordingSummary, TraceRecorder};
 pub use stats::Stats;
 

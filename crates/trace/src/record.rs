@@ -1,5 +1,6 @@
 //! One request of any trace, and what a trace says about itself.
 
+use kvlab_core::OpKind;
 use serde::{Deserialize, Serialize};
 
 /// An operation, named as the trace formats name them: every format's op names are in
@@ -172,6 +173,25 @@ impl Op {
         }
     }
 
+    /// The operation kvlab counts this request as when it replays it (and records it
+    /// from): YCSB's kinds, as `result.json`, the latency log and the Prometheus `op`
+    /// label name them. Reads (and each MultiGet key) are `READ`; seeks and scans
+    /// `SCAN`; deletes `DELETE`; a recorded update `UPDATE` and read-modify-write
+    /// `READ-MODIFY-WRITE`; every other write sets its key, `INSERT`. `None` for what a
+    /// replay skips: RocksDB's `DeleteRange` and ops a format names that kvlab does not
+    /// know. (A replay sends a recorded read-modify-write as the write it ended with.)
+    pub fn kind(self) -> Option<OpKind> {
+        Some(match self {
+            Op::Seek | Op::SeekForPrev | Op::Scan => OpKind::Scan,
+            op if op.is_read() => OpKind::Read,
+            Op::Delete | Op::SingleDelete => OpKind::Delete,
+            Op::DeleteRange | Op::Other => return None,
+            Op::Update => OpKind::Update,
+            Op::ReadModifyWrite => OpKind::ReadModifyWrite,
+            _ => OpKind::Insert,
+        })
+    }
+
     /// True for ops that read without writing.
     pub fn is_read(self) -> bool {
         matches!(
@@ -237,6 +257,41 @@ pub enum TimeUnit {
     Sequence,
 }
 
+impl TraceInfo {
+    /// A [`TraceInfo::meta`] entry's value.
+    pub fn meta_value(&self, name: &str) -> Option<&str> {
+        self.meta
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The wall-clock time of timestamp 0 in nanoseconds since the Unix epoch, when
+    /// the trace states it: a recording's [`STARTED_UNIX_NS`]; FILETIME traces count
+    /// from 1601-01-01; 0 for every other trace (its timestamps are taken as counted
+    /// from the epoch, which is what they are for Unix-time traces).
+    pub fn origin_unix_ns(&self) -> i128 {
+        if let Some(ns) = self
+            .meta_value(STARTED_UNIX_NS)
+            .and_then(|v| v.parse().ok())
+        {
+            return ns;
+        }
+        match self.time_unit {
+            // 1601-01-01 to 1970-01-01: 11 644 473 600 s.
+            TimeUnit::Filetime => -11_644_473_600 * 1_000_000_000,
+            _ => 0,
+        }
+    }
+
+    /// Whether a record's [`TraceRecord::value_size`] says the object's size: the
+    /// trace carries sizes, and the record is not a read that returned none (a
+    /// recorded read of a missing key, or of a store that sends no value back).
+    pub fn knows_value_size(&self, rec: &TraceRecord) -> bool {
+        self.has_sizes && !(rec.value_size == 0 && rec.op.is_read())
+    }
+}
+
 impl TimeUnit {
     /// Nanoseconds in one unit; `None` for [`TimeUnit::Sequence`].
     pub fn nanos(self) -> Option<u64> {
@@ -250,6 +305,10 @@ impl TimeUnit {
         }
     }
 }
+
+/// The [`TraceInfo::meta`] entry of a recording holding the wall-clock time of its
+/// timestamp 0, in nanoseconds since the Unix epoch.
+pub const STARTED_UNIX_NS: &str = "started_unix_ns";
 
 /// What a trace says about itself: set by its reader before the first record.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -31,7 +31,7 @@ use std::time::Instant;
 use kvlab_core::{Batch, OpKind, Outcome as StoreOutcome, Slot, Tap, TapClient, Timestamp};
 
 use crate::kvtrace::KvtraceWriter;
-use crate::record::{KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord};
+use crate::record::{KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord, STARTED_UNIX_NS};
 use crate::TraceError;
 
 /// Records per client buffer before it goes to the writer.
@@ -87,6 +87,13 @@ impl TraceRecorder {
             path: path.to_path_buf(),
             source,
         })?;
+        let base = Timestamp::now();
+        let mut info_meta = info_meta;
+        // The wall-clock time of timestamp 0, so that exports can state absolute times.
+        let unix_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        info_meta.push((STARTED_UNIX_NS.to_string(), unix_ns.to_string()));
         let info = TraceInfo {
             format: "kvtrace".into(),
             key_encoding: KeyEncoding::Bytes,
@@ -106,7 +113,7 @@ impl TraceRecorder {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Some(tx)),
             spare: Mutex::new(Vec::new()),
-            base: Timestamp::now(),
+            base,
             threshold,
             stalled_ns: AtomicU64::new(0),
             kept: AtomicU64::new(0),

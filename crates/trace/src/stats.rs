@@ -52,7 +52,9 @@ pub struct Stats {
     pub time_unit: TimeUnit,
     /// Key sizes ([`TraceRecord::key_size`]); `None` for id traces that state none.
     pub key_size: Option<SizeSummary>,
-    /// Value sizes ([`TraceRecord::value_size`]); `None` when the format has no sizes.
+    /// Value sizes ([`TraceRecord::value_size`]) of the requests that state one
+    /// ([`crate::TraceInfo::knows_value_size`]: not a read that returned no value); `None` when
+    /// the format has no sizes.
     pub value_size: Option<SizeSummary>,
     /// Byte offset where the trace is damaged; `None` when it read to its end.
     pub damaged_at: Option<u64>,
@@ -163,7 +165,9 @@ impl Stats {
             bytes += rec.obj_size();
             keys.add(u64::from(rec.key_size));
             any_key_size |= rec.key_size > 0;
-            values.add(rec.value_size);
+            if info.knows_value_size(&rec) {
+                values.add(rec.value_size);
+            }
             if first_ts.is_none() {
                 first_ts = Some(rec.ts);
             }

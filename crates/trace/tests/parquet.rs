@@ -1,13 +1,11 @@
 //! Parquet export and import (feature `parquet`): every record survives the round trip,
-//! and DuckDB's reading of an export gives `Stats`'s figures with the query documented
-//! in `kvlab_trace::parquet` (run where the `duckdb` Python package is installed:
-//! `$DUCKDB_PYTHON`, or `/tmp/lcs/bin/python` with `pip install duckdb`).
+//! through one file and through a partitioned dataset. (DuckDB's reading of an export
+//! is checked end to end in the command-line tests, with DuckDB from PyPI.)
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
-use kvlab_trace::parquet::{open_parquet, write_parquet};
-use kvlab_trace::{Stats, TraceReader};
+use kvlab_trace::parquet::{open_parquet, write_dataset, write_parquet, Partition};
+use kvlab_trace::{TraceReader, TraceRecord};
 
 use crate::common::{reader, records};
 
@@ -34,6 +32,9 @@ fn records_round_trip_through_parquet() {
             "{rel}: the TraceInfo is kept"
         );
         let got = records(&mut back);
+        if let Some(i) = (0..got.len().min(want.len())).find(|&i| got[i] != want[i]) {
+            panic!("{rel}: record {i}: {:?} became {:?}", want[i], got[i]);
+        }
         assert!(
             got == want,
             "{rel}: records differ after the Parquet round trip"
@@ -41,80 +42,85 @@ fn records_round_trip_through_parquet() {
     }
 }
 
-fn python() -> Option<PathBuf> {
-    let p = std::env::var_os("DUCKDB_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp/lcs/bin/python"));
-    let ok = p.exists()
-        && Command::new(&p)
-            .args(["-c", "import duckdb"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    ok.then_some(p)
+/// Every file of a dataset, partitions in name order (numbers by value), files in order.
+fn dataset_files(dir: &Path) -> Vec<PathBuf> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let order = |p: &PathBuf| {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let (key, value) = name.split_once('=').unwrap();
+        (
+            key.to_string(),
+            value.parse::<u64>().ok(),
+            value.to_string(),
+        )
+    };
+    parts.sort_by_key(order);
+    let mut files = Vec::new();
+    for part in parts {
+        let mut in_part: Vec<PathBuf> = std::fs::read_dir(&part)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        in_part.sort();
+        files.extend(in_part);
+    }
+    files
 }
 
 #[test]
-fn duckdb_reproduces_trace_stats() {
-    let Some(python) = python() else {
-        eprintln!("parquet: no Python with duckdb (DUCKDB_PYTHON); not run");
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    for rel in [
-        "rocksdb/mixgraph.trace",
-        "caffeine/adapt_size/request.trace.xz",
+fn a_partitioned_dataset_holds_every_record_once() {
+    for (rel, partition, want_parts) in [
+        (
+            "libcachesim/cloudPhysicsIO.oracleGeneral.bin",
+            Partition::Requests(5_000),
+            None,
+        ),
+        (
+            "caffeine/snia/msr-cambridge1-sample.csv",
+            Partition::Hour,
+            None,
+        ),
+        ("rocksdb/mixgraph.trace", Partition::Hour, Some(1)),
     ] {
-        let path = dir.path().join("t.parquet");
-        let file = std::fs::File::create(&path).unwrap();
-        write_parquet(&mut reader(rel, None), file, &path).unwrap();
-        let stats = Stats::collect(&mut reader(rel, None)).unwrap();
-        let script = format!(
-            "import duckdb\n\
-             r = duckdb.sql(\"\"\"SELECT count(*), count(DISTINCT id), sum(key_size + value_size), \
-             arg_min(ts, file_row_number), arg_max(ts, file_row_number), min(value_size), \
-             max(value_size), avg(value_size), quantile_disc(value_size, 0.5), \
-             quantile_disc(value_size, 0.99) FROM read_parquet('{p}', file_row_number = true)\"\"\").fetchall()[0]\n\
-             print(' '.join(str(v) for v in r))\n\
-             for op, n in duckdb.sql(\"SELECT op, count(*) FROM '{p}' GROUP BY op ORDER BY op\").fetchall():\n\
-             \x20   print(op, n)\n",
-            p = path.display()
-        );
-        let out = Command::new(&python)
-            .arg("-c")
-            .arg(&script)
-            .output()
-            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let want = records(&mut reader(rel, None));
+        let summary = write_dataset(&mut reader(rel, None), dir.path(), partition).unwrap();
+        assert_eq!(summary.rows, want.len() as u64, "{rel}");
+        let files = dataset_files(dir.path());
+        assert_eq!(files.len() as u64, summary.files, "{rel}");
+        if let Partition::Requests(n) = partition {
+            assert_eq!(summary.partitions, (want.len() as u64).div_ceil(n), "{rel}");
+        }
+        if let Some(parts) = want_parts {
+            assert_eq!(summary.partitions, parts, "{rel}");
+        }
+        let mut got: Vec<TraceRecord> = Vec::new();
+        for f in &files {
+            let mut back = open_parquet(f).unwrap();
+            assert_eq!(back.info(), reader(rel, None).info(), "{rel}");
+            got.extend(records(&mut back));
+        }
         assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            got == want,
+            "{rel}: records differ after the dataset round trip"
         );
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut lines = text.lines();
-        let f: Vec<&str> = lines.next().unwrap().split(' ').collect();
-        let v = stats.value_size.as_ref().unwrap();
-        assert_eq!(f[0].parse::<u64>().unwrap(), stats.requests, "{rel}");
-        assert_eq!(f[1].parse::<u64>().unwrap(), stats.distinct_keys, "{rel}");
-        assert_eq!(f[2].parse::<u64>().ok(), stats.bytes, "{rel}");
-        assert_eq!(f[3].parse::<u64>().ok(), stats.first_ts, "{rel}");
-        assert_eq!(f[4].parse::<u64>().ok(), stats.last_ts, "{rel}");
-        assert_eq!(
-            (f[5].parse::<u64>().unwrap(), f[6].parse::<u64>().unwrap()),
-            (v.min, v.max)
-        );
-        assert!((f[7].parse::<f64>().unwrap() - v.mean).abs() < 1e-6 * v.mean.max(1.0));
-        assert_eq!(
-            (f[8].parse::<u64>().unwrap(), f[9].parse::<u64>().unwrap()),
-            (v.p50, v.p99),
-            "{rel}"
-        );
-        let ops: Vec<(String, u64)> = lines
-            .map(|l| {
-                let (op, n) = l.split_once(' ').unwrap();
-                (op.to_string(), n.parse().unwrap())
-            })
-            .collect();
-        let want: Vec<(String, u64)> = stats.ops.iter().map(|(k, v)| (k.clone(), *v)).collect();
-        assert_eq!(ops, want, "{rel}");
     }
+}
+
+#[test]
+fn a_trace_without_a_clock_is_not_partitioned_by_the_hour() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = write_dataset(
+        &mut reader("libcachesim/cloudPhysicsIO.txt", None),
+        dir.path(),
+        Partition::Hour,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("partition by a request count"),
+        "{e}"
+    );
 }

@@ -768,31 +768,21 @@ impl OpSource for ReplaySource {
             let item = self.chunk.items[self.at];
             self.at += 1;
             let w = &*self.workload;
-            let kind = match item.op {
-                op if op.is_read() && !matches!(op, Op::Seek | Op::SeekForPrev | Op::Scan) => {
-                    OpKind::Read
-                }
-                Op::Seek | Op::SeekForPrev | Op::Scan => {
-                    if !w.can_scan.load(Ordering::Relaxed) {
-                        w.skipped.add(item.op);
-                        continue;
-                    }
-                    OpKind::Scan
-                }
-                Op::Delete | Op::SingleDelete => OpKind::Delete,
-                Op::Merge if w.can_merge.load(Ordering::Relaxed) => {
-                    self.merge(req, &item);
-                    self.due = Duration::from_nanos(item.due_ns);
-                    return Some(Ticket::NONE);
-                }
-                Op::DeleteRange | Op::Other => {
-                    w.skipped.add(item.op);
-                    continue;
-                }
-                // A recorded update stays an update (a miss where the record is gone),
-                // as the run sent it; every other write sets its key.
-                Op::Update => OpKind::Update,
-                _ => OpKind::Insert,
+            if item.op == Op::Merge && w.can_merge.load(Ordering::Relaxed) {
+                self.merge(req, &item);
+                self.due = Duration::from_nanos(item.due_ns);
+                return Some(Ticket::NONE);
+            }
+            // A recorded update stays an update (a miss where the record is gone), as
+            // the run sent it; every other write sets its key.
+            let kind = match item.op.kind() {
+                Some(OpKind::Scan) if !w.can_scan.load(Ordering::Relaxed) => None,
+                Some(OpKind::ReadModifyWrite) => Some(OpKind::Insert),
+                kind => kind,
+            };
+            let Some(kind) = kind else {
+                w.skipped.add(item.op);
+                continue;
             };
             let look_aside = w.spec.look_aside;
             req.kind = kind;
