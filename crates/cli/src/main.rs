@@ -303,6 +303,8 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         thread_groups: Vec::new(),
         client_stats: a.client_stats.is_some(),
         tap: None,
+        // memtier releases a connection's requests in bursts, at most 50 a second.
+        burst_tick: a.rate_limit_tick(),
     };
     let ctx = PhaseCtx {
         phase: Phase::Run,

@@ -652,3 +652,61 @@ fn memcached_sees_memtiers_connections_only() {
     assert_eq!(memcached_stat(&server, "cmd_get"), 90);
     server.stop().unwrap();
 }
+
+#[test]
+fn rate_limiting_releases_each_connections_requests_in_memtiers_bursts() {
+    // memtier_benchmark 2.3.0 `--rate-limiting=500`: a connection may send
+    // ceil(500 / 50) = 10 requests a tick, 50 ticks a second (20 ms each), refilled by a
+    // timer; between ticks it waits in libevent, not on a core.
+    let server = redis("");
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.kvtrace");
+    let o = memtier_on(
+        &port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "60",
+            "--rate-limiting=500",
+            "--hide-histogram",
+            "--record",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{:?}", text(&o));
+    let mut reader = kvlab_trace::open(&trace, &kvlab_trace::OpenOptions::default()).unwrap();
+    let mut rec = kvlab_trace::TraceRecord::default();
+    let mut per_due = std::collections::BTreeMap::<u64, u64>::new();
+    while reader.read(&mut rec).unwrap() {
+        *per_due.entry(rec.intended_ns).or_default() += 1;
+    }
+    // 2 connections × 60 requests, in bursts of 10 due together: 12 bursts, 6 a
+    // connection, 20 ms apart, the two connections' ticks half a tick apart.
+    assert_eq!(per_due.values().sum::<u64>(), 120, "{per_due:?}");
+    assert!(per_due.values().all(|&n| n == 10), "{per_due:?}");
+    let dues: Vec<u64> = per_due.keys().copied().collect();
+    for pair in dues.windows(2) {
+        let gap_ms = (pair[1] - pair[0]) as f64 / 1e6;
+        assert!((gap_ms - 10.0).abs() < 0.01, "{dues:?}");
+    }
+}
+
+#[test]
+fn an_unreachable_server_without_server_queries_fails_naming_the_connection() {
+    // memtier_benchmark 2.3.0 `--no-server-queries` against a closed port prints
+    // "Connection error: Connection refused" for each connection; kvlab fails the run
+    // (exit code 1) with the first connection's error, and prints no empty table.
+    let port = common::process::free_port().to_string();
+    let o = memtier_on(
+        &port,
+        &["-t", "1", "-c", "2", "--test-time=2", "--no-server-queries"],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+    assert!(!stdout.contains("ALL STATS"), "{stdout}");
+}

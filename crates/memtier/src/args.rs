@@ -1077,6 +1077,18 @@ impl MemtierArgs {
         self.rate_limiting
     }
 
+    /// `--rate-limiting`'s tick, as memtier computes it: a connection may send
+    /// ceil(rate / 50) requests a tick, `rate / that` ticks a second (integer
+    /// division), each tick `1 000 000 / ticks` µs long.
+    pub fn rate_limit_tick(&self) -> Option<std::time::Duration> {
+        let rate = self.rate_limiting.filter(|&r| r > 0)?;
+        let per_tick = rate.div_ceil(50);
+        let ticks = (rate / per_tick).max(1);
+        Some(std::time::Duration::from_micros(u64::from(
+            1_000_000 / ticks,
+        )))
+    }
+
     /// `--rate-limiting` as kvlab's open-loop target over all connections.
     pub fn target_rate(&self) -> Option<f64> {
         self.rate_limiting

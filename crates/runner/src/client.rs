@@ -94,6 +94,11 @@ impl ThreadState {
 pub(crate) trait Pacer {
     /// Returns at `due` (or at once when it has passed).
     fn sleep_until(&self, due: Instant) -> impl std::future::Future<Output = ()>;
+
+    /// Returns at `due` or up to a millisecond later, without spinning: for bursts on
+    /// a coarse tick ([`crate::RunPlan::burst_tick`]), where the last moment's precision
+    /// is not worth a core.
+    fn sleep_coarse_until(&self, due: Instant) -> impl std::future::Future<Output = ()>;
 }
 
 /// Blocks the thread: the OS sleep for all but the last 100 µs, then a spin, so the
@@ -115,6 +120,13 @@ impl Pacer for BlockingPacer {
             }
         }
     }
+
+    async fn sleep_coarse_until(&self, due: Instant) {
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+    }
 }
 
 /// Yields to the runtime: a timer for all but the last millisecond (tokio's timer has
@@ -132,6 +144,10 @@ impl Pacer for TokioPacer {
             tokio::task::yield_now().await;
         }
     }
+
+    async fn sleep_coarse_until(&self, due: Instant) {
+        tokio::time::sleep_until(due.into()).await;
+    }
 }
 
 /// An open-loop schedule: when each of a client's batches is due.
@@ -143,6 +159,11 @@ pub(crate) struct Schedule {
     share: f64,
     /// Seconds from start to the next departure.
     next_s: f64,
+    /// Bursts: departures are moved back to the last tick (from `offset_s`), so that the
+    /// batches due in a tick all leave at its start ([`crate::RunPlan::burst_tick`]).
+    tick_s: Option<f64>,
+    /// Where this client's ticks fall: staggered across one tick.
+    offset_s: f64,
 }
 
 impl Schedule {
@@ -155,16 +176,28 @@ impl Schedule {
         client: usize,
         clients: usize,
         pipeline: usize,
+        tick: Option<Duration>,
     ) -> Schedule {
         let share = 1.0 / (clients as f64 * pipeline as f64);
+        let tick_s = tick.map(|t| t.as_secs_f64()).filter(|&t| t > 0.0);
+        let stagger = client as f64 / clients as f64;
         let mut s = Schedule {
             start,
             rate,
             share,
             next_s: 0.0,
+            tick_s,
+            offset_s: tick_s.map_or(0.0, |t| t * stagger),
         };
-        s.next_s = s.gap_s(0.0) * client as f64 / clients as f64;
+        if tick_s.is_none() {
+            s.next_s = s.gap_s(0.0) * stagger;
+        }
         s
+    }
+
+    /// Whether departures come in bursts on a tick (waited for without spinning).
+    pub(crate) fn bursts(&self) -> bool {
+        self.tick_s.is_some()
     }
 
     /// Seconds between batches at time `t_s`.
@@ -174,9 +207,12 @@ impl Schedule {
 
     /// The next departure, advancing the schedule.
     pub(crate) fn next_due(&mut self) -> Instant {
-        let due = self.start + Duration::from_secs_f64(self.next_s);
+        let at_s = match self.tick_s {
+            Some(tick) => self.offset_s + (self.next_s / tick).floor() * tick,
+            None => self.next_s,
+        };
         self.next_s += self.gap_s(self.next_s);
-        due
+        self.start + Duration::from_secs_f64(at_s)
     }
 }
 
@@ -315,10 +351,11 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
                 Some(&due) if Src::TIMED => due,
                 _ => schedule.as_mut().map(Schedule::next_due),
             };
+            let coarse = schedule.as_ref().is_some_and(Schedule::bursts);
             if let Some(due) = due {
                 let now = Instant::now();
                 if due > now {
-                    if !wait_until(ts, due, deadline, pacer).await {
+                    if !wait_until(ts, due, deadline, pacer, coarse).await {
                         break;
                     }
                 } else {
@@ -334,7 +371,7 @@ impl<S: Session, Src: OpSource> Client<S, Src> {
             // A session waiting to reconnect: the wait is nobody's latency (a schedule's
             // intended times still see it).
             if let Some(ready) = self.session.ready_at() {
-                if ready > Instant::now() && !wait_until(ts, ready, deadline, pacer).await {
+                if ready > Instant::now() && !wait_until(ts, ready, deadline, pacer, false).await {
                     break;
                 }
             }
@@ -829,12 +866,14 @@ fn intended_of(dues: &[Option<Instant>], i: usize, batch: Option<Timestamp>) -> 
 /// Waits until `due` — for the open-loop schedule or a request's due time — handing the
 /// thread's recorder over at each new interval meanwhile (so a long wait does not hold
 /// back what the thread already did). Returns false, early, when the run is stopping
-/// or `deadline` passes first.
+/// or `deadline` passes first. `coarse`: wait without spinning
+/// ([`Pacer::sleep_coarse_until`]).
 async fn wait_until<P: Pacer>(
     ts: &ThreadState,
     due: Instant,
     deadline: Option<Instant>,
     pacer: &P,
+    coarse: bool,
 ) -> bool {
     const STEP: Duration = Duration::from_millis(50);
     loop {
@@ -846,9 +885,12 @@ async fn wait_until<P: Pacer>(
             return false;
         }
         let until = if due - now > STEP { now + STEP } else { due };
-        pacer
-            .sleep_until(deadline.map_or(until, |d| until.min(d)))
-            .await;
+        let until = deadline.map_or(until, |d| until.min(d));
+        if coarse {
+            pacer.sleep_coarse_until(until).await;
+        } else {
+            pacer.sleep_until(until).await;
+        }
         ts.hand_over_on_new_epoch();
     }
 }

@@ -174,6 +174,13 @@ pub struct RunPlan {
     pub client_stats: bool,
     /// Shown every batch every client sends, e.g. the trace recorder (`--record`).
     pub tap: Option<Arc<dyn Tap>>,
+    /// With a target rate, send each client's requests in bursts, one every tick, instead
+    /// of spacing them evenly: memtier_benchmark's `--rate-limiting`, which releases a
+    /// connection's requests at most 50 times a second. The schedule's requests due
+    /// within a tick leave at its start (clients' ticks staggered across one tick), and
+    /// the wait for the next tick sleeps without spinning: cheap at any rate, where an
+    /// even schedule of sub-millisecond gaps keeps a core busy. `None`: evenly.
+    pub burst_tick: Option<Duration>,
 }
 
 impl Default for RunPlan {
@@ -193,6 +200,7 @@ impl Default for RunPlan {
             thread_groups: Vec::new(),
             client_stats: false,
             tap: None,
+            burst_tick: None,
         }
     }
 }
@@ -509,7 +517,7 @@ fn drive<S: Store, Src: OpSource + 'static>(
         // Should the collector panic, the workers must still stop, or the scope would
         // wait for them forever.
         let _stop_on_unwind = StopOnDrop(&shared.stop);
-        collect(
+        let outcome = collect(
             plan,
             &shared,
             &barrier,
@@ -518,7 +526,21 @@ fn drive<S: Store, Src: OpSource + 'static>(
             observer,
             handles,
             &timing,
-        )
+        )?;
+        // A session that could not get ready (connect, authenticate) stopped the run
+        // before anything was timed: the phase failed, with the first such error.
+        let setup = shared
+            .setup_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        match setup {
+            Some(source) => Err(RunError::Session {
+                store: store.name(),
+                source,
+            }),
+            None => Ok(outcome),
+        }
     })
 }
 
@@ -925,7 +947,14 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
                 .map(|(i, &(_, w))| {
                     let schedule = plan.target_rate.map(|rate| {
                         let start = warmup_start;
-                        Schedule::new(rate, start, first_client + i, total_clients, plan.pipeline)
+                        Schedule::new(
+                            rate,
+                            start,
+                            first_client + i,
+                            total_clients,
+                            plan.pipeline,
+                            plan.burst_tick,
+                        )
                     });
                     (w, deadline, schedule)
                 })
@@ -947,7 +976,14 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             .enumerate()
             .map(|(i, &(q, _))| {
                 let schedule = plan.target_rate.map(|rate| {
-                    Schedule::new(rate, start, first_client + i, total_clients, plan.pipeline)
+                    Schedule::new(
+                        rate,
+                        start,
+                        first_client + i,
+                        total_clients,
+                        plan.pipeline,
+                        plan.burst_tick,
+                    )
                 });
                 (q, None, schedule)
             })
