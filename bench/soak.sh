@@ -21,7 +21,8 @@
 #     sample interval) the Mann–Kendall trend test is not significant at p < 0.01, or the
 #     Theil–Sen line moves by at most 5 % of the median — kvlab's own steady-state rule
 #     (docs/statistics.md), written out below in Python;
-#   - the run itself succeeded (exit 0) and the metrics endpoint answered every scrape;
+#   - the run itself succeeded (exit 0) and the metrics endpoint answered every scrape
+#     once it was serving;
 # and the memtier run with 10 000 connections succeeded with every connection made.
 # Fails (exit 1) naming what moved.
 #
@@ -60,13 +61,16 @@ common=(-P workloads/ycsb/workloada -p recordcount=100000 --threads 2
 "$KVLAB" load "${common[@]}" --db rocksdb --path "$OUT/rocksdb-db" --out "$OUT/rocksdb-load" \
   >"$OUT/rocksdb-load.txt" 2>&1
 
+# Each run's metrics endpoint takes a free port when it starts serving (after the spawned
+# server's load: a port picked here could be taken by the load's own connections by then)
+# and says which on stderr.
 declare -A port pid
 start_leg() { # NAME ARGS...
   local name=$1
   shift
-  port[$name]=$(free_port "${port[@]:-}")
+  port[$name]=""
   "$KVLAB" run "${common[@]}" "$@" --duration "${MINUTES}m" \
-    --metrics "127.0.0.1:${port[$name]}" --out "$OUT/$name" >"$OUT/$name.txt" 2>&1 &
+    --metrics 127.0.0.1:0 --out "$OUT/$name" >"$OUT/$name.txt" 2>&1 &
   pid[$name]=$!
   pids+=("${pid[$name]}")
   echo "time_s,rss_kb,fds,threads,scrape_ok,interval_ops_per_s,read_p99_us" >"$OUT/$name.samples.csv"
@@ -80,12 +84,19 @@ metric() { # TEXT NAME-WITH-LABELS
 }
 
 sample() { # NAME ELAPSED
-  local name=$1 at=$2 p=${pid[$1]} text ok=1 rss fds threads
+  local name=$1 at=$2 p=${pid[$1]} text="" ok=1 rss fds threads
   [ -d "/proc/$p" ] || return 0
   rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")
   threads=$(awk '/^Threads:/ { print $2 }' "/proc/$p/status")
   fds=$(find "/proc/$p/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-  text=$(curl -sf --max-time 5 "http://127.0.0.1:${port[$name]}/metrics") || ok=0
+  if [ -z "${port[$name]}" ]; then
+    port[$name]=$(sed -n 's|.*live metrics at http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$OUT/$name.txt")
+  fi
+  if [ -z "${port[$name]}" ]; then
+    ok="" # not serving yet (a spawned server still loading)
+  else
+    text=$(curl -sf --max-time 5 "http://127.0.0.1:${port[$name]}/metrics") || ok=0
+  fi
   local ops p99
   ops=$(metric "$text" kvlab_interval_operations_per_second)
   p99=$(metric "$text" 'kvlab_interval_latency_seconds{op="read",quantile="0.99"}')
@@ -183,7 +194,7 @@ for leg in ("redis", "rocksdb"):
             failed.append(f"{leg}: RSS moved {rss[2]:+.1f} % from {rss[0] / 1024:.0f} MB")
         if abs(fds[2]) > 5:
             failed.append(f"{leg}: open descriptors moved {fds[2]:+.1f} % from {fds[0]:.0f}")
-    if any(r["scrape_ok"] != "1" for r in rows):
+    if any(r["scrape_ok"] == "0" for r in rows) or not any(r["scrape_ok"] for r in rows):
         failed.append(f"{leg}: the metrics endpoint did not answer every scrape")
     timeline = list(csv.DictReader(open(os.path.join(out, leg, "timeline.csv"))))
     # Full intervals only (the last one may be cut short by the run's end).
