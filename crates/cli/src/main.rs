@@ -306,13 +306,17 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         // memtier releases a connection's requests in bursts, at most 50 a second.
         burst_tick: a.rate_limit_tick(),
     };
+    let report = memtier_report::Options::from_args(a);
+    if !report.verify_only() {
+        eprintln!("{}", report.writing_results());
+    }
     let ctx = PhaseCtx {
         phase: Phase::Run,
         args,
         props,
         work: AnyWorkload::Memtier(Arc::new(workload)),
         plan,
-        report: ReportStyle::Memtier(memtier_report::Options::from_args(a)),
+        report: ReportStyle::Memtier(report),
         stop: install_stop_handler(),
         server: Vec::new(),
         observers: Observers::default(),

@@ -145,6 +145,7 @@ pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -
                     &done.seconds,
                 );
                 let text = serde_json::to_string_pretty(&doc)?;
+                eprintln!("Saving JSON output file: {}", path.display());
                 kvlab_report::write_atomic(path, text.as_bytes(), true)?;
             }
         }
@@ -186,6 +187,7 @@ pub(crate) fn print_runs_report(ctx: &PhaseCtx, done: Vec<RunDone>) -> Result<()
         let doc =
             memtier_report::json_document_runs(o, ctx.work.effective(), run, &outcomes, &seconds);
         let text = serde_json::to_string_pretty(&doc)?;
+        eprintln!("Saving JSON output file: {}", path.display());
         kvlab_report::write_atomic(path, text.as_bytes(), true)?;
     }
     Ok(())

@@ -106,7 +106,7 @@ pub(crate) fn execute_observed<S: Store>(
         ReportStyle::Ycsb | ReportStyle::DbBench => 1,
     };
     if runs == 1 {
-        let mut done = run_once(ctx, store, ctx.args.out.as_deref())?;
+        let mut done = run_once(ctx, store, ctx.args.out.as_deref(), 1)?;
         write_memtier_files(ctx, 1, &done)?;
         let mut stats = store.stats();
         if let Some(n) = extstore_note(ctx, &stats, &done.outcome) {
@@ -146,13 +146,12 @@ pub(crate) fn execute_observed<S: Store>(
         if ctx.stop.load(Ordering::SeqCst) {
             break;
         }
-        eprintln!("kvlab: run {id} of {runs}");
         let dir = ctx.args.out.as_ref().map(|d| d.join(format!("run-{id}")));
         if let Some(dir) = &dir {
             kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
                 .with_context(|| format!("preparing the output directory {}", dir.display()))?;
         }
-        let d = run_once(ctx, store, dir.as_deref())?;
+        let d = run_once(ctx, store, dir.as_deref(), id)?;
         write_memtier_files(ctx, id, &d)?;
         write_result(ctx, store, dir.as_deref(), &d, store.stats(), extra_stats())?;
         let interrupted = d.outcome.interrupted;
@@ -228,7 +227,13 @@ fn usage_or(e: kvlab_runner::RunError) -> anyhow::Error {
 }
 
 /// Runs the phase's workload once, writing the HDR interval log into `dir`.
-pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) -> Result<RunDone> {
+/// `run`: which of memtier's `--run-count` runs this is (1 otherwise).
+pub(crate) fn run_once<S: Store>(
+    ctx: &PhaseCtx,
+    store: &S,
+    dir: Option<&Path>,
+    run: u32,
+) -> Result<RunDone> {
     let started = SystemTime::now();
     // A server kvlab started for the run is the run's load, not other processes'.
     let server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid");
@@ -243,7 +248,21 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         None => None,
     };
     let mut timeline: Vec<TimelineRow> = Vec::new();
-    let mut display = progress::Progress::new(ctx.args.progress, ctx.phase.as_str());
+    // memtier's own lines replace kvlab's progress line on `kvlab memtier`.
+    let mut memtier_line = match &ctx.report {
+        ReportStyle::Memtier(o) => {
+            eprintln!("[RUN #{run}] Preparing benchmark client...");
+            eprintln!("[RUN #{run}] Launching threads now...");
+            (ctx.args.progress != progress::When::Never).then(|| (o, o.progress(run)))
+        }
+        _ => None,
+    };
+    let shown = match memtier_line {
+        Some(_) => progress::When::Never,
+        None => ctx.args.progress,
+    };
+    let mut display = progress::Progress::new(shown, ctx.phase.as_str());
+    let mut conn_errors = 0;
     let mut hlog_error = None;
     let mut seconds: Vec<memtier_report::Second> = Vec::new();
     let mut outage = crate::outage::Outage::default();
@@ -276,6 +295,15 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
         display.update(iv);
         if iv.warmup {
             return;
+        }
+        if let Some((o, line)) = memtier_line.as_mut() {
+            conn_errors += iv
+                .recorder
+                .error_count(kvlab_core::StoreErrorKind::Connection);
+            eprint!(
+                "{}",
+                line.interval(o, iv.recorder, iv.interval_s, conn_errors)
+            );
         }
         if let ReportStyle::Memtier(o) = &ctx.report {
             if o.json_out().is_some() {
@@ -341,6 +369,10 @@ pub(crate) fn run_once<S: Store>(ctx: &PhaseCtx, store: &S, dir: Option<&Path>) 
             store.flush().context("flushing the store after import")?;
         }
         display.finish();
+        if memtier_line.is_some() {
+            // memtier ends its live line with two newlines.
+            eprint!("\n\n");
+        }
         o
     };
     let faults = faults.map(|(thread, stop, proxy)| {

@@ -336,7 +336,7 @@ fn synthetic(cmd: &SimCommand) -> Result<(SimTrace, String)> {
         );
         let store = NullStore;
         preload(&ctx, &store, "the null store")?;
-        run_once(&ctx, &store, None)?;
+        run_once(&ctx, &store, None, 1)?;
         let mut reader = kvlab_trace::open(&path, &kvlab_trace::OpenOptions::default())
             .map_err(|e| anyhow::anyhow!(e))?;
         let load = LoadOptions {

@@ -315,7 +315,7 @@ fn run_step<S: Store>(
         },
         ..ctx.clone()
     };
-    let done = run_once(&step_ctx, store, dir.as_deref())?;
+    let done = run_once(&step_ctx, store, dir.as_deref(), 1)?;
     write_result(
         &step_ctx,
         store,

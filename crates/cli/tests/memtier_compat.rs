@@ -710,3 +710,59 @@ fn an_unreachable_server_without_server_queries_fails_naming_the_connection() {
     assert!(stderr.contains("Connection refused"), "{stderr}");
     assert!(!stdout.contains("ALL STATS"), "{stdout}");
 }
+
+#[test]
+fn stderr_has_memtiers_lines_before_during_and_after_the_runs() {
+    // memtier_benchmark 2.3.0 `-t 1 -c 2 -n 500 -x 2 --json-out-file=F` prints on stderr:
+    // "Writing results to stdout", then per run "[RUN #N] Preparing benchmark client...",
+    // "[RUN #N] Launching threads now...", a live line a second ending in \r
+    // ("[RUN #N 100%,   0 secs]  1 threads  2 conns:        1000 ops, …"), two newlines,
+    // and at the end "Saving JSON output file: F".
+    let server = redis("");
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("m.json");
+    let o = memtier_on(
+        &port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "500",
+            "-x",
+            "2",
+            "--hide-histogram",
+            &format!("--json-out-file={}", json.display()),
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("Writing results to stdout\n"),
+        "{stderr}"
+    );
+    for run in [1, 2] {
+        let prepare = format!("[RUN #{run}] Preparing benchmark client...\n");
+        let launch = format!("[RUN #{run}] Launching threads now...\n");
+        let at = stderr.find(&prepare).unwrap_or_else(|| panic!("{stderr}"));
+        assert!(stderr[at..].contains(&launch), "{stderr}");
+        // The last live line of a run says all its requests are done.
+        let live: Vec<&str> = stderr
+            .split(['\r', '\n'])
+            .filter(|l| l.starts_with(&format!("[RUN #{run} ")))
+            .collect();
+        let last = live.last().unwrap_or_else(|| panic!("{stderr}"));
+        assert!(last.starts_with(&format!("[RUN #{run} 100%, ")), "{last}");
+        assert!(
+            last.contains(" 1 threads  2 conns:        1000 ops, "),
+            "{last}"
+        );
+        assert!(last.ends_with(" msec latency"), "{last}");
+    }
+    assert!(
+        stderr.ends_with(&format!("Saving JSON output file: {}\n", json.display())),
+        "{stderr}"
+    );
+}

@@ -91,6 +91,91 @@ impl RunHeader {
     }
 }
 
+/// memtier_benchmark's live line on stderr, once a second (`run_benchmark`):
+/// `[RUN #1 40%,   2 secs]  1 threads 50 conns:   123456 ops,   61728 (avg:   61728)
+/// ops/sec, 2.35MB/sec (avg: 2.35MB/sec),  0.81 (avg:  0.81) msec latency`, ending in a
+/// carriage return so that each line overwrites the last on a terminal; with
+/// `N conn errors` after the connections once a connection has failed.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    run: u32,
+    header: RunHeader,
+    ops: u64,
+    bytes: f64,
+    latency_ms: f64,
+    elapsed_s: f64,
+}
+
+/// memtier's `size_to_str`: `12.34KB`, `1.50MB`, `2.00GB` (1024-based).
+fn size_to_str(bytes: f64) -> String {
+    const KB: f64 = 1024.0;
+    if bytes >= KB * KB * KB {
+        format!("{:.2}GB", bytes / (KB * KB * KB))
+    } else if bytes >= KB * KB {
+        format!("{:.2}MB", bytes / (KB * KB))
+    } else {
+        format!("{:.2}KB", bytes / KB)
+    }
+}
+
+impl Progress {
+    /// The line of one interval (`interval_s` long) whose requests `recorder` holds;
+    /// `conn_errors`: connection failures so far.
+    pub fn interval(
+        &mut self,
+        opts: &Options,
+        recorder: &Recorder,
+        interval_s: f64,
+        conn_errors: u64,
+    ) -> String {
+        let rows = all(&opts.layout, recorder, None, interval_s, &[]);
+        let cur = rows
+            .iter()
+            .find(|(name, _)| name == "Totals")
+            .map(|(_, f)| f)
+            .expect("every layout has a Totals row");
+        let cur_bytes = cur.kb_per_sec.unwrap_or(0.0) * 1024.0;
+        let cur_latency = cur.avg_ms.unwrap_or(0.0);
+        self.ops += cur.count;
+        self.bytes += cur_bytes * interval_s;
+        self.latency_ms += cur_latency * cur.count as f64;
+        self.elapsed_s += interval_s;
+        let per_s = |v: f64, s: f64| if s > 0.0 { v / s } else { 0.0 };
+        let h = &self.header;
+        let percent = match h.requests_per_client {
+            Some(n) => {
+                let all = n as f64 * (h.threads * h.clients_per_thread) as f64;
+                per_s(self.ops as f64, all) * 100.0
+            }
+            None => per_s(self.elapsed_s, h.test_time_s as f64) * 100.0,
+        };
+        let errors = if conn_errors > 0 {
+            format!(" {conn_errors} conn errors")
+        } else {
+            String::new()
+        };
+        let avg_latency = if self.ops > 0 {
+            self.latency_ms / self.ops as f64
+        } else {
+            0.0
+        };
+        format!(
+            "[RUN #{} {percent:.0}%, {:>3} secs] {:>2} threads {:>2} conns{errors}: {:>11} ops, \
+             {:>7} (avg: {:>7}) ops/sec, {}/sec (avg: {}/sec), {cur_latency:>5.2} (avg: \
+             {avg_latency:>5.2}) msec latency\r",
+            self.run,
+            self.elapsed_s as u64,
+            h.threads,
+            h.clients_per_thread,
+            self.ops,
+            cur.ops_per_sec as u64,
+            per_s(self.ops as f64, self.elapsed_s) as u64,
+            size_to_str(cur_bytes),
+            size_to_str(per_s(self.bytes, self.elapsed_s)),
+        )
+    }
+}
+
 /// Which rows the table has.
 #[derive(Clone, Debug, PartialEq)]
 enum Layout {
@@ -151,6 +236,27 @@ impl Options {
     /// The run information printed before the tables.
     pub fn header(&self) -> &RunHeader {
         &self.header
+    }
+
+    /// The live line of run `run` (1-based), before its first interval.
+    pub fn progress(&self, run: u32) -> Progress {
+        Progress {
+            run,
+            header: (*self.header).clone(),
+            ops: 0,
+            bytes: 0.0,
+            latency_ms: 0.0,
+            elapsed_s: 0.0,
+        }
+    }
+
+    /// memtier's line before the runs: `Writing results to FILE...` with `-o FILE`,
+    /// else `Writing results to stdout`.
+    pub fn writing_results(&self) -> String {
+        match &self.out_file {
+            Some(f) => format!("Writing results to {}...", f.display()),
+            None => "Writing results to stdout".to_string(),
+        }
     }
 
     /// `-x/--run-count`: how many times the whole test runs (at least 1).
