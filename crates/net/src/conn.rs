@@ -468,31 +468,10 @@ pub(crate) fn tls_settings(
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
     } else {
-        let mut roots = rustls::RootCertStore::empty();
-        let Some(path) = ca_file else {
-            return Err(config_err(
-                "TLS needs a CA certificate to trust: give a CA file (redis.tls_ca_file=PATH) \
-                 or, for a self-signed test server, redis.tls_skip_verify=true"
-                    .into(),
-            ));
-        };
-        let pem = std::fs::read(path)
-            .map_err(|e| config_err(format!("reading CA file {}: {e}", path.display())))?;
-        let mut found = 0;
-        for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
-            let cert = cert.map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
-            roots
-                .add(cert)
-                .map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
-            found += 1;
-        }
-        if found == 0 {
-            return Err(config_err(format!(
-                "CA file {}: no PEM certificate found",
-                path.display()
-            )));
-        }
-        builder.with_root_certificates(roots)
+        let verifier = TrustedCertificates::load(ca_file, provider)?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
     };
     let config = match client_cert {
         None => builder.with_no_client_auth(),
@@ -530,6 +509,126 @@ pub(crate) fn tls_settings(
         connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
         server_name,
     }))
+}
+
+/// Where the system keeps its CA certificates, as OpenSSL looks for them when no CA
+/// file is given: `$SSL_CERT_FILE`, then the bundle of Debian and Ubuntu, of Red Hat
+/// and Fedora, of openSUSE, and of Alpine and the BSDs.
+const SYSTEM_CA_BUNDLES: [&str; 4] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The certificates a client trusts — a CA file's, or the system's when none is
+/// given — checked as OpenSSL (and so memtier_benchmark and redis-cli) checks them: a
+/// chain to one of them, or the server's own certificate being one of them (a
+/// self-signed server certificate given as the CA file, which WebPKI alone refuses as
+/// a CA used as an end entity). Handshake signatures are always checked.
+#[derive(Debug)]
+struct TrustedCertificates {
+    webpki: Arc<rustls::client::WebPkiServerVerifier>,
+    certificates: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+impl TrustedCertificates {
+    fn load(
+        ca_file: Option<&std::path::Path>,
+        provider: Arc<rustls::crypto::CryptoProvider>,
+    ) -> Result<TrustedCertificates, StoreError> {
+        let config_err = |m: String| StoreError::new(StoreErrorKind::Config, m);
+        let system = std::env::var_os("SSL_CERT_FILE")
+            .map(std::path::PathBuf::from)
+            .into_iter()
+            .chain(SYSTEM_CA_BUNDLES.iter().map(std::path::PathBuf::from))
+            .find(|p| p.is_file());
+        let path = match (ca_file, &system) {
+            (Some(path), _) => path,
+            (None, Some(path)) => path.as_path(),
+            (None, None) => {
+                return Err(config_err(format!(
+                    "TLS needs CA certificates to trust, and this system has none where \
+                     OpenSSL looks ($SSL_CERT_FILE, {}): give a CA file \
+                     (redis.tls_ca_file=PATH, memtier's --cacert) or, for a self-signed \
+                     test server, redis.tls_skip_verify=true",
+                    SYSTEM_CA_BUNDLES.join(", ")
+                )))
+            }
+        };
+        let pem = std::fs::read(path)
+            .map_err(|e| config_err(format!("reading CA file {}: {e}", path.display())))?;
+        let mut roots = rustls::RootCertStore::empty();
+        let mut certificates = Vec::new();
+        for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
+            let cert = cert.map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
+            // A system bundle may hold certificates WebPKI cannot use as anchors;
+            // those are skipped, as OpenSSL skips what it cannot parse.
+            let added = roots.add(cert.clone());
+            if ca_file.is_some() {
+                added.map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
+            }
+            certificates.push(cert);
+        }
+        if certificates.is_empty() {
+            return Err(config_err(format!(
+                "CA file {}: no PEM certificate found",
+                path.display()
+            )));
+        }
+        let webpki =
+            rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| config_err(format!("CA file {}: {e}", path.display())))?;
+        Ok(TrustedCertificates {
+            webpki,
+            certificates,
+        })
+    }
+}
+
+impl rustls::client::danger::ServerCertVerifier for TrustedCertificates {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        if self
+            .certificates
+            .iter()
+            .any(|c| c.as_ref() == end_entity.as_ref())
+        {
+            // The server presents a certificate the user trusts as it is.
+            return Ok(rustls::client::danger::ServerCertVerified::assertion());
+        }
+        self.webpki
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
 
 /// Accepts any server certificate (still checking handshake signatures), for
