@@ -302,7 +302,13 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         stop_on_connection_error: !a.reconnect_on_error(),
         thread_groups: Vec::new(),
         client_stats: a.client_stats.is_some(),
-        tap: None,
+        // -D: each request and reply on stderr.
+        tap: (a.debug > 0).then(|| {
+            Arc::new(kvlab_memtier::debug::DebugTap::new(
+                a.server_label(),
+                a.command_names(),
+            )) as Arc<dyn kvlab_core::Tap>
+        }),
         // memtier releases a connection's requests in bursts, at most 50 a second.
         burst_tick: a.rate_limit_tick(),
     };

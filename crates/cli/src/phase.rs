@@ -342,6 +342,13 @@ pub(crate) fn run_once<S: Store>(
         }
         (a, b) => a.or(b),
     };
+    // A tap of the plan's own (memtier's -D) sees the batches too.
+    let tap = match (tap, ctx.plan.tap.clone()) {
+        (Some(a), Some(b)) => {
+            Some(Arc::new(kvlab_lab::expected::BothTaps(a, b)) as Arc<dyn kvlab_core::Tap>)
+        }
+        (a, b) => a.or(b),
+    };
     let plan = RunPlan {
         tap,
         ..ctx.plan.clone()

@@ -766,3 +766,53 @@ fn stderr_has_memtiers_lines_before_during_and_after_the_runs() {
         "{stderr}"
     );
 }
+
+#[test]
+fn debug_prints_each_request_and_its_reply() {
+    // memtier_benchmark 2.3.0 -D prints, per request, `server …: SET key=[…]
+    // value_len=… expiry=…` or `server …: GET key=[…]`, and a line for its response.
+    let server = redis("");
+    let port = server.port().to_string();
+    let o = memtier_on(
+        &port,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "6",
+            "--ratio=1:1",
+            "-d",
+            "20",
+            "-D",
+            "--hide-histogram",
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let label = format!("server 127.0.0.1:{port} (client 0): ");
+    let sets: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with(&format!("{label}SET key=[memtier-")))
+        .collect();
+    let gets = stderr
+        .lines()
+        .filter(|l| l.starts_with(&format!("{label}GET key=[memtier-")))
+        .count();
+    let replies = stderr
+        .lines()
+        .filter(|l| l.starts_with(&format!("{label}handled response: ")))
+        .count();
+    assert_eq!((sets.len(), gets, replies), (3, 3, 6), "{stderr}");
+    assert!(
+        sets.iter().all(|l| l.ends_with("] value_len=20 expiry=0")),
+        "{sets:?}"
+    );
+    // Without -D, none of it.
+    let o = memtier_on(
+        &port,
+        &["-t", "1", "-c", "1", "-n", "6", "--hide-histogram"],
+    );
+    assert!(!text(&o).1.contains("handled response"), "{}", text(&o).1);
+}

@@ -1077,6 +1077,25 @@ impl MemtierArgs {
         self.rate_limiting
     }
 
+    /// The names of the `--command`s, one per distinct name in the order given (the
+    /// rows of the table; a request's [`kvlab_core::CommandId`] indexes them).
+    pub fn command_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for c in self.commands().unwrap_or_default() {
+            if !names.contains(&c.name()) {
+                names.push(c.name());
+            }
+        }
+        names
+    }
+
+    /// The server as `-D/--debug` names it: the URL without its scheme.
+    pub fn server_label(&self) -> String {
+        let url = self.url();
+        url.split_once("://")
+            .map_or(url.clone(), |(_, rest)| rest.to_string())
+    }
+
     /// `--rate-limiting`'s tick, as memtier computes it: a connection may send
     /// ceil(rate / 50) requests a tick, `rate / that` ticks a second (integer
     /// division), each tick `1 000 000 / ticks` µs long.

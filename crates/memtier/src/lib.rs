@@ -79,6 +79,7 @@ use std::ops::RangeInclusive;
 use std::sync::Arc;
 
 pub mod args;
+pub mod debug;
 pub mod files;
 pub mod fuzzing;
 mod import;

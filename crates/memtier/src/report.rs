@@ -192,16 +192,9 @@ enum Layout {
 impl Options {
     /// The output flags of a memtier command line.
     pub fn from_args(a: &MemtierArgs) -> Options {
+        let names = a.command_names();
         let layout = match a.commands() {
-            Ok(commands) if !commands.is_empty() => {
-                let mut names: Vec<String> = Vec::new();
-                for c in commands {
-                    if !names.contains(&c.name()) {
-                        names.push(c.name());
-                    }
-                }
-                Layout::Commands(names)
-            }
+            Ok(commands) if !commands.is_empty() => Layout::Commands(names),
             _ if a.wait_ratio.is_some_and(|w| w.gets > 0) => Layout::Wait,
             _ => Layout::SetGet,
         };
