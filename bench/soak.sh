@@ -15,8 +15,9 @@
 #     first three samples at or after 120 s. Medians of three, not single samples:
 #     RocksDB opens and closes table files as compactions run and its memtables fill and
 #     flush, so one sample swings by a third (16 to 23 descriptors, ±10 % RSS within a
-#     minute, measured here) with nothing leaking; a leak moves the median. The largest
-#     single-sample deviation is printed beside it;
+#     minute, measured here) with nothing leaking; a leak moves the median. Descriptors
+#     may also move by one (5 % of 17 is less than one). The largest single-sample
+#     deviation is printed beside it;
 #   - throughput does not drift: over the run's timeline (`timeline.csv`, one row per
 #     sample interval) the Mann–Kendall trend test is not significant at p < 0.01, or the
 #     Theil–Sen line moves by at most 5 % of the median — kvlab's own steady-state rule
@@ -192,7 +193,8 @@ for leg in ("redis", "rocksdb"):
         rss, fds = dev("rss_kb"), dev("fds")
         if abs(rss[2]) > 5:
             failed.append(f"{leg}: RSS moved {rss[2]:+.1f} % from {rss[0] / 1024:.0f} MB")
-        if abs(fds[2]) > 5:
+        # Descriptors are whole: 5 % of 17 is less than one, so one more or fewer passes.
+        if abs(fds[1] - fds[0]) > max(0.05 * fds[0], 1):
             failed.append(f"{leg}: open descriptors moved {fds[2]:+.1f} % from {fds[0]:.0f}")
     if any(r["scrape_ok"] == "0" for r in rows) or not any(r["scrape_ok"] for r in rows):
         failed.append(f"{leg}: the metrics endpoint did not answer every scrape")
