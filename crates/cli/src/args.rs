@@ -277,6 +277,19 @@ pub(crate) struct PhaseArgs {
     /// With --slo: how long each step runs.
     #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "10s")]
     pub(crate) slo_step: Duration,
+    /// `run`: repeat the measured run, N times or `auto` — until the 95 % interval of the
+    /// median throughput is within --rounds-target of it (3 rounds at least,
+    /// --max-rounds at most). Each round's results go to OUT/round-N, the summary to
+    /// OUT/rounds.json; `kvlab compare` reads the rounds.
+    #[arg(long, value_name = "N|auto", value_parser = parse_rounds)]
+    pub(crate) rounds: Option<Rounds>,
+    /// With --rounds auto: the interval's half-width to reach, in percent of the median.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, default_value = "2")]
+    pub(crate) rounds_target: f64,
+    /// With --rounds auto: stop after this many rounds whether or not the interval is
+    /// narrow enough (the summary says which).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(crate) max_rounds: u32,
     /// Start the phase at this wall-clock time, so that shards on several machines start
     /// together: RFC 3339 (2026-11-27T21:40:00Z) or seconds since the epoch. The store is
     /// opened and connected first.
@@ -480,6 +493,36 @@ pub(crate) fn apply_merge_operator(args: &PhaseArgs, props: &mut Properties) -> 
 /// store's `-p` option. Every sentence comes from the store table
 /// ([`kvlab_lab::STORES`]), which `kvlab suite` checks its store entries against too.
 /// Unknown store names are left to the store's own error.
+/// `--rounds`: a fixed count, or until the throughput's interval is narrow enough.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rounds {
+    /// Exactly this many rounds (at least 1).
+    Fixed(u32),
+    /// Until `--rounds-target` is met, within `--max-rounds`.
+    Auto,
+}
+
+fn parse_rounds(s: &str) -> Result<Rounds, String> {
+    if s == "auto" {
+        return Ok(Rounds::Auto);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(Rounds::Fixed(n)),
+        _ => Err(format!(
+            "`{s}`: expected `auto` or a number of rounds (at least 1)"
+        )),
+    }
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
+        _ => Err(format!(
+            "`{s}`: expected a percentage above 0 and below 100 (2 or 2%)"
+        )),
+    }
+}
+
 pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<()> {
     use kvlab_lab::Flag;
     let Some(store) = kvlab_lab::StoreInfo::find(&args.db) else {

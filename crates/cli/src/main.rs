@@ -29,6 +29,7 @@ mod phase;
 mod progress;
 mod replay_cmd;
 mod report_cmd;
+mod rounds;
 mod select;
 mod sim_cmd;
 mod slo;
@@ -264,6 +265,9 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         expected_log: None,
         slo: None,
         slo_step: Duration::from_secs(10),
+        rounds: None,
+        rounds_target: 2.0,
+        max_rounds: 20,
         start_at: None,
         out: m.out.clone(),
         overwrite: m.overwrite,

@@ -101,6 +101,15 @@ pub(crate) fn execute_observed<S: Store>(
             .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
             .ok()
     });
+    if let Some(rounds) = ctx.args.rounds {
+        let code = crate::rounds::run_rounds(ctx, store, rounds, &extra_stats)?;
+        if let Some(m) = monitor {
+            if let Err(e) = m.stop() {
+                eprintln!("kvlab: warning: resource monitoring: {e}");
+            }
+        }
+        return Ok(code);
+    }
     let runs = match &ctx.report {
         ReportStyle::Memtier(o) => o.run_count(),
         ReportStyle::Ycsb | ReportStyle::DbBench => 1,

@@ -257,12 +257,38 @@ fn check_plan(phase: Phase, args: &PhaseArgs, plan: &RunPlan) -> Result<()> {
     if phase == Phase::Run {
         checks::check_operations(plan.operations).map_err(refused)?;
     }
+    check_rounds(phase, args)?;
     if let Some(path) = &args.record.record {
         kvlab_lab::outputs::check_output_file("--record", path, args.overwrite).map_err(refused)?;
     }
     let network = kvlab_lab::StoreInfo::find(&args.db)
         .is_some_and(|s| s.access == kvlab_lab::Access::Network);
     check_workers(plan.threads, plan.clients, network)
+}
+
+/// `--rounds` repeats a measured run and keeps each round's results apart: it needs
+/// `run`, and none of what a round would overwrite or the search that sets its own runs.
+fn check_rounds(phase: Phase, args: &PhaseArgs) -> Result<()> {
+    let Some(rounds) = args.rounds else {
+        return Ok(());
+    };
+    let refuse = |m: &str| Err(usage(format!("--rounds: {m}")));
+    if phase != Phase::Run {
+        return refuse("repeats `kvlab run` only (a load or verify is done once)");
+    }
+    if args.slo.is_some() {
+        return refuse("--slo runs its own steps; leave out --rounds");
+    }
+    if args.record.record.is_some() {
+        return refuse("every round would replace the --record file; record one run instead");
+    }
+    if args.expected_log.is_some() {
+        return refuse("every round would replace the --expected-log; use one run");
+    }
+    if rounds == crate::args::Rounds::Auto && args.max_rounds < 3 {
+        return refuse("auto needs --max-rounds of at least 3 (an interval needs rounds)");
+    }
+    Ok(())
 }
 
 /// Refuses worker threads and connections beyond this machine's limits (after raising the

@@ -227,3 +227,119 @@ fn a_run_whose_throughput_still_falls_is_said_not_to_have_settled() {
     assert!(!a.contains("not settled"), "{a}");
     assert!(b.contains("⚠ not settled: throughput still falling"), "{b}");
 }
+
+/// `kvlab run --rounds`: N rounds each in OUT/round-N and their summary; `auto` stops
+/// once the median's interval is narrow enough (a target every run meets: at the third
+/// round); what a round would overwrite is refused before any work.
+#[test]
+fn rounds_repeat_the_run_and_auto_stops_at_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "-P",
+            "workloads/ycsb/workloadc",
+            "-p",
+            "recordcount=100",
+            "-p",
+            "operationcount=2000",
+            "--db",
+            "null",
+            "--monitor",
+            "off",
+            "--progress",
+            "never",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        kvlab(&args)
+    };
+    let fixed = dir.path().join("fixed");
+    let o = run(&fixed, &["--rounds", "4"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("[ROUNDS], Rounds, 4"), "{stdout}");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixed.join("rounds.json")).unwrap()).unwrap();
+    assert_eq!(doc["mode"], "fixed");
+    let throughputs = doc["throughputs"].as_array().unwrap();
+    assert_eq!(throughputs.len(), 4, "{doc}");
+    for (i, t) in throughputs.iter().enumerate() {
+        // Each round's throughput is its own result's.
+        let r = result_json(&fixed.join(format!("round-{}", i + 1)));
+        let ops = r["results"]["operations"].as_f64().unwrap();
+        assert_eq!(ops, 2000.0);
+        let want = r["results"]["throughput_ops_per_sec"].as_f64().unwrap();
+        assert!(
+            (t.as_f64().unwrap() - want).abs() <= 1e-6 * want,
+            "{t} {want}"
+        );
+    }
+    let (lo, hi) = interval(&doc["throughput_ci"]);
+    let m = doc["median_throughput"].as_f64().unwrap();
+    assert!(lo <= m && m <= hi, "{doc}");
+    // The rounds compare as a set of rounds.
+    let cmp = compare_json(&fixed, &fixed);
+    assert_eq!(cmp["metrics"][0]["rounds_a"], 4, "{cmp}");
+
+    let auto = dir.path().join("auto");
+    let o = run(
+        &auto,
+        &[
+            "--rounds",
+            "auto",
+            "--rounds-target",
+            "99%",
+            "--max-rounds",
+            "12",
+        ],
+    );
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("[ROUNDS], Target(±%), 99 reached"),
+        "{stdout}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(auto.join("rounds.json")).unwrap()).unwrap();
+    assert_eq!(
+        (&doc["mode"], &doc["reached"]),
+        (&"auto".into(), &true.into())
+    );
+    // It stopped at the first round (from the third) whose interval was narrow enough.
+    let rounds = doc["rounds"].as_u64().unwrap();
+    assert!((3..=12).contains(&rounds), "{doc}");
+    assert!(doc["half_width_pct"].as_f64().unwrap() <= 99.0, "{doc}");
+    assert!(
+        stdout.contains(&format!("[ROUNDS], Rounds, {rounds}")),
+        "{stdout}"
+    );
+    assert!(!auto.join(format!("round-{}", rounds + 1)).exists());
+
+    for (extra, says) in [
+        (
+            &["--rounds", "0"][..],
+            "expected `auto` or a number of rounds",
+        ),
+        (
+            &["--rounds", "2", "--slo", "p99=1ms"][..],
+            "--slo runs its own steps",
+        ),
+        (
+            &["--rounds", "auto", "--max-rounds", "2"][..],
+            "auto needs --max-rounds of at least 3",
+        ),
+        (
+            &["--rounds", "auto", "--rounds-target", "0"][..],
+            "a percentage above 0",
+        ),
+    ] {
+        let out = dir.path().join("refused");
+        let o = run(&out, extra);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+        assert!(!out.join("round-1").exists(), "{extra:?} ran");
+    }
+}
