@@ -343,3 +343,52 @@ fn rounds_repeat_the_run_and_auto_stops_at_its_target() {
         assert!(!out.join("round-1").exists(), "{extra:?} ran");
     }
 }
+
+/// Five rounds of reads from a spawned redis-server one request at a time against five
+/// with 8 in flight per connection: the comparison finds the pipelined rounds faster,
+/// significantly.
+#[test]
+fn pipelining_a_real_server_is_significantly_faster() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |pipeline: &str| {
+        let out = dir.path().join(format!("p{pipeline}"));
+        let o = kvlab(&[
+            "run",
+            "-P",
+            "workloads/ycsb/workloadc",
+            "-p",
+            "recordcount=1000",
+            "-p",
+            "operationcount=2000",
+            "--db",
+            "redis",
+            "--spawn",
+            "",
+            "--pipeline",
+            pipeline,
+            "--rounds",
+            "5",
+            "--monitor",
+            "off",
+            "--progress",
+            "never",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        out
+    };
+    let (one, eight) = (run("1"), run("8"));
+    let cmp = compare_json(&one, &eight);
+    let t = metric(&cmp, "Throughput (ops/s)");
+    assert_eq!(
+        (&t["rounds_a"], &t["rounds_b"]),
+        (&5.into(), &5.into()),
+        "{t}"
+    );
+    assert!(t["b_over_a"].as_f64().unwrap() > 1.0, "{t}");
+    assert_eq!(t["significant"], true, "{t}");
+    assert!(t["p_value"].as_f64().unwrap() < 0.05, "{t}");
+    let (low, _) = interval(&t["change_ci"]);
+    assert!(low > 0.0, "the whole interval of the change is a gain: {t}");
+}
