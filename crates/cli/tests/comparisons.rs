@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::files::result_json;
-use crate::common::{kvlab, text};
+use crate::common::{kvlab, null_run, text};
 
 fn compare_json(a: &Path, b: &Path) -> Value {
     let o = kvlab(&[
@@ -234,27 +234,7 @@ fn a_run_whose_throughput_still_falls_is_said_not_to_have_settled() {
 #[test]
 fn rounds_repeat_the_run_and_auto_stops_at_its_target() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "-P",
-            "workloads/ycsb/workloadc",
-            "-p",
-            "recordcount=100",
-            "-p",
-            "operationcount=2000",
-            "--db",
-            "null",
-            "--monitor",
-            "off",
-            "--progress",
-            "never",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        kvlab(&args)
-    };
+    let run = null_run;
     let fixed = dir.path().join("fixed");
     let o = run(&fixed, &["--rounds", "4"]);
     let (stdout, stderr) = text(&o);

@@ -195,6 +195,18 @@ impl Schedule {
         s
     }
 
+    /// Client `client`'s schedule under `plan` from `start`: `None` without a target
+    /// rate (a closed loop).
+    pub(crate) fn of_plan(
+        plan: &crate::RunPlan,
+        start: Instant,
+        client: usize,
+        clients: usize,
+    ) -> Option<Schedule> {
+        plan.target_rate
+            .map(|rate| Schedule::new(rate, start, client, clients, plan.pipeline, plan.burst_tick))
+    }
+
     /// Whether departures come in bursts on a tick (waited for without spinning).
     pub(crate) fn bursts(&self) -> bool {
         self.tick_s.is_some()

@@ -945,17 +945,8 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
                 .iter()
                 .enumerate()
                 .map(|(i, &(_, w))| {
-                    let schedule = plan.target_rate.map(|rate| {
-                        let start = warmup_start;
-                        Schedule::new(
-                            rate,
-                            start,
-                            first_client + i,
-                            total_clients,
-                            plan.pipeline,
-                            plan.burst_tick,
-                        )
-                    });
+                    let schedule =
+                        Schedule::of_plan(&plan, warmup_start, first_client + i, total_clients);
                     (w, deadline, schedule)
                 })
                 .collect();
@@ -975,16 +966,7 @@ impl<S: Session + 'static, Src: OpSource + 'static> Worker<S, Src> {
             .iter()
             .enumerate()
             .map(|(i, &(q, _))| {
-                let schedule = plan.target_rate.map(|rate| {
-                    Schedule::new(
-                        rate,
-                        start,
-                        first_client + i,
-                        total_clients,
-                        plan.pipeline,
-                        plan.burst_tick,
-                    )
-                });
+                let schedule = Schedule::of_plan(&plan, start, first_client + i, total_clients);
                 (q, None, schedule)
             })
             .collect();

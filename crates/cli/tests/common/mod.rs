@@ -127,6 +127,12 @@ pub fn section_row(stdout: &str, title: &str, row: &str) -> Vec<String> {
 /// Runs workload C (100 records, 2 000 reads) on the null store into `out`, without the
 /// monitor or progress lines; `extra` goes last. Panics unless it succeeds.
 pub fn run_null(out: &Path, extra: &[&str]) {
+    let o = null_run(out, extra);
+    assert!(o.status.success(), "{}", text(&o).1);
+}
+
+/// [`run_null`]'s command, whatever its outcome.
+pub fn null_run(out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "run",
         "-P",
@@ -145,6 +151,5 @@ pub fn run_null(out: &Path, extra: &[&str]) {
         out.to_str().unwrap(),
     ];
     args.extend(extra);
-    let o = kvlab(&args);
-    assert!(o.status.success(), "{}", text(&o).1);
+    kvlab(&args)
 }
