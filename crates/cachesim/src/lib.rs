@@ -58,10 +58,12 @@ mod list;
 pub mod mrc;
 pub mod policy;
 pub mod sim;
+pub mod stream;
 pub mod trace;
 
 pub use capacity::Capacity;
 pub use error::SimError;
 pub use policy::{Policy, PolicySpec};
 pub use sim::{run_policy, simulate, simulate_many, Mode, SimOptions, SimResult, Simulator};
+pub use stream::{run_stream, Block, BlockBuilder, NextAccessFile, StreamJob, StreamStats};
 pub use trace::{LoadOptions, OpClass, Req, SimTrace, NEVER};
