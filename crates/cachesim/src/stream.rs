@@ -123,6 +123,15 @@ impl Block {
         &self.id
     }
 
+    /// Empties the block, keeping its memory.
+    pub fn clear(&mut self) {
+        self.obj.clear();
+        self.size.clear();
+        self.next_access.clear();
+        self.op.clear();
+        self.id.clear();
+    }
+
     /// Next-access time of each request (the index of the next request to the same
     /// object among the requests kept, or the trace's own field; [`NEVER`] if none).
     pub fn next_accesses_mut(&mut self) -> &mut [i64] {
@@ -397,7 +406,7 @@ impl Drop for Shared {
 
 /// Feeds every job from every block `fill` produces, on `threads` workers (0: every
 /// core; at most one per job), each owning a share of the jobs, while the calling
-/// thread's helper reads ahead at most `read_ahead` blocks per worker. `fill` clears
+/// thread reads: at most `read_ahead` blocks wait for the slowest worker. `fill` clears
 /// nothing: it is given an empty block and returns false at the end of the stream.
 /// The jobs come back in their order, with what the stream read.
 pub fn run_stream<F>(
@@ -407,7 +416,7 @@ pub fn run_stream<F>(
     read_ahead: usize,
 ) -> Result<(Vec<StreamJob>, StreamStats), SimError>
 where
-    F: FnMut(&mut Block) -> Result<bool, SimError> + Send,
+    F: FnMut(&mut Block) -> Result<bool, SimError>,
 {
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
