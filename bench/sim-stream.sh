@@ -18,6 +18,7 @@
 #            libcachesim==0.3.5 numpy)
 #   KVLAB    the kvlab binary (default: this checkout's release build, built now)
 #   LCS=0    skip libCacheSim (kvlab's figures only)
+#   LCS_RUNS runs of libCacheSim per policy and size (default RUNS)
 #
 # libCacheSim's time is its `process_trace` call (it streams the trace while simulating;
 # its own reader reads the file once per policy and size, as one simulation each); kvlab's
@@ -113,7 +114,7 @@ same = [r for r in rows if r["policy"] == pol]
 r = sorted(same, key=lambda r: r["cache_size"])[0 if frac < 0.05 else 1]
 print(r["cache_size"], "%.6f" % r["miss_ratio"])' "$p" "$s")
     times=()
-    for r in $(seq 1 "$RUNS"); do
+    for r in $(seq 1 "${LCS_RUNS:-$RUNS}"); do
       out=$(/usr/bin/time -v -o /tmp/lcs-sim-stream.time "$LCS_PY" - "$TRACE" "$p" "$size" <<'PY'
 import sys, time
 import libcachesim as lc
