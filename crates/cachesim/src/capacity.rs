@@ -19,10 +19,21 @@ impl Capacity {
     /// The size in objects or bytes for `trace` in `mode`: a fraction becomes
     /// `max(1, int(frac × working set))`, libCacheSim's rule.
     pub fn resolve(self, trace: &SimTrace, mode: Mode) -> u64 {
+        self.of_working_set(trace.working_set(mode))
+    }
+
+    /// The size for a working set of `working_set` objects or bytes (as
+    /// [`Capacity::resolve`]; a stream counts it in a pass before the simulation).
+    pub fn of_working_set(self, working_set: u64) -> u64 {
         match self {
             Capacity::Absolute(n) => n,
-            Capacity::Fraction(f) => ((f * trace.working_set(mode) as f64) as u64).max(1),
+            Capacity::Fraction(f) => ((f * working_set as f64) as u64).max(1),
         }
+    }
+
+    /// True for a share of the working set (which must be known before simulating).
+    pub fn is_fraction(self) -> bool {
+        matches!(self, Capacity::Fraction(_))
     }
 }
 

@@ -40,4 +40,12 @@ pub enum SimError {
         /// Why.
         reason: &'static str,
     },
+    /// A temporary file of a streamed simulation (next-access times) failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
 }

@@ -10,7 +10,12 @@
 //!   [`Policy`] runs under: a lookup; on a miss, evict until the object fits, then insert;
 //!   an object larger than the cache is a miss and is not admitted.
 //! - [`mrc`]: LRU's whole miss-ratio curve from exact stack distances (Olken's algorithm
-//!   with a Fenwick tree), and SHARDS sampling.
+//!   with a Fenwick tree whose window is compacted, so its memory follows the objects, not
+//!   the requests), and SHARDS sampling at a fixed rate or with a fixed sample size.
+//! - [`stream`]: the same simulations over a stream read once in [`Block`]s
+//!   ([`run_stream`]: one reader, workers each owning a share of the simulators, bounded
+//!   read-ahead), with miss counts equal to the whole-trace ones; next-access times from
+//!   the trace or from a pass to disk ([`NextAccessFile`]).
 //!
 //! Semantics are libCacheSim's (the `libcachesim` 0.3.5 PyPI package is the reference the
 //! tests compare with): object mode counts every object as size 1 (`ignore_obj_size`);
@@ -48,7 +53,9 @@
 //! frequency); S3FIFO 30; ARC 13; LIRS 41; TwoQ 26; SLRU 13; WTinyLFU 34 (+ the sketch,
 //! 57.5 bytes per object of main capacity); GDSF 16 (+24 per heap entry); LFUDA 21
 //! (+ one queue per frequency); Belady 16; SampledLRU 16 (+4 per resident object).
-//! A [`SimTrace`] holds 17 bytes per request and 12 per object.
+//! A [`SimTrace`] holds 17 bytes per request and 12 per object; a stream
+//! ([`BlockBuilder`]) about 20–40 bytes per object (its id table) and none per request,
+//! and policies fed a stream grow their arrays as objects appear ([`Policy::grow`]).
 
 #![warn(missing_docs)]
 
@@ -58,10 +65,12 @@ mod list;
 pub mod mrc;
 pub mod policy;
 pub mod sim;
+pub mod stream;
 pub mod trace;
 
 pub use capacity::Capacity;
 pub use error::SimError;
 pub use policy::{Policy, PolicySpec};
 pub use sim::{run_policy, simulate, simulate_many, Mode, SimOptions, SimResult, Simulator};
+pub use stream::{run_stream, Block, BlockBuilder, NextAccessFile, StreamJob, StreamStats};
 pub use trace::{LoadOptions, OpClass, Req, SimTrace, NEVER};

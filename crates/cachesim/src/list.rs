@@ -59,6 +59,14 @@ impl Links {
         }
     }
 
+    /// Makes room for objects `0..n` (never shrinks).
+    pub fn grow(&mut self, n: usize) {
+        if n > self.prev.len() {
+            self.prev.resize(n, NIL);
+            self.next.resize(n, NIL);
+        }
+    }
+
     /// The neighbour of `x` toward the head.
     #[inline]
     pub fn prev(&self, x: u32) -> u32 {

@@ -27,6 +27,8 @@
 //! At R = 0.001 these traces leave only a few dozen objects in the sample, hence the
 //! error; the FAST'15 paper's 0.001 works for traces of millions of objects.
 
+use hashbrown::HashMap;
+
 use crate::sim::SimResult;
 use crate::trace::SimTrace;
 use crate::Mode;
@@ -42,6 +44,20 @@ impl Fenwick {
         Fenwick {
             tree: vec![0; n + 1],
         }
+    }
+
+    /// A tree over `values` (position `i` holds `values[i]`), built in linear time.
+    fn from_values(values: &[u64]) -> Fenwick {
+        let mut tree = vec![0u64; values.len() + 1];
+        for (i, &v) in values.iter().enumerate() {
+            let j = i + 1;
+            tree[j] = tree[j].wrapping_add(v);
+            let parent = j + (j & j.wrapping_neg());
+            if parent < tree.len() {
+                tree[parent] = tree[parent].wrapping_add(tree[j]);
+            }
+        }
+        Fenwick { tree }
     }
 
     fn add(&mut self, i: usize, v: u64) {
@@ -93,44 +109,12 @@ pub struct Mrc {
 }
 
 impl Mrc {
-    /// Sorts `(distance, weight, traced bytes)` events into a curve.
-    fn from_events(
-        trace: &SimTrace,
-        mode: Mode,
+    /// A curve from `(distance, weight, weighted traced bytes)` in ascending distance.
+    fn from_sorted(
         name: &'static str,
-        mut events: Vec<(u64, f64, u64)>,
-        cold: f64,
-        cold_bytes: f64,
-    ) -> Mrc {
-        events.sort_unstable_by_key(|&(d, _, _)| d);
-        let (mut w, mut b) = (0.0, 0.0);
-        let mut cumulative_weight = Vec::with_capacity(events.len());
-        let mut cumulative_bytes = Vec::with_capacity(events.len());
-        for &(_, ew, eb) in &events {
-            w += ew;
-            b += ew * eb as f64;
-            cumulative_weight.push(w);
-            cumulative_bytes.push(b);
-        }
-        Mrc {
-            requests: trace.len() as u64,
-            requested_bytes: trace.requested_bytes(),
-            mode,
-            name,
-            distances: events.into_iter().map(|(d, _, _)| d).collect(),
-            cumulative_weight,
-            cumulative_bytes,
-            cold,
-            cold_bytes,
-        }
-    }
-
-    /// A curve from a histogram of object distances (`counts[d]`, `bytes[d]`: re-accesses
-    /// at distance `d` and their traced bytes): no sort needed.
-    fn from_histogram(
-        trace: &SimTrace,
-        counts: &[u64],
-        bytes: &[u64],
+        mode: Mode,
+        totals: (u64, u64),
+        rows: impl Iterator<Item = (u64, f64, f64)>,
         cold: f64,
         cold_bytes: f64,
     ) -> Mrc {
@@ -138,20 +122,18 @@ impl Mrc {
         let mut distances = Vec::new();
         let mut cumulative_weight = Vec::new();
         let mut cumulative_bytes = Vec::new();
-        for (d, (&c, &by)) in counts.iter().zip(bytes).enumerate() {
-            if c > 0 {
-                w += c as f64;
-                b += by as f64;
-                distances.push(d as u64);
-                cumulative_weight.push(w);
-                cumulative_bytes.push(b);
-            }
+        for (d, dw, db) in rows {
+            w += dw;
+            b += db;
+            distances.push(d);
+            cumulative_weight.push(w);
+            cumulative_bytes.push(b);
         }
         Mrc {
-            requests: trace.len() as u64,
-            requested_bytes: trace.requested_bytes(),
-            mode: Mode::Object,
-            name: "LRU",
+            requests: totals.0,
+            requested_bytes: totals.1,
+            mode,
+            name,
             distances,
             cumulative_weight,
             cumulative_bytes,
@@ -217,62 +199,357 @@ impl Mrc {
     }
 }
 
+/// A Fenwick tree over a window of stack positions that is compacted when it fills: the
+/// live marks (one per tracked object, at its last access) are renumbered in order, so
+/// positions — and memory — are bounded by the tracked objects, not the requests.
+#[derive(Debug)]
+struct Stack<K> {
+    fw: Fenwick,
+    /// The key marked at each position, its weight, and whether the mark is live.
+    owner: Vec<K>,
+    weight: Vec<u64>,
+    alive: Vec<bool>,
+    /// Next free position.
+    top: usize,
+    /// Live marks.
+    live: usize,
+    /// Sum of the live weights.
+    marked: u64,
+}
+
+impl<K: Copy + Default> Stack<K> {
+    fn new() -> Stack<K> {
+        Stack::with_capacity(1 << 12)
+    }
+
+    fn with_capacity(cap: usize) -> Stack<K> {
+        Stack {
+            fw: Fenwick::new(cap),
+            owner: vec![K::default(); cap],
+            weight: vec![0; cap],
+            alive: vec![false; cap],
+            top: 0,
+            live: 0,
+            marked: 0,
+        }
+    }
+
+    /// Weight of the live marks after position `p` plus `w`: the stack distance of a
+    /// re-access of weight `w` whose previous access is marked at `p`.
+    fn distance(&self, p: u32, w: u64) -> u64 {
+        self.marked - self.fw.prefix(p as usize) + w
+    }
+
+    /// Unmarks position `p`.
+    fn remove(&mut self, p: u32) {
+        let p = p as usize;
+        if self.alive[p] {
+            self.fw.sub(p, self.weight[p]);
+            self.marked -= self.weight[p];
+            self.alive[p] = false;
+            self.live -= 1;
+        }
+    }
+
+    /// Marks `key` with weight `w` at the next position and returns it; when the window
+    /// is full the live marks move first, each reported to `relocate(key, new position)`.
+    fn push(&mut self, key: K, w: u64, relocate: impl FnMut(K, u32)) -> u32 {
+        if self.top == self.owner.len() {
+            self.compact(relocate);
+        }
+        let p = self.top;
+        self.top += 1;
+        self.owner[p] = key;
+        self.weight[p] = w;
+        self.alive[p] = true;
+        self.live += 1;
+        self.marked += w;
+        self.fw.add(p, w);
+        p as u32
+    }
+
+    /// Renumbers the live marks `0..live` in order, in a window at least twice as large.
+    fn compact(&mut self, mut relocate: impl FnMut(K, u32)) {
+        let cap = self.owner.len().max(2 * self.live + 1024);
+        let mut next = Stack::with_capacity(cap);
+        let mut values = vec![0u64; cap];
+        for p in 0..self.top {
+            if self.alive[p] {
+                let q = next.top;
+                next.top += 1;
+                next.owner[q] = self.owner[p];
+                next.weight[q] = self.weight[p];
+                next.alive[q] = true;
+                values[q] = self.weight[p];
+                relocate(self.owner[p], q as u32);
+            }
+        }
+        next.fw = Fenwick::from_values(&values);
+        next.live = self.live;
+        next.marked = self.marked;
+        *self = next;
+    }
+}
+
+/// Where a curve's distances go: exact per-distance sums, object distances indexed
+/// directly and byte distances in a sorted map; SHARDS's weighted and scaled ones
+/// (rounded to 12 significant bits for the fixed sample size, so the histogram stays
+/// bounded whatever the trace's length).
+#[derive(Debug, Default)]
+struct Histogram {
+    by_index: Vec<(u64, u64)>,
+    exact: std::collections::BTreeMap<u64, (u64, u64)>,
+    weighted: std::collections::BTreeMap<u64, (f64, f64)>,
+}
+
+/// Rounds `d` down to its 12 most significant bits.
+fn coarse(d: u64) -> u64 {
+    let bits = 64 - d.leading_zeros();
+    if bits <= 12 {
+        d
+    } else {
+        let shift = bits - 12;
+        (d >> shift) << shift
+    }
+}
+
+/// SHARDS's sample: the objects tracked, their marks and the threshold.
+#[derive(Debug)]
+struct Sample {
+    threshold: u64,
+    max_objects: usize,
+    coarse: bool,
+    last: HashMap<u64, u32>,
+    by_hash: std::collections::BTreeSet<(u64, u64)>,
+    stack: Stack<u64>,
+}
+
+/// What a [`CurveBuilder`] computes.
+#[derive(Debug)]
+enum Kind {
+    /// Exact: every object's last position, by dense index.
+    Exact { last: Vec<u32>, stack: Stack<u32> },
+    /// SHARDS (fixed rate or fixed size).
+    Shards(Box<Sample>),
+}
+
+/// LRU's miss-ratio curve built one request at a time ([`CurveBuilder::push`], or a
+/// [`crate::Block`] at a time): exact stack distances, SHARDS at a fixed rate, or SHARDS
+/// with a fixed sample size. Memory: exact and fixed rate, per object (tracked) and per
+/// distinct distance; fixed size, bounded by the sample size whatever the trace.
+#[derive(Debug)]
+pub struct CurveBuilder {
+    mode: Mode,
+    kind: Kind,
+    hist: Histogram,
+    requests: u64,
+    requested_bytes: u64,
+    cold: f64,
+    cold_bytes: f64,
+}
+
+const NOT_SEEN: u32 = u32::MAX;
+
+impl CurveBuilder {
+    fn with_kind(mode: Mode, kind: Kind) -> CurveBuilder {
+        CurveBuilder {
+            mode,
+            kind,
+            hist: Histogram::default(),
+            requests: 0,
+            requested_bytes: 0,
+            cold: 0.0,
+            cold_bytes: 0.0,
+        }
+    }
+
+    /// Exact stack distances (Olken's algorithm).
+    pub fn exact(mode: Mode) -> CurveBuilder {
+        CurveBuilder::with_kind(
+            mode,
+            Kind::Exact {
+                last: Vec::new(),
+                stack: Stack::new(),
+            },
+        )
+    }
+
+    fn shards(mode: Mode, threshold: u64, max_objects: usize, coarse: bool) -> CurveBuilder {
+        CurveBuilder::with_kind(
+            mode,
+            Kind::Shards(Box::new(Sample {
+                threshold,
+                max_objects,
+                coarse,
+                last: HashMap::new(),
+                by_hash: std::collections::BTreeSet::new(),
+                stack: Stack::new(),
+            })),
+        )
+    }
+
+    /// SHARDS at a fixed sampling rate in (0, 1].
+    pub fn shards_fixed_rate(mode: Mode, rate: f64) -> CurveBuilder {
+        let threshold = ((rate.clamp(0.0, 1.0) * SHARD_MODULUS as f64) as u64).max(1);
+        CurveBuilder::shards(mode, threshold, usize::MAX, false)
+    }
+
+    /// SHARDS with at most `max_objects` objects tracked (SHARDS's fixed sample size).
+    pub fn shards_fixed_size(mode: Mode, max_objects: usize) -> CurveBuilder {
+        CurveBuilder::shards(mode, SHARD_MODULUS, max_objects.max(1), true)
+    }
+
+    /// Objects tracked now (SHARDS: the sample, at most its fixed size).
+    pub fn tracked(&self) -> usize {
+        match &self.kind {
+            Kind::Exact { stack, .. } => stack.live,
+            Kind::Shards(s) => s.last.len(),
+        }
+    }
+
+    /// Positions of the stack window now (its memory): at most twice the objects
+    /// tracked plus a constant, whatever the number of requests.
+    pub fn window(&self) -> usize {
+        match &self.kind {
+            Kind::Exact { stack, .. } => stack.owner.len(),
+            Kind::Shards(s) => s.stack.owner.len(),
+        }
+    }
+
+    /// Every request of a block, in order.
+    pub fn feed(&mut self, block: &crate::Block) {
+        for ((&o, &id), &size) in block.objects().iter().zip(block.ids()).zip(block.sizes()) {
+            self.push(o, id, size);
+        }
+    }
+
+    /// One request: the object's dense index, its id and its traced size.
+    pub fn push(&mut self, obj: u32, id: u64, size: u32) {
+        self.requests += 1;
+        self.requested_bytes += u64::from(size);
+        let w = match self.mode {
+            Mode::Object => 1,
+            Mode::Byte => u64::from(size),
+        };
+        match &mut self.kind {
+            Kind::Exact { last, stack } => {
+                let o = obj as usize;
+                if o >= last.len() {
+                    last.resize(o + 1, NOT_SEEN);
+                }
+                let p = last[o];
+                if p == NOT_SEEN {
+                    self.cold += 1.0;
+                    self.cold_bytes += f64::from(size);
+                } else {
+                    let d = stack.distance(p, w);
+                    stack.remove(p);
+                    let slot = if self.mode == Mode::Object {
+                        let d = d as usize;
+                        if d >= self.hist.by_index.len() {
+                            self.hist.by_index.resize(d + 1, (0, 0));
+                        }
+                        &mut self.hist.by_index[d]
+                    } else {
+                        self.hist.exact.entry(d).or_default()
+                    };
+                    slot.0 += 1;
+                    slot.1 += u64::from(size);
+                }
+                last[o] = stack.push(obj, w, |k, q| last[k as usize] = q);
+            }
+            Kind::Shards(s) => {
+                let h = shard_hash(id);
+                if h >= s.threshold {
+                    return;
+                }
+                let rate = s.threshold as f64 / SHARD_MODULUS as f64;
+                match s.last.get(&id) {
+                    None => {
+                        self.cold += 1.0 / rate;
+                        self.cold_bytes += f64::from(size) / rate;
+                        s.by_hash.insert((h, id));
+                    }
+                    Some(&p) => {
+                        let d = (s.stack.distance(p, w) as f64 / rate) as u64;
+                        let d = if s.coarse { coarse(d) } else { d };
+                        s.stack.remove(p);
+                        let e = self.hist.weighted.entry(d).or_default();
+                        e.0 += 1.0 / rate;
+                        e.1 += f64::from(size) / rate;
+                    }
+                }
+                let last = &mut s.last;
+                let p = s.stack.push(id, w, |k, q| {
+                    last.insert(k, q);
+                });
+                last.insert(id, p);
+                while s.by_hash.len() > s.max_objects {
+                    let Some((h_max, victim)) = s.by_hash.pop_last() else {
+                        break;
+                    };
+                    s.threshold = h_max;
+                    if let Some(p) = s.last.remove(&victim) {
+                        s.stack.remove(p);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The curve.
+    pub fn finish(self) -> Mrc {
+        let totals = (self.requests, self.requested_bytes);
+        let (mode, cold, cold_bytes) = (self.mode, self.cold, self.cold_bytes);
+        match self.kind {
+            Kind::Exact { .. } if mode == Mode::Object => Mrc::from_sorted(
+                "LRU",
+                mode,
+                totals,
+                self.hist
+                    .by_index
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &(c, _))| c > 0)
+                    .map(|(d, &(c, b))| (d as u64, c as f64, b as f64)),
+                cold,
+                cold_bytes,
+            ),
+            Kind::Exact { .. } => Mrc::from_sorted(
+                "LRU",
+                mode,
+                totals,
+                self.hist
+                    .exact
+                    .iter()
+                    .map(|(&d, &(c, b))| (d, c as f64, b as f64)),
+                cold,
+                cold_bytes,
+            ),
+            Kind::Shards(_) => Mrc::from_sorted(
+                "LRU-SHARDS",
+                mode,
+                totals,
+                self.hist.weighted.iter().map(|(&d, &(w, b))| (d, w, b)),
+                cold,
+                cold_bytes,
+            ),
+        }
+    }
+}
+
+/// Feeds every request of a loaded trace to a builder.
+fn over_trace(trace: &SimTrace, mut b: CurveBuilder) -> Mrc {
+    let ids = trace.ids();
+    for (&o, &size) in trace.objects().iter().zip(trace.sizes()) {
+        b.push(o, ids[o as usize], size);
+    }
+    b.finish()
+}
+
 /// Exact LRU stack distances of every request, as a curve.
 pub fn lru_stack_distances(trace: &SimTrace, mode: Mode) -> Mrc {
-    let n = trace.len();
-    let mut last = vec![u32::MAX; trace.n_objects()];
-    let mut fw = Fenwick::new(n);
-    // Object mode: a histogram (distances are at most the number of objects); byte mode:
-    // events sorted at the end.
-    let by_histogram = mode == Mode::Object;
-    let mut events = Vec::with_capacity(if by_histogram { 0 } else { n });
-    let hist_len = if by_histogram {
-        trace.n_objects() + 1
-    } else {
-        0
-    };
-    let (mut counts, mut bytes) = (vec![0u64; hist_len], vec![0u64; hist_len]);
-    let (mut cold, mut cold_bytes) = (0u64, 0u64);
-    let mut marked = 0u64;
-    let (objs, sizes) = (trace.objects(), trace.sizes());
-    for (i, &o) in objs.iter().enumerate() {
-        let o = o as usize;
-        let w = match mode {
-            Mode::Object => 1,
-            Mode::Byte => u64::from(sizes[i]),
-        };
-        let p = last[o];
-        if p == u32::MAX {
-            cold += 1;
-            cold_bytes += u64::from(sizes[i]);
-        } else {
-            let p = p as usize;
-            // Every object is marked once, at its last access, and nothing is marked past
-            // i, so the marks after p are the running total minus the prefix up to p:
-            // the distinct objects (or their bytes) touched since, plus this one.
-            let d = marked - fw.prefix(p) + w;
-            if by_histogram {
-                counts[d as usize] += 1;
-                bytes[d as usize] += u64::from(sizes[i]);
-            } else {
-                events.push((d, 1.0, u64::from(sizes[i])));
-            }
-            let old_w = match mode {
-                Mode::Object => 1,
-                Mode::Byte => u64::from(sizes[p]),
-            };
-            fw.sub(p, old_w);
-            marked -= old_w;
-        }
-        fw.add(i, w);
-        marked += w;
-        last[o] = i as u32;
-    }
-    if by_histogram {
-        Mrc::from_histogram(trace, &counts, &bytes, cold as f64, cold_bytes as f64)
-    } else {
-        Mrc::from_events(trace, mode, "LRU", events, cold as f64, cold_bytes as f64)
-    }
+    over_trace(trace, CurveBuilder::exact(mode))
 }
 
 /// SHARDS's spatial hash of an object id into `[0, 2^24)` (a 64-bit mix, then the top
@@ -289,71 +566,14 @@ const SHARD_MODULUS: u64 = 1 << 24;
 /// SHARDS with a fixed sampling rate `rate` in (0, 1]: objects whose hash falls below
 /// `rate × 2^24` are tracked exactly; distances and counts are scaled by `1/rate`.
 pub fn shards_fixed_rate(trace: &SimTrace, mode: Mode, rate: f64) -> Mrc {
-    let threshold = ((rate.clamp(0.0, 1.0) * SHARD_MODULUS as f64) as u64).max(1);
-    shards(trace, mode, threshold, usize::MAX)
+    over_trace(trace, CurveBuilder::shards_fixed_rate(mode, rate))
 }
 
 /// SHARDS with a fixed sample size (`max_objects` tracked objects): the threshold starts
 /// at 1 and is lowered to evict the largest-hash object whenever the sample would
 /// exceed `max_objects`; each distance is scaled by the rate in effect when it was seen.
 pub fn shards_fixed_size(trace: &SimTrace, mode: Mode, max_objects: usize) -> Mrc {
-    shards(trace, mode, SHARD_MODULUS, max_objects.max(1))
-}
-
-fn shards(trace: &SimTrace, mode: Mode, mut threshold: u64, max_objects: usize) -> Mrc {
-    use std::collections::BTreeSet;
-    let n = trace.len();
-    let ids = trace.ids();
-    let hash: Vec<u64> = ids.iter().map(|&id| shard_hash(id)).collect();
-    let mut last = vec![u32::MAX; trace.n_objects()];
-    let mut fw = Fenwick::new(n);
-    // (hash, object) of sampled objects, for lowering the threshold.
-    let mut sampled: BTreeSet<(u64, u32)> = BTreeSet::new();
-    // (distance scaled, weight, traced bytes) of each sampled re-access.
-    let mut events: Vec<(u64, f64, u64)> = Vec::new();
-    let (mut cold, mut cold_bytes) = (0.0f64, 0.0f64);
-    let mut marked = 0u64;
-    let (objs, sizes) = (trace.objects(), trace.sizes());
-    let weight_of = |i: usize| match mode {
-        Mode::Object => 1,
-        Mode::Byte => u64::from(sizes[i]),
-    };
-    for (i, &o) in objs.iter().enumerate() {
-        let h = hash[o as usize];
-        if h >= threshold {
-            continue;
-        }
-        let rate = threshold as f64 / SHARD_MODULUS as f64;
-        let w = weight_of(i);
-        let p = last[o as usize];
-        if p == u32::MAX {
-            cold += 1.0 / rate;
-            cold_bytes += f64::from(sizes[i]) / rate;
-            sampled.insert((h, o));
-        } else {
-            let p = p as usize;
-            let d = marked - fw.prefix(p) + w;
-            events.push(((d as f64 / rate) as u64, 1.0 / rate, u64::from(sizes[i])));
-            fw.sub(p, weight_of(p));
-            marked -= weight_of(p);
-        }
-        fw.add(i, w);
-        marked += w;
-        last[o as usize] = i as u32;
-        while sampled.len() > max_objects {
-            let (h_max, victim) = *sampled
-                .iter()
-                .next_back()
-                .expect("a sample over its size is not empty");
-            sampled.remove(&(h_max, victim));
-            threshold = h_max;
-            let lp = last[victim as usize] as usize;
-            fw.sub(lp, weight_of(lp));
-            marked -= weight_of(lp);
-            last[victim as usize] = u32::MAX;
-        }
-    }
-    Mrc::from_events(trace, mode, "LRU-SHARDS", events, cold, cold_bytes)
+    over_trace(trace, CurveBuilder::shards_fixed_size(mode, max_objects))
 }
 
 #[cfg(test)]

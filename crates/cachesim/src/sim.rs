@@ -147,6 +147,77 @@ impl<P: Policy> Simulator<P> {
 /// Consecutive evictions that free nothing before [`Simulator::access`] gives up inserting.
 const MAX_STALLED_EVICTIONS: u32 = 1 << 16;
 
+/// The counts of one run, kept alike by whole-trace and streamed runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    requests: u64,
+    misses: u64,
+    req_bytes: u64,
+    miss_bytes: u64,
+}
+
+impl Tally {
+    /// The result row of these counts.
+    pub(crate) fn result(
+        &self,
+        name: String,
+        cache_size: u64,
+        mode: Mode,
+        seconds: f64,
+    ) -> SimResult {
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        SimResult {
+            policy: name,
+            cache_size,
+            mode,
+            requests: self.requests,
+            misses: self.misses,
+            miss_ratio: ratio(self.misses, self.requests),
+            byte_misses: self.miss_bytes,
+            byte_miss_ratio: ratio(self.miss_bytes, self.req_bytes),
+            seconds,
+        }
+    }
+}
+
+impl<P: Policy> Simulator<P> {
+    /// One request of a run: in op-aware mode a set or a delete, else a counted lookup.
+    #[inline]
+    pub(crate) fn step(
+        &mut self,
+        req: &Req,
+        op: OpClass,
+        traced: u64,
+        op_aware: bool,
+        tally: &mut Tally,
+    ) {
+        if op_aware {
+            match op {
+                OpClass::Lookup => {}
+                OpClass::Set => {
+                    self.set(req);
+                    return;
+                }
+                OpClass::Delete => {
+                    self.delete(req.obj);
+                    return;
+                }
+            }
+        }
+        tally.requests += 1;
+        tally.req_bytes += traced;
+        if !self.access(req) {
+            tally.misses += 1;
+            tally.miss_bytes += traced;
+        }
+    }
+
+    /// Makes room for objects `0..n_objects` ([`Policy::grow`]).
+    pub(crate) fn grow(&mut self, n_objects: usize) {
+        self.policy.grow(n_objects);
+    }
+}
+
 /// Runs a whole trace through a policy.
 pub fn run_policy<P: Policy>(
     policy: P,
@@ -157,54 +228,37 @@ pub fn run_policy<P: Policy>(
 ) -> SimResult {
     let start = Instant::now();
     let mut sim = Simulator::new(policy);
-    let (mut requests, mut misses, mut req_bytes, mut miss_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let mut tally = Tally::default();
     for i in 0..trace.len() {
         let req = trace.req(i, opts.mode);
-        if opts.op_aware {
-            match trace.op(i) {
-                OpClass::Lookup => {}
-                OpClass::Set => {
-                    sim.set(&req);
-                    continue;
-                }
-                OpClass::Delete => {
-                    sim.delete(req.obj);
-                    continue;
-                }
-            }
-        }
-        let traced = trace.traced_size(i);
-        requests += 1;
-        req_bytes += traced;
-        if !sim.access(&req) {
-            misses += 1;
-            miss_bytes += traced;
-        }
+        sim.step(
+            &req,
+            trace.op(i),
+            trace.traced_size(i),
+            opts.op_aware,
+            &mut tally,
+        );
     }
-    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    SimResult {
-        policy: name,
-        cache_size,
-        mode: opts.mode,
-        requests,
-        misses,
-        miss_ratio: ratio(misses, requests),
-        byte_misses: miss_bytes,
-        byte_miss_ratio: ratio(miss_bytes, req_bytes),
-        seconds: start.elapsed().as_secs_f64(),
-    }
+    tally.result(name, cache_size, opts.mode, start.elapsed().as_secs_f64())
 }
 
-/// Simulates `spec` at `cache_size` (objects or bytes) over `trace`.
-pub fn simulate(
-    trace: &SimTrace,
+/// What to do with a policy once it is built: [`with_policy`] builds the policy a
+/// [`PolicySpec`] names and hands it to [`PolicyVisitor::visit`], monomorphised.
+pub(crate) trait PolicyVisitor {
+    /// What the visit returns.
+    type Out;
+    /// Runs with the built policy.
+    fn visit<P: Policy + 'static>(self, policy: P) -> Self::Out;
+}
+
+/// Builds the policy `spec` names at `cache_size` for `n_objects` objects and visits it.
+pub(crate) fn with_policy<V: PolicyVisitor>(
     spec: &PolicySpec,
     cache_size: u64,
-    opts: SimOptions,
-) -> Result<SimResult, SimError> {
-    let n = trace.n_objects();
-    let name = spec.name();
-    let c = cache_size;
+    n_objects: usize,
+    v: V,
+) -> Result<V::Out, SimError> {
+    let (c, n) = (cache_size, n_objects);
     let unsupported = |reason| SimError::Unsupported {
         policy: spec.name(),
         cache_size,
@@ -214,13 +268,11 @@ pub fn simulate(
         return Err(unsupported("the cache size must be positive"));
     }
     Ok(match *spec {
-        PolicySpec::Lru => run_policy(policy::lru::Lru::new(c, n), name, c, trace, opts),
-        PolicySpec::Fifo => run_policy(policy::fifo::Fifo::new(c, n), name, c, trace, opts),
-        PolicySpec::Clock { bits } => {
-            run_policy(policy::clock::Clock::new(c, n, bits), name, c, trace, opts)
-        }
-        PolicySpec::Sieve => run_policy(policy::sieve::Sieve::new(c, n), name, c, trace, opts),
-        PolicySpec::Lfu => run_policy(policy::lfu::Lfu::new(c, n), name, c, trace, opts),
+        PolicySpec::Lru => v.visit(policy::lru::Lru::new(c, n)),
+        PolicySpec::Fifo => v.visit(policy::fifo::Fifo::new(c, n)),
+        PolicySpec::Clock { bits } => v.visit(policy::clock::Clock::new(c, n, bits)),
+        PolicySpec::Sieve => v.visit(policy::sieve::Sieve::new(c, n)),
+        PolicySpec::Lfu => v.visit(policy::lfu::Lfu::new(c, n)),
         PolicySpec::S3Fifo {
             small_size_ratio,
             ghost_size_ratio,
@@ -234,48 +286,64 @@ pub fn simulate(
                 move_to_main_threshold,
             )
             .ok_or_else(|| unsupported("the small FIFO would be empty (libCacheSim refuses it)"))?;
-            run_policy(p, name, c, trace, opts)
+            v.visit(p)
         }
-        PolicySpec::Arc => run_policy(policy::arc::Arc::new(c, n), name, c, trace, opts),
-        PolicySpec::Lirs => run_policy(policy::lirs::Lirs::new(c, n), name, c, trace, opts),
+        PolicySpec::Arc => v.visit(policy::arc::Arc::new(c, n)),
+        PolicySpec::Lirs => v.visit(policy::lirs::Lirs::new(c, n)),
         PolicySpec::TwoQ {
             ain_size_ratio,
             aout_size_ratio,
-        } => run_policy(
-            policy::twoq::TwoQ::new(c, n, ain_size_ratio, aout_size_ratio),
-            name,
+        } => v.visit(policy::twoq::TwoQ::new(
             c,
-            trace,
-            opts,
-        ),
-        PolicySpec::Slru { segments } => run_policy(
-            policy::slru::Slru::new(c, n, segments),
-            name,
-            c,
-            trace,
-            opts,
-        ),
+            n,
+            ain_size_ratio,
+            aout_size_ratio,
+        )),
+        PolicySpec::Slru { segments } => v.visit(policy::slru::Slru::new(c, n, segments)),
         PolicySpec::WTinyLfu {
             window_ratio,
             doorkeeper,
-        } => run_policy(
-            policy::wtinylfu::WTinyLfu::new(c, n, window_ratio, doorkeeper),
-            name,
+        } => v.visit(policy::wtinylfu::WTinyLfu::new(
             c,
-            trace,
-            opts,
-        ),
-        PolicySpec::Gdsf => run_policy(policy::gdsf::Gdsf::new(c, n), name, c, trace, opts),
-        PolicySpec::Lfuda => run_policy(policy::lfuda::Lfuda::new(c, n), name, c, trace, opts),
-        PolicySpec::Belady => run_policy(policy::belady::Belady::new(c, n), name, c, trace, opts),
-        PolicySpec::SampledLru { samples, seed } => run_policy(
-            policy::sampled_lru::SampledLru::new(c, n, samples, seed),
-            name,
-            c,
-            trace,
-            opts,
-        ),
+            n,
+            window_ratio,
+            doorkeeper,
+        )),
+        PolicySpec::Gdsf => v.visit(policy::gdsf::Gdsf::new(c, n)),
+        PolicySpec::Lfuda => v.visit(policy::lfuda::Lfuda::new(c, n)),
+        PolicySpec::Belady => v.visit(policy::belady::Belady::new(c, n)),
+        PolicySpec::SampledLru { samples, seed } => {
+            v.visit(policy::sampled_lru::SampledLru::new(c, n, samples, seed))
+        }
     })
+}
+
+/// Simulates `spec` at `cache_size` (objects or bytes) over `trace`.
+pub fn simulate(
+    trace: &SimTrace,
+    spec: &PolicySpec,
+    cache_size: u64,
+    opts: SimOptions,
+) -> Result<SimResult, SimError> {
+    struct Whole<'a> {
+        trace: &'a SimTrace,
+        name: String,
+        cache_size: u64,
+        opts: SimOptions,
+    }
+    impl PolicyVisitor for Whole<'_> {
+        type Out = SimResult;
+        fn visit<P: Policy + 'static>(self, policy: P) -> SimResult {
+            run_policy(policy, self.name, self.cache_size, self.trace, self.opts)
+        }
+    }
+    let v = Whole {
+        trace,
+        name: spec.name(),
+        cache_size,
+        opts,
+    };
+    with_policy(spec, cache_size, trace.n_objects(), v)
 }
 
 /// Simulates every (policy, size) pair on all cores (`std::thread::scope`), results in

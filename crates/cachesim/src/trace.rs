@@ -22,7 +22,7 @@ pub enum OpClass {
 }
 
 impl OpClass {
-    fn of(rec: &TraceRecord) -> OpClass {
+    pub(crate) fn of(rec: &TraceRecord) -> OpClass {
         if rec.op.is_delete() {
             OpClass::Delete
         } else if rec.op.is_write() {

@@ -5,3 +5,4 @@ mod libcachesim_suite;
 mod mrc;
 mod oracle;
 mod pinned;
+mod stream;

@@ -12,6 +12,10 @@ use kvlab_cachesim::{SimResult, SimTrace};
 
 use super::*;
 
+mod stream;
+
+use stream::CurveKind;
+
 /// `kvlab sim`.
 #[derive(Args, Debug)]
 pub(crate) struct SimCommand {
@@ -79,6 +83,11 @@ pub(crate) struct SimCommand {
     /// traces too large for the exact pass.
     #[arg(long, value_name = "RATE")]
     pub(crate) shards: Option<f64>,
+    /// With --mrc: estimate the curve by SHARDS with a fixed sample size: at most N
+    /// objects tracked (the sampling rate is lowered as more are met), so the curve's
+    /// memory is bounded whatever the trace's length. Not with --shards.
+    #[arg(long, value_name = "N")]
+    pub(crate) shards_max_keys: Option<usize>,
     /// Directory for results.json (and with --mrc, the curve; with --html, a page).
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
@@ -113,6 +122,49 @@ fn policies(text: &str) -> Result<Vec<PolicySpec>> {
         .collect()
 }
 
+/// The curve `--mrc`, `--shards` and `--shards-max-keys` ask for, refusing what does
+/// not apply (before any work).
+fn curve_kind(cmd: &SimCommand) -> Result<Option<CurveKind>> {
+    if let Some(rate) = cmd.shards {
+        if !cmd.mrc {
+            return Err(usage(
+                "--shards samples the miss-ratio curve: it applies with --mrc",
+            ));
+        }
+        kvlab_lab::plan::check_rate("--shards", rate).map_err(refused)?;
+    }
+    if let Some(n) = cmd.shards_max_keys {
+        if !cmd.mrc {
+            return Err(usage(
+                "--shards-max-keys bounds the sample of the miss-ratio curve: it applies with --mrc",
+            ));
+        }
+        if cmd.shards.is_some() {
+            return Err(usage(
+                "--shards-max-keys fixes the sample's size and --shards its rate: give one of them",
+            ));
+        }
+        if n == 0 {
+            return Err(usage(
+                "--shards-max-keys must be at least 1 (objects kept in the sample)",
+            ));
+        }
+    }
+    Ok(cmd.mrc.then_some(match (cmd.shards, cmd.shards_max_keys) {
+        (Some(rate), _) => CurveKind::Rate(rate),
+        (None, Some(n)) => CurveKind::MaxKeys(n),
+        (None, None) => CurveKind::Exact,
+    }))
+}
+
+/// What a simulation produced, streamed or loaded whole.
+struct Simulated {
+    results: Vec<std::result::Result<SimResult, kvlab_cachesim::SimError>>,
+    curve: Option<mrc::Mrc>,
+    working_set: u64,
+    name: String,
+}
+
 /// Runs `kvlab sim`.
 pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
     let mut specs = policies(&cmd.policy)?;
@@ -125,14 +177,7 @@ pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
     if (cmd.html || cmd.mrc) && cmd.out.is_none() {
         return Err(usage("--mrc and --html write files: give --out DIR"));
     }
-    if let Some(rate) = cmd.shards {
-        if !cmd.mrc {
-            return Err(usage(
-                "--shards samples the miss-ratio curve: it applies with --mrc",
-            ));
-        }
-        kvlab_lab::plan::check_rate("--shards", rate).map_err(refused)?;
-    }
+    let curve_kind = curve_kind(&cmd)?;
     if cmd.property_files.is_empty()
         && (!cmd.properties.is_empty() || cmd.seed.is_some() || cmd.limit.is_some())
     {
@@ -164,29 +209,14 @@ pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
             }
         }
     }
-    let (trace, name) = if cmd.property_files.is_empty() {
-        from_file(&cmd)?
-    } else {
-        synthetic(&cmd)?
-    };
-    if mode == Mode::Byte && trace.requested_bytes() == 0 {
-        return Err(usage(format!(
-            "{name} has no object sizes: byte mode (--bytes) needs them"
-        )));
-    }
-    let mut jobs = Vec::new();
-    for spec in &specs {
-        for size in &sizes {
-            jobs.push((spec.clone(), size.resolve(&trace, mode)));
-        }
-    }
     let options = SimOptions {
         mode,
         op_aware: cmd.op_aware,
     };
+    let sim = simulated(&cmd, &specs, &sizes, options, curve_kind)?;
     let mut results = Vec::new();
     let mut failed = 0;
-    for r in simulate_many(&trace, &jobs, options, cmd.threads) {
+    for r in sim.results {
         match r {
             Ok(r) => results.push(r),
             Err(e) => {
@@ -210,40 +240,14 @@ pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
         std::fs::write(&path, serde_json::to_string_pretty(&rows)? + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
         let mut curve = Vec::new();
-        if cmd.mrc {
-            let t = std::time::Instant::now();
-            let m = match cmd.shards {
-                Some(rate) => mrc::shards_fixed_rate(&trace, mode, rate),
-                None => mrc::lru_stack_distances(&trace, mode),
-            };
-            let ws = trace.working_set(mode);
+        if let Some(m) = &sim.curve {
+            let ws = sim.working_set;
             let points: Vec<u64> = (1..=100).map(|i| (ws * i / 100).max(1)).collect();
             curve = m.curve(&points);
-            eprintln!(
-                "kvlab: LRU miss-ratio curve ({}) in {:.2} s",
-                if cmd.shards.is_some() {
-                    "SHARDS"
-                } else {
-                    "exact"
-                },
-                t.elapsed().as_secs_f64()
-            );
-            let mut csv = String::from("cache_size,miss_ratio\n");
-            for (s, r) in &curve {
-                csv.push_str(&format!("{s},{r}\n"));
-            }
-            std::fs::write(dir.join("mrc.csv"), csv)?;
-            let json: Vec<_> = curve
-                .iter()
-                .map(|(s, r)| serde_json::json!({"cache_size": s, "miss_ratio": r}))
-                .collect();
-            std::fs::write(
-                dir.join("mrc.json"),
-                serde_json::to_string_pretty(&json)? + "\n",
-            )?;
+            write_curve(dir, &curve)?;
         }
         if cmd.html {
-            let page = page(&name, mode, &results, &curve, &measured);
+            let page = page(&sim.name, mode, &results, &curve, &measured);
             std::fs::write(dir.join("index.html"), page)?;
         }
         eprintln!("kvlab: results in {}", dir.display());
@@ -252,6 +256,107 @@ pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// Writes `mrc.csv` and `mrc.json`.
+fn write_curve(dir: &Path, curve: &[(u64, f64)]) -> Result<()> {
+    let mut csv = String::from("cache_size,miss_ratio\n");
+    for (s, r) in curve {
+        csv.push_str(&format!("{s},{r}\n"));
+    }
+    std::fs::write(dir.join("mrc.csv"), csv)?;
+    let json: Vec<_> = curve
+        .iter()
+        .map(|(s, r)| serde_json::json!({"cache_size": s, "miss_ratio": r}))
+        .collect();
+    std::fs::write(
+        dir.join("mrc.json"),
+        serde_json::to_string_pretty(&json)? + "\n",
+    )?;
+    Ok(())
+}
+
+/// Simulates: a trace file as a stream; a workload (-P) or a kvlab recording whose
+/// reads carry no value (sized from the object's next sized request) loaded whole.
+fn simulated(
+    cmd: &SimCommand,
+    specs: &[PolicySpec],
+    sizes: &[Capacity],
+    options: SimOptions,
+    curve_kind: Option<CurveKind>,
+) -> Result<Simulated> {
+    let mode = options.mode;
+    let input = cmd.trace.clone().map(|path| trace_cmd::InputArgs {
+        trace: path,
+        input_format: cmd.input_format,
+        csv_spec: cmd.csv_spec.clone(),
+    });
+    if let (Some(input), true) = (&input, cmd.property_files.is_empty()) {
+        let plan = stream::Plan {
+            input,
+            specs,
+            sizes,
+            opts: options,
+            keep_zero_size: cmd.keep_zero_size,
+            curve: curve_kind,
+            threads: cmd.threads,
+        };
+        if let Some(out) = stream::run(&plan)? {
+            if let Some(kind) = curve_kind {
+                eprintln!(
+                    "kvlab: LRU miss-ratio curve ({}) built alongside the simulations",
+                    kind.label()
+                );
+            }
+            return Ok(Simulated {
+                results: out.results,
+                curve: out.curve,
+                working_set: out.working_set,
+                name: out.name,
+            });
+        }
+        eprintln!(
+            "kvlab: {} is a kvlab recording whose reads carry no value (sized from their \
+             object's next sized request): loaded whole, about 17 bytes a request",
+            input.trace.display()
+        );
+    }
+    let (trace, name) = if cmd.property_files.is_empty() {
+        from_file(cmd)?
+    } else {
+        synthetic(cmd)?
+    };
+    if mode == Mode::Byte && trace.requested_bytes() == 0 {
+        return Err(stream::no_sizes(&name));
+    }
+    let mut jobs = Vec::new();
+    for spec in specs {
+        for size in sizes {
+            jobs.push((spec.clone(), size.resolve(&trace, mode)));
+        }
+    }
+    let results = simulate_many(&trace, &jobs, options, cmd.threads);
+    let curve = curve_kind.map(|kind| {
+        let t = std::time::Instant::now();
+        let m = kind.builder(mode);
+        let ids = trace.ids();
+        let mut m = m;
+        for (&o, &size) in trace.objects().iter().zip(trace.sizes()) {
+            m.push(o, ids[o as usize], size);
+        }
+        eprintln!(
+            "kvlab: LRU miss-ratio curve ({}) in {:.2} s",
+            kind.label(),
+            t.elapsed().as_secs_f64()
+        );
+        m.finish()
+    });
+    Ok(Simulated {
+        results,
+        curve,
+        working_set: trace.working_set(mode),
+        name,
     })
 }
 

@@ -479,13 +479,18 @@ fn every_command_store_and_option_runs_or_is_refused_in_one_sentence() {
             let _ = s.stop();
         }
     }
-    // kvlab sim over the recorded trace: sampling rates inside and outside (0, 1].
+    // kvlab sim over the recorded trace: sampling rates inside and outside (0, 1], fixed
+    // sample sizes, and both at once.
     for extra in [
         vec![],
         strings(&["--mrc", "--shards", "0"]),
         strings(&["--mrc", "--shards", "5"]),
         strings(&["--mrc", "--shards", "0.5"]),
         strings(&["--shards", "0.5"]),
+        strings(&["--mrc", "--shards-max-keys", "64"]),
+        strings(&["--mrc", "--shards-max-keys", "0"]),
+        strings(&["--mrc", "--shards", "0.5", "--shards-max-keys", "64"]),
+        strings(&["--shards-max-keys", "64"]),
     ] {
         walked += 1;
         let out = root.path().join(format!("sim-{walked}"));

@@ -404,3 +404,210 @@ fn one_trace_in_every_format_gives_the_same_misses() {
         assert_eq!(misses, expect, "{path}: byte mode");
     }
 }
+
+/// Writes an oracleGeneral file of `n` requests over about `objects` ids (sizes 1–97,
+/// next-access times as libCacheSim's own files carry them, 1-based) and returns the
+/// ids in order.
+fn oracle_general_file(path: &Path, n: usize, objects: u64) -> Vec<u64> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut step = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let ids: Vec<u64> = (0..n)
+        .map(|_| (step() % objects).min(step() % objects) * 31 + 5)
+        .collect();
+    let mut next = vec![-1i64; n];
+    let mut seen = std::collections::HashMap::new();
+    for i in (0..n).rev() {
+        if let Some(&j) = seen.get(&ids[i]) {
+            next[i] = j as i64 + 1;
+        }
+        seen.insert(ids[i], i);
+    }
+    let mut bytes = Vec::with_capacity(n * 24);
+    for (i, &id) in ids.iter().enumerate() {
+        bytes.extend_from_slice(&((i / 1000) as u32).to_le_bytes());
+        bytes.extend_from_slice(&id.to_le_bytes());
+        bytes.extend_from_slice(&((1 + id % 97) as u32).to_le_bytes());
+        bytes.extend_from_slice(&next[i].to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+    ids
+}
+
+/// `kvlab sim FILE` streams a trace much longer than its block (64 Ki requests) and
+/// gives the miss counts of the whole trace loaded in memory: every policy, object and
+/// byte mode, Belady from the file's next-access times and, for the same ids as a txt
+/// file (no next-access times), from a first pass to disk; the same from standard input.
+#[test]
+fn a_trace_longer_than_a_block_streams_to_the_whole_trace_results() {
+    use kvlab_cachesim::{simulate_many, Capacity, LoadOptions, Mode, PolicySpec, SimOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("t.oracleGeneral.bin");
+    let ids = oracle_general_file(&bin, 200_000, 20_000);
+    let txt = dir.path().join("t.txt");
+    let lines: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    std::fs::write(&txt, lines).unwrap();
+    let policies = "LRU,FIFO,Sieve,S3FIFO,ARC,LIRS,Belady";
+    for (file, mode, has_sizes) in [
+        (&bin, "obj", true),
+        (&bin, "byte", true),
+        (&txt, "obj", false),
+    ] {
+        let file = file.to_str().unwrap();
+        let args = [
+            "sim",
+            file,
+            "--policy",
+            policies,
+            "--size",
+            "1%,10%,777",
+            "--mode",
+            mode,
+            "--json",
+        ];
+        let o = kvlab(&args);
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stderr}");
+        assert!(stderr.contains("streamed from"), "{stderr}");
+        assert!(stderr.contains("4 blocks of up to 65536"), "{stderr}");
+        if has_sizes {
+            assert!(
+                stderr.contains("Belady reads the next-access times"),
+                "{stderr}"
+            );
+        } else {
+            assert!(
+                stderr.contains("next-access times Belady needs"),
+                "{stderr}"
+            );
+        }
+        let rows: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+        // The whole trace in memory, as before streaming.
+        let mode = if mode == "byte" {
+            Mode::Byte
+        } else {
+            Mode::Object
+        };
+        let trace = if has_sizes {
+            let mut r = kvlab_trace::open(Path::new(file), &Default::default()).unwrap();
+            kvlab_cachesim::SimTrace::from_reader(&mut *r, LoadOptions::default()).unwrap()
+        } else {
+            kvlab_cachesim::SimTrace::from_ids(ids.iter().copied())
+        };
+        let mut jobs = Vec::new();
+        for p in policies.split(',') {
+            for s in ["1%", "10%", "777"] {
+                let c: Capacity = s.parse().unwrap();
+                jobs.push((p.parse::<PolicySpec>().unwrap(), c.resolve(&trace, mode)));
+            }
+        }
+        let opts = SimOptions {
+            mode,
+            op_aware: false,
+        };
+        let whole: Vec<(String, u64, u64, u64, u64)> = simulate_many(&trace, &jobs, opts, 0)
+            .into_iter()
+            .map(|r| {
+                let r = r.unwrap();
+                (r.policy, r.cache_size, r.requests, r.misses, r.byte_misses)
+            })
+            .collect();
+        assert_eq!(counts(&rows), whole, "{file} {mode:?}");
+        // From standard input (copied to a temporary file to be read twice).
+        let mut from_stdin = args;
+        from_stdin[1] = "-";
+        let mut child = crate::common::kvlab_command(&from_stdin)
+            .args([
+                "--input-format",
+                if has_sizes { "oracleGeneral" } else { "txt" },
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let bytes = std::fs::read(file).unwrap();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            stdin.write_all(&bytes)
+        });
+        let o = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        let (stdout, stderr) = text(&o);
+        assert!(o.status.success(), "{stderr}");
+        assert!(stderr.contains("standard input copied"), "{stderr}");
+        let piped: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(
+            counts(&piped),
+            counts(&rows),
+            "{file} {mode:?} from standard input"
+        );
+    }
+}
+
+/// `--shards-max-keys N` bounds the curve's sample; it is refused without --mrc and
+/// beside --shards (exit 2, before any work).
+#[test]
+fn shards_with_a_fixed_sample_size_builds_a_curve_and_is_refused_where_it_does_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("t.oracleGeneral.bin");
+    oracle_general_file(&bin, 100_000, 10_000);
+    let file = bin.to_str().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let o = kvlab(&[
+        "sim",
+        file,
+        "--size",
+        "10%",
+        "--mrc",
+        "--shards-max-keys",
+        "512",
+        "--out",
+        out,
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("SHARDS, at most 512 sampled objects"),
+        "{stderr}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("out/mrc.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 101, "{csv}");
+    let refusals: [(&[&str], &str); 3] = [
+        (&["--shards-max-keys", "512"], "--shards-max-keys"),
+        (
+            &[
+                "--mrc",
+                "--out",
+                out,
+                "--shards",
+                "0.1",
+                "--shards-max-keys",
+                "512",
+            ],
+            "give one of them",
+        ),
+        (
+            &["--mrc", "--out", out, "--shards-max-keys", "0"],
+            "at least 1",
+        ),
+    ];
+    for (extra, says) in refusals {
+        std::fs::remove_dir_all(dir.path().join("out")).ok();
+        let o = kvlab(&[&["sim", file][..], extra].concat());
+        let (stdout, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("kvlab: error: "))
+            .unwrap_or_else(|| panic!("no error line: {stderr}"));
+        assert!(line.contains(says), "{says}: {stderr}");
+        assert!(!dir.path().join("out").exists(), "refused before any work");
+    }
+}

@@ -125,6 +125,12 @@ impl Arc {
 }
 
 impl Policy for Arc {
+    fn grow(&mut self, n_objects: usize) {
+        self.list.resize(n_objects, NONE);
+        self.size.resize(n_objects, 0);
+        self.links.grow(n_objects);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         self.n_req += 1;

@@ -111,6 +111,12 @@ fn priority(next_access: i64) -> f64 {
 }
 
 impl Policy for Belady {
+    fn grow(&mut self, n_objects: usize) {
+        self.pos.resize(n_objects, NOT_IN_HEAP);
+        self.pri.resize(n_objects, 0.0);
+        self.size.resize(n_objects, 0);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj as usize;

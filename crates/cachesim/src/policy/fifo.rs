@@ -30,6 +30,12 @@ impl Fifo {
 }
 
 impl Policy for Fifo {
+    fn grow(&mut self, n_objects: usize) {
+        self.resident.resize(n_objects, false);
+        self.size.resize(n_objects, 0);
+        self.links.grow(n_objects);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         self.resident[req.obj as usize]

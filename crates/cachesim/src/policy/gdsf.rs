@@ -72,6 +72,12 @@ impl Gdsf {
 }
 
 impl Policy for Gdsf {
+    fn grow(&mut self, n_objects: usize) {
+        self.vtime.resize(n_objects, NOT_RESIDENT);
+        self.freq.resize(n_objects, 0);
+        self.size.resize(n_objects, 0);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         self.n_req += 1;

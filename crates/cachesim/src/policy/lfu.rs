@@ -52,6 +52,13 @@ impl Lfu {
 }
 
 impl Policy for Lfu {
+    fn grow(&mut self, n_objects: usize) {
+        self.resident.resize(n_objects, false);
+        self.freq.resize(n_objects, 0);
+        self.size.resize(n_objects, 0);
+        self.links.grow(n_objects);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj as usize;

@@ -176,6 +176,20 @@ impl Lirs {
 }
 
 impl Policy for Lirs {
+    fn grow(&mut self, n_objects: usize) {
+        self.in_s.resize(n_objects, false);
+        self.is_lir.resize(n_objects, false);
+        self.s_resident.resize(n_objects, false);
+        self.in_q.resize(n_objects, false);
+        self.in_nh.resize(n_objects, false);
+        self.s_size.resize(n_objects, 0);
+        self.q_size.resize(n_objects, 0);
+        self.nh_size.resize(n_objects, 0);
+        self.s_links.grow(n_objects);
+        self.q_links.grow(n_objects);
+        self.nh_links.grow(n_objects);
+    }
+
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj;
         let xi = x as usize;

@@ -40,6 +40,11 @@ pub mod wtinylfu;
 /// `evict` is only called while the cache holds an object, and `insert` only for an object
 /// that `lookup` just reported missing.
 pub trait Policy: Send {
+    /// Makes room for objects `0..n_objects` (a stream meets new objects as it goes).
+    /// Called only with a count above every earlier one: state sized for fewer objects
+    /// is extended, never shrunk.
+    fn grow(&mut self, n_objects: usize);
+
     /// Whether the object is resident; on a hit, updates the policy's state (recency,
     /// frequency…). Ghost entries count as misses (and may be consumed here).
     fn lookup(&mut self, req: &Req) -> bool;

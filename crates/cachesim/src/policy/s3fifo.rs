@@ -150,6 +150,16 @@ impl S3Fifo {
 }
 
 impl Policy for S3Fifo {
+    fn grow(&mut self, n_objects: usize) {
+        self.place.resize(n_objects, NOWHERE);
+        self.in_ghost.resize(n_objects, false);
+        self.freq.resize(n_objects, 0);
+        self.size.resize(n_objects, 0);
+        self.ghost_size.resize(n_objects, 0);
+        self.links.grow(n_objects);
+        self.ghost_links.grow(n_objects);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj as usize;

@@ -77,6 +77,12 @@ impl SampledLru {
 }
 
 impl Policy for SampledLru {
+    fn grow(&mut self, n_objects: usize) {
+        self.last_access.resize(n_objects, 0);
+        self.pos.resize(n_objects, NOT_RESIDENT);
+        self.size.resize(n_objects, 0);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         self.now += 1;

@@ -46,6 +46,13 @@ impl Sieve {
 }
 
 impl Policy for Sieve {
+    fn grow(&mut self, n_objects: usize) {
+        self.resident.resize(n_objects, false);
+        self.visited.resize(n_objects, false);
+        self.size.resize(n_objects, 0);
+        self.links.grow(n_objects);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj as usize;

@@ -86,6 +86,12 @@ impl Slru {
 }
 
 impl Policy for Slru {
+    fn grow(&mut self, n_objects: usize) {
+        self.segment.resize(n_objects, NOWHERE);
+        self.size.resize(n_objects, 0);
+        self.links.grow(n_objects);
+    }
+
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj;
         let s = self.segment[x as usize];

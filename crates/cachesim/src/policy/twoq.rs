@@ -81,6 +81,15 @@ impl TwoQ {
 }
 
 impl Policy for TwoQ {
+    fn grow(&mut self, n_objects: usize) {
+        self.place.resize(n_objects, NOWHERE);
+        self.in_aout.resize(n_objects, false);
+        self.size.resize(n_objects, 0);
+        self.aout_size.resize(n_objects, 0);
+        self.links.grow(n_objects);
+        self.aout_links.grow(n_objects);
+    }
+
     #[inline]
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj as usize;

@@ -207,6 +207,14 @@ impl WTinyLfu {
 }
 
 impl Policy for WTinyLfu {
+    fn grow(&mut self, n_objects: usize) {
+        self.in_window.resize(n_objects, false);
+        self.window_size.resize(n_objects, 0);
+        self.ids.resize(n_objects, 0);
+        self.window_links.grow(n_objects);
+        self.main.grow(n_objects);
+    }
+
     fn lookup(&mut self, req: &Req) -> bool {
         let x = req.obj;
         let in_window = self.in_window[x as usize];
