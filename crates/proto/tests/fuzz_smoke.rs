@@ -198,3 +198,29 @@ fn pure_random_bytes_over_a_type_alphabet() {
         fuzzing::memcache_parse(&buf);
     }
 }
+
+/// `n` arrays of one element nested in each other around `+a`.
+fn nested_arrays(n: usize) -> Vec<u8> {
+    let mut buf = b"*1\r\n".repeat(n);
+    buf.extend_from_slice(b"+a\r\n");
+    buf
+}
+
+/// Found by the first `resp_parse` campaign: the harness counted the scalar at the bottom
+/// of a legal 64-deep reply as a 65th level. Only aggregates are levels: 64 nested arrays
+/// are legal, 65 are an error of the parser (not of the harness).
+#[test]
+fn resp_parse_a_scalar_at_the_bottom_of_the_deepest_legal_reply() {
+    let deepest = nested_arrays(kvlab_proto::resp::MAX_DEPTH);
+    assert!(fuzzing::resp_parse(&deepest));
+    let too_deep = nested_arrays(kvlab_proto::resp::MAX_DEPTH + 1);
+    assert!(!fuzzing::resp_parse(&too_deep));
+    assert!(matches!(
+        kvlab_proto::resp::parse(&too_deep),
+        Err(kvlab_proto::ProtoError::TooDeep { max: 64, .. })
+    ));
+    // The same depths reached through maps and sets.
+    let mut mixed = b"%1\r\n+k\r\n~1\r\n".repeat(kvlab_proto::resp::MAX_DEPTH / 2);
+    mixed.extend_from_slice(b"_\r\n");
+    assert!(fuzzing::resp_parse(&mixed));
+}
