@@ -136,6 +136,7 @@ const ITERATIONS: usize = 200_000;
 #[test]
 fn resp_parse_survives_mutated_replies() {
     let seeds = resp_seeds();
+    kvlab_fuzzkit::export_seeds("resp_parse", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(
@@ -155,6 +156,7 @@ fn resp_parse_survives_mutated_replies() {
 #[test]
 fn memcache_parse_survives_mutated_replies() {
     let seeds = memcache_seeds();
+    kvlab_fuzzkit::export_seeds("memcache_parse", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(
@@ -173,6 +175,7 @@ fn memcache_parse_survives_mutated_replies() {
 #[test]
 fn memcache_binary_parse_survives_mutated_responses() {
     let seeds = memcache_binary_seeds();
+    kvlab_fuzzkit::export_seeds("memcache_binary_parse", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(fuzzing::memcache_binary_parse(seed), "{seed:?}");

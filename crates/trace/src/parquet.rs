@@ -37,13 +37,14 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
 use parquet::file::properties::WriterProperties;
-use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::reader::{ChunkReader, FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::format::KeyValue;
 use parquet::record::{Row, RowAccessor};
@@ -225,7 +226,12 @@ pub struct ParquetReader {
     info: TraceInfo,
     path: PathBuf,
     row: u64,
+    /// The parquet crate panicked: the rows are not read further.
+    failed: bool,
 }
+
+/// What a panic of the parquet crate's decoder is reported as.
+const CORRUPT: &str = "a corrupt Parquet file (the decoder failed)";
 
 /// Opens a Parquet file [`write_parquet`] wrote.
 pub fn open_parquet(path: impl AsRef<Path>) -> Result<ParquetReader, TraceError> {
@@ -234,7 +240,20 @@ pub fn open_parquet(path: impl AsRef<Path>) -> Result<ParquetReader, TraceError>
         path: path.to_path_buf(),
         source,
     })?;
-    let reader = SerializedFileReader::new(file).map_err(|e| err(path, e))?;
+    parquet_reader(file, path)
+}
+
+/// [`open_parquet`] of the bytes `chunks` holds (a file, or bytes in memory for the
+/// fuzz target), named `path` in errors.
+pub(crate) fn parquet_reader<R: ChunkReader + 'static>(
+    chunks: R,
+    path: &Path,
+) -> Result<ParquetReader, TraceError> {
+    // The parquet crate panics on some corrupt files (an index out of bounds in its RLE
+    // decoder, found by the `parquet` fuzz target): a corrupt file is an error here.
+    let reader = catch_unwind(AssertUnwindSafe(|| SerializedFileReader::new(chunks)))
+        .map_err(|_| err(path, CORRUPT))?
+        .map_err(|e| err(path, e))?;
     let info = reader
         .metadata()
         .file_metadata()
@@ -251,6 +270,7 @@ pub fn open_parquet(path: impl AsRef<Path>) -> Result<ParquetReader, TraceError>
         info,
         path: path.to_path_buf(),
         row: 0,
+        failed: false,
     })
 }
 
@@ -289,7 +309,14 @@ impl TraceReader for ParquetReader {
     }
 
     fn read(&mut self, rec: &mut TraceRecord) -> Result<bool, TraceError> {
-        let Some(row) = self.rows.next() else {
+        if self.failed {
+            return Ok(false);
+        }
+        let next = catch_unwind(AssertUnwindSafe(|| self.rows.next())).map_err(|_| {
+            self.failed = true;
+            err(&self.path, format!("row {}: {CORRUPT}", self.row))
+        })?;
+        let Some(row) = next else {
             return Ok(false);
         };
         let row = row.map_err(|e| err(&self.path, format!("row {}: {e}", self.row)))?;
