@@ -8,9 +8,10 @@
 //! same; a command whose arguments, quoted again, do not split into the same words; a
 //! command line whose workload is accepted but breaks its own bounds.
 
+use std::cell::RefCell;
 use std::path::Path;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::args::MemtierArgs;
 use crate::IMPORT_HEADER;
@@ -110,11 +111,19 @@ struct Flags {
 /// file is not read: the `import` target fuzzes those). Returns whether the workload was
 /// accepted.
 pub fn args(data: &[u8]) -> bool {
+    thread_local! {
+        // Built once: building clap's command for every input (and checking it, in a
+        // build with debug assertions) cost more than parsing.
+        static COMMAND: RefCell<clap::Command> = RefCell::new(Flags::command());
+    }
     let words = data
         .split(|&b| b == 0)
         .map(|w| String::from_utf8_lossy(w).into_owned());
-    let mut args = match Flags::try_parse_from(std::iter::once("kvlab-memtier".into()).chain(words))
-    {
+    let argv = std::iter::once("kvlab-memtier".to_string()).chain(words);
+    let parsed = COMMAND
+        .with(|c| c.borrow_mut().try_get_matches_from_mut(argv))
+        .and_then(|m| Flags::from_arg_matches(&m));
+    let mut args = match parsed {
         Ok(flags) => flags.memtier,
         Err(e) => {
             assert!(

@@ -101,3 +101,12 @@ fn server_url_what_a_url_cannot_hold_is_an_error() {
         assert_eq!(fuzzing::server_url(url.as_bytes()), 1, "{url}");
     }
 }
+
+/// Found by the first `server_url` campaign, a harness bug: the credentials `***@\u{fffd}`
+/// appear in the error's `***@\u{fffd}…` (the mask, then what follows the `@`) without
+/// the password being shown.
+#[test]
+fn server_url_credentials_that_look_like_the_mask() {
+    let input = b"\xbd3://***@\x98@\xd1\xef\xbf\xbdp\xef\xbf\xbdas\xef\xbf\xbd\xef\xbf\xbd%\0r/\x8d\x88\xc79";
+    assert_eq!(fuzzing::server_url(input), 0);
+}

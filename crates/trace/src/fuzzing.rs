@@ -136,7 +136,15 @@ fn leading_count(raw: &[u8]) -> u32 {
 /// the block compressed, end marker.
 fn kvtrace_stream(raw: &[u8], count: u32, version: u32) -> Vec<u8> {
     let info = serde_json::to_vec(&crate::TraceInfo::default()).expect("a TraceInfo as JSON");
-    let compressed = zstd::bulk::compress(raw, 1).expect("compressing in memory");
+    thread_local! {
+        // One zstd context for every input: creating one per input cost more than the
+        // rest of the target.
+        static COMPRESSOR: std::cell::RefCell<zstd::bulk::Compressor<'static>> =
+            std::cell::RefCell::new(zstd::bulk::Compressor::new(1).expect("a zstd context"));
+    }
+    let compressed = COMPRESSOR
+        .with(|c| c.borrow_mut().compress(raw))
+        .expect("compressing in memory");
     let mut out = Vec::with_capacity(64 + info.len() + compressed.len());
     out.extend_from_slice(crate::kvtrace::MAGIC);
     out.extend_from_slice(&version.to_le_bytes());

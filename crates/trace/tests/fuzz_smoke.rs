@@ -301,3 +301,37 @@ fn parquet_exports_survive_mutation() {
         }
     }
 }
+
+/// Found by the first `parquet` campaign: two small files on which the parquet crate
+/// panics — an index out of bounds in its RLE decoder while reading rows, and a capacity
+/// overflow decoding the footer's metadata. kvlab's reader reports them as errors.
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_files_the_parquet_crate_panics_on_are_errors() {
+    for name in [
+        "parquet-rle-index-out-of-bounds.parquet",
+        "parquet-metadata-capacity-overflow.parquet",
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz")
+            .join(name);
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        fuzzing::parquet(&data);
+        let mut reader = match kvlab_trace::parquet::open_parquet(&path) {
+            Ok(reader) => reader,
+            Err(e) => {
+                assert!(e.to_string().contains(name), "{e}");
+                continue;
+            }
+        };
+        let mut rec = TraceRecord::default();
+        let err = loop {
+            match reader.read(&mut rec) {
+                Ok(true) => {}
+                Ok(false) => panic!("{name} read to its end"),
+                Err(e) => break e,
+            }
+        };
+        assert!(err.to_string().contains("corrupt Parquet"), "{err}");
+    }
+}
