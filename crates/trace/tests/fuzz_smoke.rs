@@ -308,6 +308,8 @@ fn parquet_exports_survive_mutation() {
 #[cfg(feature = "parquet")]
 #[test]
 fn parquet_files_the_parquet_crate_panics_on_are_errors() {
+    use kvlab_trace::TraceReader;
+
     for name in [
         "parquet-rle-index-out-of-bounds.parquet",
         "parquet-metadata-capacity-overflow.parquet",
