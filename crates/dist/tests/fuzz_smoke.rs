@@ -92,6 +92,7 @@ fn size_distributions_survive_mutation() {
             String::from_utf8_lossy(seed)
         );
     }
+    kvlab_fuzzkit::export_seeds("size_dist", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for _ in 0..rounds(1500) {
         for i in 0..seeds.len() {
@@ -106,6 +107,7 @@ fn histograms_survive_mutation() {
     for seed in &seeds {
         assert!(fuzzing::histogram(seed));
     }
+    kvlab_fuzzkit::export_seeds("histogram", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for _ in 0..rounds(5000) {
         for i in 0..seeds.len() {

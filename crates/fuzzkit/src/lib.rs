@@ -59,6 +59,22 @@ pub fn rounds(default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// Writes `seeds` to `$KVLAB_FUZZ_SEEDS_OUT/<target>/seed-N` when that variable is set
+/// (and does nothing otherwise), so that a cargo-fuzz campaign of `target` starts from
+/// the smoke test's real inputs: `KVLAB_FUZZ_SEEDS_OUT=/tmp/seeds cargo test -p CRATE
+/// fuzz_smoke`, then `cargo +nightly fuzz run TARGET fuzz/corpus/TARGET /tmp/seeds/TARGET`.
+pub fn export_seeds<S: AsRef<[u8]>>(target: &str, seeds: &[S]) {
+    let Some(root) = std::env::var_os("KVLAB_FUZZ_SEEDS_OUT") else {
+        return;
+    };
+    let dir = std::path::Path::new(&root).join(target);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for (i, seed) in seeds.iter().enumerate() {
+        let path = dir.join(format!("seed-{i}"));
+        std::fs::write(&path, seed).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
 /// Extreme values an 8-byte length or count field is set to.
 const EXTREMES: [u64; 6] = [0, 1, u64::MAX, u32::MAX as u64, 1 << 31, 1 << 40];
 

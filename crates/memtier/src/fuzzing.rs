@@ -5,10 +5,15 @@
 //! invariant breaks: a parser that panics or fails with an error that says nothing; an
 //! import-file error that does not start with the file's name and a line within it; an
 //! import file whose items, written back as memtier writes them, do not read back the
-//! same; a command whose arguments, quoted again, do not split into the same words.
+//! same; a command whose arguments, quoted again, do not split into the same words; a
+//! command line whose workload is accepted but breaks its own bounds.
 
+use std::cell::RefCell;
 use std::path::Path;
 
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+use crate::args::MemtierArgs;
 use crate::IMPORT_HEADER;
 use crate::{split_args, write_import_item, ArbitraryCommand, ImportedItems, MemtierError};
 
@@ -89,6 +94,71 @@ pub fn command(data: &[u8]) -> usize {
                 "an error that says nothing: {message}"
             );
             0
+        }
+    }
+}
+
+/// memtier's flags alone, as `kvlab memtier` parses them after its own.
+#[derive(Parser)]
+#[command(name = "memtier_benchmark", disable_help_flag = true)]
+struct Flags {
+    #[command(flatten)]
+    memtier: MemtierArgs,
+}
+
+/// The `args` fuzz target: `data` as a `kvlab memtier` command line, one word between NUL
+/// bytes, parsed and turned into a workload as `kvlab memtier` does (a `--data-import`
+/// file is not read: the `import` target fuzzes those). Returns whether the workload was
+/// accepted.
+pub fn args(data: &[u8]) -> bool {
+    thread_local! {
+        // Built once: building clap's command for every input (and checking it, in a
+        // build with debug assertions) cost more than parsing.
+        static COMMAND: RefCell<clap::Command> = RefCell::new(Flags::command());
+    }
+    let words = data
+        .split(|&b| b == 0)
+        .map(|w| String::from_utf8_lossy(w).into_owned());
+    let argv = std::iter::once("kvlab-memtier".to_string()).chain(words);
+    let parsed = COMMAND
+        .with(|c| c.borrow_mut().try_get_matches_from_mut(argv))
+        .and_then(|m| Flags::from_arg_matches(&m));
+    let mut args = match parsed {
+        Ok(flags) => flags.memtier,
+        Err(e) => {
+            assert!(
+                !e.to_string().trim().is_empty(),
+                "a command-line error that says nothing"
+            );
+            return false;
+        }
+    };
+    args.data_import = None;
+    for w in args.warnings() {
+        assert!(!w.trim().is_empty(), "a warning that says nothing");
+    }
+    let _ = (args.url(), args.store_options(), args.traffic_options());
+    let _ = (
+        args.seed(),
+        args.percentiles(),
+        args.target_rate(),
+        args.wait(),
+    );
+    let _ = (args.total_requests(), args.duration(), args.data_verify());
+    assert!(args.connections() >= 1 && args.pipeline() >= 1);
+    match args.spec() {
+        Ok(spec) => {
+            assert!(
+                spec.key_minimum <= spec.key_maximum,
+                "an accepted key range {}..{} that is reversed",
+                spec.key_minimum,
+                spec.key_maximum
+            );
+            true
+        }
+        Err(e) => {
+            assert!(!e.trim().is_empty(), "a workload error that says nothing");
+            false
         }
     }
 }

@@ -79,6 +79,7 @@ fn model_files_survive_mutation() {
             String::from_utf8_lossy(seed)
         );
     }
+    kvlab_fuzzkit::export_seeds("model_file", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for _ in 0..rounds(500) {
         for i in 0..seeds.len() {

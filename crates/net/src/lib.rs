@@ -25,6 +25,8 @@
 #![warn(missing_docs)]
 
 mod conn;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod memcached;
 pub mod redis;
 pub mod url;

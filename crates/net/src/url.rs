@@ -250,19 +250,35 @@ impl ServerUrl {
                 let (host, after) = rest
                     .split_once(']')
                     .ok_or_else(|| bad(url, "unclosed `[` in an IPv6 host"))?;
-                (host, after.strip_prefix(':'))
+                let port = match after {
+                    "" => None,
+                    _ => Some(after.strip_prefix(':').ok_or_else(|| {
+                        bad(url, format!("`{after}` after `[{host}]`: expected `:PORT`"))
+                    })?),
+                };
+                (host, port)
             } else {
                 match h.rsplit_once(':') {
                     Some((host, port)) => (host, Some(port)),
                     None => (h, None),
                 }
             };
-            let port = match port {
-                None => default_port,
-                Some(p) => p
-                    .parse()
-                    .map_err(|_| bad(url, format!("port `{p}` is not a number in 1..65535")))?,
-            };
+            if host.is_empty() {
+                return Err(bad(url, format!("empty host in `{h}`")));
+            }
+            if host.contains(|c: char| c.is_whitespace() || c.is_control() || "[]".contains(c)) {
+                return Err(bad(
+                    url,
+                    format!("host `{host}` holds a space, a control character or a bracket"),
+                ));
+            }
+            let port =
+                match port {
+                    None => default_port,
+                    Some(p) => p.parse().ok().filter(|&n: &u16| n > 0).ok_or_else(|| {
+                        bad(url, format!("port `{p}` is not a number in 1..65535"))
+                    })?,
+                };
             parsed.push((host.to_string(), port));
         }
         let db = match path.trim_end_matches('/') {

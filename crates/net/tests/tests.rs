@@ -3,6 +3,7 @@
 
 mod cluster;
 mod failures;
+mod fuzz_smoke;
 mod memcached;
 mod redis;
 mod tls;

@@ -9,13 +9,17 @@
 use crate::{memcache, resp};
 
 /// Walks every element of a frame (which must not fail: the parser validated them).
+/// `depth` is the number of aggregates that enclose `frame`: as in [`resp::MAX_DEPTH`],
+/// only aggregates count as levels, so a scalar inside 64 nested arrays is legal while a
+/// 65th array is not.
 fn walk(frame: &resp::Frame<'_>, depth: usize, count: &mut usize) {
     *count += 1;
-    assert!(depth <= resp::MAX_DEPTH, "frame deeper than MAX_DEPTH");
     if let Some(agg) = frame.as_aggregate() {
+        let level = depth + 1;
+        assert!(level <= resp::MAX_DEPTH, "aggregate deeper than MAX_DEPTH");
         let mut n = 0;
         for element in agg.iter() {
-            walk(&element, depth + 1, count);
+            walk(&element, level, count);
             n += 1;
         }
         assert_eq!(n, agg.frame_count(), "aggregate yielded a wrong count");
@@ -49,7 +53,7 @@ pub fn resp_parse(data: &[u8]) -> bool {
     if let Ok(Some((frame, n))) = parsed {
         assert!(n > 0 && n <= data.len());
         let mut count = 0;
-        walk(&frame, 1, &mut count);
+        walk(&frame, 0, &mut count);
         check_prefixes(data, n, |b| matches!(resp::parse(b), Ok(None)));
         let mut out = Vec::new();
         frame.write(&mut out);

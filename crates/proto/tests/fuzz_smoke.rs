@@ -136,6 +136,7 @@ const ITERATIONS: usize = 200_000;
 #[test]
 fn resp_parse_survives_mutated_replies() {
     let seeds = resp_seeds();
+    kvlab_fuzzkit::export_seeds("resp_parse", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(
@@ -155,6 +156,7 @@ fn resp_parse_survives_mutated_replies() {
 #[test]
 fn memcache_parse_survives_mutated_replies() {
     let seeds = memcache_seeds();
+    kvlab_fuzzkit::export_seeds("memcache_parse", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(
@@ -173,6 +175,7 @@ fn memcache_parse_survives_mutated_replies() {
 #[test]
 fn memcache_binary_parse_survives_mutated_responses() {
     let seeds = memcache_binary_seeds();
+    kvlab_fuzzkit::export_seeds("memcache_binary_parse", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for seed in &seeds {
         assert!(fuzzing::memcache_binary_parse(seed), "{seed:?}");
@@ -197,4 +200,30 @@ fn pure_random_bytes_over_a_type_alphabet() {
         fuzzing::resp_parse(&buf);
         fuzzing::memcache_parse(&buf);
     }
+}
+
+/// `n` arrays of one element nested in each other around `+a`.
+fn nested_arrays(n: usize) -> Vec<u8> {
+    let mut buf = b"*1\r\n".repeat(n);
+    buf.extend_from_slice(b"+a\r\n");
+    buf
+}
+
+/// Found by the first `resp_parse` campaign: the harness counted the scalar at the bottom
+/// of a legal 64-deep reply as a 65th level. Only aggregates are levels: 64 nested arrays
+/// are legal, 65 are an error of the parser (not of the harness).
+#[test]
+fn resp_parse_a_scalar_at_the_bottom_of_the_deepest_legal_reply() {
+    let deepest = nested_arrays(kvlab_proto::resp::MAX_DEPTH);
+    assert!(fuzzing::resp_parse(&deepest));
+    let too_deep = nested_arrays(kvlab_proto::resp::MAX_DEPTH + 1);
+    assert!(!fuzzing::resp_parse(&too_deep));
+    assert!(matches!(
+        kvlab_proto::resp::parse(&too_deep),
+        Err(kvlab_proto::ProtoError::TooDeep { max: 64, .. })
+    ));
+    // The same depths reached through maps and sets.
+    let mut mixed = b"%1\r\n+k\r\n~1\r\n".repeat(kvlab_proto::resp::MAX_DEPTH / 2);
+    mixed.extend_from_slice(b"_\r\n");
+    assert!(fuzzing::resp_parse(&mixed));
 }

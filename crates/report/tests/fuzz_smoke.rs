@@ -76,6 +76,7 @@ fn result_documents_survive_mutation() {
     for seed in &seeds {
         assert!(fuzzing::result_json(seed));
     }
+    kvlab_fuzzkit::export_seeds("result_json", &seeds);
     run(&seeds, 150, |d| {
         fuzzing::result_json(d);
     });
@@ -109,6 +110,7 @@ fn latency_logs_survive_mutation() {
     for seed in &seeds {
         assert!(fuzzing::latency_log(seed) > 0);
     }
+    kvlab_fuzzkit::export_seeds("latency_log", &seeds);
     run(&seeds, 60, |d| {
         fuzzing::latency_log(d);
     });

@@ -39,6 +39,7 @@ fn spawn_specs_survive_mutation() {
     for seed in &seeds {
         assert!(fuzzing::spawn_spec(seed) > 0);
     }
+    kvlab_fuzzkit::export_seeds("spawn_spec", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for _ in 0..rounds(3000) {
         for i in 0..seeds.len() {

@@ -219,11 +219,20 @@ fn decompressed(
     raw: Box<dyn Read + Send>,
     path: &Path,
 ) -> Result<Box<dyn Read + Send>, TraceError> {
+    decompressed_with(raw, path, READ_BYTES)
+}
+
+/// [`decompressed`] reading `raw` `read_bytes` at a time.
+fn decompressed_with(
+    raw: Box<dyn Read + Send>,
+    path: &Path,
+    read_bytes: usize,
+) -> Result<Box<dyn Read + Send>, TraceError> {
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut raw = BufReader::with_capacity(READ_BYTES, raw);
+    let mut raw = BufReader::with_capacity(read_bytes, raw);
     let head = std::io::BufRead::fill_buf(&mut raw).map_err(io)?;
     Ok(match compression_of(head) {
         Compression::None => Box::new(raw),
@@ -396,6 +405,18 @@ pub fn open_reader(
 ) -> Result<Box<dyn TraceReader>, TraceError> {
     let name = name.as_ref();
     reader_for(Input::new(decompressed(src, name)?, name), options)
+}
+
+/// [`open_reader`] with `buffer_bytes`-byte buffers instead of 1 MiB ones (they still
+/// grow for a longer record or line): for the fuzz targets, whose inputs are small.
+pub(crate) fn open_reader_buffered(
+    src: Box<dyn Read + Send>,
+    name: &Path,
+    options: &OpenOptions,
+    buffer_bytes: usize,
+) -> Result<Box<dyn TraceReader>, TraceError> {
+    let src = decompressed_with(src, name, buffer_bytes)?;
+    reader_for(Input::with_chunk(src, name, buffer_bytes), options)
 }
 
 /// The reader of `input`'s format.

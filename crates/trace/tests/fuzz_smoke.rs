@@ -146,6 +146,14 @@ fn every_reader_survives_mutated_traces() {
         );
         fuzzing::read_trace(None, seed, 0);
     }
+    let targeted: Vec<Vec<u8>> = seeds
+        .iter()
+        .map(|(format, b)| {
+            let selector = Format::ALL.iter().position(|f| f == format).unwrap() as u8;
+            [&[selector][..], b].concat()
+        })
+        .collect();
+    kvlab_fuzzkit::export_seeds("read_any", &targeted);
     let mut m = Mutator::new(&bytes, INTERESTING);
     for round in 0..rounds(1500) {
         for (i, (format, _)) in seeds.iter().enumerate() {
@@ -174,4 +182,158 @@ fn the_fuzz_target_takes_its_format_from_the_first_byte() {
     let mut input = vec![Format::ALL.iter().position(|f| *f == Format::Txt).unwrap() as u8];
     input.extend_from_slice(b"1\n2\n3\n");
     assert_eq!(fuzzing::read_any(&input), 3);
+}
+
+/// The raw (decompressed) blocks of a kvtrace: the one block of `encode(records)`.
+fn raw_block(info: &kvlab_trace::TraceInfo, recs: &[TraceRecord]) -> Vec<u8> {
+    let stream = encode(info, recs);
+    let info_len = u32::from_le_bytes(stream[12..16].try_into().unwrap()) as usize;
+    let block = &stream[16 + info_len..];
+    let compressed_len = u32::from_le_bytes(block[0..4].try_into().unwrap()) as usize;
+    zstd::decode_all(&block[16..16 + compressed_len]).unwrap()
+}
+
+/// Raw blocks of the first records of sample traces (keys, bounds, batches, sizes and
+/// next-access times), each behind a version byte.
+fn block_seeds() -> Vec<Vec<u8>> {
+    let mut seeds = Vec::new();
+    for (rel, n) in [
+        ("rocksdb/seekrandom_bounded.trace", 40),
+        ("rocksdb/deleterandom_batch4.trace", 40),
+        ("libcachesim/cloudPhysicsIO.oracleGeneral.bin", 60),
+    ] {
+        let mut r = reader(rel, None);
+        let mut recs = Vec::new();
+        let mut rec = TraceRecord::default();
+        while recs.len() < n && r.read(&mut rec).expect("reading the sample") {
+            recs.push(rec.clone());
+        }
+        for version in [0u8, 1] {
+            let mut seed = vec![version];
+            seed.extend(raw_block(r.info(), &recs));
+            seeds.push(seed);
+        }
+    }
+    seeds
+}
+
+#[test]
+fn kvtrace_blocks_survive_mutation() {
+    let seeds = block_seeds();
+    for seed in &seeds {
+        assert!(
+            fuzzing::kvtrace_block(seed) > 0,
+            "a seed block gave no record"
+        );
+    }
+    let tokens: &[&[u8]] = &[
+        b"\0",
+        b"\x01",
+        b"\x02",
+        b"\x04",
+        b"\x08",
+        b"\x03",
+        b"\x80",
+        b"\xff\xff\xff\xff\x0f",
+        b"\x80\x80\x01",
+        b"\xff",
+    ];
+    kvlab_fuzzkit::export_seeds("kvtrace_block", &seeds);
+    let mut m = Mutator::new(&seeds, tokens);
+    for _ in 0..rounds(1500) {
+        for i in 0..seeds.len() {
+            fuzzing::kvtrace_block(&m.mutate(i));
+        }
+    }
+}
+
+/// Found while writing the `kvtrace_block` target: a raw block of 18 bytes (a count and 17
+/// empty columns) could say it held 2³² − 1 default records, and a reader handed them all
+/// out. A block holds at most `BLOCK_RECORDS` records, as the writer writes them.
+#[test]
+fn kvtrace_block_a_count_past_the_writers_bound_is_an_error() {
+    let mut raw = vec![1u8]; // version 2
+    raw.extend_from_slice(b"\xff\xff\xff\xff\x0f");
+    raw.extend_from_slice(&[0; 17]);
+    assert_eq!(fuzzing::kvtrace_block(&raw), 0);
+    let mut most = vec![1u8, 0x80, 0x80, 0x01]; // 16 384 records
+    most.extend_from_slice(&[0; 17]);
+    assert_eq!(
+        fuzzing::kvtrace_block(&most),
+        kvlab_trace::kvtrace::BLOCK_RECORDS as u64
+    );
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_exports_survive_mutation() {
+    let mut seeds = Vec::new();
+    for (rel, n) in [
+        ("rocksdb/seekrandom_bounded.trace", 20),
+        ("libcachesim/cloudPhysicsIO.oracleGeneral.bin", 30),
+    ] {
+        let mut r = reader(rel, None);
+        let mut recs = Vec::new();
+        let mut rec = TraceRecord::default();
+        while recs.len() < n && r.read(&mut rec).expect("reading the sample") {
+            recs.push(rec.clone());
+        }
+        let kvtrace = encode(r.info(), &recs);
+        let mut src = kvlab_trace::open_reader(
+            Box::new(std::io::Cursor::new(kvtrace)),
+            "mem.kvtrace",
+            &kvlab_trace::OpenOptions::default(),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        kvlab_trace::parquet::write_parquet(&mut src, &mut out, std::path::Path::new("p")).unwrap();
+        seeds.push(out);
+    }
+    for seed in &seeds {
+        assert!(fuzzing::parquet(seed) > 0, "a seed export gave no record");
+    }
+    let tokens: &[&[u8]] = &[b"PAR1", b"\0\0\0\0", b"\xff\xff\xff\x7f", b"\x15", b"\x19"];
+    kvlab_fuzzkit::export_seeds("parquet", &seeds);
+    let mut m = Mutator::new(&seeds, tokens);
+    for _ in 0..rounds(300) {
+        for i in 0..seeds.len() {
+            fuzzing::parquet(&m.mutate(i));
+        }
+    }
+}
+
+/// Found by the first `parquet` campaign: two small files on which the parquet crate
+/// panics — an index out of bounds in its RLE decoder while reading rows, and a capacity
+/// overflow decoding the footer's metadata. kvlab's reader reports them as errors.
+#[cfg(feature = "parquet")]
+#[test]
+fn parquet_files_the_parquet_crate_panics_on_are_errors() {
+    use kvlab_trace::TraceReader;
+
+    for name in [
+        "parquet-rle-index-out-of-bounds.parquet",
+        "parquet-metadata-capacity-overflow.parquet",
+    ] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz")
+            .join(name);
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        fuzzing::parquet(&data);
+        let mut reader = match kvlab_trace::parquet::open_parquet(&path) {
+            Ok(reader) => reader,
+            Err(e) => {
+                assert!(e.to_string().contains(name), "{e}");
+                continue;
+            }
+        };
+        let mut rec = TraceRecord::default();
+        let err = loop {
+            match reader.read(&mut rec) {
+                Ok(true) => {}
+                Ok(false) => panic!("{name} read to its end"),
+                Err(e) => break e,
+            }
+        };
+        assert!(err.to_string().contains("corrupt Parquet"), "{err}");
+    }
 }

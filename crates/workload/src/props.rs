@@ -247,8 +247,13 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
 /// The known name closest to `key`, if it is close (at most a third of the key's
 /// length in edits, and at least 2).
 pub(crate) fn suggestion<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (key.chars().count() / 3).max(2);
+    let len = key.chars().count();
+    let limit = (len / 3).max(2);
     known
+        // The distance is at least the difference in length: names too long or too short
+        // to be within the limit are not compared (a long unknown key would cost its
+        // length times every known name's).
+        .filter(|k| k.chars().count().abs_diff(len) <= limit)
         .map(|k| (edit_distance(key, k), k))
         .filter(|(d, _)| *d <= limit)
         .min()

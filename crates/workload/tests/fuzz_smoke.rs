@@ -151,6 +151,7 @@ fn property_files_and_their_workloads_survive_mutation() {
             String::from_utf8_lossy(seed)
         );
     }
+    kvlab_fuzzkit::export_seeds("properties", &seeds);
     let mut m = Mutator::new(&seeds, INTERESTING);
     for _ in 0..rounds(15) {
         for i in 0..seeds.len() {
@@ -170,6 +171,7 @@ fn cachebench_configs_survive_mutation() {
             path.display()
         );
     }
+    kvlab_fuzzkit::export_seeds("cachebench", &bytes);
     let mut m = Mutator::new(&bytes, INTERESTING);
     for _ in 0..rounds(100) {
         for (i, (path, _)) in seeds.iter().enumerate() {
@@ -188,7 +190,9 @@ fn key_files_and_plans_survive_mutation() {
     for seed in &plans {
         assert!(fuzzing::plan(seed) > 0);
     }
+    kvlab_fuzzkit::export_seeds("key_file", &keys);
     let mut mk = Mutator::new(&keys, INTERESTING);
+    kvlab_fuzzkit::export_seeds("plan", &plans);
     let mut mp = Mutator::new(&plans, INTERESTING);
     for _ in 0..rounds(150) {
         for i in 0..keys.len() {

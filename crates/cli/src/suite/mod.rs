@@ -21,6 +21,8 @@
 //! The file format and the layout of the results are described in `docs/suites.md`.
 
 mod execute;
+#[cfg(test)]
+mod fuzzing;
 mod matrix;
 mod server;
 mod spec;

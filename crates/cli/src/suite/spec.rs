@@ -346,10 +346,16 @@ impl Plan {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("reading the suite file {}", file.display()))
             .map_err(|e| usage(format!("{e:#}")))?;
+        Plan::parse(&text, file, cmd.out.clone())
+    }
+
+    /// Parses and validates `text`, the suite file `file` (property files are relative
+    /// to its directory).
+    pub(super) fn parse(text: &str, file: &Path, out: Option<PathBuf>) -> Result<Plan> {
         let raw: RawSuite =
-            toml::from_str(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+            toml::from_str(text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
         let base = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        Plan::validate(raw, file, &base, cmd.out.clone())
+        Plan::validate(raw, file, &base, out)
     }
 
     fn validate(raw: RawSuite, file: &Path, base: &Path, out: Option<PathBuf>) -> Result<Plan> {

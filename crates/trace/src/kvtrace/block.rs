@@ -235,6 +235,14 @@ impl Columns {
                 "the block holds {n} records, its header says {count}"
             ));
         }
+        // A column of defaults costs one byte whatever the count: without this bound, a
+        // block of a few bytes could hand out billions of records.
+        if count as usize > super::BLOCK_RECORDS {
+            return Err(format!(
+                "the block holds {count} records; a writer puts at most {} in one",
+                super::BLOCK_RECORDS
+            ));
+        }
         let n = count as usize;
         self.present = 0;
         self.version = version;

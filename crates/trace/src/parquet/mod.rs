@@ -70,6 +70,7 @@
 mod read;
 mod write;
 
+pub(crate) use read::parquet_reader;
 pub use read::{open_parquet, ParquetReader};
 pub use write::{write_dataset, write_parquet, DatasetSummary, Partition};
 

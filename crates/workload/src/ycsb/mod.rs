@@ -87,8 +87,9 @@ const PROPORTION_KEYS: [&str; 6] = [
     "deleteproportion",
 ];
 
-/// Size of the random value pool, before room for one maximal field.
-const VALUE_POOL_BYTES: usize = 256 << 10;
+/// Size of the random value pool, before room for one maximal field. (Fuzz builds, which
+/// build a workload for every input and draw no values, keep a small one.)
+const VALUE_POOL_BYTES: usize = if cfg!(fuzzing) { 4 << 10 } else { 256 << 10 };
 /// Seed of the value pool: fixed, so values never depend on the clock.
 const VALUE_POOL_SEED: u64 = 0x6b76_6c61_625f_7630;
 /// Mixed into the run seed for load workers, so a worker's load and run streams differ.
@@ -174,8 +175,9 @@ struct Shared {
 /// [`Shared`] keeps (2¹⁴ slots of 32 bytes, 512 KiB): with YCSB's θ = 0.99 over its 10¹⁰
 /// ranks they take ~41 % of the draws, which then skip two FNV hashes, a reduction and
 /// the name's formatting. (The key numbers' own table, [`KEY_TABLE_MAX`], cannot serve a
-/// large key space: the scrambled ranks land all over it.)
-const RANK_TABLE_LEN: u64 = 1 << 14;
+/// large key space: the scrambled ranks land all over it.) Fuzz builds keep a few ranks:
+/// they build a workload for every input and draw almost nothing from it.
+const RANK_TABLE_LEN: u64 = if cfg!(fuzzing) { 1 << 4 } else { 1 << 14 };
 
 /// [`RankSlot`]s by rank.
 #[derive(Default)]
@@ -206,8 +208,9 @@ impl std::fmt::Debug for KeyTable {
     }
 }
 
-/// The most key names [`Shared`] keeps formatted: 2¹⁴ slots of 32 bytes (512 KiB).
-const KEY_TABLE_MAX: u64 = 1 << 14;
+/// The most key names [`Shared`] keeps formatted: 2¹⁴ slots of 32 bytes (512 KiB); a few
+/// in fuzz builds (see [`RANK_TABLE_LEN`]).
+const KEY_TABLE_MAX: u64 = if cfg!(fuzzing) { 1 << 4 } else { 1 << 14 };
 
 /// The largest `fieldcount`.
 const MAX_FIELD_COUNT: u64 = 1 << 20;
