@@ -16,7 +16,7 @@ pub(crate) enum Command {
     /// Insert the workload's records into the store (YCSB's load phase).
     Load(PhaseArgs),
     /// Run the workload's operation mix against the store (YCSB's transaction phase).
-    Run(PhaseArgs),
+    Run(RunArgs),
     /// Read every loaded record back and report missing or corrupted ones.
     Verify(PhaseArgs),
     /// Run a memtier_benchmark command line: memtier's own flags (-s, -p, -t, -c,
@@ -277,18 +277,14 @@ pub(crate) struct PhaseArgs {
     /// With --slo: how long each step runs.
     #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "10s")]
     pub(crate) slo_step: Duration,
-    /// `run`: repeat the measured run, N times or `auto` — until the 95 % interval of the
-    /// median throughput is within --rounds-target of it (3 rounds at least,
-    /// --max-rounds at most). Each round's results go to OUT/round-N, the summary to
-    /// OUT/rounds.json; `kvlab compare` reads the rounds.
-    #[arg(long, value_name = "N|auto", value_parser = parse_rounds)]
+    /// `run --rounds` ([`RoundsArgs`]): not a flag of the other phases.
+    #[arg(skip)]
     pub(crate) rounds: Option<Rounds>,
-    /// With --rounds auto: the interval's half-width to reach, in percent of the median.
-    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, default_value = "2")]
+    /// `run --rounds-target`.
+    #[arg(skip = 2.0)]
     pub(crate) rounds_target: f64,
-    /// With --rounds auto: stop after this many rounds whether or not the interval is
-    /// narrow enough (the summary says which).
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// `run --max-rounds`.
+    #[arg(skip = 20u32)]
     pub(crate) max_rounds: u32,
     /// Start the phase at this wall-clock time, so that shards on several machines start
     /// together: RFC 3339 (2026-11-27T21:40:00Z) or seconds since the epoch. The store is
@@ -493,6 +489,45 @@ pub(crate) fn apply_merge_operator(args: &PhaseArgs, props: &mut Properties) -> 
 /// store's `-p` option. Every sentence comes from the store table
 /// ([`kvlab_lab::STORES`]), which `kvlab suite` checks its store entries against too.
 /// Unknown store names are left to the store's own error.
+/// `kvlab run`: a phase's arguments and its rounds.
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) phase: PhaseArgs,
+    #[command(flatten)]
+    pub(crate) rounds: RoundsArgs,
+}
+
+impl RunArgs {
+    /// The phase's arguments, the rounds in them.
+    pub(crate) fn into_phase(self) -> PhaseArgs {
+        PhaseArgs {
+            rounds: self.rounds.rounds,
+            rounds_target: self.rounds.rounds_target,
+            max_rounds: self.rounds.max_rounds,
+            ..self.phase
+        }
+    }
+}
+
+/// `run`'s own flags: repeating the measured run.
+#[derive(Args, Debug)]
+pub(crate) struct RoundsArgs {
+    /// Repeat the measured run, N times or `auto` — until the 95 % interval of the
+    /// median throughput is within --rounds-target of it (3 rounds at least,
+    /// --max-rounds at most). Each round's results go to OUT/round-N, the summary to
+    /// OUT/rounds.json; `kvlab compare` reads the rounds.
+    #[arg(long, value_name = "N|auto", value_parser = parse_rounds)]
+    pub(crate) rounds: Option<Rounds>,
+    /// With --rounds auto: the interval's half-width to reach, in percent of the median.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, default_value = "2")]
+    pub(crate) rounds_target: f64,
+    /// With --rounds auto: stop after this many rounds whether or not the interval is
+    /// narrow enough (the summary says which).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub(crate) max_rounds: u32,
+}
+
 /// `--rounds`: a fixed count, or until the throughput's interval is narrow enough.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Rounds {
@@ -579,11 +614,21 @@ pub(crate) fn refused(r: kvlab_lab::Refusal) -> anyhow::Error {
 mod tests {
     use super::*;
 
+    /// Every command's flags are clap-valid (unique names and long flags, defaults that
+    /// parse): clap checks this only when a command is built, so a clash in a command
+    /// no test runs would first show as a user's panic.
+    #[test]
+    fn every_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
     /// `kvlab ARGV…`'s phase arguments and properties as `select_phase` makes them.
     fn phase(argv: &[&str]) -> (PhaseArgs, Result<Properties>) {
         let cli = Cli::try_parse_from(argv).unwrap();
         let args = match cli.command {
-            Command::Run(a) | Command::Load(a) => a,
+            Command::Run(a) => a.into_phase(),
+            Command::Load(a) => a,
             c => panic!("not a phase: {c:?}"),
         };
         let mut props = Properties::new();

@@ -140,7 +140,7 @@ fn error_text(e: &anyhow::Error) -> String {
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     let (phase, args) = match cli.command {
         Command::Load(a) => (Phase::Load, a),
-        Command::Run(a) => (Phase::Run, a),
+        Command::Run(a) => (Phase::Run, a.into_phase()),
         Command::Verify(a) => (Phase::Verify, a),
         Command::Memtier(m) => return memtier(*m),
         Command::Report(a) => return report_cmd::report(a),
