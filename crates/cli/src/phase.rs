@@ -345,19 +345,10 @@ pub(crate) fn run_once<S: Store>(
     }
     let recorder = start_recording(ctx, store.name(), &store.options())?;
     let recording = recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>);
-    let tap = match (recording, crate::crash::expected_log(ctx)?) {
-        (Some(a), Some(b)) => {
-            Some(Arc::new(kvlab_lab::expected::BothTaps(a, b)) as Arc<dyn kvlab_core::Tap>)
-        }
-        (a, b) => a.or(b),
-    };
+    let join = kvlab_lab::expected::BothTaps::join;
+    let tap = join(recording, crate::crash::expected_log(ctx)?);
     // A tap of the plan's own (memtier's -D) sees the batches too.
-    let tap = match (tap, ctx.plan.tap.clone()) {
-        (Some(a), Some(b)) => {
-            Some(Arc::new(kvlab_lab::expected::BothTaps(a, b)) as Arc<dyn kvlab_core::Tap>)
-        }
-        (a, b) => a.or(b),
-    };
+    let tap = join(tap, ctx.plan.tap.clone());
     let plan = RunPlan {
         tap,
         ..ctx.plan.clone()

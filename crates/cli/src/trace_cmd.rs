@@ -258,9 +258,7 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let mut reader = a.input.open(a.format)?;
     // Written beside the target and renamed at the end, so a failed conversion leaves
     // no half trace under the final name.
-    let mut tmp = a.output.clone().into_os_string();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
+    let tmp = partial(&a.output);
     let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let out = BufWriter::new(file);
     let mut notes = Vec::new();
@@ -355,9 +353,7 @@ fn convert_to_dataset(a: &ConvertArgs, partition: Partition) -> Result<ExitCode>
             reader.info().format
         )));
     }
-    let mut tmp = out.clone().into_os_string();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
+    let tmp = partial(out);
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let summary = match kvlab_trace::parquet::write_dataset(&mut *reader, &tmp, partition) {
@@ -382,6 +378,13 @@ fn convert_to_dataset(a: &ConvertArgs, partition: Partition) -> Result<ExitCode>
         summary.files
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a conversion writes before it renames its output into place: `OUTPUT.partial`.
+fn partial(output: &Path) -> PathBuf {
+    let mut tmp = output.as_os_str().to_owned();
+    tmp.push(".partial");
+    PathBuf::from(tmp)
 }
 
 /// A directory holding only `KEY=VALUE/` partitions of `.parquet` files.

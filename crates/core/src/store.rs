@@ -49,6 +49,20 @@ impl OpKind {
         }
     }
 
+    /// [`OpKind::ycsb_name`] in lower case — `read`, `update`, `insert`, `scan`,
+    /// `read-modify-write`, `delete` — the one spelling of the Prometheus `op` label and
+    /// the Parquet `kind` column.
+    pub fn label(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Update => "update",
+            OpKind::Insert => "insert",
+            OpKind::Scan => "scan",
+            OpKind::ReadModifyWrite => "read-modify-write",
+            OpKind::Delete => "delete",
+        }
+    }
+
     /// A dense index in `0..6`, for per-kind arrays.
     pub fn index(self) -> usize {
         self as usize
@@ -905,6 +919,13 @@ pub trait Store: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kinds_label_is_its_ycsb_name_in_lower_case() {
+        for kind in OpKind::ALL {
+            assert_eq!(kind.label(), kind.ycsb_name().to_ascii_lowercase());
+        }
+    }
 
     #[test]
     fn a_merge_is_the_command_merge_key_operand_and_nothing_else() {

@@ -83,9 +83,19 @@ impl TapClient for ExpectedLogClient {
     }
 }
 
-/// Forwards every batch to two taps (`--record` and `--expected-log` together).
+/// Forwards every batch to two taps (`--record`, `--expected-log`, memtier's `-D`).
 #[derive(Debug)]
 pub struct BothTaps(pub Arc<dyn Tap>, pub Arc<dyn Tap>);
+
+impl BothTaps {
+    /// The tap that shows every batch to `a` and `b`, whichever of them there are.
+    pub fn join(a: Option<Arc<dyn Tap>>, b: Option<Arc<dyn Tap>>) -> Option<Arc<dyn Tap>> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(Arc::new(BothTaps(a, b))),
+            (a, b) => a.or(b),
+        }
+    }
+}
 
 impl Tap for BothTaps {
     fn client(&self, client: usize, clients: usize) -> Box<dyn TapClient> {

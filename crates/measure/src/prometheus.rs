@@ -393,8 +393,8 @@ fn sum_s(h: &Histogram<u64>) -> f64 {
 }
 
 /// An op kind as a label value: YCSB's name in lower case (`read`, `read-modify-write`).
-fn op_label(kind: OpKind) -> String {
-    kind.ycsb_name().to_ascii_lowercase()
+fn op_label(kind: OpKind) -> &'static str {
+    kind.label()
 }
 
 /// A status as a label value: `ok`, `not_found`, `error`.

@@ -88,10 +88,8 @@ impl Columns {
     fn push(&mut self, r: &TraceRecord, ts: Option<i64>, info: &TraceInfo) {
         self.ts.push(ts);
         self.op.push(ByteArray::from(r.op.name()));
-        self.kind.push(
-            r.op.kind()
-                .map(|k| ByteArray::from(k.ycsb_name().to_ascii_lowercase().as_str())),
-        );
+        self.kind
+            .push(r.op.kind().map(|k| ByteArray::from(k.label())));
         self.key.push(bytes(&r.key));
         self.id.push(r.id as i64);
         self.key_size.push(nonzero(r.key_size));
