@@ -93,7 +93,7 @@ pub(crate) struct MemtierCommand {
     pub(crate) workload_label: Option<String>,
     /// Progress display on stderr: auto, always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
-    pub(crate) progress: progress::When,
+    pub(crate) progress: ProgressArg,
     #[command(flatten)]
     pub(crate) record: RecordArgs,
     #[command(flatten)]
@@ -261,7 +261,7 @@ pub(crate) struct PhaseArgs {
     /// `limit_data:BYTES` or `down`; e.g. `latency:50ms@5s-10s`, `down@3s-4s` (repeatable;
     /// docs/durability.md).
     #[arg(long = "fault", value_name = "SPEC")]
-    pub(crate) faults: Vec<crate::fault::FaultSpec>,
+    pub(crate) faults: Vec<kvlab_lab::observe::fault::FaultSpec>,
     /// Crash tests: with `load` or `run`, append every write the store acknowledged to
     /// FILE (one write per completed batch, so it survives the process being killed);
     /// with `verify`, check every record against FILE: recovered, lost, corrupted
@@ -305,7 +305,7 @@ pub(crate) struct PhaseArgs {
     pub(crate) max_errors: Option<u64>,
     /// Progress display on stderr: auto (when stderr is a terminal), always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
-    pub(crate) progress: progress::When,
+    pub(crate) progress: ProgressArg,
     #[command(flatten)]
     pub(crate) record: RecordArgs,
     /// A name for the store in results and reports (default: the --db kind), e.g. to
@@ -329,6 +329,29 @@ pub(crate) struct PhaseArgs {
     /// `kvlab replay`: the trace replay to run instead of a workload.
     #[arg(skip)]
     pub(crate) replay: Option<replay_cmd::Replay>,
+}
+
+pub(crate) use kvlab_lab::plan::parse_duration;
+
+/// `--progress`: when to show the live progress line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProgressArg {
+    /// When stderr is a terminal.
+    Auto,
+    /// Always (one line per interval when stderr is not a terminal).
+    Always,
+    /// Never.
+    Never,
+}
+
+impl From<ProgressArg> for When {
+    fn from(p: ProgressArg) -> When {
+        match p {
+            ProgressArg::Auto => When::Auto,
+            ProgressArg::Always => When::Always,
+            ProgressArg::Never => When::Never,
+        }
+    }
 }
 
 /// A usage error: bad flags, properties or configuration (exit code 2).
@@ -379,25 +402,6 @@ fn parse_timeout(s: &str) -> std::result::Result<RequestTimeout, String> {
         return Ok(RequestTimeout(None));
     }
     parse_duration(s).map(|d| RequestTimeout(Some(d)))
-}
-
-pub(crate) fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
-    let t = s.trim();
-    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (t, 1.0)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Duration::from_secs_f64(v * mult)),
-        _ => Err(format!("`{s}` is not a duration (e.g. 30, 30s, 500ms, 2m)")),
-    }
 }
 
 pub(crate) fn parse_target_rate(s: &str) -> std::result::Result<TargetRate, String> {

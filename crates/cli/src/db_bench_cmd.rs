@@ -185,7 +185,7 @@ pub(crate) fn db_bench(cmd: DbBenchCommand) -> Result<ExitCode> {
     args.threads = Some(config.threads.max(1) as usize);
     args.out = cmd.out;
     args.overwrite = cmd.overwrite;
-    args.progress = progress::When::Never;
+    args.progress = ProgressArg::Never;
     args.record.record = trace_file;
     if config.reads < 0 && config.duration > 0 {
         args.duration = Some(Duration::from_secs(config.duration as u64));

@@ -616,7 +616,8 @@ pub(crate) fn verify_keys<S: Store>(
         target_rate: None,
         ..ctx.plan.clone()
     };
-    let mut display = super::progress::Progress::new(ctx.args.progress, "verify");
+    let mut display =
+        kvlab_lab::observe::progress::Progress::new(ctx.args.progress.into(), "verify");
     let outcome = kvlab_runner::run(store, &check, &plan, &ctx.stop, &mut |iv| {
         display.update(iv)
     })?;

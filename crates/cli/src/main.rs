@@ -16,17 +16,13 @@ mod argv;
 mod completions;
 mod crash;
 mod db_bench_cmd;
-mod fault;
 mod fidelity_cmd;
 mod history_cmd;
 mod import_cmd;
 mod merge_cmd;
-mod metrics;
 mod model_cmd;
-mod outage;
 mod output;
 mod phase;
-mod progress;
 mod replay_cmd;
 mod report_cmd;
 mod rounds;
@@ -57,6 +53,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use kvlab_core::{StatValue, Store, StoreStats};
+use kvlab_lab::observe::progress::{enabled as progress_enabled, Progress, When};
+use kvlab_lab::observe::Observers;
 use kvlab_measure::{IntervalLog, TimelineRow};
 use kvlab_report::{Phase, ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
@@ -110,11 +108,15 @@ fn main() -> ExitCode {
                 return ExitCode::from(130);
             }
             eprintln!("kvlab: error: {}", error_text(&e));
-            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
-                2
-            } else {
-                1
-            })
+            ExitCode::from(
+                if e.downcast_ref::<UsageError>().is_some()
+                    || e.downcast_ref::<kvlab_lab::Refusal>().is_some()
+                {
+                    2
+                } else {
+                    1
+                },
+            )
         }
     }
 }

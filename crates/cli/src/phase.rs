@@ -21,17 +21,6 @@ pub(crate) struct PhaseCtx {
     pub(crate) observers: Observers,
 }
 
-/// The observers of a running phase: the Toxiproxy proxy of `--fault` (set when a
-/// network store is opened through it, removed from Toxiproxy when the last copy of
-/// the phase is gone) and the `--metrics` endpoint (started by the first run that asks,
-/// kept for the runs after it so its address stays the same). Fields of the phase, not
-/// process globals: two phases in one process do not see each other's.
-#[derive(Clone, Default)]
-pub(crate) struct Observers {
-    pub(crate) proxy: Arc<std::sync::OnceLock<Arc<crate::fault::Proxy>>>,
-    pub(crate) metrics: Arc<std::sync::OnceLock<crate::metrics::Endpoint>>,
-}
-
 /// How results are printed.
 #[derive(Clone)]
 pub(crate) enum ReportStyle {
@@ -262,22 +251,25 @@ pub(crate) fn run_once<S: Store>(
         ReportStyle::Memtier(o) => {
             eprintln!("[RUN #{run}] Preparing benchmark client...");
             eprintln!("[RUN #{run}] Launching threads now...");
-            (ctx.args.progress != progress::When::Never).then(|| (o, o.progress(run)))
+            (ctx.args.progress != ProgressArg::Never).then(|| (o, o.progress(run)))
         }
         _ => None,
     };
     let shown = match memtier_line {
-        Some(_) => progress::When::Never,
-        None => ctx.args.progress,
+        Some(_) => When::Never,
+        None => ctx.args.progress.into(),
     };
-    let mut display = progress::Progress::new(shown, ctx.phase.as_str());
+    let mut display = Progress::new(shown, ctx.phase.as_str());
     let mut conn_errors = 0;
     let mut hlog_error = None;
     let mut seconds: Vec<memtier_report::Second> = Vec::new();
-    let mut outage = crate::outage::Outage::default();
+    let mut outage = kvlab_lab::observe::outage::Outage::default();
     let mut command_names: Option<Vec<String>> = None;
     let endpoint = match ctx.args.monitor.metrics {
-        Some(addr) => Some(crate::metrics::serve(&ctx.observers.metrics, addr)?),
+        Some(addr) => Some(kvlab_lab::observe::metrics::serve(
+            &ctx.observers.metrics,
+            addr,
+        )?),
         None => None,
     };
     let mut live = endpoint.map(|e| {
@@ -600,7 +592,7 @@ pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
     if let Some(log) = &ctx.args.expected_log {
         return crate::crash::check(ctx, store, log);
     }
-    let show = progress::enabled(ctx.args.progress);
+    let show = progress_enabled(ctx.args.progress.into());
     let report = kvlab_runner::verify(
         store,
         records(&ctx.work, "verify")?,

@@ -247,7 +247,14 @@ pub(crate) fn server_url(
         (None, Some(u)) => u.clone(),
         (None, None) => default.to_string(),
     })
-    .and_then(|url| crate::fault::through_proxy(&ctx.args, &ctx.observers.proxy, url))
+    .and_then(|url| {
+        kvlab_lab::observe::fault::through_proxy(
+            ctx.args.toxiproxy.as_deref(),
+            &ctx.args.faults,
+            &ctx.observers.proxy,
+            url,
+        )
+    })
 }
 
 /// Runs the phase on a store whose server kvlab may have started: a fresh server is

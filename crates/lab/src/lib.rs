@@ -18,6 +18,9 @@
 //!
 //! - [`expected`]: the expected-state log of crash tests (a runner tap appending every
 //!   acknowledged write) and the tally of what a store kept against it.
+//! - [`observe`]: what watches or acts on a running phase beside its workload — live
+//!   progress, the `--metrics` endpoint, Toxiproxy faults, outages — as fields of the
+//!   phase ([`observe::Observers`]), never process globals.
 //! - [`outputs`]: an output file that exists is replaced only with `--overwrite`, checked
 //!   before the work that fills it.
 //!
@@ -25,6 +28,7 @@
 
 pub mod expected;
 pub mod limits;
+pub mod observe;
 pub mod outputs;
 pub mod plan;
 mod stores;

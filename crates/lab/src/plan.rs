@@ -55,3 +55,24 @@ pub fn record_count_warning(recordcount: Option<&str>) -> Option<String> {
         i32::MAX
     ))
 }
+
+/// A duration as kvlab's flags take it: a number of seconds, or a number with `ms`, `s`,
+/// `m` or `h` (`30`, `30s`, `500ms`, `2m`); the error names what was given.
+pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Duration::from_secs_f64(v * mult)),
+        _ => Err(format!("`{s}` is not a duration (e.g. 30, 30s, 500ms, 2m)")),
+    }
+}

@@ -10,16 +10,26 @@
 
 use std::io::{Read, Write as _};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-use super::*;
+use anyhow::{Context, Result};
+
+use crate::plan::parse_duration;
+use crate::Refusal;
+
+/// A refusal (exit code 2) as the error this module returns.
+fn refuse(sentence: impl Into<String>) -> anyhow::Error {
+    Refusal::new(sentence).into()
+}
 
 /// One fault: a toxic (or the proxy down) from `start` to `end` of the phase.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct FaultSpec {
+pub struct FaultSpec {
     /// As given.
-    pub(crate) text: String,
+    pub text: String,
     /// Toxiproxy's toxic type, or `down`.
     kind: String,
     /// The toxic's attributes.
@@ -181,7 +191,7 @@ fn api(
 
 /// A Toxiproxy proxy in front of the store, and when each fault was in force.
 #[derive(Debug)]
-pub(crate) struct Proxy {
+pub struct Proxy {
     api: String,
     name: String,
     faults: Vec<FaultSpec>,
@@ -192,24 +202,27 @@ pub(crate) struct Proxy {
 /// rewritten to reach the server through it; without, `url` as it is. `--toxiproxy`
 /// alone goes through the proxy without a fault: the baseline of the same path.
 /// The proxy goes into `slot`, the phase's observer.
-pub(crate) fn through_proxy(
-    args: &PhaseArgs,
-    slot: &std::sync::OnceLock<Arc<Proxy>>,
+pub fn through_proxy(
+    toxiproxy: Option<&str>,
+    faults: &[FaultSpec],
+    slot: &OnceLock<Arc<Proxy>>,
     url: String,
 ) -> Result<String> {
-    if args.faults.is_empty() && args.toxiproxy.is_none() {
+    if faults.is_empty() && toxiproxy.is_none() {
         return Ok(url);
     }
-    let Some(api_addr) = &args.toxiproxy else {
-        return Err(usage(
+    let Some(api_addr) = toxiproxy else {
+        return Err(refuse(
             "--fault needs --toxiproxy HOST:PORT, the API of a running toxiproxy-server",
         ));
     };
     let (scheme, rest) = url
         .split_once("://")
-        .ok_or_else(|| usage(format!("--fault: `{url}` is not a URL")))?;
+        .ok_or_else(|| refuse(format!("--fault: `{url}` is not a URL")))?;
     if scheme.contains("unix") {
-        return Err(usage("--fault goes through a TCP proxy: not a UNIX socket"));
+        return Err(refuse(
+            "--fault goes through a TCP proxy: not a UNIX socket",
+        ));
     }
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(authority_end);
@@ -218,7 +231,7 @@ pub(crate) fn through_proxy(
         None => (String::new(), authority),
     };
     if hostport.contains(',') {
-        return Err(usage(
+        return Err(refuse(
             "--fault puts one proxy in front of one server: give one in --url",
         ));
     }
@@ -257,17 +270,17 @@ pub(crate) fn through_proxy(
     let listen = listen.replace("[::]", "127.0.0.1");
     eprintln!(
         "kvlab: through toxiproxy {listen} → {upstream} ({})",
-        if args.faults.is_empty() {
+        if faults.is_empty() {
             "no fault: the path alone".to_string()
         } else {
-            let faults: Vec<&str> = args.faults.iter().map(|f| f.text.as_str()).collect();
+            let faults: Vec<&str> = faults.iter().map(|f| f.text.as_str()).collect();
             format!("faults: {}", faults.join(", "))
         }
     );
     let proxy = Proxy {
-        api: api_addr.clone(),
+        api: api_addr.to_string(),
         name,
-        faults: args.faults.clone(),
+        faults: faults.to_vec(),
         applied: Mutex::new(Vec::new()),
     };
     if slot.set(Arc::new(proxy)).is_err() {
@@ -351,7 +364,7 @@ impl Proxy {
 
     /// Runs the schedule on a thread of its own from now (the phase's start) until
     /// `stop` is set; at the stop, removes what is still in force.
-    pub(crate) fn schedule(self: &Arc<Self>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    pub fn schedule(self: &Arc<Self>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
         let me = Arc::clone(self);
         self.applied
             .lock()
@@ -418,7 +431,7 @@ impl Proxy {
     }
 
     /// When each fault was in force in the last phase (`runner.faults`).
-    pub(crate) fn applied(&self) -> Vec<serde_json::Value> {
+    pub fn applied(&self) -> Vec<serde_json::Value> {
         self.applied
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -17,13 +17,13 @@ use anyhow::{Context, Result};
 use kvlab_measure::LiveMetrics;
 
 /// The process's metrics endpoint: the page it serves.
-pub(crate) struct Endpoint {
+pub struct Endpoint {
     page: Mutex<String>,
 }
 
 /// The endpoint in `slot` listening on `addr` (port 0: any free port), started on first
 /// use and said on stderr. A later call returns the same endpoint whatever its address.
-pub(crate) fn serve(slot: &Arc<OnceLock<Endpoint>>, addr: SocketAddr) -> Result<&Endpoint> {
+pub fn serve(slot: &Arc<OnceLock<Endpoint>>, addr: SocketAddr) -> Result<&Endpoint> {
     if let Some(e) = slot.get() {
         return Ok(e);
     }
@@ -56,7 +56,7 @@ pub(crate) fn serve(slot: &Arc<OnceLock<Endpoint>>, addr: SocketAddr) -> Result<
 
 impl Endpoint {
     /// Renders `live` as the page served from now on.
-    pub(crate) fn publish(&self, live: &LiveMetrics) {
+    pub fn publish(&self, live: &LiveMetrics) {
         let mut page = String::with_capacity(8 * 1024);
         live.render(&mut page);
         *self.page.lock().unwrap_or_else(|e| e.into_inner()) = page;

@@ -5,11 +5,11 @@
 use kvlab_core::StoreErrorKind;
 use kvlab_runner::Interval;
 
-use crate::progress::Progress;
+use super::progress::Progress;
 
 /// Follows the measured intervals' connection failures.
 #[derive(Debug, Default)]
-pub(crate) struct Outage {
+pub struct Outage {
     /// Since when (seconds into the measured part) requests fail to reach the store.
     since: Option<f64>,
     /// Seconds of the run the store could not be reached (about: see [`Outage::interval`]).
@@ -25,7 +25,7 @@ impl Outage {
     /// none succeeded counts whole as unreachable time, one with both half. While the
     /// store is unreachable, an interval in which nothing completed (the clients waiting
     /// out their reconnection back-off) counts whole too: only an answer ends an outage.
-    pub(crate) fn interval(&mut self, iv: &Interval<'_>, display: &mut Progress) {
+    pub fn interval(&mut self, iv: &Interval<'_>, display: &mut Progress) {
         if iv.warmup {
             return;
         }
@@ -60,12 +60,12 @@ impl Outage {
     }
 
     /// Seconds of the run the store could not be reached; 0 when it always answered.
-    pub(crate) fn unreachable_s(&self) -> f64 {
+    pub fn unreachable_s(&self) -> f64 {
         self.unreachable_s
     }
 
     /// What the result's notes say about it, if anything happened.
-    pub(crate) fn note(&self, elapsed_s: f64) -> Option<String> {
+    pub fn note(&self, elapsed_s: f64) -> Option<String> {
         if self.episodes == 0 {
             return None;
         }
@@ -108,7 +108,10 @@ mod tests {
             duration: None,
             warmup: false,
         };
-        outage.interval(&iv, &mut Progress::new(crate::progress::When::Never, "run"));
+        outage.interval(
+            &iv,
+            &mut Progress::new(crate::observe::progress::When::Never, "run"),
+        );
     }
 
     /// A server lost for good: the seconds the clients spent waiting out their back-off

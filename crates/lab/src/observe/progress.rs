@@ -6,7 +6,7 @@ use std::time::Duration;
 use kvlab_runner::Interval;
 
 /// When to show progress.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum When {
     /// When stderr is a terminal.
     Auto,
