@@ -1,7 +1,20 @@
 //! The command line: `kvlab`'s subcommands and their options (clap), and the parsers
 //! of durations, target rates and warm-ups.
 
-use super::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use kvlab_lab::observe::progress::When;
+use kvlab_memtier::{args as memtier_args, run as run_memtier};
+use kvlab_runner::{TargetRate, Warmup};
+use kvlab_workload::Properties;
+
+use crate::{
+    completions, crash, db_bench_cmd, import_cmd, merge_cmd, model_cmd, replay_cmd, report_cmd,
+    sim_cmd, suite, trace_cmd,
+};
 
 /// kvlab: a workload lab for key-value stores and caches.
 #[derive(Parser, Debug)]

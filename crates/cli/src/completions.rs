@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, CommandFactory};
 
-use crate::Cli;
+use crate::args::Cli;
 
 /// `kvlab completions SHELL`.
 #[derive(Args, Debug, Clone)]

@@ -22,16 +22,27 @@
 //!   check.
 
 use std::fs::File;
-use std::io::Write as _;
+use std::io::Write;
 use std::path::Path;
 use std::process::Command;
+use std::process::ExitCode;
 use std::sync::atomic::AtomicU8;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
 
+use anyhow::{Context, Result};
+use clap::Args;
+use kvlab_core::Store;
 use kvlab_core::{Dataset, Tap};
 use kvlab_lab::expected::{CrashCheck, ExpectedLog, ExpectedState, Found};
+use kvlab_lab::plan::parse_duration;
 use kvlab_runner::RecordState;
 
-use super::*;
+use crate::args::{refused, usage, PhaseArgs};
+use crate::phase::PhaseCtx;
+use crate::random_seed;
+use crate::select::records;
 
 /// Opens `--expected-log` for writing, when it is given (`load` and `run`).
 pub(crate) fn expected_log(ctx: &PhaseCtx) -> Result<Option<Arc<dyn Tap>>> {

@@ -1,9 +1,21 @@
 //! `kvlab db_bench --benchmarks=mixgraph …`: db_bench's own command line for its
 //! mixgraph benchmark, run by kvlab (on RocksDB by default), with db_bench's summary line.
 
-use kvlab_dist::mixgraph::MixGraphConfig;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
 
-use super::*;
+use anyhow::Result;
+use clap::{Args, Parser};
+use kvlab_dist::mixgraph::MixGraphConfig;
+use kvlab_report::Phase;
+use kvlab_runner::RunOutcome;
+use kvlab_workload::MixGraphWorkload;
+
+use crate::args::{usage, PhaseArgs, ProgressArg};
+use crate::phase::ReportStyle;
+use crate::select::select_phase;
+use crate::store::open_store;
 
 /// `kvlab db_bench`.
 #[derive(Args, Debug)]

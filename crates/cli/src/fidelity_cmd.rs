@@ -8,6 +8,12 @@
 //! process (its own RocksDB instance and statistics), and its RocksDB tickers, less
 //! those of opening the copy, give the row.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
 use kvlab_dist::mixgraph::{KeyModel, KeyRangeLayout};
 use kvlab_model::fidelity::{
     self, Distances, FidelityReport, Ratios, TraceSample, WorkloadFidelity, YcsbDistribution,
@@ -15,8 +21,10 @@ use kvlab_model::fidelity::{
 };
 use kvlab_model::{FitOptions, KeyRangeRule, RangeCut};
 use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Palette, Point, Series};
+use kvlab_stores::StoreOptions;
 
-use super::*;
+use crate::args::usage;
+use crate::{select, trace_cmd};
 
 /// `kvlab model fidelity`.
 #[derive(Args, Debug)]

@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use kvlab_history::{Added, Filter, History, Series};
 use kvlab_report::chart::{Axis, LineChart, Palette, Point, Series as Line};
 
-use crate::usage;
+use crate::args::usage;
 
 /// `kvlab history …`.
 #[derive(Args, Debug)]

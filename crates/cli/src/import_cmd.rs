@@ -14,6 +14,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::Args;
 use kvlab_core::{OpKind, Status, Store};
+use kvlab_report::Phase;
 use kvlab_runner::{RunOutcome, RunPlan, Warmup};
 use kvlab_workload::{
     AnyWorkload, CoreWorkload, ImportSpec, ImportWorkload, KeyCheck, KeyFile, KeyFileWorkload,
@@ -21,9 +22,9 @@ use kvlab_workload::{
 };
 use serde_json::json;
 
-use kvlab_report::Phase;
-
-use super::{usage, PhaseArgs, PhaseCtx, ReportStyle, CLI_PROPERTIES, STORE_PREFIXES};
+use crate::args::{usage, PhaseArgs};
+use crate::phase::{PhaseCtx, ReportStyle};
+use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
 
 /// Options of `run` and `verify` for key files and thread plans.
 #[derive(Args, Debug, Clone, Default)]

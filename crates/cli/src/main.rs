@@ -33,39 +33,24 @@ mod store;
 mod suite;
 mod trace_cmd;
 
-use args::*;
-use kvlab_memtier::{
-    args as memtier_args, files as memtier_files, report as memtier_report, run as run_memtier,
-};
-use output::*;
-use phase::*;
-use select::*;
-use store::*;
-
-use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand};
-use kvlab_core::{StatValue, Store, StoreStats};
-use kvlab_lab::observe::progress::{enabled as progress_enabled, Progress, When};
+use anyhow::Result;
+use clap::Parser;
 use kvlab_lab::observe::Observers;
-use kvlab_measure::{IntervalLog, TimelineRow};
-use kvlab_report::{Phase, ResultDocument, StoreSection};
-use kvlab_runner::{RunOutcome, RunPlan, TargetRate, Warmup};
-use kvlab_stores::null::NullStore;
-use kvlab_stores::StoreOptions;
-use kvlab_trace::TraceRecorder;
+use kvlab_memtier::{args as memtier_args, report as memtier_report};
+use kvlab_report::Phase;
+use kvlab_runner::{RunPlan, TargetRate, Warmup};
 use kvlab_workload::memtier::MemtierWorkload;
-use kvlab_workload::{
-    with_workload, AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, KeyRangeLayout,
-    MixGraphWorkload, Properties,
-};
+use kvlab_workload::{AnyWorkload, Properties};
+
+use crate::args::{refused, usage, Cli, Command, MemtierCommand, PhaseArgs, UsageError};
+use crate::phase::{PhaseCtx, ReportStyle};
+use crate::select::{check_workers, select_phase};
+use crate::store::open_store;
 
 fn main() -> ExitCode {
     // Read once and dropped, so nothing this process starts inherits it.

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use kvlab_report::{MergeInput, ReportError, LATENCY_LOG_FILE, RESULT_FILE, TIMELINE_FILE};
 
-use crate::usage;
+use crate::args::usage;
 
 /// `kvlab merge`'s arguments.
 #[derive(Args, Debug)]

@@ -1,9 +1,18 @@
 //! `kvlab model fit TRACE -o MODEL`: db_bench's mixgraph model fitted to a trace, and
 //! `run --model MODEL`, which runs it; `kvlab model fidelity` ([`fidelity_cmd`]).
 
-use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
 
-use super::*;
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use kvlab_model::{FitOptions, KeyRangeRule, Model, RangeCut};
+use kvlab_workload::{AnyWorkload, MixGraphWorkload, Properties};
+
+use crate::args::{refused, usage};
+use crate::select::is_runner_or_store_property;
+use crate::{fidelity_cmd, select, trace_cmd};
 
 /// `kvlab model …`
 #[derive(Args, Debug)]

@@ -1,8 +1,23 @@
 //! What a phase writes: the YCSB or memtier report on stdout, result.json (with its
 //! runner section), memtier's result files, and secrets redacted from all of them.
 
-use super::*;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use kvlab_core::{StatValue, Store, StoreStats};
+use kvlab_memtier::{files as memtier_files, report as memtier_report};
 use kvlab_report::{Loop, RunnerSection, SineRate};
+use kvlab_report::{ResultDocument, StoreSection};
+use kvlab_runner::{RunOutcome, TargetRate, Warmup};
+use kvlab_workload::AnyWorkload;
+
+use crate::phase::{
+    failure, first_errors, read_miss_share, reads_missed, PhaseCtx, ReportStyle, RunDone,
+};
+use crate::store::stats_map;
+use crate::{db_bench_cmd, import_cmd};
 
 /// The command line as stored in results: passwords in URLs and the value of memtier's
 /// `-a`/`--authenticate` replaced by `***`.

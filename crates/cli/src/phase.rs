@@ -1,7 +1,28 @@
 //! Running a phase on an open store: load, run (once or memtier's repeated runs) and
 //! verify, with progress, interval files and the exit code.
 
-use super::*;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use kvlab_core::{StatValue, Store, StoreStats};
+use kvlab_lab::observe::progress::{enabled as progress_enabled, Progress, When};
+use kvlab_lab::observe::Observers;
+use kvlab_measure::{IntervalLog, TimelineRow};
+use kvlab_memtier::report as memtier_report;
+use kvlab_report::Phase;
+use kvlab_runner::{RunOutcome, RunPlan};
+use kvlab_trace::TraceRecorder;
+use kvlab_workload::{with_workload, AnyWorkload, Properties};
+
+use crate::args::{usage, Interrupted, PhaseArgs, ProgressArg};
+use crate::output::{print_report, print_runs_report, write_memtier_files, write_result};
+use crate::select::records;
+use crate::{import_cmd, replay_cmd};
 
 /// What a phase needs besides the store. A copy with another plan or server facts runs
 /// the same phase again (an `--slo` step, a spawned server's run).

@@ -1,9 +1,18 @@
 //! `kvlab replay TRACE --db …`: a trace's requests against any store, as a run phase
 //! (same result files as `run`), with the replay's own options.
 
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Args;
+use kvlab_core::Store;
+use kvlab_runner::RunOutcome;
 use kvlab_workload::{ReplaySpec, ReplayWorkload};
 
-use super::*;
+use crate::args::{usage, PhaseArgs};
+use crate::phase::PhaseCtx;
+use crate::store::load_first;
+use crate::trace_cmd;
 
 /// `kvlab replay`.
 #[derive(Args, Debug)]
@@ -144,7 +153,7 @@ fn recorded_options(info: &kvlab_trace::TraceInfo, args: &mut PhaseArgs) {
         return;
     }
     for (key, value) in &info.meta {
-        let Some(name) = key.strip_prefix(crate::RECORDED_OPTION) else {
+        let Some(name) = key.strip_prefix(crate::phase::RECORDED_OPTION) else {
             continue;
         };
         let property = format!("{}.{name}", args.db);

@@ -2,7 +2,23 @@
 //! runs (a memtier-style workload, a CacheBench config, a cache or YCSB property file,
 //! a key file or a thread plan) and how (threads, connections, rate, duration).
 
-use super::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use kvlab_lab::observe::Observers;
+use kvlab_report::Phase;
+use kvlab_runner::{RunPlan, TargetRate, Warmup};
+use kvlab_workload::memtier::MemtierWorkload;
+use kvlab_workload::{
+    AnyWorkload, CacheBenchConfig, CacheWorkload, CoreWorkload, KeyRangeLayout, MixGraphWorkload,
+    Properties,
+};
+
+use crate::args::{apply_merge_operator, parse_warmup, refused, usage, PhaseArgs};
+use crate::phase::{PhaseCtx, ReportStyle};
+use crate::{import_cmd, install_stop_handler, model_cmd, random_seed};
 
 /// The records a phase that has them (load, verify, a fresh server's preload) works
 /// on, or a usage error naming the workload family that has no such phase.

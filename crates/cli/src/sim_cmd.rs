@@ -6,11 +6,24 @@
 //! run's workload selection, seed and operation count, the null store, the recorder).
 //! `--compare RESULT_DIR` puts the hit ratio a run measured beside the simulated ones.
 
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser};
 use kvlab_cachesim::mrc;
 use kvlab_cachesim::{simulate_many, Capacity, LoadOptions, Mode, PolicySpec, SimOptions};
 use kvlab_cachesim::{SimResult, SimTrace};
+use kvlab_report::Phase;
+use kvlab_stores::null::NullStore;
+use kvlab_workload::AnyWorkload;
 
-use super::*;
+use crate::args::{refused, usage, PhaseArgs};
+use crate::phase::run_once;
+use crate::select::select_phase;
+use crate::store::preload;
+use crate::{random_seed, trace_cmd};
 
 mod stream;
 
@@ -626,7 +639,7 @@ mod compare {
     use kvlab_cachesim::{PolicySpec, SimResult};
     use serde_json::Value;
 
-    use crate::usage;
+    use crate::args::usage;
 
     /// A run's measured hit ratio and the simulated policy closest to its store.
     #[derive(Debug)]

@@ -10,7 +10,19 @@
 //! behind a stalled one is as late as it was) is within its target, it achieved at least
 //! 95 % of the offered rate, and no operation failed (beyond `--max-errors`).
 
-use super::*;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use kvlab_core::Store;
+use kvlab_report::Phase;
+use kvlab_runner::{RunPlan, TargetRate};
+
+use crate::args::{usage, Interrupted};
+use crate::output::write_result;
+use crate::phase::{run_once, PhaseCtx};
 
 /// The latency targets: `(percentile, latency)` pairs, e.g. `p99=1ms`.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,24 @@
 //! Opening the chosen store (the one `match` over store names), starting a server when
 //! asked (`--spawn`), watching its statistics, and preloading a fresh one.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use kvlab_core::{StatValue, Store, StoreStats};
+use kvlab_memtier::args as memtier_args;
+use kvlab_report::Phase;
+use kvlab_runner::RunPlan;
+use kvlab_stores::null::NullStore;
+use kvlab_stores::StoreOptions;
+
+use crate::args::{check_store_flags, usage};
+use crate::output::SECRET_SETTINGS;
+use crate::phase::{
+    default_record_count_warning, error_kinds_text, execute_observed, first_errors, PhaseCtx,
+};
+use crate::select::{records, redis_model};
 
 /// Opens the phase's store and runs the phase on it.
 pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {

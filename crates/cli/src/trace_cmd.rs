@@ -3,14 +3,19 @@
 
 use std::fs::File;
 use std::io::BufWriter;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
 use kvlab_trace::analyze::{AnalyzeOptions, Analyzer, KeyRangeRule};
 use kvlab_trace::export::libcachesim::LibCacheSimFormat;
 use kvlab_trace::export::OutputFormat;
 use kvlab_trace::parquet::Partition;
 use kvlab_trace::{CsvSpec, Format, KvtraceWriter, OpenOptions, Stats, TraceReader, TraceRecord};
 
-use super::*;
+use crate::args::usage;
 
 /// `kvlab trace …`
 #[derive(Args, Debug)]

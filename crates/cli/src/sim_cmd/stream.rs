@@ -19,8 +19,8 @@ use kvlab_cachesim::{
 };
 use kvlab_trace::TraceReader;
 
+use crate::args::usage;
 use crate::trace_cmd::InputArgs;
-use crate::usage;
 
 /// The LRU curve built alongside the simulations.
 #[derive(Clone, Copy, Debug, PartialEq)]

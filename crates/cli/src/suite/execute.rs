@@ -12,9 +12,9 @@ use kvlab_report::ResultDocument;
 use kvlab_spawn::Server;
 use serde::Serialize;
 
+use super::command::SuiteCommand;
 use super::matrix::{Access, DataMode, DataSet, Plan};
 use super::server::{monitor_args, server_record};
-use super::SuiteCommand;
 
 /// Ctrl-C presses (and SIGTERMs) seen by the suite.
 pub(super) static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
@@ -22,11 +22,6 @@ pub(super) static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
 /// How long a child has to finish after its second SIGINT (or a timeout's SIGINT)
 /// before it is killed.
 const KILL_GRACE: Duration = Duration::from_secs(10);
-
-/// By default the suite stops after this many cells (or loads) in a row failed
-/// (`max_failures_in_a_row`): past that the cause is the store or the machine, not the
-/// cell, and every further cell would fail alike.
-pub(super) const MAX_CONSECUTIVE_FAILURES: usize = 3;
 
 /// How many lines of a failed child's stderr go into `failed.json`.
 const STDERR_TAIL_LINES: usize = 30;
@@ -88,7 +83,7 @@ impl ChildEnd {
             "timed_out": self.timed_out,
             "interrupted": self.interrupted,
             "seconds": self.seconds,
-            "command": crate::redact_args(self.command.iter().cloned()),
+            "command": crate::output::redact_args(self.command.iter().cloned()),
             "stderr_tail": tail(&self.stderr_path, STDERR_TAIL_LINES),
             "finished_at": kvlab_report::rfc3339(SystemTime::now()),
         })
@@ -325,7 +320,7 @@ impl<'a> Runner<'a> {
                         s.url(),
                         s.pid(),
                         ds.id,
-                        crate::redact_settings(settings)
+                        crate::output::redact_settings(settings)
                     );
                     url = Some(s.url());
                     server = Some(s);

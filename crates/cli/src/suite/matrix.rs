@@ -9,10 +9,10 @@ use std::time::Duration;
 use anyhow::Result;
 use kvlab_spawn::{ServerKind, ServerSpec};
 use kvlab_workload::{CoreWorkload, Properties};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::spec::{bad, names_protocol, SpawnPer};
-use crate::{usage, CLI_PROPERTIES, STORE_PREFIXES};
+use crate::args::usage;
+use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
 
 /// How cells reach a store.
 #[derive(Debug, Clone)]
@@ -420,7 +420,7 @@ impl Plan {
                 a.extend(["-t".into(), cell.threads.to_string()]);
                 a.extend(["-c".into(), cell.connections.to_string()]);
                 if let Some(d) = cell.duration.as_ref().or(w.duration.as_ref()) {
-                    let secs = crate::parse_duration(d)
+                    let secs = kvlab_lab::plan::parse_duration(d)
                         .unwrap_or_default()
                         .as_secs()
                         .max(1);
@@ -571,6 +571,37 @@ fn memtier_target(store: &StorePlan, words: &[String], url: Option<&str>) -> Vec
     }
     a
 }
+
+/// When a suite-spawned server starts and stops.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum SpawnPer {
+    /// One server per distinct data set: loaded once, every cell of the data set runs on it.
+    #[default]
+    Dataset,
+    /// A fresh server for every cell, loaded before it.
+    Cell,
+}
+
+/// A usage error naming the suite file and the key.
+pub(super) fn bad(file: &Path, key: &str, msg: impl std::fmt::Display) -> anyhow::Error {
+    usage(format!("{}: {key}: {msg}", file.display()))
+}
+
+/// Words of a memtier command line naming the protocol, if any.
+pub(super) fn names_protocol(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        w == "-P"
+            || w == "--protocol"
+            || w.starts_with("--protocol=")
+            || (w.starts_with("-P") && !w.starts_with("--"))
+    })
+}
+
+/// By default the suite stops after this many cells (or loads) in a row failed
+/// (`max_failures_in_a_row`): past that the cause is the store or the machine, not the
+/// cell, and every further cell would fail alike.
+pub(super) const MAX_CONSECUTIVE_FAILURES: usize = 3;
 
 #[cfg(test)]
 mod tests {

@@ -20,6 +20,7 @@
 //!
 //! The file format and the layout of the results are described in `docs/suites.md`.
 
+mod command;
 mod execute;
 #[cfg(test)]
 mod fuzzing;
@@ -28,42 +29,16 @@ mod server;
 mod spec;
 mod summary;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
-use clap::Args;
 
-use crate::usage;
+pub(crate) use command::SuiteCommand;
+
+use crate::args::usage;
 use execute::{Runner, INTERRUPTS};
 use matrix::{Access, Plan};
-
-/// `kvlab suite`: run a suite file's matrix.
-#[derive(Args, Debug, Clone)]
-pub(crate) struct SuiteCommand {
-    /// The suite file (TOML): stores, workloads, the matrix, rounds; see docs/suites.md.
-    #[arg(value_name = "FILE.toml")]
-    pub(super) file: PathBuf,
-    /// Results directory (default: results/NAME, NAME being the suite's name).
-    #[arg(long, value_name = "DIR")]
-    pub(super) out: Option<PathBuf>,
-    /// Run every cell again, even those with a complete result, and load every data set
-    /// afresh.
-    #[arg(long)]
-    pub(super) force: bool,
-    /// Flag cells whose rounds' coefficient of variation of throughput or p99 exceeds
-    /// this many percent.
-    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
-    pub(super) cv_threshold: f64,
-    /// Validate the file, print the data sets and every cell's command line, run nothing.
-    #[arg(long)]
-    pub(super) dry_run: bool,
-    /// Add every cell's results to this history database (SQLite, as `kvlab history
-    /// add`; results already there are kept once).
-    #[arg(long, value_name = "FILE")]
-    pub(super) history: Option<PathBuf>,
-}
 
 /// `kvlab suite`.
 pub(crate) fn run(cmd: SuiteCommand) -> Result<ExitCode> {

@@ -10,11 +10,12 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use kvlab_spawn::{ServerKind, ServerSpec};
 use kvlab_workload::{CacheWorkload, CoreWorkload, Properties};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::matrix::{Access, Cell, Plan, StorePlan, WorkKind, WorkloadPlan};
-use super::SuiteCommand;
-use crate::{usage, Cli, Command as CliCommand, CLI_PROPERTIES, STORE_PREFIXES};
+use super::command::SuiteCommand;
+use super::matrix::{bad, Access, Cell, Plan, SpawnPer, StorePlan, WorkKind, WorkloadPlan};
+use crate::args::{usage, Cli, Command as CliCommand};
+use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
 
 /// A suite file.
 #[derive(Deserialize, Debug)]
@@ -58,17 +59,6 @@ struct RawLoad {
     threads: Option<usize>,
     connections: Option<usize>,
     pipeline: Option<usize>,
-}
-
-/// When a suite-spawned server starts and stops.
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(super) enum SpawnPer {
-    /// One server per distinct data set: loaded once, every cell of the data set runs on it.
-    #[default]
-    Dataset,
-    /// A fresh server for every cell, loaded before it.
-    Cell,
 }
 
 /// `[[store]]`.
@@ -160,11 +150,6 @@ struct RawCell {
     duration: Option<String>,
     #[serde(default)]
     args: Vec<String>,
-}
-
-/// A usage error naming the suite file and the key.
-pub(super) fn bad(file: &Path, key: &str, msg: impl std::fmt::Display) -> anyhow::Error {
-    usage(format!("{}: {key}: {msg}", file.display()))
 }
 
 /// A valid store, workload or suite name: it becomes a directory name.
@@ -325,18 +310,8 @@ fn memtier_words(file: &Path, key: &str, line: &str, prefill: bool) -> Result<Ve
     Ok(words)
 }
 
-/// Words of a memtier command line naming the protocol, if any.
-pub(super) fn names_protocol(words: &[String]) -> bool {
-    words.iter().any(|w| {
-        w == "-P"
-            || w == "--protocol"
-            || w.starts_with("--protocol=")
-            || (w.starts_with("-P") && !w.starts_with("--"))
-    })
-}
-
 fn parse_time(file: &Path, key: &str, s: &str) -> Result<Duration> {
-    crate::parse_duration(s).map_err(|e| bad(file, key, e))
+    kvlab_lab::plan::parse_duration(s).map_err(|e| bad(file, key, e))
 }
 
 impl Plan {
@@ -599,7 +574,7 @@ impl Plan {
             cell_timeout,
             max_failures_in_a_row: raw
                 .max_failures_in_a_row
-                .unwrap_or(super::execute::MAX_CONSECUTIVE_FAILURES),
+                .unwrap_or(super::matrix::MAX_CONSECUTIVE_FAILURES),
             monitor,
             record,
             load_threads: load.threads.unwrap_or(2),
@@ -715,7 +690,7 @@ fn validate_store(
     let key = format!("store[{i}]");
     check_name(file, &format!("{key}.name"), &s.name)?;
     let key = format!("store[{i}] ({})", s.name);
-    let available = crate::available_stores();
+    let available = crate::store::available_stores();
     if !available.contains(&s.db.as_str()) {
         return Err(bad(
             file,
@@ -876,7 +851,7 @@ fn validate_workload(
         parse_time(file, &format!("{key}.duration"), d)?;
     }
     if let Some(wu) = &w.warmup {
-        crate::parse_warmup(wu).map_err(|e| bad(file, &format!("{key}.warmup"), e))?;
+        crate::args::parse_warmup(wu).map_err(|e| bad(file, &format!("{key}.warmup"), e))?;
     }
     if w.pipeline == Some(0) {
         return Err(bad(file, &format!("{key}.pipeline"), "expected at least 1"));
