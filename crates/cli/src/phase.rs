@@ -257,101 +257,8 @@ pub(crate) fn run_once<S: Store>(
     // A server kvlab started for the run is the run's load, not other processes'.
     let server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid");
     let host = kvlab_report::HostProbe::start(&Vec::from_iter(server_pid.map(|p| p as u32)));
-    let mut hlog = match dir {
-        Some(dir) => {
-            let path = dir.join("latency.hlog");
-            let file = std::fs::File::create(&path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            Some(IntervalLog::new(std::io::BufWriter::new(file), started)?)
-        }
-        None => None,
-    };
-    let mut timeline: Vec<TimelineRow> = Vec::new();
-    // memtier's own lines replace kvlab's progress line on `kvlab memtier`.
-    let mut memtier_line = match &ctx.report {
-        ReportStyle::Memtier(o) => {
-            eprintln!("[RUN #{run}] Preparing benchmark client...");
-            eprintln!("[RUN #{run}] Launching threads now...");
-            (ctx.args.progress != ProgressArg::Never).then(|| (o, o.progress(run)))
-        }
-        _ => None,
-    };
-    let shown = match memtier_line {
-        Some(_) => When::Never,
-        None => ctx.args.progress.into(),
-    };
-    let mut display = Progress::new(shown, ctx.phase.as_str());
-    let mut conn_errors = 0;
-    let mut hlog_error = None;
-    let mut seconds: Vec<memtier_report::Second> = Vec::new();
-    let mut outage = kvlab_lab::observe::outage::Outage::default();
-    let mut command_names: Option<Vec<String>> = None;
-    let endpoint = match ctx.args.monitor.metrics {
-        Some(addr) => Some(kvlab_lab::observe::metrics::serve(
-            &ctx.observers.metrics,
-            addr,
-        )?),
-        None => None,
-    };
-    let mut live = endpoint.map(|e| {
-        let live = kvlab_measure::LiveMetrics::new(kvlab_measure::RunLabels {
-            phase: ctx.phase.as_str().to_string(),
-            store: ctx
-                .args
-                .label
-                .clone()
-                .unwrap_or_else(|| store.name().to_string()),
-            workload: workload_name(ctx),
-        });
-        e.publish(&live);
-        (e, live)
-    });
-    let mut observer = |iv: &kvlab_runner::Interval<'_>| {
-        outage.interval(iv, &mut display);
-        if let Some((endpoint, live)) = live.as_mut() {
-            let expected = iv.expected;
-            live.interval(iv.time_s, iv.interval_s, iv.recorder, iv.warmup, expected);
-            live.set_unreachable_s(outage.unreachable_s());
-            endpoint.publish(live);
-        }
-        display.update(iv);
-        if iv.warmup {
-            return;
-        }
-        if let Some((o, line)) = memtier_line.as_mut() {
-            conn_errors += iv
-                .recorder
-                .error_count(kvlab_core::StoreErrorKind::Connection);
-            eprint!(
-                "{}",
-                line.interval(o, iv.recorder, iv.interval_s, conn_errors)
-            );
-        }
-        if let ReportStyle::Memtier(o) = &ctx.report {
-            if o.json_out().is_some() {
-                seconds.push(memtier_report::Second::from_interval(
-                    o,
-                    iv.recorder,
-                    iv.interval_s,
-                ));
-            }
-        }
-        // Asked at the first interval, after the replay learned whether the store merges.
-        let names: &[String] = command_names.get_or_insert_with(|| ctx.work.command_names());
-        timeline.push(TimelineRow::from_interval(
-            iv.time_s,
-            iv.interval_s,
-            iv.recorder,
-            names,
-        ));
-        if let Some(log) = hlog.as_mut() {
-            let start = Duration::from_secs_f64((iv.time_s - iv.interval_s).max(0.0));
-            let length = Duration::from_secs_f64(iv.interval_s);
-            if let Err(e) = log.write_interval(start, length, iv.recorder, names) {
-                hlog_error.get_or_insert(e);
-            }
-        }
-    };
+    let mut watch = Watch::new(ctx, store, dir, run, started)?;
+    let mut observer = |iv: &kvlab_runner::Interval<'_>| watch.interval(iv);
     replay_cmd::before(ctx, store)?;
     if let Some(at) = ctx.args.start_at {
         wait_until_start(at, &ctx.stop)?;
@@ -375,7 +282,7 @@ pub(crate) fn run_once<S: Store>(
         let workload = records(&ctx.work, "load")?;
         let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut observer)
             .map_err(usage_or)?;
-        display.finish();
+        watch.display.finish();
         eprintln!("kvlab: flushing {} after load", store.name());
         store.flush().context("flushing the store after load")?;
         o
@@ -388,8 +295,8 @@ pub(crate) fn run_once<S: Store>(
             w.finish();
             store.flush().context("flushing the store after import")?;
         }
-        display.finish();
-        if memtier_line.is_some() {
+        watch.display.finish();
+        if watch.memtier_line.is_some() {
             // memtier ends its live line with two newlines.
             eprint!("\n\n");
         }
@@ -401,36 +308,198 @@ pub(crate) fn run_once<S: Store>(
         proxy.applied()
     });
     // Dropping the log flushes its buffered writer.
-    drop(hlog.take());
-    if let Some(e) = hlog_error {
+    drop(watch.hlog.take());
+    if let Some(e) = watch.hlog_error.take() {
         eprintln!("kvlab: warning: writing the interval log: {e}");
     }
-    let mut notes = Vec::new();
     drop(plan);
+    let mut notes = Vec::new();
     if let Some(recorder) = recorder {
         let r = recorder
             .finish()
             .context("finishing the trace recording (--record)")?;
-        let mut note = format!(
-            "recorded {} requests to {} ({} bytes)",
-            r.records,
-            r.path.display(),
-            r.bytes
-        );
-        if r.sampled_out > 0 {
-            note.push_str(&format!("; {} left out by --record-sample", r.sampled_out));
-        }
-        if r.stalled_ns > 0 {
-            note.push_str(&format!(
-                "; clients waited {:.1} ms for the trace writer: recording slowed the run",
-                r.stalled_ns as f64 / 1e6
-            ));
-        }
-        notes.push(note);
+        notes.push(recording_note(&r));
     }
-    if let Some(note) = outage.note(outcome.elapsed.as_secs_f64()) {
-        notes.push(note);
+    notes.extend(watch.outage.note(outcome.elapsed.as_secs_f64()));
+    notes.extend(run_notes(ctx, &outcome));
+    for n in &notes {
+        eprintln!("kvlab: {n}");
     }
+    replay_cmd::intended_into(ctx, &mut watch.timeline);
+    Ok(RunDone {
+        outcome,
+        started,
+        timeline: watch.timeline,
+        seconds: watch.seconds,
+        notes,
+        unreachable_s: watch.outage.unreachable_s(),
+        faults: faults.unwrap_or_default(),
+        host,
+    })
+}
+
+/// What watches a run's measured intervals: the progress line (or memtier's), outages,
+/// the `--metrics` page, `timeline.csv`'s rows, memtier's per-second JSON and the
+/// interval log (`latency.hlog`).
+struct Watch<'a> {
+    ctx: &'a PhaseCtx,
+    display: Progress,
+    outage: kvlab_lab::observe::outage::Outage,
+    live: Option<(
+        &'a kvlab_lab::observe::metrics::Endpoint,
+        kvlab_measure::LiveMetrics,
+    )>,
+    /// memtier's own live line, which replaces kvlab's progress line on `kvlab memtier`.
+    memtier_line: Option<(&'a memtier_report::Options, memtier_report::Progress)>,
+    conn_errors: u64,
+    seconds: Vec<memtier_report::Second>,
+    command_names: Option<Vec<String>>,
+    timeline: Vec<TimelineRow>,
+    hlog: Option<IntervalLog<std::io::BufWriter<std::fs::File>>>,
+    hlog_error: Option<kvlab_measure::MeasureError>,
+}
+
+impl<'a> Watch<'a> {
+    fn new<S: Store>(
+        ctx: &'a PhaseCtx,
+        store: &S,
+        dir: Option<&Path>,
+        run: u32,
+        started: SystemTime,
+    ) -> Result<Watch<'a>> {
+        let hlog = match dir {
+            Some(dir) => {
+                let path = dir.join("latency.hlog");
+                let file = std::fs::File::create(&path)
+                    .with_context(|| format!("creating {}", path.display()))?;
+                Some(IntervalLog::new(std::io::BufWriter::new(file), started)?)
+            }
+            None => None,
+        };
+        let memtier_line = match &ctx.report {
+            ReportStyle::Memtier(o) => {
+                eprintln!("[RUN #{run}] Preparing benchmark client...");
+                eprintln!("[RUN #{run}] Launching threads now...");
+                (ctx.args.progress != ProgressArg::Never).then(|| (o, o.progress(run)))
+            }
+            _ => None,
+        };
+        let shown = match memtier_line {
+            Some(_) => When::Never,
+            None => ctx.args.progress.into(),
+        };
+        let endpoint = match ctx.args.monitor.metrics {
+            Some(addr) => Some(kvlab_lab::observe::metrics::serve(
+                &ctx.observers.metrics,
+                addr,
+            )?),
+            None => None,
+        };
+        let live = endpoint.map(|e| {
+            let live = kvlab_measure::LiveMetrics::new(kvlab_measure::RunLabels {
+                phase: ctx.phase.as_str().to_string(),
+                store: ctx
+                    .args
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| store.name().to_string()),
+                workload: workload_name(ctx),
+            });
+            e.publish(&live);
+            (e, live)
+        });
+        Ok(Watch {
+            ctx,
+            display: Progress::new(shown, ctx.phase.as_str()),
+            outage: Default::default(),
+            live,
+            memtier_line,
+            conn_errors: 0,
+            seconds: Vec::new(),
+            command_names: None,
+            timeline: Vec::new(),
+            hlog,
+            hlog_error: None,
+        })
+    }
+
+    /// One closed interval.
+    fn interval(&mut self, iv: &kvlab_runner::Interval<'_>) {
+        self.outage.interval(iv, &mut self.display);
+        if let Some((endpoint, live)) = self.live.as_mut() {
+            let expected = iv.expected;
+            live.interval(iv.time_s, iv.interval_s, iv.recorder, iv.warmup, expected);
+            live.set_unreachable_s(self.outage.unreachable_s());
+            endpoint.publish(live);
+        }
+        self.display.update(iv);
+        if iv.warmup {
+            return;
+        }
+        if let Some((o, line)) = self.memtier_line.as_mut() {
+            self.conn_errors += iv
+                .recorder
+                .error_count(kvlab_core::StoreErrorKind::Connection);
+            eprint!(
+                "{}",
+                line.interval(o, iv.recorder, iv.interval_s, self.conn_errors)
+            );
+        }
+        if let ReportStyle::Memtier(o) = &self.ctx.report {
+            if o.json_out().is_some() {
+                self.seconds.push(memtier_report::Second::from_interval(
+                    o,
+                    iv.recorder,
+                    iv.interval_s,
+                ));
+            }
+        }
+        // Asked at the first interval, after the replay learned whether the store merges.
+        let ctx = self.ctx;
+        let names: &[String] = self
+            .command_names
+            .get_or_insert_with(|| ctx.work.command_names());
+        self.timeline.push(TimelineRow::from_interval(
+            iv.time_s,
+            iv.interval_s,
+            iv.recorder,
+            names,
+        ));
+        if let Some(log) = self.hlog.as_mut() {
+            let start = Duration::from_secs_f64((iv.time_s - iv.interval_s).max(0.0));
+            let length = Duration::from_secs_f64(iv.interval_s);
+            if let Err(e) = log.write_interval(start, length, iv.recorder, names) {
+                self.hlog_error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+/// What a `--record` recording wrote, and what it cost the run.
+fn recording_note(r: &kvlab_trace::RecordingSummary) -> String {
+    let mut note = format!(
+        "recorded {} requests to {} ({} bytes)",
+        r.records,
+        r.path.display(),
+        r.bytes
+    );
+    if r.sampled_out > 0 {
+        note.push_str(&format!("; {} left out by --record-sample", r.sampled_out));
+    }
+    if r.stalled_ns > 0 {
+        note.push_str(&format!(
+            "; clients waited {:.1} ms for the trace writer: recording slowed the run",
+            r.stalled_ns as f64 / 1e6
+        ));
+    }
+    note
+}
+
+/// What a run's outcome says a reader must know: how it stopped, what failed, reads
+/// that found nothing, a schedule it could not keep, integrity checks, and what the
+/// import and replay families add.
+fn run_notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
     if outcome.interrupted {
         notes.push("interrupted: results cover the operations completed before the stop".into());
     }
@@ -453,19 +522,19 @@ pub(crate) fn run_once<S: Store>(
              in memtier_benchmark)"
         ));
     }
-    print_first_errors(&outcome);
+    print_first_errors(outcome);
     let failed = outcome.total.errors_total();
-    match failure(ctx, &outcome) {
+    match failure(ctx, outcome) {
         Some(f) => notes.push(f),
         None if failed > 0 => notes.push(format!(
             "{failed} of {} operations failed ({}), within --max-errors {}",
             outcome.total.operations(),
-            error_kinds_text(&outcome),
+            error_kinds_text(outcome),
             ctx.plan.max_errors.unwrap_or(0)
         )),
         None => {}
     }
-    if let Some(w) = miss_warning(ctx, &outcome) {
+    if let Some(w) = miss_warning(ctx, outcome) {
         notes.push(w);
     }
     if outcome.fell_behind {
@@ -481,23 +550,9 @@ pub(crate) fn run_once<S: Store>(
             outcome.integrity_checked, outcome.integrity_failed
         ));
     }
-    notes.extend(import_cmd::extra_notes(&ctx.work, &outcome));
-    notes.extend(replay_cmd::notes(ctx, &outcome));
-
-    for n in &notes {
-        eprintln!("kvlab: {n}");
-    }
-    replay_cmd::intended_into(ctx, &mut timeline);
-    Ok(RunDone {
-        outcome,
-        started,
-        timeline,
-        seconds,
-        notes,
-        unreachable_s: outage.unreachable_s(),
-        faults: faults.unwrap_or_default(),
-        host,
-    })
+    notes.extend(import_cmd::extra_notes(&ctx.work, outcome));
+    notes.extend(replay_cmd::notes(ctx, outcome));
+    notes
 }
 
 /// The prefix of a recording's header entries that hold a store option of the recorded

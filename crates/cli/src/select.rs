@@ -98,65 +98,8 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
             shard_records(shard, &mut props)?;
         }
     }
-    // The workload: a CacheBench config, a cache property file, or YCSB's CoreWorkload.
     let mut defaults = Defaults::default();
-    let work = if let Some(r) = &args.replay {
-        AnyWorkload::Replay(Arc::clone(&r.workload))
-    } else if let Some(model) = &args.model {
-        let w = model_cmd::model_work(model, &props)?;
-        if let AnyWorkload::MixGraph(m) = &w {
-            defaults.threads = Some(m.config().threads.max(1) as usize);
-        }
-        w
-    } else if args.memtier.given() {
-        memtier_work(&args, &props)?
-    } else if let Some(path) = &args.cachebench {
-        let mut overrides = Vec::new();
-        for (k, v) in props.iter() {
-            if kvlab_workload::CACHEBENCH_OVERRIDES.contains(&k) {
-                overrides.push((k.to_string(), v.to_string()));
-            } else if !is_runner_or_store_property(k) {
-                return Err(usage(format!(
-                    "property `{k}` does not apply to a CacheBench config; its overrides are: {}",
-                    kvlab_workload::CACHEBENCH_OVERRIDES.join(", ")
-                )));
-            }
-        }
-        let config = CacheBenchConfig::load(path, &overrides).map_err(|e| usage(e.to_string()))?;
-        for w in config.warnings() {
-            eprintln!("kvlab: warning: {}: {w}", path.display());
-        }
-        defaults.threads = Some(config.threads() as usize);
-        defaults.ops_per_thread = Some(config.ops_per_thread());
-        defaults.target_rate = config.target_rate_ops_per_s();
-        defaults.cache_size_mb = config.cache_size_mb();
-        defaults.disk_size_mb = config.nvm_cache_size_mb();
-        AnyWorkload::Cache(Arc::new(
-            config.workload().map_err(|e| usage(e.to_string()))?,
-        ))
-    } else if props.get("workload") == Some(MixGraphWorkload::CLASS) {
-        let layout = match props.get("keyrange_source") {
-            Some(_) => sst_layout(&args, &props)?,
-            None => None,
-        };
-        let w = MixGraphWorkload::from_properties_with(
-            &props,
-            CLI_PROPERTIES,
-            STORE_PREFIXES,
-            layout.as_ref(),
-        )
-        .map_err(|e| usage(e.to_string()))?;
-        defaults.threads = Some(w.config().threads.max(1) as usize);
-        AnyWorkload::MixGraph(Arc::new(w))
-    } else if props.get("workload") == Some(CacheWorkload::CLASS) {
-        let w = CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
-            .map_err(|e| usage(e.to_string()))?;
-        AnyWorkload::Cache(Arc::new(w))
-    } else {
-        let w = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
-            .map_err(|e| usage(e.to_string()))?;
-        AnyWorkload::Core(Arc::new(w))
-    };
+    let work = choose_workload(&args, &props, &mut defaults)?;
     let work = import_cmd::phase_work(phase, &mut args, &props, work)?;
     if let Some(shard) = args.shard.filter(|_| !matches!(work, AnyWorkload::Core(_))) {
         return Err(usage(format!(
@@ -180,6 +123,35 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
     if threads == 0 {
         return Err(usage("--threads must be at least 1"));
     }
+    let mut plan = run_plan(&args, &props, &work, threads, &defaults)?;
+    if let Some(shard) = args.shard {
+        shard_plan(shard, phase, &mut plan);
+    }
+    check_plan(phase, &args, &plan)?;
+    let stop = install_stop_handler();
+    let ctx = PhaseCtx {
+        phase,
+        args,
+        props,
+        work,
+        plan,
+        report: ReportStyle::Ycsb,
+        stop,
+        server: Vec::new(),
+        observers: Observers::default(),
+    };
+    Ok(ctx)
+}
+
+/// The run's plan from the flags, the workload's properties (`target`,
+/// `maxexecutiontime`) and what the workload implies (`defaults`).
+fn run_plan(
+    args: &PhaseArgs,
+    props: &Properties,
+    work: &AnyWorkload,
+    threads: usize,
+    defaults: &Defaults,
+) -> Result<RunPlan> {
     let target_rate = match (args.target_rate, props.get("target")) {
         (Some(t), _) => Some(t),
         (None, Some(t)) => {
@@ -211,7 +183,7 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         return Err(usage("--interval must be greater than zero"));
     }
     let seed = args.seed.unwrap_or_else(random_seed);
-    let plan = RunPlan {
+    Ok(RunPlan {
         threads,
         clients: args.connections,
         pipeline: args.pipeline,
@@ -238,25 +210,85 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
         stop_on_connection_error: false,
         thread_groups: work.thread_groups(),
         ..RunPlan::default()
+    })
+}
+
+/// The workload the arguments name: a replay, a fitted model, a memtier line, a
+/// CacheBench config, a mixgraph or cache property file, or YCSB's CoreWorkload; what
+/// the workload implies for the plan goes into `defaults`.
+fn choose_workload(
+    args: &PhaseArgs,
+    props: &Properties,
+    defaults: &mut Defaults,
+) -> Result<AnyWorkload> {
+    let work = if let Some(r) = &args.replay {
+        AnyWorkload::Replay(Arc::clone(&r.workload))
+    } else if let Some(model) = &args.model {
+        let w = model_cmd::model_work(model, &props)?;
+        if let AnyWorkload::MixGraph(m) = &w {
+            defaults.threads = Some(m.config().threads.max(1) as usize);
+        }
+        w
+    } else if args.memtier.given() {
+        memtier_work(&args, &props)?
+    } else if let Some(path) = &args.cachebench {
+        cachebench_work(path, props, defaults)?
+    } else if props.get("workload") == Some(MixGraphWorkload::CLASS) {
+        let layout = match props.get("keyrange_source") {
+            Some(_) => sst_layout(&args, &props)?,
+            None => None,
+        };
+        let w = MixGraphWorkload::from_properties_with(
+            &props,
+            CLI_PROPERTIES,
+            STORE_PREFIXES,
+            layout.as_ref(),
+        )
+        .map_err(|e| usage(e.to_string()))?;
+        defaults.threads = Some(w.config().threads.max(1) as usize);
+        AnyWorkload::MixGraph(Arc::new(w))
+    } else if props.get("workload") == Some(CacheWorkload::CLASS) {
+        let w = CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| usage(e.to_string()))?;
+        AnyWorkload::Cache(Arc::new(w))
+    } else {
+        let w = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| usage(e.to_string()))?;
+        AnyWorkload::Core(Arc::new(w))
     };
-    let mut plan = plan;
-    if let Some(shard) = args.shard {
-        shard_plan(shard, phase, &mut plan);
+    Ok(work)
+}
+
+/// A CacheBench config's workload, with the properties that override it; its threads,
+/// operations, rate and cache sizes become the plan's defaults.
+fn cachebench_work(
+    path: &Path,
+    props: &Properties,
+    defaults: &mut Defaults,
+) -> Result<AnyWorkload> {
+    let mut overrides = Vec::new();
+    for (k, v) in props.iter() {
+        if kvlab_workload::CACHEBENCH_OVERRIDES.contains(&k) {
+            overrides.push((k.to_string(), v.to_string()));
+        } else if !is_runner_or_store_property(k) {
+            return Err(usage(format!(
+                "property `{k}` does not apply to a CacheBench config; its overrides are: {}",
+                kvlab_workload::CACHEBENCH_OVERRIDES.join(", ")
+            )));
+        }
     }
-    check_plan(phase, &args, &plan)?;
-    let stop = install_stop_handler();
-    let ctx = PhaseCtx {
-        phase,
-        args,
-        props,
-        work,
-        plan,
-        report: ReportStyle::Ycsb,
-        stop,
-        server: Vec::new(),
-        observers: Observers::default(),
-    };
-    Ok(ctx)
+    let config = CacheBenchConfig::load(path, &overrides).map_err(|e| usage(e.to_string()))?;
+    for w in config.warnings() {
+        eprintln!("kvlab: warning: {}: {w}", path.display());
+    }
+    defaults.threads = Some(config.threads() as usize);
+    defaults.ops_per_thread = Some(config.ops_per_thread());
+    defaults.target_rate = config.target_rate_ops_per_s();
+    defaults.cache_size_mb = config.cache_size_mb();
+    defaults.disk_size_mb = config.nvm_cache_size_mb();
+    Ok(AnyWorkload::Cache(Arc::new(
+        config.workload().map_err(|e| usage(e.to_string()))?,
+    )))
 }
 
 /// The plan's values that cannot mean anything or that the machine cannot hold, refused
