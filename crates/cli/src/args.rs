@@ -402,6 +402,21 @@ pub(crate) struct RequestTimeout(pub(crate) Option<Duration>);
 pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl PhaseArgs {
+    /// Every flag at its default, for `--db db`: what a command that runs a phase of its
+    /// own (`kvlab memtier`, `kvlab sim -P`, `kvlab db_bench`) starts from before it sets
+    /// its own fields. The defaults are clap's, so they are written once, on the flags.
+    pub(crate) fn defaults(db: &str) -> Result<PhaseArgs> {
+        /// The phase flags alone.
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            args: PhaseArgs,
+        }
+        let flags =
+            Flags::try_parse_from(["kvlab", "--db", db]).map_err(|e| usage(e.to_string()))?;
+        Ok(flags.args)
+    }
+
     /// The per-request timeout of network stores: `--timeout`, else
     /// [`DEFAULT_REQUEST_TIMEOUT`]; `None` waits forever.
     pub(crate) fn request_timeout(&self) -> Option<Duration> {

@@ -36,7 +36,7 @@ mod trace_cmd;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::Result;
 use clap::Parser;
@@ -225,51 +225,26 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     } else {
         "memcached"
     };
-    let args = PhaseArgs {
-        property_files: Vec::new(),
-        // memtier's traffic only: no server queries (docs/memtier.md, Server traffic).
-        properties: [a.store_options(), a.traffic_options()].concat(),
-        db: db.into(),
-        path: None,
-        cachebench: None,
-        cache_size: None,
-        merge_operator: None,
-        disk_path: None,
-        disk_size: None,
-        url: m.spawn.is_none().then(|| a.url()),
-        spawn: m.spawn.clone(),
-        threads: Some(a.threads()),
-        connections: a.clients_per_thread(),
-        pipeline: a.pipeline(),
-        timeout: Some(args::RequestTimeout(None)),
-        target_rate: a.target_rate().map(TargetRate::Constant),
-        duration: a.duration(),
-        warmup: None,
-        seed: Some(seed),
-        shard: None,
-        toxiproxy: None,
-        faults: Vec::new(),
-        expected_log: None,
-        slo: None,
-        slo_step: Duration::from_secs(10),
-        rounds: None,
-        rounds_target: 2.0,
-        max_rounds: 20,
-        start_at: None,
-        out: m.out.clone(),
-        overwrite: m.overwrite,
-        interval: Duration::from_secs(1),
-        max_errors: m.max_errors,
-        progress: m.progress,
-        record: m.record.clone(),
-        label: m.label.clone(),
-        workload_label: m.workload_label.clone(),
-        monitor: m.monitor.clone(),
-        keys: Default::default(),
-        memtier: Default::default(),
-        replay: None,
-        model: None,
-    };
+    let mut args = PhaseArgs::defaults(db)?;
+    // memtier's traffic only: no server queries (docs/memtier.md, Server traffic).
+    args.properties = [a.store_options(), a.traffic_options()].concat();
+    args.url = m.spawn.is_none().then(|| a.url());
+    args.spawn = m.spawn.clone();
+    args.threads = Some(a.threads());
+    args.connections = a.clients_per_thread();
+    args.pipeline = a.pipeline();
+    args.timeout = Some(args::RequestTimeout(None));
+    args.target_rate = a.target_rate().map(TargetRate::Constant);
+    args.duration = a.duration();
+    args.seed = Some(seed);
+    args.out = m.out.clone();
+    args.overwrite = m.overwrite;
+    args.max_errors = m.max_errors;
+    args.progress = m.progress;
+    args.record = m.record.clone();
+    args.label = m.label.clone();
+    args.workload_label = m.workload_label.clone();
+    args.monitor = m.monitor.clone();
     let mut props = Properties::new();
     for p in &args.properties {
         props.set_override(p).map_err(|e| usage(e.to_string()))?;

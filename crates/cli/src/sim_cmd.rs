@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser};
+use clap::Args;
 use kvlab_cachesim::mrc;
 use kvlab_cachesim::{simulate_many, Capacity, LoadOptions, Mode, PolicySpec, SimOptions};
 use kvlab_cachesim::{SimResult, SimTrace};
@@ -19,7 +19,7 @@ use kvlab_report::Phase;
 use kvlab_stores::null::NullStore;
 use kvlab_workload::AnyWorkload;
 
-use crate::args::{refused, usage, PhaseArgs};
+use crate::args::{refused, usage, PhaseArgs, ProgressArg};
 use crate::phase::run_once;
 use crate::select::select_phase;
 use crate::store::preload;
@@ -405,13 +405,6 @@ fn from_file(cmd: &SimCommand) -> Result<(SimTrace, String)> {
     Ok((trace, path.display().to_string()))
 }
 
-/// `kvlab run`'s arguments, parsed on their own.
-#[derive(Parser, Debug)]
-struct RunArgv {
-    #[command(flatten)]
-    args: PhaseArgs,
-}
-
 /// The requests of the workload of `-P`: exactly what `kvlab run -P … --db null
 /// --threads 1 --record T` records — the same workload selection, seed, operation count
 /// and store answers (the null store: every read finds an empty value, so a look-aside
@@ -424,22 +417,13 @@ fn synthetic(cmd: &SimCommand) -> Result<(SimTrace, String)> {
     let path = dir.join("workload.kvtrace");
     let loaded = (|| {
         let seed = cmd.seed.unwrap_or_else(random_seed);
-        let mut argv: Vec<std::ffi::OsString> = ["kvlab sim", "--db", "null", "--threads", "1"]
-            .iter()
-            .map(Into::into)
-            .collect();
-        argv.extend(["--progress".into(), "never".into()]);
-        argv.extend(["--seed".into(), seed.to_string().into()]);
-        argv.extend(["--record".into(), path.clone().into_os_string()]);
-        for f in &cmd.property_files {
-            argv.extend(["-P".into(), f.clone().into_os_string()]);
-        }
-        for p in &cmd.properties {
-            argv.extend(["-p".into(), p.into()]);
-        }
-        let args = RunArgv::try_parse_from(argv)
-            .map_err(|e| usage(e.to_string()))?
-            .args;
+        let mut args = PhaseArgs::defaults("null")?;
+        args.threads = Some(1);
+        args.progress = ProgressArg::Never;
+        args.seed = Some(seed);
+        args.record.record = Some(path.clone());
+        args.property_files = cmd.property_files.clone();
+        args.properties = cmd.properties.clone();
         let mut ctx = select_phase(Phase::Run, args)?;
         ctx.plan.duration = None;
         ctx.plan.operations = Some(
