@@ -21,8 +21,9 @@
 //!
 //! Each family lives in a folder of its own: `ycsb/` (CoreWorkload and its sources),
 //! `cache/` (CacheBench-style caches and CacheBench configs), `files/`
-//! (imports and key files) — memtier-style workloads live in `kvlab-memtier`; `plan.rs` (thread plans over any of them) and `any.rs` (the
-//! one list of workloads) sit beside them. Adding a family touches its folder and one
+//! (imports and key files), `memtier/` (memtier_benchmark's key patterns, `--command`
+//! lines and `--data-import` files); `plan.rs` (thread plans over any of them) and
+//! `any.rs` (the one list of workloads) sit beside them. Adding a family touches its folder and one
 //! arm of [`with_workload!`].
 //!
 //! The [`generator`] module holds the key, length and counter generators (uniform,
@@ -71,8 +72,7 @@ mod ycsb;
 
 /// YCSB's generators (kept under this name for existing paths): [`kvlab_dist::ycsb`].
 pub use kvlab_dist::ycsb as generator;
-/// memtier_benchmark's workload (and the rest of memtier compatibility): [`kvlab_memtier`].
-pub use kvlab_memtier as memtier;
+pub mod memtier;
 
 use std::path::PathBuf;
 

@@ -19,7 +19,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::MemtierError;
+use super::MemtierError;
 
 /// What every import file starts with (memtier compares this prefix of the first line).
 pub const IMPORT_HEADER_PREFIX: &str = "dumpflags, time, exptime";

@@ -14,7 +14,7 @@
 //! `__data__` mixed with other text is refused.
 
 use super::KeyPattern;
-use crate::MemtierError;
+use super::MemtierError;
 
 /// The argument memtier replaces by a generated key.
 pub const KEY_PLACEHOLDER: &str = "__key__";
