@@ -345,28 +345,7 @@ impl Plan {
             .as_deref()
             .map(|s| parse_time(file, "cell_timeout", s))
             .transpose()?;
-        let monitor_interval = raw
-            .monitor_interval
-            .as_deref()
-            .map(|s| parse_time(file, "monitor_interval", s))
-            .transpose()?
-            .unwrap_or(Duration::from_secs(1));
-        if monitor_interval.is_zero() {
-            return Err(bad(file, "monitor_interval", "expected a time above zero"));
-        }
-        let monitor = raw.monitor.unwrap_or(true).then_some(monitor_interval);
-        let record_sample = raw.record_sample.unwrap_or(1.0);
-        if !(record_sample > 0.0 && record_sample <= 1.0) {
-            return Err(bad(
-                file,
-                "record_sample",
-                "expected a fraction above 0, at most 1",
-            ));
-        }
-        if raw.record_sample.is_some() && raw.record != Some(true) {
-            return Err(bad(file, "record_sample", "set `record = true` to record"));
-        }
-        let record = (raw.record == Some(true)).then_some(record_sample);
+        let (monitor, record) = monitor_and_record(file, &raw)?;
         let load = raw.load.unwrap_or_default();
         for (k, v) in [
             ("load.threads", load.threads),
@@ -411,15 +390,9 @@ impl Plan {
             threads: Vec::new(),
             connections: None,
         });
-        let counts = |key: &str, v: &[usize]| -> Result<()> {
-            if v.contains(&0) {
-                return Err(bad(file, key, "counts must be at least 1"));
-            }
-            Ok(())
-        };
-        counts("matrix.threads", &matrix.threads)?;
+        counts(file, "matrix.threads", &matrix.threads)?;
         let connections = matrix.connections.clone().unwrap_or_else(|| vec![1]);
-        counts("matrix.connections", &connections)?;
+        counts(file, "matrix.connections", &connections)?;
         if connections.is_empty() {
             return Err(bad(
                 file,
@@ -429,140 +402,16 @@ impl Plan {
             ));
         }
 
-        // Expand the matrix.
-        let mut cells = Vec::new();
-        for (wi, (w, rw)) in workloads.iter().zip(&raw.workloads).enumerate() {
-            let key = format!("workload[{wi}] ({})", w.name);
-            let threads = rw.threads.as_ref().unwrap_or(&matrix.threads);
-            counts(&format!("{key}.threads"), threads)?;
-            if threads.is_empty() {
-                return Err(bad(
-                    file,
-                    "matrix.threads",
-                    format!(
-                        "empty matrix: expected a list of thread counts, e.g. threads = [1, 2] \
-                         (or `threads` in workload `{}`)",
-                        w.name
-                    ),
-                ));
-            }
-            let conns = rw.connections.as_ref().unwrap_or(&connections);
-            counts(&format!("{key}.connections"), conns)?;
-            if conns.is_empty() {
-                return Err(bad(
-                    file,
-                    &format!("{key}.connections"),
-                    "expected at least one count",
-                ));
-            }
-            for (si, s) in stores.iter().enumerate() {
-                if let Some(only) = &rw.stores {
-                    if !only.contains(&s.name) {
-                        continue;
-                    }
-                }
-                if matches!(w.kind, WorkKind::Memtier { .. }) && !s.is_network() {
-                    return Err(bad(
-                        file,
-                        &format!("{key}.memtier"),
-                        format!(
-                            "a memtier workload needs a redis or memcached store, and store `{}` \
-                             is `{}`; list the stores it runs on with `stores = [...]`",
-                            s.name, s.db
-                        ),
-                    ));
-                }
-                // Connections are a network store's axis; embedded stores run c1.
-                let conns: Vec<usize> = if s.is_network() {
-                    dedup(conns)
-                } else {
-                    vec![1]
-                };
-                for &t in &dedup(threads) {
-                    for &c in &conns {
-                        for round in 1..=rounds {
-                            let rel = PathBuf::from(&s.name)
-                                .join(&w.name)
-                                .join(format!("t{t}-c{c}"))
-                                .join(format!("round-{round}"));
-                            cells.push(Cell {
-                                store: si,
-                                workload: wi,
-                                threads: t,
-                                connections: c,
-                                round,
-                                set: Vec::new(),
-                                duration: None,
-                                args: Vec::new(),
-                                rel,
-                                dataset: usize::MAX,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-
-        // Per-cell overrides.
-        let mut skipped = vec![false; cells.len()];
-        for (oi, o) in raw.cells.iter().enumerate() {
-            let key = format!("cell[{oi}]");
-            if let Some(s) = &o.store {
-                if !stores.iter().any(|x| &x.name == s) {
-                    return Err(bad(
-                        file,
-                        &format!("{key}.store"),
-                        format!("no store named `{s}`"),
-                    ));
-                }
-            }
-            if let Some(w) = &o.workload {
-                if !workloads.iter().any(|x| &x.name == w) {
-                    return Err(bad(
-                        file,
-                        &format!("{key}.workload"),
-                        format!("no workload named `{w}`"),
-                    ));
-                }
-            }
-            let set = scalars(file, &format!("{key}.set"), &o.set)?;
-            if let Some(d) = &o.duration {
-                parse_time(file, &format!("{key}.duration"), d)?;
-            }
-            let mut matched = 0;
-            for (ci, c) in cells.iter_mut().enumerate() {
-                let hit = o.store.as_ref().is_none_or(|s| &stores[c.store].name == s)
-                    && o.workload
-                        .as_ref()
-                        .is_none_or(|w| &workloads[c.workload].name == w)
-                    && o.threads.is_none_or(|t| t == c.threads)
-                    && o.connections.is_none_or(|n| n == c.connections);
-                if !hit {
-                    continue;
-                }
-                matched += 1;
-                if o.skip {
-                    skipped[ci] = true;
-                }
-                c.set.extend(set.iter().cloned());
-                if o.duration.is_some() {
-                    c.duration.clone_from(&o.duration);
-                }
-                c.args.extend(o.args.iter().cloned());
-            }
-            if matched == 0 {
-                return Err(bad(file, &key, "matches no cell of the matrix"));
-            }
-        }
-        let cells: Vec<Cell> = cells
-            .into_iter()
-            .zip(skipped)
-            .filter(|(_, s)| !s)
-            .map(|(c, _)| c)
-            .collect();
-        if cells.is_empty() {
-            return Err(bad(file, "matrix", "empty matrix: every cell is skipped"));
-        }
+        let cells = expand(
+            file,
+            &workloads,
+            &raw.workloads,
+            &stores,
+            &matrix.threads,
+            &connections,
+            rounds,
+        )?;
+        let cells = apply_overrides(file, &raw.cells, cells, &stores, &workloads)?;
 
         let mut plan = Plan {
             name: raw.name,
@@ -654,6 +503,201 @@ impl Plan {
         }
         Ok(())
     }
+}
+
+/// The suite's `monitor` (its sampling interval, when on) and `record` (the fraction
+/// of keys recorded, when on) settings.
+fn monitor_and_record(file: &Path, raw: &RawSuite) -> Result<(Option<Duration>, Option<f64>)> {
+    let monitor_interval = raw
+        .monitor_interval
+        .as_deref()
+        .map(|s| parse_time(file, "monitor_interval", s))
+        .transpose()?
+        .unwrap_or(Duration::from_secs(1));
+    if monitor_interval.is_zero() {
+        return Err(bad(file, "monitor_interval", "expected a time above zero"));
+    }
+    let monitor = raw.monitor.unwrap_or(true).then_some(monitor_interval);
+    let record_sample = raw.record_sample.unwrap_or(1.0);
+    if !(record_sample > 0.0 && record_sample <= 1.0) {
+        return Err(bad(
+            file,
+            "record_sample",
+            "expected a fraction above 0, at most 1",
+        ));
+    }
+    if raw.record_sample.is_some() && raw.record != Some(true) {
+        return Err(bad(file, "record_sample", "set `record = true` to record"));
+    }
+    let record = (raw.record == Some(true)).then_some(record_sample);
+    Ok((monitor, record))
+}
+
+/// A count list of the matrix (`threads`, `connections`): every count at least 1.
+fn counts(file: &Path, key: &str, v: &[usize]) -> Result<()> {
+    if v.contains(&0) {
+        return Err(bad(file, key, "counts must be at least 1"));
+    }
+    Ok(())
+}
+
+/// The matrix expanded: a cell for every store × workload × threads × connections ×
+/// round (connections only for network stores), a workload's own `threads`,
+/// `connections` and `stores` taking precedence over the matrix's.
+fn expand(
+    file: &Path,
+    workloads: &[WorkloadPlan],
+    raw_workloads: &[RawWorkload],
+    stores: &[StorePlan],
+    matrix_threads: &[usize],
+    connections: &[usize],
+    rounds: u32,
+) -> Result<Vec<Cell>> {
+    let mut cells = Vec::new();
+    for (wi, (w, rw)) in workloads.iter().zip(raw_workloads).enumerate() {
+        let key = format!("workload[{wi}] ({})", w.name);
+        let threads = rw.threads.as_deref().unwrap_or(matrix_threads);
+        counts(file, &format!("{key}.threads"), threads)?;
+        if threads.is_empty() {
+            return Err(bad(
+                file,
+                "matrix.threads",
+                format!(
+                    "empty matrix: expected a list of thread counts, e.g. threads = [1, 2] \
+                     (or `threads` in workload `{}`)",
+                    w.name
+                ),
+            ));
+        }
+        let conns = rw.connections.as_deref().unwrap_or(connections);
+        counts(file, &format!("{key}.connections"), conns)?;
+        if conns.is_empty() {
+            return Err(bad(
+                file,
+                &format!("{key}.connections"),
+                "expected at least one count",
+            ));
+        }
+        for (si, s) in stores.iter().enumerate() {
+            if let Some(only) = &rw.stores {
+                if !only.contains(&s.name) {
+                    continue;
+                }
+            }
+            if matches!(w.kind, WorkKind::Memtier { .. }) && !s.is_network() {
+                return Err(bad(
+                    file,
+                    &format!("{key}.memtier"),
+                    format!(
+                        "a memtier workload needs a redis or memcached store, and store `{}` \
+                         is `{}`; list the stores it runs on with `stores = [...]`",
+                        s.name, s.db
+                    ),
+                ));
+            }
+            // Connections are a network store's axis; embedded stores run c1.
+            let conns: Vec<usize> = if s.is_network() {
+                dedup(conns)
+            } else {
+                vec![1]
+            };
+            for &t in &dedup(threads) {
+                for &c in &conns {
+                    for round in 1..=rounds {
+                        let rel = PathBuf::from(&s.name)
+                            .join(&w.name)
+                            .join(format!("t{t}-c{c}"))
+                            .join(format!("round-{round}"));
+                        cells.push(Cell {
+                            store: si,
+                            workload: wi,
+                            threads: t,
+                            connections: c,
+                            round,
+                            set: Vec::new(),
+                            duration: None,
+                            args: Vec::new(),
+                            rel,
+                            dataset: usize::MAX,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(cells)
+}
+
+/// The `[[cell]]` overrides applied to the cells they match (settings, duration,
+/// arguments, `skip`); an override that matches no cell is an error, as is a matrix
+/// whose every cell is skipped.
+fn apply_overrides(
+    file: &Path,
+    raw_cells: &[RawCell],
+    mut cells: Vec<Cell>,
+    stores: &[StorePlan],
+    workloads: &[WorkloadPlan],
+) -> Result<Vec<Cell>> {
+    let mut skipped = vec![false; cells.len()];
+    for (oi, o) in raw_cells.iter().enumerate() {
+        let key = format!("cell[{oi}]");
+        if let Some(s) = &o.store {
+            if !stores.iter().any(|x| &x.name == s) {
+                return Err(bad(
+                    file,
+                    &format!("{key}.store"),
+                    format!("no store named `{s}`"),
+                ));
+            }
+        }
+        if let Some(w) = &o.workload {
+            if !workloads.iter().any(|x| &x.name == w) {
+                return Err(bad(
+                    file,
+                    &format!("{key}.workload"),
+                    format!("no workload named `{w}`"),
+                ));
+            }
+        }
+        let set = scalars(file, &format!("{key}.set"), &o.set)?;
+        if let Some(d) = &o.duration {
+            parse_time(file, &format!("{key}.duration"), d)?;
+        }
+        let mut matched = 0;
+        for (ci, c) in cells.iter_mut().enumerate() {
+            let hit = o.store.as_ref().is_none_or(|s| &stores[c.store].name == s)
+                && o.workload
+                    .as_ref()
+                    .is_none_or(|w| &workloads[c.workload].name == w)
+                && o.threads.is_none_or(|t| t == c.threads)
+                && o.connections.is_none_or(|n| n == c.connections);
+            if !hit {
+                continue;
+            }
+            matched += 1;
+            if o.skip {
+                skipped[ci] = true;
+            }
+            c.set.extend(set.iter().cloned());
+            if o.duration.is_some() {
+                c.duration.clone_from(&o.duration);
+            }
+            c.args.extend(o.args.iter().cloned());
+        }
+        if matched == 0 {
+            return Err(bad(file, &key, "matches no cell of the matrix"));
+        }
+    }
+    let cells: Vec<Cell> = cells
+        .into_iter()
+        .zip(skipped)
+        .filter(|(_, s)| !s)
+        .map(|(c, _)| c)
+        .collect();
+    if cells.is_empty() {
+        return Err(bad(file, "matrix", "empty matrix: every cell is skipped"));
+    }
+    Ok(cells)
 }
 
 fn dedup(v: &[usize]) -> Vec<usize> {
