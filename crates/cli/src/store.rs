@@ -108,59 +108,8 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
             let store = FoyerStore::open(config).context("opening the foyer cache")?;
             execute(&ctx, Arc::new(store))
         }
-        "redis" => {
-            use kvlab_net::redis::{RedisConfig, RedisStore};
-            let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
-            let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
-            let mut pairs = store_pairs;
-            if let Some(t) = ctx.args.request_timeout() {
-                pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
-            }
-            // A TLS server kvlab started is trusted through its own CA file.
-            if let Some(ca) = server.as_ref().filter(|s| s.tls()).and_then(|s| {
-                s.config()
-                    .iter()
-                    .find(|(k, _)| k == "tls-ca-cert-file")
-                    .map(|(_, v)| v.trim_matches('"').to_string())
-            }) {
-                if !pairs.iter().any(|(k, _)| k == "redis.tls_ca_file") {
-                    pairs.push(("redis.tls_ca_file".into(), ca));
-                }
-            }
-            let mut config = RedisConfig::from_options(
-                &url,
-                redis_model(&ctx.work),
-                StoreOptions::new("redis.", pairs),
-            )
-            .map_err(|e| usage(e.message))?;
-            config.layout = ctx.work.value_layout();
-            let shown = config.url.to_string();
-            let stats = server_stats(kvlab_spawn::ServerKind::Redis, &config.url);
-            let store =
-                RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
-            execute_with_server(&ctx, &store, server, stats)
-        }
-        "memcached" => {
-            use kvlab_net::memcached::{MemcachedConfig, MemcachedStore};
-            let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Memcached)?;
-            let url = server_url(&ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
-            let mut pairs = store_pairs;
-            if let Some(t) = ctx.args.request_timeout() {
-                pairs.push((
-                    "memcached.timeout_ms".into(),
-                    t.as_millis().max(1).to_string(),
-                ));
-            }
-            let mut config =
-                MemcachedConfig::from_options(&url, StoreOptions::new("memcached.", pairs))
-                    .map_err(|e| usage(e.message))?;
-            config.layout = ctx.work.value_layout();
-            let shown = config.url.to_string();
-            let stats = server_stats(kvlab_spawn::ServerKind::Memcached, &config.url);
-            let store = MemcachedStore::open(config)
-                .with_context(|| format!("opening memcached at {shown}"))?;
-            execute_with_server(&ctx, &store, server, stats)
-        }
+        "redis" => open_redis(&ctx, store_pairs),
+        "memcached" => open_memcached(&ctx, store_pairs),
         "null" => {
             StoreOptions::new("null.", store_pairs)
                 .finish(&[])
@@ -169,6 +118,64 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
         }
         other => Err(unknown_store(other)),
     }
+}
+
+/// A Redis store (or Redis Cluster): `--url`, `--spawn` or the default address, through
+/// a `--fault` proxy when asked; a TLS server kvlab started is trusted through its own
+/// CA file.
+fn open_redis(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
+    use kvlab_net::redis::{RedisConfig, RedisStore};
+    let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
+    let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
+    let mut pairs = store_pairs;
+    if let Some(t) = ctx.args.request_timeout() {
+        pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
+    }
+    // A TLS server kvlab started is trusted through its own CA file.
+    if let Some(ca) = server.as_ref().filter(|s| s.tls()).and_then(|s| {
+        s.config()
+            .iter()
+            .find(|(k, _)| k == "tls-ca-cert-file")
+            .map(|(_, v)| v.trim_matches('"').to_string())
+    }) {
+        if !pairs.iter().any(|(k, _)| k == "redis.tls_ca_file") {
+            pairs.push(("redis.tls_ca_file".into(), ca));
+        }
+    }
+    let mut config = RedisConfig::from_options(
+        &url,
+        redis_model(&ctx.work),
+        StoreOptions::new("redis.", pairs),
+    )
+    .map_err(|e| usage(e.message))?;
+    config.layout = ctx.work.value_layout();
+    let shown = config.url.to_string();
+    let stats = server_stats(kvlab_spawn::ServerKind::Redis, &config.url);
+    let store = RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
+    execute_with_server(&ctx, &store, server, stats)
+}
+
+/// A memcached store: `--url`, `--spawn` or the default address, through a `--fault`
+/// proxy when asked.
+fn open_memcached(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
+    use kvlab_net::memcached::{MemcachedConfig, MemcachedStore};
+    let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Memcached)?;
+    let url = server_url(&ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
+    let mut pairs = store_pairs;
+    if let Some(t) = ctx.args.request_timeout() {
+        pairs.push((
+            "memcached.timeout_ms".into(),
+            t.as_millis().max(1).to_string(),
+        ));
+    }
+    let mut config = MemcachedConfig::from_options(&url, StoreOptions::new("memcached.", pairs))
+        .map_err(|e| usage(e.message))?;
+    config.layout = ctx.work.value_layout();
+    let shown = config.url.to_string();
+    let stats = server_stats(kvlab_spawn::ServerKind::Memcached, &config.url);
+    let store =
+        MemcachedStore::open(config).with_context(|| format!("opening memcached at {shown}"))?;
+    execute_with_server(&ctx, &store, server, stats)
 }
 
 /// The usage error for a `--db` kvlab does not know (or was built without).
