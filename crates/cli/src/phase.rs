@@ -95,22 +95,7 @@ pub(crate) fn execute_observed<S: Store>(
     // interval, for the whole phase. A parent such as `kvlab suite` may turn it off
     // (--monitor off), set its interval (--monitor-interval) and name the server
     // process it started (--monitor-server-pid).
-    let m = &ctx.args.monitor;
-    let monitor = ctx.args.out.as_ref().filter(|_| m.monitor).and_then(|dir| {
-        let mut config = kvlab_monitor::MonitorConfig::new(dir);
-        config.interval = m
-            .monitor_interval
-            .filter(|d| !d.is_zero())
-            .unwrap_or(ctx.args.interval);
-        config.server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid")
-            .and_then(|pid| u32::try_from(pid).ok())
-            .or(m.monitor_server_pid);
-        config.data_dir = ctx.args.path.clone();
-        config.store_stats = store_stats;
-        kvlab_monitor::Monitor::start(config)
-            .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
-            .ok()
-    });
+    let monitor = start_monitor(ctx, store_stats);
     if let Some(rounds) = ctx.args.rounds {
         let code = crate::rounds::run_rounds(ctx, store, rounds, &extra_stats)?;
         if let Some(m) = monitor {
@@ -155,8 +140,44 @@ pub(crate) fn execute_observed<S: Store>(
         let code = exit_code(ctx, &done.outcome);
         return memtier_verification(ctx, store, code);
     }
-    // memtier's -x: the whole test several times against the same store, a second
-    // apart, each run's result files in OUT/run-N; the monitor covers them all.
+    memtier_runs(ctx, store, runs, monitor, &extra_stats)
+}
+
+/// Resource monitoring and the store's statistics into OUT/monitor/*.csv, every
+/// interval, for the whole phase. A parent such as `kvlab suite` may turn it off
+/// (--monitor off), set its interval (--monitor-interval) and name the server process it
+/// started (--monitor-server-pid).
+fn start_monitor(
+    ctx: &PhaseCtx,
+    store_stats: Option<kvlab_monitor::StoreStatsFn>,
+) -> Option<kvlab_monitor::Monitor> {
+    let m = &ctx.args.monitor;
+    ctx.args.out.as_ref().filter(|_| m.monitor).and_then(|dir| {
+        let mut config = kvlab_monitor::MonitorConfig::new(dir);
+        config.interval = m
+            .monitor_interval
+            .filter(|d| !d.is_zero())
+            .unwrap_or(ctx.args.interval);
+        config.server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid")
+            .and_then(|pid| u32::try_from(pid).ok())
+            .or(m.monitor_server_pid);
+        config.data_dir = ctx.args.path.clone();
+        config.store_stats = store_stats;
+        kvlab_monitor::Monitor::start(config)
+            .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
+            .ok()
+    })
+}
+
+/// memtier's `-x`: the whole test several times against the same store, a second
+/// apart, each run's result files in OUT/run-N; the monitor covers them all.
+fn memtier_runs<S: Store>(
+    ctx: &PhaseCtx,
+    store: &S,
+    runs: u32,
+    monitor: Option<kvlab_monitor::Monitor>,
+    extra_stats: &impl Fn() -> StoreStats,
+) -> Result<ExitCode> {
     let mut done: Vec<RunDone> = Vec::new();
     for id in 1..=runs {
         if id > 1 {
