@@ -397,52 +397,8 @@ impl Crasher<'_> {
     /// of what the store kept.
     fn round(&self, round: u32, after: Duration) -> Result<Round> {
         let dir = self.base.join(format!("round-{round}"));
-        // An embedded store loads into a fresh directory, and so does a server under a
-        // power cut (its data directory); a server otherwise has a work directory of its own.
-        if self.spec.is_none() || self.cmd.power_loss {
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir)
-                    .with_context(|| format!("clearing {} for a new round", dir.display()))?;
-            }
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        // With a power cut, the store's files are written through a mount of that directory.
         let mount = self.base.join(format!("round-{round}.mnt"));
-        let mut power = if self.cmd.power_loss {
-            if kvlab_powercut::PowerCut::clear_stale(&mount)
-                .with_context(|| format!("detaching the stale mount at {}", mount.display()))?
-            {
-                eprintln!(
-                    "kvlab: detached a mount left at {} by a run that did not finish",
-                    mount.display()
-                );
-            }
-            std::fs::create_dir_all(&mount)
-                .with_context(|| format!("creating {}", mount.display()))?;
-            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
-        } else {
-            None
-        };
-        let mut server = match self.spec {
-            Some(spec) => {
-                let mut spec = spec.clone();
-                if power.is_some() {
-                    // The server keeps its data (AOF, RDB) under the mount.
-                    spec.options
-                        .push(("dir".into(), format!("\"{}\"", mount.display())));
-                }
-                let s = kvlab_spawn::Server::start(&spec)?;
-                eprintln!(
-                    "kvlab: round {round}: started {} {} at {} (pid {})",
-                    self.cmd.phase.db,
-                    s.version(),
-                    s.url(),
-                    s.pid()
-                );
-                Some(s)
-            }
-            None => None,
-        };
+        let (mut power, mut server) = self.start_round(round, &dir, &mount)?;
         let writer_target: [String; 2] = match (&server, &power) {
             (Some(s), _) => ["--url".into(), s.url()],
             (None, Some(p)) => ["--path".into(), p.mountpoint().display().to_string()],
@@ -549,6 +505,66 @@ impl Crasher<'_> {
             unsynced_bytes: unsynced.map(|u| u.bytes),
             check,
         })
+    }
+
+    /// A round's store before the writer starts: a fresh directory for an embedded store
+    /// (and for a server under a power cut), the power-cut mount at `mount`, the server
+    /// started (its data under the mount with `--power-loss`).
+    fn start_round(
+        &self,
+        round: u32,
+        dir: &Path,
+        mount: &Path,
+    ) -> Result<(
+        Option<kvlab_powercut::PowerCut>,
+        Option<kvlab_spawn::Server>,
+    )> {
+        // An embedded store loads into a fresh directory, and so does a server under a
+        // power cut (its data directory); a server otherwise has a work directory of its own.
+        if self.spec.is_none() || self.cmd.power_loss {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .with_context(|| format!("clearing {} for a new round", dir.display()))?;
+            }
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        // With a power cut, the store's files are written through a mount of that directory.
+        let power = if self.cmd.power_loss {
+            if kvlab_powercut::PowerCut::clear_stale(&mount)
+                .with_context(|| format!("detaching the stale mount at {}", mount.display()))?
+            {
+                eprintln!(
+                    "kvlab: detached a mount left at {} by a run that did not finish",
+                    mount.display()
+                );
+            }
+            std::fs::create_dir_all(&mount)
+                .with_context(|| format!("creating {}", mount.display()))?;
+            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
+        } else {
+            None
+        };
+        let server = match self.spec {
+            Some(spec) => {
+                let mut spec = spec.clone();
+                if power.is_some() {
+                    // The server keeps its data (AOF, RDB) under the mount.
+                    spec.options
+                        .push(("dir".into(), format!("\"{}\"", mount.display())));
+                }
+                let s = kvlab_spawn::Server::start(&spec)?;
+                eprintln!(
+                    "kvlab: round {round}: started {} {} at {} (pid {})",
+                    self.cmd.phase.db,
+                    s.version(),
+                    s.url(),
+                    s.pid()
+                );
+                Some(s)
+            }
+            None => None,
+        };
+        Ok((power, server))
     }
 
     /// Runs the round's `verify --expected-log` child and reads its `[CRASH]` lines.
