@@ -523,14 +523,14 @@ impl Crasher<'_> {
         // power cut (its data directory); a server otherwise has a work directory of its own.
         if self.spec.is_none() || self.cmd.power_loss {
             if dir.exists() {
-                std::fs::remove_dir_all(&dir)
+                std::fs::remove_dir_all(dir)
                     .with_context(|| format!("clearing {} for a new round", dir.display()))?;
             }
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         // With a power cut, the store's files are written through a mount of that directory.
         let power = if self.cmd.power_loss {
-            if kvlab_powercut::PowerCut::clear_stale(&mount)
+            if kvlab_powercut::PowerCut::clear_stale(mount)
                 .with_context(|| format!("detaching the stale mount at {}", mount.display()))?
             {
                 eprintln!(
@@ -538,9 +538,9 @@ impl Crasher<'_> {
                     mount.display()
                 );
             }
-            std::fs::create_dir_all(&mount)
+            std::fs::create_dir_all(mount)
                 .with_context(|| format!("creating {}", mount.display()))?;
-            Some(kvlab_powercut::PowerCut::mount(&dir, &mount)?)
+            Some(kvlab_powercut::PowerCut::mount(dir, mount)?)
         } else {
             None
         };

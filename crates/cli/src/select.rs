@@ -224,22 +224,22 @@ fn choose_workload(
     let work = if let Some(r) = &args.replay {
         AnyWorkload::Replay(Arc::clone(&r.workload))
     } else if let Some(model) = &args.model {
-        let w = model_cmd::model_work(model, &props)?;
+        let w = model_cmd::model_work(model, props)?;
         if let AnyWorkload::MixGraph(m) = &w {
             defaults.threads = Some(m.config().threads.max(1) as usize);
         }
         w
     } else if args.memtier.given() {
-        memtier_work(&args, &props)?
+        memtier_work(args, props)?
     } else if let Some(path) = &args.cachebench {
         cachebench_work(path, props, defaults)?
     } else if props.get("workload") == Some(MixGraphWorkload::CLASS) {
         let layout = match props.get("keyrange_source") {
-            Some(_) => sst_layout(&args, &props)?,
+            Some(_) => sst_layout(args, props)?,
             None => None,
         };
         let w = MixGraphWorkload::from_properties_with(
-            &props,
+            props,
             CLI_PROPERTIES,
             STORE_PREFIXES,
             layout.as_ref(),
@@ -248,11 +248,11 @@ fn choose_workload(
         defaults.threads = Some(w.config().threads.max(1) as usize);
         AnyWorkload::MixGraph(Arc::new(w))
     } else if props.get("workload") == Some(CacheWorkload::CLASS) {
-        let w = CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+        let w = CacheWorkload::from_properties(props, CLI_PROPERTIES, STORE_PREFIXES)
             .map_err(|e| usage(e.to_string()))?;
         AnyWorkload::Cache(Arc::new(w))
     } else {
-        let w = CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+        let w = CoreWorkload::from_properties(props, CLI_PROPERTIES, STORE_PREFIXES)
             .map_err(|e| usage(e.to_string()))?;
         AnyWorkload::Core(Arc::new(w))
     };

@@ -125,8 +125,8 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
 /// CA file.
 fn open_redis(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
     use kvlab_net::redis::{RedisConfig, RedisStore};
-    let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Redis)?;
-    let url = server_url(&ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
+    let server = spawn_server(ctx, kvlab_spawn::ServerKind::Redis)?;
+    let url = server_url(ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
     let mut pairs = store_pairs;
     if let Some(t) = ctx.args.request_timeout() {
         pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
@@ -152,15 +152,15 @@ fn open_redis(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<Exit
     let shown = config.url.to_string();
     let stats = server_stats(kvlab_spawn::ServerKind::Redis, &config.url);
     let store = RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
-    execute_with_server(&ctx, &store, server, stats)
+    execute_with_server(ctx, &store, server, stats)
 }
 
 /// A memcached store: `--url`, `--spawn` or the default address, through a `--fault`
 /// proxy when asked.
 fn open_memcached(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
     use kvlab_net::memcached::{MemcachedConfig, MemcachedStore};
-    let server = spawn_server(&ctx, kvlab_spawn::ServerKind::Memcached)?;
-    let url = server_url(&ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
+    let server = spawn_server(ctx, kvlab_spawn::ServerKind::Memcached)?;
+    let url = server_url(ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
     let mut pairs = store_pairs;
     if let Some(t) = ctx.args.request_timeout() {
         pairs.push((
@@ -175,7 +175,7 @@ fn open_memcached(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<
     let stats = server_stats(kvlab_spawn::ServerKind::Memcached, &config.url);
     let store =
         MemcachedStore::open(config).with_context(|| format!("opening memcached at {shown}"))?;
-    execute_with_server(&ctx, &store, server, stats)
+    execute_with_server(ctx, &store, server, stats)
 }
 
 /// The usage error for a `--db` kvlab does not know (or was built without).
