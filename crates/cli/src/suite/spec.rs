@@ -768,6 +768,53 @@ fn validate_store(
             ));
         }
     }
+    let (access, auth) = store_access(file, base, out, &key, s, store)?;
+    if s.spawn_per.is_some() && s.spawn.is_none() {
+        return Err(bad(
+            file,
+            &format!("{key}.spawn_per"),
+            "applies only with `spawn`",
+        ));
+    }
+    let options = store_options(file, &key, db, s)?;
+    let mut args = Vec::new();
+    if let Some(c) = &s.cache_size {
+        args.extend(["--cache-size".to_string(), c.clone()]);
+    }
+    if let Some(p) = &s.disk_path {
+        let p = if p.is_relative() {
+            base.join(p)
+        } else {
+            p.clone()
+        };
+        args.extend(["--disk-path".to_string(), p.display().to_string()]);
+    }
+    if let Some(d) = &s.disk_size {
+        args.extend(["--disk-size".to_string(), d.clone()]);
+    }
+    args.extend(s.args.iter().cloned());
+    Ok(StorePlan {
+        name: s.name.clone(),
+        db: s.db.clone(),
+        access,
+        options,
+        args,
+        keep_data: s.keep_data.unwrap_or(false),
+        auth,
+    })
+}
+
+/// How the suite reaches a store: its data directory (embedded), in process, a server
+/// it spawns or a URL; and the credentials a URL or the spawn settings carry.
+fn store_access(
+    file: &Path,
+    base: &Path,
+    out: &Path,
+    key: &str,
+    s: &RawStore,
+    store: &kvlab_lab::StoreInfo,
+) -> Result<(Access, Option<String>)> {
+    let db = s.db.as_str();
     let mut auth = None;
     let access = if store.access == kvlab_lab::Access::Embedded {
         let root = match &s.path {
@@ -781,12 +828,12 @@ fn validate_store(
     } else {
         match (&s.spawn, &s.url) {
             (Some(_), Some(_)) => {
-                return Err(bad(file, &key, "give either `spawn` or `url`, not both"));
+                return Err(bad(file, key, "give either `spawn` or `url`, not both"));
             }
             (None, None) => {
                 return Err(bad(
                     file,
-                    &key,
+                    key,
                     "a network store needs `spawn = \"SETTINGS\"` (a local server the suite \
                      starts; \"\" for the defaults) or `url = \"redis://host:port\"`",
                 ));
@@ -814,13 +861,12 @@ fn validate_store(
             }
         }
     };
-    if s.spawn_per.is_some() && s.spawn.is_none() {
-        return Err(bad(
-            file,
-            &format!("{key}.spawn_per"),
-            "applies only with `spawn`",
-        ));
-    }
+    Ok((access, auth))
+}
+
+/// A store's `options`, each under the store's prefix (`rocksdb.`, …); another store's
+/// option is refused.
+fn store_options(file: &Path, key: &str, db: &str, s: &RawStore) -> Result<Vec<String>> {
     let mut options = Vec::new();
     for (k, v) in scalars(file, &format!("{key}.options"), &s.options)? {
         let prefix = format!("{db}.");
@@ -837,30 +883,54 @@ fn validate_store(
         };
         options.push(format!("{name}={v}"));
     }
-    let mut args = Vec::new();
-    if let Some(c) = &s.cache_size {
-        args.extend(["--cache-size".to_string(), c.clone()]);
+    Ok(options)
+}
+
+/// A workload of YCSB or cache property files (with its `set` overrides), checked by
+/// building it as `kvlab run` would.
+fn property_workload(
+    file: &Path,
+    key: &str,
+    w: &RawWorkload,
+    property_files: &[PathBuf],
+    set: &[(String, String)],
+) -> Result<WorkKind> {
+    if w.prefill.is_some() {
+        return Err(bad(
+            file,
+            &format!("{key}.prefill"),
+            "applies to memtier workloads; a YCSB workload's data set is loaded with `kvlab load`",
+        ));
     }
-    if let Some(p) = &s.disk_path {
-        let p = if p.is_relative() {
-            base.join(p)
-        } else {
-            p.clone()
-        };
-        args.extend(["--disk-path".to_string(), p.display().to_string()]);
+    let mut props = Properties::new();
+    for f in property_files {
+        if !f.is_file() {
+            return Err(bad(
+                file,
+                &format!("{key}.properties"),
+                format!(
+                    "{} is not a file (paths are relative to the suite file)",
+                    f.display()
+                ),
+            ));
+        }
+        props
+            .load_file(f)
+            .map_err(|e| bad(file, &format!("{key}.properties"), e))?;
     }
-    if let Some(d) = &s.disk_size {
-        args.extend(["--disk-size".to_string(), d.clone()]);
+    for (k, v) in set {
+        props
+            .set_override(&format!("{k}={v}"))
+            .map_err(|e| bad(file, &format!("{key}.set.{k}"), e))?;
     }
-    args.extend(s.args.iter().cloned());
-    Ok(StorePlan {
-        name: s.name.clone(),
-        db: s.db.clone(),
-        access,
-        options,
-        args,
-        keep_data: s.keep_data.unwrap_or(false),
-        auth,
+    Ok(if props.get("workload") == Some(CacheWorkload::CLASS) {
+        CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| bad(file, key, e))?;
+        WorkKind::Cache
+    } else {
+        CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
+            .map_err(|e| bad(file, key, e))?;
+        WorkKind::Ycsb
     })
 }
 
@@ -947,41 +1017,7 @@ fn validate_workload(
                 .transpose()?;
             WorkKind::Memtier { args, prefill }
         }
-        (None, false) => {
-            if w.prefill.is_some() {
-                return Err(bad(file, &format!("{key}.prefill"), "applies to memtier workloads; a YCSB workload's data set is loaded with `kvlab load`"));
-            }
-            let mut props = Properties::new();
-            for f in &property_files {
-                if !f.is_file() {
-                    return Err(bad(
-                        file,
-                        &format!("{key}.properties"),
-                        format!(
-                            "{} is not a file (paths are relative to the suite file)",
-                            f.display()
-                        ),
-                    ));
-                }
-                props
-                    .load_file(f)
-                    .map_err(|e| bad(file, &format!("{key}.properties"), e))?;
-            }
-            for (k, v) in &set {
-                props
-                    .set_override(&format!("{k}={v}"))
-                    .map_err(|e| bad(file, &format!("{key}.set.{k}"), e))?;
-            }
-            if props.get("workload") == Some(CacheWorkload::CLASS) {
-                CacheWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
-                    .map_err(|e| bad(file, &key, e))?;
-                WorkKind::Cache
-            } else {
-                CoreWorkload::from_properties(&props, CLI_PROPERTIES, STORE_PREFIXES)
-                    .map_err(|e| bad(file, &key, e))?;
-                WorkKind::Ycsb
-            }
-        }
+        (None, false) => property_workload(file, &key, w, &property_files, &set)?,
     };
     Ok(WorkloadPlan {
         name: w.name.clone(),
