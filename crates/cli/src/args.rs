@@ -34,6 +34,7 @@ pub(crate) enum Command {
     Verify(PhaseArgs),
     /// Run a memtier_benchmark command line: memtier's own flags (-s, -p, -t, -c,
     /// --ratio, --key-pattern, --data-size, --test-time, …) and its summary output.
+    #[command(after_long_help = MEMTIER_CHOICES)]
     Memtier(Box<MemtierCommand>),
     /// Report the results below result directories: markdown tables, and with --html
     /// one self-contained HTML page with charts.
@@ -79,6 +80,31 @@ pub(crate) enum Command {
     /// Print kvlab's manual page (roff), or write one per subcommand with --out-dir.
     Man(completions::ManCommand),
 }
+
+/// Where `kvlab memtier` chooses differently from memtier_benchmark 2.3.0, said at the
+/// end of `kvlab memtier --help`, where a memtier user looks (the whole list:
+/// docs/memtier.md, "Differences from memtier_benchmark").
+const MEMTIER_CHOICES: &str = "\
+Where kvlab memtier differs from memtier_benchmark 2.3.0 (docs/memtier.md, \"Differences\"):
+  Exit code      1 when operations failed (errors beyond --max-errors, a lost connection,
+                 a server that cannot be reached, keys --data-verify found wrong), 2 for
+                 usage errors; memtier exits 0 whatever it found.
+  Server traffic kvlab asks the server for its facts and statistics over extra
+                 connections (Redis: INFO server and INFO cluster at start, INFO at the
+                 end; memcached: version and stats), for result.json.
+                 --no-server-queries sends memtier's traffic only.
+  Lost connection
+                 without --reconnect-on-error it stops the whole run (memtier stops the
+                 thread that lost it).
+  Random streams Xoshiro256++ from the seed: memtier's key patterns, distributions and
+                 cycles, not its glibc random_r keys one for one.
+  Redis Cluster  MOVED and ASK are followed and the request counted once, with its final
+                 reply (memtier counts the redirection as the operation).
+  TLS            without --cacert the system's CA bundle is trusted; a certificate in
+                 --cacert is also trusted as the server's own (a self-signed server).
+  kvlab's flags  --out, --overwrite, --record, --metrics, --monitor, --spawn, --label,
+                 --max-errors, --progress, --no-server-queries: kvlab's result files and
+                 options, beside memtier's own.";
 
 /// `kvlab memtier`: memtier_benchmark's flags plus kvlab's result options.
 #[derive(Args, Debug, Clone)]

@@ -816,3 +816,36 @@ fn debug_prints_each_request_and_its_reply() {
     );
     assert!(!text(&o).1.contains("handled response"), "{}", text(&o).1);
 }
+
+#[test]
+fn help_states_where_kvlab_chooses_differently_from_memtier() {
+    // A memtier user reads `--help`: kvlab's own choices (exit codes, the server
+    // queries, what a lost connection does) are listed at its end, and every flag the
+    // list names is a flag `kvlab memtier` takes.
+    let o = kvlab(&["memtier", "--help"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let (options, choices) = stdout
+        .split_once("Where kvlab memtier differs from memtier_benchmark 2.3.0")
+        .expect("the list of kvlab's choices ends the help");
+    for said in [
+        "memtier exits 0 whatever it found",
+        "--no-server-queries sends memtier's traffic only",
+        "without --reconnect-on-error it stops the whole run",
+    ] {
+        let flat = choices.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(said), "`{said}` missing from:\n{choices}");
+    }
+    let named: Vec<&str> = choices
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ':' || c == '(' || c == ')')
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .collect();
+    assert!(named.len() >= 10, "{named:?}");
+    for flag in named {
+        let flag = flag.trim_end_matches(['.', ';']);
+        assert!(
+            options.contains(&format!("{flag} ")) || options.contains(&format!("{flag}\n")),
+            "the help names {flag}, which kvlab memtier does not take"
+        );
+    }
+}
