@@ -872,3 +872,96 @@ threads = [1, 2]
     }
     assert_eq!(traces, 2);
 }
+
+#[test]
+fn rounds_auto_repeats_each_cell_until_its_interval_is_narrow_or_the_limit() {
+    let w = workloads();
+    let head = "name = \"auto\"\nrounds = \"auto\"\n";
+    let store = "[[store]]\nname = \"n\"\ndb = \"null\"\n";
+    let ycsb = format!(
+        "[[workload]]\nname = \"a\"\nproperties = [\"{w}/ycsb/workloada\"]\n\
+         set = {{ recordcount = 200, operationcount = 2000 }}\n"
+    );
+    let matrix = "[matrix]\nthreads = [1]\n";
+    // What cannot mean anything is refused before anything runs.
+    rejects(
+        "rounds-word.toml",
+        &format!("name = \"s\"\nrounds = \"sometimes\"\n{store}{ycsb}{matrix}"),
+        &["rounds", "`sometimes`", "\"auto\""],
+    );
+    rejects(
+        "rounds-few.toml",
+        &format!("{head}max_rounds = 2\n{store}{ycsb}{matrix}"),
+        &["max_rounds", "at least 3"],
+    );
+    rejects(
+        "rounds-target-fixed.toml",
+        &format!("name = \"s\"\nrounds = 3\nrounds_target = 5\n{store}{ycsb}{matrix}"),
+        &["rounds_target", "applies with `rounds = \"auto\"`"],
+    );
+    rejects(
+        "rounds-record.toml",
+        &format!("{head}record = true\n{store}{ycsb}{matrix}"),
+        &["record", "replace its recording"],
+    );
+    rejects(
+        "rounds-memtier.toml",
+        &format!(
+            "{head}[[store]]\nname = \"r\"\ndb = \"redis\"\nurl = \"redis://127.0.0.1:1\"\n\
+             [[workload]]\nname = \"m\"\nmemtier = \"--ratio=1:1\"\n{matrix}"
+        ),
+        &["rounds", "memtier line", "a number of rounds"],
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_file(
+        dir.path(),
+        "auto.toml",
+        &format!("{head}rounds_target = 40\nmax_rounds = 4\nseed = 3\n{store}{ycsb}{matrix}"),
+    );
+    let out = dir.path().join("results");
+    let out_s = out.display().to_string();
+    let o = kvlab(&["suite", &file, "--out", &out_s]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // One cell; its run made the rounds in its own directory.
+    let cell = out.join("n/a/t1-c1");
+    let rounds = read_json(&cell.join("rounds.json"));
+    assert_eq!(rounds["mode"], "auto");
+    let n = rounds["rounds"].as_u64().unwrap();
+    assert!(
+        (3..=4).contains(&n),
+        "auto stops after 3 to 4 rounds: {rounds}"
+    );
+    if n < 4 {
+        assert_eq!(
+            rounds["reached"], true,
+            "stopped before the limit: {rounds}"
+        );
+    }
+    for r in 1..=n {
+        assert!(
+            cell.join(format!("round-{r}/result.json")).is_file(),
+            "round {r}"
+        );
+    }
+    assert!(!cell.join(format!("round-{}", n + 1)).exists());
+    // The summary counts the rounds the run made, each with its throughput.
+    let summary = read_json(&out.join("summary.json"));
+    assert_eq!(summary["rounds"], "auto");
+    let row = &summary["cells"][0];
+    assert_eq!(row["rounds"].as_u64(), Some(n), "{row}");
+    assert_eq!(row["rounds_ok"].as_u64(), Some(n), "{row}");
+    let per_round = row["per_round"].as_array().unwrap();
+    assert_eq!(per_round.len() as u64, n);
+    for (i, r) in per_round.iter().enumerate() {
+        assert_eq!(r["round"].as_u64(), Some(i as u64 + 1));
+        assert!(r["throughput_ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("rounds until ±40 % (at most 4)"), "{md}");
+    // A second invocation finds the cell complete and runs nothing.
+    let o = kvlab(&["suite", &file, "--out", &out_s]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(ran(&read_json(&out.join("suite.json"))).is_empty());
+}

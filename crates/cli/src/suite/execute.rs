@@ -111,13 +111,38 @@ fn tail(path: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// A complete result in `dir`: `result.json` that parses, was not interrupted, and no
-/// `failed.json` beside it.
+/// The result directories of a cell: its own, or with `rounds = "auto"` the rounds its
+/// run made (`rounds.json`'s `dirs`, `round-1` …).
+pub(super) fn result_dirs(dir: &Path) -> Vec<PathBuf> {
+    match auto_rounds(dir) {
+        Some(doc) => doc["dirs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.as_str())
+            .map(|d| dir.join(d))
+            .collect(),
+        None => vec![dir.to_path_buf()],
+    }
+}
+
+/// A cell's `rounds.json`, when its run repeated itself (`rounds = "auto"`).
+pub(super) fn auto_rounds(dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("rounds.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// A complete result in `dir`: `result.json` that parses and was not interrupted (in
+/// every round, for a cell that repeats itself), and no `failed.json` beside it.
 pub(super) fn complete(dir: &Path) -> bool {
     if dir.join("failed.json").exists() {
         return false;
     }
-    matches!(ResultDocument::load(&dir.join(kvlab_report::RESULT_FILE)), Ok(d) if !d.interrupted)
+    let dirs = result_dirs(dir);
+    !dirs.is_empty()
+        && dirs.iter().all(|d| {
+            matches!(ResultDocument::load(&d.join(kvlab_report::RESULT_FILE)), Ok(d) if !d.interrupted)
+        })
 }
 
 /// Sends `signal` to `pid`, a child not yet reaped.
@@ -612,6 +637,15 @@ impl<'a> Runner<'a> {
         };
         self.done += 1;
         let line = match status {
+            Status::Ok if auto_rounds(&dir).is_some() => {
+                let doc = auto_rounds(&dir).unwrap_or_default();
+                format!(
+                    "{} rounds, median {:.0} ops/s ±{:.2} %",
+                    doc["rounds"],
+                    doc["median_throughput"].as_f64().unwrap_or(0.0),
+                    doc["half_width_pct"].as_f64().unwrap_or(f64::NAN)
+                )
+            }
             Status::Ok => ResultDocument::load(&dir.join(kvlab_report::RESULT_FILE))
                 .map(|d| {
                     format!(
@@ -811,7 +845,7 @@ impl<'a> Runner<'a> {
                 "workloads": plan.workloads.iter().map(|w| &w.name).collect::<Vec<_>>(),
                 "threads": plan.threads,
                 "connections": plan.connections,
-                "rounds": plan.rounds,
+                "rounds": plan.rounds_label(),
                 "cells": plan.cells.len(),
             },
             "counts": {

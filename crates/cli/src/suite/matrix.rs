@@ -133,6 +133,14 @@ pub(super) struct DataSet {
     pub(super) fresh: bool,
 }
 
+/// `rounds = "auto"`: the half-width of the median throughput's 95 % interval to reach,
+/// in percent of the median, and the most rounds to run for it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct AutoRounds {
+    pub(super) target_pct: f64,
+    pub(super) max: u32,
+}
+
 #[derive(Debug)]
 pub(super) struct Plan {
     pub(super) name: String,
@@ -140,6 +148,9 @@ pub(super) struct Plan {
     pub(super) file: PathBuf,
     pub(super) out: PathBuf,
     pub(super) rounds: u32,
+    /// `rounds = "auto"`: each cell's run repeats itself until its interval is narrow
+    /// enough (`rounds` is then 1).
+    pub(super) auto_rounds: Option<AutoRounds>,
     pub(super) seed: Option<u64>,
     pub(super) cell_timeout: Option<Duration>,
     /// Stop after this many cells (or loads) in a row failed; 0: never.
@@ -363,6 +374,23 @@ impl Plan {
         }
     }
 
+    /// `rounds` as `summary.json` and `suite.json` give it: the number, or `"auto"`.
+    pub(super) fn rounds_label(&self) -> serde_json::Value {
+        match self.auto_rounds {
+            Some(_) => "auto".into(),
+            None => self.rounds.into(),
+        }
+    }
+
+    /// The rounds in words: `3 rounds`, or `rounds until ±2 % (at most 20)`.
+    pub(super) fn rounds_text(&self) -> String {
+        match self.auto_rounds {
+            Some(a) => format!("rounds until ±{} % (at most {})", a.target_pct, a.max),
+            None if self.rounds == 1 => "1 round".into(),
+            None => format!("{} rounds", self.rounds),
+        }
+    }
+
     /// The directory of a cell.
     pub(super) fn cell_dir(&self, cell: &Cell) -> PathBuf {
         self.out.join(&cell.rel)
@@ -446,6 +474,11 @@ impl Plan {
                 }
                 if let Some(s) = self.seed {
                     a.extend(["--seed".into(), (s + u64::from(cell.round) - 1).to_string()]);
+                }
+                if let Some(auto) = self.auto_rounds {
+                    a.extend(["--rounds".into(), "auto".into()]);
+                    a.extend(["--rounds-target".into(), auto.target_pct.to_string()]);
+                    a.extend(["--max-rounds".into(), auto.max.to_string()]);
                 }
             }
         }

@@ -78,7 +78,7 @@ fn print_plan(plan: &Plan) -> std::io::Result<()> {
         plural(plan.cells.len(), "cell"),
         plural(plan.stores.len(), "store"),
         plural(plan.workloads.len(), "workload"),
-        plural(plan.rounds as usize, "round"),
+        plan.rounds_text(),
         plural(plan.datasets.len(), "data set"),
         plan.out.display()
     )?;

@@ -13,7 +13,9 @@ use kvlab_workload::{CacheWorkload, CoreWorkload, Properties};
 use serde::Deserialize;
 
 use super::command::SuiteCommand;
-use super::matrix::{bad, Access, Cell, Plan, SpawnPer, StorePlan, WorkKind, WorkloadPlan};
+use super::matrix::{
+    bad, Access, AutoRounds, Cell, Plan, SpawnPer, StorePlan, WorkKind, WorkloadPlan,
+};
 use crate::args::{usage, Cli, Command as CliCommand};
 use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
 
@@ -25,7 +27,11 @@ struct RawSuite {
     #[serde(default)]
     description: Option<String>,
     #[serde(default)]
-    rounds: Option<u32>,
+    rounds: Option<RawRounds>,
+    #[serde(default)]
+    rounds_target: Option<f64>,
+    #[serde(default)]
+    max_rounds: Option<u32>,
     #[serde(default)]
     seed: Option<u64>,
     #[serde(default)]
@@ -50,6 +56,14 @@ struct RawSuite {
     matrix: Option<RawMatrix>,
     #[serde(default, rename = "cell")]
     cells: Vec<RawCell>,
+}
+
+/// `rounds`: a number, or `"auto"`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+enum RawRounds {
+    Count(u32),
+    Word(String),
 }
 
 /// `[load]`: how data sets are loaded.
@@ -335,10 +349,7 @@ impl Plan {
 
     fn validate(raw: RawSuite, file: &Path, base: &Path, out: Option<PathBuf>) -> Result<Plan> {
         check_name(file, "name", &raw.name)?;
-        let rounds = raw.rounds.unwrap_or(1);
-        if rounds == 0 {
-            return Err(bad(file, "rounds", "expected at least 1"));
-        }
+        let (rounds, auto_rounds) = rounds_of(file, &raw)?;
         let out = out.unwrap_or_else(|| PathBuf::from("results").join(&raw.name));
         let cell_timeout = raw
             .cell_timeout
@@ -410,6 +421,7 @@ impl Plan {
             &matrix.threads,
             &connections,
             rounds,
+            auto_rounds.is_some(),
         )?;
         let cells = apply_overrides(file, &raw.cells, cells, &stores, &workloads)?;
 
@@ -419,6 +431,7 @@ impl Plan {
             file: file.to_path_buf(),
             out,
             rounds,
+            auto_rounds,
             seed: raw.seed,
             cell_timeout,
             max_failures_in_a_row: raw
@@ -533,6 +546,76 @@ fn monitor_and_record(file: &Path, raw: &RawSuite) -> Result<(Option<Duration>, 
     Ok((monitor, record))
 }
 
+/// The suite's `rounds`: a number of cells per combination, or `"auto"` — one cell whose
+/// `kvlab run --rounds auto` repeats until the median throughput's 95 % interval is within
+/// `rounds_target` % (default 2) or `max_rounds` rounds (default 20) were run.
+fn rounds_of(file: &Path, raw: &RawSuite) -> Result<(u32, Option<AutoRounds>)> {
+    let auto = match &raw.rounds {
+        None => false,
+        Some(RawRounds::Count(0)) => return Err(bad(file, "rounds", "expected at least 1")),
+        Some(RawRounds::Count(_)) => false,
+        Some(RawRounds::Word(w)) if w == "auto" => true,
+        Some(RawRounds::Word(w)) => {
+            return Err(bad(
+                file,
+                "rounds",
+                format!("`{w}`: expected a number of rounds or \"auto\""),
+            ))
+        }
+    };
+    if !auto {
+        for (key, given) in [
+            ("rounds_target", raw.rounds_target.is_some()),
+            ("max_rounds", raw.max_rounds.is_some()),
+        ] {
+            if given {
+                return Err(bad(file, key, "applies with `rounds = \"auto\"`"));
+            }
+        }
+        let n = match raw.rounds {
+            Some(RawRounds::Count(n)) => n,
+            _ => 1,
+        };
+        return Ok((n, None));
+    }
+    let target_pct = raw.rounds_target.unwrap_or(2.0);
+    if !(target_pct > 0.0 && target_pct < 100.0) {
+        return Err(bad(
+            file,
+            "rounds_target",
+            "expected a percentage above 0 and below 100",
+        ));
+    }
+    let max = raw.max_rounds.unwrap_or(20);
+    if max < 3 {
+        return Err(bad(
+            file,
+            "max_rounds",
+            "expected at least 3 (an interval needs rounds)",
+        ));
+    }
+    if raw.record == Some(true) {
+        return Err(bad(
+            file,
+            "record",
+            "every round of an auto cell would replace its recording; record with a number \
+             of rounds",
+        ));
+    }
+    if let Some(w) = raw.workloads.iter().find(|w| w.memtier.is_some()) {
+        return Err(bad(
+            file,
+            "rounds",
+            format!(
+                "\"auto\" repeats `kvlab run` cells; workload `{}` is a memtier line: give \
+                 a number of rounds",
+                w.name
+            ),
+        ));
+    }
+    Ok((1, Some(AutoRounds { target_pct, max })))
+}
+
 /// A count list of the matrix (`threads`, `connections`): every count at least 1.
 fn counts(file: &Path, key: &str, v: &[usize]) -> Result<()> {
     if v.contains(&0) {
@@ -552,6 +635,7 @@ fn expand(
     matrix_threads: &[usize],
     connections: &[usize],
     rounds: u32,
+    auto: bool,
 ) -> Result<Vec<Cell>> {
     let mut cells = Vec::new();
     for (wi, (w, rw)) in workloads.iter().zip(raw_workloads).enumerate() {
@@ -604,10 +688,16 @@ fn expand(
             for &t in &dedup(threads) {
                 for &c in &conns {
                     for round in 1..=rounds {
-                        let rel = PathBuf::from(&s.name)
+                        // With `rounds = "auto"` the cell's one run makes its rounds
+                        // (round-N) in its directory itself.
+                        let cell = PathBuf::from(&s.name)
                             .join(&w.name)
-                            .join(format!("t{t}-c{c}"))
-                            .join(format!("round-{round}"));
+                            .join(format!("t{t}-c{c}"));
+                        let rel = if auto {
+                            cell
+                        } else {
+                            cell.join(format!("round-{round}"))
+                        };
                         cells.push(Cell {
                             store: si,
                             workload: wi,

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use kvlab_report::ResultDocument;
 use serde::Serialize;
 
-use super::execute::{write_json, Runner, Status};
+use super::execute::{auto_rounds, result_dirs, write_json, Runner, Status};
 use super::matrix::DataMode;
 
 /// Mean, minimum, maximum and coefficient of variation of a cell's rounds.
@@ -97,19 +97,34 @@ impl Runner<'_> {
             let mut per_round = Vec::new();
             let mut monitor: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             let mut failed = 0;
+            let mut target_missed = false;
+            // Each cell's rounds: the cell itself, or the rounds its run made.
+            let mut results = Vec::new();
             for &i in &idx {
                 let cell = &plan.cells[i];
                 let dir = plan.cell_dir(cell);
                 if self.cells[i].status == Status::Failed {
                     failed += 1;
                 }
-                let doc = (self.cells[i].status == Status::Ok)
-                    .then(|| ResultDocument::load(&dir.join(kvlab_report::RESULT_FILE)).ok())
-                    .flatten();
-                let Some(doc) = doc else {
+                if self.cells[i].status != Status::Ok {
                     per_round.push(
                         serde_json::json!({ "round": cell.round, "status": self.cells[i].status }),
                     );
+                    continue;
+                }
+                if let Some(doc) = auto_rounds(&dir) {
+                    target_missed |= doc["reached"] == serde_json::Value::Bool(false);
+                    for (r, d) in result_dirs(&dir).into_iter().enumerate() {
+                        results.push((r as u32 + 1, d));
+                    }
+                } else {
+                    results.push((cell.round, dir));
+                }
+            }
+            for (round, dir) in results {
+                let Ok(doc) = ResultDocument::load(&dir.join(kvlab_report::RESULT_FILE)) else {
+                    per_round.push(serde_json::json!({ "round": round, "status": "failed" }));
+                    failed += 1;
                     continue;
                 };
                 thr.push(doc.results.throughput_ops_per_sec);
@@ -128,7 +143,7 @@ impl Runner<'_> {
                 misses.extend(share.map(|s| 100.0 * s));
                 reads_missed |= doc.runner.reads_missed;
                 per_round.push(serde_json::json!({
-                    "round": cell.round,
+                    "round": round,
                     "status": "ok",
                     "throughput_ops_per_sec": doc.results.throughput_ops_per_sec,
                     "p99_us": p,
@@ -158,6 +173,9 @@ impl Runner<'_> {
             if failed > 0 {
                 flags.push(format!("{failed} round(s) failed"));
             }
+            if target_missed {
+                flags.push("rounds target not reached".to_string());
+            }
             let read_miss_pct = Spread::of(&misses).map(|s| s.mean);
             if reads_missed {
                 // A YCSB workload's reads should all find their records (kvlab marked it).
@@ -168,7 +186,7 @@ impl Runner<'_> {
                 workload: plan.workloads[w].name.clone(),
                 threads: t,
                 connections: c,
-                rounds: idx.len() as u32,
+                rounds: per_round.len() as u32,
                 rounds_ok: thr.len(),
                 rounds_failed: failed,
                 throughput_ops_per_sec: throughput,
@@ -195,7 +213,7 @@ impl Runner<'_> {
             &serde_json::json!({
                 "suite": plan.name,
                 "cv_threshold_pct": self.cv_threshold,
-                "rounds": plan.rounds,
+                "rounds": plan.rounds_label(),
                 "server_restarts": self.restarts,
                 "stopped_because": self.stopped,
                 "cells": rows,
@@ -208,14 +226,13 @@ impl Runner<'_> {
         }
         let _ = writeln!(
             md,
-            "{} cells × {} round{}; per cell the mean, minimum and maximum over its rounds and \
+            "{} cells × {}; per cell the mean, minimum and maximum over its rounds and \
              the coefficient of variation (CV = sample standard deviation / mean). Cells whose \
              CV exceeds {}% are flagged, and so are cells whose reads missed where every read \
              should find its record. Throughput in operations per second, p99 over all \
              operations in microseconds, read misses in percent of the reads answered.\n",
             rows.len(),
-            plan.rounds,
-            if plan.rounds == 1 { "" } else { "s" },
+            plan.rounds_text(),
             self.cv_threshold
         );
         let show_monitor = rows.iter().any(|r| !r.monitor.is_empty());
