@@ -73,7 +73,7 @@ pub use open::{open, open_kvtrace, open_reader, Format, OpenOptions};
 pub use record::{
     key_id, KeyEncoding, Op, Outcome, TimeUnit, TraceInfo, TraceRecord, STARTED_UNIX_NS,
 };
-pub use recorder::{RecordingSummary, TraceRecorder};
+pub use recorder::{RecordStream, RecordingSummary, TraceRecorder};
 pub use stats::Stats;
 
 /// A trace being read, one record at a time.

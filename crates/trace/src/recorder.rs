@@ -140,6 +140,36 @@ impl TraceRecorder {
         })
     }
 
+    /// A recorder that writes no file: its records come out of the [`RecordStream`], in
+    /// the order the clients' buffers fill (one client: the order it sent them). The same
+    /// bounded queue stands between the clients and the reader, so a slow reader slows
+    /// the run instead of growing memory; a reader dropped early lets the run finish
+    /// without it. [`TraceRecorder::finish`] ends the stream once every client is gone.
+    /// What `kvlab sim -P` simulates, without a temporary file.
+    pub fn streaming() -> (TraceRecorder, RecordStream) {
+        let (tx, rx) = sync_channel::<Vec<TraceRecord>>(QUEUE_CHUNKS);
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Some(tx)),
+            spare: Mutex::new(Vec::new()),
+            base: Timestamp::now(),
+            threshold: u64::MAX,
+            stalled_ns: AtomicU64::new(0),
+            kept: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
+        });
+        let stream = RecordStream {
+            rx,
+            shared: Arc::clone(&shared),
+            chunk: Vec::new().into_iter(),
+        };
+        let recorder = TraceRecorder {
+            shared,
+            writer: Mutex::new(None),
+            path: PathBuf::from("-"),
+        };
+        (recorder, stream)
+    }
+
     /// Waits for every buffered record to be written and closes the file. Call it after
     /// the phase, when every client (and so every [`TapClient`]) is gone.
     pub fn finish(&self) -> Result<RecordingSummary, TraceError> {
@@ -181,6 +211,36 @@ fn write_all(
         lock(&shared.spare).push(chunk);
     }
     Ok(())
+}
+
+/// The records of a [`TraceRecorder::streaming`] recorder, as an iterator; it ends when
+/// the recorder is finished.
+pub struct RecordStream {
+    rx: Receiver<Vec<TraceRecord>>,
+    shared: Arc<Shared>,
+    chunk: std::vec::IntoIter<TraceRecord>,
+}
+
+impl Iterator for RecordStream {
+    type Item = TraceRecord;
+
+    fn next(&mut self) -> Option<TraceRecord> {
+        loop {
+            if let Some(rec) = self.chunk.next() {
+                return Some(rec);
+            }
+            let chunk = self.rx.recv().ok()?;
+            // The emptied buffer goes back for a client to fill again.
+            lock(&self.shared.spare).push(Vec::with_capacity(chunk.len()));
+            self.chunk = chunk.into_iter();
+        }
+    }
+}
+
+impl fmt::Debug for RecordStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordStream").finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for TraceRecorder {
