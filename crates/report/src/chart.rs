@@ -279,6 +279,9 @@ pub struct Series {
     pub in_legend: bool,
     /// Drawn as separate square markers without a line (measurements beside a curve).
     pub points_only: bool,
+    /// Drawn as a line without the chart's [`LineChart::markers`] (a dense curve beside
+    /// sparse points: a circle at each of its points would hide the line and its dashes).
+    pub line_only: bool,
 }
 
 impl Series {
@@ -291,6 +294,7 @@ impl Series {
             dashed: false,
             in_legend: true,
             points_only: false,
+            line_only: false,
         }
     }
 }
@@ -339,6 +343,20 @@ fn open_svg(out: &mut String, frame: &Frame, title: &str) {
         h = frame.height,
         t = escape_html(title),
         cx = frame.width / 2.0,
+    )
+    .expect("writing to a String cannot fail");
+}
+
+/// The plotted area, as an unpainted `<rect class="plot">`: where every point, line and
+/// bar is drawn (a browser test checks each is inside it).
+fn plot_area(out: &mut String, frame: &Frame) {
+    write!(
+        out,
+        "<rect class=\"plot\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\"/>",
+        frame.left,
+        frame.top,
+        frame.plot_width(),
+        frame.plot_height()
     )
     .expect("writing to a String cannot fail");
 }
@@ -495,6 +513,7 @@ impl LineChart {
         };
         let mut out = String::new();
         open_svg(&mut out, &frame, &self.title);
+        plot_area(&mut out, &frame);
         y_axis(&mut out, &frame, &self.y, y_min, y_max, &y_ticks);
         let base = frame.top + frame.plot_height();
         for (t, label) in &x_ticks {
@@ -597,7 +616,7 @@ impl LineChart {
                         .expect("writing to a String cannot fail");
                     }
                 }
-                if self.markers || drawn.len() == 1 {
+                if (self.markers && !s.line_only) || drawn.len() == 1 {
                     write!(
                         out,
                         "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" \
@@ -735,6 +754,7 @@ impl BarChart {
         };
         let mut out = String::new();
         open_svg(&mut out, &frame, &self.title);
+        plot_area(&mut out, &frame);
         y_axis(&mut out, &frame, &self.y, y_min, y_max, &y_ticks);
         let base = frame.top + frame.plot_height();
         write!(
