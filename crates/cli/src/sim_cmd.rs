@@ -625,7 +625,9 @@ fn page(
         .flat_map(|s| &s.points)
         .map(|p| p.x)
         .filter(|x| *x > 0.0)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
     let mut ticks = Vec::new();
     if lo.is_finite() {
         for e in (lo.log10().floor() as i32)..=(hi.log10().ceil() as i32) {

@@ -179,7 +179,8 @@ impl Axis {
                 let min = (lo / step).floor() * step;
                 let mut max = (hi / step).ceil() * step;
                 // A value a hair past a round tick (a 10 s run's last interval ends at
-                // 10.02 s) ends the axis at that tick, not a whole step later (at 15 s).
+                // 10.02 s) ends the ticks at that tick, not a whole step later (at 15 s),
+                // and the axis at the value, so it is drawn inside the plot.
                 if max - step > min && hi - (max - step) <= SLACK * step {
                     max -= step;
                 }
@@ -190,7 +191,7 @@ impl Axis {
                         (v, compact(v))
                     })
                     .collect();
-                (min, max, ticks)
+                (min, max.max(hi), ticks)
             }
             Scale::Log10 | Scale::Log2 => {
                 let (base, transform): (f64, fn(f64) -> f64) = if self.scale == Scale::Log10 {
@@ -881,10 +882,10 @@ mod tests {
         let (min, max, ticks) = Axis::linear("y").with_scale(Scale::Log2).layout(1.0, 48.0);
         assert_eq!((min, max), (0.0, 6.0));
         assert_eq!(ticks.last().unwrap().1, "64");
-        // A 10-second run's timeline ends a few milliseconds past 10 s: its axis ends at
-        // 10 s, not 15.
+        // A 10-second run's timeline ends a few milliseconds past 10 s: its ticks end at
+        // 10 s, not 15, and the axis at its last value, so the value is drawn inside.
         let (_, max, ticks) = Axis::linear("Time (s)").layout(0.1, 10.0157);
-        assert_eq!(max, 10.0);
+        assert_eq!(max, 10.0157);
         assert_eq!(ticks.last().unwrap().1, "10");
         let (_, max, _) = Axis::linear("Time (s)").layout(0.1, 10.5);
         assert_eq!(max, 15.0);
