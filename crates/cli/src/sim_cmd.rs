@@ -600,15 +600,23 @@ fn page(
             })
         })
         .map(|m| {
+            let size = m
+                .cache_size_bytes
+                .map_or("a size the result does not name".into(), |b| {
+                    format!("{b} bytes")
+                });
+            let why = if mode == Mode::Byte {
+                format!("no {} row was simulated at that size", m.closest.name())
+            } else {
+                format!(
+                    "its size in objects is unknown ({} was simulated at several sizes)",
+                    m.closest.name()
+                )
+            };
             format!(
-                "<p>{} ({}): measured at {}, where no {} row was simulated: not drawn.</p>",
+                "<p>{} ({}): measured at {size}; {why}: not drawn.</p>",
                 m.store,
                 m.dir.display(),
-                m.cache_size_bytes
-                    .map_or("a size the result does not name".into(), |b| format!(
-                        "{b} bytes"
-                    )),
-                m.closest.name()
             )
         })
         .collect();
