@@ -676,7 +676,8 @@ fn page(
         .collect();
     format!(
         "<!doctype html><html><head><meta charset='utf-8'><title>kvlab sim: {name}</title>\
-         <style>body{{font-family:sans-serif;margin:2em}}td,th{{padding:2px 8px;text-align:right}}\
+         <style>body{{font-family:sans-serif;margin:2em}}h1{{overflow-wrap:anywhere}}\
+         td,th{{padding:2px 8px;text-align:right}}\
          svg{{max-width:100%;height:auto}}</style>\
          </head><body><h1>Cache simulation of {name}</h1><p>{mode} mode{lru}</p>{svg}{not_drawn}\
          <table><tr><th>policy</th><th>cache_size</th><th>requests</th><th>misses</th>\
