@@ -479,7 +479,8 @@ pub struct Analysis {
     pub ops: Vec<(Op, u64)>,
     /// Requests per column family (tenant) and op.
     pub cf_ops: Vec<(u32, Op, u64)>,
-    /// Width of a QPS bucket (seconds, or requests without a clock).
+    /// Width of a QPS bucket (seconds, or requests without a clock): 1 s, or for a trace
+    /// shorter than a second an interval chosen from its span ([`qps_interval_ns`]).
     pub qps_bucket: f64,
     /// Requests per QPS bucket, per op.
     pub qps: Vec<(Op, Vec<u64>)>,
