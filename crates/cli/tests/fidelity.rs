@@ -167,6 +167,10 @@ fn fidelity_of_an_oltp_cut_on_rocksdb() {
         html.contains("<svg") && html.contains("prefix_dist"),
         "{html}"
     );
+    // All nine workloads on the page: still readable at a laptop's width.
+    if let Some(seen) = crate::common::browser::see(&out.join("index.html")) {
+        seen.assert_readable("kvlab model fidelity --html (nine workloads)");
+    }
 }
 
 #[test]
