@@ -332,7 +332,8 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
                 fidelity::write_kvtrace(&path, &accesses, key_size, name)
                     .map_err(|e| anyhow::anyhow!(e))?;
                 if QPS_CURVES.contains(&name) {
-                    let qps = fidelity::qps_per_second(&accesses);
+                    let interval = fidelity::qps_interval_ns(&sample.accesses).unwrap_or(1);
+                    let qps = fidelity::qps_counts(&accesses, interval);
                     if !qps.is_empty() {
                         curves.push((name, qps));
                     }
@@ -708,36 +709,60 @@ fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>
             )
         })
         .collect();
-    let qps = fidelity::qps_per_second(&sample.accesses);
-    let qps_note = if qps.is_empty() {
-        "<p>The trace has no clock: no QPS curve.</p>".to_string()
-    } else {
-        let max = qps.iter().copied().max().unwrap_or(0);
-        let chart = LineChart {
-            title: "Requests per second (the replay is the trace's clock)".into(),
-            x: Axis::linear("Time (s)"),
-            y: Axis::linear("Requests per second"),
-            series: curves
+    // The rate is counted in intervals chosen from the trace's span (a sub-second trace
+    // in milliseconds), drawn and printed as requests per second.
+    let interval_ns = fidelity::qps_interval_ns(&sample.accesses);
+    let qps = interval_ns.map_or_else(Vec::new, |ns| fidelity::qps_counts(&sample.accesses, ns));
+    let qps_note = match interval_ns.filter(|_| !qps.is_empty()) {
+        None => "<p>The trace has no clock: no QPS curve.</p>".to_string(),
+        Some(ns) => {
+            let per_second = 1e9 / ns as f64;
+            let span_ns = sample
+                .accesses
                 .iter()
-                .enumerate()
-                .map(|(i, (name, q))| {
-                    let points = q
-                        .iter()
-                        .enumerate()
-                        .map(|(t, &v)| Point::new(t as f64, v as f64))
-                        .collect();
-                    Series::new(*name, Palette::nth(i), points)
-                })
-                .collect(),
-            markers: false,
-        };
-        format!(
-            "<p>The trace's QPS over {} s: mean {:.0}, peak {max} requests/s.</p>\
-             <div class='wide'>{}</div>",
-            qps.len(),
-            sample.accesses.len() as f64 / qps.len() as f64,
-            chart.to_svg()
-        )
+                .filter_map(|a| a.at_ns)
+                .max()
+                .unwrap_or(0);
+            let label = kvlab_trace::analyze::interval_label(ns);
+            let max = qps.iter().copied().max().unwrap_or(0) as f64 * per_second;
+            let chart = LineChart {
+                title: format!(
+                    "Requests per second, in {label} intervals (the replay is the trace's clock)"
+                ),
+                x: Axis::linear("Time (s)"),
+                y: Axis::linear("Requests per second"),
+                series: curves
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, q))| {
+                        let points = q
+                            .iter()
+                            .enumerate()
+                            .map(|(t, &v)| {
+                                Point::new(t as f64 * ns as f64 / 1e9, v as f64 * per_second)
+                            })
+                            .collect();
+                        Series::new(*name, Palette::nth(i), points)
+                    })
+                    .collect(),
+                markers: false,
+            };
+            // The requests over the span, first request to last (a one-request trace: none).
+            let mean = if span_ns > 0 {
+                format!(
+                    "{:.0}",
+                    sample.accesses.len() as f64 / (span_ns as f64 / 1e9)
+                )
+            } else {
+                "–".to_string()
+            };
+            format!(
+                "<p>The trace's QPS over {} ({label} intervals): mean {mean}, peak {max:.0} \
+                 requests/s.</p><div class='wide'>{}</div>",
+                kvlab_trace::analyze::interval_label(span_ns),
+                chart.to_svg()
+            )
+        }
     };
     let notes: String = report
         .notes
@@ -760,8 +785,8 @@ fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>
         "<!doctype html><html><head><meta charset='utf-8'><title>kvlab model fidelity: {name}\
          </title><style>body{{font-family:sans-serif;margin:2em;max-width:1300px}}\
          td,th{{padding:2px 8px;text-align:right}}td:first-child{{text-align:left}}\
-         .fig{{display:inline-block;width:48%;vertical-align:top}}\
-         .fig svg,.wide svg{{width:100%;height:auto}}</style></head><body>\
+         .fig{{display:inline-block;vertical-align:top;max-width:100%}}\
+         .fig svg,.wide svg{{max-width:100%;height:auto}}</style></head><body>\
          <h1>Model fidelity: {name}</h1>\
          <p>{requests} requests over {keys} distinct keys ({key_size}-byte keys, {loaded} \
          bytes loaded), block cache {cache} bytes. Model: <code>{model}</code>.</p>\

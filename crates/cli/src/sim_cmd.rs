@@ -252,15 +252,24 @@ pub(crate) fn sim(mut cmd: SimCommand) -> Result<ExitCode> {
         let path = dir.join("results.json");
         std::fs::write(&path, serde_json::to_string_pretty(&rows)? + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
-        let mut curve = Vec::new();
+        let mut chart_curve = Vec::new();
         if let Some(m) = &sim.curve {
             let ws = sim.working_set;
             let points: Vec<u64> = (1..=100).map(|i| (ws * i / 100).max(1)).collect();
-            curve = m.curve(&points);
-            write_curve(dir, &curve)?;
+            write_curve(dir, &m.curve(&points))?;
+            // The chart's x axis is logarithmic: the curve there is sampled evenly in
+            // log(size), from the smallest simulated size (or 1 % of the working set) up.
+            let smallest = results.iter().map(|r| r.cache_size).min().unwrap_or(ws);
+            let lo = (smallest.min(ws / 100).max(1)) as f64;
+            let hi = ws.max(1) as f64;
+            let mut points: Vec<u64> = (0..=120)
+                .map(|i| (lo * (hi / lo).powf(i as f64 / 120.0)).round() as u64)
+                .collect();
+            points.dedup();
+            chart_curve = m.curve(&points);
         }
         if cmd.html {
-            let page = page(&sim.name, mode, &results, &curve, &measured);
+            let page = page(&sim.name, mode, &results, &chart_curve, &measured);
             std::fs::write(dir.join("index.html"), page)?;
         }
         eprintln!("kvlab: results in {}", dir.display());
@@ -518,7 +527,10 @@ fn table(results: &[SimResult]) -> String {
 }
 
 /// A self-contained page: miss ratio against cache size, one line per policy (and the
-/// LRU curve when computed), drawn by the report's line chart.
+/// LRU curve when computed), drawn by the report's line chart. Sizes are on a logarithmic
+/// axis (the curve spans the whole working set, the simulated sizes often its first
+/// percent); a measured run is a square at the size it was measured at, drawn only where
+/// a simulated row is at that size ([`compare::matching`]).
 fn page(
     trace: &str,
     mode: Mode,
@@ -526,7 +538,7 @@ fn page(
     curve: &[(u64, f64)],
     measured: &[compare::Measured],
 ) -> String {
-    use kvlab_report::chart::{Axis, LineChart, Palette, Point, Series};
+    use kvlab_report::chart::{Axis, LineChart, Palette, Point, Scale, Series};
     let mut names: Vec<&str> = results.iter().map(|r| r.policy.as_str()).collect();
     names.dedup();
     let mut series: Vec<Series> = names
@@ -549,25 +561,29 @@ fn page(
             .collect();
         let mut lru = Series::new("LRU (exact curve)", "#999999", points);
         lru.dashed = true;
+        // A dense curve: a marker at each of its points would hide the dashes.
+        lru.line_only = true;
         series.push(lru);
     }
-    // Measured runs: a square at the size of the simulated row each stands beside, at
-    // the miss ratio the store measured.
+    // Measured runs: a square at the size each was measured at (the simulated row it
+    // stands beside), at the miss ratio the store measured.
     let mut stores: Vec<&str> = Vec::new();
     for m in measured {
         if !stores.contains(&m.store.as_str()) {
             stores.push(&m.store);
         }
     }
+    let mut drawn = 0;
     for (k, store) in stores.iter().enumerate() {
         let mut points: Vec<Point> = results
             .iter()
-            .filter_map(|r| compare::matching(r, measured).map(|m| (r, m)))
+            .filter_map(|r| compare::matching(r, results, measured).map(|m| (r, m)))
             .filter(|(_, m)| m.store == *store)
             .map(|(r, m)| Point::new(r.cache_size as f64, 1.0 - m.hit_ratio()))
             .collect();
         points.sort_by(|a, b| a.x.total_cmp(&b.x));
         points.dedup_by(|a, b| a.x == b.x);
+        drawn += points.len();
         let mut s = Series::new(
             format!("{store} (measured)"),
             Palette::nth(names.len() + 1 + k),
@@ -576,14 +592,74 @@ fn page(
         s.points_only = true;
         series.push(s);
     }
+    let not_drawn: String = measured
+        .iter()
+        .filter(|m| {
+            !results.iter().any(|r| {
+                compare::matching(r, results, measured).is_some_and(|x| std::ptr::eq(x, *m))
+            })
+        })
+        .map(|m| {
+            let size = m
+                .cache_size_bytes
+                .map_or("a size the result does not name".into(), |b| {
+                    format!("{b} bytes")
+                });
+            let why = if mode == Mode::Byte {
+                format!("no {} row was simulated at that size", m.closest.name())
+            } else {
+                format!(
+                    "its size in objects is unknown ({} was simulated at several sizes)",
+                    m.closest.name()
+                )
+            };
+            format!(
+                "<p>{} ({}): measured at {size}; {why}: not drawn.</p>",
+                m.store,
+                m.dir.display(),
+            )
+        })
+        .collect();
     let unit = if mode == Mode::Byte {
         "bytes"
     } else {
         "objects"
     };
+    // Ticks at 1, 2 and 5 × 10ⁿ between the smallest size drawn and the largest, which
+    // the axis then spans (not the whole decades around them, which would crowd the
+    // sizes again).
+    let (lo, hi) = series
+        .iter()
+        .flat_map(|s| &s.points)
+        .map(|p| p.x)
+        .filter(|x| *x > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+    let mut ticks = Vec::new();
+    if lo.is_finite() {
+        for e in (lo.log10().floor() as i32)..=(hi.log10().ceil() as i32) {
+            for m in [1.0, 2.0, 5.0] {
+                let v = m * 10f64.powi(e);
+                if v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9) {
+                    let (d, suffix) = match v {
+                        v if v >= 1e9 => (1e9, "G"),
+                        v if v >= 1e6 => (1e6, "M"),
+                        v if v >= 1e3 => (1e3, "k"),
+                        _ => (1.0, ""),
+                    };
+                    ticks.push((v, format!("{}{suffix}", v / d)));
+                }
+            }
+        }
+    }
+    let mut x = Axis::linear(format!("Cache size ({unit})")).with_scale(Scale::Log10);
+    if ticks.len() >= 2 {
+        x = x.with_ticks(ticks);
+    }
     let chart = LineChart {
         title: "Miss ratio against cache size".into(),
-        x: Axis::linear(format!("Cache size ({unit})")),
+        x,
         y: Axis::linear("Miss ratio"),
         series,
         markers: true,
@@ -600,18 +676,21 @@ fn page(
         .collect();
     format!(
         "<!doctype html><html><head><meta charset='utf-8'><title>kvlab sim: {name}</title>\
-         <style>body{{font-family:sans-serif;margin:2em}}td,th{{padding:2px 8px;text-align:right}}</style>\
-         </head><body><h1>Cache simulation of {name}</h1><p>{mode} mode{lru}</p>{svg}\
+         <style>body{{font-family:sans-serif;margin:2em}}h1{{overflow-wrap:anywhere}}\
+         td,th{{padding:2px 8px;text-align:right}}\
+         svg{{max-width:100%;height:auto}}</style>\
+         </head><body><h1>Cache simulation of {name}</h1><p>{mode} mode{lru}</p>{svg}{not_drawn}\
          <table><tr><th>policy</th><th>cache_size</th><th>requests</th><th>misses</th>\
          <th>miss_ratio</th><th>byte_miss_ratio</th></tr>{rows}</table></body></html>\n",
         name = trace,
         mode = if mode == Mode::Byte { "byte" } else { "object" },
-        lru = match (curve.is_empty(), measured.is_empty()) {
+        lru = match (curve.is_empty(), drawn == 0) {
             (true, true) => "",
             (false, true) => "; dashed: LRU's exact miss-ratio curve",
-            (true, false) => "; squares: miss ratios the stores measured",
+            (true, false) => "; squares: miss ratios the stores measured, at their sizes",
             (false, false) => {
-                "; dashed: LRU's exact miss-ratio curve; squares: miss ratios the stores measured"
+                "; dashed: LRU's exact miss-ratio curve; squares: miss ratios the stores \
+                 measured, at their sizes"
             }
         },
     )
@@ -797,22 +876,28 @@ mod compare {
     }
 
     /// The run a simulated row stands beside: one whose closest policy is the row's, at
-    /// the row's size when the run names its size in the row's unit (byte mode), else
-    /// the only such run.
-    pub(super) fn matching<'a>(r: &SimResult, measured: &'a [Measured]) -> Option<&'a Measured> {
-        let same: Vec<&Measured> = measured
-            .iter()
-            .filter(|m| m.closest.name() == r.policy)
-            .collect();
+    /// the size the run was measured at. In byte mode that is the store's configured
+    /// memory, which the row's size must equal. In object mode the result does not say
+    /// how many objects the store held: a run stands beside its policy's row only when
+    /// that policy was simulated at one size (the size given for it), and only when it is
+    /// the one run of that policy.
+    pub(super) fn matching<'a>(
+        r: &SimResult,
+        results: &[SimResult],
+        measured: &'a [Measured],
+    ) -> Option<&'a Measured> {
+        let mut same = measured.iter().filter(|m| m.closest.name() == r.policy);
         if r.mode == kvlab_cachesim::Mode::Byte {
-            if let Some(m) = same
-                .iter()
-                .find(|m| m.cache_size_bytes == Some(r.cache_size))
-            {
-                return Some(m);
-            }
+            return same.find(|m| m.cache_size_bytes == Some(r.cache_size));
         }
-        (same.len() == 1).then(|| same[0])
+        let one_size = results
+            .iter()
+            .filter(|x| x.policy == r.policy)
+            .all(|x| x.cache_size == r.cache_size);
+        match (same.next(), same.next()) {
+            (Some(m), None) if one_size => Some(m),
+            _ => None,
+        }
     }
 
     /// The JSON rows: each result's fields, and beside the ones a run matches,
@@ -823,7 +908,7 @@ mod compare {
             .iter()
             .map(|r| {
                 let mut v = serde_json::to_value(r)?;
-                if let (Some(m), Some(obj)) = (matching(r, measured), v.as_object_mut()) {
+                if let (Some(m), Some(obj)) = (matching(r, results, measured), v.as_object_mut()) {
                     obj.insert("hit_ratio".into(), (1.0 - r.miss_ratio).into());
                     obj.insert("measured_store".into(), m.store.clone().into());
                     obj.insert("measured_hit_ratio".into(), m.hit_ratio().into());
@@ -854,7 +939,7 @@ mod compare {
             "result"
         );
         for r in results {
-            if let Some(m) = matching(r, measured) {
+            if let Some(m) = matching(r, results, measured) {
                 let sim = 1.0 - r.miss_ratio;
                 t.push_str(&format!(
                     "{:<10} {:>14} {:>9.4} {:<24} {:>14} {:>9.4} {:>+8.4}  {} ({})\n",
@@ -873,14 +958,36 @@ mod compare {
         for m in measured {
             if !results
                 .iter()
-                .any(|r| matching(r, measured).is_some_and(|x| std::ptr::eq(x, m)))
+                .any(|r| matching(r, results, measured).is_some_and(|x| std::ptr::eq(x, m)))
             {
+                let sizes: Vec<String> = results
+                    .iter()
+                    .filter(|r| r.policy == m.closest.name())
+                    .map(|r| r.cache_size.to_string())
+                    .collect();
+                let why = match (results.first().map(|r| r.mode), m.cache_size_bytes) {
+                    (Some(kvlab_cachesim::Mode::Byte), Some(b)) => format!(
+                        "not compared: no simulated {} row at its size, {b} bytes (simulated \
+                         at {}; add --size {b})",
+                        m.closest.name(),
+                        sizes.join(", ")
+                    ),
+                    (Some(kvlab_cachesim::Mode::Byte), None) => format!(
+                        "not compared: the result does not name the store's memory, so no \
+                         simulated {} row is at its size",
+                        m.closest.name()
+                    ),
+                    _ => format!(
+                        "not compared: its size in objects is unknown; simulate {} at one \
+                         size (the store's object count), or in byte mode (--bytes)",
+                        m.closest.name()
+                    ),
+                };
                 t.push_str(&format!(
-                    "{:<10} {:>14} {:>9.4} (no simulated {} row at its size)  {}\n",
+                    "{:<10} {:>14} {:>9.4} ({why})  {}\n",
                     m.store,
                     m.cache_size_bytes.map_or("-".into(), |b| b.to_string()),
                     m.hit_ratio(),
-                    m.closest.name(),
                     m.dir.display()
                 ));
             }

@@ -167,6 +167,10 @@ fn fidelity_of_an_oltp_cut_on_rocksdb() {
         html.contains("<svg") && html.contains("prefix_dist"),
         "{html}"
     );
+    // All nine workloads on the page: still readable at a laptop's width.
+    if let Some(seen) = crate::common::browser::see(&out.join("index.html")) {
+        seen.assert_readable("kvlab model fidelity --html (nine workloads)");
+    }
 }
 
 #[test]
@@ -371,5 +375,96 @@ fn fidelity_cuts_the_model_at_the_base_databases_files() {
     for name in ["replay", "prefix_dist", "prefix_random"] {
         let result = read_json(&out.join("runs").join(name).join("result.json"));
         assert_eq!(u(&result["runner"], "keys_not_found"), 0, "{name}");
+    }
+}
+
+/// A trace of 0.4 s (a null-store run recorded: 20 000 requests at 50 000 ops/s): the
+/// page counts its request rate in sub-second intervals and says so, its mean is the
+/// requests over the trace's span (as `trace analyze` measures the span), and the page's
+/// charts are drawn at a readable size in a laptop's window.
+#[test]
+fn fidelity_of_a_sub_second_trace_names_its_interval_and_reads_at_a_laptop_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("short.kvtrace");
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=2000",
+        "-p",
+        "operationcount=20000",
+        "--db",
+        "null",
+        "--target-rate",
+        "50000",
+        "--monitor",
+        "off",
+        "--progress",
+        "never",
+        "--record",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let analysis = dir.path().join("analysis");
+    let o = kvlab(&[
+        "trace",
+        "analyze",
+        trace.to_str().unwrap(),
+        "--out",
+        analysis.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let summary = read_json(&analysis.join("summary.json"));
+    let span = summary["time_span_s"].as_f64().expect("a clock");
+    assert!(span < 1.0, "{span} s");
+    let out = dir.path().join("fidelity");
+    let o = kvlab(&[
+        "model",
+        "fidelity",
+        trace.to_str().unwrap(),
+        "--db",
+        "rocksdb",
+        "--block-cache",
+        "1MiB",
+        "--workloads",
+        "prefix_dist",
+        "--out",
+        out.to_str().unwrap(),
+        "--html",
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "model fidelity failed:\n{stderr}");
+    let requests = u(&read_json(&out.join("fidelity.json")), "requests") as f64;
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let line = page
+        .split("<p>The trace's QPS over ")
+        .nth(1)
+        .and_then(|l| l.split("</p>").next())
+        .expect("the QPS line");
+    // `242 ms (5 ms intervals): mean 82645, peak … requests/s.`
+    let interval = line
+        .split(" (")
+        .nth(1)
+        .and_then(|l| l.split(" intervals").next())
+        .expect(line);
+    assert!(interval.ends_with(" ms"), "a sub-second interval: {line}");
+    let mean: f64 = line
+        .split("mean ")
+        .nth(1)
+        .and_then(|l| l.split(',').next())
+        .and_then(|m| m.parse().ok())
+        .expect(line);
+    let want = requests / span;
+    assert!(
+        (mean - want).abs() < 0.01 * want,
+        "mean {mean}, {requests} requests over {span} s"
+    );
+    assert!(
+        page.contains(&format!("in {interval} intervals")),
+        "the chart names it too"
+    );
+    if let Some(seen) = crate::common::browser::see(&out.join("index.html")) {
+        seen.assert_readable("kvlab model fidelity --html");
     }
 }

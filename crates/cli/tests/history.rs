@@ -76,6 +76,9 @@ fn nightly_results_in_a_history_and_the_night_throughput_fell() {
     assert_eq!(points[11]["tags"][0], "commit=bbb");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg class=\"chart\""), "{page}");
+    if let Some(seen) = crate::common::browser::see(&html) {
+        seen.assert_readable("kvlab history show --html");
+    }
 
     // Python's sqlite3 reads the same figures with the documented schema.
     let script = "import sqlite3, sys\n\

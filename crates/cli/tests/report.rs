@@ -231,3 +231,85 @@ fn the_screenshot_script_writes_a_png() {
     assert_eq!(width, 1000);
     assert!(height > 1000, "the whole page, not one window: {height}");
 }
+
+/// A run with a warm-up: the monitor starts before the warm-up and says when
+/// (`monitor/summary.json`), the report draws its resource charts from the measured start
+/// as it draws the timelines (the warm-up's samples before 0), and the page reads at a
+/// laptop's window width.
+#[test]
+fn resource_charts_count_from_the_measured_start_as_the_timelines_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results/null");
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloadc",
+        "-p",
+        "recordcount=100",
+        "-p",
+        "operationcount=4000",
+        "--db",
+        "null",
+        "--target-rate",
+        "4000",
+        "--warmup",
+        "1s",
+        "--interval",
+        "100ms",
+        "--progress",
+        "never",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "run failed: {}", text(&o).1);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("monitor/summary.json")).unwrap())
+            .unwrap();
+    let started_ms = summary["started_unix_ms"]
+        .as_u64()
+        .expect("the monitor's start");
+    let doc = result_json(&out);
+    let measured = kvlab_report::parse_rfc3339(doc["runner"]["measured_start"].as_str().unwrap())
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(
+        measured >= started_ms + 1000,
+        "the monitor started before the 1 s warm-up: {started_ms} ms, measured {measured} ms"
+    );
+    let dir_result = kvlab_report::ResultDir::open(&out).unwrap();
+    let offset = dir_result.monitor_offset_s().expect("both starts known");
+    assert!(
+        (offset + (measured - started_ms) as f64 / 1000.0).abs() < 1e-6,
+        "{offset}"
+    );
+    let monitor = dir_result.monitor().unwrap();
+    let cpu = monitor.iter().find(|m| m.name == "cpu").expect("cpu.csv");
+    assert!(
+        cpu.time_s[0] < 0.0,
+        "warm-up samples come before 0: {:?}",
+        cpu.time_s
+    );
+
+    let html = dir.path().join("report.html");
+    let o = kvlab(&[
+        "report",
+        dir.path().join("results").to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "report failed: {}", text(&o).1);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let resource = page
+        .find("aria-label=\"cpu: ")
+        .map(|i| &page[i..i + page[i..].find("</svg>").unwrap()])
+        .expect("a cpu chart");
+    assert!(
+        resource.contains("Time from the measured start (s)"),
+        "{resource}"
+    );
+    if let Some(seen) = common::browser::see(&html) {
+        seen.assert_readable("kvlab report --html");
+    }
+}

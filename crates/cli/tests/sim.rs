@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::common::files::{shared_data, shared_data_or_skip};
 use crate::common::servers::{call, redis};
-use crate::common::{kvlab, ok, text};
+use crate::common::{self, kvlab, ok, text};
 
 fn json_rows(args: &[&str]) -> Vec<Value> {
     let out = ok(args);
@@ -609,5 +609,185 @@ fn shards_with_a_fixed_sample_size_builds_a_curve_and_is_refused_where_it_does_n
             .unwrap_or_else(|| panic!("no error line: {stderr}"));
         assert!(line.contains(says), "{says}: {stderr}");
         assert!(!dir.path().join("out").exists(), "refused before any work");
+    }
+}
+
+/// A result directory as `kvlab run --db moka --out DIR` writes it, holding what
+/// `--compare` reads: the store, its capacity and the gets' hits and misses.
+fn moka_result(dir: &Path, capacity_bytes: u64, hits: u64, misses: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let doc = serde_json::json!({
+        "store": {"name": "moka", "options": {"capacity_bytes": capacity_bytes}},
+        "results": {"ops": [{"name": "READ", "returns": {"OK": hits, "NOT_FOUND": misses}}]},
+    });
+    std::fs::write(dir.join("result.json"), doc.to_string()).unwrap();
+}
+
+/// The `<title>` texts of the elements of `page` that open with `open`.
+fn titles<'a>(page: &'a str, open: &str) -> Vec<&'a str> {
+    page.match_indices(open)
+        .filter_map(|(i, _)| {
+            let rest = &page[i..];
+            let start = rest.find("<title>")? + 7;
+            Some(&rest[start..start + rest[start..].find("</title>")?])
+        })
+        .collect()
+}
+
+/// A run measured at one size is compared with the simulated row at that size only,
+/// and drawn there only; when no simulated size is its size, the table and the page say
+/// so and nothing is compared.
+#[test]
+fn compare_puts_a_measurement_only_at_the_size_it_was_measured_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("moka");
+    let capacity: u64 = 2 << 20;
+    moka_result(&run, capacity, 7_000, 3_000);
+    let run = run.to_str().unwrap();
+    let page_dir = dir.path().join("page");
+    let sim = |sizes: &str, json: bool| {
+        let mut args = vec![
+            "sim",
+            "-P",
+            "workloads/cache/kv-mixed-readheavy",
+            "-p",
+            "cache.operations=20000",
+            "--seed",
+            "1",
+            "--bytes",
+            "--policy",
+            "wtinylfu",
+            "--size",
+            sizes,
+            "--compare",
+            run,
+            "--out",
+            page_dir.to_str().unwrap(),
+            "--html",
+        ];
+        if json {
+            args.push("--json");
+        }
+        ok(&args)
+    };
+    let rows: Vec<Value> = serde_json::from_str(&sim("1MiB,2MiB,4MiB", true)).unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let compared: Vec<u64> = rows
+        .iter()
+        .filter(|r| r.get("measured_hit_ratio").is_some())
+        .map(|r| r["cache_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(compared, [capacity], "{rows:?}");
+    let page = std::fs::read_to_string(page_dir.join("index.html")).unwrap();
+    // One square, at the x of the simulated point of its size (the second of three).
+    let squares = titles(&page, "<rect class=\"measured\"");
+    assert_eq!(squares.len(), 1, "{squares:?}");
+    let points = titles(&page, "<circle class=\"point\"");
+    let x = |t: &str| {
+        t.split(": ")
+            .nth(1)
+            .unwrap()
+            .split(" → ")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(points.len(), 3, "{points:?}");
+    assert_eq!(x(squares[0]), x(points[1]), "{squares:?} {points:?}");
+    assert!(squares[0].starts_with("moka (measured)"), "{squares:?}");
+    if let Some(seen) = common::browser::see(&page_dir.join("index.html")) {
+        seen.assert_readable("kvlab sim --compare --html");
+    }
+    // The text table: one comparison line, at the measured size.
+    let table = sim("1MiB,2MiB,4MiB", false);
+    let lines: Vec<&str> = table.lines().filter(|l| l.starts_with("moka ")).collect();
+    assert_eq!(lines.len(), 1, "{table}");
+    let cells: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(cells[4], capacity.to_string(), "the row's size: {table}");
+
+    // No simulated size is the measured one: nothing compared, and the reader is told.
+    let rows: Vec<Value> = serde_json::from_str(&sim("1MiB,4MiB", true)).unwrap();
+    assert!(
+        rows.iter().all(|r| r.get("measured_hit_ratio").is_none()),
+        "{rows:?}"
+    );
+    let page = std::fs::read_to_string(page_dir.join("index.html")).unwrap();
+    assert!(!page.contains("class=\"measured\""), "{page}");
+    assert!(
+        page.contains(&format!("measured at {capacity} bytes")),
+        "{page}"
+    );
+    let table = sim("1MiB,4MiB", false);
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("moka "))
+        .expect(&table);
+    assert!(
+        line.contains("not compared") && line.contains(&format!("--size {capacity}")),
+        "{table}"
+    );
+}
+
+/// `--mrc --html`: sizes on a logarithmic axis, so policies simulated at a few percent of
+/// the working set are spread over the chart instead of crowded at its left edge beside
+/// a curve that spans the whole working set; the exact curve is a dashed line without a
+/// marker at each of its points.
+#[test]
+fn the_mrc_page_spreads_the_sizes_and_draws_the_curve_as_a_dashed_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mrc");
+    ok(&[
+        "sim",
+        "-P",
+        "workloads/cache/kv-mixed-readheavy",
+        "-p",
+        "cache.operations=20000",
+        "--seed",
+        "1",
+        "--policy",
+        "lru,s3fifo",
+        "--size",
+        "1%,2%,5%,10%",
+        "--mrc",
+        "--out",
+        out.to_str().unwrap(),
+        "--html",
+    ]);
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let curve = page
+        .split("<path class=\"series\"")
+        .skip(1)
+        .find(|p| p.contains("<title>LRU (exact curve)</title>"))
+        .expect("the exact curve is drawn");
+    assert!(curve.contains("stroke-dasharray"), "dashed: {curve}");
+    let markers = titles(&page, "<circle class=\"point\"");
+    assert!(
+        !markers.iter().any(|t| t.starts_with("LRU (exact curve)")),
+        "a marker on the curve: {markers:?}"
+    );
+    assert_eq!(markers.len(), 8, "2 policies × 4 sizes: {markers:?}");
+    // The simulated points span most of the plotted width.
+    let attr = |el: &str, name: &str| -> f64 {
+        let i = el.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        el[i..].split('"').next().unwrap().parse().unwrap()
+    };
+    let plot = page
+        .split("<rect class=\"plot\"")
+        .nth(1)
+        .expect("a plotted area");
+    let width = attr(plot, "width");
+    let xs: Vec<f64> = page
+        .split("<circle class=\"point\"")
+        .skip(1)
+        .map(|c| attr(c, "cx"))
+        .collect();
+    let spread =
+        xs.iter().copied().fold(f64::MIN, f64::max) - xs.iter().copied().fold(f64::MAX, f64::min);
+    assert!(
+        spread > 0.4 * width,
+        "points span {spread:.0} of {width:.0} pixels: {xs:?}"
+    );
+    if let Some(seen) = common::browser::see(&out.join("index.html")) {
+        seen.assert_readable("kvlab sim --mrc --html");
     }
 }

@@ -153,3 +153,96 @@ fn the_search_finds_the_highest_rate_meeting_the_targets() {
         assert!(stderr.contains(says), "{extra:?}: {stderr}");
     }
 }
+
+/// The latency–throughput chart of open-loop steps joins them in the order of the rate
+/// offered, so an overloaded step (offered more than the one before it, achieving less)
+/// turns the line back instead of being sorted among the others by what it achieved, and
+/// a step that achieved under 95 % of its offered rate is marked. The steps are null-store
+/// runs at 2000, 6000 and 4000 ops/s; the last one's result then says it was offered
+/// 9000 ops/s, as a store past its capacity would have been.
+#[test]
+fn the_rate_chart_follows_the_offered_rate_and_marks_steps_that_fell_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = dir.path().join("steps");
+    let mut achieved = Vec::new();
+    for (i, rate) in ["2000", "6000", "4000"].into_iter().enumerate() {
+        let out = steps.join(format!("{i:02}"));
+        let o = kvlab(&[
+            "run",
+            "-P",
+            "workloads/ycsb/workloada",
+            "-p",
+            "recordcount=500",
+            "-p",
+            "operationcount=1500",
+            "--db",
+            "null",
+            "--target-rate",
+            rate,
+            "--seed",
+            "7",
+            "--progress",
+            "never",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        let file = out.join("result.json");
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        achieved.push(doc["results"]["throughput_ops_per_sec"].as_f64().unwrap());
+        if i == 2 {
+            doc["runner"]["target_rate_ops_per_sec"] = 9000.0.into();
+            std::fs::write(&file, doc.to_string()).unwrap();
+        }
+    }
+    assert!(achieved[1] > achieved[2], "{achieved:?}");
+    let offered = [2000.0, 6000.0, 9000.0];
+    let html = dir.path().join("steps.html");
+    let o = kvlab(&[
+        "report",
+        steps.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for title in ["P99 latency by throughput", "P99.9 latency by throughput"] {
+        let start = page.find(&format!("aria-label=\"{title}")).expect(title);
+        let svg = &page[start..start + page[start..].find("</svg>").unwrap()];
+        let d = svg
+            .split("<path class=\"series\" d=\"")
+            .nth(1)
+            .and_then(|p| p.split('"').next())
+            .expect("the curve");
+        let xs: Vec<f64> = d
+            .split(['M', 'L'])
+            .filter_map(|p| p.split_whitespace().next()?.parse().ok())
+            .collect();
+        assert_eq!(xs.len(), 3, "{d}");
+        // The line's x order is the achieved rates' in the order they were offered.
+        for i in 0..3 {
+            for j in 0..3 {
+                assert_eq!(
+                    xs[i] < xs[j],
+                    achieved[i] < achieved[j],
+                    "{title}: {xs:?} against {achieved:?}"
+                );
+            }
+        }
+        // Marked: the steps that achieved under 95 % of what their results say was
+        // offered (the last one always; the others when this machine fell behind).
+        let short = achieved
+            .iter()
+            .zip(offered)
+            .filter(|(a, o)| **a < 0.95 * o)
+            .count();
+        assert!(short >= 1);
+        let marks = svg.matches("<rect class=\"measured\"").count();
+        assert_eq!(marks, short, "{title}: {achieved:?} of {offered:?}: {svg}");
+        assert!(svg.contains("below 95 % of the offered rate"), "{svg}");
+    }
+    if let Some(seen) = crate::common::browser::see(&html) {
+        seen.assert_readable("kvlab report (open-loop steps)");
+    }
+}

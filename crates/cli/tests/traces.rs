@@ -1183,3 +1183,77 @@ fn ops_a_store_cannot_do_are_counted_and_named() {
     assert_eq!(memcached_stat(&cache, "cmd_set"), inserts);
     assert_eq!(memcached_stat(&cache, "cmd_get"), 0);
 }
+
+/// A run recorded for 0.2 s (10 000 requests at 50 000 ops/s, open loop) and analyzed:
+/// the request rate is counted in sub-second intervals that the chart names, at about
+/// the rate the run was paced at; the page reads at a laptop's window width.
+#[test]
+fn a_sub_second_recording_is_analyzed_in_sub_second_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("short.kvtrace");
+    let o = kvlab(&[
+        "run",
+        "-P",
+        "workloads/ycsb/workloada",
+        "-p",
+        "recordcount=500",
+        "-p",
+        "operationcount=10000",
+        "--db",
+        "null",
+        "--target-rate",
+        "50000",
+        "--monitor",
+        "off",
+        "--progress",
+        "never",
+        "--record",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let out = dir.path().join("analysis");
+    ok(&[
+        "trace",
+        "analyze",
+        trace.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--html",
+    ]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let span = summary["time_span_s"]
+        .as_f64()
+        .expect("a recorded trace has a clock");
+    let requests = summary["requests"].as_f64().unwrap();
+    assert!(span < 1.0, "a sub-second recording: {span} s");
+    let csv = std::fs::read_to_string(out.join("qps.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    let width = rows[0][1];
+    assert!(
+        width <= span / 10.0,
+        "{width} s intervals over {span} s: {csv}"
+    );
+    // Rates per second: over the intervals they add up to the requests.
+    let total: f64 = rows.iter().map(|r| r[2] * width).sum();
+    assert!(
+        (total - requests).abs() < 1e-6 * requests,
+        "{total} of {requests}: {csv}"
+    );
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let label = format!(
+        "{} intervals",
+        kvlab_trace::analyze::interval_label((width * 1e9).round() as u64)
+    );
+    assert!(
+        page.contains(&label),
+        "the chart names its interval ({label})"
+    );
+    if let Some(seen) = crate::common::browser::see(&out.join("index.html")) {
+        seen.assert_readable("kvlab trace analyze --html");
+    }
+}

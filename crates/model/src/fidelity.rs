@@ -763,18 +763,35 @@ pub fn ks(a: &BTreeMap<u64, u64>, b: &BTreeMap<u64, u64>) -> Option<f64> {
 
 /// Requests per second of `accesses` (empty without due times).
 pub fn qps_per_second(accesses: &[Access]) -> Vec<u64> {
+    qps_counts(accesses, 1_000_000_000)
+}
+
+/// Requests in each interval of `interval_ns` from the first request (empty without due
+/// times; an interval of 0 counts as 1 ns).
+pub fn qps_counts(accesses: &[Access], interval_ns: u64) -> Vec<u64> {
     let mut out: Vec<u64> = Vec::new();
     for a in accesses {
         let Some(t) = a.at_ns else {
             return Vec::new();
         };
-        let s = (t / 1_000_000_000) as usize;
-        if s >= out.len() {
-            out.resize(s + 1, 0);
+        let i = (t / interval_ns.max(1)) as usize;
+        if i >= out.len() {
+            out.resize(i + 1, 0);
         }
-        out[s] += 1;
+        out[i] += 1;
     }
     out
+}
+
+/// The interval the request rate of `accesses` is counted in, chosen from their span
+/// ([`kvlab_trace::analyze::qps_interval_ns`]): a second for a trace of a second or
+/// more, less for a shorter one. `None` without due times.
+pub fn qps_interval_ns(accesses: &[Access]) -> Option<u64> {
+    let span = accesses
+        .iter()
+        .map(|a| a.at_ns)
+        .try_fold(0u64, |m, t| Some(m.max(t?)))?;
+    Some(kvlab_trace::analyze::qps_interval_ns(span))
 }
 
 /// One workload's row of a fidelity report.

@@ -163,6 +163,11 @@ pub struct MonitorSummary {
     pub rows: u64,
     /// Time from [`Monitor::start`] to the last row, in seconds.
     pub duration_s: f64,
+    /// When [`Monitor::start`] ran (time 0 of every file's `time_s`), in milliseconds
+    /// since the Unix epoch: a report puts the files on the run's own time axis
+    /// (`runner.measured_start`) with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<u64>,
     /// Every column that had at least one value.
     pub columns: BTreeMap<String, ColumnSummary>,
 }

@@ -57,6 +57,8 @@ struct Snapshot {
 /// Owns everything the thread needs.
 pub(crate) struct Sampler {
     started: Instant,
+    /// The wall-clock time of `started`, in ms since the Unix epoch.
+    started_unix_ms: Option<u64>,
     interval: Duration,
     client_pid: u32,
     server_pid: Option<u32>,
@@ -83,6 +85,10 @@ impl Sampler {
     /// first call, which fixes `store.csv`'s columns).
     pub(crate) fn new(mut config: MonitorConfig, dir: &Path) -> Result<Sampler, MonitorError> {
         let started = Instant::now();
+        let started_unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|d| u64::try_from(d.as_millis()).ok());
         let stats = match config.store_stats.take() {
             Some(mut f) => {
                 let mut columns: Vec<String> = Vec::new();
@@ -108,6 +114,7 @@ impl Sampler {
         let disks = whole_disks();
         let mut sampler = Sampler {
             started,
+            started_unix_ms,
             interval: config.interval.max(Duration::from_millis(1)),
             client_pid,
             server_pid: config.server_pid,
@@ -190,6 +197,7 @@ impl Sampler {
             interval_s: self.interval.as_secs_f64(),
             rows: self.rows,
             duration_s: self.last_row_s,
+            started_unix_ms: self.started_unix_ms,
             columns,
         })
     }

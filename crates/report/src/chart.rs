@@ -179,7 +179,8 @@ impl Axis {
                 let min = (lo / step).floor() * step;
                 let mut max = (hi / step).ceil() * step;
                 // A value a hair past a round tick (a 10 s run's last interval ends at
-                // 10.02 s) ends the axis at that tick, not a whole step later (at 15 s).
+                // 10.02 s) ends the ticks at that tick, not a whole step later (at 15 s),
+                // and the axis at the value, so it is drawn inside the plot.
                 if max - step > min && hi - (max - step) <= SLACK * step {
                     max -= step;
                 }
@@ -190,7 +191,7 @@ impl Axis {
                         (v, compact(v))
                     })
                     .collect();
-                (min, max, ticks)
+                (min, max.max(hi), ticks)
             }
             Scale::Log10 | Scale::Log2 => {
                 let (base, transform): (f64, fn(f64) -> f64) = if self.scale == Scale::Log10 {
@@ -279,6 +280,9 @@ pub struct Series {
     pub in_legend: bool,
     /// Drawn as separate square markers without a line (measurements beside a curve).
     pub points_only: bool,
+    /// Drawn as a line without the chart's [`LineChart::markers`] (a dense curve beside
+    /// sparse points: a circle at each of its points would hide the line and its dashes).
+    pub line_only: bool,
 }
 
 impl Series {
@@ -291,6 +295,7 @@ impl Series {
             dashed: false,
             in_legend: true,
             points_only: false,
+            line_only: false,
         }
     }
 }
@@ -339,6 +344,20 @@ fn open_svg(out: &mut String, frame: &Frame, title: &str) {
         h = frame.height,
         t = escape_html(title),
         cx = frame.width / 2.0,
+    )
+    .expect("writing to a String cannot fail");
+}
+
+/// The plotted area, as an unpainted `<rect class="plot">`: where every point, line and
+/// bar is drawn (a browser test checks each is inside it).
+fn plot_area(out: &mut String, frame: &Frame) {
+    write!(
+        out,
+        "<rect class=\"plot\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\"/>",
+        frame.left,
+        frame.top,
+        frame.plot_width(),
+        frame.plot_height()
     )
     .expect("writing to a String cannot fail");
 }
@@ -495,6 +514,7 @@ impl LineChart {
         };
         let mut out = String::new();
         open_svg(&mut out, &frame, &self.title);
+        plot_area(&mut out, &frame);
         y_axis(&mut out, &frame, &self.y, y_min, y_max, &y_ticks);
         let base = frame.top + frame.plot_height();
         for (t, label) in &x_ticks {
@@ -597,7 +617,7 @@ impl LineChart {
                         .expect("writing to a String cannot fail");
                     }
                 }
-                if self.markers || drawn.len() == 1 {
+                if (self.markers && !s.line_only) || drawn.len() == 1 {
                     write!(
                         out,
                         "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" \
@@ -735,6 +755,7 @@ impl BarChart {
         };
         let mut out = String::new();
         open_svg(&mut out, &frame, &self.title);
+        plot_area(&mut out, &frame);
         y_axis(&mut out, &frame, &self.y, y_min, y_max, &y_ticks);
         let base = frame.top + frame.plot_height();
         write!(
@@ -861,10 +882,10 @@ mod tests {
         let (min, max, ticks) = Axis::linear("y").with_scale(Scale::Log2).layout(1.0, 48.0);
         assert_eq!((min, max), (0.0, 6.0));
         assert_eq!(ticks.last().unwrap().1, "64");
-        // A 10-second run's timeline ends a few milliseconds past 10 s: its axis ends at
-        // 10 s, not 15.
+        // A 10-second run's timeline ends a few milliseconds past 10 s: its ticks end at
+        // 10 s, not 15, and the axis at its last value, so the value is drawn inside.
         let (_, max, ticks) = Axis::linear("Time (s)").layout(0.1, 10.0157);
-        assert_eq!(max, 10.0);
+        assert_eq!(max, 10.0157);
         assert_eq!(ticks.last().unwrap().1, "10");
         let (_, max, _) = Axis::linear("Time (s)").layout(0.1, 10.5);
         assert_eq!(max, 15.0);

@@ -117,6 +117,11 @@ fn point(x: f64, s: Spread) -> Point {
     }
 }
 
+/// The share of its offered rate an open-loop step must achieve to have kept up: the
+/// rate charts mark the steps below it (the `run --slo` search's own criterion,
+/// `KEEP_UP` in `crates/cli/src/slo.rs`).
+const KEEP_UP: f64 = 0.95;
+
 /// A latency axis: logarithmic when the values span more than a factor of 20.
 fn latency_axis(label: &str, values: impl Iterator<Item = f64>) -> Axis {
     let (lo, hi) = values
@@ -194,6 +199,7 @@ fn round_series(store: &str, color: &str, rounds: Vec<Vec<Point>>) -> Vec<Series
             dashed: i > 0,
             in_legend: i == 0,
             points_only: false,
+            line_only: false,
         })
         .collect()
 }
@@ -369,8 +375,10 @@ impl Study {
 
     /// Open-loop cells of one store and client count at several target rates: latency
     /// from each request's intended start against the throughput achieved — the
-    /// latency–throughput curve a `run --slo` search measures (its `steps/`). Empty
-    /// unless some store and client count ran at two rates or more.
+    /// latency–throughput curve a `run --slo` search measures (its `steps/`). The points
+    /// are joined in the order of the offered rate, and a step that achieved less than
+    /// [`KEEP_UP`] of it is marked with a red square. Empty unless some store and client
+    /// count ran at two rates or more.
     fn rate_charts(&self, workload: &str) -> Vec<String> {
         type Group = (String, u64, u64, u64);
         let mut groups: BTreeMap<Group, Vec<&Cell>> = BTreeMap::new();
@@ -407,21 +415,42 @@ impl Study {
         };
         let mut charts = Vec::new();
         for (name, p) in [("P99", 99.0), ("P99.9", 99.9)] {
-            let series: Vec<Series> = groups
-                .iter()
-                .map(|((store, threads, conns, pipeline), cells)| {
-                    let mut points: Vec<Point> = cells
+            let mut series: Vec<Series> = Vec::new();
+            let mut short: Vec<Point> = Vec::new();
+            for ((store, threads, conns, pipeline), cells) in &groups {
+                // In the order the rates were offered: past its capacity a store achieves
+                // less than it was offered, and the line turns back to the left there
+                // instead of zig-zagging between steps sorted by what they achieved.
+                let mut steps: Vec<(f64, Point)> = cells
+                    .iter()
+                    .filter_map(|c| {
+                        let offered = c.key.target_ops_per_sec? as f64;
+                        Some((offered, point(c.throughput()?.mean, intended(c, p)?)))
+                    })
+                    .collect();
+                steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+                short.extend(
+                    steps
                         .iter()
-                        .filter_map(|c| Some(point(c.throughput()?.mean, intended(c, p)?)))
-                        .collect();
-                    points.sort_by(|a, b| a.x.total_cmp(&b.x));
-                    let mut label = format!("{store} {threads}×{conns}");
-                    if *pipeline > 1 {
-                        label.push_str(&format!("×{pipeline}"));
-                    }
-                    Series::new(label, self.color(store), points)
-                })
-                .collect();
+                        .filter(|(offered, pt)| pt.x < KEEP_UP * offered)
+                        .map(|(_, pt)| Point::new(pt.x, pt.y)),
+                );
+                let mut label = format!("{store} {threads}×{conns}");
+                if *pipeline > 1 {
+                    label.push_str(&format!("×{pipeline}"));
+                }
+                let points = steps.into_iter().map(|(_, pt)| pt).collect();
+                series.push(Series::new(label, self.color(store), points));
+            }
+            if !short.is_empty() {
+                let mut s = Series::new(
+                    format!("below {:.0} % of the offered rate", KEEP_UP * 100.0),
+                    "#d62728",
+                    short,
+                );
+                s.points_only = true;
+                series.push(s);
+            }
             let y = latency_axis(
                 &format!("{name} latency from the intended start (µs)"),
                 series.iter().flat_map(|s| s.points.iter().map(|p| p.y)),
@@ -566,7 +595,7 @@ impl Study {
             }
             LineChart {
                 title: format!("{title} — {name}"),
-                x: Axis::linear("Time (s)"),
+                x: Axis::linear("Time from the measured start (s)"),
                 y,
                 series,
                 markers: false,
@@ -641,7 +670,7 @@ impl Study {
             };
             let chart = LineChart {
                 title: format!("{file}: {col} — {name}"),
-                x: Axis::linear("Time (s)"),
+                x: Axis::linear("Time from the measured start (s)"),
                 y: Axis::linear(label),
                 series,
                 markers: false,

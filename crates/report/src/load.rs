@@ -117,8 +117,41 @@ impl ResultDir {
     }
 
     /// Every `monitor/*.csv` beside the document, sorted by file name; empty when there is
-    /// no `monitor` directory.
+    /// no `monitor` directory. Times count from the run's measured start, as
+    /// `timeline.csv`'s do: the monitor's own time 0 is when it started (before a
+    /// warm-up, for one), so each file's times are moved by [`ResultDir::monitor_offset_s`]
+    /// when the result says both when the monitor and the measured part started.
     pub fn monitor(&self) -> Result<Vec<MonitorSeries>, ReportError> {
+        let mut series = self.monitor_files()?;
+        if let Some(offset) = self.monitor_offset_s() {
+            for m in &mut series {
+                for t in &mut m.time_s {
+                    *t += offset;
+                }
+            }
+        }
+        Ok(series)
+    }
+
+    /// Seconds from the run's measured start (`runner.measured_start`) to the monitor's
+    /// start (`started_unix_ms` of `monitor/summary.json`, which `kvlab run` writes when
+    /// the monitor stops): negative when the monitor started first. `None` when either
+    /// is unknown (an older result, or a run killed before its monitor stopped).
+    pub fn monitor_offset_s(&self) -> Option<f64> {
+        let measured = self.doc.runner.measured_start.as_deref()?;
+        let measured = crate::time::parse_rfc3339(measured)?;
+        let text = fs::read_to_string(self.dir.join(MONITOR_DIR).join("summary.json")).ok()?;
+        let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let started_ms = summary.get("started_unix_ms")?.as_u64()?;
+        let started = std::time::UNIX_EPOCH + std::time::Duration::from_millis(started_ms);
+        Some(match started.duration_since(measured) {
+            Ok(d) => d.as_secs_f64(),
+            Err(e) => -e.duration().as_secs_f64(),
+        })
+    }
+
+    /// The `monitor/*.csv` files as written, times from the monitor's start.
+    fn monitor_files(&self) -> Result<Vec<MonitorSeries>, ReportError> {
         let dir = self.dir.join(MONITOR_DIR);
         if !dir.is_dir() {
             return Ok(Vec::new());

@@ -309,3 +309,46 @@ fn tables_fit_a_1200_pixel_window() {
         assert!(width <= room, "a table wider than the page: {t}");
     }
 }
+
+/// What a reader sees of the fixture suite's report in a laptop's 1000-pixel window (the
+/// probe `page_probe.js`, shared with the `kvlab` tests of the other pages): no text
+/// drawn under 9 px, and every chart's points, lines and bars inside its plotted area.
+#[test]
+fn the_report_reads_at_a_laptop_width_with_everything_inside_its_chart() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: chromium not found, the report's rendering not tested (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let probe = format!("<script>{}</script></body>", include_str!("page_probe.js"));
+    std::fs::write(&page, suite_html().replacen("</body>", &probe, 1)).unwrap();
+    let (dom, log) = dump_dom_at(&browser, &page, &dir.path().join("profile"), (1000, 900));
+    assert_eq!(console_lines(&log), Vec::<&str>::new(), "console messages");
+    let start = dom
+        .rfind("<pre id=\"kvlab-probe\">")
+        .expect("the probe ran")
+        + 22;
+    let end = dom[start..].find("</pre>").unwrap() + start;
+    let json = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let seen: serde_json::Value = serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("{e}: {}", &json[..json.len().min(300)]));
+    let small: Vec<&serde_json::Value> = seen["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["px"].as_f64().unwrap() < 9.0)
+        .collect();
+    assert!(small.is_empty(), "text under 9 px: {small:?}");
+    let charts = seen["charts"].as_array().unwrap();
+    assert!(charts.len() >= 30, "{} charts", charts.len());
+    for c in charts {
+        assert_eq!(c["has_plot"], true, "{c}");
+        assert!(c["drawn"].as_u64().unwrap() > 0, "{c}");
+        assert_eq!(c["outside"].as_array().unwrap().len(), 0, "{c}");
+    }
+}

@@ -4,3 +4,4 @@
 mod browser;
 mod fuzz_smoke;
 mod golden;
+mod origin;

@@ -1027,3 +1027,107 @@ fn throughput() {
             .expect("the output directory is writable");
     }
 }
+
+/// A trace shorter than a second is counted in intervals chosen from its span, not in
+/// one second: 20 000 requests evenly over 0.242 s are about 82 600 per second, in each
+/// interval, and the intervals cover the span in 10 to 100 steps.
+#[test]
+fn a_sub_second_trace_is_counted_in_sub_second_intervals() {
+    let mut a = Analyzer::new(
+        &info(KeyEncoding::Bytes, TimeUnit::Micros),
+        &AnalyzeOptions::default(),
+    );
+    let (n, span_us) = (20_000u64, 242_000u64);
+    let mut rec = TraceRecord::default();
+    for i in 0..n {
+        rec.clear();
+        rec.set_key(format!("key{}", i % 500).as_bytes());
+        rec.ts = i * span_us / n;
+        a.observe(&rec);
+    }
+    let an = a.finish();
+    let width = an.qps_bucket;
+    let span_s = an.summary.time_span_s.expect("a clock");
+    assert!(width < span_s / 10.0, "{width} s intervals over {span_s} s");
+    let counts = &an.qps[0].1;
+    assert!(
+        (10..=100).contains(&counts.len()),
+        "{} intervals",
+        counts.len()
+    );
+    assert_eq!(
+        counts.len() as f64,
+        (span_s / width).floor() + 1.0,
+        "{width} over {span_s}"
+    );
+    assert_eq!(counts.iter().sum::<u64>(), n);
+    let rate = n as f64 / span_s;
+    // Every whole interval holds the rate (the last one is cut by the trace's end).
+    for c in &counts[..counts.len() - 1] {
+        let r = *c as f64 / width;
+        assert!((r - rate).abs() < 0.01 * rate, "{r} against {rate}");
+    }
+    let qps_csv = {
+        let dir = std::env::temp_dir().join(format!("kvlab-analyze-short-{}", std::process::id()));
+        an.write(&dir, true).expect("writing the analysis");
+        let csv = std::fs::read_to_string(dir.join("qps.csv")).expect("qps.csv");
+        let page = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
+        let label = kvlab_trace::analyze::interval_label((width * 1e9).round() as u64);
+        assert!(
+            page.contains(&format!("Requests per second ({label} intervals)")),
+            "the chart names its interval, {label}"
+        );
+        std::fs::remove_dir_all(&dir).expect("the test's own directory");
+        csv
+    };
+    let second: Vec<&str> = qps_csv
+        .lines()
+        .nth(1)
+        .expect("a first interval")
+        .split(',')
+        .collect();
+    assert_eq!(second[1].parse::<f64>().unwrap(), width, "{qps_csv}");
+}
+
+/// The interval rule: 1, 2 or 5 × 10ⁿ ms, at most 100 intervals, 1 s from a second up.
+#[test]
+fn qps_intervals_are_round_and_at_most_a_second() {
+    use kvlab_trace::analyze::{interval_label, qps_interval_ns, QPS_INTERVALS};
+    let ms = 1_000_000u64;
+    for span in [
+        0,
+        1,
+        ms / 2,
+        99 * ms,
+        100 * ms,
+        242 * ms,
+        999 * ms,
+        5_000 * ms,
+        3_600_000 * ms,
+    ] {
+        let i = qps_interval_ns(span);
+        let mantissa = i / 10u64.pow((i as f64).log10().floor() as u32);
+        assert!([1, 2, 5].contains(&mantissa), "{i} ns for {span}");
+        assert!((ms..=1000 * ms).contains(&i), "{i} ns for {span}");
+        assert!(
+            span / i < QPS_INTERVALS || i == 1000 * ms,
+            "{i} ns for {span}"
+        );
+        // The next narrower round interval would cut the span into too many.
+        let narrower = if mantissa == 2 {
+            i / 2
+        } else if mantissa == 5 {
+            i * 2 / 5
+        } else {
+            i / 2
+        };
+        assert!(
+            i == ms || span / narrower >= QPS_INTERVALS,
+            "{i} ns for {span}"
+        );
+    }
+    assert_eq!(qps_interval_ns(3_600_000 * ms), 1000 * ms);
+    assert_eq!(interval_label(5 * ms), "5 ms");
+    assert_eq!(interval_label(1000 * ms), "1 s");
+    assert_eq!(interval_label(250_000), "250 µs");
+}

@@ -4,6 +4,7 @@
 //! talks to ([`servers`]), processes, ports and waits ([`process`]), Python tools in a
 //! virtual environment ([`python`]) and Java HdrHistogram ([`java`]).
 
+pub mod browser;
 pub mod files;
 pub mod java;
 pub mod process;

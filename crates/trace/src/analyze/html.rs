@@ -158,7 +158,8 @@ fn chart_marked(
          width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{t}\" font-family=\"sans-serif\" \
          font-size=\"11\"><title>{t}</title><rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" \
          fill=\"#fff\"/><text x=\"{cx}\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" \
-         font-weight=\"bold\">{t}</text>",
+         font-weight=\"bold\">{t}</text><rect class=\"plot\" x=\"{left}\" y=\"{top}\" \
+         width=\"{pw}\" height=\"{ph}\" fill=\"none\"/>",
         t = esc(title),
         cx = w / 2.0
     );
@@ -490,9 +491,12 @@ pub(crate) fn page(a: &Analysis) -> String {
         })
         .collect();
     let ylabel = if a.has_clock {
-        "Requests per second"
+        format!(
+            "Requests per second ({} intervals)",
+            super::interval_label((a.qps_bucket * 1e9).round() as u64)
+        )
     } else {
-        "Requests per bucket"
+        "Requests per bucket".to_string()
     };
     let xlabel = format!("Time ({tunit})");
     o.push_str(&chart(
@@ -502,7 +506,7 @@ pub(crate) fn page(a: &Analysis) -> String {
             log: false,
         },
         Axis {
-            label: ylabel,
+            label: &ylabel,
             log: false,
         },
         &qps,

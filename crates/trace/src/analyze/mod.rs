@@ -72,6 +72,42 @@ pub struct AnalyzeOptions {
     pub max_cf_locality: usize,
 }
 
+/// The interval a trace's request rate is counted in, from its span (ns from the first
+/// request to the last): 1, 2 or 5 × 10ⁿ ms, the narrowest that cuts the span into at
+/// most [`QPS_INTERVALS`], from 1 ms up to 1 s. A trace of a second or more is counted
+/// per second; 20 000 requests in 0.242 s are counted in 5 ms intervals (49 of them),
+/// not as one second holding 20 000.
+pub fn qps_interval_ns(span_ns: u64) -> u64 {
+    const MS: u64 = 1_000_000;
+    let mut step = MS;
+    while step < 1_000 * MS {
+        for m in [1, 2, 5] {
+            if span_ns / (m * step) < QPS_INTERVALS {
+                return m * step;
+            }
+        }
+        step *= 10;
+    }
+    1_000 * MS
+}
+
+/// The most intervals [`qps_interval_ns`] cuts a sub-second trace into.
+pub const QPS_INTERVALS: u64 = 100;
+
+/// An interval as a reader names it: `5 ms`, `1 s`, `250 µs`.
+pub fn interval_label(ns: u64) -> String {
+    let (value, unit) = if ns >= 1_000_000_000 {
+        (ns as f64 / 1e9, "s")
+    } else if ns >= 1_000_000 {
+        (ns as f64 / 1e6, "ms")
+    } else if ns >= 1_000 {
+        (ns as f64 / 1e3, "µs")
+    } else {
+        (ns as f64, "ns")
+    };
+    format!("{} {unit}", (value * 1000.0).round() / 1000.0)
+}
+
 impl Default for AnalyzeOptions {
     fn default() -> Self {
         AnalyzeOptions {
@@ -245,6 +281,9 @@ struct OpStats {
     scan_len: ValueHist,
     /// Requests per QPS bucket.
     qps: Vec<u64>,
+    /// Requests per millisecond of the trace's first second (traces with a clock): a
+    /// trace shorter than a QPS bucket is drawn from these ([`qps_interval_ns`]).
+    qps_first_second: Vec<u64>,
     /// Requests per key slot; left empty for the first op seen, whose count is the
     /// key's total less the other ops' (so a single-op trace keeps no second count).
     per_key: Vec<u32>,
@@ -440,7 +479,8 @@ pub struct Analysis {
     pub ops: Vec<(Op, u64)>,
     /// Requests per column family (tenant) and op.
     pub cf_ops: Vec<(u32, Op, u64)>,
-    /// Width of a QPS bucket (seconds, or requests without a clock).
+    /// Width of a QPS bucket (seconds, or requests without a clock): 1 s, or for a trace
+    /// shorter than a second an interval chosen from its span ([`qps_interval_ns`]).
     pub qps_bucket: f64,
     /// Requests per QPS bucket, per op.
     pub qps: Vec<(Op, Vec<u64>)>,
@@ -760,6 +800,13 @@ impl Analyzer {
             op.qps.resize(b + 1, 0);
         }
         op.qps[b] += 1;
+        if self.unit_ns.is_some() && now < 1_000_000_000 {
+            let ms = (now / 1_000_000) as usize;
+            if ms >= op.qps_first_second.len() {
+                op.qps_first_second.resize(ms + 1, 0);
+            }
+            op.qps_first_second[ms] += 1;
+        }
         if *self.first_op.get_or_insert(rec.op) != rec.op {
             if slot as usize >= op.per_key.len() {
                 op.per_key.resize(self.keys.len(), 0);
@@ -821,6 +868,7 @@ impl Analyzer {
             .map(|o| {
                 o.per_key.capacity() * 4
                     + o.qps.capacity() * 8
+                    + o.qps_first_second.capacity() * 8
                     + o.key_size.heap_bytes()
                     + o.value_size.heap_bytes()
                     + o.scan_len.heap_bytes()
@@ -1217,7 +1265,15 @@ impl Analyzer {
             requests_beyond_windows: self.late_requests,
             correlations: corr_list,
         };
-        let (qps_bucket, window) = if has_clock {
+        // A trace shorter than a QPS bucket: buckets of a width chosen from its span,
+        // from the counts per millisecond of its first second.
+        let short_ns =
+            (has_clock && self.opts.qps_bucket_s.max(1) == 1 && self.last_ns < 1_000_000_000)
+                .then(|| qps_interval_ns(self.last_ns))
+                .filter(|&ns| ns < 1_000_000_000);
+        let (qps_bucket, window) = if let Some(ns) = short_ns {
+            (ns as f64 / 1e9, self.opts.window_s.max(1) as f64)
+        } else if has_clock {
             (
                 (self.opts.qps_bucket_s.max(1) * self.qps_width) as f64,
                 self.opts.window_s.max(1) as f64,
@@ -1238,7 +1294,21 @@ impl Analyzer {
         Analysis {
             summary,
             has_clock,
-            qps: present.iter().map(|(op, s)| (*op, s.qps.clone())).collect(),
+            qps: present
+                .iter()
+                .map(|(op, s)| match short_ns {
+                    Some(ns) => {
+                        let per = (ns / 1_000_000).max(1) as usize;
+                        let q = s
+                            .qps_first_second
+                            .chunks(per)
+                            .map(|c| c.iter().sum())
+                            .collect();
+                        (*op, q)
+                    }
+                    None => (*op, s.qps.clone()),
+                })
+                .collect(),
             key_sizes: per_op(|s| &s.key_size),
             value_sizes: per_op(|s| &s.value_size),
             scan_lengths: per_op(|s| &s.scan_len),
