@@ -219,6 +219,29 @@ pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
     }
 
     let interrupted = ctx.stop.load(Ordering::SeqCst);
+    let lowest = report_search(ctx, &targets, &steps, capacity, best, interrupted)?;
+    if interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    Ok(if best.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        let lowest = lowest.unwrap_or(capacity);
+        eprintln!("kvlab: no rate met {targets}, down to {lowest:.0} ops/s");
+        ExitCode::from(1)
+    })
+}
+
+/// The search's table and `[SLO]` lines on stdout, `slo.json` and `curve.csv` in the
+/// result directory; the lowest rate offered (for the word when none met the targets).
+fn report_search(
+    ctx: &PhaseCtx,
+    targets: &SloTargets,
+    steps: &[Step],
+    capacity: f64,
+    best: Option<f64>,
+    interrupted: bool,
+) -> Result<Option<f64>> {
     let mut curve: Vec<&Step> = steps
         .iter()
         .filter(|s| s.offered_ops_per_sec.is_some())
@@ -238,7 +261,7 @@ pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
             "percentile": p,
             "latency_us": d.as_secs_f64() * 1e6,
         })).collect::<Vec<_>>(),
-        "step_s": step_length.as_secs_f64(),
+        "step_s": ctx.args.slo_step.as_secs_f64(),
         "capacity_ops_per_sec": capacity,
         "max_rate_ops_per_sec": best,
         "achieved_at_max_ops_per_sec": at_best,
@@ -280,19 +303,7 @@ pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
         kvlab_report::write_atomic(&dir.join("curve.csv"), csv.as_bytes(), true)?;
         eprintln!("kvlab: results in {}", dir.display());
     }
-    if interrupted {
-        return Ok(ExitCode::from(130));
-    }
-    Ok(if best.is_some() {
-        ExitCode::SUCCESS
-    } else {
-        let lowest = curve
-            .first()
-            .and_then(|s| s.offered_ops_per_sec)
-            .unwrap_or(capacity);
-        eprintln!("kvlab: no rate met {targets}, down to {lowest:.0} ops/s");
-        ExitCode::from(1)
-    })
+    Ok(curve.first().and_then(|s| s.offered_ops_per_sec))
 }
 
 /// Runs one step: closed loop (`rate` None) or open loop at `rate`, for `--slo-step`;
