@@ -98,20 +98,7 @@ const INDEPENDENT: &str = "prefix_dist_independent";
 
 /// Runs `kvlab model fidelity`.
 pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
-    if a.db != "rocksdb" {
-        return Err(usage(format!(
-            "model fidelity compares RocksDB's statistics: --db rocksdb, not `{}`",
-            a.db
-        )));
-    }
-    for w in &a.workloads {
-        if !WORKLOADS.contains(&w.as_str()) && w != SHUFFLED {
-            return Err(usage(format!(
-                "--workloads: `{w}` is not one of {}",
-                WORKLOADS.join(", ")
-            )));
-        }
-    }
+    check_args(&a)?;
     let value_size = u32::try_from(a.value_size).map_err(|_| usage("--value-size: too large"))?;
     let out = a.out.clone();
     let work = out.join("work");
@@ -134,76 +121,387 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
         "kvlab: {trace_name}: {n} requests, {} distinct keys ({key_size}-byte keys)",
         sample.distinct_keys()
     );
-    let replay_trace = work.join("replay.kvtrace");
-    fidelity::write_kvtrace(&replay_trace, &sample.accesses, key_size, &trace_name)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let load_trace = work.join("load.kvtrace");
-    let load = fidelity::load_accesses(&sample);
-    fidelity::write_kvtrace(&load_trace, &load, key_size, &trace_name)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let empty_trace = work.join("empty.kvtrace");
-    fidelity::write_kvtrace(&empty_trace, &[], key_size, &trace_name)
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let [replay_trace, load_trace, empty_trace] = write_traces(&sample, &work, &trace_name)?;
     let loaded_bytes: u64 = sample
         .load
         .iter()
         .map(|&(_, s)| u64::from(s) + key_size as u64)
         .sum();
 
-    // The base database: every key, in the order the trace first touches it, in one
-    // memtable flushed once, then opened once more and compacted into SST files of
-    // --sst-size (the layout `--key-ranges sst` cuts the model's ranges at).
-    let base = work.join("base");
-    remove_dir(&base)?;
-    let cache = a.block_cache.to_string();
-    let buffer = (loaded_bytes * 2).clamp(64 << 20, 4 << 30).to_string();
-    eprintln!(
-        "kvlab: loading {} keys ({} bytes) into {}",
-        sample.distinct_keys(),
-        loaded_bytes,
-        base.display()
-    );
-    spawn_replay(
+    let mut bench = Bench::build(
+        &a,
+        &sample,
+        &work,
+        &out,
         &load_trace,
-        &base,
-        &work.join("load"),
-        &cache,
-        &[
-            "rocksdb.wal=false".into(),
-            format!("rocksdb.write_buffer_size={buffer}"),
-        ],
-    )?;
-    let run_props = [format!("rocksdb.target_file_size_base={}", a.sst_size)];
-    spawn_replay(
         &empty_trace,
-        &base,
-        &work.join("settle"),
-        &cache,
-        &run_props,
+        loaded_bytes,
     )?;
-    let (sst_files, base_layout) = compact_base(&base, a.sst_size)?;
-    eprintln!(
-        "kvlab: compacted {} into {sst_files} SST files of up to {} bytes",
-        base.display(),
-        a.sst_size
-    );
-    let db = work.join("db");
-    copy_db(&base, &db)?;
-    let baseline = spawn_replay(
-        &empty_trace,
-        &db,
-        &work.join("baseline"),
-        &cache,
-        &run_props,
-    )?;
-    remove_dir(&db)?;
 
+    let (fit, model_path) = fit_model(
+        &a,
+        &replay_trace,
+        &bench.base,
+        bench.layout.take(),
+        &sample,
+        &out,
+    )?;
+    let ycsb = YcsbFit::fit(&sample, value_size);
+    let (run_model, unrecorded_scans) = model_to_run(&fit.model, &sample);
+    let mut report = new_report(&a, &sample, &bench, &model_path, &ycsb, loaded_bytes);
+    if unrecorded_scans {
+        report.notes.push(
+            "the trace records no scan lengths: its seeks are replayed as scans of one \
+             record, and the model's seeks scan one record too (mix_max_scan_len = 1)"
+                .into(),
+        );
+    }
+    for note in &fit.report.notes {
+        report.notes.push(format!("model: {note}"));
+    }
+
+    let mut curves: Vec<(&str, Vec<u64>)> = Vec::new();
+    let independent = run_model.locality.is_some().then_some(INDEPENDENT);
+    for name in WORKLOADS.into_iter().chain([SHUFFLED]).chain(independent) {
+        if name != "replay" && !a.workloads.is_empty() && !a.workloads.iter().any(|w| w == name) {
+            continue;
+        }
+        let accesses = accesses_of(name, &sample, &run_model, &ycsb);
+        let mut row = WorkloadFidelity {
+            name: name.to_owned(),
+            ..WorkloadFidelity::default()
+        };
+        match accesses {
+            Err(e) => {
+                eprintln!("kvlab: {name}: not run: {e}");
+                row.error = Some(e);
+            }
+            Ok(accesses) => bench.measure(&mut row, name, accesses, &sample, &mut curves)?,
+        }
+        if name == SHUFFLED || name == INDEPENDENT {
+            report.diagnostics.push(row);
+        } else {
+            report.workloads.push(row);
+        }
+    }
+    let replay = report.workload("replay").cloned().unwrap_or_default();
+    for w in report
+        .workloads
+        .iter_mut()
+        .chain(report.diagnostics.iter_mut())
+        .filter(|w| w.error.is_none())
+    {
+        w.ratios = Ratios::of(w, &replay);
+    }
+    if !a.keep_dbs {
+        remove_dir(&bench.base)?;
+    }
+    std::fs::write(out.join("fidelity.json"), report.to_json() + "\n")
+        .with_context(|| format!("writing {}", out.join("fidelity.json").display()))?;
+    print_table(&report);
+    if a.html {
+        std::fs::write(out.join("index.html"), page(&report, &sample, &curves))
+            .with_context(|| format!("writing {}", out.join("index.html").display()))?;
+    }
+    eprintln!(
+        "kvlab: fidelity of {trace_name} in {} ({:.1} s)",
+        out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The model as the comparison runs it, and whether the trace records no scan lengths.
+fn model_to_run(model: &kvlab_model::Model, sample: &TraceSample) -> (kvlab_model::Model, bool) {
+    // A trace without scan lengths (RocksDB query traces do not record Next calls) is
+    // replayed with scans of one record: the model's seeks scan as many (db_bench's
+    // `ParetoCdfInversion(…) % 1` is 0, which the replay sends as 1), so that scans
+    // weigh the same on both sides.
+    let seeks = sample
+        .accesses
+        .iter()
+        .filter(|x| x.kind == fidelity::AccessKind::Seek);
+    let unrecorded_scans = seeks.clone().next().is_some() && seeks.clone().all(|x| x.scan_len == 0);
+    let mut run_model = model.clone();
+    if unrecorded_scans {
+        run_model.mixgraph.mix_max_scan_len = Some(1);
+    }
+    (run_model, unrecorded_scans)
+}
+
+/// `--db` and `--workloads` as fidelity takes them (exit code 2 otherwise).
+fn check_args(a: &FidelityArgs) -> Result<()> {
+    if a.db != "rocksdb" {
+        return Err(usage(format!(
+            "model fidelity compares RocksDB's statistics: --db rocksdb, not `{}`",
+            a.db
+        )));
+    }
+    for w in &a.workloads {
+        if !WORKLOADS.contains(&w.as_str()) && w != SHUFFLED {
+            return Err(usage(format!(
+                "--workloads: `{w}` is not one of {}",
+                WORKLOADS.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The trace's requests (`replay.kvtrace`), the base database's load (`load.kvtrace`)
+/// and an empty trace (to open a database and count what opening it costs), in `work`.
+fn write_traces(sample: &TraceSample, work: &Path, trace_name: &str) -> Result<[PathBuf; 3]> {
+    let replay_trace = work.join("replay.kvtrace");
+    fidelity::write_kvtrace(
+        &replay_trace,
+        &sample.accesses,
+        sample.key_size_bytes,
+        trace_name,
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
+    let load_trace = work.join("load.kvtrace");
+    let load = fidelity::load_accesses(sample);
+    fidelity::write_kvtrace(&load_trace, &load, sample.key_size_bytes, trace_name)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let empty_trace = work.join("empty.kvtrace");
+    fidelity::write_kvtrace(&empty_trace, &[], sample.key_size_bytes, trace_name)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    Ok([replay_trace, load_trace, empty_trace])
+}
+
+/// The requests of workload `name` over the trace's keys: the trace itself, shuffled,
+/// the fitted model (with and without its locality layer) or a YCSB distribution fitted
+/// to the trace; as many as the trace has, over the same span.
+fn accesses_of(
+    name: &str,
+    sample: &TraceSample,
+    run_model: &kvlab_model::Model,
+    ycsb: &YcsbFit,
+) -> std::result::Result<Vec<fidelity::Access>, String> {
+    let n = sample.accesses.len() as u64;
+    let key_size = sample.key_size_bytes;
+    let span = sample.span_ns();
+    if name == "replay" {
+        Ok(sample.accesses.clone())
+    } else if name == SHUFFLED {
+        Ok(fidelity::shuffled(&sample.accesses, 0x5348_5546))
+    } else if name == INDEPENDENT {
+        let mut alone = run_model.clone();
+        alone.locality = None;
+        fidelity::mixgraph_accesses(&alone, KeyModel::PrefixDist, n, key_size, span)
+            .map_err(|e| e.to_string())
+    } else if let Some(model) = fidelity::key_model_of(name) {
+        fidelity::mixgraph_accesses(run_model, model, n, key_size, span).map_err(|e| e.to_string())
+    } else if let Some(dist) = YcsbDistribution::of(name) {
+        Ok(fidelity::ycsb_accesses(sample, ycsb, dist, 0x5943_5342))
+    } else {
+        Err(format!("unknown workload {name}"))
+    }
+}
+
+/// The report before any workload ran: the trace, the database and what every
+/// comparison shares.
+fn new_report(
+    a: &FidelityArgs,
+    sample: &TraceSample,
+    bench: &Bench,
+    model_path: &Path,
+    ycsb: &YcsbFit,
+    loaded_bytes: u64,
+) -> FidelityReport {
+    let mut report = FidelityReport {
+        trace: a.input.trace.display().to_string(),
+        format: sample.info.format.clone(),
+        requests: sample.accesses.len() as u64,
+        distinct_keys: sample.distinct_keys(),
+        key_size_bytes: sample.key_size_bytes,
+        loaded_bytes,
+        block_cache_bytes: a.block_cache,
+        model: model_path.display().to_string(),
+        ycsb: Some(ycsb.clone()),
+        workloads: Vec::new(),
+        diagnostics: Vec::new(),
+        notes: vec![
+            format!(
+                "keys: the trace's {} distinct keys in key order are key numbers 0..{}, \
+                 written as db_bench's GenerateKeyFromInt ({} bytes): the replay, \
+                 the model and YCSB address the same keys",
+                sample.distinct_keys(),
+                sample.distinct_keys(),
+                sample.key_size_bytes
+            ),
+            format!(
+                "each workload ran on a fresh copy of one database (the trace's keys loaded \
+                 in first-touch order, flushed once, then compacted into {} SST \
+                 files of up to {} bytes), RocksDB's defaults but the block cache and the \
+                 SST size; figures are the tickers of the run less those of opening the \
+                 copy; bytes written also count the flush of what the memtable held at the \
+                 end (the next open of the copy)",
+                bench.sst_files, a.sst_size
+            ),
+        ],
+    };
+    if sample.skipped > 0 {
+        report.notes.push(format!(
+            "{} requests no store can replay (deleterange, other) were left out",
+            sample.skipped
+        ));
+    }
+    report
+}
+
+/// The databases of a fidelity run: the base (every key of the trace, compacted into
+/// SST files), the copy each workload runs on, and how they run.
+struct Bench {
+    base: PathBuf,
+    db: PathBuf,
+    work: PathBuf,
+    runs: PathBuf,
+    cache: String,
+    run_props: [String; 1],
+    empty_trace: PathBuf,
+    /// Opening a fresh copy: what every run's figures are less.
+    baseline: RunResult,
+    sst_files: usize,
+    /// The base's SST layout, until the model's fit takes it.
+    layout: Option<KeyRangeLayout>,
+    keep_dbs: bool,
+}
+
+impl Bench {
+    /// The base database: every key, in the order the trace first touches it, in one
+    /// memtable flushed once, then opened once more and compacted into SST files of
+    /// --sst-size (the layout `--key-ranges sst` cuts the model's ranges at).
+    fn build(
+        a: &FidelityArgs,
+        sample: &TraceSample,
+        work: &Path,
+        out: &Path,
+        load_trace: &Path,
+        empty_trace: &Path,
+        loaded_bytes: u64,
+    ) -> Result<Bench> {
+        let base = work.join("base");
+        remove_dir(&base)?;
+        let cache = a.block_cache.to_string();
+        let buffer = (loaded_bytes * 2).clamp(64 << 20, 4 << 30).to_string();
+        eprintln!(
+            "kvlab: loading {} keys ({} bytes) into {}",
+            sample.distinct_keys(),
+            loaded_bytes,
+            base.display()
+        );
+        spawn_replay(
+            load_trace,
+            &base,
+            &work.join("load"),
+            &cache,
+            &[
+                "rocksdb.wal=false".into(),
+                format!("rocksdb.write_buffer_size={buffer}"),
+            ],
+        )?;
+        let run_props = [format!("rocksdb.target_file_size_base={}", a.sst_size)];
+        spawn_replay(empty_trace, &base, &work.join("settle"), &cache, &run_props)?;
+        let (sst_files, base_layout) = compact_base(&base, a.sst_size)?;
+        eprintln!(
+            "kvlab: compacted {} into {sst_files} SST files of up to {} bytes",
+            base.display(),
+            a.sst_size
+        );
+        let db = work.join("db");
+        copy_db(&base, &db)?;
+        let baseline = spawn_replay(empty_trace, &db, &work.join("baseline"), &cache, &run_props)?;
+        remove_dir(&db)?;
+        remove_dir(&db)?;
+        Ok(Bench {
+            base,
+            db,
+            work: work.to_path_buf(),
+            runs: out.join("runs"),
+            cache,
+            run_props,
+            empty_trace: empty_trace.to_path_buf(),
+            baseline,
+            sst_files,
+            layout: Some(base_layout),
+            keep_dbs: a.keep_dbs,
+        })
+    }
+
+    /// Runs one workload's requests on a fresh copy of the base and fills its row (and
+    /// its QPS curve, for the workloads drawn).
+    fn measure<'n>(
+        &self,
+        row: &mut WorkloadFidelity,
+        name: &'n str,
+        accesses: Vec<fidelity::Access>,
+        sample: &TraceSample,
+        curves: &mut Vec<(&'n str, Vec<u64>)>,
+    ) -> Result<()> {
+        row.requests = accesses.len() as u64;
+        row.distances = Distances::between(&sample.accesses, &accesses);
+        let path = self.work.join(format!("{name}.kvtrace"));
+        fidelity::write_kvtrace(&path, &accesses, sample.key_size_bytes, name)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        if QPS_CURVES.contains(&name) {
+            let interval = fidelity::qps_interval_ns(&sample.accesses).unwrap_or(1);
+            let qps = fidelity::qps_counts(&accesses, interval);
+            if !qps.is_empty() {
+                curves.push((name, qps));
+            }
+        }
+        drop(accesses);
+        copy_db(&self.base, &self.db)?;
+        eprintln!("kvlab: running {name} ({} requests)", sample.accesses.len());
+        let run = spawn_replay(
+            &path,
+            &self.db,
+            &self.runs.join(name),
+            &self.cache,
+            &self.run_props,
+        )?;
+        // What the memtable still holds is written when the database next opens
+        // (RocksDB flushes the recovered log): open it once more to count it.
+        let close = self.work.join(format!("close-{name}"));
+        let closed = spawn_replay(
+            &self.empty_trace,
+            &self.db,
+            &close,
+            &self.cache,
+            &self.run_props,
+        )?;
+        remove_dir(&close)?;
+        if !self.keep_dbs {
+            remove_dir(&self.db)?;
+            let _ = std::fs::remove_file(&path);
+        } else {
+            let kept = self.work.join(format!("db-{name}"));
+            remove_dir(&kept)?;
+            std::fs::rename(&self.db, &kept)
+                .with_context(|| format!("keeping {}", kept.display()))?;
+        }
+        fill_row(row, &run, &closed, &self.baseline);
+        Ok(())
+    }
+}
+
+/// The model, fitted to the keys the database holds, written to OUT/model.toml.
+fn fit_model(
+    a: &FidelityArgs,
+    replay_trace: &Path,
+    base: &Path,
+    base_layout: Option<KeyRangeLayout>,
+    sample: &TraceSample,
+    out: &Path,
+) -> Result<(kvlab_model::Fit, PathBuf)> {
+    let trace_name = a.input.trace.display().to_string();
     // The model, fitted to the keys the database holds.
-    let mut fit_reader = kvlab_trace::open(&replay_trace, &kvlab_trace::OpenOptions::default())
+    let mut fit_reader = kvlab_trace::open(replay_trace, &kvlab_trace::OpenOptions::default())
         .map_err(|e| anyhow::anyhow!(e))?;
     // `sst`: the base's own files; `sst:DBPATH`: that database's.
-    let (key_ranges, layout) = match a.key_ranges {
-        KeyRangeRule::SstFile => (KeyRangeRule::SstLayout(base.clone()), Some(base_layout)),
+    let (key_ranges, layout) = match a.key_ranges.clone() {
+        KeyRangeRule::SstFile => (KeyRangeRule::SstLayout(base.to_path_buf()), base_layout),
         KeyRangeRule::SstLayout(path) => {
             let layout = select::rocksdb_layout(&path)
                 .map_err(|e| usage(format!("--key-ranges sst:{}: {e}", path.display())))?;
@@ -229,168 +527,7 @@ pub(crate) fn fidelity(a: FidelityArgs) -> Result<ExitCode> {
     fit.model
         .write(&model_path)
         .map_err(|e| anyhow::anyhow!(e))?;
-    let ycsb = YcsbFit::fit(&sample, value_size);
-    // A trace without scan lengths (RocksDB query traces do not record Next calls) is
-    // replayed with scans of one record: the model's seeks scan as many (db_bench's
-    // `ParetoCdfInversion(…) % 1` is 0, which the replay sends as 1), so that scans
-    // weigh the same on both sides.
-    let seeks = sample
-        .accesses
-        .iter()
-        .filter(|x| x.kind == fidelity::AccessKind::Seek);
-    let unrecorded_scans = seeks.clone().next().is_some() && seeks.clone().all(|x| x.scan_len == 0);
-    let mut run_model = fit.model.clone();
-    if unrecorded_scans {
-        run_model.mixgraph.mix_max_scan_len = Some(1);
-    }
-
-    let mut report = FidelityReport {
-        trace: trace_name.clone(),
-        format: sample.info.format.clone(),
-        requests: n,
-        distinct_keys: sample.distinct_keys(),
-        key_size_bytes: key_size,
-        loaded_bytes,
-        block_cache_bytes: a.block_cache,
-        model: model_path.display().to_string(),
-        ycsb: Some(ycsb.clone()),
-        workloads: Vec::new(),
-        diagnostics: Vec::new(),
-        notes: vec![
-            format!(
-                "keys: the trace's {} distinct keys in key order are key numbers 0..{}, \
-                 written as db_bench's GenerateKeyFromInt ({key_size} bytes): the replay, \
-                 the model and YCSB address the same keys",
-                sample.distinct_keys(),
-                sample.distinct_keys()
-            ),
-            format!(
-                "each workload ran on a fresh copy of one database (the trace's keys loaded \
-                 in first-touch order, flushed once, then compacted into {sst_files} SST \
-                 files of up to {} bytes), RocksDB's defaults but the block cache and the \
-                 SST size; figures are the tickers of the run less those of opening the \
-                 copy; bytes written also count the flush of what the memtable held at the \
-                 end (the next open of the copy)",
-                a.sst_size
-            ),
-        ],
-    };
-    if unrecorded_scans {
-        report.notes.push(
-            "the trace records no scan lengths: its seeks are replayed as scans of one \
-             record, and the model's seeks scan one record too (mix_max_scan_len = 1)"
-                .into(),
-        );
-    }
-    if sample.skipped > 0 {
-        report.notes.push(format!(
-            "{} requests no store can replay (deleterange, other) were left out",
-            sample.skipped
-        ));
-    }
-    for note in &fit.report.notes {
-        report.notes.push(format!("model: {note}"));
-    }
-
-    let span = sample.span_ns();
-    let mut curves: Vec<(&str, Vec<u64>)> = Vec::new();
-    let independent = run_model.locality.is_some().then_some(INDEPENDENT);
-    for name in WORKLOADS.into_iter().chain([SHUFFLED]).chain(independent) {
-        if name != "replay" && !a.workloads.is_empty() && !a.workloads.iter().any(|w| w == name) {
-            continue;
-        }
-        let accesses = if name == "replay" {
-            Ok(sample.accesses.clone())
-        } else if name == SHUFFLED {
-            Ok(fidelity::shuffled(&sample.accesses, 0x5348_5546))
-        } else if name == INDEPENDENT {
-            let mut alone = run_model.clone();
-            alone.locality = None;
-            fidelity::mixgraph_accesses(&alone, KeyModel::PrefixDist, n, key_size, span)
-                .map_err(|e| e.to_string())
-        } else if let Some(model) = fidelity::key_model_of(name) {
-            fidelity::mixgraph_accesses(&run_model, model, n, key_size, span)
-                .map_err(|e| e.to_string())
-        } else if let Some(dist) = YcsbDistribution::of(name) {
-            Ok(fidelity::ycsb_accesses(&sample, &ycsb, dist, 0x5943_5342))
-        } else {
-            Err(format!("unknown workload {name}"))
-        };
-        let mut row = WorkloadFidelity {
-            name: name.to_owned(),
-            ..WorkloadFidelity::default()
-        };
-        match accesses {
-            Err(e) => {
-                eprintln!("kvlab: {name}: not run: {e}");
-                row.error = Some(e);
-            }
-            Ok(accesses) => {
-                row.requests = accesses.len() as u64;
-                row.distances = Distances::between(&sample.accesses, &accesses);
-                let path = work.join(format!("{name}.kvtrace"));
-                fidelity::write_kvtrace(&path, &accesses, key_size, name)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-                if QPS_CURVES.contains(&name) {
-                    let interval = fidelity::qps_interval_ns(&sample.accesses).unwrap_or(1);
-                    let qps = fidelity::qps_counts(&accesses, interval);
-                    if !qps.is_empty() {
-                        curves.push((name, qps));
-                    }
-                }
-                drop(accesses);
-                copy_db(&base, &db)?;
-                eprintln!("kvlab: running {name} ({n} requests)");
-                let run =
-                    spawn_replay(&path, &db, &out.join("runs").join(name), &cache, &run_props)?;
-                // What the memtable still holds is written when the database next opens
-                // (RocksDB flushes the recovered log): open it once more to count it.
-                let close = work.join(format!("close-{name}"));
-                let closed = spawn_replay(&empty_trace, &db, &close, &cache, &run_props)?;
-                remove_dir(&close)?;
-                if !a.keep_dbs {
-                    remove_dir(&db)?;
-                    let _ = std::fs::remove_file(&path);
-                } else {
-                    let kept = work.join(format!("db-{name}"));
-                    remove_dir(&kept)?;
-                    std::fs::rename(&db, &kept)
-                        .with_context(|| format!("keeping {}", kept.display()))?;
-                }
-                fill_row(&mut row, &run, &closed, &baseline);
-            }
-        }
-        if name == SHUFFLED || name == INDEPENDENT {
-            report.diagnostics.push(row);
-        } else {
-            report.workloads.push(row);
-        }
-    }
-    let replay = report.workload("replay").cloned().unwrap_or_default();
-    for w in report
-        .workloads
-        .iter_mut()
-        .chain(report.diagnostics.iter_mut())
-        .filter(|w| w.error.is_none())
-    {
-        w.ratios = Ratios::of(w, &replay);
-    }
-    if !a.keep_dbs {
-        remove_dir(&base)?;
-    }
-    std::fs::write(out.join("fidelity.json"), report.to_json() + "\n")
-        .with_context(|| format!("writing {}", out.join("fidelity.json").display()))?;
-    print_table(&report);
-    if a.html {
-        std::fs::write(out.join("index.html"), page(&report, &sample, &curves))
-            .with_context(|| format!("writing {}", out.join("index.html").display()))?;
-    }
-    eprintln!(
-        "kvlab: fidelity of {trace_name} in {} ({:.1} s)",
-        out.display(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok((fit, model_path))
 }
 
 /// One run's figures: its tickers less the baseline's (opening the copy); writes also

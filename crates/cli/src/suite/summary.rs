@@ -77,6 +77,21 @@ const SUMMARY_MONITOR: &[(&str, &str)] = &[
     ("dbsize.data_dir_bytes", "max"),
 ];
 
+/// A cell's monitor summary, the columns the summary shows, added to `monitor`.
+fn add_monitor_summary(dir: &std::path::Path, monitor: &mut BTreeMap<String, Vec<f64>>) {
+    let msum = std::fs::read_to_string(dir.join("monitor").join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<kvlab_monitor::MonitorSummary>(&t).ok());
+    if let Some(m) = msum {
+        for (col, stat) in SUMMARY_MONITOR {
+            if let Some(cs) = m.columns.get(*col) {
+                let v = if *stat == "max" { cs.max } else { cs.mean };
+                monitor.entry(format!("{col}.{stat}")).or_default().push(v);
+            }
+        }
+    }
+}
+
 impl Runner<'_> {
     fn summary_rows(&self) -> Vec<SummaryRow> {
         let plan = self.plan;
@@ -148,17 +163,7 @@ impl Runner<'_> {
                     "throughput_ops_per_sec": doc.results.throughput_ops_per_sec,
                     "p99_us": p,
                 }));
-                let msum = std::fs::read_to_string(dir.join("monitor").join("summary.json"))
-                    .ok()
-                    .and_then(|t| serde_json::from_str::<kvlab_monitor::MonitorSummary>(&t).ok());
-                if let Some(m) = msum {
-                    for (col, stat) in SUMMARY_MONITOR {
-                        if let Some(cs) = m.columns.get(*col) {
-                            let v = if *stat == "max" { cs.max } else { cs.mean };
-                            monitor.entry(format!("{col}.{stat}")).or_default().push(v);
-                        }
-                    }
-                }
+                add_monitor_summary(&dir, &mut monitor);
             }
             let throughput = Spread::of(&thr);
             let p99s = Spread::of(&p99);
