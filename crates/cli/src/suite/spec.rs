@@ -418,8 +418,7 @@ impl Plan {
             &workloads,
             &raw.workloads,
             &stores,
-            &matrix.threads,
-            &connections,
+            (&matrix.threads, &connections),
             rounds,
             auto_rounds.is_some(),
         )?;
@@ -632,8 +631,7 @@ fn expand(
     workloads: &[WorkloadPlan],
     raw_workloads: &[RawWorkload],
     stores: &[StorePlan],
-    matrix_threads: &[usize],
-    connections: &[usize],
+    (matrix_threads, connections): (&[usize], &[usize]),
     rounds: u32,
     auto: bool,
 ) -> Result<Vec<Cell>> {
