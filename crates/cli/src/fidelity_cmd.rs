@@ -746,21 +746,15 @@ fn esc(s: &str) -> String {
 /// One figure of a row.
 type Figure = fn(&WorkloadFidelity) -> u64;
 
-/// The HTML page: one bar chart per figure (the paper's Figure 14), the ratios to the
-/// replay, the tables, the QPS curves.
-fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>)]) -> String {
+/// One bar chart per figure (block reads, cache hits, bytes read and written), a bar
+/// per workload that ran.
+fn figure_charts(ran: &[&WorkloadFidelity]) -> String {
     let figures: [(&str, Figure); 4] = [
         ("Block reads (data block cache misses)", |w| w.block_reads),
         ("Block cache hits", |w| w.block_cache_hits),
         ("Bytes read from SST files", |w| w.read_bytes),
         ("Bytes written (flush + compaction)", |w| w.write_bytes),
     ];
-    let ran: Vec<&WorkloadFidelity> = report
-        .workloads
-        .iter()
-        .chain(&report.diagnostics)
-        .filter(|w| w.error.is_none())
-        .collect();
     let groups: Vec<String> = ran.iter().map(|w| w.name.clone()).collect();
     let mut charts = String::new();
     for (i, (title, f)) in figures.iter().enumerate() {
@@ -785,8 +779,12 @@ fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>
         };
         charts.push_str(&format!("<div class='fig'>{}</div>", chart.to_svg()));
     }
-    // Ratios to the replay: one group per figure, one bar per workload.
-    let ratio_chart = BarChart {
+    charts
+}
+
+/// Ratios to the replay: one group per figure, one bar per workload.
+fn ratio_chart(ran: &[&WorkloadFidelity]) -> BarChart {
+    BarChart {
         title: "Ratio to the replay (1 = the trace)".into(),
         groups: vec![
             "block reads".into(),
@@ -819,8 +817,12 @@ fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>
                 .collect(),
             })
             .collect(),
-    };
-    let rows: String = report
+    }
+}
+
+/// The figures' table rows, one per workload (diagnostics included).
+fn figure_rows(report: &FidelityReport) -> String {
+    report
         .workloads
         .iter()
         .chain(&report.diagnostics)
@@ -845,12 +847,17 @@ fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>
                 dist(w.distances.qps_ks),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The trace's QPS (and the workloads' curves) over intervals chosen from its span,
+/// with a line saying the interval, mean and peak.
+fn qps_section(sample: &TraceSample, curves: &[(&str, Vec<u64>)]) -> String {
     // The rate is counted in intervals chosen from the trace's span (a sub-second trace
     // in milliseconds), drawn and printed as requests per second.
     let interval_ns = fidelity::qps_interval_ns(&sample.accesses);
     let qps = interval_ns.map_or_else(Vec::new, |ns| fidelity::qps_counts(&sample.accesses, ns));
-    let qps_note = match interval_ns.filter(|_| !qps.is_empty()) {
+    match interval_ns.filter(|_| !qps.is_empty()) {
         None => "<p>The trace has no clock: no QPS curve.</p>".to_string(),
         Some(ns) => {
             let per_second = 1e9 / ns as f64;
@@ -900,7 +907,22 @@ fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>
                 chart.to_svg()
             )
         }
-    };
+    }
+}
+
+/// The HTML page: one bar chart per figure (the paper's Figure 14), the ratios to the
+/// replay, the tables, the QPS curves.
+fn page(report: &FidelityReport, sample: &TraceSample, curves: &[(&str, Vec<u64>)]) -> String {
+    let ran: Vec<&WorkloadFidelity> = report
+        .workloads
+        .iter()
+        .chain(&report.diagnostics)
+        .filter(|w| w.error.is_none())
+        .collect();
+    let charts = figure_charts(&ran);
+    let ratio_chart = ratio_chart(&ran);
+    let rows = figure_rows(report);
+    let qps_note = qps_section(sample, curves);
     let notes: String = report
         .notes
         .iter()
