@@ -526,6 +526,71 @@ fn table(results: &[SimResult]) -> String {
     t
 }
 
+/// A paragraph for each measured run not drawn: where it was measured, and why no
+/// simulated row stands beside it.
+fn not_drawn(mode: Mode, results: &[SimResult], measured: &[compare::Measured]) -> String {
+    measured
+        .iter()
+        .filter(|m| {
+            !results.iter().any(|r| {
+                compare::matching(r, results, measured).is_some_and(|x| std::ptr::eq(x, *m))
+            })
+        })
+        .map(|m| {
+            let size = m
+                .cache_size_bytes
+                .map_or("a size the result does not name".into(), |b| {
+                    format!("{b} bytes")
+                });
+            let why = if mode == Mode::Byte {
+                format!("no {} row was simulated at that size", m.closest.name())
+            } else {
+                format!(
+                    "its size in objects is unknown ({} was simulated at several sizes)",
+                    m.closest.name()
+                )
+            };
+            format!(
+                "<p>{} ({}): measured at {size}; {why}: not drawn.</p>",
+                m.store,
+                m.dir.display(),
+            )
+        })
+        .collect()
+}
+
+/// Ticks at 1, 2 and 5 × 10ⁿ between the smallest size drawn and the largest, which
+/// the axis then spans (not the whole decades around them, which would crowd the
+/// sizes again).
+fn size_ticks(series: &[kvlab_report::chart::Series]) -> Vec<(f64, String)> {
+    let (lo, hi) = series
+        .iter()
+        .flat_map(|s| &s.points)
+        .map(|p| p.x)
+        .filter(|x| *x > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+    let mut ticks = Vec::new();
+    if lo.is_finite() {
+        for e in (lo.log10().floor() as i32)..=(hi.log10().ceil() as i32) {
+            for m in [1.0, 2.0, 5.0] {
+                let v = m * 10f64.powi(e);
+                if v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9) {
+                    let (d, suffix) = match v {
+                        v if v >= 1e9 => (1e9, "G"),
+                        v if v >= 1e6 => (1e6, "M"),
+                        v if v >= 1e3 => (1e3, "k"),
+                        _ => (1.0, ""),
+                    };
+                    ticks.push((v, format!("{}{suffix}", v / d)));
+                }
+            }
+        }
+    }
+    ticks
+}
+
 /// A self-contained page: miss ratio against cache size, one line per policy (and the
 /// LRU curve when computed), drawn by the report's line chart. Sizes are on a logarithmic
 /// axis (the curve spans the whole working set, the simulated sizes often its first
@@ -592,67 +657,13 @@ fn page(
         s.points_only = true;
         series.push(s);
     }
-    let not_drawn: String = measured
-        .iter()
-        .filter(|m| {
-            !results.iter().any(|r| {
-                compare::matching(r, results, measured).is_some_and(|x| std::ptr::eq(x, *m))
-            })
-        })
-        .map(|m| {
-            let size = m
-                .cache_size_bytes
-                .map_or("a size the result does not name".into(), |b| {
-                    format!("{b} bytes")
-                });
-            let why = if mode == Mode::Byte {
-                format!("no {} row was simulated at that size", m.closest.name())
-            } else {
-                format!(
-                    "its size in objects is unknown ({} was simulated at several sizes)",
-                    m.closest.name()
-                )
-            };
-            format!(
-                "<p>{} ({}): measured at {size}; {why}: not drawn.</p>",
-                m.store,
-                m.dir.display(),
-            )
-        })
-        .collect();
+    let not_drawn = not_drawn(mode, results, measured);
     let unit = if mode == Mode::Byte {
         "bytes"
     } else {
         "objects"
     };
-    // Ticks at 1, 2 and 5 × 10ⁿ between the smallest size drawn and the largest, which
-    // the axis then spans (not the whole decades around them, which would crowd the
-    // sizes again).
-    let (lo, hi) = series
-        .iter()
-        .flat_map(|s| &s.points)
-        .map(|p| p.x)
-        .filter(|x| *x > 0.0)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-            (lo.min(x), hi.max(x))
-        });
-    let mut ticks = Vec::new();
-    if lo.is_finite() {
-        for e in (lo.log10().floor() as i32)..=(hi.log10().ceil() as i32) {
-            for m in [1.0, 2.0, 5.0] {
-                let v = m * 10f64.powi(e);
-                if v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9) {
-                    let (d, suffix) = match v {
-                        v if v >= 1e9 => (1e9, "G"),
-                        v if v >= 1e6 => (1e6, "M"),
-                        v if v >= 1e3 => (1e3, "k"),
-                        _ => (1.0, ""),
-                    };
-                    ticks.push((v, format!("{}{suffix}", v / d)));
-                }
-            }
-        }
-    }
+    let ticks = size_ticks(&series);
     let mut x = Axis::linear(format!("Cache size ({unit})")).with_scale(Scale::Log10);
     if ticks.len() >= 2 {
         x = x.with_ticks(ticks);
