@@ -226,7 +226,9 @@ impl Iterator for RecordStream {
 
     fn next(&mut self) -> Option<TraceRecord> {
         loop {
-            if let Some(rec) = self.chunk.next() {
+            if let Some(mut rec) = self.chunk.next() {
+                // The id a file's writer implies from the key (`fill` leaves it).
+                rec.id = crate::key_id(&rec.key);
                 return Some(rec);
             }
             let chunk = self.rx.recv().ok()?;
