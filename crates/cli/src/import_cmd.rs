@@ -23,6 +23,7 @@ use kvlab_workload::{
 use serde_json::json;
 
 use crate::args::{usage, PhaseArgs};
+use crate::hook::PhaseHook;
 use crate::phase::{PhaseCtx, ReportStyle};
 use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
 
@@ -102,174 +103,255 @@ pub(crate) struct ImportCommand {
     phase: PhaseArgs,
 }
 
-// The report lines, notes and result entries of imports, key files and plans.
+// What imports, thread plans and memtier's multi-key GETs add to a phase: their
+// `PhaseHook`s (crate::hook), the report lines, notes and result entries of each.
 
-/// Remarks for stderr and the result's notes: malformed lines, a strict stop, the
-/// sampled key file, per-group operation counts.
-pub(crate) fn extra_notes(work: &AnyWorkload, outcome: &RunOutcome) -> Vec<String> {
-    let mut notes = Vec::new();
-    match work {
-        AnyWorkload::Import(w) => {
-            let r = w.finish();
-            let path = r.path.display();
+/// An import (`kvlab import`): its lines, malformed lines, strict stop, read errors,
+/// failed inserts and the sampled key file.
+pub(crate) struct ImportHook<'a>(pub(crate) &'a ImportWorkload);
+
+impl PhaseHook for ImportHook<'_> {
+    fn notes(&self, _ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
+        let w = self.0;
+        let mut notes = Vec::new();
+        let r = w.finish();
+        let path = r.path.display();
+        notes.push(format!(
+            "import: {} lines of {path}: {} imported, {} malformed{}, {} blank",
+            r.lines,
+            outcome.total.status_count(OpKind::Insert, Status::Ok),
+            r.malformed,
+            if w.spec().strict { "" } else { " (skipped)" },
+            r.blank
+        ));
+        for m in &r.first_malformed {
+            notes.push(format!("import: malformed {path}:{}", malformed_at(m)));
+        }
+        if let Some(m) = &r.strict_failure {
             notes.push(format!(
-                "import: {} lines of {path}: {} imported, {} malformed{}, {} blank",
-                r.lines,
-                outcome.total.status_count(OpKind::Insert, Status::Ok),
-                r.malformed,
-                if w.spec().strict { "" } else { " (skipped)" },
-                r.blank
+                "import stopped (--strict): {path}:{}",
+                malformed_at(m)
             ));
-            for m in &r.first_malformed {
-                notes.push(format!("import: malformed {path}:{}", malformed_at(m)));
-            }
-            if let Some(m) = &r.strict_failure {
-                notes.push(format!(
-                    "import stopped (--strict): {path}:{}",
-                    malformed_at(m)
-                ));
-            }
-            if let Some(e) = &r.read_error {
-                notes.push(format!("import: {path}: {e}"));
-            }
-            if r.failed_inserts > 0 {
-                notes.push(format!(
-                    "import: {} inserts failed (see the ERROR counts above)",
-                    r.failed_inserts
-                ));
-            }
-            if let Some(s) = &w.spec().sample {
-                notes.push(format!(
-                    "import: {} keys written to {}",
-                    r.sampled_keys,
-                    s.path.display()
-                ));
-            }
-            if let Some(e) = &r.keys_out_error {
-                notes.push(format!("import: writing the key file failed: {e}"));
-            }
         }
-        _ => {
-            if let Some((plan, counts)) = work.plan_counts() {
-                for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
-                    let kinds: Vec<String> = OpKind::ALL
-                        .iter()
-                        .filter(|k| c.issued[k.index()] > 0)
-                        .map(|k| {
-                            let s = &c.status[k.index()];
-                            format!(
-                                "{k} {} (NOT_FOUND {}, ERROR {})",
-                                c.issued[k.index()],
-                                s[Status::NotFound.index()],
-                                s[Status::Error.index()]
-                            )
-                        })
-                        .collect();
-                    notes.push(format!(
-                        "group {} (threads {}): {} operations: {}",
-                        g.name,
-                        plan.thread_ranges(i),
-                        c.total(),
-                        kinds.join(", ")
-                    ));
-                }
-            }
+        if let Some(e) = &r.read_error {
+            notes.push(format!("import: {path}: {e}"));
         }
+        if r.failed_inserts > 0 {
+            notes.push(format!(
+                "import: {} inserts failed (see the ERROR counts above)",
+                r.failed_inserts
+            ));
+        }
+        if let Some(s) = &w.spec().sample {
+            notes.push(format!(
+                "import: {} keys written to {}",
+                r.sampled_keys,
+                s.path.display()
+            ));
+        }
+        if let Some(e) = &r.keys_out_error {
+            notes.push(format!("import: writing the key file failed: {e}"));
+        }
+        notes
     }
-    notes
-}
 
-/// `[IMPORT]`, `[GROUP:name]` or `[MULTI-GET]` lines after the YCSB report.
-pub(crate) fn write_extra_report(
-    work: &AnyWorkload,
-    outcome: &RunOutcome,
-    out: &mut dyn Write,
-) -> Result<()> {
-    match work {
-        AnyWorkload::Import(w) => {
-            let r = w.finish();
-            let secs = outcome.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
-            writeln!(out, "[IMPORT], File, {}", r.path.display())?;
-            writeln!(out, "[IMPORT], Lines, {}", r.lines)?;
+    /// `[IMPORT]` lines after the YCSB report.
+    fn report(&self, _ctx: &PhaseCtx, outcome: &RunOutcome, out: &mut dyn Write) -> Result<()> {
+        let w = self.0;
+        let r = w.finish();
+        let secs = outcome.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
+        writeln!(out, "[IMPORT], File, {}", r.path.display())?;
+        writeln!(out, "[IMPORT], Lines, {}", r.lines)?;
+        writeln!(
+            out,
+            "[IMPORT], Imported, {}",
+            outcome.total.status_count(OpKind::Insert, Status::Ok)
+        )?;
+        writeln!(out, "[IMPORT], Malformed, {}", r.malformed)?;
+        writeln!(out, "[IMPORT], Blank, {}", r.blank)?;
+        writeln!(out, "[IMPORT], Lines/sec, {:.1}", r.lines as f64 / secs)?;
+        for m in &r.first_malformed {
             writeln!(
                 out,
-                "[IMPORT], Imported, {}",
-                outcome.total.status_count(OpKind::Insert, Status::Ok)
+                "[IMPORT], MalformedLine, {}:{}",
+                r.path.display(),
+                malformed_at(m)
             )?;
-            writeln!(out, "[IMPORT], Malformed, {}", r.malformed)?;
-            writeln!(out, "[IMPORT], Blank, {}", r.blank)?;
-            writeln!(out, "[IMPORT], Lines/sec, {:.1}", r.lines as f64 / secs)?;
-            for m in &r.first_malformed {
-                writeln!(
-                    out,
-                    "[IMPORT], MalformedLine, {}:{}",
-                    r.path.display(),
-                    malformed_at(m)
-                )?;
-            }
-            if let Some(s) = &w.spec().sample {
-                writeln!(out, "[IMPORT], SampledKeys, {}", r.sampled_keys)?;
-                writeln!(out, "[IMPORT], KeysOut, {}", s.path.display())?;
+        }
+        if let Some(s) = &w.spec().sample {
+            writeln!(out, "[IMPORT], SampledKeys, {}", r.sampled_keys)?;
+            writeln!(out, "[IMPORT], KeysOut, {}", s.path.display())?;
+        }
+        Ok(())
+    }
+
+    /// A strict import that stopped at a malformed line, a read error, failed inserts,
+    /// an incomplete key file: the phase failed although the runner did not.
+    fn failed(&self, _ctx: &PhaseCtx) -> bool {
+        self.0.finish().failed()
+    }
+
+    /// The result's `runner.import`.
+    fn runner(&self, _ctx: &PhaseCtx, runner: &mut kvlab_report::RunnerSection) {
+        let w = self.0;
+        let r = w.finish();
+        runner.import = Some(json!({
+                "file": r.path.display().to_string(),
+                "lines": r.lines,
+                "blank": r.blank,
+                "malformed": r.malformed,
+                "first_malformed": r.first_malformed.iter().map(|m| json!({
+                    "line": m.line, "fields": m.fields, "expected": m.expected,
+                })).collect::<Vec<_>>(),
+                "strict_failure_line": r.strict_failure.as_ref().map(|m| m.line),
+                "read_error": r.read_error,
+                "failed_inserts": r.failed_inserts,
+                "sampled_keys": r.sampled_keys,
+                "keys_out_error": r.keys_out_error,
+        }));
+    }
+}
+
+/// A thread plan (`--plan`): each group's threads, operations and latencies.
+pub(crate) struct PlanHook;
+
+impl PhaseHook for PlanHook {
+    /// Per-group operation counts.
+    fn notes(&self, ctx: &PhaseCtx, _outcome: &RunOutcome) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some((plan, counts)) = ctx.work.plan_counts() {
+            for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
+                let kinds: Vec<String> = OpKind::ALL
+                    .iter()
+                    .filter(|k| c.issued[k.index()] > 0)
+                    .map(|k| {
+                        let s = &c.status[k.index()];
+                        format!(
+                            "{k} {} (NOT_FOUND {}, ERROR {})",
+                            c.issued[k.index()],
+                            s[Status::NotFound.index()],
+                            s[Status::Error.index()]
+                        )
+                    })
+                    .collect();
+                notes.push(format!(
+                    "group {} (threads {}): {} operations: {}",
+                    g.name,
+                    plan.thread_ranges(i),
+                    c.total(),
+                    kinds.join(", ")
+                ));
             }
         }
-        _ => {
-            if let Some((plan, counts)) = work.plan_counts() {
-                for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
-                    let section = format!("[GROUP:{}]", g.name);
-                    writeln!(out, "{section}, Threads, {}", plan.thread_ranges(i))?;
-                    writeln!(out, "{section}, Operations, {}", c.total())?;
-                    // Latency per group, from the runner's per-group recorders.
-                    if let Some(rec) = outcome.groups.get(i) {
-                        let summary = rec.summary(outcome.elapsed);
+        notes
+    }
+
+    /// `[GROUP:name]` lines after the YCSB report.
+    fn report(&self, ctx: &PhaseCtx, outcome: &RunOutcome, out: &mut dyn Write) -> Result<()> {
+        if let Some((plan, counts)) = ctx.work.plan_counts() {
+            for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
+                let section = format!("[GROUP:{}]", g.name);
+                writeln!(out, "{section}, Threads, {}", plan.thread_ranges(i))?;
+                writeln!(out, "{section}, Operations, {}", c.total())?;
+                // Latency per group, from the runner's per-group recorders.
+                if let Some(rec) = outcome.groups.get(i) {
+                    let summary = rec.summary(outcome.elapsed);
+                    writeln!(
+                        out,
+                        "{section}, Throughput(ops/sec), {}",
+                        summary.throughput_ops_per_sec
+                    )?;
+                    for op in &summary.ops {
+                        let l = &op.latency;
                         writeln!(
                             out,
-                            "{section}, Throughput(ops/sec), {}",
-                            summary.throughput_ops_per_sec
+                            "{section}, {} AverageLatency(us), {}",
+                            op.name, l.avg_us
                         )?;
-                        for op in &summary.ops {
-                            let l = &op.latency;
-                            writeln!(
-                                out,
-                                "{section}, {} AverageLatency(us), {}",
-                                op.name, l.avg_us
-                            )?;
-                            writeln!(
-                                out,
-                                "{section}, {} 99thPercentileLatency(us), {}",
-                                op.name, l.p99_us
-                            )?;
-                            writeln!(
-                                out,
-                                "{section}, {} 99.9PercentileLatency(us), {}",
-                                op.name, l.p999_us
-                            )?;
-                        }
+                        writeln!(
+                            out,
+                            "{section}, {} 99thPercentileLatency(us), {}",
+                            op.name, l.p99_us
+                        )?;
+                        writeln!(
+                            out,
+                            "{section}, {} 99.9PercentileLatency(us), {}",
+                            op.name, l.p999_us
+                        )?;
                     }
-                    for k in OpKind::ALL {
-                        let n = c.issued[k.index()];
-                        if n == 0 {
-                            continue;
-                        }
-                        writeln!(out, "{section}, {k} Operations, {n}")?;
+                }
+                for k in OpKind::ALL {
+                    let n = c.issued[k.index()];
+                    if n == 0 {
+                        continue;
+                    }
+                    writeln!(out, "{section}, {k} Operations, {n}")?;
+                    writeln!(
+                        out,
+                        "{section}, {k} Share(%), {:.2}",
+                        100.0 * n as f64 / c.total() as f64
+                    )?;
+                    for s in Status::ALL {
                         writeln!(
                             out,
-                            "{section}, {k} Share(%), {:.2}",
-                            100.0 * n as f64 / c.total() as f64
+                            "{section}, {k} Return={}, {}",
+                            s.ycsb_name(),
+                            c.status[k.index()][s.index()]
                         )?;
-                        for s in Status::ALL {
-                            writeln!(
-                                out,
-                                "{section}, {k} Return={}, {}",
-                                s.ycsb_name(),
-                                c.status[k.index()][s.index()]
-                            )?;
-                        }
                     }
                 }
             }
         }
+        Ok(())
     }
-    if let AnyWorkload::Memtier(w) = work {
+
+    /// The result's `runner.groups`.
+    fn runner(&self, ctx: &PhaseCtx, runner: &mut kvlab_report::RunnerSection) {
+        if let Some((plan, counts)) = ctx.work.plan_counts() {
+            let groups: Vec<serde_json::Value> = plan
+                    .groups()
+                    .iter()
+                    .zip(&counts)
+                    .enumerate()
+                    .map(|(i, (g, c))| {
+                        let ops: serde_json::Map<String, serde_json::Value> = OpKind::ALL
+                            .iter()
+                            .filter(|k| c.issued[k.index()] > 0)
+                            .map(|k| {
+                                let s = &c.status[k.index()];
+                                (
+                                    k.ycsb_name().to_string(),
+                                    json!({
+                                        "issued": c.issued[k.index()],
+                                        "OK": s[Status::Ok.index()],
+                                        "NOT_FOUND": s[Status::NotFound.index()],
+                                        "ERROR": s[Status::Error.index()],
+                                    }),
+                                )
+                            })
+                            .collect();
+                        json!({
+                            "name": g.name,
+                            "threads": plan.thread_ranges(i),
+                            "thread_count": g.threads,
+                            "mix": g.mix.properties().into_iter().collect::<std::collections::BTreeMap<_, _>>(),
+                            "operations": c.total(),
+                            "by_kind": ops,
+                        })
+                    })
+                    .collect();
+            runner.plan_groups = Some(json!(groups));
+        }
+    }
+}
+
+/// memtier's flags on `kvlab run`: a multi-key GET's keys, counted one by one.
+pub(crate) struct MultiGetHook<'a>(pub(crate) &'a kvlab_workload::memtier::MemtierWorkload);
+
+impl PhaseHook for MultiGetHook<'_> {
+    /// `[MULTI-GET]` lines after the YCSB report.
+    fn report(&self, _ctx: &PhaseCtx, outcome: &RunOutcome, out: &mut dyn Write) -> Result<()> {
+        let w = self.0;
         if w.spec().multi_key_get > 1 {
             // A multi-key GET is one READ above; its keys count here one by one.
             let keys = outcome.keys_hit + outcome.keys_missed;
@@ -285,75 +367,7 @@ pub(crate) fn write_extra_report(
                 )?;
             }
         }
-    }
-    Ok(())
-}
-
-/// True when the phase failed although the runner did not: a strict import that
-/// stopped at a malformed line, a read error, failed inserts, an incomplete key
-/// file.
-pub(crate) fn extra_failed(work: &AnyWorkload) -> bool {
-    matches!(work, AnyWorkload::Import(w) if w.finish().failed())
-}
-
-/// The result's `runner` section's import report, or the plan's per-group operation
-/// counts.
-pub(crate) fn extra_runner(work: &AnyWorkload, runner: &mut kvlab_report::RunnerSection) {
-    match work {
-        AnyWorkload::Import(w) => {
-            let r = w.finish();
-            runner.import = Some(json!({
-                    "file": r.path.display().to_string(),
-                    "lines": r.lines,
-                    "blank": r.blank,
-                    "malformed": r.malformed,
-                    "first_malformed": r.first_malformed.iter().map(|m| json!({
-                        "line": m.line, "fields": m.fields, "expected": m.expected,
-                    })).collect::<Vec<_>>(),
-                    "strict_failure_line": r.strict_failure.as_ref().map(|m| m.line),
-                    "read_error": r.read_error,
-                    "failed_inserts": r.failed_inserts,
-                    "sampled_keys": r.sampled_keys,
-                    "keys_out_error": r.keys_out_error,
-            }));
-        }
-        _ => {
-            if let Some((plan, counts)) = work.plan_counts() {
-                let groups: Vec<serde_json::Value> = plan
-                        .groups()
-                        .iter()
-                        .zip(&counts)
-                        .enumerate()
-                        .map(|(i, (g, c))| {
-                            let ops: serde_json::Map<String, serde_json::Value> = OpKind::ALL
-                                .iter()
-                                .filter(|k| c.issued[k.index()] > 0)
-                                .map(|k| {
-                                    let s = &c.status[k.index()];
-                                    (
-                                        k.ycsb_name().to_string(),
-                                        json!({
-                                            "issued": c.issued[k.index()],
-                                            "OK": s[Status::Ok.index()],
-                                            "NOT_FOUND": s[Status::NotFound.index()],
-                                            "ERROR": s[Status::Error.index()],
-                                        }),
-                                    )
-                                })
-                                .collect();
-                            json!({
-                                "name": g.name,
-                                "threads": plan.thread_ranges(i),
-                                "thread_count": g.threads,
-                                "mix": g.mix.properties().into_iter().collect::<std::collections::BTreeMap<_, _>>(),
-                                "operations": c.total(),
-                                "by_kind": ops,
-                            })
-                        })
-                        .collect();
-                runner.plan_groups = Some(json!(groups));
-            }
-        }
+        Ok(())
     }
 }
 

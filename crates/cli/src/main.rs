@@ -18,6 +18,7 @@ mod crash;
 mod db_bench_cmd;
 mod fidelity_cmd;
 mod history_cmd;
+mod hook;
 mod import_cmd;
 mod merge_cmd;
 mod model_cmd;

@@ -17,7 +17,7 @@ use crate::phase::{
     failure, first_errors, read_miss_share, reads_missed, PhaseCtx, ReportStyle, RunDone,
 };
 use crate::store::stats_map;
-use crate::{db_bench_cmd, import_cmd};
+use crate::db_bench_cmd;
 
 /// The command line as stored in results: passwords in URLs and the value of memtier's
 /// `-a`/`--authenticate` replaced by `***`.
@@ -141,7 +141,7 @@ pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -
         }
         ReportStyle::Ycsb => {
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
-            import_cmd::write_extra_report(&ctx.work, outcome, &mut out)?;
+            crate::hook::of(ctx).report(ctx, outcome, &mut out)?;
             if matches!(ctx.work, AnyWorkload::Cache(_))
                 || stats.iter().any(|(k, _)| k == "dram_hits")
             {
@@ -398,7 +398,7 @@ pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSect
                 .collect(),
         );
     }
-    import_cmd::extra_runner(&ctx.work, &mut r);
+    crate::hook::of(ctx).runner(ctx, &mut r);
     r
 }
 

@@ -346,7 +346,7 @@ pub(crate) fn run_once<S: Store>(
     for n in &notes {
         eprintln!("kvlab: {n}");
     }
-    replay_cmd::intended_into(ctx, &mut watch.timeline);
+    crate::hook::of(ctx).timeline(ctx, &mut watch.timeline);
     Ok(RunDone {
         outcome,
         started,
@@ -571,8 +571,7 @@ fn run_notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
             outcome.integrity_checked, outcome.integrity_failed
         ));
     }
-    notes.extend(import_cmd::extra_notes(&ctx.work, outcome));
-    notes.extend(replay_cmd::notes(ctx, outcome));
+    notes.extend(crate::hook::of(ctx).notes(ctx, outcome));
     notes
 }
 
@@ -670,8 +669,7 @@ pub(crate) fn exit_code(ctx: &PhaseCtx, outcome: &RunOutcome) -> ExitCode {
         || failure(ctx, outcome).is_some()
         || outcome.connection_lost.is_some()
         || outcome.integrity_failed > 0
-        || import_cmd::extra_failed(&ctx.work)
-        || replay_cmd::trace_failed(ctx)
+        || crate::hook::of(ctx).failed(ctx)
     {
         ExitCode::from(1)
     } else {

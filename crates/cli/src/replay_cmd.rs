@@ -10,6 +10,7 @@ use kvlab_runner::RunOutcome;
 use kvlab_workload::{ReplaySpec, ReplayWorkload};
 
 use crate::args::{usage, PhaseArgs};
+use crate::hook::PhaseHook;
 use crate::phase::PhaseCtx;
 use crate::store::load_first;
 use crate::trace_cmd;
@@ -193,7 +194,7 @@ pub(crate) fn before<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<()> {
 
 /// A timed replay's timeline gets, beside what completed in each interval, how many
 /// requests the trace made due in it (`intended_ops`).
-pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineRow]) {
+fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineRow]) {
     let Some(replay) = &ctx.args.replay else {
         return;
     };
@@ -218,7 +219,7 @@ pub(crate) fn intended_into(ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineR
 
 /// Whether the replayed trace went bad before its end (every request read before the
 /// damage was replayed; the run then fails, exit code 1).
-pub(crate) fn trace_failed(ctx: &PhaseCtx) -> bool {
+fn trace_failed(ctx: &PhaseCtx) -> bool {
     ctx.args
         .replay
         .as_ref()
@@ -227,7 +228,7 @@ pub(crate) fn trace_failed(ctx: &PhaseCtx) -> bool {
 
 /// What the replay could not send, merges RocksDB's uint64add counts as 0, a reader
 /// error, and a replay whose every read missed, as result notes.
-pub(crate) fn notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
+fn notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
     let Some(replay) = &ctx.args.replay else {
         return Vec::new();
     };
@@ -276,4 +277,22 @@ pub(crate) fn notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// A trace replay's hook: the trace's own failures and notes, and how many requests the
+/// trace made due in each interval of the timeline.
+pub(crate) struct ReplayHook;
+
+impl PhaseHook for ReplayHook {
+    fn notes(&self, ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
+        notes(ctx, outcome)
+    }
+
+    fn failed(&self, ctx: &PhaseCtx) -> bool {
+        trace_failed(ctx)
+    }
+
+    fn timeline(&self, ctx: &PhaseCtx, rows: &mut [kvlab_measure::TimelineRow]) {
+        intended_into(ctx, rows)
+    }
 }
