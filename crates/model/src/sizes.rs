@@ -379,11 +379,122 @@ fn gpd_survival(theta: f64, k: f64, sigma: f64, x: f64) -> f64 {
 }
 
 /// The most survival evaluations one likelihood spends on the mass wrapped onto sizes
-/// (distinct sizes × wraps): bounds the fit's time for heavy tails over many sizes.
+/// (bins × wraps): bounds the fit's time for heavy tails over many sizes.
 const WRAP_BUDGET: usize = 1 << 16;
 
 /// The most wraps (`j` in `n + j·value_max`) counted for one size.
 const MAX_WRAPS: u64 = 64;
+
+/// The most bins a likelihood is taken over: beyond, neighbouring sizes share a bin (a
+/// coarsened observation), so a trace of a million distinct sizes fits in bounded time.
+const MAX_BINS: usize = 1000;
+
+/// A histogram as the clamped likelihood reads it: the censored count at or under the
+/// floor, bins of sizes between floor and wrap (`first..=last`, count), and the count
+/// over the wrap.
+#[derive(Debug)]
+struct Bins {
+    clamp: SizeClamp,
+    censored: u64,
+    bins: Vec<(u64, u64, u64)>,
+    over: u64,
+}
+
+impl Bins {
+    fn new(histogram: &BTreeMap<u64, u64>, clamp: SizeClamp) -> Bins {
+        let wrap = clamp.wrap_bytes.max(1);
+        let floor = clamp.floor_bytes;
+        let censored = histogram.range(..=floor).map(|(_, &c)| c).sum();
+        let over = if wrap < u64::MAX {
+            histogram.range(wrap + 1..).map(|(_, &c)| c).sum()
+        } else {
+            0
+        };
+        let inside: Vec<(u64, u64)> = histogram
+            .iter()
+            .filter(|(&n, &c)| n > floor && n <= wrap && c > 0)
+            .map(|(&n, &c)| (n, c))
+            .collect();
+        let per_bin = if inside.len() > MAX_BINS {
+            inside.iter().map(|&(_, c)| c).sum::<u64>() / MAX_BINS as u64
+        } else {
+            0
+        };
+        let mut bins: Vec<(u64, u64, u64)> = Vec::with_capacity(inside.len().min(MAX_BINS + 1));
+        for (n, c) in inside {
+            match bins.last_mut() {
+                Some(last) if last.2 < per_bin => {
+                    last.1 = n;
+                    last.2 += c;
+                }
+                _ => bins.push((n, n, c)),
+            }
+        }
+        Bins {
+            clamp,
+            censored,
+            bins,
+            over,
+        }
+    }
+
+    /// The log-likelihood at (θ, k, σ); see [`clamped_log_likelihood`].
+    fn log_likelihood(&self, (theta, k, sigma): (f64, f64, f64)) -> f64 {
+        if !(sigma > 0.0 && sigma.is_finite() && k.is_finite() && theta.is_finite()) {
+            return f64::NEG_INFINITY;
+        }
+        let clamp = self.clamp;
+        // `P(⌈X⌉ > x) = P(u < S(x))`: S itself for uniform u, the grid's share otherwise.
+        let s = |x: f64| {
+            let s = gpd_survival(theta, k, sigma, x);
+            clamp.grid.map_or(s, |g| g.below(s))
+        };
+        let wrap = clamp.wrap_bytes.max(1);
+        let floor = clamp.floor_bytes;
+        let wraps = if s(wrap as f64) < 1e-15 {
+            0
+        } else {
+            (WRAP_BUDGET / (self.bins.len() + 1)).clamp(1, MAX_WRAPS as usize) as u64
+        };
+        // The mass of the draws db_bench wraps onto `first..=last` (under the wrap):
+        // `Σ_j P(first + j·wrap ≤ ⌈X⌉ ≤ last + j·wrap)`, a draw of `wrap` itself kept.
+        let wrapped = |first: u64, last: u64| -> f64 {
+            let mut mass = 0.0;
+            let last = last.min(wrap - 1);
+            for j in 1..=wraps {
+                let first = if j == 1 { first.max(1) } else { first };
+                if first > last {
+                    continue;
+                }
+                let (Some(lo), Some(hi)) = (
+                    j.checked_mul(wrap).and_then(|jw| jw.checked_add(first)),
+                    j.checked_mul(wrap).and_then(|jw| jw.checked_add(last)),
+                ) else {
+                    break;
+                };
+                let above = s(lo as f64 - 1.0);
+                if above < 1e-300 {
+                    break;
+                }
+                mass += above - s(hi as f64);
+            }
+            mass
+        };
+        let term = |count: u64, p: f64| count as f64 * p.max(1e-300).ln();
+        let mut ll = 0.0;
+        if self.censored > 0 {
+            ll += term(self.censored, 1.0 - s(floor as f64) + wrapped(0, floor));
+        }
+        for &(first, last, count) in &self.bins {
+            let p = s(first as f64 - 1.0) - s(last as f64) + wrapped(first, last);
+            ll += term(count, p);
+        }
+        if self.over > 0 {
+            ll += term(self.over, s(wrap as f64));
+        }
+        ll
+    }
+}
 
 /// The log-likelihood of the sizes `histogram` holds, written by db_bench through
 /// `clamp` from `⌈X⌉` with `X` generalized Pareto (θ, k, σ):
@@ -393,58 +504,15 @@ const MAX_WRAPS: u64 = 64;
 /// - a size `n` over the floor, at most the wrap: `P(⌈X⌉ = n) = S(n−1) − S(n)`, plus,
 ///   under the wrap, `Σ_j P(⌈X⌉ = n + j·wrap)` (db_bench's `val_size % value_max`);
 /// - a size over the wrap (db_bench cannot write one): `S(wrap)`, right-censored.
+///
+/// With a [`DrawGrid`], `S` is the share of the grid's `u` under it. Over 1000 distinct
+/// sizes, neighbouring sizes are taken together (each bin `P(first ≤ ⌈X⌉ ≤ last)`).
 pub fn clamped_log_likelihood(
     histogram: &BTreeMap<u64, u64>,
     clamp: SizeClamp,
-    (theta, k, sigma): (f64, f64, f64),
+    params: (f64, f64, f64),
 ) -> f64 {
-    if !(sigma > 0.0 && sigma.is_finite() && k.is_finite() && theta.is_finite()) {
-        return f64::NEG_INFINITY;
-    }
-    // `P(⌈X⌉ > x) = P(u < S(x))`: S itself for uniform u, the grid's share otherwise.
-    let s = |x: f64| {
-        let s = gpd_survival(theta, k, sigma, x);
-        clamp.grid.map_or(s, |g| g.below(s))
-    };
-    let wrap = clamp.wrap_bytes.max(1);
-    let floor = clamp.floor_bytes;
-    let wraps = if s(wrap as f64) < 1e-15 {
-        0
-    } else {
-        (WRAP_BUDGET / histogram.len().max(1)).clamp(1, MAX_WRAPS as usize) as u64
-    };
-    let wrapped = |n: u64| -> f64 {
-        let mut mass = 0.0;
-        if n >= wrap {
-            return mass;
-        }
-        for j in 1..=wraps {
-            let Some(v) = j.checked_mul(wrap).and_then(|jw| jw.checked_add(n)) else {
-                break;
-            };
-            if v <= wrap {
-                continue;
-            }
-            let above = s(v as f64 - 1.0);
-            if above < 1e-300 {
-                break;
-            }
-            mass += above - s(v as f64);
-        }
-        mass
-    };
-    let mut ll = 0.0;
-    for (&n, &count) in histogram {
-        let p = if n <= floor {
-            1.0 - s(floor as f64) + wrapped(n)
-        } else if n <= wrap {
-            s(n as f64 - 1.0) - s(n as f64) + wrapped(n)
-        } else {
-            s(wrap as f64)
-        };
-        ll += count as f64 * p.max(1e-300).ln();
-    }
-    ll
+    Bins::new(histogram, clamp).log_likelihood(params)
 }
 
 /// The χ² (1 degree of freedom) quantile at 0.999: a free θ must raise twice the
@@ -462,18 +530,23 @@ fn fit_gpd_clamped(
     by_rmse: SizeModel,
     median: f64,
 ) -> SizeModel {
-    let nll_with = |clamp: SizeClamp| {
-        move |p: &[f64; 2]| {
-            let ll = clamped_log_likelihood(histogram, clamp, (0.0, p[0], p[1].exp()));
+    let smooth_bins = Bins::new(
+        histogram,
+        SizeClamp {
+            grid: None,
+            ..clamp
+        },
+    );
+    let bins = Bins::new(histogram, clamp);
+    let search = |bins: &Bins, starts: &[[f64; 2]], step: [f64; 2]| {
+        let nll0 = |p: &[f64; 2]| {
+            let ll = bins.log_likelihood((0.0, p[0], p[1].exp()));
             if ll.is_finite() {
                 -ll
             } else {
                 f64::MAX
             }
-        }
-    };
-    let search = |clamp: SizeClamp, starts: &[[f64; 2]], step: [f64; 2]| {
-        let nll0 = nll_with(clamp);
+        };
         let mut best: ([f64; 2], f64) = ([0.0, median.max(1.0).ln()], f64::MAX);
         for &start in starts {
             // A second pass from the first's end: Nelder–Mead can stall on a ridge.
@@ -497,14 +570,7 @@ fn fit_gpd_clamped(
             starts.push([k, sigma.ln()]);
         }
     }
-    let smooth = search(
-        SizeClamp {
-            grid: None,
-            ..clamp
-        },
-        &starts,
-        [0.05, 0.2],
-    );
+    let smooth = search(&smooth_bins, &starts, [0.05, 0.2]);
     let best0 = match clamp.grid {
         None => smooth,
         Some(_) => {
@@ -514,11 +580,11 @@ fn fit_gpd_clamped(
                 .iter()
                 .map(|dk| [smooth.0[0] + dk, smooth.0[1]])
                 .collect();
-            search(clamp, &near, [0.02, 0.05])
+            search(&bins, &near, [0.02, 0.05])
         }
     };
     let nll = |p: &[f64; 3]| {
-        let ll = clamped_log_likelihood(histogram, clamp, (p[0], p[1], p[2].exp()));
+        let ll = bins.log_likelihood((p[0], p[1], p[2].exp()));
         if ll.is_finite() {
             -ll
         } else {

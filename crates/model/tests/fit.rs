@@ -870,3 +870,40 @@ fn the_clamp_changes_nothing_without_clamped_sizes() {
         "{k} {sigma}"
     );
 }
+
+#[test]
+fn clamped_fit_of_many_distinct_sizes_and_odd_histograms_ends() {
+    // 60 000 draws over a 1 MiB wrap, most sizes distinct: the likelihood takes
+    // neighbouring sizes together (at most 1000 bins) and still gives the law back.
+    let h = histogram(uniforms(5, 60_000).into_iter().map(|u| {
+        SizeClamp::db_bench_values(1 << 20).apply(pareto_cdf_inversion(u, 0.0, 0.4, 5000.0))
+    }));
+    assert!(h.len() > 10_000, "{} distinct sizes", h.len());
+    let t = std::time::Instant::now();
+    let fit = fit_sizes_clamped(&h, Some(SizeClamp::db_bench_values(1 << 20))).expect("sizes");
+    let (_, k, sigma, _) = fit.generalized_pareto().expect("a GPD candidate");
+    eprintln!(
+        "{} distinct sizes: k {k} σ {sigma} in {:?}",
+        h.len(),
+        t.elapsed()
+    );
+    assert!(
+        (k / 0.4 - 1.0).abs() < 0.1 && (sigma / 5000.0 - 1.0).abs() < 0.1,
+        "{k} {sigma}"
+    );
+    // Every size at the floor, one size, sizes over the wrap, a zero size: a fit, no
+    // panic, finite parameters.
+    for h in [
+        BTreeMap::from([(10u64, 500u64)]),
+        BTreeMap::from([(3u64, 5u64)]),
+        BTreeMap::from([(77u64, 1u64)]),
+        BTreeMap::from([(0u64, 2u64), (5000, 3), (u64::MAX, 1)]),
+    ] {
+        let fit = fit_sizes_clamped(&h, Some(SizeClamp::db_bench_values(1024))).expect("sizes");
+        let (theta, k, sigma, _) = fit.generalized_pareto().expect("a GPD candidate");
+        assert!(
+            theta.is_finite() && k.is_finite() && sigma.is_finite(),
+            "{h:?}: {fit:?}"
+        );
+    }
+}
