@@ -409,6 +409,21 @@ mod tests {
             ),
             "{r:?}"
         );
+        // From a key that is not there: the records after it, not starting at it.
+        let mut between = write(OpKind::Scan, b"bb", &[]);
+        between.scan_len = 5;
+        let r = run(&mut e, &mut s, &between).0;
+        assert!(
+            matches!(
+                r,
+                Ok(Outcome::Scanned {
+                    records: 1,
+                    starts_at_key: false,
+                    bytes: 3
+                })
+            ),
+            "{r:?}"
+        );
         scan.scan_len = 0;
         let r = run(&mut e, &mut s, &scan).0;
         assert!(
