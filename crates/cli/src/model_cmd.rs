@@ -54,6 +54,11 @@ pub(crate) struct FitArgs {
     /// spans of the key space).
     #[arg(long, value_name = "CUT", default_value = "keys")]
     pub(crate) range_cut: RangeCut,
+    /// The `-num` db_bench made the trace with, when it did: its Put sizes are drawn
+    /// from `u ≥ (first Put slot)/num`, which cuts their tail, and the value fit takes
+    /// that into account (matters under a few million keys).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) db_bench_num: Option<u64>,
     /// Leave out kvlab's locality layer (the `[locality]` table): a model of db_bench's
     /// mixgraph flags alone.
     #[arg(long)]
@@ -92,6 +97,7 @@ pub(crate) fn model(cmd: ModelCommand) -> Result<ExitCode> {
                 locality: !a.no_locality,
                 sst_file_bytes: a.sst_size,
                 layout,
+                db_bench_num: a.db_bench_num,
                 ..FitOptions::default()
             };
             let started = std::time::Instant::now();

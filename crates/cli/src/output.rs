@@ -135,7 +135,7 @@ pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -
             writeln!(
                 out,
                 "{}",
-                db_bench_cmd::summary_line(outcome, ctx.plan.threads * ctx.plan.clients)
+                db_bench_cmd::summary_line(outcome, ctx.plan.threads * ctx.plan.clients, &ctx.work)
             )?;
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
         }

@@ -56,14 +56,14 @@ pub trait Engine {
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError>;
 
     /// Calls `each` with the values of up to `n` (at least 1) keys from `start` on, in key
-    /// order, and returns how many it visited. The default refuses: the engine cannot
-    /// scan (and says so in its capabilities).
+    /// order, and says how many it visited and whether the first was `start` itself. The
+    /// default refuses: the engine cannot scan (and says so in its capabilities).
     fn scan(
         &mut self,
         start: &[u8],
         n: u32,
         each: impl FnMut(&[u8]) -> Result<(), StoreError>,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<ScanEnd, StoreError> {
         let _ = (start, n, each);
         Err(StoreError::new(
             StoreErrorKind::Unsupported,
@@ -77,6 +77,16 @@ pub trait Engine {
     fn finish(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// What an [`Engine::scan`] visited.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanEnd {
+    /// Records visited.
+    pub records: u64,
+    /// The first record visited has the start key itself (db_bench counts such a seek
+    /// as found).
+    pub starts_at_key: bool,
 }
 
 /// Buffers [`execute_one`] reuses from request to request, so that it does not allocate
@@ -158,14 +168,22 @@ pub fn execute_one<E: Engine>(
         OpKind::Scan => {
             let mut bytes = 0u64;
             if req.scan_len == 0 {
-                return Ok(Outcome::Scanned { records: 0, bytes });
+                return Ok(Outcome::Scanned {
+                    records: 0,
+                    starts_at_key: false,
+                    bytes,
+                });
             }
             let scanned = &mut scratch.scanned;
-            let records = engine.scan(&req.key, req.scan_len, |value| {
+            let end = engine.scan(&req.key, req.scan_len, |value| {
                 bytes += req.decode_value(value, scanned)?;
                 Ok(())
             })?;
-            Ok(Outcome::Scanned { records, bytes })
+            Ok(Outcome::Scanned {
+                records: end.records,
+                starts_at_key: end.starts_at_key,
+                bytes,
+            })
         }
         OpKind::ReadModifyWrite => Err(StoreError::read_modify_write_unsplit()),
     }
@@ -247,13 +265,14 @@ mod tests {
             start: &[u8],
             n: u32,
             mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
-        ) -> Result<u64, StoreError> {
-            let mut count = 0;
-            for (_, v) in self.map.range(start.to_vec()..).take(n as usize) {
+        ) -> Result<ScanEnd, StoreError> {
+            let mut end = ScanEnd::default();
+            for (k, v) in self.map.range(start.to_vec()..).take(n as usize) {
+                end.starts_at_key |= end.records == 0 && k == start;
                 each(v)?;
-                count += 1;
+                end.records += 1;
             }
-            Ok(count)
+            Ok(end)
         }
 
         fn finish(&mut self) -> Result<(), StoreError> {
@@ -384,7 +403,23 @@ mod tests {
                 r,
                 Ok(Outcome::Scanned {
                     records: 2,
+                    starts_at_key: true,
                     bytes: 6
+                })
+            ),
+            "{r:?}"
+        );
+        // From a key that is not there: the records after it, not starting at it.
+        let mut between = write(OpKind::Scan, b"bb", &[]);
+        between.scan_len = 5;
+        let r = run(&mut e, &mut s, &between).0;
+        assert!(
+            matches!(
+                r,
+                Ok(Outcome::Scanned {
+                    records: 1,
+                    starts_at_key: false,
+                    bytes: 3
                 })
             ),
             "{r:?}"
@@ -396,6 +431,7 @@ mod tests {
                 r,
                 Ok(Outcome::Scanned {
                     records: 0,
+                    starts_at_key: false,
                     bytes: 0
                 })
             ),

@@ -403,6 +403,10 @@ pub enum Outcome {
     Scanned {
         /// Records returned.
         records: u64,
+        /// The first record returned has the start key itself (db_bench's `seek_found`:
+        /// `Seek(key)` landed on `key`); false when the store cannot tell (network
+        /// stores).
+        starts_at_key: bool,
         /// Bytes of value data returned.
         bytes: u64,
     },
@@ -1071,6 +1075,7 @@ mod tests {
         assert_eq!(
             Outcome::Scanned {
                 records: 2,
+                starts_at_key: false,
                 bytes: 9
             }
             .bytes_read(),

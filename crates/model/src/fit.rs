@@ -10,35 +10,17 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use kvlab_dist::mixgraph::KeyRangeLayout;
+use kvlab_dist::mixgraph::{KeyRangeLayout, MixGraphConfig, OpMix};
 use kvlab_trace::{KeyEncoding, Op, TraceReader, TraceRecord};
-use serde::{Deserialize, Serialize};
 
 use crate::keys::{fit_key_ranges, fit_power_with, KeyRanges, RangeCut};
 use crate::locality::fit_locality;
 use crate::model::{KvlabParams, MixGraphParams, Model};
 use crate::qps::fit_qps;
 use crate::report::fit_table;
-pub use crate::report::FitReport;
-use crate::sizes::{fit_sizes, SizeFit, SizeModel};
+pub use crate::report::{FitReport, KeyRangeRule, OpCounts};
+use crate::sizes::{fit_sizes, fit_sizes_clamped, DrawGrid, SizeClamp, SizeFit, SizeModel};
 use crate::ModelError;
-
-/// How the sorted keys are cut into key ranges.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyRangeRule {
-    /// As many keys per range as one SST file holds: [`FitOptions::sst_file_bytes`]
-    /// (RocksDB's `target_file_size_base`, 64 MiB by default) over the key size plus the
-    /// mean value size — the paper's choice (a key range per SST file).
-    SstFile,
-    /// This many distinct keys per range.
-    KeysPerRange(u64),
-    /// This many ranges (`keyrange_num`).
-    Ranges(u64),
-    /// One range per SST file of the RocksDB database at this path (its last non-empty
-    /// level): the caller reads the layout into [`FitOptions::layout`].
-    SstLayout(std::path::PathBuf),
-}
 
 /// What [`fit()`] is told.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,45 +48,16 @@ pub struct FitOptions {
     /// every key of a range ([`crate::keys::fit_power_with`]); default false (the
     /// paper's fit, and the fit through db_bench's generation).
     pub power_covers_keys: bool,
+    /// db_bench's `-num` when the trace is db_bench's mixgraph: a Put's size is drawn
+    /// from `u = r / num` with `r` one of the Put's draws, never under the first Put slot
+    /// over `num`, which cuts the sizes' tail ([`crate::sizes::DrawGrid`]); the value
+    /// fit takes the cut into account. `None` (the default): sizes drawn from uniform
+    /// `u` (right for `num` in the millions, and for traces not made by db_bench).
+    pub db_bench_num: Option<u64>,
     /// Fit kvlab's locality layer ([`crate::locality`]) to the order of the keys, and
     /// write it as the model's `[locality]` table; default true. Needs the request
     /// sequence in memory (4 bytes a request) and [`RangeCut::EqualKeys`].
     pub locality: bool,
-}
-
-impl std::str::FromStr for KeyRangeRule {
-    type Err = String;
-
-    /// `sst`, `sst:DBPATH`, `keys:N` (keys per range) or `ranges:N` (`keyrange_num`).
-    fn from_str(s: &str) -> Result<KeyRangeRule, String> {
-        let number = |n: &str| {
-            n.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                format!("key-range rule {s:?}: expected a positive integer after ':'")
-            })
-        };
-        match s.split_once(':') {
-            None if s == "sst" => Ok(KeyRangeRule::SstFile),
-            Some(("keys", n)) => Ok(KeyRangeRule::KeysPerRange(number(n)?)),
-            Some(("ranges", n)) => Ok(KeyRangeRule::Ranges(number(n)?)),
-            Some(("sst", path)) if !path.is_empty() => Ok(KeyRangeRule::SstLayout(path.into())),
-            _ => Err(format!(
-                "key-range rule {s:?}: expected sst, sst:DBPATH (a RocksDB database's SST \
-                 files), keys:N (keys per range) or ranges:N"
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for KeyRangeRule {
-    /// The rule as `--key-ranges` takes it (`sst`, `sst:DBPATH`, `keys:N`, `ranges:N`).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            KeyRangeRule::SstFile => write!(f, "sst"),
-            KeyRangeRule::SstLayout(path) => write!(f, "sst:{}", path.display()),
-            KeyRangeRule::KeysPerRange(n) => write!(f, "keys:{n}"),
-            KeyRangeRule::Ranges(n) => write!(f, "ranges:{n}"),
-        }
-    }
 }
 
 impl Default for FitOptions {
@@ -118,6 +71,7 @@ impl Default for FitOptions {
             sst_file_bytes: SST_FILE_BYTES,
             layout: None,
             power_covers_keys: false,
+            db_bench_num: None,
             locality: true,
         }
     }
@@ -144,27 +98,8 @@ const SST_FILE_BYTES: u64 = 64 << 20;
 /// The most seconds of per-second rates kept (115 days); longer traces skip the QPS fit.
 const MAX_SECONDS: u64 = 10_000_000;
 
-/// Requests per kind, as db_bench's three kinds plus what mixgraph does not issue.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OpCounts {
-    /// Reads → Get.
-    pub get: u64,
-    /// Writes and merges → Put.
-    pub put: u64,
-    /// Seeks and scans → Seek.
-    pub seek: u64,
-    /// Deletes (reported, not modelled).
-    pub delete: u64,
-    /// Ops of no kind (reported, not modelled).
-    pub other: u64,
-}
-
+// Counting by kind is the fit's: `OpCounts` itself is the report's.
 impl OpCounts {
-    /// Get + Put + Seek.
-    pub fn modelled(&self) -> u64 {
-        self.get + self.put + self.seek
-    }
-
     fn add(&mut self, kind: Kind) {
         match kind {
             Kind::Get => self.get += 1,
@@ -437,7 +372,40 @@ pub fn fit<R: TraceReader + ?Sized>(
         ));
     }
 
-    let value_fit = fit_sizes(&value_sizes);
+    // db_bench writes max(⌈X⌉, 10) and wraps sizes over value_max: the value sizes are
+    // fitted through that clamp, value_max the largest size seen (at least db_bench's
+    // default 1024), as the model writes mix_max_value_size.
+    let largest_value = value_sizes.keys().next_back().copied().unwrap_or(0);
+    let mut clamp = SizeClamp::db_bench_values(largest_value.clamp(
+        SizeClamp::DB_BENCH_VALUE_MAX_BYTES,
+        SizeClamp::DB_BENCH_VALUE_BUFFER_BYTES,
+    ));
+    if let Some(num) = options.db_bench_num.filter(|_| kinds.put > 0) {
+        let [get, put, seek] = thousandths(&[kinds.get, kinds.put, kinds.seek]);
+        let mix = OpMix::new(&MixGraphConfig {
+            mix_get_ratio: get,
+            mix_put_ratio: put,
+            mix_seek_ratio: seek,
+            ..MixGraphConfig::default()
+        });
+        clamp = clamp.with_grid(DrawGrid {
+            num,
+            first_put_slot: mix.put_slots().0,
+        });
+    }
+    let value_fit = fit_sizes_clamped(&value_sizes, Some(clamp));
+    if let Some(v) = value_fit.as_ref().filter(|v| v.censored > 0) {
+        notes.push(format!(
+            "{} of {} value sizes ({:.1} %) are at or under db_bench's {}-byte floor: \
+             the generalized Pareto counts them as censored (the mass under the floor), \
+             sizes over {} bytes as wrapped",
+            v.censored,
+            v.samples,
+            100.0 * v.censored as f64 / v.samples as f64,
+            clamp.floor_bytes,
+            clamp.wrap_bytes
+        ));
+    }
     if value_fit.is_none() {
         notes.push(
             "no write with a value size: value_theta/k/sigma keep db_bench's defaults".into(),

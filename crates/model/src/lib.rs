@@ -36,6 +36,7 @@ pub mod sizes;
 mod solve;
 
 pub use error::ModelError;
-pub use fit::{fit, Fit, FitOptions, FitReport, KeyRangeRule, OpCounts};
+pub use fit::{fit, Fit, FitOptions};
 pub use keys::RangeCut;
 pub use model::{KvlabParams, MixGraphParams, Model};
+pub use report::{FitReport, KeyRangeRule, OpCounts};

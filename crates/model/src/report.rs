@@ -1,15 +1,90 @@
 //! [`FitReport`]: what a fit saw and how well each part fitted, as text (for stderr),
-//! JSON, and the model file's `[fit]` table.
+//! JSON, and the model file's `[fit]` table; with the two types it names that
+//! [`mod@crate::fit`] also uses, [`KeyRangeRule`] and [`OpCounts`], so that the fit depends
+//! on the report and not the other way round.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fit::{KeyRangeRule, OpCounts};
 use crate::keys::{KeyRangeFit, PowerFit, RangeCut};
 use crate::qps::QpsFit;
 use crate::sizes::SizeFit;
+
+/// How the sorted keys are cut into key ranges.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyRangeRule {
+    /// As many keys per range as one SST file holds: [`crate::FitOptions::sst_file_bytes`]
+    /// (RocksDB's `target_file_size_base`, 64 MiB by default) over the key size plus the
+    /// mean value size — the paper's choice (a key range per SST file).
+    SstFile,
+    /// This many distinct keys per range.
+    KeysPerRange(u64),
+    /// This many ranges (`keyrange_num`).
+    Ranges(u64),
+    /// One range per SST file of the RocksDB database at this path (its last non-empty
+    /// level): the caller reads the layout into [`crate::FitOptions::layout`].
+    SstLayout(std::path::PathBuf),
+}
+
+impl std::str::FromStr for KeyRangeRule {
+    type Err = String;
+
+    /// `sst`, `sst:DBPATH`, `keys:N` (keys per range) or `ranges:N` (`keyrange_num`).
+    fn from_str(s: &str) -> Result<KeyRangeRule, String> {
+        let number = |n: &str| {
+            n.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("key-range rule {s:?}: expected a positive integer after ':'")
+            })
+        };
+        match s.split_once(':') {
+            None if s == "sst" => Ok(KeyRangeRule::SstFile),
+            Some(("keys", n)) => Ok(KeyRangeRule::KeysPerRange(number(n)?)),
+            Some(("ranges", n)) => Ok(KeyRangeRule::Ranges(number(n)?)),
+            Some(("sst", path)) if !path.is_empty() => Ok(KeyRangeRule::SstLayout(path.into())),
+            _ => Err(format!(
+                "key-range rule {s:?}: expected sst, sst:DBPATH (a RocksDB database's SST \
+                 files), keys:N (keys per range) or ranges:N"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for KeyRangeRule {
+    /// The rule as `--key-ranges` takes it (`sst`, `sst:DBPATH`, `keys:N`, `ranges:N`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyRangeRule::SstFile => write!(f, "sst"),
+            KeyRangeRule::SstLayout(path) => write!(f, "sst:{}", path.display()),
+            KeyRangeRule::KeysPerRange(n) => write!(f, "keys:{n}"),
+            KeyRangeRule::Ranges(n) => write!(f, "ranges:{n}"),
+        }
+    }
+}
+
+/// Requests per kind, as db_bench's three kinds plus what mixgraph does not issue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpCounts {
+    /// Reads → Get.
+    pub get: u64,
+    /// Writes and merges → Put.
+    pub put: u64,
+    /// Seeks and scans → Seek.
+    pub seek: u64,
+    /// Deletes (reported, not modelled).
+    pub delete: u64,
+    /// Ops of no kind (reported, not modelled).
+    pub other: u64,
+}
+
+impl OpCounts {
+    /// Get + Put + Seek.
+    pub fn modelled(&self) -> u64 {
+        self.get + self.put + self.seek
+    }
+}
 
 /// Everything a fit reports: what the trace held and every candidate's error.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -145,6 +220,11 @@ pub(crate) fn fit_table(r: &FitReport) -> toml::Table {
         let Some(fit) = fit else { continue };
         let mut k = toml::Table::new();
         k.insert("samples".into(), i(fit.samples));
+        if let Some(c) = &fit.clamp {
+            k.insert("censored".into(), i(fit.censored));
+            k.insert("floor_bytes".into(), i(c.floor_bytes));
+            k.insert("wrap_bytes".into(), i(c.wrap_bytes));
+        }
         k.insert("mean".into(), f(fit.mean));
         k.insert("max".into(), i(fit.max));
         k.insert(
@@ -256,6 +336,20 @@ impl fmt::Display for FitReport {
                          points:",
                         fit.samples, fit.distinct, fit.mean, fit.max, fit.points
                     )?;
+                    if let Some(c) = &fit.clamp {
+                        writeln!(
+                            f,
+                            "  (generalized Pareto by maximum likelihood through db_bench's \
+                             clamp: {} sizes at or under {} B censored, wrap over {} B{})",
+                            fit.censored,
+                            c.floor_bytes,
+                            c.wrap_bytes,
+                            c.grid.map_or(String::new(), |g| format!(
+                                ", draws from u ≥ {}/{}",
+                                g.first_put_slot, g.num
+                            ))
+                        )?;
+                    }
                     for c in &fit.candidates {
                         let params: Vec<String> = c
                             .model

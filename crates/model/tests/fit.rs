@@ -10,7 +10,7 @@ use std::process::Command;
 
 use kvlab_dist::mixgraph::{pareto_cdf_inversion, KeyRanges, MixGraph, MixGraphConfig, Mt19937_64};
 use kvlab_model::keys::ranked_shares;
-use kvlab_model::sizes::{fit_sizes, SizeModel};
+use kvlab_model::sizes::{fit_sizes, fit_sizes_clamped, DrawGrid, SizeClamp, SizeModel};
 use kvlab_model::{fit, FitOptions, FitReport, KeyRangeRule, Model, RangeCut};
 use kvlab_trace::{OpenOptions, TraceReader, TraceRecord};
 
@@ -784,4 +784,126 @@ fn the_locality_layer_is_fitted_only_where_key_numbers_are_ranks() {
     // Without a layout the same trace's key numbers are its ranks.
     let f = fit(&mut trace(3), &FitOptions::default()).expect("fits");
     assert!(f.model.locality.is_some());
+}
+
+/// The value sizes of `ops` operations of kvlab's mixgraph generator (bit-exact with
+/// db_bench's, see kvlab-dist's tests) under `config`.
+fn generated_value_sizes(config: &MixGraphConfig, ops: u64) -> BTreeMap<u64, u64> {
+    let mut g = MixGraph::new(config, 0).expect("valid flags");
+    let mut h = BTreeMap::new();
+    for _ in 0..ops {
+        let op = g.next_op();
+        if op.kind == kvlab_dist::mixgraph::OpKind::Put {
+            *h.entry(op.value_size_bytes).or_insert(0u64) += 1;
+        }
+    }
+    h
+}
+
+#[test]
+fn value_sizes_through_db_benchs_clamp_give_back_k_and_sigma() {
+    // db_bench's Put sizes: max(⌈X⌉, 10) (a third of them 10 with the default flags),
+    // wrapped over 1024, drawn from u = r/num with r a Put's draw. Within 10 % for k and
+    // σ through the clamp (and, with a small num, the cut under the first Put slot).
+    for (k, sigma, num, ops, mix) in [
+        (0.2615, 25.45, 1_000_000i64, 100_000u64, [0.83, 0.14, 0.03]),
+        (0.2615, 25.45, 100_000, 100_000, [0.83, 0.14, 0.03]),
+        (0.2615, 25.45, 50_000, 100_000, [0.85, 0.14, 0.01]),
+        (0.5, 40.0, 1_000_000, 200_000, [0.83, 0.14, 0.03]),
+        (0.35, 8.0, 200_000, 200_000, [0.5, 0.5, 0.0]),
+    ] {
+        let config = MixGraphConfig {
+            num,
+            reads: ops as i64,
+            value_k: k,
+            value_sigma: sigma,
+            mix_get_ratio: mix[0],
+            mix_put_ratio: mix[1],
+            mix_seek_ratio: mix[2],
+            seed: 7,
+            ..MixGraphConfig::default()
+        };
+        let h = generated_value_sizes(&config, ops);
+        let (first_put_slot, ..) = kvlab_dist::mixgraph::OpMix::new(&config).put_slots();
+        let clamp = SizeClamp::db_bench_values(1024).with_grid(DrawGrid {
+            num: num as u64,
+            first_put_slot,
+        });
+        let fit = fit_sizes_clamped(&h, Some(clamp)).expect("sizes");
+        let (theta, fk, fsigma, _) = fit.generalized_pareto().expect("a GPD candidate");
+        let at_floor = fit.censored as f64 / fit.samples as f64;
+        eprintln!(
+            "k {k} σ {sigma} num {num}: {} sizes, {:.1} % at 10 B: θ {theta} k {fk:.4} \
+             σ {fsigma:.3}",
+            fit.samples,
+            100.0 * at_floor
+        );
+        assert!(fit.censored > 0 && fit.clamp == Some(clamp));
+        assert_eq!(theta, 0.0, "k {k} σ {sigma} num {num}");
+        assert!(
+            (fk / k - 1.0).abs() < 0.1,
+            "k {k} σ {sigma} num {num}: k {fk}"
+        );
+        assert!(
+            (fsigma / sigma - 1.0).abs() < 0.1,
+            "k {k} σ {sigma} num {num}: σ {fsigma}"
+        );
+    }
+}
+
+#[test]
+fn the_clamp_changes_nothing_without_clamped_sizes() {
+    // Sizes all over the floor and under the wrap: the censored likelihood is the plain
+    // one, so the maximum-likelihood fit gives back the draws' law too.
+    let h = histogram(
+        uniforms(4, 100_000)
+            .into_iter()
+            .map(|u| 20 + pareto_cdf_inversion(u, 0.0, 0.2, 50.0).min(900) as u64),
+    );
+    let fit = fit_sizes_clamped(&h, Some(SizeClamp::db_bench_values(1024))).expect("sizes");
+    assert_eq!(fit.censored, 0);
+    let (theta, k, sigma, _) = fit.generalized_pareto().expect("a GPD candidate");
+    // θ = 20 is found (its likelihood ratio over θ = 0 is large).
+    assert!((theta - 20.0).abs() < 1.5, "θ {theta}");
+    assert!(
+        (k - 0.2).abs() < 0.03 && (sigma / 50.0 - 1.0).abs() < 0.05,
+        "{k} {sigma}"
+    );
+}
+
+#[test]
+fn clamped_fit_of_many_distinct_sizes_and_odd_histograms_ends() {
+    // 60 000 draws over a 1 MiB wrap, most sizes distinct: the likelihood takes
+    // neighbouring sizes together (at most 1000 bins) and still gives the law back.
+    let h = histogram(uniforms(5, 60_000).into_iter().map(|u| {
+        SizeClamp::db_bench_values(1 << 20).apply(pareto_cdf_inversion(u, 0.0, 0.4, 5000.0))
+    }));
+    assert!(h.len() > 10_000, "{} distinct sizes", h.len());
+    let t = std::time::Instant::now();
+    let fit = fit_sizes_clamped(&h, Some(SizeClamp::db_bench_values(1 << 20))).expect("sizes");
+    let (_, k, sigma, _) = fit.generalized_pareto().expect("a GPD candidate");
+    eprintln!(
+        "{} distinct sizes: k {k} σ {sigma} in {:?}",
+        h.len(),
+        t.elapsed()
+    );
+    assert!(
+        (k / 0.4 - 1.0).abs() < 0.1 && (sigma / 5000.0 - 1.0).abs() < 0.1,
+        "{k} {sigma}"
+    );
+    // Every size at the floor, one size, sizes over the wrap, a zero size: a fit, no
+    // panic, finite parameters.
+    for h in [
+        BTreeMap::from([(10u64, 500u64)]),
+        BTreeMap::from([(3u64, 5u64)]),
+        BTreeMap::from([(77u64, 1u64)]),
+        BTreeMap::from([(0u64, 2u64), (5000, 3), (u64::MAX, 1)]),
+    ] {
+        let fit = fit_sizes_clamped(&h, Some(SizeClamp::db_bench_values(1024))).expect("sizes");
+        let (theta, k, sigma, _) = fit.generalized_pareto().expect("a GPD candidate");
+        assert!(
+            theta.is_finite() && k.is_finite() && sigma.is_finite(),
+            "{h:?}: {fit:?}"
+        );
+    }
 }

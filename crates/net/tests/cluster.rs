@@ -193,18 +193,22 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         vec![
             Ok(Outcome::Scanned {
                 records: 10,
+                starts_at_key: false,
                 bytes: 10 * 4
             }),
             Ok(Outcome::Scanned {
                 records: 20,
+                starts_at_key: false,
                 bytes: 20 * 4
             }),
             Ok(Outcome::Scanned {
                 records: 5,
+                starts_at_key: false,
                 bytes: 5 * 4
             }),
             Ok(Outcome::Scanned {
                 records: 1,
+                starts_at_key: false,
                 bytes: 4
             }),
         ]
@@ -229,6 +233,7 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         b.slots()[0].result,
         Ok(Outcome::Scanned {
             records: 0,
+            starts_at_key: false,
             bytes: 0
         })
     );
@@ -236,6 +241,7 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         b.slots()[1].result,
         Ok(Outcome::Scanned {
             records: 1,
+            starts_at_key: false,
             bytes: 4
         })
     );
@@ -278,6 +284,7 @@ fn a_cluster_is_discovered_conforms_in_both_models_and_scans_across_nodes() {
         b.slots()[0].result,
         Ok(Outcome::Scanned {
             records: 10,
+            starts_at_key: false,
             bytes: 40
         })
     );

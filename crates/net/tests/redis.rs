@@ -165,6 +165,7 @@ fn the_ycsb_index_scores_java_hash_codes_and_scans_in_their_order() {
         scan(&mut b, keys[0].0, 10),
         Ok(Outcome::Scanned {
             records: 2,
+            starts_at_key: false,
             bytes: 2
         })
     );
@@ -172,6 +173,7 @@ fn the_ycsb_index_scores_java_hash_codes_and_scans_in_their_order() {
         scan(&mut b, keys[1].0, 10),
         Ok(Outcome::Scanned {
             records: 3,
+            starts_at_key: false,
             bytes: 3
         })
     );
@@ -179,6 +181,7 @@ fn the_ycsb_index_scores_java_hash_codes_and_scans_in_their_order() {
         scan(&mut b, keys[2].0, 10),
         Ok(Outcome::Scanned {
             records: 1,
+            starts_at_key: false,
             bytes: 1
         })
     );

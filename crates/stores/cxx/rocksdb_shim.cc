@@ -493,6 +493,13 @@ void kvlab_rdb_iter_value(const kvlab_rdb_iter* i, const char** value,
   *value_len = v.size();
 }
 
+// The current key, valid until the iterator moves.
+void kvlab_rdb_iter_key(const kvlab_rdb_iter* i, const char** key, size_t* key_len) noexcept {
+  rocksdb::Slice k = i->it->key();
+  *key = k.data();
+  *key_len = k.size();
+}
+
 int kvlab_rdb_iter_status(const kvlab_rdb_iter* i, char** err) noexcept {
   return fail(i->it->status(), err);
 }

@@ -239,23 +239,33 @@ pub fn check_all_with<S: Store>(store: &S, mut exec: impl Executor<S::Session>) 
         }
         let r = request(&mut b, OpKind::Scan, b"kvlab-conformance-s1");
         r.scan_len = 3;
-        assert_eq!(
-            one(exec, &mut s, &mut b).0,
-            Outcome::Scanned {
-                records: 3,
-                bytes: 30
-            },
-            "{name}: scan of 3 from s1"
+        // Whether the scan starts at its key is the store's to tell (network stores
+        // cannot): not compared here.
+        let got = one(exec, &mut s, &mut b).0;
+        assert!(
+            matches!(
+                got,
+                Outcome::Scanned {
+                    records: 3,
+                    bytes: 30,
+                    ..
+                }
+            ),
+            "{name}: scan of 3 from s1: {got:?}"
         );
         let r = request(&mut b, OpKind::Scan, b"kvlab-conformance-s3");
         r.scan_len = 100;
-        assert_eq!(
-            one(exec, &mut s, &mut b).0,
-            Outcome::Scanned {
-                records: 2,
-                bytes: 20
-            },
-            "{name}: scan past the last key"
+        let got = one(exec, &mut s, &mut b).0;
+        assert!(
+            matches!(
+                got,
+                Outcome::Scanned {
+                    records: 2,
+                    bytes: 20,
+                    ..
+                }
+            ),
+            "{name}: scan past the last key: {got:?}"
         );
     }
 

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use heed::types::Bytes;
 use heed::WithoutTls;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn};
-use kvlab_core::inline::{execute_one, Engine, Scratch};
+use kvlab_core::inline::{execute_one, Engine, ScanEnd, Scratch};
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Record, Request, Session, Store, StoreError,
     StoreErrorKind, StoreStats,
@@ -436,20 +436,21 @@ impl Engine for TxnEngine<'_, '_> {
         start: &[u8],
         n: u32,
         mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<ScanEnd, StoreError> {
         let from: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Included(start), Bound::Unbounded);
         let range = self
             .db
             .db
             .range(self.read_txn(), &from)
             .map_err(|e| self.db.err("scan", e))?;
-        let mut records = 0;
+        let mut end = ScanEnd::default();
         for entry in range.take(n as usize) {
-            let (_, value) = entry.map_err(|e| self.db.err("scan", e))?;
+            let (key, value) = entry.map_err(|e| self.db.err("scan", e))?;
+            end.starts_at_key |= end.records == 0 && key == start;
             each(value)?;
-            records += 1;
+            end.records += 1;
         }
-        Ok(records)
+        Ok(end)
     }
 }
 

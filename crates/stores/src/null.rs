@@ -49,6 +49,7 @@ impl Session for NullSession {
                 OpKind::Read => Ok(Outcome::Hit { bytes: 0 }),
                 OpKind::Scan => Ok(Outcome::Scanned {
                     records: 0,
+                    starts_at_key: false,
                     bytes: 0,
                 }),
                 OpKind::Insert | OpKind::Update => {

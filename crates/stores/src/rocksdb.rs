@@ -28,7 +28,7 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kvlab_core::inline::{execute_batch, execute_one, Engine, Scratch};
+use kvlab_core::inline::{execute_batch, execute_one, Engine, ScanEnd, Scratch};
 use kvlab_core::{
     Batch, Capabilities, OpKind, Outcome, Request, Session, StatValue, Store, StoreError,
     StoreErrorKind, StoreStats,
@@ -616,19 +616,22 @@ impl Engine for RocksDbEngine {
         start: &[u8],
         n: u32,
         mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<ScanEnd, StoreError> {
         let mut it = self.session.iter_from(start);
-        let mut records = 0u64;
-        while records < u64::from(n) {
+        let mut end = ScanEnd {
+            records: 0,
+            starts_at_key: it.key() == Some(start),
+        };
+        while end.records < u64::from(n) {
             let Some(value) = it.value() else {
                 break;
             };
             each(value)?;
-            records += 1;
+            end.records += 1;
             it.next();
         }
         it.status().map_err(|e| io_err("scan", e))?;
-        Ok(records)
+        Ok(end)
     }
 }
 

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::Arc;
 
-use kvlab_core::inline::{execute_batch, Engine, Scratch};
+use kvlab_core::inline::{execute_batch, Engine, ScanEnd, Scratch};
 use kvlab_core::{
     Batch, Capabilities, Request, Session, StatValue, Store, StoreError, StoreErrorKind, StoreStats,
 };
@@ -783,12 +783,14 @@ impl Engine for CursorEngine {
         start: &[u8],
         n: u32,
         mut each: impl FnMut(&[u8]) -> Result<(), StoreError>,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<ScanEnd, StoreError> {
         let mut records = 0u64;
         self.set_key(start);
         let mut exact: c_int = 0;
         // SAFETY: see above.
         let mut rc = unsafe { ((*self.cursor).search_near)(self.cursor, &mut exact) };
+        // search_near's `exact` is 0 when the cursor sits on the start key itself.
+        let starts_at_key = rc == 0 && exact == 0;
         if rc == 0 && exact < 0 {
             // Positioned on the largest key below the start: step to the next one.
             // SAFETY: see above.
@@ -806,7 +808,10 @@ impl Engine for CursorEngine {
         if rc != 0 && rc != WT_NOTFOUND {
             return Err(wt_err("scan", rc, ""));
         }
-        Ok(records)
+        Ok(ScanEnd {
+            records,
+            starts_at_key,
+        })
     }
 
     /// Releases the cursor's position, and with it the page and snapshot it pins, so

@@ -88,6 +88,7 @@ pub use files::keyfile::{KeyFileSource, KeyFileWorkload};
 pub use kvlab_core::{Dataset, Needs, OpSource, Ticket, Verdict, Workload};
 pub use mixgraph::{
     read_range_starts, KeyRangeLayout, MixGraphSource, MixGraphWorkload, MixGraphWorkloadError,
+    SeekTally,
 };
 pub use plan::PROPORTION_KEYS;
 pub use plan::{GroupCounts, Plan, PlanGroup, PlanSource, PlanWorkload, Proportions};

@@ -114,6 +114,15 @@ impl OpMix {
         ]
     }
 
+    /// The draws that make a Put: `draw % range` in `lo..hi`, as `(lo, hi, range)`.
+    pub fn put_slots(&self) -> (u64, u64, u64) {
+        (
+            self.bounds[0].max(0) as u64,
+            self.bounds[1].max(0) as u64,
+            self.range.max(1) as u64,
+        )
+    }
+
     /// The ratios over their sum (db_bench's `ratio_`; the sine rate's read share is
     /// Get + Seek, its write share Put).
     pub fn shares(&self) -> [f64; 3] {

@@ -225,6 +225,7 @@ pub(super) fn finish(w: &mut SlotWork, req: &Request) -> Option<Result<Outcome, 
         }
         return Some(Ok(Outcome::Scanned {
             records: w.scanned,
+            starts_at_key: false,
             bytes: w.scanned_bytes,
         }));
     }
@@ -361,6 +362,7 @@ pub(super) fn apply(
                 if w.scan_keys.is_empty() {
                     Ok(Outcome::Scanned {
                         records: 0,
+                        starts_at_key: false,
                         bytes: 0,
                     })
                 } else {

@@ -159,6 +159,7 @@ extern "C" {
     fn kvlab_rdb_iter_valid(i: *const RawIter) -> bool;
     fn kvlab_rdb_iter_next(i: *mut RawIter);
     fn kvlab_rdb_iter_value(i: *const RawIter, value: *mut *const u8, value_len: *mut usize);
+    fn kvlab_rdb_iter_key(i: *const RawIter, key: *mut *const u8, key_len: *mut usize);
     fn kvlab_rdb_iter_status(i: *const RawIter, err: *mut *mut c_char) -> c_int;
     fn kvlab_rdb_iter_free(i: *mut RawIter);
 }
@@ -568,6 +569,24 @@ impl Iter<'_> {
         }
         // SAFETY: as above.
         Some(unsafe { std::slice::from_raw_parts(value, len) })
+    }
+
+    /// The key at the current position, or `None` past the end (or on an error: see
+    /// [`Iter::status`]).
+    pub fn key(&self) -> Option<&[u8]> {
+        // SAFETY: the iterator is live.
+        if !unsafe { kvlab_rdb_iter_valid(self.raw.as_ptr()) } {
+            return None;
+        }
+        let (mut key, mut len) = (std::ptr::null(), 0usize);
+        // SAFETY: the iterator is valid; the key stays put until it moves, which needs
+        // `&mut self`.
+        unsafe { kvlab_rdb_iter_key(self.raw.as_ptr(), &mut key, &mut len) };
+        if len == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: as above.
+        Some(unsafe { std::slice::from_raw_parts(key, len) })
     }
 
     /// Moves to the next key (the iterator must be valid).

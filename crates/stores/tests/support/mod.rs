@@ -114,13 +114,16 @@ pub fn check_survives_reopen<S: Store>(open: impl Fn() -> S) {
         }
     }
     let r = op(&mut s, &mut b, OpKind::Scan, &key(0), &[]);
-    assert_eq!(
-        r,
-        Ok(Outcome::Scanned {
-            records: 0,
-            bytes: 0
-        }),
-        "scan of 0 records"
+    assert!(
+        matches!(
+            r,
+            Ok(Outcome::Scanned {
+                records: 0,
+                bytes: 0,
+                ..
+            })
+        ),
+        "scan of 0 records: {r:?}"
     );
     b.clear();
     let slot = b.push();
@@ -133,10 +136,10 @@ pub fn check_survives_reopen<S: Store>(open: impl Fn() -> S) {
         .iter()
         .map(|i: &u64| format!("value-{i}").len() as u64 + if *i == 7 { 5 } else { 0 })
         .sum();
-    assert_eq!(
-        b.slots()[0].result,
-        Ok(Outcome::Scanned { records: 10, bytes }),
-        "scan after reopen"
+    let r = &b.slots()[0].result;
+    assert!(
+        matches!(r, Ok(Outcome::Scanned { records: 10, bytes: b, .. }) if *b == bytes),
+        "scan after reopen: {r:?}"
     );
 }
 
