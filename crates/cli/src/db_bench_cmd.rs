@@ -10,7 +10,7 @@ use clap::{Args, Parser};
 use kvlab_dist::mixgraph::MixGraphConfig;
 use kvlab_report::Phase;
 use kvlab_runner::RunOutcome;
-use kvlab_workload::MixGraphWorkload;
+use kvlab_workload::{AnyWorkload, MixGraphWorkload};
 
 use crate::args::{usage, PhaseArgs, ProgressArg};
 use crate::phase::ReportStyle;

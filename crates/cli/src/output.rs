@@ -13,11 +13,11 @@ use kvlab_report::{ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, TargetRate, Warmup};
 use kvlab_workload::AnyWorkload;
 
+use crate::db_bench_cmd;
 use crate::phase::{
     failure, first_errors, read_miss_share, reads_missed, PhaseCtx, ReportStyle, RunDone,
 };
 use crate::store::stats_map;
-use crate::db_bench_cmd;
 
 /// The command line as stored in results: passwords in URLs and the value of memtier's
 /// `-a`/`--authenticate` replaced by `***`.
