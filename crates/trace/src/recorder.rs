@@ -232,7 +232,8 @@ impl Iterator for RecordStream {
                 return Some(rec);
             }
             let chunk = self.rx.recv().ok()?;
-            // The emptied buffer goes back for a client to fill again.
+            // A buffer of the same size goes back for a client to fill (the records
+            // themselves leave with the iterator).
             lock(&self.shared.spare).push(Vec::with_capacity(chunk.len()));
             self.chunk = chunk.into_iter();
         }
