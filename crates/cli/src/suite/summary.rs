@@ -113,7 +113,8 @@ impl Runner<'_> {
             let mut monitor: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             let mut failed = 0;
             let mut target_missed = false;
-            // Each cell's rounds: the cell itself, or the rounds its run made.
+            // Each cell's rounds, in order: the cell itself, or the rounds its run made
+            // (`rounds = "auto"`, whose monitor covers them all, in the cell's directory).
             let mut results = Vec::new();
             for &i in &idx {
                 let cell = &plan.cells[i];
@@ -122,21 +123,22 @@ impl Runner<'_> {
                     failed += 1;
                 }
                 if self.cells[i].status != Status::Ok {
-                    per_round.push(
-                        serde_json::json!({ "round": cell.round, "status": self.cells[i].status }),
-                    );
-                    continue;
-                }
-                if let Some(doc) = auto_rounds(&dir) {
+                    results.push((cell.round, None, Some(self.cells[i].status)));
+                } else if let Some(doc) = auto_rounds(&dir) {
                     target_missed |= doc["reached"] == serde_json::Value::Bool(false);
+                    add_monitor_summary(&dir, &mut monitor);
                     for (r, d) in result_dirs(&dir).into_iter().enumerate() {
-                        results.push((r as u32 + 1, d));
+                        results.push((r as u32 + 1, Some((d, false)), None));
                     }
                 } else {
-                    results.push((cell.round, dir));
+                    results.push((cell.round, Some((dir, true)), None));
                 }
             }
-            for (round, dir) in results {
+            for (round, dir, status) in results {
+                let Some((dir, own_monitor)) = dir else {
+                    per_round.push(serde_json::json!({ "round": round, "status": status }));
+                    continue;
+                };
                 let Ok(doc) = ResultDocument::load(&dir.join(kvlab_report::RESULT_FILE)) else {
                     per_round.push(serde_json::json!({ "round": round, "status": "failed" }));
                     failed += 1;
@@ -163,7 +165,9 @@ impl Runner<'_> {
                     "throughput_ops_per_sec": doc.results.throughput_ops_per_sec,
                     "p99_us": p,
                 }));
-                add_monitor_summary(&dir, &mut monitor);
+                if own_monitor {
+                    add_monitor_summary(&dir, &mut monitor);
+                }
             }
             let throughput = Spread::of(&thr);
             let p99s = Spread::of(&p99);
