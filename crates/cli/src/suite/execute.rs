@@ -637,27 +637,26 @@ impl<'a> Runner<'a> {
         };
         self.done += 1;
         let line = match status {
-            Status::Ok if auto_rounds(&dir).is_some() => {
-                let doc = auto_rounds(&dir).unwrap_or_default();
-                format!(
+            Status::Ok => match auto_rounds(&dir) {
+                Some(doc) => format!(
                     "{} rounds, median {:.0} ops/s ±{:.2} %",
                     doc["rounds"],
                     doc["median_throughput"].as_f64().unwrap_or(0.0),
                     doc["half_width_pct"].as_f64().unwrap_or(f64::NAN)
-                )
-            }
-            Status::Ok => ResultDocument::load(&dir.join(kvlab_report::RESULT_FILE))
-                .map(|d| {
-                    format!(
-                        "{:.0} ops/s, p99 {}",
-                        d.results.throughput_ops_per_sec,
-                        d.results
-                            .overall
-                            .map(|o| format!("{:.0} µs", o.p99_us))
-                            .unwrap_or_else(|| "-".into())
-                    )
-                })
-                .unwrap_or_default(),
+                ),
+                None => ResultDocument::load(&dir.join(kvlab_report::RESULT_FILE))
+                    .map(|d| {
+                        format!(
+                            "{:.0} ops/s, p99 {}",
+                            d.results.throughput_ops_per_sec,
+                            d.results
+                                .overall
+                                .map(|o| format!("{:.0} µs", o.p99_us))
+                                .unwrap_or_else(|| "-".into())
+                        )
+                    })
+                    .unwrap_or_default(),
+            },
             Status::Failed => format!(
                 "FAILED: {} (see {})",
                 end.describe(),
