@@ -7,6 +7,9 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use kvlab_lab::observe::progress::When;
+use kvlab_lab::options::{
+    MonitorOptions, PhaseOptions, RecordOptions, Replay, RequestTimeout, Rounds, SloTargets,
+};
 use kvlab_memtier::{args as memtier_args, run as run_memtier};
 use kvlab_runner::{TargetRate, Warmup};
 use kvlab_workload::Properties;
@@ -154,6 +157,16 @@ pub(crate) struct RecordArgs {
     pub(crate) record_sample: f64,
 }
 
+impl RecordArgs {
+    /// The recording's options as plain values.
+    pub(crate) fn into_options(self) -> RecordOptions {
+        RecordOptions {
+            record: self.record,
+            record_sample: self.record_sample,
+        }
+    }
+}
+
 /// `--start-at`: an RFC 3339 timestamp or seconds since the epoch.
 fn parse_start_at(s: &str) -> Result<std::time::SystemTime, String> {
     if let Some(t) = kvlab_report::parse_rfc3339(s) {
@@ -201,6 +214,18 @@ pub(crate) struct MonitorArgs {
     /// and quantiles (docs/monitoring.md).
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics: Option<std::net::SocketAddr>,
+}
+
+impl MonitorArgs {
+    /// The monitor's options as plain values.
+    pub(crate) fn into_options(self) -> MonitorOptions {
+        MonitorOptions {
+            monitor: self.monitor,
+            monitor_interval: self.monitor_interval,
+            monitor_server_pid: self.monitor_server_pid,
+            metrics: self.metrics,
+        }
+    }
 }
 
 fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
@@ -268,7 +293,7 @@ pub(crate) struct PhaseArgs {
     /// Per-request timeout of network stores (e.g. 500ms, 2s, or `none`; default 5s): a
     /// request without a reply by then fails as a timeout, so a stalled server cannot
     /// hold a client forever.
-    #[arg(long, value_name = "TIME", value_parser = parse_timeout)]
+    #[arg(long, value_name = "TIME")]
     pub(crate) timeout: Option<RequestTimeout>,
     /// Open loop at this many operations per second in total (YCSB `-target`), or a
     /// swinging load `sine:MEAN,AMPLITUDE,PERIOD` (e.g. sine:20000,10000,60s); latency
@@ -312,7 +337,7 @@ pub(crate) struct PhaseArgs {
     /// of it (the latency–throughput curve) and halvings around the limit; latency from
     /// each request's intended start. Writes OUT/slo.json, OUT/curve.csv, OUT/steps/NN.
     #[arg(long, value_name = "TARGETS")]
-    pub(crate) slo: Option<crate::slo::SloTargets>,
+    pub(crate) slo: Option<SloTargets>,
     /// With --slo: how long each step runs.
     #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "10s")]
     pub(crate) slo_step: Duration,
@@ -367,7 +392,7 @@ pub(crate) struct PhaseArgs {
     pub(crate) model: Option<PathBuf>,
     /// `kvlab replay`: the trace replay to run instead of a workload.
     #[arg(skip)]
-    pub(crate) replay: Option<replay_cmd::Replay>,
+    pub(crate) replay: Option<Replay>,
 }
 
 pub(crate) use kvlab_lab::plan::parse_duration;
@@ -418,15 +443,6 @@ impl std::fmt::Display for Interrupted {
 }
 impl std::error::Error for Interrupted {}
 
-/// A per-request timeout; `none` waits forever.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RequestTimeout(pub(crate) Option<Duration>);
-
-/// A network store's per-request timeout when `--timeout` is not given: long enough for
-/// any key-value request, short enough that a stalled server fails requests instead of
-/// holding a run.
-pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
-
 impl PhaseArgs {
     /// Every flag at its default, for `--db db`: what a command that runs a phase of its
     /// own (`kvlab memtier`, `kvlab sim -P`, `kvlab db_bench`) starts from before it sets
@@ -443,19 +459,53 @@ impl PhaseArgs {
         Ok(flags.args)
     }
 
-    /// The per-request timeout of network stores: `--timeout`, else
-    /// [`DEFAULT_REQUEST_TIMEOUT`]; `None` waits forever.
-    pub(crate) fn request_timeout(&self) -> Option<Duration> {
-        self.timeout.map_or(Some(DEFAULT_REQUEST_TIMEOUT), |t| t.0)
+    /// The options as plain values, for the phase engine.
+    pub(crate) fn into_options(self) -> PhaseOptions {
+        PhaseOptions {
+            property_files: self.property_files,
+            properties: self.properties,
+            db: self.db,
+            path: self.path,
+            cachebench: self.cachebench,
+            cache_size: self.cache_size,
+            merge_operator: self.merge_operator,
+            disk_path: self.disk_path,
+            disk_size: self.disk_size,
+            url: self.url,
+            spawn: self.spawn,
+            threads: self.threads,
+            connections: self.connections,
+            pipeline: self.pipeline,
+            timeout: self.timeout,
+            target_rate: self.target_rate,
+            duration: self.duration,
+            warmup: self.warmup,
+            seed: self.seed,
+            shard: self.shard,
+            toxiproxy: self.toxiproxy,
+            faults: self.faults,
+            expected_log: self.expected_log,
+            slo: self.slo,
+            slo_step: self.slo_step,
+            rounds: self.rounds,
+            rounds_target: self.rounds_target,
+            max_rounds: self.max_rounds,
+            start_at: self.start_at,
+            out: self.out,
+            overwrite: self.overwrite,
+            interval: self.interval,
+            max_errors: self.max_errors,
+            progress: self.progress.into(),
+            record: self.record.into_options(),
+            label: self.label,
+            workload_label: self.workload_label,
+            monitor: self.monitor.into_options(),
+            keys: self.keys.into_options(),
+            memtier: self.memtier,
+            model: self.model,
+            replay: self.replay,
+        }
     }
-}
-
-/// Parses `--timeout`: a duration, or `none`.
-fn parse_timeout(s: &str) -> std::result::Result<RequestTimeout, String> {
-    if s.eq_ignore_ascii_case("none") {
-        return Ok(RequestTimeout(None));
-    }
-    parse_duration(s).map(|d| RequestTimeout(Some(d)))
 }
 
 pub(crate) fn parse_target_rate(s: &str) -> std::result::Result<TargetRate, String> {
@@ -517,7 +567,7 @@ const MERGE_OPERATOR_PROPERTY: &str = "rocksdb.merge_operator";
 /// Folds `--merge-operator NAME` into the properties as `rocksdb.merge_operator=NAME`;
 /// the same property set to another operator (by `-p` or a property file) is a usage
 /// error naming both.
-pub(crate) fn apply_merge_operator(args: &PhaseArgs, props: &mut Properties) -> Result<()> {
+pub(crate) fn apply_merge_operator(args: &PhaseOptions, props: &mut Properties) -> Result<()> {
     let Some(name) = &args.merge_operator else {
         return Ok(());
     };
@@ -575,7 +625,7 @@ pub(crate) struct RoundsArgs {
     /// median throughput is within --rounds-target of it (3 rounds at least,
     /// --max-rounds at most). Each round's results go to OUT/round-N, the summary to
     /// OUT/rounds.json; `kvlab compare` reads the rounds.
-    #[arg(long, value_name = "N|auto", value_parser = parse_rounds)]
+    #[arg(long, value_name = "N|auto")]
     pub(crate) rounds: Option<Rounds>,
     /// With --rounds auto: the interval's half-width to reach, in percent of the median.
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, default_value = "2")]
@@ -584,27 +634,6 @@ pub(crate) struct RoundsArgs {
     /// narrow enough (the summary says which).
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub(crate) max_rounds: u32,
-}
-
-/// `--rounds`: a fixed count, or until the throughput's interval is narrow enough.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Rounds {
-    /// Exactly this many rounds (at least 1).
-    Fixed(u32),
-    /// Until `--rounds-target` is met, within `--max-rounds`.
-    Auto,
-}
-
-fn parse_rounds(s: &str) -> Result<Rounds, String> {
-    if s == "auto" {
-        return Ok(Rounds::Auto);
-    }
-    match s.parse::<u32>() {
-        Ok(n) if n > 0 => Ok(Rounds::Fixed(n)),
-        _ => Err(format!(
-            "`{s}`: expected `auto` or a number of rounds (at least 1)"
-        )),
-    }
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {
@@ -616,7 +645,7 @@ fn parse_percent(s: &str) -> Result<f64, String> {
     }
 }
 
-pub(crate) fn check_store_flags(args: &PhaseArgs, props: &Properties) -> Result<()> {
+pub(crate) fn check_store_flags(args: &PhaseOptions, props: &Properties) -> Result<()> {
     use kvlab_lab::Flag;
     let Some(store) = kvlab_lab::StoreInfo::find(&args.db) else {
         return Ok(());
@@ -682,13 +711,14 @@ mod tests {
     }
 
     /// `kvlab ARGV…`'s phase arguments and properties as `select_phase` makes them.
-    fn phase(argv: &[&str]) -> (PhaseArgs, Result<Properties>) {
+    fn phase(argv: &[&str]) -> (PhaseOptions, Result<Properties>) {
         let cli = Cli::try_parse_from(argv).unwrap();
         let args = match cli.command {
             Command::Run(a) => a.into_phase(),
             Command::Load(a) => a,
             c => panic!("not a phase: {c:?}"),
-        };
+        }
+        .into_options();
         let mut props = Properties::new();
         for p in &args.properties {
             props.set_override(p).unwrap();

@@ -26,6 +26,7 @@ use crate::args::{usage, PhaseArgs};
 use crate::hook::PhaseHook;
 use crate::phase::{PhaseCtx, ReportStyle};
 use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
+use kvlab_lab::options::{KeyOptions, PhaseOptions};
 
 /// Options of `run` and `verify` for key files and thread plans.
 #[derive(Args, Debug, Clone, Default)]
@@ -55,6 +56,19 @@ pub(crate) struct KeyArgs {
         value_name = "THREADS:ID"
     )]
     thread_plan_map: Vec<String>,
+}
+
+impl KeyArgs {
+    /// The key and plan options as plain values.
+    pub(crate) fn into_options(self) -> KeyOptions {
+        KeyOptions {
+            keys: self.keys,
+            value_format: self.value_format,
+            plan: self.plan,
+            plan_config: self.plan_config,
+            thread_plan_map: self.thread_plan_map,
+        }
+    }
 }
 
 fn parse_value_format(s: &str) -> std::result::Result<ValueFormat, String> {
@@ -393,7 +407,7 @@ fn workload_error(e: WorkloadError) -> anyhow::Error {
 /// A plan sets the thread count (`--threads`, when given, must match it).
 pub(crate) fn phase_work(
     phase: Phase,
-    args: &mut PhaseArgs,
+    args: &mut PhaseOptions,
     props: &Properties,
     work: AnyWorkload,
 ) -> Result<AnyWorkload> {
@@ -604,7 +618,7 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
     };
     let ctx = PhaseCtx {
         phase: Phase::Import,
-        args: cmd.phase,
+        args: cmd.phase.into_options(),
         props,
         work: AnyWorkload::Import(Arc::new(workload)),
         plan,
@@ -632,7 +646,7 @@ pub(crate) fn verify_keys<S: Store>(
         ..ctx.plan.clone()
     };
     let mut display =
-        kvlab_lab::observe::progress::Progress::new(ctx.args.progress.into(), "verify");
+        kvlab_lab::observe::progress::Progress::new(ctx.args.progress, "verify");
     let outcome = kvlab_runner::run(store, &check, &plan, &ctx.stop, &mut |iv| {
         display.update(iv)
     })?;

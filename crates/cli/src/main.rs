@@ -234,7 +234,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     args.threads = Some(a.threads());
     args.connections = a.clients_per_thread();
     args.pipeline = a.pipeline();
-    args.timeout = Some(args::RequestTimeout(None));
+    args.timeout = Some(kvlab_lab::options::RequestTimeout(None));
     args.target_rate = a.target_rate().map(TargetRate::Constant);
     args.duration = a.duration();
     args.seed = Some(seed);
@@ -285,7 +285,7 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     }
     let ctx = PhaseCtx {
         phase: Phase::Run,
-        args,
+        args: args.into_options(),
         props,
         work: AnyWorkload::Memtier(Arc::new(workload)),
         plan,

@@ -19,17 +19,18 @@ use kvlab_runner::{RunOutcome, RunPlan};
 use kvlab_trace::TraceRecorder;
 use kvlab_workload::{with_workload, AnyWorkload, Properties};
 
-use crate::args::{usage, Interrupted, PhaseArgs, ProgressArg};
+use crate::args::{usage, Interrupted};
 use crate::output::{print_report, print_runs_report, write_memtier_files, write_result};
 use crate::select::records;
 use crate::{import_cmd, replay_cmd};
+use kvlab_lab::options::PhaseOptions;
 
 /// What a phase needs besides the store. A copy with another plan or server facts runs
 /// the same phase again (an `--slo` step, a spawned server's run).
 #[derive(Clone)]
 pub(crate) struct PhaseCtx {
     pub(crate) phase: Phase,
-    pub(crate) args: PhaseArgs,
+    pub(crate) args: PhaseOptions,
     pub(crate) props: Properties,
     pub(crate) work: AnyWorkload,
     pub(crate) plan: RunPlan,
@@ -401,13 +402,13 @@ impl<'a> Watch<'a> {
             ReportStyle::Memtier(o) => {
                 eprintln!("[RUN #{run}] Preparing benchmark client...");
                 eprintln!("[RUN #{run}] Launching threads now...");
-                (ctx.args.progress != ProgressArg::Never).then(|| (o, o.progress(run)))
+                (ctx.args.progress != When::Never).then(|| (o, o.progress(run)))
             }
             _ => None,
         };
         let shown = match memtier_line {
             Some(_) => When::Never,
-            None => ctx.args.progress.into(),
+            None => ctx.args.progress,
         };
         let endpoint = match ctx.args.monitor.metrics {
             Some(addr) => Some(kvlab_lab::observe::metrics::serve(
@@ -687,7 +688,7 @@ pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
     if let Some(log) = &ctx.args.expected_log {
         return crate::crash::check(ctx, store, log);
     }
-    let show = progress_enabled(ctx.args.progress.into());
+    let show = progress_enabled(ctx.args.progress);
     let report = kvlab_runner::verify(
         store,
         records(&ctx.work, "verify")?,

@@ -14,6 +14,7 @@ use crate::hook::PhaseHook;
 use crate::phase::PhaseCtx;
 use crate::store::load_first;
 use crate::trace_cmd;
+use kvlab_lab::options::Replay;
 
 /// `kvlab replay`.
 #[derive(Args, Debug)]
@@ -67,13 +68,6 @@ fn parse_size(s: &str) -> Result<u32, String> {
     kvlab_core::parse_bytes(s)
         .and_then(|b| u32::try_from(b).ok())
         .ok_or_else(|| format!("expected a size such as 100, 4KiB or 1MiB; got `{s}`"))
-}
-
-/// The replay a run phase carries ([`PhaseArgs::replay`]).
-#[derive(Clone, Debug)]
-pub(crate) struct Replay {
-    pub(crate) workload: Arc<ReplayWorkload>,
-    pub(crate) preload: bool,
 }
 
 /// Opens the trace (reading only its first records: the replay reads it as it goes)

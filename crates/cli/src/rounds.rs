@@ -12,9 +12,9 @@ use anyhow::{Context, Result};
 use kvlab_core::{Store, StoreStats};
 use kvlab_report::stats::{bootstrap_median_ci, median, Interval, BOOTSTRAP_METHOD};
 
-use crate::args::Rounds;
 use crate::output::{print_report, write_result};
 use crate::phase::{exit_code, run_once, PhaseCtx};
+use kvlab_lab::options::Rounds;
 
 /// The fewest rounds `auto` judges an interval on.
 const MIN_AUTO_ROUNDS: u32 = 3;

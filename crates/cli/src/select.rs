@@ -19,6 +19,7 @@ use kvlab_workload::{
 use crate::args::{apply_merge_operator, parse_warmup, refused, usage, PhaseArgs};
 use crate::phase::{PhaseCtx, ReportStyle};
 use crate::{import_cmd, install_stop_handler, model_cmd, random_seed};
+use kvlab_lab::options::{PhaseOptions, Rounds};
 
 /// The records a phase that has them (load, verify, a fresh server's preload) works
 /// on, or a usage error naming the workload family that has no such phase.
@@ -70,7 +71,8 @@ pub(crate) const STORE_PREFIXES: &[&str] = &kvlab_lab::OPTION_PREFIXES;
 /// CacheBench config, a cache property file, or YCSB's CoreWorkload, then a key file
 /// or thread plan over it) and the runner's plan, from the command line and the
 /// properties — the one place where arguments become a workload.
-pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx> {
+pub(crate) fn select_phase(phase: Phase, args: PhaseArgs) -> Result<PhaseCtx> {
+    let mut args = args.into_options();
     let mut props = Properties::new();
     for f in &args.property_files {
         props.load_file(f).map_err(|e| usage(e.to_string()))?;
@@ -146,7 +148,7 @@ pub(crate) fn select_phase(phase: Phase, mut args: PhaseArgs) -> Result<PhaseCtx
 /// The run's plan from the flags, the workload's properties (`target`,
 /// `maxexecutiontime`) and what the workload implies (`defaults`).
 fn run_plan(
-    args: &PhaseArgs,
+    args: &PhaseOptions,
     props: &Properties,
     work: &AnyWorkload,
     threads: usize,
@@ -217,7 +219,7 @@ fn run_plan(
 /// CacheBench config, a mixgraph or cache property file, or YCSB's CoreWorkload; what
 /// the workload implies for the plan goes into `defaults`.
 fn choose_workload(
-    args: &PhaseArgs,
+    args: &PhaseOptions,
     props: &Properties,
     defaults: &mut Defaults,
 ) -> Result<AnyWorkload> {
@@ -294,7 +296,7 @@ fn cachebench_work(
 /// The plan's values that cannot mean anything or that the machine cannot hold, refused
 /// before the store is opened: a zero `--duration` or `--slo-step`, a run of zero
 /// operations, more worker threads or connections than the machine's limits.
-fn check_plan(phase: Phase, args: &PhaseArgs, plan: &RunPlan) -> Result<()> {
+fn check_plan(phase: Phase, args: &PhaseOptions, plan: &RunPlan) -> Result<()> {
     use kvlab_lab::plan as checks;
     if let Some(d) = args.duration {
         checks::check_duration("--duration", d).map_err(refused)?;
@@ -316,7 +318,7 @@ fn check_plan(phase: Phase, args: &PhaseArgs, plan: &RunPlan) -> Result<()> {
 
 /// `--rounds` repeats a measured run and keeps each round's results apart: it needs
 /// `run`, and none of what a round would overwrite or the search that sets its own runs.
-fn check_rounds(phase: Phase, args: &PhaseArgs) -> Result<()> {
+fn check_rounds(phase: Phase, args: &PhaseOptions) -> Result<()> {
     let Some(rounds) = args.rounds else {
         return Ok(());
     };
@@ -333,7 +335,7 @@ fn check_rounds(phase: Phase, args: &PhaseArgs) -> Result<()> {
     if args.expected_log.is_some() {
         return refuse("every round would replace the --expected-log; use one run");
     }
-    if rounds == crate::args::Rounds::Auto && args.max_rounds < 3 {
+    if rounds == Rounds::Auto && args.max_rounds < 3 {
         return refuse("auto needs --max-rounds of at least 3 (an interval needs rounds)");
     }
     Ok(())
@@ -357,7 +359,7 @@ pub(crate) fn check_workers(threads: usize, clients: usize, network: bool) -> Re
 /// spawned server's memory (`maxmemory`, memcached's `m`) unless `--spawn` sets it; said
 /// on stderr either way, and where it cannot apply (an embedded store, a running
 /// server), said too — the workload runs in every case.
-fn apply_config_cache_size(args: &mut PhaseArgs, mb: u64) {
+fn apply_config_cache_size(args: &mut PhaseOptions, mb: u64) {
     use kvlab_lab::{Access, Flag, StoreInfo};
     let Some(store) = StoreInfo::find(&args.db) else {
         return;
@@ -420,7 +422,7 @@ pub(crate) fn is_runner_or_store_property(k: &str) -> bool {
 }
 
 /// The worker threads asked for: `--threads`, else the `threadcount` property.
-pub(crate) fn given_threads(args: &PhaseArgs, props: &Properties) -> Result<Option<usize>> {
+pub(crate) fn given_threads(args: &PhaseOptions, props: &Properties) -> Result<Option<usize>> {
     match (args.threads, props.get("threadcount")) {
         (Some(t), _) => Ok(Some(t)),
         (None, Some(t)) => {
@@ -434,7 +436,7 @@ pub(crate) fn given_threads(args: &PhaseArgs, props: &Properties) -> Result<Opti
 
 /// The memtier-style workload of `run --ratio …` (and the other memtier flags): no
 /// property file or CacheBench config beside it, and no workload properties.
-pub(crate) fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<AnyWorkload> {
+pub(crate) fn memtier_work(args: &PhaseOptions, props: &Properties) -> Result<AnyWorkload> {
     if !args.property_files.is_empty() || args.cachebench.is_some() {
         return Err(usage(
             "the memtier flags (--ratio, --key-*, --data-size*, --requests, …) describe the \
@@ -464,7 +466,7 @@ pub(crate) fn memtier_work(args: &PhaseArgs, props: &Properties) -> Result<AnyWo
 /// The key ranges `-p keyrange_source=sst` stands for: the SST files of the last
 /// non-empty level of the `--db rocksdb` database at `--path` (read-only, before the
 /// phase opens it); a usage error for another store or a database without files.
-fn sst_layout(args: &PhaseArgs, props: &Properties) -> Result<Option<KeyRangeLayout>> {
+fn sst_layout(args: &PhaseOptions, props: &Properties) -> Result<Option<KeyRangeLayout>> {
     if args.db != "rocksdb" {
         return Err(usage(format!(
             "property keyrange_source=sst reads a RocksDB database's SST files: --db rocksdb, \

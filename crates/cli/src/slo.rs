@@ -13,7 +13,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use kvlab_core::Store;
@@ -23,70 +22,7 @@ use kvlab_runner::{RunPlan, TargetRate};
 use crate::args::{usage, Interrupted};
 use crate::output::write_result;
 use crate::phase::{run_once, PhaseCtx};
-
-/// The latency targets: `(percentile, latency)` pairs, e.g. `p99=1ms`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct SloTargets(pub(crate) Vec<(f64, Duration)>);
-
-impl std::str::FromStr for SloTargets {
-    type Err = String;
-
-    /// `pNN=LATENCY[,pNN=LATENCY…]`: `p99=1ms`, `p99.9=5ms`, `p50=200us`.
-    fn from_str(s: &str) -> std::result::Result<SloTargets, String> {
-        let mut targets = Vec::new();
-        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = || {
-                format!(
-                    "`{part}`: expected pPERCENTILE=LATENCY, e.g. p99=1ms, p99.9=5ms, p50=200us"
-                )
-            };
-            let (p, latency) = part.split_once('=').ok_or_else(bad)?;
-            let p: f64 = p
-                .trim()
-                .strip_prefix('p')
-                .and_then(|p| p.parse().ok())
-                .ok_or_else(bad)?;
-            if !(p > 0.0 && p <= 100.0) {
-                return Err(format!("`{part}`: a percentile is above 0 and at most 100"));
-            }
-            let latency = parse_latency(latency.trim()).ok_or_else(bad)?;
-            targets.push((p, latency));
-        }
-        if targets.is_empty() {
-            return Err("give at least one target, e.g. p99=1ms".into());
-        }
-        Ok(SloTargets(targets))
-    }
-}
-
-/// `250us`, `250µs`, `1.5ms`, `2s`.
-fn parse_latency(s: &str) -> Option<Duration> {
-    let (n, unit) = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)]
-        .into_iter()
-        .find_map(|(suffix, unit)| s.strip_suffix(suffix).map(|n| (n, unit)))?;
-    let v: f64 = n.trim().parse().ok()?;
-    (v.is_finite() && v > 0.0).then(|| Duration::from_secs_f64(v * unit))
-}
-
-impl std::fmt::Display for SloTargets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let parts: Vec<String> = self
-            .0
-            .iter()
-            .map(|(p, d)| format!("p{p}={}", latency_text(*d)))
-            .collect();
-        f.write_str(&parts.join(","))
-    }
-}
-
-fn latency_text(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
-        format!("{us}us")
-    } else {
-        format!("{}ms", us / 1000.0)
-    }
-}
+use kvlab_lab::options::SloTargets;
 
 /// One step of the search.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -416,34 +352,4 @@ fn run_step<S: Store>(
         missed: (!missed.is_empty()).then(|| missed.join("; ")),
         dir: dir.map(|d| d.display().to_string()),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SloTargets;
-    use std::time::Duration;
-
-    /// Targets read in µs, ms and s, print back as given, and refuse what is not one.
-    #[test]
-    fn targets_read_and_print_back() {
-        let t: SloTargets = "p99=1ms, p99.9=5ms,p50=250us".parse().unwrap();
-        assert_eq!(
-            t.0,
-            [
-                (99.0, Duration::from_millis(1)),
-                (99.9, Duration::from_millis(5)),
-                (50.0, Duration::from_micros(250)),
-            ]
-        );
-        assert_eq!(t.to_string(), "p99=1ms,p99.9=5ms,p50=250us");
-        assert_eq!(
-            "p100=2s".parse::<SloTargets>().unwrap().0[0].1,
-            Duration::from_secs(2)
-        );
-        for bad in [
-            "", "p99", "99=1ms", "p0=1ms", "p101=1ms", "p99=1", "p99=-1ms", "p99=0ms",
-        ] {
-            assert!(bad.parse::<SloTargets>().is_err(), "{bad}");
-        }
-    }
 }

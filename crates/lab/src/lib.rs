@@ -24,11 +24,15 @@
 //! - [`outputs`]: an output file that exists is replaced only with `--overwrite`, checked
 //!   before the work that fills it.
 //!
+//! - [`options`]: a phase's options as plain values ([`options::PhaseOptions`]), which
+//!   the command line's flags convert into.
+//!
 //! This crate knows nothing of clap: the command line hands it plain values.
 
 pub mod expected;
 pub mod limits;
 pub mod observe;
+pub mod options;
 pub mod outputs;
 pub mod plan;
 mod stores;
