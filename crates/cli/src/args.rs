@@ -11,8 +11,7 @@ use kvlab_lab::options::{
     MonitorOptions, PhaseOptions, RecordOptions, Replay, RequestTimeout, Rounds, SloTargets,
 };
 use kvlab_memtier::{args as memtier_args, run as run_memtier};
-use kvlab_runner::{TargetRate, Warmup};
-use kvlab_workload::Properties;
+use kvlab_runner::TargetRate;
 
 use crate::{
     completions, crash, db_bench_cmd, import_cmd, merge_cmd, model_cmd, replay_cmd, report_cmd,
@@ -261,7 +260,7 @@ pub(crate) struct PhaseArgs {
     /// -p rocksdb.merge_operator=NAME): put (the last operand wins), uint64add (adds
     /// 8-byte little-endian integers; an operand of another size counts as 0),
     /// stringappend (joins with commas), max, none (merges replay as puts).
-    #[arg(long, value_name = "NAME", value_parser = MERGE_OPERATORS)]
+    #[arg(long, value_name = "NAME", value_parser = kvlab_lab::phase::checks::MERGE_OPERATORS)]
     pub(crate) merge_operator: Option<String>,
     /// Directory of a hybrid cache's disk tier (foyer).
     #[arg(long, value_name = "DIR")]
@@ -432,17 +431,6 @@ pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
-/// Stopped by Ctrl-C before anything was measured (exit code 130, as a shell reports an
-/// interrupted command).
-#[derive(Debug)]
-pub(crate) struct Interrupted(pub(crate) String);
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for Interrupted {}
-
 impl PhaseArgs {
     /// Every flag at its default, for `--db db`: what a command that runs a phase of its
     /// own (`kvlab memtier`, `kvlab sim -P`, `kvlab db_bench`) starts from before it sets
@@ -539,64 +527,6 @@ pub(crate) fn parse_target_rate(s: &str) -> std::result::Result<TargetRate, Stri
     })
 }
 
-pub(crate) fn parse_warmup(s: &str) -> Result<Warmup> {
-    let t = s.trim();
-    if let Some(n) = t.strip_suffix("ops") {
-        let n: u64 = n
-            .trim()
-            .parse()
-            .map_err(|_| usage(format!("--warmup `{s}`: expected e.g. 10s or 50000ops")))?;
-        return Ok(Warmup::Ops(n));
-    }
-    let d = parse_duration(t).map_err(|e| usage(format!("--warmup: {e}; or e.g. 50000ops")))?;
-    Ok(if d.is_zero() {
-        Warmup::None
-    } else {
-        Warmup::Time(d)
-    })
-}
-
-/// The names `--merge-operator` takes: RocksDB's built-in merge operators by the names
-/// `db_bench -merge_operator` takes, or none (`kvlab_stores::rocksdb::MERGE_OPERATORS`,
-/// kept here for the command line and its completions without the store's feature).
-pub(crate) const MERGE_OPERATORS: [&str; 5] = ["put", "uint64add", "stringappend", "max", "none"];
-
-/// The store property `--merge-operator` sets.
-const MERGE_OPERATOR_PROPERTY: &str = "rocksdb.merge_operator";
-
-/// Folds `--merge-operator NAME` into the properties as `rocksdb.merge_operator=NAME`;
-/// the same property set to another operator (by `-p` or a property file) is a usage
-/// error naming both.
-pub(crate) fn apply_merge_operator(args: &PhaseOptions, props: &mut Properties) -> Result<()> {
-    let Some(name) = &args.merge_operator else {
-        return Ok(());
-    };
-    if let Some(set) = props.get(MERGE_OPERATOR_PROPERTY) {
-        if set != name {
-            let origin = props
-                .origin(MERGE_OPERATOR_PROPERTY)
-                .map_or_else(|| "-p".to_string(), |o| o.to_string());
-            return Err(usage(format!(
-                "--merge-operator {name} and {MERGE_OPERATOR_PROPERTY}={set} (from {origin}) \
-                 disagree: give one of them"
-            )));
-        }
-    }
-    props.set(
-        MERGE_OPERATOR_PROPERTY,
-        name,
-        kvlab_workload::Origin::CommandLine,
-    );
-    Ok(())
-}
-
-/// Refuses store flags that do not apply to `--db` (a usage error, exit code 2), so that a
-/// flag the store would ignore cannot make a result look configured when it was not:
-/// `--cache-size` on rocksdb, `--path` on redis, `--spawn` on rocksdb, `--connections`
-/// on an embedded store, `--merge-operator` on another store than rocksdb, another
-/// store's `-p` option. Every sentence comes from the store table
-/// ([`kvlab_lab::STORES`]), which `kvlab suite` checks its store entries against too.
-/// Unknown store names are left to the store's own error.
 /// `kvlab run`: a phase's arguments and its rounds.
 #[derive(Args, Debug)]
 pub(crate) struct RunArgs {
@@ -645,53 +575,6 @@ fn parse_percent(s: &str) -> Result<f64, String> {
     }
 }
 
-pub(crate) fn check_store_flags(args: &PhaseOptions, props: &Properties) -> Result<()> {
-    use kvlab_lab::Flag;
-    let Some(store) = kvlab_lab::StoreInfo::find(&args.db) else {
-        return Ok(());
-    };
-    let db = store.name;
-    // Before the property check: `--merge-operator` stands in `rocksdb.merge_operator`.
-    if let Some(name) = args
-        .merge_operator
-        .as_deref()
-        .filter(|_| !store.takes(Flag::MergeOperator))
-    {
-        return Err(usage(format!(
-            "--merge-operator {name} does not apply to --db {db}: it is RocksDB's merge \
-             operator (-p rocksdb.merge_operator); on --db {db} a replay's merges are puts"
-        )));
-    }
-    // Another store's option (`-p lmdb.map_size=…` on rocksdb) would be ignored.
-    for (name, _) in props.iter() {
-        store.check_option(name).map_err(refused)?;
-    }
-    if args.connections > 1 {
-        store
-            .check_as(
-                Flag::Connections,
-                &format!("--connections {}", args.connections),
-            )
-            .map_err(|e| usage(format!("{e}; use --threads")))?;
-    }
-    for (flag, given) in [
-        (Flag::Path, args.path.is_some()),
-        (Flag::CacheSize, args.cache_size.is_some()),
-        (Flag::DiskPath, args.disk_path.is_some()),
-        (Flag::DiskSize, args.disk_size.is_some()),
-        (Flag::Url, args.url.is_some()),
-        (Flag::Spawn, args.spawn.is_some()),
-        (Flag::Fault, !args.faults.is_empty()),
-        (Flag::Toxiproxy, args.toxiproxy.is_some()),
-        (Flag::Timeout, args.timeout.is_some()),
-    ] {
-        if given {
-            store.check(flag).map_err(refused)?;
-        }
-    }
-    Ok(())
-}
-
 /// A refusal of the phase library as the command's usage error (exit code 2).
 pub(crate) fn refused(r: kvlab_lab::Refusal) -> anyhow::Error {
     usage(r.0)
@@ -699,6 +582,10 @@ pub(crate) fn refused(r: kvlab_lab::Refusal) -> anyhow::Error {
 
 #[cfg(test)]
 mod tests {
+    use kvlab_lab::phase::checks::{apply_merge_operator, check_store_flags, MERGE_OPERATORS};
+    use kvlab_lab::Refusal;
+    use kvlab_workload::Properties;
+
     use super::*;
 
     /// Every command's flags are clap-valid (unique names and long flags, defaults that
@@ -770,7 +657,7 @@ mod tests {
             "uint64add",
         ]);
         let e = props.unwrap_err();
-        assert!(e.downcast_ref::<UsageError>().is_some());
+        assert!(e.downcast_ref::<Refusal>().is_some());
         assert_eq!(
             e.to_string(),
             "--merge-operator uint64add and rocksdb.merge_operator=put (from -p) disagree: \
@@ -789,7 +676,7 @@ mod tests {
         for db in ["lmdb", "redis", "memcached", "null"] {
             let (args, props) = phase(&["kvlab", "run", "--db", db, "--merge-operator", "put"]);
             let e = check_store_flags(&args, &props.unwrap()).unwrap_err();
-            assert!(e.downcast_ref::<UsageError>().is_some());
+            assert!(e.downcast_ref::<Refusal>().is_some());
             assert_eq!(
                 e.to_string(),
                 format!(

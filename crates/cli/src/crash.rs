@@ -26,97 +26,15 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicU8;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use kvlab_core::Store;
-use kvlab_core::{Dataset, Tap};
-use kvlab_lab::expected::{CrashCheck, ExpectedLog, ExpectedState, Found};
+use kvlab_lab::expected::CrashCheck;
 use kvlab_lab::plan::parse_duration;
-use kvlab_runner::RecordState;
 
-use crate::args::{refused, usage, PhaseArgs};
-use crate::phase::PhaseCtx;
-use crate::random_seed;
-use crate::select::records;
-
-/// Opens `--expected-log` for writing, when it is given (`load` and `run`).
-pub(crate) fn expected_log(ctx: &PhaseCtx) -> Result<Option<Arc<dyn Tap>>> {
-    let Some(path) = &ctx.args.expected_log else {
-        return Ok(None);
-    };
-    let log = ExpectedLog::append(path)
-        .with_context(|| format!("opening the expected-state log {}", path.display()))?;
-    Ok(Some(Arc::new(log)))
-}
-
-/// `verify --expected-log FILE`: reads every record back and sets it against the log.
-pub(crate) fn check<S: Store>(ctx: &PhaseCtx, store: &S, log: &Path) -> Result<ExitCode> {
-    let acked = ExpectedState::read(log).map_err(refused)?;
-    let dataset = records(&ctx.work, "verify")?;
-    let (first, count) = (dataset.first(), dataset.count());
-    let states: Vec<AtomicU8> = (0..count).map(|_| AtomicU8::new(0)).collect();
-    kvlab_runner::verify_each(
-        store,
-        dataset,
-        ctx.plan.threads,
-        &ctx.stop,
-        &|_, _| {},
-        &|n, state| {
-            let code = match state {
-                RecordState::Intact => 1,
-                RecordState::Corrupted => 2,
-                RecordState::Missing => 3,
-                RecordState::Error => 4,
-            };
-            states[(n - first) as usize].store(code, Ordering::Relaxed);
-        },
-    )?;
-    let mut c = CrashCheck::new(&acked);
-    let mut key = Vec::new();
-    for (i, state) in states.iter().enumerate() {
-        key.clear();
-        dataset.key(first + i as u64, &mut key);
-        let found = match state.load(Ordering::Relaxed) {
-            1 => Some(Found::Intact),
-            2 => Some(Found::Corrupted),
-            3 => Some(Found::Missing),
-            4 => Some(Found::Error),
-            _ => None, // not read: interrupted
-        };
-        c.count(&acked, &key, found);
-    }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "[CRASH], Acknowledged, {}", c.acknowledged)?;
-    writeln!(out, "[CRASH], Recovered, {}", c.recovered)?;
-    writeln!(out, "[CRASH], Lost, {}", c.lost)?;
-    writeln!(out, "[CRASH], Corrupted, {}", c.corrupted)?;
-    writeln!(
-        out,
-        "[CRASH], UnacknowledgedPresent, {}",
-        c.unacknowledged_present
-    )?;
-    writeln!(out, "[CRASH], Errors, {}", c.errors)?;
-    writeln!(out, "[CRASH], Unchecked, {}", c.unchecked)?;
-    out.flush()?;
-    if !c.first_lost.is_empty() {
-        eprintln!(
-            "kvlab: lost acknowledged writes of: {}",
-            c.first_lost.join(", ")
-        );
-    }
-    Ok(if ctx.stop.load(Ordering::SeqCst) {
-        ExitCode::from(130)
-    } else if c.failed() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
+use crate::args::{usage, PhaseArgs};
+use kvlab_lab::phase::interrupt::random_seed;
 
 /// `kvlab crash`'s own options (the rest are `load`'s).
 #[derive(Args, Debug)]
@@ -336,7 +254,7 @@ fn summarize(cmd: &CrashCommand, spawned: bool, base: &Path, rounds: &[Round]) -
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;
         let doc = serde_json::json!({
             "store": a.db,
-            "command": crate::output::redact_args(std::env::args()),
+            "command": kvlab_lab::phase::output::redact_args(std::env::args()),
             "kill_after": cmd.kill_after,
             "power_loss": cmd.power_loss,
             "kill_after_writes": cmd.kill_after_writes,

@@ -24,7 +24,8 @@ use kvlab_report::chart::{Axis, Bar, BarChart, BarSeries, LineChart, Palette, Po
 use kvlab_stores::StoreOptions;
 
 use crate::args::usage;
-use crate::{select, trace_cmd};
+use crate::trace_cmd;
+use kvlab_lab::phase::select;
 
 /// `kvlab model fidelity`.
 #[derive(Args, Debug)]

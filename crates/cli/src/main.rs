@@ -18,26 +18,17 @@ mod crash;
 mod db_bench_cmd;
 mod fidelity_cmd;
 mod history_cmd;
-mod hook;
 mod import_cmd;
 mod merge_cmd;
 mod model_cmd;
-mod output;
-mod phase;
 mod replay_cmd;
 mod report_cmd;
-mod rounds;
-mod select;
 mod sim_cmd;
-mod slo;
-mod store;
 mod suite;
 mod trace_cmd;
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use anyhow::Result;
 use clap::Parser;
@@ -49,9 +40,9 @@ use kvlab_workload::memtier::MemtierWorkload;
 use kvlab_workload::{AnyWorkload, Properties};
 
 use crate::args::{refused, usage, Cli, Command, MemtierCommand, PhaseArgs, UsageError};
-use crate::phase::{PhaseCtx, ReportStyle};
-use crate::select::{check_workers, select_phase};
-use crate::store::open_store;
+use kvlab_lab::phase::open::open_store;
+use kvlab_lab::phase::select::{check_workers, select_phase};
+use kvlab_lab::phase::{PhaseSpec, ReportStyle};
 
 fn main() -> ExitCode {
     // Read once and dropped, so nothing this process starts inherits it.
@@ -89,7 +80,7 @@ fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
-            if e.downcast_ref::<args::Interrupted>().is_some() {
+            if e.downcast_ref::<kvlab_lab::Interrupted>().is_some() {
                 eprintln!("kvlab: {}", error_text(&e));
                 return ExitCode::from(130);
             }
@@ -146,34 +137,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Man(c) => return completions::man(c),
         Command::Replay(r) => (Phase::Run, replay_cmd::phase_args(*r)?),
     };
-    open_store(select_phase(phase, args)?)
-}
-
-/// Handles Ctrl-C: the first stops the run (the results so far are written; replies a
-/// stalled server owes are given up after a quarter second), the second says so again
-/// (a press in the middle of writing them must not lose them), the third stops any
-/// server kvlab started and leaves at once, without results.
-fn install_stop_handler() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let presses = std::sync::atomic::AtomicU32::new(0);
-    {
-        let stop = Arc::clone(&stop);
-        let _ = ctrlc::set_handler(move || {
-            stop.store(true, Ordering::SeqCst);
-            match presses.fetch_add(1, Ordering::SeqCst) {
-                0 => eprintln!("\nkvlab: stopping: writing the results so far"),
-                1 => eprintln!(
-                    "\nkvlab: still writing the results so far; Ctrl-C once more to quit at \
-                     once, without them"
-                ),
-                _ => {
-                    kvlab_spawn::stop_all_spawned();
-                    std::process::exit(130);
-                }
-            }
-        });
-    }
-    stop
+    open_store(select_phase(phase, args.into_options())?)
 }
 
 /// `kvlab memtier`: a memtier_benchmark command line, run as a kvlab phase.
@@ -214,7 +178,9 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         print!("{}", kvlab_memtier::json::show_config(a));
         eprintln!("===================================================");
     }
-    let seed = a.seed().unwrap_or_else(random_seed);
+    let seed = a
+        .seed()
+        .unwrap_or_else(kvlab_lab::phase::interrupt::random_seed);
     if let (Some(per), Some(total)) = (a.rate_limit_per_connection(), a.target_rate()) {
         eprintln!(
             "kvlab: --rate-limiting {per}/s per connection: open loop at {total} requests/s \
@@ -283,29 +249,16 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     if !report.verify_only() {
         eprintln!("{}", report.writing_results());
     }
-    let ctx = PhaseCtx {
+    let ctx = PhaseSpec {
         phase: Phase::Run,
         args: args.into_options(),
         props,
         work: AnyWorkload::Memtier(Arc::new(workload)),
         plan,
         report: ReportStyle::Memtier(report),
-        stop: install_stop_handler(),
+        stop: kvlab_lab::phase::interrupt::install_stop_handler(),
         server: Vec::new(),
         observers: Observers::default(),
     };
     open_store(ctx)
-}
-
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos(),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
 }

@@ -46,7 +46,7 @@ pub(crate) fn merge(args: MergeArgs) -> Result<ExitCode> {
         }
         inputs.push(MergeInput::open(dir).map_err(input_error)?);
     }
-    let command = crate::output::redact_args(std::env::args());
+    let command = kvlab_lab::phase::output::redact_args(std::env::args());
     let merged = kvlab_report::merge(inputs, command, args.force).map_err(input_error)?;
     kvlab_report::prepare_out_dir(&args.out, args.overwrite)
         .with_context(|| format!("preparing the output directory {}", args.out.display()))?;

@@ -20,10 +20,11 @@ use kvlab_stores::null::NullStore;
 use kvlab_workload::AnyWorkload;
 
 use crate::args::{refused, usage, PhaseArgs, ProgressArg};
-use crate::phase::run_once;
-use crate::select::select_phase;
-use crate::store::preload;
-use crate::{random_seed, trace_cmd};
+use crate::trace_cmd;
+use kvlab_lab::phase::interrupt::random_seed;
+use kvlab_lab::phase::open::preload;
+use kvlab_lab::phase::run_once;
+use kvlab_lab::phase::select::select_phase;
 
 mod stream;
 
@@ -429,7 +430,7 @@ fn synthetic(cmd: &SimCommand) -> Result<(SimTrace, String)> {
     args.seed = Some(seed);
     args.property_files = cmd.property_files.clone();
     args.properties = cmd.properties.clone();
-    let mut ctx = select_phase(Phase::Run, args)?;
+    let mut ctx = select_phase(Phase::Run, args.into_options())?;
     ctx.plan.duration = None;
     ctx.plan.operations = Some(
         cmd.limit

@@ -34,6 +34,7 @@ pub mod limits;
 pub mod observe;
 pub mod options;
 pub mod outputs;
+pub mod phase;
 pub mod plan;
 mod stores;
 
@@ -43,6 +44,17 @@ pub use stores::{is_store_option, Access, Flag, StoreInfo, OPTION_PREFIXES, STOR
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct Refusal(pub String);
+
+/// Stopped by Ctrl-C before anything was measured (exit code 130, as a shell reports an
+/// interrupted command).
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Interrupted {}
 
 impl Refusal {
     /// A refusal with this sentence.

@@ -83,7 +83,7 @@ impl ChildEnd {
             "timed_out": self.timed_out,
             "interrupted": self.interrupted,
             "seconds": self.seconds,
-            "command": crate::output::redact_args(self.command.iter().cloned()),
+            "command": kvlab_lab::phase::output::redact_args(self.command.iter().cloned()),
             "stderr_tail": tail(&self.stderr_path, STDERR_TAIL_LINES),
             "finished_at": kvlab_report::rfc3339(SystemTime::now()),
         })
@@ -345,7 +345,7 @@ impl<'a> Runner<'a> {
                         s.url(),
                         s.pid(),
                         ds.id,
-                        crate::output::redact_settings(settings)
+                        kvlab_lab::phase::output::redact_settings(settings)
                     );
                     url = Some(s.url());
                     server = Some(s);

@@ -12,7 +12,7 @@ use kvlab_workload::{CoreWorkload, Properties};
 use serde::{Deserialize, Serialize};
 
 use crate::args::usage;
-use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
+use kvlab_lab::phase::select::{CLI_PROPERTIES, STORE_PREFIXES};
 
 /// How cells reach a store.
 #[derive(Debug, Clone)]

@@ -40,7 +40,7 @@ pub(super) fn server_record(
             .config()
             .iter()
             .map(|(k, v)| {
-                let secret = crate::output::SECRET_SETTINGS.iter().any(|n| k.eq_ignore_ascii_case(n));
+                let secret = kvlab_lab::phase::output::SECRET_SETTINGS.iter().any(|n| k.eq_ignore_ascii_case(n));
                 (k.clone(), if secret { "***".to_string() } else { v.clone() })
             })
             .collect::<BTreeMap<String, String>>(),

@@ -17,7 +17,7 @@ use super::matrix::{
     bad, Access, AutoRounds, Cell, Plan, SpawnPer, StorePlan, WorkKind, WorkloadPlan,
 };
 use crate::args::{usage, Cli, Command as CliCommand};
-use crate::select::{CLI_PROPERTIES, STORE_PREFIXES};
+use kvlab_lab::phase::select::{CLI_PROPERTIES, STORE_PREFIXES};
 
 /// A suite file.
 #[derive(Deserialize, Debug)]
@@ -822,7 +822,7 @@ fn validate_store(
     let key = format!("store[{i}]");
     check_name(file, &format!("{key}.name"), &s.name)?;
     let key = format!("store[{i}] ({})", s.name);
-    let available = crate::store::available_stores();
+    let available = kvlab_lab::phase::open::available_stores();
     if !available.contains(&s.db.as_str()) {
         return Err(bad(
             file,
@@ -1053,7 +1053,8 @@ fn validate_workload(
         parse_time(file, &format!("{key}.duration"), d)?;
     }
     if let Some(wu) = &w.warmup {
-        crate::args::parse_warmup(wu).map_err(|e| bad(file, &format!("{key}.warmup"), e))?;
+        kvlab_lab::phase::checks::parse_warmup(wu)
+            .map_err(|e| bad(file, &format!("{key}.warmup"), e))?;
     }
     if w.pipeline == Some(0) {
         return Err(bad(file, &format!("{key}.pipeline"), "expected at least 1"));

@@ -12,17 +12,17 @@ use anyhow::{Context, Result};
 use kvlab_core::{Store, StoreStats};
 use kvlab_report::stats::{bootstrap_median_ci, median, Interval, BOOTSTRAP_METHOD};
 
-use crate::output::{print_report, write_result};
-use crate::phase::{exit_code, run_once, PhaseCtx};
-use kvlab_lab::options::Rounds;
+use crate::options::Rounds;
+use crate::phase::output::{print_report, write_result};
+use crate::phase::{exit_code, run_once, PhaseSpec};
 
 /// The fewest rounds `auto` judges an interval on.
 const MIN_AUTO_ROUNDS: u32 = 3;
 
 /// Runs the rounds and prints and writes their summary; the exit code is the first
 /// failed round's (which ends the rounds), else success.
-pub(crate) fn run_rounds<S: Store>(
-    ctx: &PhaseCtx,
+pub fn run_rounds<S: Store>(
+    ctx: &PhaseSpec,
     store: &S,
     rounds: Rounds,
     extra_stats: &dyn Fn() -> StoreStats,
@@ -89,7 +89,7 @@ fn interval(values: &[f64], seed: u64) -> Option<(f64, Interval)> {
 }
 
 /// `[ROUNDS]` lines on stdout and `OUT/rounds.json`.
-fn summarize(ctx: &PhaseCtx, throughputs: &[f64], auto: bool, reached: bool) -> Result<()> {
+fn summarize(ctx: &PhaseSpec, throughputs: &[f64], auto: bool, reached: bool) -> Result<()> {
     let target = ctx.args.rounds_target;
     let found = interval(throughputs, ctx.plan.seed);
     let mut out = std::io::stdout().lock();

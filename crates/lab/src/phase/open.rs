@@ -13,15 +13,15 @@ use kvlab_runner::RunPlan;
 use kvlab_stores::null::NullStore;
 use kvlab_stores::StoreOptions;
 
-use crate::args::{check_store_flags, usage};
-use crate::output::SECRET_SETTINGS;
+use crate::phase::checks::{check_store_flags, usage};
+use crate::phase::output::SECRET_SETTINGS;
+use crate::phase::select::{records, redis_model};
 use crate::phase::{
-    default_record_count_warning, error_kinds_text, execute_observed, first_errors, PhaseCtx,
+    default_record_count_warning, error_kinds_text, execute_observed, first_errors, PhaseSpec,
 };
-use crate::select::{records, redis_model};
 
 /// Opens the phase's store and runs the phase on it.
-pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
+pub fn open_store(ctx: PhaseSpec) -> Result<ExitCode> {
     // A store name that is wrong is said before any warning about the workload.
     if !available_stores().contains(&ctx.args.db.as_str()) {
         return Err(unknown_store(&ctx.args.db));
@@ -123,7 +123,7 @@ pub(crate) fn open_store(ctx: PhaseCtx) -> Result<ExitCode> {
 /// A Redis store (or Redis Cluster): `--url`, `--spawn` or the default address, through
 /// a `--fault` proxy when asked; a TLS server kvlab started is trusted through its own
 /// CA file.
-fn open_redis(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
+fn open_redis(ctx: &PhaseSpec, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
     use kvlab_net::redis::{RedisConfig, RedisStore};
     let server = spawn_server(ctx, kvlab_spawn::ServerKind::Redis)?;
     let url = server_url(ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
@@ -157,7 +157,7 @@ fn open_redis(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<Exit
 
 /// A memcached store: `--url`, `--spawn` or the default address, through a `--fault`
 /// proxy when asked.
-fn open_memcached(ctx: &PhaseCtx, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
+fn open_memcached(ctx: &PhaseSpec, store_pairs: Vec<(String, String)>) -> Result<ExitCode> {
     use kvlab_net::memcached::{MemcachedConfig, MemcachedStore};
     let server = spawn_server(ctx, kvlab_spawn::ServerKind::Memcached)?;
     let url = server_url(ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
@@ -186,10 +186,10 @@ fn unknown_store(name: &str) -> anyhow::Error {
     ))
 }
 
-/// The stores this build of kvlab has: the rows of [`kvlab_lab::STORES`] whose cargo
+/// The stores this build of kvlab has: the rows of [`crate::STORES`] whose cargo
 /// feature was built in.
-pub(crate) fn available_stores() -> Vec<&'static str> {
-    kvlab_lab::STORES
+pub fn available_stores() -> Vec<&'static str> {
+    crate::STORES
         .iter()
         .filter(|s| s.feature.is_none_or(built))
         .map(|s| s.name)
@@ -210,7 +210,8 @@ fn built(name: &str) -> bool {
     FEATURES.iter().any(|(n, on)| *n == name && *on)
 }
 
-pub(crate) fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value> {
+/// A store's statistics as a JSON map by name.
+pub fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value> {
     stats
         .into_iter()
         .map(|(k, v)| {
@@ -225,8 +226,8 @@ pub(crate) fn stats_map(stats: StoreStats) -> BTreeMap<String, serde_json::Value
 }
 
 /// Starts the `--spawn` server of a network store, if asked.
-pub(crate) fn spawn_server(
-    ctx: &PhaseCtx,
+pub fn spawn_server(
+    ctx: &PhaseSpec,
     kind: kvlab_spawn::ServerKind,
 ) -> Result<Option<kvlab_spawn::Server>> {
     let Some(settings) = &ctx.args.spawn else {
@@ -249,8 +250,8 @@ pub(crate) fn spawn_server(
 
 /// The server URL: the spawned server's (with its `requirepass` as the password, so a
 /// run can authenticate to the server it started), `--url`, or the default.
-pub(crate) fn server_url(
-    ctx: &PhaseCtx,
+pub fn server_url(
+    ctx: &PhaseSpec,
     server: Option<&kvlab_spawn::Server>,
     default: &str,
 ) -> Result<String> {
@@ -272,7 +273,7 @@ pub(crate) fn server_url(
         (None, None) => default.to_string(),
     })
     .and_then(|url| {
-        kvlab_lab::observe::fault::through_proxy(
+        crate::observe::fault::through_proxy(
             ctx.args.toxiproxy.as_deref(),
             &ctx.args.faults,
             &ctx.observers.proxy,
@@ -287,8 +288,8 @@ pub(crate) fn server_url(
 ///
 /// `stats` samples the server's statistics for `monitor/store.csv` (over a connection of
 /// its own, so never through the store's sessions).
-pub(crate) fn execute_with_server<S: Store>(
-    ctx: &PhaseCtx,
+pub fn execute_with_server<S: Store>(
+    ctx: &PhaseSpec,
     store: &S,
     server: Option<kvlab_spawn::Server>,
     stats: Option<kvlab_monitor::StoreStatsFn>,
@@ -322,7 +323,7 @@ pub(crate) fn execute_with_server<S: Store>(
         };
         info.push((format!("spawned.config.{k}"), v.into()));
     }
-    let ctx = PhaseCtx {
+    let ctx = PhaseSpec {
         server: info,
         ..ctx.clone()
     };
@@ -355,7 +356,7 @@ pub(crate) fn execute_with_server<S: Store>(
 /// in-process cache, a server kvlab starts and stops): a `load` would be thrown away
 /// on exit, and a `verify` would find nothing. The null store's load is exempt: loading
 /// into it measures kvlab itself.
-fn refuse_lost_phase<S: Store>(ctx: &PhaseCtx, store: &S, spawned: bool) -> Result<()> {
+fn refuse_lost_phase<S: Store>(ctx: &PhaseSpec, store: &S, spawned: bool) -> Result<()> {
     let null_load = store.name() == "null" && ctx.phase == Phase::Load;
     if !matches!(ctx.phase, Phase::Load | Phase::Verify) || null_load {
         return Ok(());
@@ -385,7 +386,7 @@ fn refuse_lost_phase<S: Store>(ctx: &PhaseCtx, store: &S, spawned: bool) -> Resu
 
 /// Runs the phase on an embedded or in-process store, whose own statistics
 /// ([`Store::stats`]) the monitor samples for `monitor/store.csv`.
-pub(crate) fn execute<S: Store>(ctx: &PhaseCtx, store: Arc<S>) -> Result<ExitCode> {
+pub fn execute<S: Store>(ctx: &PhaseSpec, store: Arc<S>) -> Result<ExitCode> {
     refuse_lost_phase(ctx, &*store, false)?;
     if !store.capabilities().persistent {
         preload(ctx, &*store, &format!("the {} store", store.name()))?;
@@ -396,7 +397,7 @@ pub(crate) fn execute<S: Store>(ctx: &PhaseCtx, store: Arc<S>) -> Result<ExitCod
 }
 
 /// The numbers among a store's statistics (text ones, such as a version, are left out).
-pub(crate) fn numeric_stats(stats: StoreStats) -> Vec<(String, f64)> {
+pub fn numeric_stats(stats: StoreStats) -> Vec<(String, f64)> {
     stats
         .into_iter()
         .filter_map(|(name, v)| match v {
@@ -410,7 +411,7 @@ pub(crate) fn numeric_stats(stats: StoreStats) -> Vec<(String, f64)> {
 /// The statistics of the servers of `url` (Redis `INFO`, memcached `stats`), sampled over
 /// connections of their own (over the URL's UNIX domain socket, if it names one); `None`
 /// over TLS, which they do not speak, or when no server name resolves.
-pub(crate) fn server_stats(
+pub fn server_stats(
     kind: kvlab_spawn::ServerKind,
     url: &kvlab_net::ServerUrl,
 ) -> Option<kvlab_monitor::StoreStatsFn> {
@@ -440,7 +441,7 @@ pub(crate) fn server_stats(
 /// Before `run` on a store that starts empty (a server kvlab started, an in-process
 /// cache), loads the workload's records, unmeasured, so reads find what a separate
 /// `load` would have written.
-pub(crate) fn preload<S: Store>(ctx: &PhaseCtx, store: &S, what: &str) -> Result<()> {
+pub fn preload<S: Store>(ctx: &PhaseSpec, store: &S, what: &str) -> Result<()> {
     if ctx.phase != Phase::Run || ctx.work.records().map_or(0, |c| c.insert_count()) == 0 {
         return Ok(());
     }
@@ -453,8 +454,8 @@ pub(crate) fn preload<S: Store>(ctx: &PhaseCtx, store: &S, what: &str) -> Result
 
 /// Loads `dataset` before the measured phase (closed loop, no progress, no results): a
 /// fresh store's records, or a replay's `--preload`; `what` names it in the error.
-pub(crate) fn load_first<S: Store, D: kvlab_core::Dataset>(
-    ctx: &PhaseCtx,
+pub fn load_first<S: Store, D: kvlab_core::Dataset>(
+    ctx: &PhaseSpec,
     store: &S,
     dataset: &D,
     what: &str,
@@ -466,7 +467,7 @@ pub(crate) fn load_first<S: Store, D: kvlab_core::Dataset>(
     let o = kvlab_runner::load(store, dataset, &plan, &ctx.stop, &mut |_| {})?;
     let failed = o.total.errors_total();
     if o.interrupted {
-        return Err(crate::args::Interrupted(format!(
+        return Err(crate::Interrupted(format!(
             "interrupted while loading {what} ({} records loaded): nothing was measured",
             o.total.operations() - failed
         ))

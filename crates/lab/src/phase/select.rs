@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::observe::Observers;
 use anyhow::Result;
-use kvlab_lab::observe::Observers;
 use kvlab_report::Phase;
 use kvlab_runner::{RunPlan, TargetRate, Warmup};
 use kvlab_workload::memtier::MemtierWorkload;
@@ -16,20 +16,21 @@ use kvlab_workload::{
     Properties,
 };
 
-use crate::args::{apply_merge_operator, parse_warmup, refused, usage, PhaseArgs};
-use crate::phase::{PhaseCtx, ReportStyle};
-use crate::{import_cmd, install_stop_handler, model_cmd, random_seed};
-use kvlab_lab::options::{PhaseOptions, Rounds};
+use crate::options::{PhaseOptions, Rounds};
+use crate::phase::checks::{apply_merge_operator, parse_warmup, refused, usage};
+use crate::phase::interrupt::{install_stop_handler, random_seed};
+use crate::phase::{import, model};
+use crate::phase::{PhaseSpec, ReportStyle};
 
 /// The records a phase that has them (load, verify, a fresh server's preload) works
 /// on, or a usage error naming the workload family that has no such phase.
-pub(crate) fn records<'a>(work: &'a AnyWorkload, phase: &str) -> Result<&'a Arc<CoreWorkload>> {
+pub fn records<'a>(work: &'a AnyWorkload, phase: &str) -> Result<&'a Arc<CoreWorkload>> {
     work.records().ok_or_else(|| usage(work.no_phase(phase)))
 }
 
 /// The Redis data model a workload means: YCSB records are hashes, blob values (memtier,
 /// cache, blob imports and key files) are strings.
-pub(crate) fn redis_model(work: &AnyWorkload) -> kvlab_net::redis::Model {
+pub fn redis_model(work: &AnyWorkload) -> kvlab_net::redis::Model {
     if work.needs().blob {
         kvlab_net::redis::Model::String
     } else {
@@ -39,16 +40,21 @@ pub(crate) fn redis_model(work: &AnyWorkload) -> kvlab_net::redis::Model {
 
 /// Settings a CacheBench config brings, used where the command line is silent.
 #[derive(Default)]
-pub(crate) struct Defaults {
-    pub(crate) threads: Option<usize>,
-    pub(crate) ops_per_thread: Option<u64>,
-    pub(crate) target_rate: Option<f64>,
-    pub(crate) cache_size_mb: Option<u64>,
-    pub(crate) disk_size_mb: Option<u64>,
+pub struct Defaults {
+    /// Worker threads.
+    pub threads: Option<usize>,
+    /// Operations per thread.
+    pub ops_per_thread: Option<u64>,
+    /// A target rate in operations per second.
+    pub target_rate: Option<f64>,
+    /// The cache's size in MiB.
+    pub cache_size_mb: Option<u64>,
+    /// The disk tier's size in MiB.
+    pub disk_size_mb: Option<u64>,
 }
 
 /// Property names consumed here rather than by the workload.
-pub(crate) const CLI_PROPERTIES: &[&str] = &[
+pub const CLI_PROPERTIES: &[&str] = &[
     "threadcount",
     "target",
     "db",
@@ -65,14 +71,13 @@ pub(crate) const CLI_PROPERTIES: &[&str] = &[
 
 /// Option prefixes that stores declare (from the store table): passed to the store,
 /// which validates them.
-pub(crate) const STORE_PREFIXES: &[&str] = &kvlab_lab::OPTION_PREFIXES;
+pub const STORE_PREFIXES: &[&str] = &crate::OPTION_PREFIXES;
 
 /// `load`, `run` and `verify`: the workload (a memtier-style one from its flags, a
 /// CacheBench config, a cache property file, or YCSB's CoreWorkload, then a key file
 /// or thread plan over it) and the runner's plan, from the command line and the
 /// properties — the one place where arguments become a workload.
-pub(crate) fn select_phase(phase: Phase, args: PhaseArgs) -> Result<PhaseCtx> {
-    let mut args = args.into_options();
+pub fn select_phase(phase: Phase, mut args: PhaseOptions) -> Result<PhaseSpec> {
     let mut props = Properties::new();
     for f in &args.property_files {
         props.load_file(f).map_err(|e| usage(e.to_string()))?;
@@ -102,7 +107,7 @@ pub(crate) fn select_phase(phase: Phase, args: PhaseArgs) -> Result<PhaseCtx> {
     }
     let mut defaults = Defaults::default();
     let work = choose_workload(&args, &props, &mut defaults)?;
-    let work = import_cmd::phase_work(phase, &mut args, &props, work)?;
+    let work = import::phase_work(phase, &mut args, &props, work)?;
     if let Some(shard) = args.shard.filter(|_| !matches!(work, AnyWorkload::Core(_))) {
         return Err(usage(format!(
             "--shard {shard} splits a YCSB workload's records and operations (CoreWorkload \
@@ -115,8 +120,8 @@ pub(crate) fn select_phase(phase: Phase, args: PhaseArgs) -> Result<PhaseCtx> {
     if let Some(mb) = defaults.cache_size_mb {
         apply_config_cache_size(&mut args, mb);
     }
-    let takes = |flag| kvlab_lab::StoreInfo::find(&args.db).is_some_and(|s| s.takes(flag));
-    if args.disk_size.is_none() && takes(kvlab_lab::Flag::DiskSize) {
+    let takes = |flag| crate::StoreInfo::find(&args.db).is_some_and(|s| s.takes(flag));
+    if args.disk_size.is_none() && takes(crate::Flag::DiskSize) {
         args.disk_size = defaults
             .disk_size_mb
             .filter(|&mb| mb > 0)
@@ -131,7 +136,7 @@ pub(crate) fn select_phase(phase: Phase, args: PhaseArgs) -> Result<PhaseCtx> {
     }
     check_plan(phase, &args, &plan)?;
     let stop = install_stop_handler();
-    let ctx = PhaseCtx {
+    let ctx = PhaseSpec {
         phase,
         args,
         props,
@@ -226,7 +231,7 @@ fn choose_workload(
     let work = if let Some(r) = &args.replay {
         AnyWorkload::Replay(Arc::clone(&r.workload))
     } else if let Some(model) = &args.model {
-        let w = model_cmd::model_work(model, props)?;
+        let w = model::model_work(model, props)?;
         if let AnyWorkload::MixGraph(m) = &w {
             defaults.threads = Some(m.config().threads.max(1) as usize);
         }
@@ -297,7 +302,7 @@ fn cachebench_work(
 /// before the store is opened: a zero `--duration` or `--slo-step`, a run of zero
 /// operations, more worker threads or connections than the machine's limits.
 fn check_plan(phase: Phase, args: &PhaseOptions, plan: &RunPlan) -> Result<()> {
-    use kvlab_lab::plan as checks;
+    use crate::plan as checks;
     if let Some(d) = args.duration {
         checks::check_duration("--duration", d).map_err(refused)?;
     }
@@ -309,10 +314,10 @@ fn check_plan(phase: Phase, args: &PhaseOptions, plan: &RunPlan) -> Result<()> {
     }
     check_rounds(phase, args)?;
     if let Some(path) = &args.record.record {
-        kvlab_lab::outputs::check_output_file("--record", path, args.overwrite).map_err(refused)?;
+        crate::outputs::check_output_file("--record", path, args.overwrite).map_err(refused)?;
     }
-    let network = kvlab_lab::StoreInfo::find(&args.db)
-        .is_some_and(|s| s.access == kvlab_lab::Access::Network);
+    let network =
+        crate::StoreInfo::find(&args.db).is_some_and(|s| s.access == crate::Access::Network);
     check_workers(plan.threads, plan.clients, network)
 }
 
@@ -343,10 +348,10 @@ fn check_rounds(phase: Phase, args: &PhaseOptions) -> Result<()> {
 
 /// Refuses worker threads and connections beyond this machine's limits (after raising the
 /// soft open-file limit to the hard one, as a benchmark client should).
-pub(crate) fn check_workers(threads: usize, clients: usize, network: bool) -> Result<()> {
-    kvlab_lab::limits::raise_open_files();
-    kvlab_lab::limits::check_workers(
-        &kvlab_lab::limits::Machine::current(),
+pub fn check_workers(threads: usize, clients: usize, network: bool) -> Result<()> {
+    crate::limits::raise_open_files();
+    crate::limits::check_workers(
+        &crate::limits::Machine::current(),
         threads as u64,
         clients as u64,
         network,
@@ -360,7 +365,7 @@ pub(crate) fn check_workers(threads: usize, clients: usize, network: bool) -> Re
 /// on stderr either way, and where it cannot apply (an embedded store, a running
 /// server), said too — the workload runs in every case.
 fn apply_config_cache_size(args: &mut PhaseOptions, mb: u64) {
-    use kvlab_lab::{Access, Flag, StoreInfo};
+    use crate::{Access, Flag, StoreInfo};
     let Some(store) = StoreInfo::find(&args.db) else {
         return;
     };
@@ -417,12 +422,12 @@ fn apply_config_cache_size(args: &mut PhaseOptions, mb: u64) {
 
 /// Whether a property is read here ([`CLI_PROPERTIES`]) or by the store
 /// ([`STORE_PREFIXES`]) rather than by a workload.
-pub(crate) fn is_runner_or_store_property(k: &str) -> bool {
+pub fn is_runner_or_store_property(k: &str) -> bool {
     CLI_PROPERTIES.contains(&k) || STORE_PREFIXES.iter().any(|p| k.starts_with(p))
 }
 
 /// The worker threads asked for: `--threads`, else the `threadcount` property.
-pub(crate) fn given_threads(args: &PhaseOptions, props: &Properties) -> Result<Option<usize>> {
+pub fn given_threads(args: &PhaseOptions, props: &Properties) -> Result<Option<usize>> {
     match (args.threads, props.get("threadcount")) {
         (Some(t), _) => Ok(Some(t)),
         (None, Some(t)) => {
@@ -436,7 +441,7 @@ pub(crate) fn given_threads(args: &PhaseOptions, props: &Properties) -> Result<O
 
 /// The memtier-style workload of `run --ratio …` (and the other memtier flags): no
 /// property file or CacheBench config beside it, and no workload properties.
-pub(crate) fn memtier_work(args: &PhaseOptions, props: &Properties) -> Result<AnyWorkload> {
+pub fn memtier_work(args: &PhaseOptions, props: &Properties) -> Result<AnyWorkload> {
     if !args.property_files.is_empty() || args.cachebench.is_some() {
         return Err(usage(
             "the memtier flags (--ratio, --key-*, --data-size*, --requests, …) describe the \
@@ -491,7 +496,7 @@ fn sst_layout(args: &PhaseOptions, props: &Properties) -> Result<Option<KeyRange
 /// The key ranges of the RocksDB database at `path`: one range per SST file of its last
 /// non-empty level, read read-only. An error (its text) when there is no database or it
 /// has no SST file.
-pub(crate) fn rocksdb_layout(path: &Path) -> std::result::Result<KeyRangeLayout, String> {
+pub fn rocksdb_layout(path: &Path) -> std::result::Result<KeyRangeLayout, String> {
     #[cfg(feature = "rocksdb")]
     {
         if !path.join("CURRENT").is_file() {
@@ -519,10 +524,7 @@ pub(crate) fn rocksdb_layout(path: &Path) -> std::result::Result<KeyRangeLayout,
 /// The key ranges of the SST files `files` of the database at `path`
 /// ([`kvlab_stores::rocksdb::key_ranges`]); `None` without files.
 #[cfg(feature = "rocksdb")]
-pub(crate) fn layout_of(
-    path: &Path,
-    files: &[kvlab_stores::rocksdb::SstFile],
-) -> Option<KeyRangeLayout> {
+pub fn layout_of(path: &Path, files: &[kvlab_stores::rocksdb::SstFile]) -> Option<KeyRangeLayout> {
     let (starts, end) = kvlab_stores::rocksdb::key_ranges(files)?;
     Some(KeyRangeLayout {
         starts,

@@ -19,10 +19,11 @@ use kvlab_core::Store;
 use kvlab_report::Phase;
 use kvlab_runner::{RunPlan, TargetRate};
 
-use crate::args::{usage, Interrupted};
-use crate::output::write_result;
-use crate::phase::{run_once, PhaseCtx};
-use kvlab_lab::options::SloTargets;
+use crate::options::SloTargets;
+use crate::phase::checks::usage;
+use crate::phase::output::write_result;
+use crate::phase::{run_once, PhaseSpec};
+use crate::Interrupted;
 
 /// One step of the search.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -74,7 +75,7 @@ const KEEP_UP: f64 = 0.95;
 
 /// Runs the search on an open store; the exit code is 0 when some rate met the targets,
 /// 1 when none did.
-pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
+pub fn search<S: Store>(ctx: &PhaseSpec, store: &S) -> Result<ExitCode> {
     let targets = ctx.args.slo.clone().expect("search runs with --slo");
     if ctx.phase != Phase::Run {
         return Err(usage("--slo searches with `kvlab run`"));
@@ -171,7 +172,7 @@ pub(crate) fn search<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
 /// The search's table and `[SLO]` lines on stdout, `slo.json` and `curve.csv` in the
 /// result directory; the lowest rate offered (for the word when none met the targets).
 fn report_search(
-    ctx: &PhaseCtx,
+    ctx: &PhaseSpec,
     targets: &SloTargets,
     steps: &[Step],
     capacity: f64,
@@ -245,7 +246,7 @@ fn report_search(
 /// Runs one step: closed loop (`rate` None) or open loop at `rate`, for `--slo-step`;
 /// its result directory is `OUT/steps/NN`.
 fn run_step<S: Store>(
-    ctx: &PhaseCtx,
+    ctx: &PhaseSpec,
     store: &S,
     targets: &SloTargets,
     rate: Option<f64>,
@@ -264,7 +265,7 @@ fn run_step<S: Store>(
     args.out = dir.clone();
     args.target_rate = rate.map(TargetRate::Constant);
     args.duration = Some(ctx.args.slo_step);
-    let step_ctx = PhaseCtx {
+    let step_ctx = PhaseSpec {
         args,
         plan: RunPlan {
             target_rate: rate.map(TargetRate::Constant),

@@ -13,15 +13,15 @@ use kvlab_report::{ResultDocument, StoreSection};
 use kvlab_runner::{RunOutcome, TargetRate, Warmup};
 use kvlab_workload::AnyWorkload;
 
-use crate::db_bench_cmd;
+use crate::phase::db_bench;
+use crate::phase::open::stats_map;
 use crate::phase::{
-    failure, first_errors, read_miss_share, reads_missed, PhaseCtx, ReportStyle, RunDone,
+    failure, first_errors, read_miss_share, reads_missed, PhaseSpec, ReportStyle, RunDone,
 };
-use crate::store::stats_map;
 
 /// The command line as stored in results: passwords in URLs and the value of memtier's
 /// `-a`/`--authenticate` replaced by `***`.
-pub(crate) fn redact_args(args: impl Iterator<Item = String>) -> Vec<String> {
+pub fn redact_args(args: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut secret_next = false;
     for a in args {
@@ -45,11 +45,11 @@ pub(crate) fn redact_args(args: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 /// Server settings whose values are secrets: hidden wherever settings are shown.
-pub(crate) const SECRET_SETTINGS: &[&str] = &["requirepass", "masterauth"];
+pub const SECRET_SETTINGS: &[&str] = &["requirepass", "masterauth"];
 
 /// `--spawn` settings with the values of [`SECRET_SETTINGS`] replaced by `***`
 /// (`requirepass=x,maxmemory=1gb` → `requirepass=***,maxmemory=1gb`).
-pub(crate) fn redact_settings(text: &str) -> String {
+pub fn redact_settings(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some((at, name)) = SECRET_SETTINGS
@@ -71,7 +71,7 @@ pub(crate) fn redact_settings(text: &str) -> String {
 
 /// memtier's per-run files of run `run` (from 1): `--hdr-file-prefix` and
 /// `--client-stats`.
-pub(crate) fn write_memtier_files(ctx: &PhaseCtx, run: u32, done: &RunDone) -> Result<()> {
+pub fn write_memtier_files(ctx: &PhaseSpec, run: u32, done: &RunDone) -> Result<()> {
     let ReportStyle::Memtier(o) = &ctx.report else {
         return Ok(());
     };
@@ -91,7 +91,7 @@ pub(crate) fn write_memtier_files(ctx: &PhaseCtx, run: u32, done: &RunDone) -> R
 }
 
 /// Where the text report goes: memtier's `--out-file`, or stdout.
-pub(crate) fn report_output(ctx: &PhaseCtx) -> Result<Box<dyn Write>> {
+pub fn report_output(ctx: &PhaseSpec) -> Result<Box<dyn Write>> {
     Ok(match &ctx.report {
         ReportStyle::Memtier(o) if o.out_file().is_some() => {
             let path = o.out_file().expect("checked just above");
@@ -105,8 +105,8 @@ pub(crate) fn report_output(ctx: &PhaseCtx) -> Result<Box<dyn Write>> {
 }
 
 /// memtier's `run information` of the JSON document.
-pub(crate) fn memtier_run_information(
-    ctx: &PhaseCtx,
+pub fn memtier_run_information(
+    ctx: &PhaseSpec,
     runtime: Duration,
     interrupted: bool,
 ) -> serde_json::Map<String, serde_json::Value> {
@@ -124,7 +124,7 @@ pub(crate) fn memtier_run_information(
 }
 
 /// Prints the report of one run (YCSB's text or memtier's summary and JSON).
-pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -> Result<()> {
+pub fn print_report(ctx: &PhaseSpec, done: &RunDone, stats: &StoreStats) -> Result<()> {
     let outcome = &done.outcome;
     let summary = outcome
         .total
@@ -135,13 +135,13 @@ pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -
             writeln!(
                 out,
                 "{}",
-                db_bench_cmd::summary_line(outcome, ctx.plan.threads * ctx.plan.clients, &ctx.work)
+                db_bench::summary_line(outcome, ctx.plan.threads * ctx.plan.clients, &ctx.work)
             )?;
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
         }
         ReportStyle::Ycsb => {
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
-            crate::hook::of(ctx).report(ctx, outcome, &mut out)?;
+            crate::phase::hook::of(ctx).report(ctx, outcome, &mut out)?;
             if matches!(ctx.work, AnyWorkload::Cache(_))
                 || stats.iter().any(|(k, _)| k == "dram_hits")
             {
@@ -185,7 +185,7 @@ pub(crate) fn print_report(ctx: &PhaseCtx, done: &RunDone, stats: &StoreStats) -
 }
 
 /// Prints memtier's report of several runs (`-x`): best, worst and average, and its JSON.
-pub(crate) fn print_runs_report(ctx: &PhaseCtx, done: Vec<RunDone>) -> Result<()> {
+pub fn print_runs_report(ctx: &PhaseSpec, done: Vec<RunDone>) -> Result<()> {
     let ReportStyle::Memtier(o) = &ctx.report else {
         return Ok(());
     };
@@ -209,8 +209,8 @@ pub(crate) fn print_runs_report(ctx: &PhaseCtx, done: Vec<RunDone>) -> Result<()
 }
 
 /// Writes `result.json` and `timeline.csv` of a finished run into `dir`, if given.
-pub(crate) fn write_result<S: Store>(
-    ctx: &PhaseCtx,
+pub fn write_result<S: Store>(
+    ctx: &PhaseSpec,
     store: &S,
     dir: Option<&Path>,
     done: &RunDone,
@@ -278,7 +278,7 @@ pub(crate) fn write_result<S: Store>(
 
 /// The cache lines of the text report: hit ratio of the gets (reads), get and set
 /// throughput, and, when the store reports them, its tiers' hit ratios and evictions.
-pub(crate) fn write_cache_lines(
+pub fn write_cache_lines(
     outcome: &RunOutcome,
     stats: &StoreStats,
     out: &mut dyn Write,
@@ -325,7 +325,7 @@ pub(crate) fn write_cache_lines(
 }
 
 /// The result's runner section: the plan as run, and what the runner saw.
-pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSection {
+pub fn runner_section(ctx: &PhaseSpec, outcome: &RunOutcome) -> RunnerSection {
     let p = &ctx.plan;
     let mut r = RunnerSection {
         threads: p.threads as u64,
@@ -398,13 +398,13 @@ pub(crate) fn runner_section(ctx: &PhaseCtx, outcome: &RunOutcome) -> RunnerSect
                 .collect(),
         );
     }
-    crate::hook::of(ctx).runner(ctx, &mut r);
+    crate::phase::hook::of(ctx).runner(ctx, &mut r);
     r
 }
 
 /// The store statistic `name` as a count, when the store reported it as a non-negative
 /// integer.
-pub(crate) fn stat_u64(stats: &StoreStats, name: &str) -> Option<u64> {
+pub fn stat_u64(stats: &StoreStats, name: &str) -> Option<u64> {
     stats.iter().find_map(|(k, v)| match v {
         StatValue::Int(i) if k == name => u64::try_from(*i).ok(),
         _ => None,

@@ -5,7 +5,7 @@
 //! import's, a thread plan's and memtier's multi-key GETs in `import_cmd`.
 //!
 //! A replay's preparation (adapting to the store, `--preload`) stays a generic function
-//! (`replay_cmd::before`): it loads the store, and a trait object cannot take a store of
+//! (`replay::before`): it loads the store, and a trait object cannot take a store of
 //! any type.
 
 use std::io::Write;
@@ -16,34 +16,34 @@ use kvlab_report::RunnerSection;
 use kvlab_runner::RunOutcome;
 use kvlab_workload::AnyWorkload;
 
-use crate::import_cmd::{ImportHook, MultiGetHook, PlanHook};
-use crate::phase::PhaseCtx;
-use crate::replay_cmd::ReplayHook;
+use crate::phase::import::{ImportHook, MultiGetHook, PlanHook};
+use crate::phase::replay::ReplayHook;
+use crate::phase::PhaseSpec;
 
 /// What one workload family adds to a phase. Every method has a default that adds
 /// nothing.
-pub(crate) trait PhaseHook {
+pub trait PhaseHook {
     /// Remarks said on stderr after the run and kept in the result's notes.
-    fn notes(&self, _ctx: &PhaseCtx, _outcome: &RunOutcome) -> Vec<String> {
+    fn notes(&self, _ctx: &PhaseSpec, _outcome: &RunOutcome) -> Vec<String> {
         Vec::new()
     }
 
     /// Lines of the family's own after YCSB's text report.
-    fn report(&self, _ctx: &PhaseCtx, _outcome: &RunOutcome, _out: &mut dyn Write) -> Result<()> {
+    fn report(&self, _ctx: &PhaseSpec, _outcome: &RunOutcome, _out: &mut dyn Write) -> Result<()> {
         Ok(())
     }
 
     /// Whether the family's own accounting failed the phase (exit code 1) although the
     /// runner did not.
-    fn failed(&self, _ctx: &PhaseCtx) -> bool {
+    fn failed(&self, _ctx: &PhaseSpec) -> bool {
         false
     }
 
     /// The family's entries in the result's runner section.
-    fn runner(&self, _ctx: &PhaseCtx, _runner: &mut RunnerSection) {}
+    fn runner(&self, _ctx: &PhaseSpec, _runner: &mut RunnerSection) {}
 
     /// The timeline's rows, completed with what the family knows of each interval.
-    fn timeline(&self, _ctx: &PhaseCtx, _rows: &mut [TimelineRow]) {}
+    fn timeline(&self, _ctx: &PhaseSpec, _rows: &mut [TimelineRow]) {}
 }
 
 /// A family with nothing to add: YCSB, caches, mixgraph, key files, memtier's workload.
@@ -52,7 +52,7 @@ struct Plain;
 impl PhaseHook for Plain {}
 
 /// The hook of the phase's workload family.
-pub(crate) fn of(ctx: &PhaseCtx) -> Box<dyn PhaseHook + '_> {
+pub fn of(ctx: &PhaseSpec) -> Box<dyn PhaseHook + '_> {
     if ctx.args.replay.is_some() {
         return Box::new(ReplayHook);
     }

@@ -1,5 +1,22 @@
 //! Running a phase on an open store: load, run (once or memtier's repeated runs) and
 //! verify, with progress, interval files and the exit code.
+//!
+//! A phase is a [`PhaseSpec`] made once from its [`PhaseOptions`] by
+//! [`select::select_phase`], run on the store [`open::open_store`] opens.
+
+pub mod checks;
+pub mod crash;
+pub mod db_bench;
+pub mod hook;
+pub mod import;
+pub mod interrupt;
+pub mod model;
+pub mod open;
+pub mod output;
+pub mod replay;
+pub mod rounds;
+pub mod select;
+pub mod slo;
 
 use std::io::Write;
 use std::path::Path;
@@ -8,10 +25,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::observe::progress::{enabled as progress_enabled, Progress, When};
+use crate::observe::Observers;
 use anyhow::{Context, Result};
 use kvlab_core::{StatValue, Store, StoreStats};
-use kvlab_lab::observe::progress::{enabled as progress_enabled, Progress, When};
-use kvlab_lab::observe::Observers;
 use kvlab_measure::{IntervalLog, TimelineRow};
 use kvlab_memtier::report as memtier_report;
 use kvlab_report::Phase;
@@ -19,33 +36,42 @@ use kvlab_runner::{RunOutcome, RunPlan};
 use kvlab_trace::TraceRecorder;
 use kvlab_workload::{with_workload, AnyWorkload, Properties};
 
-use crate::args::{usage, Interrupted};
-use crate::output::{print_report, print_runs_report, write_memtier_files, write_result};
-use crate::select::records;
-use crate::{import_cmd, replay_cmd};
-use kvlab_lab::options::PhaseOptions;
+use crate::phase::checks::usage;
+use crate::phase::output::{print_report, print_runs_report, write_memtier_files, write_result};
+use crate::phase::select::records;
+use crate::Interrupted;
+
+use crate::options::PhaseOptions;
 
 /// What a phase needs besides the store. A copy with another plan or server facts runs
 /// the same phase again (an `--slo` step, a spawned server's run).
 #[derive(Clone)]
-pub(crate) struct PhaseCtx {
-    pub(crate) phase: Phase,
-    pub(crate) args: PhaseOptions,
-    pub(crate) props: Properties,
-    pub(crate) work: AnyWorkload,
-    pub(crate) plan: RunPlan,
-    pub(crate) report: ReportStyle,
-    pub(crate) stop: Arc<AtomicBool>,
+pub struct PhaseSpec {
+    /// Load, run or verify.
+    pub phase: Phase,
+    /// The options the phase was given.
+    pub args: PhaseOptions,
+    /// The workload's properties: the `-P` files, then `-p` and what flags stand for.
+    pub props: Properties,
+    /// The workload chosen from the options ([`select::select_phase`]).
+    pub work: AnyWorkload,
+    /// The runner's plan: threads, clients, operations or duration, rate, warm-up.
+    pub plan: RunPlan,
+    /// How the results are printed.
+    pub report: ReportStyle,
+    /// Set by Ctrl-C ([`interrupt::install_stop_handler`]): the phase stops and writes
+    /// what it measured.
+    pub stop: Arc<AtomicBool>,
     /// Facts about a server kvlab started (`spawned.*`), for the result.
-    pub(crate) server: StoreStats,
+    pub server: StoreStats,
     /// What acts on or watches the phase beside its workload; copies of the phase (an
     /// SLO step, a spawned server's run, memtier's `-x` runs) share them.
-    pub(crate) observers: Observers,
+    pub observers: Observers,
 }
 
 /// How results are printed.
 #[derive(Clone)]
-pub(crate) enum ReportStyle {
+pub enum ReportStyle {
     /// YCSB's text report.
     Ycsb,
     /// memtier_benchmark's summary (and optionally its JSON).
@@ -56,8 +82,8 @@ pub(crate) enum ReportStyle {
 
 /// Runs the phase; `store_stats` is sampled every interval into `monitor/store.csv`,
 /// `extra_stats` adds statistics taken at the end (a spawned server's resource use).
-pub(crate) fn execute_observed<S: Store>(
-    ctx: &PhaseCtx,
+pub fn execute_observed<S: Store>(
+    ctx: &PhaseSpec,
     store: &S,
     store_stats: Option<kvlab_monitor::StoreStatsFn>,
     extra_stats: impl Fn() -> StoreStats,
@@ -81,7 +107,7 @@ pub(crate) fn execute_observed<S: Store>(
         return verify(ctx, store);
     }
     if ctx.args.slo.is_some() {
-        return crate::slo::search(ctx, store);
+        return crate::phase::slo::search(ctx, store);
     }
     if let ReportStyle::Memtier(o) = &ctx.report {
         if o.verify_only() {
@@ -98,7 +124,7 @@ pub(crate) fn execute_observed<S: Store>(
     // process it started (--monitor-server-pid).
     let monitor = start_monitor(ctx, store_stats);
     if let Some(rounds) = ctx.args.rounds {
-        let code = crate::rounds::run_rounds(ctx, store, rounds, &extra_stats)?;
+        let code = crate::phase::rounds::run_rounds(ctx, store, rounds, &extra_stats)?;
         if let Some(m) = monitor {
             if let Err(e) = m.stop() {
                 eprintln!("kvlab: warning: resource monitoring: {e}");
@@ -149,7 +175,7 @@ pub(crate) fn execute_observed<S: Store>(
 /// (--monitor off), set its interval (--monitor-interval) and name the server process it
 /// started (--monitor-server-pid).
 fn start_monitor(
-    ctx: &PhaseCtx,
+    ctx: &PhaseSpec,
     store_stats: Option<kvlab_monitor::StoreStatsFn>,
 ) -> Option<kvlab_monitor::Monitor> {
     let m = &ctx.args.monitor;
@@ -159,7 +185,7 @@ fn start_monitor(
             .monitor_interval
             .filter(|d| !d.is_zero())
             .unwrap_or(ctx.args.interval);
-        config.server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid")
+        config.server_pid = crate::phase::output::stat_u64(&ctx.server, "spawned.pid")
             .and_then(|pid| u32::try_from(pid).ok())
             .or(m.monitor_server_pid);
         config.data_dir = ctx.args.path.clone();
@@ -173,7 +199,7 @@ fn start_monitor(
 /// memtier's `-x`: the whole test several times against the same store, a second
 /// apart, each run's result files in OUT/run-N; the monitor covers them all.
 fn memtier_runs<S: Store>(
-    ctx: &PhaseCtx,
+    ctx: &PhaseSpec,
     store: &S,
     runs: u32,
     monitor: Option<kvlab_monitor::Monitor>,
@@ -220,8 +246,8 @@ fn memtier_runs<S: Store>(
 /// each failure on stderr as memtier prints it, the counts in the report and the JSON.
 /// Returns `code` (the runs' exit code), or 1 when keys failed; nothing is verified
 /// after an interrupted run, or without `--data-verify`.
-pub(crate) fn memtier_verification<S: Store>(
-    ctx: &PhaseCtx,
+pub fn memtier_verification<S: Store>(
+    ctx: &PhaseSpec,
     store: &S,
     code: ExitCode,
 ) -> Result<ExitCode> {
@@ -241,20 +267,23 @@ pub(crate) fn memtier_verification<S: Store>(
 }
 
 /// What one run of a phase leaves behind: its outcome and the series taken during it.
-pub(crate) struct RunDone {
-    pub(crate) outcome: RunOutcome,
-    pub(crate) started: SystemTime,
-    pub(crate) timeline: Vec<TimelineRow>,
+pub struct RunDone {
+    /// The runner's outcome: counts and histograms per operation.
+    pub outcome: RunOutcome,
+    /// When the measured run started.
+    pub started: SystemTime,
+    /// One row per reporting interval.
+    pub timeline: Vec<TimelineRow>,
     /// memtier's per-second figures, when its JSON is asked for.
-    pub(crate) seconds: Vec<memtier_report::Second>,
+    pub seconds: Vec<memtier_report::Second>,
     /// Remarks on the run (interrupted, fell behind, …), printed and kept in the result.
-    pub(crate) notes: Vec<String>,
+    pub notes: Vec<String>,
     /// Seconds of the measured part the store could not be reached (about).
-    pub(crate) unreachable_s: f64,
+    pub unreachable_s: f64,
     /// `--fault`: when each fault was in force (`runner.faults`).
-    pub(crate) faults: Vec<serde_json::Value>,
+    pub faults: Vec<serde_json::Value>,
     /// How busy the machine was, read from the start of the run (`host.*` load figures).
-    pub(crate) host: kvlab_report::HostProbe,
+    pub host: kvlab_report::HostProbe,
 }
 
 /// A runner error as the command's error: a plan the runner refuses (threads,
@@ -269,26 +298,26 @@ fn usage_or(e: kvlab_runner::RunError) -> anyhow::Error {
 
 /// Runs the phase's workload once, writing the HDR interval log into `dir`.
 /// `run`: which of memtier's `--run-count` runs this is (1 otherwise).
-pub(crate) fn run_once<S: Store>(
-    ctx: &PhaseCtx,
+pub fn run_once<S: Store>(
+    ctx: &PhaseSpec,
     store: &S,
     dir: Option<&Path>,
     run: u32,
 ) -> Result<RunDone> {
     let started = SystemTime::now();
     // A server kvlab started for the run is the run's load, not other processes'.
-    let server_pid = crate::output::stat_u64(&ctx.server, "spawned.pid");
+    let server_pid = crate::phase::output::stat_u64(&ctx.server, "spawned.pid");
     let host = kvlab_report::HostProbe::start(&Vec::from_iter(server_pid.map(|p| p as u32)));
     let mut watch = Watch::new(ctx, store, dir, run, started)?;
     let mut observer = |iv: &kvlab_runner::Interval<'_>| watch.interval(iv);
-    replay_cmd::before(ctx, store)?;
+    replay::before(ctx, store)?;
     if let Some(at) = ctx.args.start_at {
         wait_until_start(at, &ctx.stop)?;
     }
     let recorder = start_recording(ctx, store.name(), &store.options())?;
     let recording = recorder.clone().map(|r| r as Arc<dyn kvlab_core::Tap>);
-    let join = kvlab_lab::expected::BothTaps::join;
-    let tap = join(recording, crate::crash::expected_log(ctx)?);
+    let join = crate::expected::BothTaps::join;
+    let tap = join(recording, crate::phase::crash::expected_log(ctx)?);
     // A tap of the plan's own (memtier's -D) sees the batches too.
     let tap = join(tap, ctx.plan.tap.clone());
     let plan = RunPlan {
@@ -347,7 +376,7 @@ pub(crate) fn run_once<S: Store>(
     for n in &notes {
         eprintln!("kvlab: {n}");
     }
-    crate::hook::of(ctx).timeline(ctx, &mut watch.timeline);
+    crate::phase::hook::of(ctx).timeline(ctx, &mut watch.timeline);
     Ok(RunDone {
         outcome,
         started,
@@ -364,11 +393,11 @@ pub(crate) fn run_once<S: Store>(
 /// the `--metrics` page, `timeline.csv`'s rows, memtier's per-second JSON and the
 /// interval log (`latency.hlog`).
 struct Watch<'a> {
-    ctx: &'a PhaseCtx,
+    ctx: &'a PhaseSpec,
     display: Progress,
-    outage: kvlab_lab::observe::outage::Outage,
+    outage: crate::observe::outage::Outage,
     live: Option<(
-        &'a kvlab_lab::observe::metrics::Endpoint,
+        &'a crate::observe::metrics::Endpoint,
         kvlab_measure::LiveMetrics,
     )>,
     /// memtier's own live line, which replaces kvlab's progress line on `kvlab memtier`.
@@ -383,7 +412,7 @@ struct Watch<'a> {
 
 impl<'a> Watch<'a> {
     fn new<S: Store>(
-        ctx: &'a PhaseCtx,
+        ctx: &'a PhaseSpec,
         store: &S,
         dir: Option<&Path>,
         run: u32,
@@ -411,7 +440,7 @@ impl<'a> Watch<'a> {
             None => ctx.args.progress,
         };
         let endpoint = match ctx.args.monitor.metrics {
-            Some(addr) => Some(kvlab_lab::observe::metrics::serve(
+            Some(addr) => Some(crate::observe::metrics::serve(
                 &ctx.observers.metrics,
                 addr,
             )?),
@@ -520,7 +549,7 @@ fn recording_note(r: &kvlab_trace::RecordingSummary) -> String {
 /// What a run's outcome says a reader must know: how it stopped, what failed, reads
 /// that found nothing, a schedule it could not keep, integrity checks, and what the
 /// import and replay families add.
-fn run_notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
+fn run_notes(ctx: &PhaseSpec, outcome: &RunOutcome) -> Vec<String> {
     let mut notes = Vec::new();
     if outcome.interrupted {
         notes.push("interrupted: results cover the operations completed before the stop".into());
@@ -572,18 +601,18 @@ fn run_notes(ctx: &PhaseCtx, outcome: &RunOutcome) -> Vec<String> {
             outcome.integrity_checked, outcome.integrity_failed
         ));
     }
-    notes.extend(crate::hook::of(ctx).notes(ctx, outcome));
+    notes.extend(crate::phase::hook::of(ctx).notes(ctx, outcome));
     notes
 }
 
 /// The prefix of a recording's header entries that hold a store option of the recorded
 /// run (`store_option.model`): [`replay_cmd`] takes them for a replay on the same store.
-pub(crate) const RECORDED_OPTION: &str = "store_option.";
+pub const RECORDED_OPTION: &str = "store_option.";
 
 /// Starts the trace recorder of `--record`, if asked: its header names kvlab's version,
 /// the phase, the store, the workload, the seed and the command line.
 fn start_recording(
-    ctx: &PhaseCtx,
+    ctx: &PhaseSpec,
     store: &str,
     options: &StoreStats,
 ) -> Result<Option<Arc<TraceRecorder>>> {
@@ -605,7 +634,7 @@ fn start_recording(
         ),
     ];
     // The options that lay the records out (Redis' model), for a replay of the recording.
-    let layout = kvlab_lab::StoreInfo::find(store).map_or(&[][..], |s| s.layout_options);
+    let layout = crate::StoreInfo::find(store).map_or(&[][..], |s| s.layout_options);
     for (name, value) in options {
         if let (true, StatValue::Text(v)) = (layout.contains(&name.as_str()), value) {
             meta.push((format!("{RECORDED_OPTION}{name}"), v.clone()));
@@ -646,7 +675,7 @@ fn wait_until_start(at: SystemTime, stop: &AtomicBool) -> Result<()> {
 }
 
 /// The workload's name for a trace header: `--workload-label`, else the property files.
-fn workload_name(ctx: &PhaseCtx) -> String {
+fn workload_name(ctx: &PhaseSpec) -> String {
     if let Some(label) = &ctx.args.workload_label {
         return label.clone();
     }
@@ -663,14 +692,14 @@ fn workload_name(ctx: &PhaseCtx) -> String {
 /// ([`failure`]: a load that did not load every record, more failed operations than
 /// `--max-errors` allows, 0 by default), lost its connection, reads did not match, or a
 /// replayed trace could not be read to its end; else success.
-pub(crate) fn exit_code(ctx: &PhaseCtx, outcome: &RunOutcome) -> ExitCode {
+pub fn exit_code(ctx: &PhaseSpec, outcome: &RunOutcome) -> ExitCode {
     if outcome.interrupted {
         ExitCode::from(130)
     } else if outcome.error_budget_exceeded
         || failure(ctx, outcome).is_some()
         || outcome.connection_lost.is_some()
         || outcome.integrity_failed > 0
-        || crate::hook::of(ctx).failed(ctx)
+        || crate::phase::hook::of(ctx).failed(ctx)
     {
         ExitCode::from(1)
     } else {
@@ -678,15 +707,17 @@ pub(crate) fn exit_code(ctx: &PhaseCtx, outcome: &RunOutcome) -> ExitCode {
     }
 }
 
-pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
+/// `verify`: reads every record back (or every key of `--keys`, or sets them against
+/// `--expected-log`) and reports missing and corrupted ones.
+pub fn verify<S: Store>(ctx: &PhaseSpec, store: &S) -> Result<ExitCode> {
     if let Some(at) = ctx.args.start_at {
         wait_until_start(at, &ctx.stop)?;
     }
     if let AnyWorkload::Keys(k) = &ctx.work {
-        return import_cmd::verify_keys(ctx, store, k);
+        return import::verify_keys(ctx, store, k);
     }
     if let Some(log) = &ctx.args.expected_log {
-        return crate::crash::check(ctx, store, log);
+        return crate::phase::crash::check(ctx, store, log);
     }
     let show = progress_enabled(ctx.args.progress);
     let report = kvlab_runner::verify(
@@ -744,7 +775,7 @@ pub(crate) fn verify<S: Store>(ctx: &PhaseCtx, store: &S) -> Result<ExitCode> {
 }
 
 /// The error counts of a run by kind, as `full: 4289, server: 2`.
-pub(crate) fn error_kinds_text(outcome: &RunOutcome) -> String {
+pub fn error_kinds_text(outcome: &RunOutcome) -> String {
     kvlab_core::StoreErrorKind::ALL
         .iter()
         .filter_map(|k| {
@@ -765,7 +796,7 @@ pub(crate) fn error_kinds_text(outcome: &RunOutcome) -> String {
 /// cannot pass for one of a working store. Without `--max-errors` the run still goes to
 /// its end, so the result shows how many failed; with it, the run stops once more than
 /// N have failed.
-pub(crate) fn failure(ctx: &PhaseCtx, outcome: &RunOutcome) -> Option<String> {
+pub fn failure(ctx: &PhaseSpec, outcome: &RunOutcome) -> Option<String> {
     if outcome.interrupted {
         return None;
     }
@@ -810,7 +841,7 @@ pub(crate) fn failure(ctx: &PhaseCtx, outcome: &RunOutcome) -> Option<String> {
 }
 
 /// The first failures of each kind ([`RunOutcome::first_errors`]), each message once.
-pub(crate) fn first_errors(outcome: &RunOutcome) -> Vec<&kvlab_core::StoreError> {
+pub fn first_errors(outcome: &RunOutcome) -> Vec<&kvlab_core::StoreError> {
     let mut seen: Vec<&kvlab_core::StoreError> = Vec::new();
     for e in &outcome.first_errors {
         if !seen.contains(&e) {
@@ -841,7 +872,7 @@ fn read_results(outcome: &RunOutcome) -> (u64, u64) {
 
 /// The share of measured reads that found no record; `None` without reads. Reads of
 /// several keys at once (an import's multi-gets) count per key.
-pub(crate) fn read_miss_share(outcome: &RunOutcome) -> Option<f64> {
+pub fn read_miss_share(outcome: &RunOutcome) -> Option<f64> {
     let (hit, missed) = match read_results(outcome) {
         (0, 0) => (outcome.keys_hit, outcome.keys_missed),
         counts => counts,
@@ -856,7 +887,7 @@ pub(crate) fn read_miss_share(outcome: &RunOutcome) -> Option<f64> {
 /// most of its reads missed —
 /// not a cache workload, memtier or a replay, where misses are expected; nor a YCSB
 /// workload with kvlab's `deleteproportion`, whose reads may find a deleted record.
-pub(crate) fn reads_missed(ctx: &PhaseCtx, outcome: &RunOutcome) -> bool {
+pub fn reads_missed(ctx: &PhaseSpec, outcome: &RunOutcome) -> bool {
     let deletes = ctx
         .props
         .get("deleteproportion")
@@ -876,7 +907,7 @@ pub(crate) fn reads_missed(ctx: &PhaseCtx, outcome: &RunOutcome) -> bool {
 
 /// The warning for [`reads_missed`]: nearly all (99 % or more) or some of the reads found
 /// no record.
-fn miss_warning(ctx: &PhaseCtx, outcome: &RunOutcome) -> Option<String> {
+fn miss_warning(ctx: &PhaseSpec, outcome: &RunOutcome) -> Option<String> {
     if !reads_missed(ctx, outcome) {
         return None;
     }
@@ -906,12 +937,12 @@ fn miss_warning(ctx: &PhaseCtx, outcome: &RunOutcome) -> Option<String> {
 }
 
 /// The warning for a YCSB workload whose `recordcount` is absent or 0
-/// ([`kvlab_lab::plan::record_count_warning`]).
-pub(crate) fn default_record_count_warning(ctx: &PhaseCtx) -> Option<String> {
+/// ([`crate::plan::record_count_warning`]).
+pub fn default_record_count_warning(ctx: &PhaseSpec) -> Option<String> {
     if !matches!(ctx.work, AnyWorkload::Core(_) | AnyWorkload::CorePlan(_)) {
         return None;
     }
-    kvlab_lab::plan::record_count_warning(ctx.props.get("recordcount"))
+    crate::plan::record_count_warning(ctx.props.get("recordcount"))
 }
 
 /// memcached's default `ext_item_size`: smaller items never go to extstore.
@@ -922,8 +953,8 @@ const EXTSTORE_ITEM_SIZE_DEFAULT: u64 = 512;
 /// there only when the item is at least `ext_item_size` bytes and its slab memory is
 /// full (the item reaches the cold end of the LRU), so small values or a data set that
 /// fits in memory never reach the file.
-fn extstore_note(ctx: &PhaseCtx, stats: &StoreStats, outcome: &RunOutcome) -> Option<String> {
-    let int = |name: &str| crate::output::stat_u64(stats, name);
+fn extstore_note(ctx: &PhaseSpec, stats: &StoreStats, outcome: &RunOutcome) -> Option<String> {
+    let int = |name: &str| crate::phase::output::stat_u64(stats, name);
     let writes = outcome.total.count(kvlab_core::OpKind::Insert)
         + outcome.total.count(kvlab_core::OpKind::Update);
     if int("extstore_objects_written")? != 0 || writes == 0 {
