@@ -8,23 +8,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use kvlab_cachesim::mrc;
 use kvlab_cachesim::{simulate_many, Capacity, LoadOptions, Mode, PolicySpec, SimOptions};
 use kvlab_cachesim::{SimResult, SimTrace};
-use kvlab_report::Phase;
-use kvlab_stores::null::NullStore;
-use kvlab_workload::AnyWorkload;
 
 use crate::args::{refused, usage, PhaseArgs, ProgressArg};
 use crate::trace_cmd;
 use kvlab_lab::phase::interrupt::random_seed;
-use kvlab_lab::phase::open::preload;
-use kvlab_lab::phase::run_once;
-use kvlab_lab::phase::select::select_phase;
+use kvlab_lab::phase::trace::workload_trace;
 
 mod stream;
 
@@ -416,84 +410,24 @@ fn from_file(cmd: &SimCommand) -> Result<(SimTrace, String)> {
 }
 
 /// The requests of the workload of `-P`: exactly what `kvlab run -P … --db null
-/// --threads 1 --record T` records — the same workload selection, seed, operation count
-/// and store answers (the null store: every read finds an empty value, so a look-aside
-/// workload issues no fills; the simulator's miss inserts the object, which is what a
-/// fill does) — handed from the run's tap to the simulator's trace as they are made (a
-/// streaming recorder: no temporary file, memory bounded by its queue); a read of a
-/// cache workload's key is sized as the key's value.
+/// --threads 1 --record T` records (the same workload selection, seed, operation count
+/// and store answers), streamed into the simulator's trace by the phase library
+/// ([`workload_trace`]).
 fn synthetic(cmd: &SimCommand) -> Result<(SimTrace, String)> {
-    let seed = cmd.seed.unwrap_or_else(random_seed);
     let mut args = PhaseArgs::defaults("null")?;
     args.threads = Some(1);
     args.progress = ProgressArg::Never;
-    args.seed = Some(seed);
+    args.seed = Some(cmd.seed.unwrap_or_else(random_seed));
     args.property_files = cmd.property_files.clone();
     args.properties = cmd.properties.clone();
-    let mut ctx = select_phase(Phase::Run, args.into_options())?;
-    ctx.plan.duration = None;
-    ctx.plan.operations = Some(
-        cmd.limit
-            .or(ctx.plan.operations)
-            .unwrap_or_else(|| ctx.work.operation_count()),
-    );
-    eprintln!(
-        "kvlab: generating {} operations of {} (seed {seed}, one client, as `kvlab run --db null --threads 1`)",
-        ctx.plan.operations.unwrap_or(0),
-        names(&cmd.property_files),
-    );
-    let store = NullStore;
-    // The preload is not part of the workload's requests: the tap comes after it.
-    preload(&ctx, &store, "the null store")?;
-    let (recorder, stream) = kvlab_trace::TraceRecorder::streaming();
-    let recorder = Arc::new(recorder);
-    ctx.plan.tap = Some(Arc::clone(&recorder) as Arc<dyn kvlab_core::Tap>);
     let load = LoadOptions {
         skip_zero_size: !cmd.keep_zero_size,
         fill_read_sizes: true,
         ..LoadOptions::default()
     };
-    // The null store returns empty values. A cache workload's key has one value size
-    // (CacheBench's model): a read of it gets that size, as a store holding the key
-    // would return — byte mode needs it, object mode is unchanged. Other reads without a
-    // value take their object's nearest written size (LoadOptions).
-    let cache = match &ctx.work {
-        AnyWorkload::Cache(w) => Some(Arc::clone(w)),
-        _ => None,
-    };
-    let records = stream.map(|mut rec| {
-        if let Some(w) = &cache {
-            if rec.op.is_read() && rec.value_size == 0 {
-                if let Some(i) = w.key_index(&rec.key) {
-                    rec.value_size = w.value_size_of(i) as u64;
-                }
-            }
-        }
-        Ok(rec)
-    });
-    let (trace, ran) = std::thread::scope(|scope| {
-        let generator = scope.spawn(|| {
-            let ran = run_once(&ctx, &store, None, 1).map(|_| ());
-            // Ends the stream, also after a failed run.
-            let finished = recorder.finish().map(|_| ()).map_err(anyhow::Error::from);
-            ran.and(finished)
-        });
-        // Reading ends with the stream; a trace that fails to build drops the stream,
-        // which lets the run finish without a reader.
-        let trace = SimTrace::from_records(records, load).map_err(|e| anyhow::anyhow!(e));
-        let ran = generator
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the workload's generator panicked")));
-        (trace, ran)
-    });
-    ran?;
-    let trace = trace?;
-    eprintln!(
-        "kvlab: {} requests, {} objects",
-        trace.len(),
-        trace.n_objects()
-    );
-    Ok((trace, names(&cmd.property_files)))
+    let name = names(&cmd.property_files);
+    let trace = workload_trace(args.into_options(), cmd.limit, load, &name)?;
+    Ok((trace, name))
 }
 
 /// Property files as one name.

@@ -27,7 +27,14 @@
 //! - [`options`]: a phase's options as plain values ([`options::PhaseOptions`]), which
 //!   the command line's flags convert into.
 //!
-//! This crate knows nothing of clap: the command line hands it plain values.
+//! - [`phase`]: the phase engine — [`phase::select::select_phase`] makes a
+//!   [`phase::PhaseSpec`] (workload, plan, report style, observers) from the options once,
+//!   [`phase::open::open_store`] opens the store and runs it; output, SLO search, rounds,
+//!   and each workload family's [`phase::hook::PhaseHook`] live beside it.
+//!
+//! The command line's parser stops at [`options::PhaseOptions`]: the only flag type the
+//! options hold is memtier's workload group, which `kvlab-memtier` owns with memtier's
+//! syntax.
 
 pub mod expected;
 pub mod limits;

@@ -1,8 +1,9 @@
 //! What a workload family adds to a phase around the generic run — its notes, report
 //! lines, result entries, timeline columns and failures — as one [`PhaseHook`] per
-//! family, chosen once by [`of`]: `phase.rs` and `output.rs` ask the hook and know no
-//! family. The hooks live beside their families: a replay's in `replay_cmd`, an
-//! import's, a thread plan's and memtier's multi-key GETs in `import_cmd`.
+//! family, chosen once by [`of`]: the phase ([`crate::phase`]) and its output
+//! ([`crate::phase::output`]) ask the hook and know no family. The hooks live beside
+//! their families: a replay's in [`crate::phase::replay`], an import's, a thread plan's
+//! and memtier's multi-key GETs in [`crate::phase::import`].
 //!
 //! A replay's preparation (adapting to the store, `--preload`) stays a generic function
 //! (`replay::before`): it loads the store, and a trait object cannot take a store of

@@ -1,5 +1,5 @@
 //! What key files, thread plans, imports and memtier's multi-key GETs add to a phase:
-//! their workloads from the options, their [`PhaseHook`](crate::phase::hook::PhaseHook)s,
+//! their workloads from the options, their `PhaseHook`s,
 //! and `verify --keys`.
 
 use std::io::Write;

@@ -17,6 +17,7 @@ pub mod replay;
 pub mod rounds;
 pub mod select;
 pub mod slo;
+pub mod trace;
 
 use std::io::Write;
 use std::path::Path;
@@ -606,7 +607,7 @@ fn run_notes(ctx: &PhaseSpec, outcome: &RunOutcome) -> Vec<String> {
 }
 
 /// The prefix of a recording's header entries that hold a store option of the recorded
-/// run (`store_option.model`): [`replay_cmd`] takes them for a replay on the same store.
+/// run (`store_option.model`): `kvlab replay` takes them for a replay on the same store.
 pub const RECORDED_OPTION: &str = "store_option.";
 
 /// Starts the trace recorder of `--record`, if asked: its header names kvlab's version,
