@@ -11,9 +11,10 @@ bench/lib.sh; python3 only, no packages).
         Writes one record (one comparison, one run) to $FIGURES_DIR (default
         bench/results/) as DATE-ID.json and prints its path. Keys: id, what, unit, kvlab,
         reference, reference_name, ratios (the same-round ratios, space-separated),
-        section, detail, digits (decimals shown, default 2). The command, the load average at the start and the binary come
+        section, detail, digits (decimals shown, default 2), and without
+        ratios: rounds, interval_none (why there is no interval). The command, the load average at the start and the binary come
         from the environment (BENCH_COMMAND, BENCH_LOAD_START, KVLAB) that lib.sh's
-        bench_start sets; the load average at the end is read now.
+        bench_start sets (BENCH_SECTION, when set, replaces every record's section); the load average at the end is read now.
 """
 import datetime
 import json
@@ -134,9 +135,10 @@ def add(args):
             "low": round(iv[0], 4), "high": round(iv[1], 4), "level": LEVEL,
             "method": f"percentile bootstrap of the median of the same-round ratios, "
                       f"{RESAMPLES} resamples, seed {SEED}"},
-        "interval_none": None if iv is not None else no_interval_reason(len(ratios)),
-        "rounds": len(ratios) if ratios else None,
-        "same_round_ratios": ratios,
+        "interval_none": None if iv is not None else (kv.get("interval_none")
+                                                      or no_interval_reason(len(ratios))),
+        "rounds": len(ratios) if ratios else number(kv.get("rounds")),
+        "same_round_ratios": [round(r, 4) for r in ratios],
         "detail": kv.get("detail") or None,
         "digits": int(kv.get("digits") or 2),
         "command": os.environ.get("BENCH_COMMAND") or None,
@@ -145,7 +147,7 @@ def add(args):
         "cpus": os.cpu_count(),
         "kvlab_binary": os.environ.get("KVLAB") or None,
         "commit": commit,
-        "section": kv.get("section") or None,
+        "section": os.environ.get("BENCH_SECTION") or kv.get("section") or None,
         "source": "measured",
     }
     d = os.environ.get("FIGURES_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
