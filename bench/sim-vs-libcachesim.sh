@@ -101,7 +101,11 @@ for p in $POLICIES; do
       read -r lcs_s lcs_mr < <(lcs "$p")
       start=$(date +%s.%N); out=$(kv "$p"); end=$(date +%s.%N)
     fi
-    read -r sim_s kv_mr < <(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], "%.6f" % d["miss_ratio"])' "$out")
+    read -r sim_s kv_mr < <(python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+d = d[0] if isinstance(d, list) else d  # `kvlab sim --json` prints a list, the example one object
+print(d["seconds"], "%.6f" % d["miss_ratio"])' "$out")
     lcs_ss+=("$lcs_s"); sims+=("$sim_s")
     walls+=("$(python3 -c "print(f'{$end - $start:.4f}')")")
     ratios+=("$(python3 -c "print(f'{$lcs_s / ($end - $start):.4f}')")")
