@@ -12,6 +12,7 @@ RESULTS and DOC (environment) name another records directory or page.
 import glob
 import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,6 +34,53 @@ def fmt(x, digits):
 
 def digits_of(rec):
     return int(rec.get("digits") or 2)
+
+
+# The order of the table: records grouped by the first part of their id, in this order;
+# other ids after these, alphabetically.
+ORDER = ["rocksdb", "mixgraph", "redis", "memcached", "memtier", "null-overhead", "moka",
+         "record-overhead", "metrics", "sim", "sim-stream", "trace-analyze", "model-fidelity",
+         "reorg", "soak", "spark"]
+
+
+def order_key(rec_id):
+    head = rec_id.split(".", 1)[0]
+    return (ORDER.index(head) if head in ORDER else len(ORDER), rec_id)
+
+
+_headings = {}
+
+
+def headings(doc):
+    """GitHub's anchors of a Markdown file's headings -> the headings' text."""
+    if doc not in _headings:
+        out = {}
+        seen = {}
+        path = os.path.join(os.path.dirname(DOC), doc)
+        if os.path.exists(path):
+            fence = False
+            for line in open(path):
+                if line.startswith("```"):
+                    fence = not fence
+                m = None if fence else re.match(r"^#{1,6} (.*?)\s*$", line)
+                if not m:
+                    continue
+                text = m.group(1)
+                a = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+                n = seen.get(a, 0)
+                seen[a] = n + 1
+                out[a if n == 0 else f"{a}-{n}"] = text
+        _headings[doc] = out
+    return _headings[doc]
+
+
+def section_title(sec):
+    doc, _, anchor = sec.partition("#")
+    title = headings(doc).get(anchor)
+    if title is None:
+        print(f"bench/table.py: no heading for the link {sec}", file=sys.stderr)
+        return anchor
+    return title
 
 
 def row(rec):
@@ -61,7 +109,7 @@ def row(rec):
     cmd = rec.get("command")
     cmd_cell = f"`{cmd}`" if cmd else "see the section"
     sec = rec.get("section")
-    title = rec.get("section_title") or (sec.split("#", 1)[-1] if sec else "")
+    title = section_title(sec) if sec else ""
     sec_cell = f"[{title}]({sec})" if sec else "—"
     return "| " + " | ".join(cell(c) for c in (rec["what"], ratio_cell, iv_cell, rounds_cell,
                                                 date_cell, cmd_cell, sec_cell)) + " |"
@@ -77,7 +125,7 @@ def load_records():
         # start of its day); on a tie the file sorted last.
         if cur is None or (rec.get("date") or "") >= (cur.get("date") or ""):
             newest[rec["id"]] = rec
-    return [newest[k] for k in sorted(newest)]
+    return [newest[k] for k in sorted(newest, key=order_key)]
 
 
 def table():
