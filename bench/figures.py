@@ -12,7 +12,9 @@ bench/lib.sh; python3 only, no packages).
         bench/results/) as DATE-ID.json and prints its path. Keys: id, what, unit, kvlab,
         reference, reference_name, ratios (the same-round ratios, space-separated),
         section, detail, digits (decimals shown, default 2), and without
-        ratios: rounds, interval_none (why there is no interval). The command, the load average at the start and the binary come
+        ratios: rounds, interval_none (why there is no interval). A figure written down
+        by hand from an earlier run also takes date (2026-11-28 or an ISO time), date_note,
+        rounds_note, command, load_start, load_end and source. The command, the load average at the start and the binary come
         from the environment (BENCH_COMMAND, BENCH_LOAD_START, KVLAB) that lib.sh's
         bench_start sets (BENCH_SECTION, when set, replaces every record's section); the load average at the end is read now.
 """
@@ -117,6 +119,10 @@ def add(args):
     else:
         ratio = None
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    # A figure measured earlier (written down by hand) keeps its own date: `date=2026-11-28`
+    # or an ISO time; the file is then named by it.
+    date = kv.get("date") or now.isoformat().replace("+00:00", "Z")
+    stamp = date.replace(":", "") if kv.get("date") else now.strftime("%Y-%m-%dT%H%M%SZ")
     commit = None
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -124,6 +130,14 @@ def add(args):
                                 check=True).stdout.strip() or None
     except (OSError, subprocess.CalledProcessError):
         pass
+    rounds = len(ratios) if ratios else number(kv.get("rounds"))
+    if ratios or not rounds:
+        why_none = no_interval_reason(len(ratios))
+    elif rounds == 1:
+        why_none = "one round"
+    else:
+        why_none = "the same-round ratios were not given"
+    past = bool(kv.get("date"))  # written down later: this checkout and host did not run it
     rec = {
         "id": kv["id"],
         "what": kv["what"],
@@ -135,24 +149,29 @@ def add(args):
             "low": round(iv[0], 4), "high": round(iv[1], 4), "level": LEVEL,
             "method": f"percentile bootstrap of the median of the same-round ratios, "
                       f"{RESAMPLES} resamples, seed {SEED}"},
-        "interval_none": None if iv is not None else (kv.get("interval_none")
-                                                      or no_interval_reason(len(ratios))),
-        "rounds": len(ratios) if ratios else number(kv.get("rounds")),
+        "interval_none": None if iv is not None else (kv.get("interval_none") or why_none),
+        "rounds": rounds,
         "same_round_ratios": [round(r, 4) for r in ratios],
         "detail": kv.get("detail") or None,
         "digits": int(kv.get("digits") or 2),
         "command": os.environ.get("BENCH_COMMAND") or None,
-        "date": now.isoformat().replace("+00:00", "Z"),
-        "load_average": {"start": os.environ.get("BENCH_LOAD_START") or None, "end": loadavg()},
-        "cpus": os.cpu_count(),
-        "kvlab_binary": os.environ.get("KVLAB") or None,
-        "commit": commit,
+        "date": date,
+        "load_average": {"start": kv.get("load_start") or os.environ.get("BENCH_LOAD_START") or None,
+                         "end": kv.get("load_end") or (None if kv.get("date") else loadavg())},
+        "cpus": None if past else os.cpu_count(),
+        "kvlab_binary": None if past else os.environ.get("KVLAB") or None,
+        "commit": None if past else commit,
         "section": os.environ.get("BENCH_SECTION") or kv.get("section") or None,
-        "source": "measured",
+        "source": kv.get("source") or "measured",
     }
+    for k in ("date_note", "rounds_note"):
+        if kv.get(k):
+            rec[k] = kv[k]
+    if kv.get("command"):
+        rec["command"] = kv["command"]
     d = os.environ.get("FIGURES_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
     os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, f"{now.strftime('%Y-%m-%dT%H%M%SZ')}-{slug(kv['id'])}.json")
+    path = os.path.join(d, f"{stamp}-{slug(kv['id'])}.json")
     with open(path, "w") as f:
         json.dump(rec, f, indent=2, ensure_ascii=False)
         f.write("\n")
