@@ -13,7 +13,7 @@ bench/lib.sh; python3 only, no packages).
         reference, reference_name, ratios (the same-round ratios, space-separated),
         section, detail, digits (decimals shown, default 2), and without
         ratios: rounds, interval_none (why there is no interval). A figure written down
-        by hand from an earlier run also takes date (2026-11-28 or an ISO time), date_note,
+        by hand from an earlier run also takes ratio (when only the ratio is known), date (2026-11-28 or an ISO time), date_note,
         rounds_note, command, load_start, load_end and source. The command, the load average at the start and the binary come
         from the environment (BENCH_COMMAND, BENCH_LOAD_START, KVLAB) that lib.sh's
         bench_start sets (BENCH_SECTION, when set, replaces every record's section); the load average at the end is read now.
@@ -114,6 +114,8 @@ def add(args):
     iv = bootstrap_interval(ratios)
     if ratios:
         ratio = median(ratios)
+    elif number(kv.get("ratio")) is not None:
+        ratio = number(kv.get("ratio"))
     elif kvlab is not None and ref:
         ratio = kvlab / ref
     else:
