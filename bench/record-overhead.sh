@@ -32,6 +32,7 @@ for store in rocks redis; do
   plain=(); rec=(); ratio=()
   for r in $(seq 1 "$ROUNDS"); do
     p=$($store "$r")
+    rm -f "$TMP/t.kvtrace"  # kvlab refuses to overwrite a trace
     q=$($store "$r" --record "$TMP/t.kvtrace")
     plain+=("$p"); rec+=("$q"); ratio+=("$(echo "$q / $p" | bc -l)")
     printf '%s round %d: plain %.0f ops/s, --record %.0f ops/s, ratio %.3f\n' "$store" "$r" "$p" "$q" "${ratio[-1]}"
