@@ -41,9 +41,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-bench_start "$*" KVLAB KVLAB_B
+bench_start "$*" KVLAB KVLAB_B KEYS
 ROUNDS="${1:-3}"
-KEYS=1000000
+KEYS="${KEYS:-1000000}"  # smaller only to try the script: the figures are for 1 M
 THREADS=2
 use_kvlab
 if ldd "$KVLAB" 2>/dev/null | grep -q 'librocksdb\.so'; then
