@@ -20,6 +20,7 @@ bench/lib.sh; python3 only, no packages).
 """
 import datetime
 import json
+import math
 import os
 import random
 import re
@@ -75,6 +76,23 @@ def interval_text(xs, digits=2):
     return f"[{iv[0]:.{digits}f}, {iv[1]:.{digits}f}] ({len(xs)} rounds)"
 
 
+def finite_ratios(words):
+    """The numbers among WORDS that are finite (a round that measured nothing gives an
+    empty figure, and its ratio `nan` or `inf`), and how many were left out."""
+    out = []
+    for w in words:
+        try:
+            v = float(w)
+        except ValueError:
+            v = math.nan
+        if math.isfinite(v):
+            out.append(v)
+    dropped = len(words) - len(out)
+    if dropped:
+        print(f"figures.py: {dropped} round(s) without a ratio left out", file=sys.stderr)
+    return out, dropped
+
+
 def number(s):
     s = (s or "").strip()
     if not s:
@@ -82,6 +100,8 @@ def number(s):
     try:
         v = float(s)
     except ValueError:
+        return None
+    if not math.isfinite(v):
         return None
     return int(v) if v.is_integer() and "." not in s and "e" not in s.lower() else v
 
@@ -108,7 +128,7 @@ def add(args):
     for k in ("id", "what"):
         if not kv.get(k):
             sys.exit(f"figures.py add: {k}= is required")
-    ratios = [float(x) for x in kv.get("ratios", "").split()]
+    ratios, dropped = finite_ratios(kv.get("ratios", "").split())
     kvlab = number(kv.get("kvlab"))
     ref = number(kv.get("reference"))
     iv = bootstrap_interval(ratios)
@@ -166,6 +186,8 @@ def add(args):
         "section": os.environ.get("BENCH_SECTION") or kv.get("section") or None,
         "source": kv.get("source") or "measured",
     }
+    if dropped:
+        rec["rounds_without_a_ratio"] = dropped
     for k in ("date_note", "rounds_note"):
         if kv.get(k):
             rec[k] = kv[k]
@@ -190,7 +212,7 @@ def main(argv):
         if rest[:1] == ["--digits"]:
             digits = int(rest[1])
             rest = rest[2:]
-        print(interval_text([float(x) for x in rest], digits))
+        print(interval_text(finite_ratios(rest)[0], digits))
         return 0
     if argv[1] == "add":
         add(argv[2:])
