@@ -52,3 +52,40 @@ use_kvlab() {
   fi
   [ -x "$KVLAB" ] || { echo "not an executable: $KVLAB" >&2; return 1; }
 }
+
+# --- Ratios with their intervals, and the records docs/performance.md's table is made of
+# (bench/figures.py does the arithmetic; bench/table.py writes the table).
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# Remembers the command that is running — the environment variables named (those set)
+# and the script with its arguments ARGS — and the load average now, for figure_record.
+# Call it before anything sets those variables to defaults.
+bench_start() { # ARGS [VAR...]
+  local args="$1" v env=""
+  shift
+  for v in "$@"; do
+    if [ -n "${!v:-}" ]; then env+="$v=${!v} "; fi
+  done
+  BENCH_COMMAND="${env}bench/$(basename "$0")${args:+ $args}"
+  BENCH_LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+  export BENCH_COMMAND BENCH_LOAD_START
+}
+
+# The 95 % interval of the median of the same-round ratios given (percentile bootstrap,
+# 10 000 resamples, fixed seed): `[LOW, HIGH] (N rounds)`, or `n/a (N rounds)` with
+# fewer than 3. `--digits N` first sets the decimals (default 2).
+ratio_interval() { # [--digits N] RATIO...
+  python3 "$BENCH_DIR/figures.py" interval "$@"
+}
+
+# Writes one record of a comparison to bench/results/ (FIGURES_DIR elsewhere; FIGURES=0
+# writes none) and says where on stderr. Arguments are KEY=VALUE: id (stable, e.g.
+# rocksdb.load), what, unit, kvlab and reference (their figures, medians), reference_name,
+# ratios (the same-round ratios kvlab / reference, space-separated), section (a link,
+# performance-log.md#…), detail (free text shown beside the ratio), digits (decimals, 2).
+figure_record() { # KEY=VALUE...
+  [ "${FIGURES:-1}" = 0 ] && return 0
+  local path
+  path="$(python3 "$BENCH_DIR/figures.py" add "$@")" && echo "record: $path" >&2
+}

@@ -26,10 +26,15 @@
 # throughput (target >= 1.0) and CPU per request.
 #
 # Usage: bench/memcached-vs-memaslap.sh [ROUNDS] (default 3); SECS per run (default 5),
-# PROTOCOL text or binary.
+# PROTOCOL text or binary. KVLAB=/path/to/kvlab runs that binary instead of building
+# this checkout's.
+# The tables' last column is the 95 % interval of the same-round throughput ratios' median
+# (bench/lib.sh's ratio_interval); each row is written as a record to bench/results/
+# (FIGURES=0: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+bench_start "$*" KVLAB SECS PROTOCOL
 ROUNDS="${1:-3}"
 SECS="${SECS:-5}"
 PROTOCOL="${PROTOCOL:-text}"
@@ -44,9 +49,7 @@ MEMASLAP="$(command -v memcaslap || command -v memaslap || true)"
 for tool in memcached /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "missing $tool (bash setup.sh installs it)" >&2; exit 1; }
 done
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
-cargo build --release --locked --quiet --bin kvlab
-KVLAB="$CARGO_TARGET_DIR/release/kvlab"
+use_kvlab
 
 work="$(mktemp -d)"
 server_pid=""
@@ -145,20 +148,32 @@ echo
 # table BASE OTHER HEADER: the medians of tool OTHER against tool BASE, per test (the
 # per-round figures are space-separated lists, split on purpose).
 # shellcheck disable=SC2086
+# table BASE OTHER HEADER ID WHAT: also writes each row as a record, id memcached.ID.TEST.
 table() {
-  printf '%s\n|---|---|---|---|---|---|---|\n' "$3"
+  printf '%s\n|---|---|---|---|---|---|---|---|\n' "$3"
   for test in set get; do
     a_r="$(median ${RPS[$1,$test]})"; b_r="$(median ${RPS[$2,$test]})"
     a_c="$(median ${CPU[$1,$test]})"; b_c="$(median ${CPU[$2,$test]})"
-    printf '| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f |\n' "${test^^}" \
+    # Each round's OTHER / BASE.
+    ratios="$(paste -d' ' <(printf '%s\n' ${RPS[$2,$test]}) <(printf '%s\n' ${RPS[$1,$test]}) \
+      | awk '{ printf "%.4f ", $1 / $2 }')"
+    printf '| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.2f | %s |\n' "${test^^}" \
       "$a_r" "$b_r" "$(awk -v a="$b_r" -v b="$a_r" 'BEGIN { print a / b }')" \
-      "$a_c" "$b_c" "$(awk -v a="$b_c" -v b="$a_c" 'BEGIN { print a / b }')"
+      "$a_c" "$b_c" "$(awk -v a="$b_c" -v b="$a_c" 'BEGIN { print a / b }')" \
+      "$(ratio_interval $ratios)"
+    figure_record id="memcached.$4.$test" what="$5, ${test^^}" unit=req/s kvlab="$b_r" reference="$a_r" \
+      reference_name="$([ "$1" = ms ] && echo "$MEMASLAP" || echo "kvlab, text protocol")" ratios="$ratios" \
+      detail="$(awk -v a="$b_r" -v b="$a_r" -v c="$b_c" -v d="$a_c" 'BEGIN { printf "%.0f vs %.0f req/s (medians; the ratio is the same-round median); CPU per request %.2f", a, b, c / d }')" \
+      section="performance-log.md#$([ "$PROTOCOL" = binary ] \
+        && echo the-binary-protocol-beside-memaslaps-and-kvlabs-text-protocol || echo memcached-beside-memaslap)"
   done
 }
-table ms kv '| test | memaslap req/s | kvlab req/s | ratio | memaslap CPU us/req | kvlab CPU us/req | ratio |'
+table ms kv '| test | memaslap req/s | kvlab req/s | ratio | memaslap CPU us/req | kvlab CPU us/req | ratio | 95 % interval of the same-round median |' \
+  "$PROTOCOL" "memcached beside memaslap, $PROTOCOL protocol, 50 connections"
 echo "(medians of $ROUNDS rounds; ratio = kvlab / memaslap; $PROTOCOL protocol)"
 if [ "$PROTOCOL" = binary ]; then
   echo
-  table kt kv '| test | kvlab text req/s | kvlab binary req/s | binary / text | text CPU us/req | binary CPU us/req | binary / text |'
+  table kt kv '| test | kvlab text req/s | kvlab binary req/s | binary / text | text CPU us/req | binary CPU us/req | binary / text | 95 % interval of the same-round median |' \
+    binary-vs-text "memcached, kvlab's binary protocol beside its text protocol"
   echo "(medians of $ROUNDS rounds, kvlab's two protocols alternated in each round)"
 fi

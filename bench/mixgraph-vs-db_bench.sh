@@ -15,9 +15,12 @@
 # Usage: bench/mixgraph-vs-db_bench.sh [ROUNDS] (default 3); NUM keys (default 1000000),
 # READS per thread (default 1000000), THREADS (default 1). KVLAB=/path/to/kvlab runs that
 # binary instead of building this checkout's.
+# The table's last column is the 95 % interval of the median ratio (bench/lib.sh's
+# ratio_interval); the comparison is written as a record to bench/results/ (FIGURES=0: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+bench_start "$*" KVLAB NUM READS THREADS
 ROUNDS="${1:-3}"
 NUM="${NUM:-1000000}"
 READS="${READS:-1000000}"
@@ -66,6 +69,15 @@ for r in $(seq 1 "$ROUNDS"); do
   echo "round $r: kvlab ${KV[-1]} db_bench ${DB[-1]} ops/s: ratio ${RATIO[-1]}"
 done
 echo
-echo "| mixgraph | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench (median of rounds) |"
-echo "|---|---|---|---|"
-echo "| ZippyDB-like, $NUM keys, $READS reads × $THREADS threads | $(median "${KV[@]}") | $(median "${DB[@]}") | $(median "${RATIO[@]}") |"
+IV="$(ratio_interval --digits 3 "${RATIO[@]}")"
+echo "| mixgraph | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench (median of rounds) | 95 % interval |"
+echo "|---|---|---|---|---|"
+echo "| ZippyDB-like, $NUM keys, $READS reads × $THREADS threads | $(median "${KV[@]}") | $(median "${DB[@]}") | $(median "${RATIO[@]}") | $IV |"
+id=mixgraph.db_bench
+[ "$NUM.$READS.$THREADS" = 1000000.1000000.1 ] || id+=".num-$NUM.reads-$READS.threads-$THREADS"
+figure_record id="$id" \
+  what="mixgraph (ZippyDB-like, $NUM keys, $READS reads × $THREADS threads) beside db_bench's" \
+  unit=ops/s kvlab="$(median "${KV[@]}")" reference="$(median "${DB[@]}")" \
+  reference_name="db_bench --benchmarks=mixgraph" ratios="${RATIO[*]}" digits=2 \
+  detail="$(printf '%.0f vs %.0f ops/s (medians)' "$(median "${KV[@]}")" "$(median "${DB[@]}")")" \
+  section="performance-log.md#kvlabs-mixgraph-beside-db_benchs-kvlab-db_bench---benchmarksmixgraph"

@@ -26,9 +26,13 @@
 # Requests per run: N1 (pipeline 1, default 400000) and N16 (pipeline 16, default
 # 2000000), environment variables. KVLAB=/path/to/kvlab runs that binary instead of
 # building this checkout's (e.g. to compare an older build against the same server).
+# The table's last column is the 95 % interval of the same-round throughput ratios' median
+# (bench/lib.sh's ratio_interval); each row is written as a record to bench/results/
+# (FIGURES=0: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+bench_start "$*" KVLAB KV_MODE N1 N16 RB_CONTENT
 ROUNDS="${1:-3}"
 N1="${N1:-400000}"
 N16="${N16:-2000000}"
@@ -126,8 +130,8 @@ for P in 1 16; do
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '| test | pipeline | kvlab | redis-benchmark req/s | kvlab req/s | ratio | same-round ratios (median) | redis-benchmark CPU us/req | kvlab CPU us/req | ratio |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| test | pipeline | kvlab | redis-benchmark req/s | kvlab req/s | ratio | same-round ratios (median) | redis-benchmark CPU us/req | kvlab CPU us/req | ratio | 95 %% interval of the same-round median |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
 for P in 1 16; do
   for test in set get; do
     for kv in $KV_TOOLS; do
@@ -141,10 +145,20 @@ for P in 1 16; do
       rounds="$(paste -d' ' <(printf '%s\n' ${RPS[$kv,$test,$P]}) <(printf '%s\n' ${RPS[rb,$test,$P]}) \
         | awk '{ printf "%.2f ", $1 / $2 }')"
       # shellcheck disable=SC2086
-      printf '| %s | %s | %s | %.0f | %.0f | %.2f | %s(%.2f) | %.3f | %.3f | %.2f |\n' "${test^^}" "$P" \
+      exact="$(paste -d' ' <(printf '%s\n' ${RPS[$kv,$test,$P]}) <(printf '%s\n' ${RPS[rb,$test,$P]}) \
+        | awk '{ printf "%.4f ", $1 / $2 }')"
+      # shellcheck disable=SC2086
+      printf '| %s | %s | %s | %.0f | %.0f | %.2f | %s(%.2f) | %.3f | %.3f | %.2f | %s |\n' "${test^^}" "$P" \
         "$(tool_name "$kv" | sed 's/^kvlab //')" "$rb_r" "$kv_r" \
         "$(awk -v a="$kv_r" -v b="$rb_r" 'BEGIN { print a / b }')" "$rounds" "$(median $rounds)" \
-        "$rb_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$rb_c" 'BEGIN { print a / b }')"
+        "$rb_c" "$kv_c" "$(awk -v a="$kv_c" -v b="$rb_c" 'BEGIN { print a / b }')" \
+        "$(ratio_interval $exact)"
+      path="$(tool_name "$kv" | sed 's/^kvlab //')"
+      figure_record id="redis.$path.${test}.p$P${RB_CONTENT:+.rb-$RB_CONTENT}" \
+        what="Redis through \`kvlab $path\` beside redis-benchmark, $CLIENTS connections, pipeline $P, ${test^^}${RB_CONTENT:+ (redis-benchmark sending $RB_CONTENT-sized keys)}" \
+        unit=req/s kvlab="$kv_r" reference="$rb_r" reference_name=redis-benchmark ratios="$exact" \
+        detail="$(awk -v a="$kv_r" -v b="$rb_r" -v c="$kv_c" -v d="$rb_c" 'BEGIN { printf "%.0f vs %.0f req/s (medians); CPU per request %.2f", a, b, c / d }')" \
+        section="performance-log.md#redis-beside-redis-benchmark"
     done
   done
 done

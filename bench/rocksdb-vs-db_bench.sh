@@ -36,11 +36,14 @@
 # reported) — which other processes on a busy machine disturb less than throughput. Usage: bench/rocksdb-vs-db_bench.sh [ROUNDS] (default 3)
 # KVLAB=/path/to/kvlab runs that binary instead of building this checkout's (e.g. an
 # older build, to compare two versions of kvlab against the same reference).
+# The table's last column is the 95 % interval of the same-round ratios' median (bench/lib.sh's
+# ratio_interval); each row is written as a record to bench/results/ (FIGURES=0: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+bench_start "$*" KVLAB KVLAB_B KEYS
 ROUNDS="${1:-3}"
-KEYS=1000000
+KEYS="${KEYS:-1000000}"  # smaller only to try the script: the figures are for 1 M
 THREADS=2
 use_kvlab
 if ldd "$KVLAB" 2>/dev/null | grep -q 'librocksdb\.so'; then
@@ -170,29 +173,56 @@ DFC=$(median "${DB_FILL_CPU[@]}"); DRC=$(median "${DB_READ_CPU[@]}"); DMC=$(medi
 echo
 # Each round's kvlab / db_bench (the two ran minutes apart, so what the machine did to
 # both cancels out of it), and their median.
-same_round() { # KVLAB_ARRAY_NAME DB_BENCH_ARRAY_NAME
+ratios_of() { # KVLAB_ARRAY_NAME DB_BENCH_ARRAY_NAME: the same-round ratios, 4 decimals
   local -n a="$1" b="$2"
-  local i out=""
-  for i in "${!a[@]}"; do out+="$(awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.2f", x / y }') "; done
+  local i out=()
+  for i in "${!a[@]}"; do out+=("$(awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.4f", x / y }')"); done
+  echo "${out[*]}"
+}
+same_round() { # KVLAB_ARRAY_NAME DB_BENCH_ARRAY_NAME
+  local r out=""
+  for r in $(ratios_of "$1" "$2"); do out+="$(printf '%.2f' "$r") "; done
   # shellcheck disable=SC2086
   printf '%s(%.2f)' "$out" "$(median $out)"
 }
-echo "| phase | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench | same-round ratios (median) | CPU µs/op kvlab / db_bench (medians) |"
-echo "|---|---|---|---|---|---|"
-row() { awk -v p="$1" -v a="$2" -v b="$3" -v c="$4" -v d="$5" -v r="$6" \
-  'BEGIN { printf "| %s | %.0f | %.0f | %.2f | %s | %.2f / %.2f |\n", p, a, b, a / b, r, c, d }'; }
-row "random insert (load / fillrandom)" "$KF" "$DF" "$KFC" "$DFC" "$(same_round KV_FILL DB_FILL)"
-row "uniform point read (run / readrandom)" "$KR" "$DR" "$KRC" "$DRC" "$(same_round KV_READ DB_READ)"
-row "batched read (run --pipeline $BATCH / multireadrandom --batch_size=$BATCH)" "$KM" "$DM" "$KMC" "$DMC" \
-  "$(same_round KV_MULTI DB_MULTI)"
-row "uniform point read, db_bench's keys (mixgraph Gets / readrandom)" "$KD" "$DR" "$KDC" "$DRC" \
-  "$(same_round KV_DBKEYS DB_READ)"
-row "the same, db_bench timing every read (mixgraph Gets / readrandom --histogram=1)" "$KD" "$DH" "$KDC" "$DHC" \
-  "$(same_round KV_DBKEYS DB_READH)"
+echo "| phase | kvlab ops/s (median) | db_bench ops/s (median) | kvlab / db_bench | same-round ratios (median) | CPU µs/op kvlab / db_bench (medians) | 95 % interval of the same-round median |"
+echo "|---|---|---|---|---|---|---|"
+# One row of the table, and its record: ID PHASE KVLAB_ARRAY DB_BENCH_ARRAY KVLAB_CPU_ARRAY
+# DB_BENCH_CPU_ARRAY [WHAT] (the arrays by name).
+row() {
+  local -n ka="$3" da="$4" kc="$5" dc="$6"
+  local a b c d ratios
+  a=$(median "${ka[@]}"); b=$(median "${da[@]}"); c=$(median "${kc[@]}"); d=$(median "${dc[@]}")
+  ratios=$(ratios_of "$3" "$4")
+  # shellcheck disable=SC2086
+  awk -v p="$2" -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v r="$(same_round "$3" "$4")" \
+    -v iv="$(ratio_interval $ratios)" \
+    'BEGIN { printf "| %s | %.0f | %.0f | %.2f | %s | %.2f / %.2f | %s |\n", p, a, b, a / b, r, c, d, iv }'
+  figure_record id="rocksdb.$1" what="RocksDB ${7:-$2} beside db_bench" unit=ops/s \
+    kvlab="$a" reference="$b" reference_name="db_bench $(command -v db_bench)" ratios="$ratios" \
+    detail="$(awk -v a="$a" -v b="$b" -v c="$c" -v d="$d" 'BEGIN { printf "%.0f vs %.0f ops/s, CPU %.2f vs %.2f µs/op (medians)", a, b, c, d }')" \
+    section="performance-log.md#rocksdb-beside-db_bench"
+}
+row load "random insert (load / fillrandom)" KV_FILL DB_FILL KV_FILL_CPU DB_FILL_CPU \
+  "load (1 M distinct keys, 2 threads) / fillrandom (keys drawn with repeats)"
+row read "uniform point read (run / readrandom)" KV_READ DB_READ KV_READ_CPU DB_READ_CPU \
+  "uniform point reads (run) / readrandom"
+row read-batched "batched read (run --pipeline $BATCH / multireadrandom --batch_size=$BATCH)" \
+  KV_MULTI DB_MULTI KV_MULTI_CPU DB_MULTI_CPU \
+  "batched reads (run --pipeline $BATCH) / multireadrandom --batch_size=$BATCH"
+row read-dbbench-keys "uniform point read, db_bench's keys (mixgraph Gets / readrandom)" \
+  KV_DBKEYS DB_READ KV_DBKEYS_CPU DB_READ_CPU \
+  "point reads of db_bench's keys (mixgraph Gets) / readrandom"
+row read-dbbench-keys-histogram \
+  "the same, db_bench timing every read (mixgraph Gets / readrandom --histogram=1)" \
+  KV_DBKEYS DB_READH KV_DBKEYS_CPU DB_READH_CPU \
+  "point reads of db_bench's keys (mixgraph Gets) / readrandom --histogram=1"
 if [ -n "${KVLAB_B:-}" ]; then
-  row "uniform point read, KVLAB_B ($B_LINK; run / readrandom)" "$(median "${B_READ[@]}")" "$DR" \
-    "$(median "${B_READ_CPU[@]}")" "$DRC" "$(same_round B_READ DB_READ)"
-  row "uniform point read, db_bench's keys, KVLAB_B ($B_LINK; mixgraph Gets / readrandom)" \
-    "$(median "${B_DBKEYS[@]}")" "$DR" "$(median "${B_DBKEYS_CPU[@]}")" "$DRC" \
-    "$(same_round B_DBKEYS DB_READ)"
+  row "read.kvlab-b-$B_LINK" "uniform point read, KVLAB_B ($B_LINK; run / readrandom)" \
+    B_READ DB_READ B_READ_CPU DB_READ_CPU \
+    "uniform point reads, second binary linking RocksDB's $B_LINK library (run) / readrandom"
+  row "read-dbbench-keys.kvlab-b-$B_LINK" \
+    "uniform point read, db_bench's keys, KVLAB_B ($B_LINK; mixgraph Gets / readrandom)" \
+    B_DBKEYS DB_READ B_DBKEYS_CPU DB_READ_CPU \
+    "point reads of db_bench's keys, second binary linking RocksDB's $B_LINK library / readrandom"
 fi

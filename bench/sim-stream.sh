@@ -24,9 +24,15 @@
 # its own reader reads the file once per policy and size, as one simulation each); kvlab's
 # is the whole process: both passes (the first counts the working set for the sizes in %),
 # all ten simulations on every core, the trace read once for all of them.
+#
+# The last line sets libCacheSim's total (its ten times added up, run by run) beside
+# kvlab's wall time, run i of one against run i of the other (not interleaved: kvlab's
+# runs come first), with the 95 % interval of the median of those ratios (bench/lib.sh's
+# ratio_interval); it is written as a record to bench/results/ (FIGURES=0: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+bench_start "$*" KVLAB ALPHA LCS LCS_RUNS
 
 N=${1:-10000000}
 M=${2:-1000000}
@@ -102,7 +108,15 @@ done
 cat /tmp/kvlab-sim-stream.err >&2
 echo "kvlab sim, $N requests, $M objects, 10 simulations in one run: median wall $(median "${walls[@]}") s, median max RSS $(median "${rsss[@]}") KiB ($RUNS runs)"
 
-[[ ${LCS:-1} == 0 ]] && exit 0
+STREAM_WHAT="streaming simulation: LRU, FIFO, Sieve, S3FIFO, ARC × 1 % and 10 % in one kvlab sim run, $N requests over $M objects"
+if [[ ${LCS:-1} == 0 ]]; then
+  figure_record id="sim-stream.$N-$M" what="$STREAM_WHAT (kvlab alone)" unit=s \
+    kvlab="$(median "${walls[@]}")" rounds="$RUNS" interval_none="no reference in the run (LCS=0)" \
+    detail="$(printf '%s s wall, %s KiB max RSS (medians)' "$(median "${walls[@]}")" "$(median "${rsss[@]}")")" \
+    section="performance-log.md#streaming-simulation-parquet-datasets-a-soak-2026-11-28"
+  exit 0
+fi
+declare -a LCS_TOTAL
 printf "%-8s %5s %10s %12s %12s %10s %10s %9s\n" policy size cache_size lcs_s lcs_rss_kib lcs_mr kvlab_mr equal
 for p in $POLICIES; do
   for s in $SIZES; do
@@ -130,9 +144,22 @@ PY
 )
       read -r lcs_s lcs_mr <<<"$out"
       times+=("$lcs_s")
+      LCS_TOTAL[r]=$(awk -v a="${LCS_TOTAL[r]:-0}" -v b="$lcs_s" 'BEGIN { print a + b }')
     done
     lrss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' /tmp/lcs-sim-stream.time)
     eq=$([[ $lcs_mr == "$kv_mr" ]] && echo yes || echo NO)
     printf "%-8s %5s %10s %12s %12s %10s %10s %9s\n" "$p" "$s" "$size" "$(median "${times[@]}")" "$lrss" "$lcs_mr" "$kv_mr" "$eq"
   done
 done
+ratios=()
+for r in $(seq 1 "$RUNS"); do
+  [[ -n ${LCS_TOTAL[r]:-} ]] || break
+  ratios+=("$(awk -v a="${LCS_TOTAL[r]}" -v b="${walls[r - 1]}" 'BEGIN { printf "%.4f", a / b }')")
+done
+printf 'libCacheSim, all ten simulations: median total %s s; libCacheSim total / kvlab wall %.2f (run by run), 95 %% interval %s\n' \
+  "$(median "${LCS_TOTAL[@]}")" "$(median "${ratios[@]}")" "$(ratio_interval "${ratios[@]}")"
+figure_record id="sim-stream.$N-$M" what="$STREAM_WHAT, beside libCacheSim 0.3.5 per policy and size: speed" \
+  unit=s kvlab="$(median "${walls[@]}")" reference="$(median "${LCS_TOTAL[@]}")" \
+  reference_name="libcachesim 0.3.5 process_trace, ten runs added up" ratios="${ratios[*]}" \
+  detail="$(printf 'libCacheSim %s s in total / kvlab %s s wall, kvlab %s KiB max RSS (medians)' "$(median "${LCS_TOTAL[@]}")" "$(median "${walls[@]}")" "$(median "${rsss[@]}")")" \
+  section="performance-log.md#streaming-simulation-parquet-datasets-a-soak-2026-11-28"

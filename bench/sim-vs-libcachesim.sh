@@ -15,12 +15,20 @@
 #            example is used: `cargo build --release -p kvlab-cachesim --example sim`
 #            (its JSON carries the simulation's own seconds; the wall time includes loading).
 #   POLICIES space-separated list (default: the exact ones).
+#   ROUNDS   runs of each tool per policy (default 1), alternating which goes first; the
+#            columns are then medians, `ratio` the median of the same-round ratios, and
+#            `ratio_95%` its 95 % interval (bench/lib.sh's ratio_interval; n/a below 3
+#            rounds). Each policy's comparison is written as a record to bench/results/
+#            (FIGURES=0: none).
 #
 # `ratio` divides libCacheSim's time (its `process_trace` call, which streams the trace while
 # simulating) by kvlab's whole-process wall time (loading the trace included): conservative
 # for kvlab. `sim_ratio` divides it by the simulation alone (the trace already in memory).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bench_start "$*" KVLAB LCS_PY POLICIES ROUNDS
 
+ROUNDS=${ROUNDS:-1}
 LCS_PY=${LCS_PY:-/tmp/lcs-sim/bin/python}
 KVLAB=${KVLAB:-$HOME/.cache/kvlab-target/release/kvlab}
 EXAMPLE=${EXAMPLE:-${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target-sim}/release/examples/sim}
@@ -82,16 +90,37 @@ print(f"{time.perf_counter() - t:.4f} {omr:.6f}")
 PY
 }
 
-printf "%-10s %10s %13s %12s %7s %9s %10s %10s\n" policy lcs_s kvlab_wall_s kvlab_sim_s ratio sim_ratio lcs_mr kvlab_mr
+printf "%-10s %10s %13s %12s %7s %9s %10s %10s %s\n" policy lcs_s kvlab_wall_s kvlab_sim_s ratio sim_ratio lcs_mr kvlab_mr ratio_95%
 for p in $POLICIES; do
-  read -r lcs_s lcs_mr < <(lcs "$p")
-  start=$(date +%s.%N)
-  out=$(kv "$p")
-  end=$(date +%s.%N)
-  read -r sim_s kv_mr < <(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["seconds"], "%.6f" % d["miss_ratio"])' "$out")
-  wall=$(python3 -c "print(f'{$end - $start:.4f}')")
-  ratio=$(python3 -c "print(f'{$lcs_s / ($end - $start):.2f}')")
-  sim_ratio=$(python3 -c "print(f'{$lcs_s / max($sim_s, 1e-9):.1f}')")
-  printf "%-10s %10s %13s %12.4f %7s %9s %10s %10s\n" "$p" "$lcs_s" "$wall" "$sim_s" "${ratio}x" \
-    "${sim_ratio}x" "$lcs_mr" "$kv_mr"
+  lcs_ss=(); walls=(); sims=(); ratios=(); sim_ratios=()
+  for r in $(seq 1 "$ROUNDS"); do
+    if [ $((r % 2)) = 0 ]; then
+      start=$(date +%s.%N); out=$(kv "$p"); end=$(date +%s.%N)
+      read -r lcs_s lcs_mr < <(lcs "$p")
+    else
+      read -r lcs_s lcs_mr < <(lcs "$p")
+      start=$(date +%s.%N); out=$(kv "$p"); end=$(date +%s.%N)
+    fi
+    read -r sim_s kv_mr < <(python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+d = d[0] if isinstance(d, list) else d  # `kvlab sim --json` prints a list, the example one object
+print(d["seconds"], "%.6f" % d["miss_ratio"])' "$out")
+    lcs_ss+=("$lcs_s"); sims+=("$sim_s")
+    walls+=("$(python3 -c "print(f'{$end - $start:.4f}')")")
+    ratios+=("$(python3 -c "print(f'{$lcs_s / ($end - $start):.4f}')")")
+    sim_ratios+=("$(python3 -c "print(f'{$lcs_s / max($sim_s, 1e-9):.4f}')")")
+  done
+  lcs_s=$(median "${lcs_ss[@]}"); wall=$(median "${walls[@]}"); sim_s=$(median "${sims[@]}")
+  ratio=$(printf '%.2f' "$(median "${ratios[@]}")")
+  sim_ratio=$(printf '%.1f' "$(median "${sim_ratios[@]}")")
+  iv=$(ratio_interval "${ratios[@]}")
+  printf "%-10s %10s %13s %12.4f %7s %9s %10s %10s %s\n" "$p" "$lcs_s" "$wall" "$sim_s" "${ratio}x" \
+    "${sim_ratio}x" "$lcs_mr" "$kv_mr" "$iv"
+  figure_record id="sim.libcachesim.$p${MODE:+.$MODE}" \
+    what="cache simulation ($p, $MODE mode, size $SIZE, $(basename "$TRACE")) beside libCacheSim 0.3.5 process_trace: speed" \
+    unit=s kvlab="$wall" reference="$lcs_s" reference_name="libcachesim 0.3.5 (PyPI) process_trace" \
+    ratios="${ratios[*]}" \
+    detail="$(printf 'libCacheSim %s s / kvlab %s s wall (%sx the simulation alone); miss ratios %s / %s' "$lcs_s" "$wall" "$sim_ratio" "$lcs_mr" "$kv_mr")" \
+    section="performance-log.md#cache-simulation-beside-libcachesim"
 done

@@ -29,9 +29,13 @@
 # (never by this script): when set, each round also runs `traceAnalyzer FILE
 # oracleGeneralBin --common` (the same five analyses as the Python default), timed as a
 # whole process like kvlab, and its median and ratio are printed too.
+# Each ratio line ends with the median of the same-round ratios and its 95 % interval
+# (bench/lib.sh's ratio_interval); each comparison is written as a record to
+# bench/results/ (FIGURES=0: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
+bench_start "$*" KVLAB BIG LCS_PY LCS_BIN
 ROUNDS="${1:-5}"
 KVLAB="${KVLAB:-$HOME/.cache/kvlab-target/release/kvlab}"
 BIG="${BIG:-1}"
@@ -123,13 +127,31 @@ for f in "${files[@]}"; do
       "$(tail -1 "$work/lcs_s")" "$(tail -1 "$work/kv_rss")" "$(tail -1 "$work/lcs_rss")"
   done
   kv=$(median - <"$work/kv_s"); lc=$(median - <"$work/lcs_s")
-  printf '%-34s %5s %10s %10.3f %12s %12s  ratio lcs/kvlab %.2f\n' "$name" median "$kv" "$lc" \
-    "$(median - <"$work/kv_rss")" "$(median - <"$work/lcs_rss")" "$(echo "$lc $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')"
+  short="${name%%.oracleGeneral.bin}"
+  # Each round's reference time / kvlab time.
+  same_round() { paste -d' ' "$1" "$work/kv_s" | awk '{ printf "%.4f ", ($2 > 0) ? $1 / $2 : 0 }'; }
+  ratios=$(same_round "$work/lcs_s")
+  # shellcheck disable=SC2086
+  printf '%-34s %5s %10s %10.3f %12s %12s  ratio lcs/kvlab %.2f; same-round median %.2f, 95 %% interval %s\n' "$name" median "$kv" "$lc" \
+    "$(median - <"$work/kv_rss")" "$(median - <"$work/lcs_rss")" "$(echo "$lc $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')" \
+    "$(median $ratios)" "$(ratio_interval $ratios)"
+  figure_record id="trace-analyze.$short.python" \
+    what="trace analysis ($short) beside libCacheSim 0.3.5's TraceAnalyzer (Python package): speed" \
+    unit=s kvlab="$kv" reference="$lc" reference_name="libcachesim 0.3.5 TraceAnalyzer.run()" ratios="$ratios" \
+    detail="$(printf 'libCacheSim %.3f s / kvlab %s s (medians)' "$lc" "$kv")" \
+    section="performance-log.md#thinlto-and-the-hottest-ranks-names-2026-11-27"
   if [ -n "${LCS_BIN:-}" ]; then
     c=$(median - <"$work/c_s")
-    printf '%-34s %5s traceAnalyzer (C) %s s, RSS %s KB  ratio traceAnalyzer/kvlab %.2f\n' \
+    ratios=$(same_round "$work/c_s")
+    # shellcheck disable=SC2086
+    printf '%-34s %5s traceAnalyzer (C) %s s, RSS %s KB  ratio traceAnalyzer/kvlab %.2f; same-round median %.2f, 95 %% interval %s\n' \
       "$name" median "$c" "$(median - <"$work/c_rss")" \
-      "$(echo "$c $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')"
+      "$(echo "$c $kv" | awk '{print ($2 > 0) ? $1 / $2 : 0}')" "$(median $ratios)" "$(ratio_interval $ratios)"
+    figure_record id="trace-analyze.$short.c" \
+      what="trace analysis ($short) beside libCacheSim's C traceAnalyzer --common: speed" \
+      unit=s kvlab="$kv" reference="$c" reference_name="libCacheSim traceAnalyzer (C)" ratios="$ratios" \
+      detail="$(printf 'traceAnalyzer %s s / kvlab %s s (medians, whole processes)' "$c" "$kv")" \
+      section="performance-log.md#thinlto-and-the-hottest-ranks-names-2026-11-27"
   fi
   # The figures both print.
   "$LCS_PY" - "$work/kv_summary.json" "$work/lcs_stat" <<'PY'
