@@ -19,6 +19,8 @@ fi
 # Keep build artifacts outside the clone so repeated runs reuse them.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kvlab-target}"
 cargo fmt --all --check
+# docs/performance.md's table is generated from bench/results/: stale is a failure.
+python3 bench/table.py --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 cargo test --workspace --locked
