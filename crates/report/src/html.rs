@@ -119,7 +119,7 @@ fn point(x: f64, s: Spread) -> Point {
 
 /// The share of its offered rate an open-loop step must achieve to have kept up: the
 /// rate charts mark the steps below it (the `run --slo` search's own criterion,
-/// `KEEP_UP` in `crates/cli/src/slo.rs`).
+/// `KEEP_UP` in `crates/lab/src/phase/slo.rs`).
 const KEEP_UP: f64 = 0.95;
 
 /// A latency axis: logarithmic when the values span more than a factor of 20.
