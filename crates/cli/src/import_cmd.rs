@@ -223,9 +223,9 @@ pub(crate) fn import(cmd: ImportCommand) -> Result<ExitCode> {
     };
     let ctx = PhaseSpec {
         phase: Phase::Import,
-        args: cmd.phase.into_options(),
+        options: cmd.phase.into_options(),
         props,
-        work: AnyWorkload::Import(Arc::new(workload)),
+        workload: AnyWorkload::Import(Arc::new(workload)),
         plan,
         report: ReportStyle::Ycsb,
         stop: kvlab_lab::phase::interrupt::install_stop_handler(),

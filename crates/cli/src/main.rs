@@ -251,9 +251,9 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
     }
     let ctx = PhaseSpec {
         phase: Phase::Run,
-        args: args.into_options(),
+        options: args.into_options(),
         props,
-        work: AnyWorkload::Memtier(Arc::new(workload)),
+        workload: AnyWorkload::Memtier(Arc::new(workload)),
         plan,
         report: ReportStyle::Memtier(report),
         stop: kvlab_lab::phase::interrupt::install_stop_handler(),

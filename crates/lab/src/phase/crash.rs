@@ -18,7 +18,7 @@ use crate::phase::PhaseSpec;
 
 /// Opens `--expected-log` for writing, when it is given (`load` and `run`).
 pub fn expected_log(ctx: &PhaseSpec) -> Result<Option<Arc<dyn Tap>>> {
-    let Some(path) = &ctx.args.expected_log else {
+    let Some(path) = &ctx.options.expected_log else {
         return Ok(None);
     };
     let log = ExpectedLog::append(path)
@@ -29,7 +29,7 @@ pub fn expected_log(ctx: &PhaseSpec) -> Result<Option<Arc<dyn Tap>>> {
 /// `verify --expected-log FILE`: reads every record back and sets it against the log.
 pub fn check<S: Store>(ctx: &PhaseSpec, store: &S, log: &Path) -> Result<ExitCode> {
     let acked = ExpectedState::read(log).map_err(refused)?;
-    let dataset = records(&ctx.work, "verify")?;
+    let dataset = records(&ctx.workload, "verify")?;
     let (first, count) = (dataset.first(), dataset.count());
     let states: Vec<AtomicU8> = (0..count).map(|_| AtomicU8::new(0)).collect();
     kvlab_runner::verify_each(

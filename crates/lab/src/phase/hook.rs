@@ -54,10 +54,10 @@ impl PhaseHook for Plain {}
 
 /// The hook of the phase's workload family.
 pub fn of(ctx: &PhaseSpec) -> Box<dyn PhaseHook + '_> {
-    if ctx.args.replay.is_some() {
+    if ctx.options.replay.is_some() {
         return Box::new(ReplayHook);
     }
-    match &ctx.work {
+    match &ctx.workload {
         AnyWorkload::Import(w) => Box::new(ImportHook(w)),
         AnyWorkload::CorePlan(_) | AnyWorkload::KeyPlan(_) => Box::new(PlanHook),
         AnyWorkload::Memtier(w) => Box::new(MultiGetHook(w)),

@@ -136,7 +136,7 @@ impl PhaseHook for PlanHook {
     /// Per-group operation counts.
     fn notes(&self, ctx: &PhaseSpec, _outcome: &RunOutcome) -> Vec<String> {
         let mut notes = Vec::new();
-        if let Some((plan, counts)) = ctx.work.plan_counts() {
+        if let Some((plan, counts)) = ctx.workload.plan_counts() {
             for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
                 let kinds: Vec<String> = OpKind::ALL
                     .iter()
@@ -165,7 +165,7 @@ impl PhaseHook for PlanHook {
 
     /// `[GROUP:name]` lines after the YCSB report.
     fn report(&self, ctx: &PhaseSpec, outcome: &RunOutcome, out: &mut dyn Write) -> Result<()> {
-        if let Some((plan, counts)) = ctx.work.plan_counts() {
+        if let Some((plan, counts)) = ctx.workload.plan_counts() {
             for (i, (g, c)) in plan.groups().iter().zip(&counts).enumerate() {
                 let section = format!("[GROUP:{}]", g.name);
                 writeln!(out, "{section}, Threads, {}", plan.thread_ranges(i))?;
@@ -224,7 +224,7 @@ impl PhaseHook for PlanHook {
 
     /// The result's `runner.groups`.
     fn runner(&self, ctx: &PhaseSpec, runner: &mut kvlab_report::RunnerSection) {
-        if let Some((plan, counts)) = ctx.work.plan_counts() {
+        if let Some((plan, counts)) = ctx.workload.plan_counts() {
             let groups: Vec<serde_json::Value> = plan
                     .groups()
                     .iter()
@@ -430,7 +430,7 @@ pub fn verify_keys<S: Store>(
         target_rate: None,
         ..ctx.plan.clone()
     };
-    let mut display = crate::observe::progress::Progress::new(ctx.args.progress, "verify");
+    let mut display = crate::observe::progress::Progress::new(ctx.options.progress, "verify");
     let outcome = kvlab_runner::run(store, &check, &plan, &ctx.stop, &mut |iv| {
         display.update(iv)
     })?;

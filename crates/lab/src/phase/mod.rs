@@ -51,11 +51,11 @@ pub struct PhaseSpec {
     /// Load, run or verify.
     pub phase: Phase,
     /// The options the phase was given.
-    pub args: PhaseOptions,
+    pub options: PhaseOptions,
     /// The workload's properties: the `-P` files, then `-p` and what flags stand for.
     pub props: Properties,
     /// The workload chosen from the options ([`select::select_phase`]).
-    pub work: AnyWorkload,
+    pub workload: AnyWorkload,
     /// The runner's plan: threads, clients, operations or duration, rate, warm-up.
     pub plan: RunPlan,
     /// How the results are printed.
@@ -89,7 +89,7 @@ pub fn execute_observed<S: Store>(
     store_stats: Option<kvlab_monitor::StoreStatsFn>,
     extra_stats: impl Fn() -> StoreStats,
 ) -> Result<ExitCode> {
-    if ctx.phase == Phase::Verify && ctx.args.monitor.metrics.is_some() {
+    if ctx.phase == Phase::Verify && ctx.options.monitor.metrics.is_some() {
         return Err(usage(
             "--metrics does not apply to verify: it reads every record once and measures no \
              operations over time",
@@ -107,7 +107,7 @@ pub fn execute_observed<S: Store>(
     if ctx.phase == Phase::Verify {
         return verify(ctx, store);
     }
-    if ctx.args.slo.is_some() {
+    if ctx.options.slo.is_some() {
         return crate::phase::slo::search(ctx, store);
     }
     if let ReportStyle::Memtier(o) = &ctx.report {
@@ -115,8 +115,8 @@ pub fn execute_observed<S: Store>(
             return memtier_verification(ctx, store, ExitCode::SUCCESS);
         }
     }
-    if let Some(dir) = &ctx.args.out {
-        kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+    if let Some(dir) = &ctx.options.out {
+        kvlab_report::prepare_out_dir(dir, ctx.options.overwrite)
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;
     }
     // Resource monitoring and the store's statistics into OUT/monitor/*.csv, every
@@ -124,7 +124,7 @@ pub fn execute_observed<S: Store>(
     // (--monitor off), set its interval (--monitor-interval) and name the server
     // process it started (--monitor-server-pid).
     let monitor = start_monitor(ctx, store_stats);
-    if let Some(rounds) = ctx.args.rounds {
+    if let Some(rounds) = ctx.options.rounds {
         let code = crate::phase::rounds::run_rounds(ctx, store, rounds, &extra_stats)?;
         if let Some(m) = monitor {
             if let Err(e) = m.stop() {
@@ -138,7 +138,7 @@ pub fn execute_observed<S: Store>(
         ReportStyle::Ycsb | ReportStyle::DbBench => 1,
     };
     if runs == 1 {
-        let mut done = run_once(ctx, store, ctx.args.out.as_deref(), 1)?;
+        let mut done = run_once(ctx, store, ctx.options.out.as_deref(), 1)?;
         write_memtier_files(ctx, 1, &done)?;
         let mut stats = store.stats();
         if let Some(n) = extstore_note(ctx, &stats, &done.outcome) {
@@ -160,7 +160,7 @@ pub fn execute_observed<S: Store>(
         write_result(
             ctx,
             store,
-            ctx.args.out.as_deref(),
+            ctx.options.out.as_deref(),
             &done,
             stats,
             extra_stats(),
@@ -179,22 +179,26 @@ fn start_monitor(
     ctx: &PhaseSpec,
     store_stats: Option<kvlab_monitor::StoreStatsFn>,
 ) -> Option<kvlab_monitor::Monitor> {
-    let m = &ctx.args.monitor;
-    ctx.args.out.as_ref().filter(|_| m.monitor).and_then(|dir| {
-        let mut config = kvlab_monitor::MonitorConfig::new(dir);
-        config.interval = m
-            .monitor_interval
-            .filter(|d| !d.is_zero())
-            .unwrap_or(ctx.args.interval);
-        config.server_pid = crate::phase::output::stat_u64(&ctx.server, "spawned.pid")
-            .and_then(|pid| u32::try_from(pid).ok())
-            .or(m.monitor_server_pid);
-        config.data_dir = ctx.args.path.clone();
-        config.store_stats = store_stats;
-        kvlab_monitor::Monitor::start(config)
-            .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
-            .ok()
-    })
+    let m = &ctx.options.monitor;
+    ctx.options
+        .out
+        .as_ref()
+        .filter(|_| m.monitor)
+        .and_then(|dir| {
+            let mut config = kvlab_monitor::MonitorConfig::new(dir);
+            config.interval = m
+                .monitor_interval
+                .filter(|d| !d.is_zero())
+                .unwrap_or(ctx.options.interval);
+            config.server_pid = crate::phase::output::stat_u64(&ctx.server, "spawned.pid")
+                .and_then(|pid| u32::try_from(pid).ok())
+                .or(m.monitor_server_pid);
+            config.data_dir = ctx.options.path.clone();
+            config.store_stats = store_stats;
+            kvlab_monitor::Monitor::start(config)
+                .map_err(|e| eprintln!("kvlab: warning: resource monitoring is off: {e}"))
+                .ok()
+        })
 }
 
 /// memtier's `-x`: the whole test several times against the same store, a second
@@ -214,9 +218,13 @@ fn memtier_runs<S: Store>(
         if ctx.stop.load(Ordering::SeqCst) {
             break;
         }
-        let dir = ctx.args.out.as_ref().map(|d| d.join(format!("run-{id}")));
+        let dir = ctx
+            .options
+            .out
+            .as_ref()
+            .map(|d| d.join(format!("run-{id}")));
         if let Some(dir) = &dir {
-            kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+            kvlab_report::prepare_out_dir(dir, ctx.options.overwrite)
                 .with_context(|| format!("preparing the output directory {}", dir.display()))?;
         }
         let d = run_once(ctx, store, dir.as_deref(), id)?;
@@ -252,14 +260,20 @@ pub fn memtier_verification<S: Store>(
     store: &S,
     code: ExitCode,
 ) -> Result<ExitCode> {
-    let (ReportStyle::Memtier(o), AnyWorkload::Memtier(w)) = (&ctx.report, &ctx.work) else {
+    let (ReportStyle::Memtier(o), AnyWorkload::Memtier(w)) = (&ctx.report, &ctx.workload) else {
         return Ok(code);
     };
     if !o.data_verify() || ctx.stop.load(Ordering::SeqCst) {
         return Ok(code);
     }
-    let check =
-        kvlab_memtier::verify::verify(store, w, o, ctx.plan.seed, &ctx.stop, ctx.work.effective())?;
+    let check = kvlab_memtier::verify::verify(
+        store,
+        w,
+        o,
+        ctx.plan.seed,
+        &ctx.stop,
+        ctx.workload.effective(),
+    )?;
     Ok(if check.failed > 0 && code == ExitCode::SUCCESS {
         ExitCode::from(1)
     } else {
@@ -312,7 +326,7 @@ pub fn run_once<S: Store>(
     let mut watch = Watch::new(ctx, store, dir, run, started)?;
     let mut observer = |iv: &kvlab_runner::Interval<'_>| watch.interval(iv);
     replay::before(ctx, store)?;
-    if let Some(at) = ctx.args.start_at {
+    if let Some(at) = ctx.options.start_at {
         wait_until_start(at, &ctx.stop)?;
     }
     let recorder = start_recording(ctx, store.name(), &store.options())?;
@@ -331,7 +345,7 @@ pub fn run_once<S: Store>(
         (p.schedule(Arc::clone(&stop)), stop, p)
     });
     let outcome = if ctx.phase == Phase::Load {
-        let workload = records(&ctx.work, "load")?;
+        let workload = records(&ctx.workload, "load")?;
         let o = kvlab_runner::load(store, workload, &plan, &ctx.stop, &mut observer)
             .map_err(usage_or)?;
         watch.display.finish();
@@ -339,10 +353,10 @@ pub fn run_once<S: Store>(
         store.flush().context("flushing the store after load")?;
         o
     } else {
-        let o = with_workload!(&ctx.work, w => {
+        let o = with_workload!(&ctx.workload, w => {
             kvlab_runner::run(store, w, &plan, &ctx.stop, &mut observer).map_err(usage_or)?
         });
-        if let AnyWorkload::Import(w) = &ctx.work {
+        if let AnyWorkload::Import(w) = &ctx.workload {
             // An import then flushes the store, as `load` does.
             w.finish();
             store.flush().context("flushing the store after import")?;
@@ -432,15 +446,15 @@ impl<'a> Watch<'a> {
             ReportStyle::Memtier(o) => {
                 eprintln!("[RUN #{run}] Preparing benchmark client...");
                 eprintln!("[RUN #{run}] Launching threads now...");
-                (ctx.args.progress != When::Never).then(|| (o, o.progress(run)))
+                (ctx.options.progress != When::Never).then(|| (o, o.progress(run)))
             }
             _ => None,
         };
         let shown = match memtier_line {
             Some(_) => When::Never,
-            None => ctx.args.progress,
+            None => ctx.options.progress,
         };
-        let endpoint = match ctx.args.monitor.metrics {
+        let endpoint = match ctx.options.monitor.metrics {
             Some(addr) => Some(crate::observe::metrics::serve(
                 &ctx.observers.metrics,
                 addr,
@@ -451,7 +465,7 @@ impl<'a> Watch<'a> {
             let live = kvlab_measure::LiveMetrics::new(kvlab_measure::RunLabels {
                 phase: ctx.phase.as_str().to_string(),
                 store: ctx
-                    .args
+                    .options
                     .label
                     .clone()
                     .unwrap_or_else(|| store.name().to_string()),
@@ -510,7 +524,7 @@ impl<'a> Watch<'a> {
         let ctx = self.ctx;
         let names: &[String] = self
             .command_names
-            .get_or_insert_with(|| ctx.work.command_names());
+            .get_or_insert_with(|| ctx.workload.command_names());
         self.timeline.push(TimelineRow::from_interval(
             iv.time_s,
             iv.interval_s,
@@ -596,7 +610,7 @@ fn run_notes(ctx: &PhaseSpec, outcome: &RunOutcome) -> Vec<String> {
             outcome.max_schedule_lag_ms
         ));
     }
-    if ctx.work.data_integrity() {
+    if ctx.workload.data_integrity() {
         notes.push(format!(
             "dataintegrity: {} reads checked, {} did not match",
             outcome.integrity_checked, outcome.integrity_failed
@@ -617,7 +631,7 @@ fn start_recording(
     store: &str,
     options: &StoreStats,
 ) -> Result<Option<Arc<TraceRecorder>>> {
-    let Some(path) = &ctx.args.record.record else {
+    let Some(path) = &ctx.options.record.record else {
         return Ok(None);
     };
     let mut meta = vec![
@@ -641,7 +655,7 @@ fn start_recording(
             meta.push((format!("{RECORDED_OPTION}{name}"), v.clone()));
         }
     }
-    let recorder = TraceRecorder::create(path, meta, ctx.args.record.record_sample)
+    let recorder = TraceRecorder::create(path, meta, ctx.options.record.record_sample)
         .with_context(|| format!("creating the trace file {} (--record)", path.display()))?;
     Ok(Some(Arc::new(recorder)))
 }
@@ -677,11 +691,11 @@ fn wait_until_start(at: SystemTime, stop: &AtomicBool) -> Result<()> {
 
 /// The workload's name for a trace header: `--workload-label`, else the property files.
 fn workload_name(ctx: &PhaseSpec) -> String {
-    if let Some(label) = &ctx.args.workload_label {
+    if let Some(label) = &ctx.options.workload_label {
         return label.clone();
     }
     let files: Vec<String> = ctx
-        .args
+        .options
         .property_files
         .iter()
         .map(|p| p.display().to_string())
@@ -711,19 +725,19 @@ pub fn exit_code(ctx: &PhaseSpec, outcome: &RunOutcome) -> ExitCode {
 /// `verify`: reads every record back (or every key of `--keys`, or sets them against
 /// `--expected-log`) and reports missing and corrupted ones.
 pub fn verify<S: Store>(ctx: &PhaseSpec, store: &S) -> Result<ExitCode> {
-    if let Some(at) = ctx.args.start_at {
+    if let Some(at) = ctx.options.start_at {
         wait_until_start(at, &ctx.stop)?;
     }
-    if let AnyWorkload::Keys(k) = &ctx.work {
+    if let AnyWorkload::Keys(k) = &ctx.workload {
         return import::verify_keys(ctx, store, k);
     }
-    if let Some(log) = &ctx.args.expected_log {
+    if let Some(log) = &ctx.options.expected_log {
         return crate::phase::crash::check(ctx, store, log);
     }
-    let show = progress_enabled(ctx.args.progress);
+    let show = progress_enabled(ctx.options.progress);
     let report = kvlab_runner::verify(
         store,
-        records(&ctx.work, "verify")?,
+        records(&ctx.workload, "verify")?,
         ctx.plan.threads,
         &ctx.stop,
         &|done, total| {
@@ -743,7 +757,7 @@ pub fn verify<S: Store>(ctx: &PhaseSpec, store: &S) -> Result<ExitCode> {
     writeln!(
         out,
         "[VERIFY], Values, {}",
-        if ctx.work.data_integrity() {
+        if ctx.workload.data_integrity() {
             "checked (dataintegrity=true)"
         } else {
             "not checked (field names only; set -p dataintegrity=true when loading and verifying)"
@@ -812,7 +826,7 @@ pub fn failure(ctx: &PhaseSpec, outcome: &RunOutcome) -> Option<String> {
     if matches!(ctx.phase, Phase::Load | Phase::Import) {
         use kvlab_core::{Dataset, OpKind, Status};
         let stored = outcome.total.status_count(OpKind::Insert, Status::Ok);
-        let expected = match (&ctx.work, ctx.phase) {
+        let expected = match (&ctx.workload, ctx.phase) {
             (AnyWorkload::Core(w), Phase::Load) => w.count(),
             _ => outcome.total.count(OpKind::Insert),
         };
@@ -898,7 +912,7 @@ pub fn reads_missed(ctx: &PhaseSpec, outcome: &RunOutcome) -> bool {
     // A mixgraph database loaded as db_bench's fillrandom loads it (keys drawn with
     // replacement) lacks about a third of its keys: only a majority of misses says the
     // workload's keys are not there.
-    let expected = match ctx.work {
+    let expected = match ctx.workload {
         AnyWorkload::Core(_) | AnyWorkload::CorePlan(_) => missed > 0,
         AnyWorkload::MixGraph(_) => missed > hit,
         _ => false,
@@ -922,7 +936,7 @@ fn miss_warning(ctx: &PhaseSpec, outcome: &RunOutcome) -> Option<String> {
              not hold the workload's records (never loaded? loaded at another --path or with \
              another recordcount?), so the figures measure misses"
         )
-    } else if matches!(ctx.work, AnyWorkload::MixGraph(_)) {
+    } else if matches!(ctx.workload, AnyWorkload::MixGraph(_)) {
         format!(
             "warning: {missed} of {reads} reads ({pct:.1} %) found no record: the store holds \
              few of the mixgraph workload's `num` keys (never loaded? a --path of another \
@@ -940,7 +954,10 @@ fn miss_warning(ctx: &PhaseSpec, outcome: &RunOutcome) -> Option<String> {
 /// The warning for a YCSB workload whose `recordcount` is absent or 0
 /// ([`crate::plan::record_count_warning`]).
 pub fn default_record_count_warning(ctx: &PhaseSpec) -> Option<String> {
-    if !matches!(ctx.work, AnyWorkload::Core(_) | AnyWorkload::CorePlan(_)) {
+    if !matches!(
+        ctx.workload,
+        AnyWorkload::Core(_) | AnyWorkload::CorePlan(_)
+    ) {
         return None;
     }
     crate::plan::record_count_warning(ctx.props.get("recordcount"))

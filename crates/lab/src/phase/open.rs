@@ -23,10 +23,10 @@ use crate::phase::{
 /// Opens the phase's store and runs the phase on it.
 pub fn open_store(ctx: PhaseSpec) -> Result<ExitCode> {
     // A store name that is wrong is said before any warning about the workload.
-    if !available_stores().contains(&ctx.args.db.as_str()) {
-        return Err(unknown_store(&ctx.args.db));
+    if !available_stores().contains(&ctx.options.db.as_str()) {
+        return Err(unknown_store(&ctx.options.db));
     }
-    check_store_flags(&ctx.args, &ctx.props)?;
+    check_store_flags(&ctx.options, &ctx.props)?;
     if let Some(w) = default_record_count_warning(&ctx) {
         eprintln!("kvlab: warning: {w}");
     }
@@ -37,12 +37,12 @@ pub fn open_store(ctx: PhaseSpec) -> Result<ExitCode> {
         .collect();
 
     // The one place that knows every store.
-    match ctx.args.db.as_str() {
+    match ctx.options.db.as_str() {
         #[cfg(feature = "rocksdb")]
         "rocksdb" => {
             use kvlab_stores::rocksdb::{RocksDbConfig, RocksDbStore};
             let options = StoreOptions::new("rocksdb.", store_pairs);
-            let config = RocksDbConfig::from_options(ctx.args.path.as_deref(), options)
+            let config = RocksDbConfig::from_options(ctx.options.path.as_deref(), options)
                 .map_err(|e| usage(e.message))?;
             let path = config.path.clone();
             let store = RocksDbStore::open(config)
@@ -53,7 +53,7 @@ pub fn open_store(ctx: PhaseSpec) -> Result<ExitCode> {
         "lmdb" => {
             use kvlab_stores::lmdb::{LmdbConfig, LmdbStore};
             let options = StoreOptions::new("lmdb.", store_pairs);
-            let config = LmdbConfig::from_options(ctx.args.path.as_deref(), options)
+            let config = LmdbConfig::from_options(ctx.options.path.as_deref(), options)
                 .map_err(|e| usage(e.message))?;
             let path = config.path.clone();
             let store = LmdbStore::open(config)
@@ -64,7 +64,7 @@ pub fn open_store(ctx: PhaseSpec) -> Result<ExitCode> {
         "wiredtiger" => {
             use kvlab_stores::wiredtiger::{WiredTigerConfig, WiredTigerStore};
             let options = StoreOptions::new("wiredtiger.", store_pairs);
-            let config = WiredTigerConfig::from_options(ctx.args.path.as_deref(), options)
+            let config = WiredTigerConfig::from_options(ctx.options.path.as_deref(), options)
                 .map_err(|e| usage(e.message))?;
             let path = config.path.clone();
             let store = WiredTigerStore::open(config)
@@ -75,11 +75,11 @@ pub fn open_store(ctx: PhaseSpec) -> Result<ExitCode> {
         "moka" => {
             use kvlab_stores::moka::{MokaConfig, MokaStore};
             let mut pairs = store_pairs;
-            if let Some(size) = &ctx.args.cache_size {
+            if let Some(size) = &ctx.options.cache_size {
                 pairs.push(("moka.capacity".into(), size.clone()));
             }
             // Per-entry expiry costs reads; turn it on only for workloads with TTLs.
-            if ctx.work.needs().ttl && !pairs.iter().any(|(k, _)| k == "moka.per_entry_ttl") {
+            if ctx.workload.needs().ttl && !pairs.iter().any(|(k, _)| k == "moka.per_entry_ttl") {
                 pairs.push(("moka.per_entry_ttl".into(), "true".into()));
             }
             let config = MokaConfig::from_options(StoreOptions::new("moka.", pairs))
@@ -92,12 +92,15 @@ pub fn open_store(ctx: PhaseSpec) -> Result<ExitCode> {
             use kvlab_stores::foyer::{FoyerConfig, FoyerStore};
             let mut pairs = store_pairs;
             for (name, value) in [
-                ("foyer.memory", ctx.args.cache_size.clone()),
+                ("foyer.memory", ctx.options.cache_size.clone()),
                 (
                     "foyer.disk_path",
-                    ctx.args.disk_path.as_ref().map(|p| p.display().to_string()),
+                    ctx.options
+                        .disk_path
+                        .as_ref()
+                        .map(|p| p.display().to_string()),
                 ),
-                ("foyer.disk_size", ctx.args.disk_size.clone()),
+                ("foyer.disk_size", ctx.options.disk_size.clone()),
             ] {
                 if let Some(v) = value {
                     pairs.push((name.into(), v));
@@ -128,7 +131,7 @@ fn open_redis(ctx: &PhaseSpec, store_pairs: Vec<(String, String)>) -> Result<Exi
     let server = spawn_server(ctx, kvlab_spawn::ServerKind::Redis)?;
     let url = server_url(ctx, server.as_ref(), "redis://127.0.0.1:6379")?;
     let mut pairs = store_pairs;
-    if let Some(t) = ctx.args.request_timeout() {
+    if let Some(t) = ctx.options.request_timeout() {
         pairs.push(("redis.timeout_ms".into(), t.as_millis().max(1).to_string()));
     }
     // A TLS server kvlab started is trusted through its own CA file.
@@ -144,11 +147,11 @@ fn open_redis(ctx: &PhaseSpec, store_pairs: Vec<(String, String)>) -> Result<Exi
     }
     let mut config = RedisConfig::from_options(
         &url,
-        redis_model(&ctx.work),
+        redis_model(&ctx.workload),
         StoreOptions::new("redis.", pairs),
     )
     .map_err(|e| usage(e.message))?;
-    config.layout = ctx.work.value_layout();
+    config.layout = ctx.workload.value_layout();
     let shown = config.url.to_string();
     let stats = server_stats(kvlab_spawn::ServerKind::Redis, &config.url);
     let store = RedisStore::open(config).with_context(|| format!("opening redis at {shown}"))?;
@@ -162,7 +165,7 @@ fn open_memcached(ctx: &PhaseSpec, store_pairs: Vec<(String, String)>) -> Result
     let server = spawn_server(ctx, kvlab_spawn::ServerKind::Memcached)?;
     let url = server_url(ctx, server.as_ref(), "memcached://127.0.0.1:11211")?;
     let mut pairs = store_pairs;
-    if let Some(t) = ctx.args.request_timeout() {
+    if let Some(t) = ctx.options.request_timeout() {
         pairs.push((
             "memcached.timeout_ms".into(),
             t.as_millis().max(1).to_string(),
@@ -170,7 +173,7 @@ fn open_memcached(ctx: &PhaseSpec, store_pairs: Vec<(String, String)>) -> Result
     }
     let mut config = MemcachedConfig::from_options(&url, StoreOptions::new("memcached.", pairs))
         .map_err(|e| usage(e.message))?;
-    config.layout = ctx.work.value_layout();
+    config.layout = ctx.workload.value_layout();
     let shown = config.url.to_string();
     let stats = server_stats(kvlab_spawn::ServerKind::Memcached, &config.url);
     let store =
@@ -230,10 +233,10 @@ pub fn spawn_server(
     ctx: &PhaseSpec,
     kind: kvlab_spawn::ServerKind,
 ) -> Result<Option<kvlab_spawn::Server>> {
-    let Some(settings) = &ctx.args.spawn else {
+    let Some(settings) = &ctx.options.spawn else {
         return Ok(None);
     };
-    if ctx.args.url.is_some() {
+    if ctx.options.url.is_some() {
         return Err(usage("give either --url or --spawn, not both"));
     }
     let spec = kvlab_spawn::ServerSpec::parse(kind, settings).map_err(|e| usage(e.to_string()))?;
@@ -255,7 +258,7 @@ pub fn server_url(
     server: Option<&kvlab_spawn::Server>,
     default: &str,
 ) -> Result<String> {
-    Ok(match (server, &ctx.args.url) {
+    Ok(match (server, &ctx.options.url) {
         (Some(s), _) => match s.config().iter().find(|(k, _)| k == "requirepass") {
             Some((_, password)) if s.unix_socket().is_some() => format!(
                 "{}?pass={}",
@@ -274,8 +277,8 @@ pub fn server_url(
     })
     .and_then(|url| {
         crate::observe::fault::through_proxy(
-            ctx.args.toxiproxy.as_deref(),
-            &ctx.args.faults,
+            ctx.options.toxiproxy.as_deref(),
+            &ctx.options.faults,
             &ctx.observers.proxy,
             url,
         )
@@ -442,14 +445,14 @@ pub fn server_stats(
 /// cache), loads the workload's records, unmeasured, so reads find what a separate
 /// `load` would have written.
 pub fn preload<S: Store>(ctx: &PhaseSpec, store: &S, what: &str) -> Result<()> {
-    if ctx.phase != Phase::Run || ctx.work.records().map_or(0, |c| c.insert_count()) == 0 {
+    if ctx.phase != Phase::Run || ctx.workload.records().map_or(0, |c| c.insert_count()) == 0 {
         return Ok(());
     }
     eprintln!(
         "kvlab: {what} starts empty: loading {} records first",
-        ctx.work.records().map_or(0, |c| c.insert_count())
+        ctx.workload.records().map_or(0, |c| c.insert_count())
     );
-    load_first(ctx, store, records(&ctx.work, "load")?, what)
+    load_first(ctx, store, records(&ctx.workload, "load")?, what)
 }
 
 /// Loads `dataset` before the measured phase (closed loop, no progress, no results): a

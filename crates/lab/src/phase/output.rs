@@ -128,21 +128,21 @@ pub fn print_report(ctx: &PhaseSpec, done: &RunDone, stats: &StoreStats) -> Resu
     let outcome = &done.outcome;
     let summary = outcome
         .total
-        .summary_named(outcome.elapsed, &ctx.work.command_names());
+        .summary_named(outcome.elapsed, &ctx.workload.command_names());
     let mut out = report_output(ctx)?;
     match &ctx.report {
         ReportStyle::DbBench => {
             writeln!(
                 out,
                 "{}",
-                db_bench::summary_line(outcome, ctx.plan.threads * ctx.plan.clients, &ctx.work)
+                db_bench::summary_line(outcome, ctx.plan.threads * ctx.plan.clients, &ctx.workload)
             )?;
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
         }
         ReportStyle::Ycsb => {
             kvlab_measure::write_ycsb_text(&summary, &mut out)?;
             crate::phase::hook::of(ctx).report(ctx, outcome, &mut out)?;
-            if matches!(ctx.work, AnyWorkload::Cache(_))
+            if matches!(ctx.workload, AnyWorkload::Cache(_))
                 || stats.iter().any(|(k, _)| k == "dram_hits")
             {
                 write_cache_lines(outcome, stats, &mut out)?;
@@ -154,7 +154,7 @@ pub fn print_report(ctx: &PhaseSpec, done: &RunDone, stats: &StoreStats) -> Resu
                 let run = memtier_run_information(ctx, outcome.elapsed, outcome.interrupted);
                 let doc = memtier_report::json_document(
                     o,
-                    ctx.work.effective(),
+                    ctx.workload.effective(),
                     run,
                     outcome,
                     &done.seconds,
@@ -165,7 +165,7 @@ pub fn print_report(ctx: &PhaseSpec, done: &RunDone, stats: &StoreStats) -> Resu
             }
         }
     }
-    if ctx.work.data_integrity() {
+    if ctx.workload.data_integrity() {
         writeln!(out, "[VERIFY], Operations, {}", outcome.integrity_checked)?;
         writeln!(
             out,
@@ -199,8 +199,13 @@ pub fn print_runs_report(ctx: &PhaseSpec, done: Vec<RunDone>) -> Result<()> {
         let interrupted = outcomes.iter().any(|r| r.interrupted);
         let mut run = memtier_run_information(ctx, runtime, interrupted);
         run.insert("Runs".into(), outcomes.len().into());
-        let doc =
-            memtier_report::json_document_runs(o, ctx.work.effective(), run, &outcomes, &seconds);
+        let doc = memtier_report::json_document_runs(
+            o,
+            ctx.workload.effective(),
+            run,
+            &outcomes,
+            &seconds,
+        );
         let text = serde_json::to_string_pretty(&doc)?;
         eprintln!("Saving JSON output file: {}", path.display());
         kvlab_report::write_atomic(path, text.as_bytes(), true)?;
@@ -230,8 +235,8 @@ pub fn write_result<S: Store>(
         seed: ctx.plan.seed,
         interrupted: outcome.interrupted,
         fell_behind: outcome.fell_behind,
-        workload: ctx.work.effective().into_iter().collect(),
-        workload_label: ctx.args.workload_label.clone(),
+        workload: ctx.workload.effective().into_iter().collect(),
+        workload_label: ctx.options.workload_label.clone(),
         runner: RunnerSection {
             unreachable_s: done.unreachable_s,
             faults: done.faults.clone(),
@@ -239,7 +244,7 @@ pub fn write_result<S: Store>(
         },
         store: StoreSection {
             name: store.name().to_string(),
-            label: ctx.args.label.clone(),
+            label: ctx.options.label.clone(),
             options: stats_map(
                 store
                     .options()
@@ -252,7 +257,7 @@ pub fn write_result<S: Store>(
         host: done.host.finish(),
         results: outcome
             .total
-            .summary_named(outcome.elapsed, &ctx.work.command_names()),
+            .summary_named(outcome.elapsed, &ctx.workload.command_names()),
         notes: done.notes.clone(),
         merge: None,
     };
@@ -270,7 +275,7 @@ pub fn write_result<S: Store>(
     kvlab_report::write_atomic(
         &dir.join("result.json"),
         doc.to_json_pretty().as_bytes(),
-        ctx.args.overwrite,
+        ctx.options.overwrite,
     )?;
     eprintln!("kvlab: results in {}", dir.display());
     Ok(())
@@ -367,13 +372,13 @@ pub fn runner_section(ctx: &PhaseSpec, outcome: &RunOutcome) -> RunnerSection {
         unfinished_requests: outcome.unfinished,
         measured_start: outcome.measured_start.map(kvlab_report::rfc3339),
         property_files: ctx
-            .args
+            .options
             .property_files
             .iter()
             .map(|p| p.display().to_string())
             .collect(),
-        overrides: ctx.args.properties.clone(),
-        shard: ctx.args.shard,
+        overrides: ctx.options.properties.clone(),
+        shard: ctx.options.shard,
         ..RunnerSection::default()
     };
     if let Some(TargetRate::Sine {

@@ -12,7 +12,7 @@ use crate::phase::PhaseSpec;
 /// Before the measured replay: tells the replay what the store can do and, with
 /// `--preload`, loads the keys the trace reads before writing them.
 pub fn before<S: Store>(ctx: &PhaseSpec, store: &S) -> Result<()> {
-    let Some(replay) = &ctx.args.replay else {
+    let Some(replay) = &ctx.options.replay else {
         return Ok(());
     };
     replay.workload.adapt_to(&store.capabilities());
@@ -31,7 +31,7 @@ pub fn before<S: Store>(ctx: &PhaseSpec, store: &S) -> Result<()> {
 /// A timed replay's timeline gets, beside what completed in each interval, how many
 /// requests the trace made due in it (`intended_ops`).
 fn intended_into(ctx: &PhaseSpec, rows: &mut [kvlab_measure::TimelineRow]) {
-    let Some(replay) = &ctx.args.replay else {
+    let Some(replay) = &ctx.options.replay else {
         return;
     };
     // Counted by the replay's reader as it read the trace (or by the preload pass).
@@ -56,7 +56,7 @@ fn intended_into(ctx: &PhaseSpec, rows: &mut [kvlab_measure::TimelineRow]) {
 /// Whether the replayed trace went bad before its end (every request read before the
 /// damage was replayed; the run then fails, exit code 1).
 fn trace_failed(ctx: &PhaseSpec) -> bool {
-    ctx.args
+    ctx.options
         .replay
         .as_ref()
         .is_some_and(|r| r.workload.error().is_some())
@@ -65,7 +65,7 @@ fn trace_failed(ctx: &PhaseSpec) -> bool {
 /// What the replay could not send, merges RocksDB's uint64add counts as 0, a reader
 /// error, and a replay whose every read missed, as result notes.
 fn notes(ctx: &PhaseSpec, outcome: &RunOutcome) -> Vec<String> {
-    let Some(replay) = &ctx.args.replay else {
+    let Some(replay) = &ctx.options.replay else {
         return Vec::new();
     };
     let mut notes = Vec::new();
@@ -99,7 +99,7 @@ fn notes(ctx: &PhaseSpec, outcome: &RunOutcome) -> Vec<String> {
     }
     let (merges, not_8_bytes) = replay.workload.merge_operands();
     let merge_operator = ctx.props.get("rocksdb.merge_operator");
-    if ctx.args.db == "rocksdb" && merge_operator == Some("uint64add") && not_8_bytes > 0 {
+    if ctx.options.db == "rocksdb" && merge_operator == Some("uint64add") && not_8_bytes > 0 {
         notes.push(format!(
             "replay: {not_8_bytes} of {merges} merges had an operand that is not 8 bytes, \
              which RocksDB's uint64add counts as 0 (it adds 8-byte little-endian integers; a \

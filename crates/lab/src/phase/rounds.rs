@@ -29,9 +29,9 @@ pub fn run_rounds<S: Store>(
 ) -> Result<ExitCode> {
     let (max, auto) = match rounds {
         Rounds::Fixed(n) => (n, false),
-        Rounds::Auto => (ctx.args.max_rounds, true),
+        Rounds::Auto => (ctx.options.max_rounds, true),
     };
-    let target = ctx.args.rounds_target;
+    let target = ctx.options.rounds_target;
     let mut throughputs: Vec<f64> = Vec::new();
     let mut code = ExitCode::SUCCESS;
     let mut reached = false;
@@ -46,12 +46,12 @@ pub fn run_rounds<S: Store>(
         };
         eprintln!("kvlab: round {round} ({of})");
         let dir = ctx
-            .args
+            .options
             .out
             .as_ref()
             .map(|d| d.join(format!("round-{round}")));
         if let Some(dir) = &dir {
-            kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+            kvlab_report::prepare_out_dir(dir, ctx.options.overwrite)
                 .with_context(|| format!("preparing the output directory {}", dir.display()))?;
         }
         let done = run_once(ctx, store, dir.as_deref(), 1)?;
@@ -90,7 +90,7 @@ fn interval(values: &[f64], seed: u64) -> Option<(f64, Interval)> {
 
 /// `[ROUNDS]` lines on stdout and `OUT/rounds.json`.
 fn summarize(ctx: &PhaseSpec, throughputs: &[f64], auto: bool, reached: bool) -> Result<()> {
-    let target = ctx.args.rounds_target;
+    let target = ctx.options.rounds_target;
     let found = interval(throughputs, ctx.plan.seed);
     let mut out = std::io::stdout().lock();
     writeln!(out, "[ROUNDS], Rounds, {}", throughputs.len())?;
@@ -119,13 +119,13 @@ fn summarize(ctx: &PhaseSpec, throughputs: &[f64], auto: bool, reached: bool) ->
             width.map_or_else(|| "unknown".to_string(), |w| format!("{w:.2} %")),
         );
     }
-    let Some(dir) = &ctx.args.out else {
+    let Some(dir) = &ctx.options.out else {
         return Ok(());
     };
     let doc = serde_json::json!({
         "mode": if auto { "auto" } else { "fixed" },
         "rounds": throughputs.len(),
-        "max_rounds": if auto { ctx.args.max_rounds } else { throughputs.len() as u32 },
+        "max_rounds": if auto { ctx.options.max_rounds } else { throughputs.len() as u32 },
         "target_pct": auto.then_some(target),
         "reached": auto.then_some(reached),
         "throughputs": throughputs,

@@ -138,9 +138,9 @@ pub fn select_phase(phase: Phase, mut args: PhaseOptions) -> Result<PhaseSpec> {
     let stop = install_stop_handler();
     let ctx = PhaseSpec {
         phase,
-        args,
+        options: args,
         props,
-        work,
+        workload: work,
         plan,
         report: ReportStyle::Ycsb,
         stop,

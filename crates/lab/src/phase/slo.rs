@@ -76,21 +76,21 @@ const KEEP_UP: f64 = 0.95;
 /// Runs the search on an open store; the exit code is 0 when some rate met the targets,
 /// 1 when none did.
 pub fn search<S: Store>(ctx: &PhaseSpec, store: &S) -> Result<ExitCode> {
-    let targets = ctx.args.slo.clone().expect("search runs with --slo");
+    let targets = ctx.options.slo.clone().expect("search runs with --slo");
     if ctx.phase != Phase::Run {
         return Err(usage("--slo searches with `kvlab run`"));
     }
-    if ctx.plan.target_rate.is_some() || ctx.args.duration.is_some() {
+    if ctx.plan.target_rate.is_some() || ctx.options.duration.is_some() {
         return Err(usage(
             "--slo sets each step's rate and length itself: leave out --target-rate and \
              --duration (--slo-step sets the length)",
         ));
     }
-    if let Some(dir) = &ctx.args.out {
-        kvlab_report::prepare_out_dir(dir, ctx.args.overwrite)
+    if let Some(dir) = &ctx.options.out {
+        kvlab_report::prepare_out_dir(dir, ctx.options.overwrite)
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;
     }
-    let step_length = ctx.args.slo_step;
+    let step_length = ctx.options.slo_step;
     eprintln!(
         "kvlab: searching the highest rate meeting {targets} ({} s steps: closed loop, then \
          open loop at {} % of its throughput, then {REFINEMENTS} halvings)",
@@ -198,7 +198,7 @@ fn report_search(
             "percentile": p,
             "latency_us": d.as_secs_f64() * 1e6,
         })).collect::<Vec<_>>(),
-        "step_s": ctx.args.slo_step.as_secs_f64(),
+        "step_s": ctx.options.slo_step.as_secs_f64(),
         "capacity_ops_per_sec": capacity,
         "max_rate_ops_per_sec": best,
         "achieved_at_max_ops_per_sec": at_best,
@@ -226,7 +226,7 @@ fn report_search(
     writeln!(out, "[SLO], MaxRate(ops/sec), {max}")?;
     writeln!(out, "[SLO], Capacity(ops/sec), {capacity:.0}")?;
     out.flush()?;
-    if let Some(dir) = &ctx.args.out {
+    if let Some(dir) = &ctx.options.out {
         let mut json = serde_json::to_string_pretty(&summary)?;
         json.push('\n');
         kvlab_report::write_atomic(&dir.join("slo.json"), json.as_bytes(), true)?;
@@ -253,7 +253,7 @@ fn run_step<S: Store>(
     index: usize,
 ) -> Result<Step> {
     let dir = ctx
-        .args
+        .options
         .out
         .as_ref()
         .map(|d| d.join("steps").join(format!("{index:02}")));
@@ -261,15 +261,15 @@ fn run_step<S: Store>(
         kvlab_report::prepare_out_dir(dir, true)
             .with_context(|| format!("preparing the output directory {}", dir.display()))?;
     }
-    let mut args = ctx.args.clone();
+    let mut args = ctx.options.clone();
     args.out = dir.clone();
     args.target_rate = rate.map(TargetRate::Constant);
-    args.duration = Some(ctx.args.slo_step);
+    args.duration = Some(ctx.options.slo_step);
     let step_ctx = PhaseSpec {
-        args,
+        options: args,
         plan: RunPlan {
             target_rate: rate.map(TargetRate::Constant),
-            duration: Some(ctx.args.slo_step),
+            duration: Some(ctx.options.slo_step),
             operations: None,
             ..ctx.plan.clone()
         },

@@ -35,7 +35,7 @@ pub fn workload_trace(
     ctx.plan.operations = Some(
         limit
             .or(ctx.plan.operations)
-            .unwrap_or_else(|| ctx.work.operation_count()),
+            .unwrap_or_else(|| ctx.workload.operation_count()),
     );
     eprintln!(
         "kvlab: generating {} operations of {name} (seed {seed}, one client, as `kvlab run --db null --threads 1`)",
@@ -51,7 +51,7 @@ pub fn workload_trace(
     // (CacheBench's model): a read of it gets that size, as a store holding the key
     // would return — byte mode needs it, object mode is unchanged. Other reads without a
     // value take their object's nearest written size (LoadOptions).
-    let cache = match &ctx.work {
+    let cache = match &ctx.workload {
         AnyWorkload::Cache(w) => Some(Arc::clone(w)),
         _ => None,
     };
