@@ -32,6 +32,8 @@
 //!   [`phase::open::open_store`] opens the store and runs it; output, SLO search, rounds,
 //!   and each workload family's [`phase::hook::PhaseHook`] live beside it.
 //!
+//! - [`sim`]: `kvlab sim`'s table, page and comparison with measured runs.
+//!
 //! The command line's parser stops at [`options::PhaseOptions`]: the only flag type the
 //! options hold is memtier's workload group, which `kvlab-memtier` owns with memtier's
 //! syntax.
@@ -43,6 +45,7 @@ pub mod options;
 pub mod outputs;
 pub mod phase;
 pub mod plan;
+pub mod sim;
 mod stores;
 
 pub use stores::{is_store_option, Access, Flag, StoreInfo, OPTION_PREFIXES, STORES};
