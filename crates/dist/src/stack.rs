@@ -221,4 +221,27 @@ mod tests {
             vec![None, None, Some(1), Some(0), None, Some(2), Some(2)]
         );
     }
+
+    #[test]
+    fn retained_keys_keep_their_order_and_dropped_ones_no_longer_count() {
+        // Keys 0..4 requested in order; drop 1 and 3, rename 0, 2, 4 to 0, 1, 2.
+        let mut s = StackDistance::default();
+        let mut pos = [NONE; 5];
+        for k in 0..5u32 {
+            let mut p = pos[k as usize];
+            assert_eq!(s.access(k, &mut p, |_, _| unreachable!("no renumbering")), None);
+            pos[k as usize] = p;
+        }
+        let mut new_pos = [NONE; 3];
+        s.retain(
+            |k| (k % 2 == 0).then_some(k / 2),
+            |k, p| new_pos[k as usize] = p,
+        );
+        assert_eq!(s.live(), 3);
+        // Old key 0 (now 0): only old keys 2 and 4 were requested since.
+        let mut p = new_pos[0];
+        assert_eq!(s.access(0, &mut p, |_, _| {}), Some(2));
+        assert_eq!(s.key_at_depth(0), 0);
+        assert_eq!(s.key_at_depth(2), 1);
+    }
 }
