@@ -229,7 +229,10 @@ mod tests {
         let mut pos = [NONE; 5];
         for k in 0..5u32 {
             let mut p = pos[k as usize];
-            assert_eq!(s.access(k, &mut p, |_, _| unreachable!("no renumbering")), None);
+            assert_eq!(
+                s.access(k, &mut p, |_, _| unreachable!("no renumbering")),
+                None
+            );
             pos[k as usize] = p;
         }
         let mut new_pos = [NONE; 3];
