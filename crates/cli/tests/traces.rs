@@ -1267,7 +1267,14 @@ fn analyze_samples_keys_past_max_keys_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let t = trace.to_str().unwrap();
     let analyze = |out: &Path, extra: &[&str]| {
-        let mut args = vec!["trace", "analyze", t, "--out", out.to_str().unwrap(), "--html"];
+        let mut args = vec![
+            "trace",
+            "analyze",
+            t,
+            "--out",
+            out.to_str().unwrap(),
+            "--html",
+        ];
         args.extend_from_slice(extra);
         kvlab(&args)
     };
@@ -1279,7 +1286,10 @@ fn analyze_samples_keys_past_max_keys_and_says_so() {
     let o = analyze(&sampled, &["--max-keys", "5000"]);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("--max-keys") && err.contains("estimated"), "{err}");
+    assert!(
+        err.contains("--max-keys") && err.contains("estimated"),
+        "{err}"
+    );
     let (x, e) = (
         read_json(&exact.join("summary.json")),
         read_json(&sampled.join("summary.json")),
@@ -1291,7 +1301,10 @@ fn analyze_samples_keys_past_max_keys_and_says_so() {
     assert!(s["sampled_keys"].as_u64().unwrap() <= 5000, "{s}");
     assert_eq!(e["requests"], x["requests"]);
     let objects = e["objects"].as_u64().unwrap() as f64;
-    assert!((objects / 48_974.0 - 1.0).abs() < 0.2, "{objects} objects estimated");
+    assert!(
+        (objects / 48_974.0 - 1.0).abs() < 0.2,
+        "{objects} objects estimated"
+    );
     let page = std::fs::read_to_string(sampled.join("index.html")).unwrap();
     assert!(page.contains("Estimated:"));
     // --exact and --max-keys contradict each other.

@@ -133,13 +133,16 @@ pub const ESTIMATED_FIGURES: [&str; 15] = [
     "object sizes, working set per window",
 ];
 
+/// A Misra–Gries counter: the count, and the key's bytes (byte-key traces).
+type Counter = (u64, Option<Box<[u8]>>);
+
 /// The Misra–Gries summary of the most requested keys (Misra and Gries, 1982): at most
 /// `cap` counters; a key without one when all are taken lowers every counter by one
 /// instead. A key's counter is at most `decrements` below its true count.
 #[derive(Clone, Debug)]
 struct Heavy {
     cap: usize,
-    counts: IdMap<(u64, Option<Box<[u8]>>)>,
+    counts: IdMap<Counter>,
     decrements: u64,
 }
 
@@ -1156,7 +1159,7 @@ impl Analyzer {
             + self.samples.capacity() * size_of::<Sample>()
             + self.cf_extra.capacity() * (size_of::<(u64, [u32; 2])>() + 1)
             + self.heavy.as_ref().map_or(0, |h| {
-                h.counts.capacity() * (size_of::<(u64, (u64, Option<Box<[u8]>>))>() + 1)
+                h.counts.capacity() * (size_of::<(u64, Counter)>() + 1)
                     + h.counts
                         .values()
                         .map(|c| c.1.as_ref().map_or(0, |k| k.len()))
@@ -1394,7 +1397,7 @@ impl Analyzer {
             .collect();
         if let Some(h) = &self.heavy {
             // Over every request, not the sample (ties: the smaller id).
-            let mut heavy: Vec<(&u64, &(u64, Option<Box<[u8]>>))> = h.counts.iter().collect();
+            let mut heavy: Vec<(&u64, &Counter)> = h.counts.iter().collect();
             heavy.sort_unstable_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
             heavy.truncate(self.opts.top_keys);
             top_keys = heavy
