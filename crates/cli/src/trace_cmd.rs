@@ -185,7 +185,7 @@ pub(crate) struct AnalyzeArgs {
     /// `keys:N` keys per range, `none` (or 0) for none.
     #[arg(long, value_name = "RULE", default_value = "ranges:30")]
     pub(crate) key_ranges: KeyRangeRule,
-    /// Most distinct keys followed one by one (about 120 bytes of memory each): past this,
+    /// Most distinct keys followed one by one (120–170 bytes of memory each): past this,
     /// keys are sampled by a hash of the key (SHARDS-style, the rate halving as needed)
     /// and the per-key figures are estimates, as summary.json's `sampling` and
     /// index.html say.
