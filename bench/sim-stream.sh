@@ -19,6 +19,11 @@
 #   KVLAB    the kvlab binary (default: this checkout's release build, built now)
 #   LCS=0    skip libCacheSim (kvlab's figures only)
 #   LCS_RUNS runs of libCacheSim per policy and size (default RUNS)
+#   GEN_ONLY=1  generate the trace (when missing), print its path and stop
+#               (bench/analyze-stream.sh uses it)
+#
+# The trace cannot be piped from the generator instead of written: it is generated from
+# the end backwards (each record's next-access time comes from the records after it).
 #
 # libCacheSim's time is its `process_trace` call (it streams the trace while simulating;
 # its own reader reads the file once per policy and size, as one simulation each); kvlab's
@@ -88,6 +93,11 @@ with open(path, "wb") as f:
         f.write(rec.tobytes())
         end = start
 PY
+fi
+
+if [[ ${GEN_ONLY:-0} == 1 ]]; then
+  echo "$TRACE"
+  exit 0
 fi
 
 use_kvlab

@@ -65,6 +65,7 @@ mod list;
 pub mod mrc;
 pub mod policy;
 pub mod sim;
+mod sizes;
 pub mod stream;
 pub mod trace;
 

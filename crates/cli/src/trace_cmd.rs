@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use kvlab_trace::analyze::{AnalyzeOptions, Analyzer, KeyRangeRule};
+use kvlab_trace::analyze::{AnalyzeOptions, Analyzer, KeyRangeRule, DEFAULT_MAX_KEYS};
 use kvlab_trace::export::libcachesim::LibCacheSimFormat;
 use kvlab_trace::export::OutputFormat;
 use kvlab_trace::parquet::Partition;
@@ -185,6 +185,20 @@ pub(crate) struct AnalyzeArgs {
     /// `keys:N` keys per range, `none` (or 0) for none.
     #[arg(long, value_name = "RULE", default_value = "ranges:30")]
     pub(crate) key_ranges: KeyRangeRule,
+    /// Most distinct keys followed one by one (120–170 bytes of memory each): past this,
+    /// keys are sampled by a hash of the key (SHARDS-style, the rate halving as needed)
+    /// and the per-key figures are estimates, as summary.json's `sampling` and
+    /// index.html say.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_MAX_KEYS as u64,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) max_keys: u64,
+    /// Follow every key exactly, whatever the memory: no sampling.
+    #[arg(long, conflicts_with = "max_keys")]
+    pub(crate) exact: bool,
 }
 
 /// Runs `kvlab trace …`.
@@ -413,6 +427,7 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         top_keys: a.top.max(1),
         window_s: a.window.max(1),
         key_ranges: a.key_ranges,
+        max_keys: (!a.exact).then(|| usize::try_from(a.max_keys).unwrap_or(usize::MAX)),
         ..AnalyzeOptions::default()
     };
     let mut analyzer = Analyzer::new(reader.info(), &options);
@@ -424,6 +439,15 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     analysis
         .write(&a.out, a.html)
         .map_err(|e| anyhow::anyhow!(e))?;
+    if let Some(s) = &analysis.summary.sampling {
+        eprintln!(
+            "kvlab: more than {} distinct keys (--max-keys): the per-key figures are \
+             estimated from {} keys sampled at rate 1/{} (about {} objects; top-key counts \
+             at most {} requests low); summary.json's \"sampling\" lists them, --exact \
+             follows every key",
+            s.max_keys, s.sampled_keys, s.weight, analysis.summary.objects, s.top_error_requests
+        );
+    }
     eprintln!(
         "kvlab: analysis of {} in {}{}",
         a.input.trace.display(),

@@ -1257,3 +1257,59 @@ fn a_sub_second_recording_is_analyzed_in_sub_second_intervals() {
         seen.assert_readable("kvlab trace analyze --html");
     }
 }
+
+#[test]
+fn analyze_samples_keys_past_max_keys_and_says_so() {
+    let Some(trace) = shared_data_or_skip("traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace.to_str().unwrap();
+    let analyze = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "trace",
+            "analyze",
+            t,
+            "--out",
+            out.to_str().unwrap(),
+            "--html",
+        ];
+        args.extend_from_slice(extra);
+        kvlab(&args)
+    };
+    // 48 974 objects followed exactly, and at most 5 000 of them.
+    let exact = dir.path().join("exact");
+    let o = analyze(&exact, &["--exact"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let sampled = dir.path().join("sampled");
+    let o = analyze(&sampled, &["--max-keys", "5000"]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("--max-keys") && err.contains("estimated"),
+        "{err}"
+    );
+    let (x, e) = (
+        read_json(&exact.join("summary.json")),
+        read_json(&sampled.join("summary.json")),
+    );
+    assert!(x.get("sampling").is_none());
+    assert_eq!(x["objects"].as_u64(), Some(48_974));
+    let s = &e["sampling"];
+    assert!(s["weight"].as_u64().unwrap() >= 16, "{s}");
+    assert!(s["sampled_keys"].as_u64().unwrap() <= 5000, "{s}");
+    assert_eq!(e["requests"], x["requests"]);
+    let objects = e["objects"].as_u64().unwrap() as f64;
+    assert!(
+        (objects / 48_974.0 - 1.0).abs() < 0.2,
+        "{objects} objects estimated"
+    );
+    let page = std::fs::read_to_string(sampled.join("index.html")).unwrap();
+    assert!(page.contains("Estimated:"));
+    // --exact and --max-keys contradict each other.
+    let o = analyze(&dir.path().join("both"), &["--exact", "--max-keys", "10"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--max-keys"), "{err}");
+}

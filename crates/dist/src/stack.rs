@@ -147,6 +147,41 @@ impl StackDistance {
             }
         }
         debug_assert_eq!(n, self.live as usize, "one mark per requested key");
+        self.rebuild(owner, n);
+        mine
+    }
+
+    /// Forgets the keys `keep` refuses and renames the others, for a caller that samples
+    /// keys and lowers its sampling rate: `keep(slot)` returns the key's new slot, or
+    /// `None` to drop it (its mark leaves the stack, so later distances no longer count
+    /// it). The kept marks are renumbered in order as when positions run out, and
+    /// `renumber(new_slot, new_pos)` is called for every kept key.
+    pub fn retain(
+        &mut self,
+        mut keep: impl FnMut(u32) -> Option<u32>,
+        mut renumber: impl FnMut(u32, u32),
+    ) {
+        let mut kept = Vec::with_capacity(self.live as usize);
+        for &s in &self.owner[..self.next as usize] {
+            if s != NONE {
+                if let Some(new) = keep(s) {
+                    kept.push(new);
+                }
+            }
+        }
+        let n = kept.len();
+        let cap = (4 * n).max(4096);
+        kept.resize(cap, NONE);
+        for (p, &s) in kept[..n].iter().enumerate() {
+            renumber(s, p as u32);
+        }
+        self.live = n as u32;
+        self.rebuild(kept, n);
+    }
+
+    /// Installs `owner` (marks at positions `0..n`, room after them) and builds the tree.
+    fn rebuild(&mut self, owner: Vec<u32>, n: usize) {
+        let cap = owner.len();
         // Linear Fenwick build over ones at positions 0..n.
         let mut tree = vec![0u32; cap + 1];
         for i in 1..=cap {
@@ -161,7 +196,6 @@ impl StackDistance {
         self.tree = tree;
         self.owner = owner;
         self.next = n as u32;
-        mine
     }
 }
 
@@ -186,5 +220,31 @@ mod tests {
             got,
             vec![None, None, Some(1), Some(0), None, Some(2), Some(2)]
         );
+    }
+
+    #[test]
+    fn retained_keys_keep_their_order_and_dropped_ones_no_longer_count() {
+        // Keys 0..4 requested in order; drop 1 and 3, rename 0, 2, 4 to 0, 1, 2.
+        let mut s = StackDistance::default();
+        let mut pos = [NONE; 5];
+        for k in 0..5u32 {
+            let mut p = pos[k as usize];
+            assert_eq!(
+                s.access(k, &mut p, |_, _| unreachable!("no renumbering")),
+                None
+            );
+            pos[k as usize] = p;
+        }
+        let mut new_pos = [NONE; 3];
+        s.retain(
+            |k| (k % 2 == 0).then_some(k / 2),
+            |k, p| new_pos[k as usize] = p,
+        );
+        assert_eq!(s.live(), 3);
+        // Old key 0 (now 0): only old keys 2 and 4 were requested since.
+        let mut p = new_pos[0];
+        assert_eq!(s.access(0, &mut p, |_, _| {}), Some(2));
+        assert_eq!(s.key_at_depth(0), 0);
+        assert_eq!(s.key_at_depth(2), 1);
     }
 }

@@ -1131,3 +1131,169 @@ fn qps_intervals_are_round_and_at_most_a_second() {
     assert_eq!(interval_label(1000 * ms), "1 s");
     assert_eq!(interval_label(250_000), "250 µs");
 }
+
+/// A skewed id trace (`n` requests over about `keys` ids, key `k` drawn as
+/// `keys · u³`, so a few keys are hot), a request every millisecond.
+fn skewed_trace(n: u64, keys: u64, seed: u64) -> Vec<TraceRecord> {
+    let mut rng = XorShift(seed);
+    (0..n)
+        .map(|i| {
+            let mut rec = TraceRecord::default();
+            let u = rng.below(1 << 20) as f64 / f64::from(1 << 20);
+            rec.id = (keys as f64 * u * u * u) as u64 * 7919 + 13;
+            rec.ts = i;
+            rec.op = if i % 4 == 0 { Op::Put } else { Op::Get };
+            rec.value_size = 100 + rec.id % 900;
+            rec
+        })
+        .collect()
+}
+
+fn analyze_records(recs: &[TraceRecord], opts: &AnalyzeOptions) -> Analysis {
+    let mut a = Analyzer::new(&info(KeyEncoding::Id, TimeUnit::Millis), opts);
+    for r in recs {
+        a.observe(r);
+    }
+    a.finish()
+}
+
+/// The share of reuses whose stack distance is below `c` (an LRU cache of `c` objects
+/// would hit them), from the log2 histogram.
+fn below(h: &kvlab_trace::analyze::hist::Log2Hist, upto_bucket: usize) -> f64 {
+    let total = h.total().max(1) as f64;
+    let n: u64 = h.buckets[..upto_bucket].iter().sum();
+    n as f64 / total
+}
+
+#[test]
+fn past_max_keys_keys_are_sampled_and_the_estimates_are_close_and_said() {
+    // 300 000 requests over ~60 000 keys, followed exactly and with at most 4 096 keys.
+    let recs = skewed_trace(300_000, 60_000, 11);
+    let exact = analyze_records(
+        &recs,
+        &AnalyzeOptions {
+            max_keys: None,
+            ..AnalyzeOptions::default()
+        },
+    );
+    let opts = AnalyzeOptions {
+        max_keys: Some(4096),
+        ..AnalyzeOptions::default()
+    };
+    let est = analyze_records(&recs, &opts);
+    assert!(exact.summary.sampling.is_none());
+    let s = est.summary.sampling.clone().expect("keys were sampled");
+    let (e, x) = (&est.summary, &exact.summary);
+    println!("sampling {s:?}");
+    println!(
+        "objects {} / {}, mean stack distance {} / {}, one-hit {} / {}, max working set {} / {}",
+        e.objects,
+        x.objects,
+        e.mean_stack_distance,
+        x.mean_stack_distance,
+        e.one_hit_objects,
+        x.one_hit_objects,
+        e.max_working_set,
+        x.max_working_set
+    );
+    assert!(s.weight >= 8 && s.sampled_keys <= 4096, "{s:?}");
+    assert_eq!(s.rate, 1.0 / s.weight as f64);
+    // Figures over requests stay exact.
+    assert_eq!(e.requests, x.requests);
+    assert_eq!(e.request_bytes, x.request_bytes);
+    assert_eq!(e.ops, x.ops);
+    assert_eq!(est.qps, exact.qps);
+    // Per-key figures are estimates within a few per cent.
+    let close = |a: f64, b: f64, tol: f64, what: &str| {
+        assert!((a - b).abs() <= tol * b.abs(), "{what}: {a} against {b}");
+    };
+    close(e.objects as f64, x.objects as f64, 0.1, "objects");
+    close(
+        e.object_bytes as f64,
+        x.object_bytes as f64,
+        0.15,
+        "object bytes",
+    );
+    close(
+        e.mean_stack_distance,
+        x.mean_stack_distance,
+        0.15,
+        "mean stack distance",
+    );
+    close(e.reuses as f64, x.reuses as f64, 0.1, "reuses");
+    close(
+        e.max_working_set as f64,
+        x.max_working_set as f64,
+        0.15,
+        "working set",
+    );
+    close(
+        e.one_hit_objects as f64,
+        x.one_hit_objects as f64,
+        0.15,
+        "one-hit objects",
+    );
+    close(
+        e.zipf_alpha.expect("a fit"),
+        x.zipf_alpha.expect("a fit"),
+        0.1,
+        "Zipf alpha",
+    );
+    for b in [8, 10, 12, 14] {
+        let (pe, px) = (
+            below(&est.stack_distance, b),
+            below(&exact.stack_distance, b),
+        );
+        assert!(
+            (pe - px).abs() < 0.03,
+            "LRU hits below 2^{b}: {pe} against {px}"
+        );
+    }
+    // The most requested keys: Misra–Gries counts at most `top_error_requests` low.
+    assert_eq!(e.top_frequencies.len(), x.top_frequencies.len());
+    for (got, want) in e.top_frequencies.iter().zip(&x.top_frequencies) {
+        assert!(
+            got <= want && got + s.top_error_requests >= *want,
+            "{got} against {want} (error bound {})",
+            s.top_error_requests
+        );
+    }
+    assert_eq!(est.top_keys[0].1, exact.top_keys[0].1, "the hottest key");
+    // The output says so.
+    let dir = tempfile::tempdir().unwrap();
+    est.write(dir.path(), true).unwrap();
+    let summary = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    assert!(summary.contains("\"sampling\""), "{summary}");
+    assert!(summary.contains("spatial key sampling"), "{summary}");
+    let page = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    assert!(page.contains("Estimated:"));
+    let dir = tempfile::tempdir().unwrap();
+    exact.write(dir.path(), true).unwrap();
+    let summary = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    assert!(
+        !summary.contains("sampling"),
+        "an exact analysis says nothing of it"
+    );
+}
+
+#[test]
+fn below_max_keys_the_analysis_is_the_exact_one() {
+    let recs = skewed_trace(50_000, 3_000, 5);
+    let exact = analyze_records(
+        &recs,
+        &AnalyzeOptions {
+            max_keys: None,
+            ..AnalyzeOptions::default()
+        },
+    );
+    let bounded = analyze_records(
+        &recs,
+        &AnalyzeOptions {
+            max_keys: Some(exact.summary.objects as usize),
+            ..AnalyzeOptions::default()
+        },
+    );
+    assert_eq!(bounded.summary, exact.summary);
+    assert_eq!(bounded.popularity, exact.popularity);
+    assert_eq!(bounded.stack_distance, exact.stack_distance);
+}

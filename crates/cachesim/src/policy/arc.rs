@@ -5,10 +5,12 @@
 //! per ghost hit, in the cache's unit — so in byte mode it moves by about one *byte*, not
 //! one object; sizes are bytes in byte mode; a ghost hit is a miss whose object enters T2.
 //!
-//! State per object: 8 bytes of links, 4 of size, 1 of list id.
+//! State per object: 8 bytes of links, 1 of list id, and 4 of size unless every size is
+//! 1 (object mode: see `sizes.rs`).
 
 use crate::list::{Links, Queue};
 use crate::policy::Policy;
+use crate::sizes::Sizes;
 use crate::trace::Req;
 
 const NONE: u8 = 0;
@@ -32,7 +34,7 @@ pub struct Arc {
     in_b2: bool,
     vtime_last_req_in_ghost: u64,
     list: Vec<u8>,
-    size: Vec<u32>,
+    size: Sizes,
 }
 
 impl Arc {
@@ -51,7 +53,7 @@ impl Arc {
             in_b2: false,
             vtime_last_req_in_ghost: u64::MAX,
             list: vec![NONE; n_objects],
-            size: vec![0; n_objects],
+            size: Sizes::new(n_objects),
         }
     }
 
@@ -188,7 +190,7 @@ impl Policy for Arc {
 
     fn insert(&mut self, req: &Req) {
         let x = req.obj;
-        self.size[x as usize] = req.size as u32;
+        self.size.set(x as usize, req.size as u32);
         if self.ghost_hit_now() {
             self.relink(x, T2);
             self.in_b1 = false;

@@ -1,9 +1,11 @@
 //! LRU, as libCacheSim's `LRU.c`: a hit moves the object to the head; evict the tail.
 //!
-//! State per object: 8 bytes of links, 4 of size, 1 resident flag.
+//! State per object: 8 bytes of links, 1 resident flag, and 4 of size unless every size is
+//! 1 (object mode: see `sizes.rs`).
 
 use crate::list::{Links, Queue};
 use crate::policy::Policy;
+use crate::sizes::Sizes;
 use crate::trace::Req;
 
 /// Least recently used.
@@ -13,7 +15,7 @@ pub struct Lru {
     links: Links,
     queue: Queue,
     resident: Vec<bool>,
-    size: Vec<u32>,
+    size: Sizes,
 }
 
 impl Lru {
@@ -24,7 +26,7 @@ impl Lru {
             links: Links::new(n_objects),
             queue: Queue::default(),
             resident: vec![false; n_objects],
-            size: vec![0; n_objects],
+            size: Sizes::new(n_objects),
         }
     }
 }
@@ -67,7 +69,7 @@ impl Policy for Lru {
     #[inline]
     fn insert(&mut self, req: &Req) {
         let x = req.obj;
-        self.size[x as usize] = req.size as u32;
+        self.size.set(x as usize, req.size as u32);
         self.resident[x as usize] = true;
         self.links.push_head(&mut self.queue, x, req.size);
     }

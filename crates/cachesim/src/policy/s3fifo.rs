@@ -14,11 +14,13 @@
 //! check (evictions happen) but is then not inserted; promotions to main ignore main's
 //! share (main can overfill until the next eviction drains it).
 //!
-//! State per object: 8 bytes of queue links, 8 of ghost links, 4 of counter, 4 of size,
-//! 4 of ghost size, 1 of place, 1 ghost flag.
+//! State per object: 8 bytes of queue links, 8 of ghost links, 4 of counter, 1 of place,
+//! 1 ghost flag, and 4 of size and 4 of ghost size unless every size is 1 (object mode:
+//! see `sizes.rs`).
 
 use crate::list::{Links, Queue};
 use crate::policy::Policy;
+use crate::sizes::Sizes;
 use crate::trace::Req;
 
 const NOWHERE: u8 = 0;
@@ -43,8 +45,8 @@ pub struct S3Fifo {
     place: Vec<u8>,
     in_ghost: Vec<bool>,
     freq: Vec<u32>,
-    size: Vec<u32>,
-    ghost_size: Vec<u32>,
+    size: Sizes,
+    ghost_size: Sizes,
 }
 
 impl S3Fifo {
@@ -80,22 +82,22 @@ impl S3Fifo {
             place: vec![NOWHERE; n_objects],
             in_ghost: vec![false; n_objects],
             freq: vec![0; n_objects],
-            size: vec![0; n_objects],
-            ghost_size: vec![0; n_objects],
+            size: Sizes::new(n_objects),
+            ghost_size: Sizes::new(n_objects),
         })
     }
 
     fn insert_main(&mut self, x: u32, size: u64) {
         self.place[x as usize] = MAIN;
         self.freq[x as usize] = 0;
-        self.size[x as usize] = size as u32;
+        self.size.set(x as usize, size as u32);
         self.links.push_head(&mut self.main, x, size);
     }
 
     fn insert_small(&mut self, x: u32, size: u64) {
         self.place[x as usize] = SMALL;
         self.freq[x as usize] = 0;
-        self.size[x as usize] = size as u32;
+        self.size.set(x as usize, size as u32);
         self.links.push_head(&mut self.small, x, size);
     }
 
@@ -111,7 +113,7 @@ impl S3Fifo {
             self.in_ghost[t as usize] = false;
         }
         self.in_ghost[x as usize] = true;
-        self.ghost_size[x as usize] = size as u32;
+        self.ghost_size.set(x as usize, size as u32);
         self.ghost_links.push_head(&mut self.ghost, x, size);
     }
 

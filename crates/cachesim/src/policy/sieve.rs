@@ -3,10 +3,12 @@
 //! unvisited object, then rests on that object's neighbour toward the head (wrapping to
 //! the tail past the head).
 //!
-//! State per object: 8 bytes of links, 4 of size, 1 visited bit, 1 resident flag.
+//! State per object: 8 bytes of links, 1 visited bit, 1 resident flag, and
+//! 4 of size unless every size is 1 (object mode: see `sizes.rs`).
 
 use crate::list::{Links, Queue, NIL};
 use crate::policy::Policy;
+use crate::sizes::Sizes;
 use crate::trace::Req;
 
 /// SIEVE.
@@ -18,7 +20,7 @@ pub struct Sieve {
     hand: u32,
     resident: Vec<bool>,
     visited: Vec<bool>,
-    size: Vec<u32>,
+    size: Sizes,
 }
 
 impl Sieve {
@@ -31,7 +33,7 @@ impl Sieve {
             hand: NIL,
             resident: vec![false; n_objects],
             visited: vec![false; n_objects],
-            size: vec![0; n_objects],
+            size: Sizes::new(n_objects),
         }
     }
 
@@ -95,7 +97,7 @@ impl Policy for Sieve {
     #[inline]
     fn insert(&mut self, req: &Req) {
         let x = req.obj;
-        self.size[x as usize] = req.size as u32;
+        self.size.set(x as usize, req.size as u32);
         self.resident[x as usize] = true;
         self.visited[x as usize] = false;
         self.links.push_head(&mut self.queue, x, req.size);

@@ -40,14 +40,23 @@ impl ValueHist {
     /// Counts one value.
     #[inline]
     pub fn record(&mut self, v: u64) {
+        self.record_n(v, 1);
+    }
+
+    /// Counts `n` occurrences of one value (a sampled object standing for `n` objects).
+    #[inline]
+    pub fn record_n(&mut self, v: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
         if self.count == 0 || v < self.min {
             self.min = v;
         }
         self.max = self.max.max(v);
-        self.count += 1;
-        self.sum += u128::from(v);
+        self.count += n;
+        self.sum += u128::from(v) * u128::from(n);
         let key = if self.rounded { round(v) } else { v };
-        *self.counts.entry(key).or_insert(0) += 1;
+        *self.counts.entry(key).or_insert(0) += n;
         if !self.rounded && self.counts.len() > EXACT_LIMIT {
             self.rounded = true;
             let exact = std::mem::take(&mut self.counts);
@@ -150,6 +159,12 @@ impl Log2Hist {
     #[inline]
     pub fn record(&mut self, v: u64) {
         self.buckets[Self::bucket(v)] += 1;
+    }
+
+    /// Counts `n` occurrences of one value (a sampled request standing for `n`).
+    #[inline]
+    pub fn record_n(&mut self, v: u64, n: u64) {
+        self.buckets[Self::bucket(v)] += n;
     }
 
     /// Values counted.

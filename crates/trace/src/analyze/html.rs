@@ -413,6 +413,23 @@ pub(crate) fn page(a: &Analysis) -> String {
          <h1>Trace analysis ({})</h1>",
         esc(&s.format)
     );
+    if let Some(sm) = &s.sampling {
+        let _ = write!(
+            o,
+            "<p class=\"note\"><strong>Estimated:</strong> the trace has more than {} \
+             distinct keys, so keys were sampled by a hash of the key ({}) at rate 1/{} \
+             ({} keys kept). Object counts, popularity, reuse and stack distances, the \
+             heatmap, key ranges and working sets are estimates from that sample (ranks on \
+             the popularity chart are among the sampled objects); the most requested keys \
+             come from a Misra–Gries summary of every request, their counts at most {} \
+             requests low. Request, byte, op, size and QPS figures are exact.</p>",
+            sm.max_keys,
+            esc(&sm.method),
+            sm.weight,
+            sm.sampled_keys,
+            sm.top_error_requests
+        );
+    }
     let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.4}"));
     let rows = vec![
         vec!["requests".into(), s.requests.to_string()],

@@ -20,6 +20,16 @@
 //!   Facebook" (Figures 9–13);
 //! - working set (distinct keys) per time window, and Pearson correlations between
 //!   per-request variables that workload models draw independently.
+//!
+//! Memory grows with the distinct keys (120–170 bytes a key), never with the requests.
+//! Past [`AnalyzeOptions::max_keys`] distinct keys the per-key figures become estimates
+//! ([`Sampling`]): keys are sampled spatially, by a hash of the key, as SHARDS samples
+//! them (Waldspurger et al., FAST '15), the rate halving whenever the sample outgrows the
+//! bound (SHARDS with a fixed sample size); each sampled key then stands for 1/rate keys
+//! and each of its reuses for 1/rate reuses, and its stack distance among sampled keys is
+//! scaled by 1/rate. The most requested keys come from a Misra–Gries summary over every
+//! request instead (counts at most [`Sampling::top_error_requests`] low). Figures over
+//! requests (counts, bytes, ops, sizes, QPS) stay exact.
 
 pub mod hist;
 mod html;
@@ -70,6 +80,88 @@ pub struct AnalyzeOptions {
     /// Most column families (tenants) given a heatmap, key ranges and time series of
     /// their own when a trace has more than one: the most requested ones.
     pub max_cf_locality: usize,
+    /// Most distinct keys followed one by one: past this, keys are sampled and the
+    /// per-key figures estimated ([`Sampling`]); `None` follows every key exactly,
+    /// whatever the memory.
+    pub max_keys: Option<usize>,
+}
+
+/// The default [`AnalyzeOptions::max_keys`]: at most about 1.4 GB of memory (1 399 828 KiB
+/// of maximum RSS measured on a 10⁸-request trace of 8.9 M objects, docs/performance.md).
+pub const DEFAULT_MAX_KEYS: usize = 1 << 23;
+
+/// Counters of the Misra–Gries summary of the most requested keys once keys are sampled
+/// (or 64 per listed key, if more).
+pub const HEAVY_COUNTERS: usize = 4096;
+
+/// How the per-key figures of a sampled analysis were estimated (`summary.json`'s
+/// `sampling`; absent when every key was followed exactly).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sampling {
+    /// How: `"spatial key sampling (SHARDS, fixed sample size)"`.
+    pub method: String,
+    /// The final share of keys sampled (a power of two: 1/2, 1/4, …).
+    pub rate: f64,
+    /// Keys each sampled key stands for (1 / rate).
+    pub weight: u64,
+    /// The bound on the keys followed ([`AnalyzeOptions::max_keys`]).
+    pub max_keys: u64,
+    /// Keys in the final sample.
+    pub sampled_keys: u64,
+    /// The figures that are estimates.
+    pub estimated: Vec<String>,
+    /// The request counts of the most requested keys (`top_frequencies`, `top_keys.csv`)
+    /// are at most this many requests below the true counts (Misra–Gries).
+    pub top_error_requests: u64,
+}
+
+/// The figures a sampled analysis estimates ([`Sampling::estimated`]).
+pub const ESTIMATED_FIGURES: [&str; 15] = [
+    "objects",
+    "object_bytes",
+    "compulsory_miss_ratio",
+    "compulsory_miss_ratio_bytes",
+    "frequency_mean",
+    "x_hit",
+    "zipf_alpha",
+    "top_frequencies",
+    "reuses",
+    "mean_stack_distance",
+    "max_working_set",
+    "correlations (key_hotness)",
+    "popularity, access counts, heatmap, key ranges, key x time series",
+    "stack distance, reuse time and libCacheSim reuse histograms",
+    "object sizes, working set per window",
+];
+
+/// A Misra–Gries counter: the count, and the key's bytes (byte-key traces).
+type Counter = (u64, Option<Box<[u8]>>);
+
+/// The Misra–Gries summary of the most requested keys (Misra and Gries, 1982): at most
+/// `cap` counters; a key without one when all are taken lowers every counter by one
+/// instead. A key's counter is at most `decrements` below its true count.
+#[derive(Clone, Debug)]
+struct Heavy {
+    cap: usize,
+    counts: IdMap<Counter>,
+    decrements: u64,
+}
+
+impl Heavy {
+    #[inline]
+    fn count(&mut self, id: u64, key: Option<&[u8]>) {
+        if let Some(c) = self.counts.get_mut(&id) {
+            c.0 += 1;
+        } else if self.counts.len() < self.cap {
+            self.counts.insert(id, (1, key.map(Box::from)));
+        } else {
+            self.decrements += 1;
+            self.counts.retain(|_, c| {
+                c.0 -= 1;
+                c.0 > 0
+            });
+        }
+    }
 }
 
 /// The interval a trace's request rate is counted in, from its span (ns from the first
@@ -120,6 +212,7 @@ impl Default for AnalyzeOptions {
             max_qps_buckets: 1 << 16,
             key_ranges: KeyRangeRule::Ranges(30),
             max_cf_locality: 16,
+            max_keys: Some(DEFAULT_MAX_KEYS),
         }
     }
 }
@@ -466,6 +559,10 @@ pub struct Summary {
     pub requests_beyond_windows: u64,
     /// Pearson's r between every two of the per-request variables [`CORRELATED`].
     pub correlations: Vec<Correlation>,
+    /// How the per-key figures were estimated, when keys were sampled (absent from the
+    /// JSON when every key was followed exactly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Sampling>,
 }
 
 /// Everything [`Analyzer::finish`] computed.
@@ -524,7 +621,9 @@ pub struct Analysis {
     pub window: f64,
     /// The working set per window.
     pub windows: Vec<Window>,
-    /// Request counts per object, sorted most first (the popularity curve).
+    /// Request counts per object, sorted most first (the popularity curve); when keys
+    /// were sampled, the sampled objects' counts, each standing for
+    /// [`Sampling::weight`] objects.
     pub popularity: Vec<u64>,
     /// Pearson's r matrix over [`CORRELATED`] (row-major, `None` where undefined).
     pub correlations: [[Option<f64>; 4]; 4],
@@ -573,6 +672,11 @@ pub struct Analyzer {
     /// The next request index that is a multiple of `sample_stride`.
     next_sample: u64,
     moments: Moments,
+    /// Keys are sampled when the top `shift` bits of their hash are 0 (0: every key):
+    /// each sampled key stands for `1 << shift`.
+    shift: u32,
+    /// The most requested keys, once keys are sampled.
+    heavy: Option<Heavy>,
 }
 
 /// A sampled request of the key × time series.
@@ -665,7 +769,135 @@ impl Analyzer {
             sample_stride: 1,
             next_sample: 0,
             moments: Moments::default(),
+            shift: 0,
+            heavy: None,
         }
+    }
+
+    /// Keys each followed key stands for (1 while every key is followed).
+    #[inline]
+    fn weight(&self) -> u64 {
+        1 << self.shift
+    }
+
+    /// Whether key `id` is in the sample at `shift`.
+    #[inline]
+    fn sampled(id: u64, shift: u32) -> bool {
+        // A salted hash, so the sample is not the one kvlab's id hash tables cluster on.
+        shift == 0 || kvlab_dist::mix64(id ^ 0x5851_f42d_4c95_7f2d) >> (64 - shift) == 0
+    }
+
+    /// Halves the sampling rate until the keys followed fit [`AnalyzeOptions::max_keys`]
+    /// again, forgetting the keys no longer sampled (their requests stay counted in every
+    /// figure over requests, and in the estimates made so far).
+    fn lower_rate(&mut self, max_keys: usize) {
+        if self.heavy.is_none() {
+            // The summary starts from the exact counts so far: no error yet.
+            let cap = HEAVY_COUNTERS.max(64 * self.opts.top_keys);
+            let mut by_count: Vec<u32> = (0..self.keys.len() as u32).collect();
+            let k = cap.min(by_count.len());
+            if k > 0 && k < by_count.len() {
+                by_count.select_nth_unstable_by(k - 1, |a, b| {
+                    self.keys[*b as usize]
+                        .count
+                        .cmp(&self.keys[*a as usize].count)
+                });
+            }
+            by_count.truncate(k);
+            let mut counts = IdMap::default();
+            for s in by_count {
+                let key = (self.info.key_encoding == KeyEncoding::Bytes)
+                    .then(|| Box::from(self.key_bytes(s as usize)));
+                counts.insert(
+                    self.ids[s as usize],
+                    (u64::from(self.keys[s as usize].count), key),
+                );
+            }
+            self.heavy = Some(Heavy {
+                cap,
+                counts,
+                decrements: 0,
+            });
+        }
+        let mut kept = self.keys.len();
+        while kept > max_keys && self.shift < 63 {
+            self.shift += 1;
+            kept = self
+                .ids
+                .iter()
+                .filter(|&&id| Self::sampled(id, self.shift))
+                .count();
+        }
+        // Old slot -> new slot (NONE: dropped).
+        const GONE: u32 = u32::MAX;
+        let mut remap = vec![GONE; self.keys.len()];
+        let mut n = 0u32;
+        for (slot, &id) in self.ids.iter().enumerate() {
+            if Self::sampled(id, self.shift) {
+                remap[slot] = n;
+                n += 1;
+            }
+        }
+        let keep = |v: &[u32]| -> Vec<usize> {
+            v.iter()
+                .enumerate()
+                .filter(|(_, &r)| r != GONE)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let old: Vec<usize> = keep(&remap);
+        self.keys = old.iter().map(|&i| self.keys[i]).collect();
+        self.ids = old.iter().map(|&i| self.ids[i]).collect();
+        if self.info.key_encoding == KeyEncoding::Bytes {
+            let mut arena = Vec::new();
+            let mut start = Vec::with_capacity(old.len());
+            for &i in &old {
+                start.push(arena.len() as u64);
+                arena.extend_from_slice(self.key_bytes(i));
+            }
+            self.key_arena = arena;
+            self.key_start = start;
+        }
+        self.slot_of.retain(|_, s| {
+            let r = remap[*s as usize];
+            *s = r;
+            r != GONE
+        });
+        for op in self.ops.iter_mut().flatten() {
+            if !op.per_key.is_empty() {
+                op.per_key = old
+                    .iter()
+                    .map(|&i| op.per_key.get(i).copied().unwrap_or(0))
+                    .collect();
+            }
+        }
+        self.cf_extra = std::mem::take(&mut self.cf_extra)
+            .into_iter()
+            .filter_map(|(at, v)| {
+                let r = remap[(at >> 32) as usize];
+                (r != GONE).then(|| (u64::from(r) << 32 | (at & 0xffff_ffff), v))
+            })
+            .collect();
+        self.samples.retain_mut(|p| {
+            let r = remap[p.slot as usize];
+            p.slot = r;
+            r != GONE
+        });
+        let keys = &mut self.keys;
+        self.stack.retain(
+            |s| Some(remap[s as usize]).filter(|&r| r != GONE),
+            |s, p| keys[s as usize].stack_pos = p,
+        );
+    }
+
+    /// The bytes of slot `slot`'s key (byte-key traces).
+    fn key_bytes(&self, slot: usize) -> &[u8] {
+        let start = self.key_start[slot] as usize;
+        let end = self
+            .key_start
+            .get(slot + 1)
+            .map_or(self.key_arena.len(), |&e| e as usize);
+        &self.key_arena[start..end]
     }
 
     /// Time of a timestamp in nanoseconds since the first request; the request index
@@ -707,66 +939,12 @@ impl Analyzer {
         let size = rec.obj_size();
         self.request_bytes += size;
         let is_write = !rec.op.is_read();
-
-        // The key's slot.
-        let next_slot = self.keys.len() as u32;
-        let slot = *self.slot_of.entry(rec.id).or_insert(next_slot);
-        let first = slot == next_slot;
-        if first {
-            self.keys.push(KeyState {
-                cf: rec.cf,
-                ..KeyState::default()
-            });
-            self.ids.push(rec.id);
-            if self.info.key_encoding == KeyEncoding::Bytes {
-                self.key_start.push(self.key_arena.len() as u64);
-                self.key_arena.extend_from_slice(&rec.key);
-            }
-            self.object_bytes += size;
-            self.object_sizes.record(size);
+        let bytes_key = self.info.key_encoding == KeyEncoding::Bytes;
+        if let Some(h) = self.heavy.as_mut() {
+            h.count(rec.id, bytes_key.then_some(&rec.key[..]));
         }
 
-        // Reuse: stack distance, and time since the previous request.
-        let keys = &mut self.keys;
-        let mut stack_pos = keys[slot as usize].stack_pos;
-        let distance = self.stack.access(slot, &mut stack_pos, |s, p| {
-            keys[s as usize].stack_pos = p;
-        });
-        let key = &mut self.keys[slot as usize];
-        key.stack_pos = stack_pos;
-        match distance {
-            None => self.cold += 1,
-            Some(d) => {
-                self.stack_distance.record(d);
-                self.stack_sum += u128::from(d);
-                let vt = pos - key.last_pos;
-                self.reuse_requests.record(vt);
-                let b = self.lcs_bucket.of(vt);
-                if b >= self.reuse_lcs_vtime.len() {
-                    self.reuse_lcs_vtime.resize(b + 1, 0);
-                }
-                self.reuse_lcs_vtime[b] += 1;
-                if self.unit_ns.is_some() {
-                    self.reuse_ns.record(now.saturating_sub(key.last_ns));
-                }
-            }
-        }
-        key.count = key.count.saturating_add(1);
-        key.writes += u32::from(is_write);
-        key.last_pos = pos;
-        key.last_ns = now;
-        key.value_bytes = key.value_bytes.saturating_add(rec.value_size);
-        key.scan_len += u64::from(rec.scan_len);
-        if key.cf != rec.cf {
-            let extra = self
-                .cf_extra
-                .entry(u64::from(slot) << 32 | u64::from(rec.cf))
-                .or_default();
-            extra[0] = extra[0].saturating_add(1);
-            extra[1] = extra[1].saturating_add(u32::from(is_write));
-        }
-
-        // Working set.
+        // Working set: requests here, keys below.
         let w = (now / window_units) as usize;
         if w >= MAX_WINDOWS {
             self.late_requests += 1;
@@ -774,14 +952,14 @@ impl Analyzer {
             if w >= self.windows.len() {
                 self.windows.resize(w + 1, Window::default());
             }
-            let win = &mut self.windows[w];
-            win.requests += 1;
-            win.new_keys += u64::from(first);
-            if key.last_window != w as u32 + 1 {
-                key.last_window = w as u32 + 1;
-                win.distinct_keys += 1;
-            }
+            self.windows[w].requests += 1;
         }
+
+        let slot = if Self::sampled(rec.id, self.shift) {
+            Some(self.observe_key(rec, pos, now, size, is_write, w))
+        } else {
+            None
+        };
 
         // Per op.
         let mut b = (now / qps_units / self.qps_width) as usize;
@@ -808,24 +986,26 @@ impl Analyzer {
             op.qps_first_second[ms] += 1;
         }
         if *self.first_op.get_or_insert(rec.op) != rec.op {
-            if slot as usize >= op.per_key.len() {
-                op.per_key.resize(self.keys.len(), 0);
+            if let Some(slot) = slot {
+                if slot as usize >= op.per_key.len() {
+                    op.per_key.resize(self.keys.len(), 0);
+                }
+                op.per_key[slot as usize] = op.per_key[slot as usize].saturating_add(1);
             }
-            op.per_key[slot as usize] = op.per_key[slot as usize].saturating_add(1);
         }
         self.cf_ops.entry(rec.cf).or_insert([0; Op::ALL.len()])[rec.op as usize] += 1;
 
         // Key × time samples: every `stride`-th request, the stride doubling (and every
         // other sample dropped) whenever the buffer fills, so the kept points stay evenly
         // spread over the whole trace. (The next sampled index is kept, so no division is
-        // made per request.)
+        // made per request.) Requests to keys out of the key sample are left out.
         if pos == self.next_sample {
             if self.samples.len() >= self.opts.time_series_points.max(2) {
                 let stride = self.sample_stride;
                 self.samples.retain(|s| (s.pos / stride).is_multiple_of(2));
                 self.sample_stride *= 2;
             }
-            if pos.is_multiple_of(self.sample_stride) {
+            if let (true, Some(slot)) = (pos.is_multiple_of(self.sample_stride), slot) {
                 self.samples.push(Sample {
                     pos,
                     time: now,
@@ -854,6 +1034,98 @@ impl Analyzer {
         m.prod[3] += wr;
         m.prod[4] += wr * s;
         m.prod[5] += s * s;
+
+        if let Some(max) = self.opts.max_keys {
+            if self.keys.len() > max.max(1) {
+                self.lower_rate(max.max(1));
+            }
+        }
+    }
+
+    /// The per-key part of [`Analyzer::observe`] for a key in the sample (every key
+    /// while none is dropped): returns the key's slot. Counts made here stand for
+    /// [`Analyzer::weight`] keys' or requests' each.
+    #[inline]
+    fn observe_key(
+        &mut self,
+        rec: &TraceRecord,
+        pos: u64,
+        now: u64,
+        size: u64,
+        is_write: bool,
+        w: usize,
+    ) -> u32 {
+        let weight = self.weight();
+        let next_slot = self.keys.len() as u32;
+        let slot = *self.slot_of.entry(rec.id).or_insert(next_slot);
+        let first = slot == next_slot;
+        if first {
+            self.keys.push(KeyState {
+                cf: rec.cf,
+                ..KeyState::default()
+            });
+            self.ids.push(rec.id);
+            if self.info.key_encoding == KeyEncoding::Bytes {
+                self.key_start.push(self.key_arena.len() as u64);
+                self.key_arena.extend_from_slice(&rec.key);
+            }
+            self.object_bytes += size * weight;
+            self.object_sizes.record_n(size, weight);
+        }
+
+        // Reuse: stack distance, and time since the previous request.
+        let keys = &mut self.keys;
+        let mut stack_pos = keys[slot as usize].stack_pos;
+        let distance = self.stack.access(slot, &mut stack_pos, |s, p| {
+            keys[s as usize].stack_pos = p;
+        });
+        let key = &mut self.keys[slot as usize];
+        key.stack_pos = stack_pos;
+        match distance {
+            None => self.cold += weight,
+            Some(d) => {
+                // Among sampled keys, d stands for d / rate keys.
+                let d = d * weight;
+                self.stack_distance.record_n(d, weight);
+                self.stack_sum += u128::from(d) * u128::from(weight);
+                let vt = pos - key.last_pos;
+                self.reuse_requests.record_n(vt, weight);
+                let b = self.lcs_bucket.of(vt);
+                if b >= self.reuse_lcs_vtime.len() {
+                    self.reuse_lcs_vtime.resize(b + 1, 0);
+                }
+                self.reuse_lcs_vtime[b] += weight;
+                if self.unit_ns.is_some() {
+                    self.reuse_ns
+                        .record_n(now.saturating_sub(key.last_ns), weight);
+                }
+            }
+        }
+        key.count = key.count.saturating_add(1);
+        key.writes += u32::from(is_write);
+        key.last_pos = pos;
+        key.last_ns = now;
+        key.value_bytes = key.value_bytes.saturating_add(rec.value_size);
+        key.scan_len += u64::from(rec.scan_len);
+        if key.cf != rec.cf {
+            let extra = self
+                .cf_extra
+                .entry(u64::from(slot) << 32 | u64::from(rec.cf))
+                .or_default();
+            extra[0] = extra[0].saturating_add(1);
+            extra[1] = extra[1].saturating_add(u32::from(is_write));
+        }
+        if w < MAX_WINDOWS {
+            let win = &mut self.windows[w];
+            if first {
+                win.new_keys += weight;
+            }
+            if key.last_window != w as u32 + 1 {
+                key.last_window = w as u32 + 1;
+                win.distinct_keys += weight;
+            }
+        }
+        slot
     }
 
     /// Heap bytes the analyzer holds, about: what grows with the distinct keys (the key
@@ -887,6 +1159,13 @@ impl Analyzer {
             + self.windows.capacity() * size_of::<Window>()
             + self.samples.capacity() * size_of::<Sample>()
             + self.cf_extra.capacity() * (size_of::<(u64, [u32; 2])>() + 1)
+            + self.heavy.as_ref().map_or(0, |h| {
+                h.counts.capacity() * (size_of::<(u64, Counter)>() + 1)
+                    + h.counts
+                        .values()
+                        .map(|c| c.1.as_ref().map_or(0, |k| k.len()))
+                        .sum::<usize>()
+            })
     }
 
     /// Halves the QPS resolution: merges buckets two by two.
@@ -953,16 +1232,16 @@ impl Analyzer {
             let mut hb = HeatBucket {
                 first_key: self.key_text(keys[lo].slot as usize),
                 last_key: self.key_text(keys[hi - 1].slot as usize),
-                keys: (hi - lo) as u64,
+                keys: (hi - lo) as u64 * self.weight(),
                 requests: 0,
                 reads: 0,
                 writes: 0,
                 max_key_requests: 0,
             };
             for k in &keys[lo..hi] {
-                hb.requests += k.requests;
-                hb.writes += k.writes;
-                hb.reads += k.reads;
+                hb.requests += k.requests * self.weight();
+                hb.writes += k.writes * self.weight();
+                hb.reads += k.reads * self.weight();
                 hb.max_key_requests = hb.max_key_requests.max(k.requests);
             }
             heatmap.push(hb);
@@ -979,13 +1258,13 @@ impl Analyzer {
             .cut(keys.len())
             .into_iter()
             .map(|(lo, hi)| {
-                let requests = keys[lo..hi].iter().map(|k| k.requests).sum();
+                let requests: u64 = keys[lo..hi].iter().map(|k| k.requests).sum();
                 KeyRange {
-                    first_rank: lo as u64,
+                    first_rank: lo as u64 * self.weight(),
                     first_key: self.key_text(keys[lo].slot as usize),
                     last_key: self.key_text(keys[hi - 1].slot as usize),
-                    keys: (hi - lo) as u64,
-                    requests,
+                    keys: (hi - lo) as u64 * self.weight(),
+                    requests: requests * self.weight(),
                     share: if total == 0 {
                         0.0
                     } else {
@@ -1046,7 +1325,8 @@ impl Analyzer {
                 let at = rank[p.slot as usize];
                 series[i].push(SeriesPoint {
                     time: self.series_time(p.pos, p.time),
-                    key_rank: keys[i].partition_point(|k| rank[k.slot as usize] < at) as u64,
+                    key_rank: keys[i].partition_point(|k| rank[k.slot as usize] < at) as u64
+                        * self.weight(),
                     op: p.op,
                 });
             }
@@ -1058,7 +1338,7 @@ impl Analyzer {
             .map(|((&(cf, requests), keys), time_series)| CfLocality {
                 cf,
                 requests,
-                keys: keys.len() as u64,
+                keys: keys.len() as u64 * self.weight(),
                 heatmap: self.heat_buckets(&keys),
                 key_ranges: self.key_ranges_of(&keys),
                 time_series,
@@ -1067,8 +1347,9 @@ impl Analyzer {
     }
 
     /// The analysis of every request observed.
-    pub fn finish(self) -> Analysis {
-        let objects = self.keys.len() as u64;
+    pub fn finish(mut self) -> Analysis {
+        let weight = self.weight();
+        let objects = self.keys.len() as u64 * weight;
         let n = self.requests;
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
 
@@ -1078,14 +1359,14 @@ impl Analyzer {
         let mut x_hit = vec![0u64; X_HIT];
         for &c in &popularity {
             if (1..=X_HIT as u64).contains(&c) {
-                x_hit[c as usize - 1] += 1;
+                x_hit[c as usize - 1] += weight;
             }
         }
         let (zipf_alpha, zipf_r2, zipf_note) = match zipf::fit(&popularity) {
             Ok(f) => (Some(f.alpha), Some(f.r2), None),
             Err(why) => (None, None, Some(why)),
         };
-        let top_frequencies: Vec<u64> = popularity
+        let mut top_frequencies: Vec<u64> = popularity
             .iter()
             .take(self.opts.top_keys)
             .copied()
@@ -1105,7 +1386,7 @@ impl Analyzer {
         }
         top.truncate(k);
         top.sort_unstable_by(by_count);
-        let top_keys = top
+        let mut top_keys: Vec<(String, u64, u64)> = top
             .iter()
             .map(|&s| {
                 (
@@ -1115,6 +1396,23 @@ impl Analyzer {
                 )
             })
             .collect();
+        if let Some(h) = &self.heavy {
+            // Over every request, not the sample (ties: the smaller id).
+            let mut heavy: Vec<(&u64, &Counter)> = h.counts.iter().collect();
+            heavy.sort_unstable_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+            heavy.truncate(self.opts.top_keys);
+            top_keys = heavy
+                .iter()
+                .map(|(&id, (c, key))| {
+                    let text = match key {
+                        Some(k) => key_display(k),
+                        None => id.to_string(),
+                    };
+                    (text, id, *c)
+                })
+                .collect();
+            top_frequencies = top_keys.iter().map(|t| t.2).collect();
+        }
 
         // Ops.
         let present: Vec<(Op, &OpStats)> = Op::ALL
@@ -1138,7 +1436,7 @@ impl Analyzer {
         let count_hist = |counts: &mut dyn Iterator<Item = u64>| {
             let mut h: std::collections::BTreeMap<u64, u64> = Default::default();
             for c in counts.filter(|&c| c > 0) {
-                *h.entry(c).or_insert(0) += 1;
+                *h.entry(c).or_insert(0) += weight;
             }
             h.into_iter().collect::<Vec<_>>()
         };
@@ -1204,7 +1502,7 @@ impl Analyzer {
                      ..
                  }| SeriesPoint {
                     time: self.series_time(pos, time),
-                    key_rank: rank[slot as usize],
+                    key_rank: rank[slot as usize] * weight,
                     op,
                 },
             )
@@ -1228,6 +1526,25 @@ impl Analyzer {
             }
         }
 
+        let sampled_reuses = self.stack_distance.total();
+        let mean_stack_distance = if sampled_reuses == 0 {
+            0.0
+        } else {
+            self.stack_sum as f64 / sampled_reuses as f64
+        };
+        if self.heavy.is_some() {
+            // Reuses counted from sampled keys swing with whether a hot key is in the
+            // sample; their count is rather the requests less the (estimated) first
+            // requests, so the histograms are scaled to it, their shapes kept (the
+            // adjustment SHARDS-adj makes, as a ratio).
+            let f = n.saturating_sub(objects) as f64 / sampled_reuses.max(1) as f64;
+            let scale = |v: &mut u64| *v = (*v as f64 * f).round() as u64;
+            self.stack_distance.buckets.iter_mut().for_each(scale);
+            self.reuse_requests.buckets.iter_mut().for_each(scale);
+            self.reuse_ns.buckets.iter_mut().for_each(scale);
+            self.reuse_lcs_vtime.iter_mut().for_each(scale);
+            self.cold = objects;
+        }
         let reuses = self.stack_distance.total();
         let summary = Summary {
             format: self.info.format.clone(),
@@ -1251,11 +1568,7 @@ impl Analyzer {
                 .collect(),
             column_families: self.cf_ops.len() as u64,
             reuses,
-            mean_stack_distance: if reuses == 0 {
-                0.0
-            } else {
-                self.stack_sum as f64 / reuses as f64
-            },
+            mean_stack_distance,
             max_working_set: self
                 .windows
                 .iter()
@@ -1264,6 +1577,15 @@ impl Analyzer {
                 .unwrap_or(0),
             requests_beyond_windows: self.late_requests,
             correlations: corr_list,
+            sampling: self.heavy.as_ref().map(|h| Sampling {
+                method: "spatial key sampling (SHARDS, fixed sample size)".into(),
+                rate: 1.0 / weight as f64,
+                weight,
+                max_keys: self.opts.max_keys.unwrap_or(0) as u64,
+                sampled_keys: self.keys.len() as u64,
+                estimated: ESTIMATED_FIGURES.iter().map(|f| f.to_string()).collect(),
+                top_error_requests: h.decrements,
+            }),
         };
         // A trace shorter than a QPS bucket: buckets of a width chosen from its span,
         // from the counts per millisecond of its first second.
@@ -1341,13 +1663,15 @@ impl Analyzer {
         // Sums involving key hotness h (the key's request count c): over the requests of
         // a key h is constant, so Σh = Σ_k c², Σh² = Σ_k c³, Σh·x = Σ_k c·Σ_{k's} x.
         let (mut sh, mut shh, mut shv, mut shw, mut shs) = (0u128, 0u128, 0u128, 0u128, 0u128);
+        // A sampled key stands for `weight` keys.
+        let weight = u128::from(self.weight());
         for k in &self.keys {
             let c = u128::from(k.count);
-            sh += c * c;
-            shh += c * c * c;
-            shv += c * u128::from(k.value_bytes);
-            shw += c * u128::from(k.writes);
-            shs += c * u128::from(k.scan_len);
+            sh += c * c * weight;
+            shh += c * c * c * weight;
+            shv += c * u128::from(k.value_bytes) * weight;
+            shw += c * u128::from(k.writes) * weight;
+            shs += c * u128::from(k.scan_len) * weight;
         }
         let sum = [sh, m.sum[0], m.sum[1], m.sum[2]];
         let prod = |i: usize, j: usize| -> u128 {

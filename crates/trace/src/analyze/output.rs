@@ -10,7 +10,7 @@
 //! | `size_stats.csv` | `field,op,requests,min_bytes,mean_bytes,p50_bytes,p99_bytes,max_bytes,rounded` (`rounded`: sizes above 1023 kept to 8 significant bits) |
 //! | `scan_length.csv` | `op,scan_len,requests,cdf` (Seek, SeekForPrev, Scan) |
 //! | `access_count_cdf.csv` | `op,requests_per_key,keys,cdf_keys,cdf_requests` (`op` = `all` over every op) |
-//! | `popularity.csv` | `requests_per_object,objects,first_rank,last_rank` (libCacheSim's `.popularity`, with ranks) |
+//! | `popularity.csv` | `requests_per_object,objects,first_rank,last_rank` (libCacheSim's `.popularity`, with ranks; objects and ranks scaled by the sampling weight when keys were sampled) |
 //! | `top_keys.csv` | `rank,key,id,requests,fraction` |
 //! | `heatmap.csv` | `bucket,first_key,last_key,keys,requests,reads,writes,max_key_requests`: keys in sorted order, cut into runs of equal key count |
 //! | `keyranges.csv` | `range,first_rank,first_key,last_key,keys,requests,share`: the key ranges ([`KeyRangeRule`](super::KeyRangeRule), `--key-ranges`), in key order; `first_rank` is where the range starts on the heatmap's and the series' key-rank axis, `share` its fraction of the requests |
@@ -262,12 +262,18 @@ impl Analysis {
         }
         files.push(("access_count_cdf.csv".into(), s));
 
+        let w = self
+            .summary
+            .sampling
+            .as_ref()
+            .map_or(1, |s| s.weight as usize);
         let mut s = String::from("requests_per_object,objects,first_rank,last_rank\n");
         let mut i = 0;
         while i < self.popularity.len() {
             let c = self.popularity[i];
             let j = i + self.popularity[i..].iter().take_while(|&&x| x == c).count();
-            let _ = writeln!(s, "{c},{},{},{}", j - i, i + 1, j);
+            // A sampled object stands for `weight` objects (1 without sampling).
+            let _ = writeln!(s, "{c},{},{},{}", (j - i) * w, i * w + 1, j * w);
             i = j;
         }
         files.push(("popularity.csv".into(), s));
