@@ -855,6 +855,7 @@ fn record_slot(
             let end = slot.completed_at.unwrap_or_else(Timestamp::now);
             stats.record(
                 slot.request.kind,
+                slot.request.command.id,
                 end.nanos_since(measured_from),
                 end.nanos_since(started),
                 slot.wire,
