@@ -58,7 +58,7 @@ run() { # TOOL RATE
   local count
   count="$(jq '."ALL STATS".Totals.Count' "$json")"
   ops="$(jq '."ALL STATS".Totals."Ops/sec"' "$json")"
-  cpu_us="$(awk -v c="$cpu" -v n="$count" 'BEGIN { printf "%.2f", n > 0 ? c * 1e6 / n : 0 }')"
+  cpu_us="$(awk -v c="$cpu" -v n="$count" 'BEGIN { printf "%.2f", (n > 0) ? c * 1e6 / n : 0 }')"
 }
 
 echo "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on 127.0.0.1:$port;" \
@@ -80,7 +80,7 @@ for r in $(seq 1 "$ROUNDS"); do
         "$r" "${rate/#0/none}" "$tool" "$ops" "$cpu" "$cpu_us"
     done
     RATIO[$rate]+="$(awk -v k="${this[kvlab]}" -v m="${this[memtier]}" \
-      'BEGIN { printf "%.3f", m > 0 ? k / m : 0 }') "
+      'BEGIN { printf "%.3f", (m > 0) ? k / m : 0 }') "
   done
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
