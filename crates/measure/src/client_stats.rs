@@ -191,9 +191,7 @@ impl ClientStats {
     pub fn requests(&self) -> u64 {
         self.seconds()
             .map(|s| {
-                s.set.requests
-                    + s.get.requests
-                    + s.commands.iter().map(|c| c.requests).sum::<u64>()
+                s.set.requests + s.get.requests + s.commands.iter().map(|c| c.requests).sum::<u64>()
             })
             .sum()
     }

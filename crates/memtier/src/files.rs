@@ -56,7 +56,9 @@ pub fn write_hdr_files(
     }
     let empty = Histogram::<u64>::new(2).expect("2 significant digits is valid");
     for (i, name) in commands.iter().enumerate() {
-        let h = total.command_histogram(CommandId(i as u16)).unwrap_or(&empty);
+        let h = total
+            .command_histogram(CommandId(i as u16))
+            .unwrap_or(&empty);
         files.push((format!("{prefix}_{name}_command_run_{run}"), name, h));
     }
     let ended = started + outcome.elapsed;
