@@ -1096,13 +1096,14 @@ fn run_clients<S: Session + 'static, Src: OpSource + 'static>(
         let watcher = {
             let ts = Rc::clone(ts);
             tokio::task::spawn_local(async move {
-                let mut seen = ts.shared.epoch.load(Ordering::Acquire);
                 loop {
+                    // Hands over for an interval that started before the watcher
+                    // looked, then waits for the next one.
+                    ts.hand_over_on_new_epoch();
+                    let seen = ts.shared.epoch.load(Ordering::Acquire);
                     ts.shared
                         .wait_for(|| ts.shared.epoch.load(Ordering::Acquire) != seen)
                         .await;
-                    seen = ts.shared.epoch.load(Ordering::Acquire);
-                    ts.hand_over_on_new_epoch();
                 }
             })
         };
