@@ -217,6 +217,20 @@ fn memtier(m: MemtierCommand) -> Result<ExitCode> {
         props.set_override(p).map_err(|e| usage(e.to_string()))?;
     }
     check_workers(a.threads(), a.clients_per_thread(), true)?;
+    if !a.verify_only {
+        // memtier replaces its result files; kvlab replaces none without --overwrite.
+        let planned = kvlab_memtier::files::planned_files(
+            a.hdr_file_prefix.as_deref(),
+            a.client_stats.as_deref(),
+            a.run_count,
+            a.threads(),
+            a.clients_per_thread(),
+            &a.command_names(),
+        );
+        for (flag, path) in planned {
+            kvlab_lab::outputs::check_output_file(flag, &path, m.overwrite).map_err(refused)?;
+        }
+    }
     if let Some(path) = &m.record.record {
         kvlab_lab::outputs::check_output_file("--record", path, m.overwrite).map_err(refused)?;
     }

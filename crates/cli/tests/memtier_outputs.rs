@@ -409,3 +409,342 @@ fn hdr_files_of_arbitrary_commands_are_named_by_command() {
         assert_eq!(footer_total(&txt), count, "{stem}:\n{txt}");
     }
 }
+
+/// The rows of a `--client-stats` file's per-second part (after its two header lines),
+/// each split at its commas.
+fn csv_rows(csv: &str) -> Vec<Vec<String>> {
+    csv.lines()
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// The `(msec, percent)` steps of a `--client-stats` file's `Full-Test NAME Latency`
+/// section; panics when the file has none.
+fn csv_latency_steps(csv: &str, name: &str) -> Vec<(f64, f64)> {
+    let part = csv
+        .split(&format!(
+            "\nFull-Test {name} Latency\nLatency (<= msec),Percent\n"
+        ))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {name} section in:\n{csv}"));
+    part.lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| {
+            let (v, p) = l.split_once(',').unwrap();
+            (v.trim().parse().unwrap(), p.parse().unwrap())
+        })
+        .collect()
+}
+
+/// `calls` of `cmdstat_NAME` in the server's `INFO commandstats` (0 when absent).
+fn command_calls(server: &kvlab_spawn::Server, name: &str) -> u64 {
+    let info = kvlab_spawn::resp::command(server.addr(), &["INFO", "commandstats"]).unwrap();
+    let prefix = format!("cmdstat_{name}:calls=");
+    info.as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0, |v| v.split(',').next().unwrap().parse().unwrap())
+}
+
+/// WAITs (`--wait-ratio`) go to the WAIT columns and the `Full-Test WAIT Latency` section
+/// of the client files, not to the GETs'. memtier_benchmark 2.3.0, `-t 1 -c 2 -n 200
+/// --ratio=1:1 --wait-ratio=1:1 --client-stats=cs --hdr-file-prefix=hdr`, wrote e.g.
+/// `0,80,0.000714,6311,5911,400,79,0.000337,3798,2757,1041,60,19,41,0.000272` (41 WAITs
+/// of 200 requests, no bytes counted for them) and a WAIT distribution of many steps;
+/// its HDR files are FULL_RUN (every request, WAITs included), GET and SET — none for
+/// WAIT. kvlab counted the WAITs as GETs and left WAIT at 0.
+#[test]
+fn client_stats_count_waits_as_waits() {
+    let server = start(ServerKind::Redis, "");
+    let dir = tempfile::tempdir().unwrap();
+    let cs = format!("--client-stats={}", dir.path().join("cs").display());
+    let hdr = format!("--hdr-file-prefix={}", dir.path().join("hdr").display());
+    let o = memtier_on(
+        &server.port().to_string(),
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "200",
+            "--ratio=1:1",
+            "--wait-ratio=1:1",
+            "--hide-histogram",
+            "--no-server-queries",
+            &cs,
+            &hdr,
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let mut expected: Vec<String> = ["cs-1-0-0.csv", "cs-1-0-1.csv"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(
+            ["FULL_RUN_1", "GET_command_run_1", "SET_command_run_1"]
+                .iter()
+                .flat_map(|s| [format!("hdr_{s}.hgrm"), format!("hdr_{s}.txt")]),
+        )
+        .collect();
+    expected.sort();
+    assert_eq!(names(dir.path()), expected);
+    let (mut sets, mut gets, mut waits) = (0, 0, 0);
+    for f in ["cs-1-0-0.csv", "cs-1-0-1.csv"] {
+        let csv = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        let (mut client_waits, mut client_requests) = (0, 0);
+        for row in csv_rows(&csv) {
+            assert_eq!(row.len(), 15, "{row:?}");
+            let n = |i: usize| row[i].parse::<u64>().unwrap();
+            sets += n(1);
+            gets += n(6);
+            waits += n(13);
+            client_waits += n(13);
+            client_requests += n(1) + n(6) + n(13);
+            // A GET of one key is a hit or a miss.
+            assert_eq!(n(11) + n(12), n(6), "{row:?}");
+            assert!(
+                row[14].len() == 8 && row[14].as_bytes()[1] == b'.',
+                "{row:?}"
+            );
+        }
+        assert_eq!(client_requests, 200, "{f}:\n{csv}");
+        let steps = csv_latency_steps(&csv, "WAIT");
+        assert!(client_waits > 0 && steps.len() > 1, "{f}:\n{csv}");
+        assert_eq!(steps.last().unwrap().1, 100.0);
+    }
+    assert_eq!(
+        (sets, gets, waits),
+        (
+            command_calls(&server, "set"),
+            command_calls(&server, "get"),
+            command_calls(&server, "wait")
+        )
+    );
+    let full = std::fs::read_to_string(dir.path().join("hdr_FULL_RUN_1.txt")).unwrap();
+    assert_eq!(footer_total(&full), 400);
+    let get = std::fs::read_to_string(dir.path().join("hdr_GET_command_run_1.txt")).unwrap();
+    assert_eq!(footer_total(&get), gets);
+}
+
+/// With `--command`, a client file is memtier's arbitrary-command file, not the SET/GET
+/// one. memtier_benchmark 2.3.0, `-t 1 -c 2 -n 200 --command="set __key__ __data__"
+/// --command-ratio=2 --command-key-pattern=S --command="get __key__" --command-ratio=3
+/// --command="hset h:__key__ f __data__" --client-stats=cs`, wrote
+///
+/// ```text
+/// Per-Second Benchmark Arbitrary Commands Data
+/// Second,SET Requests,SET Average Latency,SET Total Bytes,SET Total Bytes TX,SET Total Bytes RX,GET Requests,…,HSET Total Bytes RX
+/// 0,68,0.000587,5012,4672,340,99,0.000506,7317,3456,3861,33,0.000397,2897,2765,132,
+///
+/// Full-Test SET Latency
+/// …
+/// Full-Test GET Latency
+/// …
+/// Full-Test HSET Latency
+/// ```
+///
+/// — five columns a command, no hits or misses, each row ending in a comma, a latency
+/// section per command in command order and no WAIT section.
+#[test]
+fn client_stats_of_arbitrary_commands_are_memtiers_command_files() {
+    let server = start(ServerKind::Redis, "");
+    let dir = tempfile::tempdir().unwrap();
+    let cs = format!("--client-stats={}", dir.path().join("cs").display());
+    let o = memtier_on(
+        &server.port().to_string(),
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "200",
+            "--command=set __key__ __data__",
+            "--command-ratio=2",
+            "--command-key-pattern=S",
+            "--command=get __key__",
+            "--command-ratio=3",
+            "--command=hset h:__key__ f __data__",
+            "--hide-histogram",
+            "--no-server-queries",
+            &cs,
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(names(dir.path()), ["cs-1-0-0.csv", "cs-1-0-1.csv"]);
+    let names = ["SET", "GET", "HSET"];
+    let mut header = String::from("Second");
+    for n in names {
+        header += &format!(
+            ",{n} Requests,{n} Average Latency,{n} Total Bytes,{n} Total Bytes TX,{n} Total Bytes RX"
+        );
+    }
+    let mut requests = [0u64; 3];
+    for f in ["cs-1-0-0.csv", "cs-1-0-1.csv"] {
+        let csv = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next(),
+            Some("Per-Second Benchmark Arbitrary Commands Data")
+        );
+        assert_eq!(lines.next(), Some(header.as_str()));
+        let rows = csv_rows(&csv);
+        assert!(!rows.is_empty());
+        for row in rows {
+            // The second, 5 columns for each of 3 commands, and the empty field after the
+            // row's last comma.
+            assert_eq!(row.len(), 17, "{row:?}");
+            assert_eq!(row[16], "", "{row:?}");
+            for (i, count) in requests.iter_mut().enumerate() {
+                let c = |j: usize| row[1 + 5 * i + j].parse::<u64>().unwrap();
+                *count += c(0);
+                assert_eq!(c(2), c(3) + c(4), "{row:?}");
+                assert!(
+                    row[2 + 5 * i].len() == 8 && row[2 + 5 * i].as_bytes()[1] == b'.',
+                    "{row:?}"
+                );
+            }
+        }
+        // The sections, in command order, and nothing else.
+        let sections: Vec<&str> = csv
+            .lines()
+            .filter_map(|l| l.strip_prefix("Full-Test "))
+            .collect();
+        assert_eq!(
+            sections,
+            ["SET Latency", "GET Latency", "HSET Latency"],
+            "{csv}"
+        );
+        for n in names {
+            let steps = csv_latency_steps(&csv, n);
+            assert_eq!(steps.last().unwrap().1, 100.0, "{n} in {f}");
+            assert!(steps.len() > 1, "{n} in {f}");
+        }
+    }
+    assert_eq!(
+        requests,
+        [
+            command_calls(&server, "set"),
+            command_calls(&server, "get"),
+            command_calls(&server, "hset")
+        ]
+    );
+    assert_eq!(requests.iter().sum::<u64>(), 400);
+}
+
+/// memtier_benchmark 2.3.0, `-t 1 -c 1 -n 1 --command="set __key__ __data__"
+/// --command="get __key__" --client-stats=cs --hdr-file-prefix=hdr`: the one request is
+/// a SET, so the GET has no HDR files, but memtier still names them on stderr; the
+/// client file has the GET's columns (zeros) and its empty `0.000,100.000` section. And
+/// on stderr `[RUN 1] Writing client stats files...` comes before the HDR lines (memtier
+/// writes the client files as its threads end, the HDR files after the run).
+#[test]
+fn a_command_without_requests_is_named_but_has_no_hdr_files() {
+    let server = start(ServerKind::Redis, "");
+    let dir = tempfile::tempdir().unwrap();
+    let cs = format!("--client-stats={}", dir.path().join("cs").display());
+    let prefix = dir.path().join("hdr");
+    let hdr = format!("--hdr-file-prefix={}", prefix.display());
+    let o = memtier_on(
+        &server.port().to_string(),
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "1",
+            "--command=set __key__ __data__",
+            "--command=get __key__",
+            "--hide-histogram",
+            "--no-server-queries",
+            &cs,
+            &hdr,
+        ],
+    );
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    let mut expected: Vec<String> = ["FULL_RUN_1", "SET_command_run_1"]
+        .iter()
+        .flat_map(|s| [format!("hdr_{s}.hgrm"), format!("hdr_{s}.txt")])
+        .collect();
+    expected.push("cs-1-0-0.csv".into());
+    expected.sort();
+    assert_eq!(names(dir.path()), expected);
+    let p = prefix.display();
+    let writing: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("Writing") && !l.starts_with("Writing results"))
+        .collect();
+    assert_eq!(
+        writing,
+        [
+            "[RUN 1] Writing client stats files...".to_string(),
+            format!("Writing Full Run command HDR latency histogram results to {p}_FULL_RUN_1.txt..."),
+            format!("Writing Full Run command HDR latency histogram results in HistogramLogProcessor format to {p}_FULL_RUN_1.hgrm..."),
+            format!("Writing SET command HDR latency histogram results to {p}_SET_command_run_1.txt..."),
+            format!("Writing SET command HDR latency histogram results in HistogramLogProcessor format to {p}_SET_command_run_1.hgrm..."),
+            format!("Writing GET command HDR latency histogram results to {p}_GET_command_run_1.txt..."),
+            format!("Writing GET command HDR latency histogram results in HistogramLogProcessor format to {p}_GET_command_run_1.hgrm..."),
+        ]
+    );
+    let csv = std::fs::read_to_string(dir.path().join("cs-1-0-0.csv")).unwrap();
+    let rows = csv_rows(&csv);
+    assert_eq!(rows.len(), 1, "{csv}");
+    assert_eq!(&rows[0][1..2], ["1"]);
+    assert_eq!(&rows[0][6..], ["0", "0.000000", "0", "0", "0", ""]);
+    assert_eq!(csv_latency_steps(&csv, "GET"), [(0.0, 100.0)]);
+}
+
+/// kvlab replaces no file without `--overwrite`: a result file of `--client-stats` or
+/// `--hdr-file-prefix` that exists stops the run before it starts (exit code 2, naming
+/// the flag), where memtier would write over it; with `--overwrite` it is replaced.
+#[test]
+fn existing_result_files_are_replaced_only_with_overwrite() {
+    let server = start(ServerKind::Redis, "");
+    let port = server.port().to_string();
+    for (flag, existing) in [
+        ("--client-stats", "x-1-0-1.csv"),
+        ("--hdr-file-prefix", "x_SET_command_run_2.hgrm"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(existing), "keep").unwrap();
+        let arg = format!("{flag}={}", dir.path().join("x").display());
+        let args = [
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "10",
+            "-x",
+            "2",
+            "--hide-histogram",
+            "--no-server-queries",
+            &arg,
+        ];
+        let o = memtier_on(&port, &args);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(flag) && stderr.contains(existing) && stderr.contains("--overwrite"),
+            "{stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(existing)).unwrap(),
+            "keep"
+        );
+        assert_eq!(names(dir.path()), [existing]);
+        let o = memtier_on(&port, &[&args[..], &["--overwrite"]].concat());
+        assert!(o.status.success(), "{}", text(&o).1);
+        assert_ne!(
+            std::fs::read_to_string(dir.path().join(existing)).unwrap(),
+            "keep"
+        );
+    }
+}

@@ -66,7 +66,10 @@ fn calibrate() -> Calibration {
         };
     }
     // Ticks against wall time over ~20 ms, bracketing each counter read with Instant
-    // reads so the pair is taken at (nearly) one moment.
+    // reads so the pair is taken at (nearly) one moment. Both clocks run while the thread
+    // sleeps, so it sleeps through the 20 ms rather than spinning: a spin cost 20 ms of
+    // CPU at every start, most of what a short `kvlab memtier --rate-limiting=100` run
+    // spends.
     let pair = || {
         let a = Instant::now();
         let t = read_tsc();
@@ -74,8 +77,8 @@ fn calibrate() -> Calibration {
         (a + (b - a) / 2, t)
     };
     let (i0, t0) = pair();
-    while i0.elapsed() < Duration::from_millis(20) {
-        std::hint::spin_loop();
+    while let Some(left) = Duration::from_millis(20).checked_sub(i0.elapsed()) {
+        std::thread::sleep(left);
     }
     let (i1, t1) = pair();
     let ticks = t1.wrapping_sub(t0);

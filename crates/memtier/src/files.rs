@@ -54,18 +54,35 @@ pub fn write_hdr_files(
             total.histogram(OpKind::Insert),
         ));
     }
+    let empty = Histogram::<u64>::new(2).expect("2 significant digits is valid");
     for (i, name) in commands.iter().enumerate() {
-        if let Some(h) = total.command_histogram(CommandId(i as u16)) {
-            files.push((format!("{prefix}_{name}_command_run_{run}"), name, h));
-        }
+        let h = total
+            .command_histogram(CommandId(i as u16))
+            .unwrap_or(&empty);
+        files.push((format!("{prefix}_{name}_command_run_{run}"), name, h));
     }
     let ended = started + outcome.elapsed;
     let mut written = Vec::new();
     for (stem, what, h) in files {
+        let txt = PathBuf::from(format!("{stem}.txt"));
+        let hgrm = PathBuf::from(format!("{stem}.hgrm"));
         if h.is_empty() {
+            // memtier's `save_hdr_arbitrary_commands` names a command's files on stderr
+            // even when it has no requests (and then writes none); the full run's, GETs'
+            // and SETs' lines are only printed with requests.
+            if !commands.is_empty() && what != "Full Run" {
+                eprintln!(
+                    "Writing {what} command HDR latency histogram results to {}...",
+                    txt.display()
+                );
+                eprintln!(
+                    "Writing {what} command HDR latency histogram results in \
+                     HistogramLogProcessor format to {}...",
+                    hgrm.display()
+                );
+            }
             continue;
         }
-        let txt = PathBuf::from(format!("{stem}.txt"));
         eprintln!(
             "Writing {what} command HDR latency histogram results to {}...",
             txt.display()
@@ -81,7 +98,6 @@ pub fn write_hdr_files(
         std::fs::write(&txt, text).with_context(|| format!("writing {}", txt.display()))?;
         written.push(txt);
 
-        let hgrm = PathBuf::from(format!("{stem}.hgrm"));
         eprintln!(
             "Writing {what} command HDR latency histogram results in HistogramLogProcessor \
              format to {}...",
@@ -94,6 +110,47 @@ pub fn write_hdr_files(
         written.push(hgrm);
     }
     Ok(written)
+}
+
+/// Every file `--hdr-file-prefix` (`hdr_prefix`) and `--client-stats` (`client_stats`)
+/// may write over `runs` runs of `threads` × `clients` clients, each with the flag
+/// that names it — to check, before anything runs, that none would replace a file.
+/// `commands`: the arbitrary command names, as for [`write_hdr_files`].
+pub fn planned_files(
+    hdr_prefix: Option<&str>,
+    client_stats: Option<&str>,
+    runs: u32,
+    threads: usize,
+    clients: usize,
+    commands: &[String],
+) -> Vec<(&'static str, PathBuf)> {
+    let mut out = Vec::new();
+    for run in 1..=runs {
+        if let Some(prefix) = hdr_prefix {
+            let mut stems = vec![format!("{prefix}_FULL_RUN_{run}")];
+            if commands.is_empty() {
+                stems.push(format!("{prefix}_GET_command_run_{run}"));
+                stems.push(format!("{prefix}_SET_command_run_{run}"));
+            }
+            for name in commands {
+                stems.push(format!("{prefix}_{name}_command_run_{run}"));
+            }
+            for stem in stems {
+                for ext in ["txt", "hgrm"] {
+                    out.push(("--hdr-file-prefix", PathBuf::from(format!("{stem}.{ext}"))));
+                }
+            }
+        }
+        if let Some(prefix) = client_stats {
+            for thread in 0..threads {
+                for client in 0..clients {
+                    let path = client_stats_path(prefix, run, thread, client);
+                    out.push(("--client-stats", path));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A nanosecond histogram in microseconds (memtier's unit), each bucket's count at its
@@ -113,20 +170,35 @@ pub(crate) fn micros(ns: &Histogram<u64>) -> Histogram<u64> {
 }
 
 /// Writes one CSV file per client, `PREFIX-RUN-THREAD-CLIENT.csv` (see the module
-/// documentation), and returns their paths.
-pub fn write_client_stats(prefix: &str, run: u32, outcome: &RunOutcome) -> Result<Vec<PathBuf>> {
+/// documentation), and returns their paths. `commands` names the arbitrary commands
+/// (`--command`) in [`CommandId`] order; empty for SET/GET runs, whose WAITs
+/// (`--wait-ratio`) are command 0.
+pub fn write_client_stats(
+    prefix: &str,
+    run: u32,
+    outcome: &RunOutcome,
+    commands: &[String],
+) -> Result<Vec<PathBuf>> {
     eprintln!("[RUN {run}] Writing client stats files...");
     let mut written = Vec::with_capacity(outcome.clients.len());
     for client in &outcome.clients {
-        let path = PathBuf::from(format!(
-            "{prefix}-{run}-{}-{}.csv",
-            client.thread, client.client
-        ));
-        std::fs::write(&path, client_csv(client))
+        let path = client_stats_path(prefix, run, client.thread, client.client);
+        let text = if commands.is_empty() {
+            client_csv(client)
+        } else {
+            client_commands_csv(client, commands)
+        };
+        std::fs::write(&path, text)
             .with_context(|| format!("writing client stats {}", path.display()))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// `PREFIX-RUN-THREAD-CLIENT.csv` (memtier's `"%s-%u-%u"` prefix per thread, then
+/// `"%s-%u.csv"` per client).
+pub fn client_stats_path(prefix: &str, run: u32, thread: usize, client: usize) -> PathBuf {
+    PathBuf::from(format!("{prefix}-{run}-{thread}-{client}.csv"))
 }
 
 /// memtier's `USEC_FORMAT`: microseconds as seconds with six decimals.
@@ -134,8 +206,12 @@ fn seconds_of(us: u64) -> String {
     format!("{}.{:06}", us / 1_000_000, us % 1_000_000)
 }
 
-/// One client's file: memtier's `save_csv_one_sec` rows, then the `Full-Test`
-/// latency distributions of GETs, SETs and WAITs (kvlab sends none: one line at 100 %).
+/// The WAITs of a SET/GET run ([`kvlab_workload::memtier`] sends them as command 0).
+const WAIT: CommandId = CommandId(0);
+
+/// One client's file of a SET/GET run: memtier's `save_csv_one_sec` rows, then the
+/// `Full-Test` latency distributions of GETs, SETs and WAITs
+/// (`run_stats::save_csv_set_get_commands`).
 fn client_csv(c: &ClientStats) -> String {
     let mut out = String::from(
         "Per-Second Benchmark Data\n\
@@ -145,10 +221,10 @@ fn client_csv(c: &ClientStats) -> String {
          WAIT Average Latency\n",
     );
     for s in c.seconds() {
-        let (set, get) = (&s.set, &s.get);
+        let (set, get, wait) = (&s.set, &s.get, s.command(WAIT));
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},0,{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             s.second,
             set.requests,
             seconds_of(set.average_latency_us()),
@@ -162,29 +238,79 @@ fn client_csv(c: &ClientStats) -> String {
             get.bytes_rx,
             get.misses,
             get.hits,
-            seconds_of(0)
+            wait.requests,
+            seconds_of(wait.average_latency_us())
         );
     }
-    let no_waits = Histogram::<u64>::new(2).expect("2 significant digits is valid");
+    let none = empty_client_histogram();
     for (name, h) in [
         ("GET", c.get_latency_us()),
         ("SET", c.set_latency_us()),
-        ("WAIT", &no_waits),
+        ("WAIT", c.command_latency_us(WAIT).unwrap_or(&none)),
     ] {
-        let _ = write!(
-            out,
-            "\nFull-Test {name} Latency\nLatency (<= msec),Percent\n"
-        );
-        for step in percentile_steps(h, TICKS_PER_HALF_DISTANCE) {
-            let _ = writeln!(
-                out,
-                "{:8.3},{:.3}",
-                step.value as f64 / 1000.0,
-                step.percentile
-            );
-        }
+        write_latency_section(&mut out, name, h);
     }
     out
+}
+
+/// One client's file of a `--command` run (`run_stats::save_csv_arbitrary_commands`):
+/// `Per-Second Benchmark Arbitrary Commands Data`, five columns per command (no hits or
+/// misses), each row ending in a comma as memtier's does, then a `Full-Test` latency
+/// distribution per command, in command order.
+fn client_commands_csv(c: &ClientStats, commands: &[String]) -> String {
+    let mut out = String::from("Per-Second Benchmark Arbitrary Commands Data\nSecond");
+    for name in commands {
+        let _ = write!(
+            out,
+            ",{name} Requests,{name} Average Latency,{name} Total Bytes,{name} Total Bytes TX,\
+             {name} Total Bytes RX"
+        );
+    }
+    out.push('\n');
+    for s in c.seconds() {
+        let _ = write!(out, "{},", s.second);
+        for i in 0..commands.len() {
+            let f = s.command(CommandId(i as u16));
+            let _ = write!(
+                out,
+                "{},{},{},{},{},",
+                f.requests,
+                seconds_of(f.average_latency_us()),
+                f.bytes_rx + f.bytes_tx,
+                f.bytes_tx,
+                f.bytes_rx
+            );
+        }
+        out.push('\n');
+    }
+    let none = empty_client_histogram();
+    for (i, name) in commands.iter().enumerate() {
+        let h = c.command_latency_us(CommandId(i as u16)).unwrap_or(&none);
+        write_latency_section(&mut out, name, h);
+    }
+    out
+}
+
+/// A histogram without values: memtier's section of a type the client did not send.
+fn empty_client_histogram() -> Histogram<u64> {
+    Histogram::<u64>::new(2).expect("2 significant digits is valid")
+}
+
+/// `\nFull-Test NAME Latency`, its column names and memtier's percentile steps of `h`
+/// (microseconds) in milliseconds, `%8.3f,%.3f`.
+fn write_latency_section(out: &mut String, name: &str, h: &Histogram<u64>) {
+    let _ = write!(
+        out,
+        "\nFull-Test {name} Latency\nLatency (<= msec),Percent\n"
+    );
+    for step in percentile_steps(h, TICKS_PER_HALF_DISTANCE) {
+        let _ = writeln!(
+            out,
+            "{:8.3},{:.3}",
+            step.value as f64 / 1000.0,
+            step.percentile
+        );
+    }
 }
 
 #[cfg(test)]
@@ -200,6 +326,7 @@ mod tests {
         // GET of it 24, the hit's reply 39, a miss's `$-1` 5.
         c.record(
             OpKind::Insert,
+            None,
             1_000,
             250_000,
             wire(56, 5),
@@ -207,6 +334,7 @@ mod tests {
         );
         c.record(
             OpKind::Read,
+            None,
             2_000,
             1_250_000,
             wire(24, 39),
@@ -214,6 +342,7 @@ mod tests {
         );
         c.record(
             OpKind::Read,
+            None,
             2_100_000_000,
             1_000_000,
             wire(24, 5),

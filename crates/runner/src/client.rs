@@ -855,6 +855,7 @@ fn record_slot(
             let end = slot.completed_at.unwrap_or_else(Timestamp::now);
             stats.record(
                 slot.request.kind,
+                slot.request.command.id,
                 end.nanos_since(measured_from),
                 end.nanos_since(started),
                 slot.wire,
@@ -976,7 +977,7 @@ fn count_error(shared: &Shared, e: &StoreError) {
     }
     if errors > shared.max_errors {
         shared.budget_exceeded.store(true, Ordering::Relaxed);
-        shared.stop.store(true, Ordering::Relaxed);
+        shared.request_stop();
     }
     if e.kind == StoreErrorKind::Connection && shared.stop_on_connection_error {
         connection_lost(shared, e);
@@ -1003,7 +1004,7 @@ fn connection_lost(shared: &Shared, e: &StoreError) {
         .lock()
         .unwrap_or_else(|p| p.into_inner());
     first.get_or_insert_with(|| e.clone());
-    shared.stop.store(true, Ordering::Relaxed);
+    shared.request_stop();
 }
 
 /// Records one completed request: service time from `started`, and in open loop the

@@ -342,8 +342,15 @@ pub fn run<S: Store, W: Workload>(
 
 /// State shared by the workers and the collecting thread.
 pub(crate) struct Shared {
+    /// Set once the run is stopping; set it with [`Shared::request_stop`].
     pub(crate) stop: AtomicBool,
+    /// The current interval; advance it with [`Shared::next_epoch`].
     pub(crate) epoch: AtomicU64,
+    /// Wakes the network threads' idle tasks (each thread's watcher and its clients'
+    /// stop watch) when a new interval starts or the run stops: they wait for it
+    /// instead of looking every few milliseconds, so a slow `--rate-limiting` run does
+    /// not wake a thread a hundred times a second for nothing.
+    pub(crate) wake: tokio::sync::Notify,
     pub(crate) errors: AtomicU64,
     /// Threads that have finished their warm-up.
     done: AtomicU64,
@@ -367,6 +374,34 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Stops the run: every thread sees [`Shared::stop`], and its idle tasks wake.
+    pub(crate) fn request_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.wake.notify_waiters();
+    }
+
+    /// Starts a new interval and returns its epoch; idle threads wake to hand over.
+    fn next_epoch(&self) -> u64 {
+        let epoch = self.epoch.fetch_add(1, Ordering::AcqRel) + 1;
+        self.wake.notify_waiters();
+        epoch
+    }
+
+    /// Waits until `done()` holds, looked at again whenever [`Shared::wake`] fires.
+    async fn wait_for(&self, done: impl Fn() -> bool) {
+        loop {
+            let woken = self.wake.notified();
+            let mut woken = std::pin::pin!(woken);
+            // Registered before looking, so a wake between the look and the wait is
+            // not lost.
+            woken.as_mut().enable();
+            if done() {
+                return;
+            }
+            woken.await;
+        }
+    }
+
     /// An empty recorder: a recycled one if any.
     pub(crate) fn spare_recorder(&self) -> Recorder {
         self.spares
@@ -464,6 +499,7 @@ fn drive<S: Store, Src: OpSource + 'static>(
         errors_seen: Default::default(),
         first_errors: std::sync::Mutex::new(Vec::new()),
         spares: std::sync::Mutex::new(Vec::new()),
+        wake: tokio::sync::Notify::new(),
     });
     let threads = plan.threads;
     let barrier = Arc::new(Barrier::new(threads + 1));
@@ -701,7 +737,7 @@ fn gather(
     warm: &mut Recorder,
     groups: &mut GroupTotals<'_>,
 ) -> (usize, u64) {
-    let epoch = shared.epoch.fetch_add(1, Ordering::AcqRel) + 1;
+    let epoch = shared.next_epoch();
     let deadline = Instant::now() + Duration::from_millis(100);
     let (mut seen, mut finished, mut ops) = (0usize, 0usize, 0u64);
     while seen < active {
@@ -761,7 +797,7 @@ fn collect(
     if plan.warmup != Warmup::None {
         while shared.done.load(Ordering::Acquire) < threads as u64 {
             if caller_stop.load(Ordering::Relaxed) {
-                shared.stop.store(true, Ordering::Relaxed);
+                shared.request_stop();
             }
             std::thread::sleep(poll);
             if last_tick.elapsed() >= plan.interval {
@@ -795,10 +831,10 @@ fn collect(
     let mut next_tick = start + plan.interval;
     let ended = loop {
         if caller_stop.load(Ordering::Relaxed) {
-            shared.stop.store(true, Ordering::Relaxed);
+            shared.request_stop();
         }
         if plan.duration.is_some_and(|d| start.elapsed() >= d) {
-            shared.stop.store(true, Ordering::Relaxed);
+            shared.request_stop();
         }
         let wait = poll.min(next_tick.saturating_duration_since(Instant::now()));
         match rx.recv_timeout(wait) {
@@ -819,7 +855,7 @@ fn collect(
         if now >= next_tick {
             // A new interval: every thread hands over what completed in the old one
             // at its next batch (or, idle, from its thread's watcher).
-            let epoch = shared.epoch.fetch_add(1, Ordering::AcqRel) + 1;
+            let epoch = shared.next_epoch();
             intervals.tick(epoch, now, shared.spare_recorder());
             while next_tick <= now {
                 next_tick += plan.interval;
@@ -996,7 +1032,7 @@ fn prepare_clients<S: Session + 'static, Src: OpSource + 'static>(
     mut clients: Vec<Client<S, Src>>,
 ) -> Vec<Client<S, Src>> {
     let fail = |e: StoreError| {
-        shared.stop.store(true, Ordering::Relaxed);
+        shared.request_stop();
         if let Ok(mut first) = shared.setup_error.lock() {
             first.get_or_insert(e);
         }
@@ -1061,8 +1097,13 @@ fn run_clients<S: Session + 'static, Src: OpSource + 'static>(
             let ts = Rc::clone(ts);
             tokio::task::spawn_local(async move {
                 loop {
-                    tokio::time::sleep(WATCH_STEP).await;
+                    // Hands over for an interval that started before the watcher
+                    // looked, then waits for the next one.
                     ts.hand_over_on_new_epoch();
+                    let seen = ts.shared.epoch.load(Ordering::Acquire);
+                    ts.shared
+                        .wait_for(|| ts.shared.epoch.load(Ordering::Acquire) != seen)
+                        .await;
                 }
             })
         };
@@ -1095,18 +1136,15 @@ fn run_clients<S: Session + 'static, Src: OpSource + 'static>(
     })
 }
 
-/// How often an idle network thread looks for a new interval to hand over at.
-const WATCH_STEP: Duration = Duration::from_millis(10);
-
 /// How long a client may keep waiting for replies once the run is stopping (its time is
 /// up, Ctrl-C, the error budget) before its outstanding requests are abandoned.
 const STOP_GRACE: Duration = Duration::from_millis(250);
 
 /// Completes [`STOP_GRACE`] after the run starts stopping.
 async fn abandon_after_stop(shared: &Shared) {
-    while !shared.stop.load(Ordering::Relaxed) {
-        tokio::time::sleep(WATCH_STEP).await;
-    }
+    shared
+        .wait_for(|| shared.stop.load(Ordering::Relaxed))
+        .await;
     tokio::time::sleep(STOP_GRACE).await;
 }
 

@@ -75,6 +75,11 @@ pub fn write_memtier_files(ctx: &PhaseSpec, run: u32, done: &RunDone) -> Result<
     let ReportStyle::Memtier(o) = &ctx.report else {
         return Ok(());
     };
+    // memtier writes the client files as its threads finish (`run_benchmark`), then the
+    // HDR files (`main`).
+    if let Some(prefix) = o.client_stats() {
+        memtier_files::write_client_stats(prefix, run, &done.outcome, o.command_names())?;
+    }
     if let Some(prefix) = o.hdr_file_prefix() {
         memtier_files::write_hdr_files(
             prefix,
@@ -83,9 +88,6 @@ pub fn write_memtier_files(ctx: &PhaseSpec, run: u32, done: &RunDone) -> Result<
             done.started,
             o.command_names(),
         )?;
-    }
-    if let Some(prefix) = o.client_stats() {
-        memtier_files::write_client_stats(prefix, run, &done.outcome)?;
     }
     Ok(())
 }
