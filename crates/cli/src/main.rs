@@ -1,13 +1,13 @@
-//! The `kvlab` binary: parses the command line, opens the chosen store, runs a phase
-//! and writes its results.
+//! The `kvlab` binary: parses the command line and hands each command to its library.
 //!
-//! - `main.rs`: `main`, dispatch of the subcommands, `kvlab memtier`, Ctrl-C handling.
-//! - [`args`]: the command line (clap). [`select`](mod@select): arguments → workload and plan, the
-//!   only place. [`store`]: the one `match` that opens a store, `--spawn`, server
-//!   statistics. [`phase`]: load, run and verify on an open store. [`output`]: reports,
-//!   result.json and result files.
-//! - Subcommands of their own: [`import_cmd`], [`report_cmd`], [`suite`]; memtier's
-//!   flags, report and files come from `kvlab-memtier`.
+//! - `main.rs`: `main`, dispatch of the subcommands, `kvlab memtier`.
+//! - [`args`]: the command line (clap); a phase's flags (`PhaseArgs`) convert into the
+//!   phase library's plain `kvlab_lab::options::PhaseOptions`, and the phase library
+//!   (`kvlab_lab::phase`) selects the workload and plan, opens the store, runs the
+//!   phase and writes its results.
+//! - Subcommands of their own: [`import_cmd`], [`report_cmd`], [`suite`], [`crash`],
+//!   [`sim_cmd`], [`trace_cmd`]; memtier's flags, report and files come from
+//!   `kvlab-memtier`.
 //! - [`argv`]: the command line before clap parses it (YCSB's single-dash flags, a
 //!   password from `KVLAB_AUTH`). [`completions`]: `kvlab completions`, `kvlab man`.
 
