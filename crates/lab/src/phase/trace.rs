@@ -29,7 +29,6 @@ pub fn workload_trace(
     load: LoadOptions,
     name: &str,
 ) -> Result<SimTrace> {
-    let seed = options.seed.unwrap_or(0);
     let mut ctx = select_phase(Phase::Run, options)?;
     ctx.plan.duration = None;
     ctx.plan.operations = Some(
@@ -38,8 +37,9 @@ pub fn workload_trace(
             .unwrap_or_else(|| ctx.workload.operation_count()),
     );
     eprintln!(
-        "kvlab: generating {} operations of {name} (seed {seed}, one client, as `kvlab run --db null --threads 1`)",
+        "kvlab: generating {} operations of {name} (seed {}, one client, as `kvlab run --db null --threads 1`)",
         ctx.plan.operations.unwrap_or(0),
+        ctx.plan.seed,
     );
     let store = NullStore;
     // The preload is not part of the workload's requests: the tap comes after it.
